@@ -1,0 +1,24 @@
+package petstore
+
+import "errors"
+
+// Errors that stores and authenticators return, wrapped or as they are, to
+// tell the handler how to answer. Test for them with errors.Is.
+var (
+	// ErrNotFound means that no pet has the requested ID. The handler
+	// answers 404 not_found.
+	ErrNotFound = errors.New("petstore: pet not found")
+
+	// ErrUnavailable means that the store cannot serve the request now but
+	// may be able to later, for example because its database is down. The
+	// handler answers 503 unavailable with a Retry-After header.
+	ErrUnavailable = errors.New("petstore: store unavailable")
+
+	// ErrUnauthorized means that the credential is not valid. The handler
+	// answers 401 unauthorized with an invalid_token challenge.
+	ErrUnauthorized = errors.New("petstore: unauthorized")
+
+	// ErrForbidden means that the credential is valid but may not perform
+	// the operation. The handler answers 403 forbidden.
+	ErrForbidden = errors.New("petstore: forbidden")
+)

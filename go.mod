@@ -1,0 +1,3 @@
+module github.com/petstore-go/petstore
+
+go 1.26

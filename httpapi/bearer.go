@@ -1,0 +1,111 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+)
+
+// Errors from BearerToken.
+var (
+	// ErrNoCredentials means the request carries no usable bearer
+	// credential: no Authorization header, more than one, another scheme,
+	// or an empty token.
+	ErrNoCredentials = errors.New("httpapi: no bearer credentials")
+	// ErrMalformedToken means the token has characters that RFC 6750 does
+	// not allow in a bearer token; it cannot be valid.
+	ErrMalformedToken = errors.New("httpapi: malformed bearer token")
+)
+
+// BearerToken returns the token of the request's Authorization header,
+// "Bearer <token>" with the scheme matched case-insensitively (RFC 9110,
+// section 11.1) and one or more spaces before the token. The token is
+// checked against the token68 syntax of RFC 6750.
+func BearerToken(r *http.Request) (string, error) {
+	values := r.Header["Authorization"]
+	if len(values) != 1 {
+		return "", ErrNoCredentials
+	}
+	v := values[0]
+	const scheme = "bearer"
+	if len(v) <= len(scheme) || v[len(scheme)] != ' ' || !equalFoldASCII(v[:len(scheme)], scheme) {
+		return "", ErrNoCredentials
+	}
+	i := len(scheme)
+	for i < len(v) && v[i] == ' ' {
+		i++
+	}
+	token := v[i:]
+	if token == "" {
+		return "", ErrNoCredentials
+	}
+	if !isToken68(token) {
+		return "", ErrMalformedToken
+	}
+	return token, nil
+}
+
+// equalFoldASCII reports whether s equals the lower-case ASCII word lower,
+// ignoring case.
+func equalFoldASCII(s, lower string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// isToken68 reports whether s is 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" /
+// "+" / "/" ) *"=".
+func isToken68(s string) bool {
+	i := 0
+	for ; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/') {
+			break
+		}
+	}
+	if i == 0 {
+		return false
+	}
+	for ; i < len(s); i++ {
+		if s[i] != '=' {
+			return false
+		}
+	}
+	return true
+}
+
+// A Challenge is the value of the WWW-Authenticate header of a 401, with
+// and without the invalid_token error of RFC 6750.
+type Challenge struct {
+	missing []string // no usable credential was sent
+	invalid []string // the credential was rejected
+}
+
+// NewChallenge returns the Bearer challenges for realm, which must be a
+// plain word without quotes or backslashes.
+func NewChallenge(realm string) Challenge {
+	return Challenge{
+		missing: Header(`Bearer realm="` + realm + `"`),
+		invalid: Header(`Bearer realm="` + realm + `", error="invalid_token"`),
+	}
+}
+
+// Write answers r with 401 unauthorized and the challenge: with
+// error="invalid_token" when the credential was rejected, without it when
+// none was sent. The message never repeats the credential.
+func (c Challenge) Write(w http.ResponseWriter, r *http.Request, rejected bool) {
+	if rejected {
+		w.Header()["Www-Authenticate"] = c.invalid
+		WriteError(w, r, CodeUnauthorized, "the API key is not valid; send a valid one in the header Authorization: Bearer KEY")
+		return
+	}
+	w.Header()["Www-Authenticate"] = c.missing
+	WriteError(w, r, CodeUnauthorized, "an API key is required; send it in the header Authorization: Bearer KEY")
+}

@@ -1,0 +1,157 @@
+package petstore
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/petstore-go/petstore/httpapi"
+)
+
+// appendPets appends pets to dst as a JSON array.
+func appendPets(dst []byte, pets []Pet) []byte {
+	dst = append(dst, '[')
+	for i, p := range pets {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendPet(dst, p)
+	}
+	return append(dst, ']')
+}
+
+// appendPet appends p to dst as a JSON object, the same document that
+// encoding/json makes of it.
+func appendPet(dst []byte, p Pet) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = strconv.AppendInt(dst, p.ID, 10)
+	dst = append(dst, `,"name":`...)
+	dst = httpapi.AppendString(dst, p.Name)
+	dst = append(dst, `,"categoryId":`...)
+	dst = strconv.AppendInt(dst, p.CategoryID, 10)
+	if p.Status != "" {
+		dst = append(dst, `,"status":`...)
+		dst = httpapi.AppendString(dst, string(p.Status))
+	}
+	return append(dst, '}')
+}
+
+// decodeNewPet decodes and validates the body of POST /pets. It accepts
+// exactly one JSON object with the members name, categoryId and, optionally,
+// status, each once, none null, and nothing else. The error's text is meant
+// for the client.
+func decodeNewPet(body []byte) (NewPet, error) {
+	var p NewPet
+	var hasName, hasCategory, hasStatus bool
+	d := httpapi.NewDecoder(body)
+	err := d.Object(func(name []byte) error {
+		var err error
+		switch string(name) {
+		case "name":
+			if hasName {
+				return errDuplicate("name")
+			}
+			hasName = true
+			p.Name, err = d.String()
+			return memberError("name", "a string", err)
+		case "categoryId":
+			if hasCategory {
+				return errDuplicate("categoryId")
+			}
+			hasCategory = true
+			p.CategoryID, err = d.Int64()
+			return memberError("categoryId", "an integer", err)
+		case "status":
+			if hasStatus {
+				return errDuplicate("status")
+			}
+			hasStatus = true
+			var s []byte
+			s, err = d.StringBytes()
+			if err == nil {
+				switch Status(s) {
+				case StatusAvailable:
+					p.Status = StatusAvailable
+				case StatusPending:
+					p.Status = StatusPending
+				case StatusSold:
+					p.Status = StatusSold
+				default:
+					return errors.New(`status must be "available", "pending" or "sold"; omit it for none`)
+				}
+			}
+			return memberError("status", `"available", "pending" or "sold"`, err)
+		case "id":
+			return errors.New("id is assigned by the store; remove it from the body")
+		}
+		return fmt.Errorf("unknown member %s; a pet has name, categoryId and status", quoteShort(name))
+	})
+	if err != nil {
+		var syntax *httpapi.SyntaxError
+		if errors.As(err, &syntax) {
+			return NewPet{}, fmt.Errorf("the body is not valid: %w", err)
+		}
+		return NewPet{}, err
+	}
+	switch {
+	case !hasName:
+		return NewPet{}, errors.New("name is required")
+	case !hasCategory:
+		return NewPet{}, errors.New("categoryId is required")
+	}
+	return p, p.Validate()
+}
+
+func errDuplicate(member string) error {
+	return fmt.Errorf("%s is given more than once; give it once", member)
+}
+
+// memberError turns an error from reading a member's value into a message
+// that names the member and what it should be.
+func memberError(member, want string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, httpapi.ErrNull):
+		return fmt.Errorf("%s is null; it must be %s", member, want)
+	}
+	return fmt.Errorf("%s must be %s: %w", member, want, err)
+}
+
+// quoteShort quotes a member name for a message, cut to a readable length.
+func quoteShort(name []byte) string {
+	const max = 40
+	if len(name) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(name[cut]) {
+			cut--
+		}
+		return strconv.Quote(string(name[:cut])) + "…"
+	}
+	return strconv.Quote(string(name))
+}
+
+// Validate reports the first reason why the handler would reject p, or nil:
+// a name that is blank, longer than MaxNameLength characters, not valid
+// UTF-8 or holding control characters; a CategoryID below 1; or a Status
+// that is set but not valid.
+func (p NewPet) Validate() error {
+	switch {
+	case strings.TrimSpace(p.Name) == "":
+		return errors.New("name must not be blank")
+	case !utf8.ValidString(p.Name):
+		return errors.New("name must be valid UTF-8")
+	case utf8.RuneCountInString(p.Name) > MaxNameLength:
+		return fmt.Errorf("name is longer than %d characters; shorten it", MaxNameLength)
+	case strings.IndexFunc(p.Name, unicode.IsControl) >= 0:
+		return errors.New("name must not contain control characters")
+	case p.CategoryID < 1:
+		return errors.New("categoryId must be 1 or greater")
+	case p.Status != "" && !p.Status.Valid():
+		return errors.New(`status must be "available", "pending" or "sold", or empty`)
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package petstore
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// An Option configures the handler that New returns.
+type Option interface {
+	apply(*config) error
+}
+
+type optionFunc func(*config) error
+
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+type config struct {
+	store       Store
+	auth        Authenticator
+	basePath    string
+	logger      *slog.Logger
+	maxBody     int64
+	deprecation time.Time
+	sunset      time.Time
+	retryAfter  time.Duration
+}
+
+// Defaults of the options.
+const (
+	DefaultBasePath     = "/v1"
+	DefaultMaxBodyBytes = 64 << 10
+	DefaultRetryAfter   = time.Second
+)
+
+// DefaultDeprecation is when GET /pets/{petId} was deprecated, sent as its
+// Deprecation header (RFC 9745): 1 January 2026, 00:00 UTC.
+var DefaultDeprecation = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// DefaultSunset is when GET /pets/{petId} is to be removed, as the interface
+// announces it, sent as its Sunset header (RFC 8594): 5 December 2030.
+var DefaultSunset = time.Date(2030, time.December, 5, 0, 0, 0, 0, time.UTC)
+
+func defaultConfig() config {
+	return config{
+		basePath:    DefaultBasePath,
+		logger:      slog.New(slog.DiscardHandler),
+		maxBody:     DefaultMaxBodyBytes,
+		deprecation: DefaultDeprecation,
+		sunset:      DefaultSunset,
+		retryAfter:  DefaultRetryAfter,
+	}
+}
+
+// WithStore sets the Store that keeps the pets. It is required: there is no
+// default store (memstore.New gives an in-memory one).
+func WithStore(s Store) Option {
+	return optionFunc(func(c *config) error {
+		if s == nil {
+			return errors.New("WithStore: the store is nil; pass a Store such as memstore.New()")
+		}
+		c.store = s
+		return nil
+	})
+}
+
+// WithAuthenticator sets the Authenticator that checks every request's bearer
+// token. It is required, so that a handler never serves without
+// authentication by mistake; APIKeys gives one that accepts a fixed set of
+// keys.
+func WithAuthenticator(a Authenticator) Option {
+	return optionFunc(func(c *config) error {
+		if a == nil {
+			return errors.New("WithAuthenticator: the authenticator is nil; pass one such as petstore.APIKeys(key)")
+		}
+		c.auth = a
+		return nil
+	})
+}
+
+// WithBasePath sets the path under which the handler serves the API, as it
+// appears in the request URL that the handler sees: "/v1" (the default)
+// serves /v1/pets and /v1/pets/{petId}. It must begin with a slash and must
+// not end with one; the empty path serves /pets at the root, for a host that
+// strips the prefix with http.StripPrefix. Paths are matched exactly and
+// never cleaned or redirected.
+func WithBasePath(path string) Option {
+	return optionFunc(func(c *config) error {
+		if path != "" && !strings.HasPrefix(path, "/") {
+			return fmt.Errorf("WithBasePath: %q does not begin with a slash; use %q", path, "/"+path)
+		}
+		if strings.HasSuffix(path, "/") {
+			return fmt.Errorf("WithBasePath: %q ends with a slash; use %q", path, strings.TrimRight(path, "/"))
+		}
+		if strings.ContainsAny(path, "?#") {
+			return fmt.Errorf("WithBasePath: %q holds a query or fragment; give only the path", path)
+		}
+		c.basePath = path
+		return nil
+	})
+}
+
+// WithLogger sets the logger for failures that the client is not told the
+// detail of: store errors, panics and authenticator failures. The default
+// discards them.
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) error {
+		if l == nil {
+			return errors.New("WithLogger: the logger is nil; omit the option to discard logs")
+		}
+		c.logger = l
+		return nil
+	})
+}
+
+// WithMaxBodyBytes sets the largest request body that the handler reads;
+// a larger one is answered 413 payload_too_large. The default is 64 KiB.
+func WithMaxBodyBytes(n int64) Option {
+	return optionFunc(func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("WithMaxBodyBytes: %d is not positive; use a limit such as %d", n, DefaultMaxBodyBytes)
+		}
+		c.maxBody = n
+		return nil
+	})
+}
+
+// WithDeprecation sets the dates sent in the Deprecation and Sunset headers
+// of GET /pets/{petId}: when the operation was deprecated and when it is to
+// be removed. The defaults are DefaultDeprecation and DefaultSunset.
+func WithDeprecation(deprecated, sunset time.Time) Option {
+	return optionFunc(func(c *config) error {
+		if deprecated.IsZero() || sunset.IsZero() {
+			return errors.New("WithDeprecation: a date is zero; give both dates")
+		}
+		if sunset.Before(deprecated) {
+			return errors.New("WithDeprecation: the sunset is before the deprecation; swap the dates")
+		}
+		c.deprecation, c.sunset = deprecated, sunset
+		return nil
+	})
+}
+
+// WithRetryAfter sets the delay that 503 responses advise in their
+// Retry-After header, rounded up to whole seconds. The default is one second.
+func WithRetryAfter(d time.Duration) Option {
+	return optionFunc(func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("WithRetryAfter: %v is not positive; use a delay such as %v", d, DefaultRetryAfter)
+		}
+		c.retryAfter = d
+		return nil
+	})
+}

@@ -1,0 +1,158 @@
+package petstore
+
+import (
+	"errors"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Page sizes of GET /pets.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+)
+
+// listQuery is the query of GET /pets: the page size, the status filter and
+// the ID that the cursor stands for.
+type listQuery struct {
+	limit  int
+	status Status
+	after  int64
+}
+
+// parseListQuery parses the query of GET /pets. Parameters other than limit,
+// status and cursor are ignored; each of those may be given at most once.
+// The error's text is meant for the client.
+func parseListQuery(raw string) (listQuery, error) {
+	q := listQuery{limit: DefaultPageSize}
+	var seen [3]bool
+	for raw != "" {
+		var param string
+		param, raw, _ = strings.Cut(raw, "&")
+		key, value, _ := strings.Cut(param, "=")
+		key, err := unescapeQuery(key)
+		if err != nil {
+			continue // not one of ours
+		}
+		var i int
+		switch key {
+		case "limit":
+			i = 0
+		case "status":
+			i = 1
+		case "cursor":
+			i = 2
+		default:
+			continue
+		}
+		if seen[i] {
+			return q, errors.New(key + " is given more than once; give it once")
+		}
+		seen[i] = true
+		if value, err = unescapeQuery(value); err != nil {
+			return q, errors.New(key + " is not validly percent-encoded")
+		}
+		switch i {
+		case 0:
+			n, ok := parseDigits(value)
+			if !ok || n < 1 || n > MaxPageSize {
+				return q, errors.New("limit must be an integer from 1 to 100")
+			}
+			q.limit = int(n)
+		case 1:
+			q.status = Status(value)
+			if !q.status.Valid() {
+				return q, errors.New(`status must be "available", "pending" or "sold"`)
+			}
+		case 2:
+			after, ok := parseCursor(value)
+			if !ok {
+				return q, errors.New("cursor is not valid; follow the Link header of the previous page")
+			}
+			q.after = after
+		}
+	}
+	return q, nil
+}
+
+// unescapeQuery decodes a query key or value, allocating only when it holds
+// an escape.
+func unescapeQuery(s string) (string, error) {
+	if strings.ContainsAny(s, "%+") {
+		return url.QueryUnescape(s)
+	}
+	return s, nil
+}
+
+// parseDigits parses a non-empty string of ASCII digits, without sign.
+func parseDigits(s string) (int64, bool) {
+	if s == "" || len(s) > 18 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+// A cursor is the ID of the last pet of the previous page in base 36. It is
+// opaque to clients: they get it from a Link header and send it back.
+func appendCursor(dst []byte, after int64) []byte {
+	return strconv.AppendInt(dst, after, 36)
+}
+
+// parseCursor accepts exactly the cursors that appendCursor makes for a
+// positive ID.
+func parseCursor(s string) (int64, bool) {
+	if s == "" || len(s) > 13 || s[0] == '0' {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'z') {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 36, 64)
+	return n, err == nil && n > 0
+}
+
+// appendLink appends the value of the Link header that points to the page
+// that q selects, as a reference relative to the request's URL.
+func (q listQuery) appendLink(dst []byte) []byte {
+	dst = append(dst, "<?limit="...)
+	dst = strconv.AppendInt(dst, int64(q.limit), 10)
+	if q.status != "" {
+		dst = append(dst, "&status="...)
+		dst = append(dst, q.status...)
+	}
+	dst = append(dst, "&cursor="...)
+	dst = appendCursor(dst, q.after)
+	return append(dst, `>; rel="next"`...)
+}
+
+// parsePetID parses the petId path segment: a base-10 int64, with an
+// optional minus sign and no plus sign. The error's text is meant for the
+// client.
+func parsePetID(raw string) (int64, error) {
+	s := raw
+	if strings.Contains(s, "%") {
+		var err error
+		if s, err = url.PathUnescape(s); err != nil {
+			return 0, errors.New("petId is not validly percent-encoded")
+		}
+	}
+	if s == "" || s[0] == '+' {
+		return 0, errors.New("petId must be a base-10 integer")
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, errors.New("petId must be a base-10 integer in the range of int64")
+	}
+	return id, nil
+}
