@@ -304,7 +304,9 @@ func (s *wireStore) fail() error {
 func (s *wireStore) Add(context.Context, petstore.NewPet) (petstore.Pet, error) {
 	return petstore.Pet{}, s.fail()
 }
-func (s *wireStore) Get(context.Context, int64) (petstore.Pet, error) { return petstore.Pet{}, s.fail() }
+func (s *wireStore) Get(context.Context, int64) (petstore.Pet, error) {
+	return petstore.Pet{}, s.fail()
+}
 func (s *wireStore) List(context.Context, petstore.ListOptions) ([]petstore.Pet, error) {
 	return nil, s.fail()
 }
