@@ -1,0 +1,224 @@
+package petstoretest
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/petstore-go/petstore"
+)
+
+// TestStore tests a petstore.Store implementation against the contract in
+// the doc comment of petstore.Store. It runs each clause of the contract as
+// a subtest, named after the clause, on a store that it gets from newStore;
+// a failure names the sentence of the contract that the store broke.
+//
+// newStore must return a new, empty store each time it is called. It may use
+// t to register cleanup. The subtests run one after another, never in
+// parallel, so a newStore that empties one shared database before returning
+// it is fine. The IDs of a new store need not start at 1.
+//
+// Run TestStore with the race detector on: the clauses about concurrent use
+// can only show a missing lock when it is.
+func TestStore(t *testing.T, newStore func(t *testing.T) petstore.Store) {
+	t.Helper()
+	for _, c := range storeCases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newStore(t)
+			if s == nil {
+				t.Fatal("petstoretest: newStore returned a nil Store")
+			}
+			st := &storeT{t: t, clause: c.clause, s: s, ctx: t.Context()}
+			st.requireEmpty()
+			c.test(st)
+		})
+	}
+}
+
+// A storeCase is one clause of the Store contract and the test that
+// enforces it.
+type storeCase struct {
+	name   string // the subtest's name
+	clause string // the sentence of the contract that test enforces
+	test   func(st *storeT)
+}
+
+// storeT is the state of one subtest of TestStore. Its failure methods
+// append the clause under test to every message.
+type storeT struct {
+	t      *testing.T
+	clause string
+	s      petstore.Store
+	ctx    context.Context
+}
+
+// errorf reports a violation of the clause and goes on. It may be called
+// from any goroutine.
+func (st *storeT) errorf(format string, args ...any) {
+	st.t.Helper()
+	st.t.Errorf("%s\ncontract: %s", fmt.Sprintf(format, args...), st.clause)
+}
+
+// fatalf reports a violation of the clause and stops the subtest. It must be
+// called from the subtest's goroutine.
+func (st *storeT) fatalf(format string, args ...any) {
+	st.t.Helper()
+	st.t.Fatalf("%s\ncontract: %s", fmt.Sprintf(format, args...), st.clause)
+}
+
+// diff reports a violation of the clause when got differs from want, showing
+// the difference, and tells whether they were equal. A nil slice equals an
+// empty one.
+func (st *storeT) diff(what string, want, got any) bool {
+	st.t.Helper()
+	if d := gocmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
+		st.errorf("%s (-want +got):\n%s", what, d)
+		return false
+	}
+	return true
+}
+
+// requireEmpty stops the subtest when newStore did not return an empty
+// store: every clause is checked against pets that the subtest added.
+func (st *storeT) requireEmpty() {
+	st.t.Helper()
+	pets, err := st.s.List(st.ctx, petstore.ListOptions{})
+	if err != nil {
+		st.t.Fatalf("petstoretest: List on the store that newStore returned: %v", err)
+	}
+	if len(pets) > 0 {
+		st.t.Fatalf("petstoretest: newStore returned a store that holds %d pets; it must return an empty one", len(pets))
+	}
+}
+
+// add adds each pet and returns them as Add returned them. It stops the
+// subtest when Add fails.
+func (st *storeT) add(pets ...petstore.NewPet) []petstore.Pet {
+	st.t.Helper()
+	added := make([]petstore.Pet, 0, len(pets))
+	for _, p := range pets {
+		got, err := st.s.Add(st.ctx, p)
+		if err != nil {
+			st.fatalf("Add(%+v): %v", p, err)
+		}
+		added = append(added, got)
+	}
+	return added
+}
+
+// addN adds n pets made by newPets.
+func (st *storeT) addN(n int) []petstore.Pet {
+	st.t.Helper()
+	return st.add(newPets(n)...)
+}
+
+// list calls List and stops the subtest when it fails.
+func (st *storeT) list(opts petstore.ListOptions) []petstore.Pet {
+	st.t.Helper()
+	pets, err := st.s.List(st.ctx, opts)
+	if err != nil {
+		st.fatalf("List(%+v): %v", opts, err)
+	}
+	return pets
+}
+
+// statuses is every status a pet can have, none included.
+var statuses = [...]petstore.Status{"", petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold}
+
+// newPets returns n valid pets whose statuses cycle through statuses, so
+// that every status and none is present once n >= 4.
+func newPets(n int) []petstore.NewPet {
+	pets := make([]petstore.NewPet, n)
+	for i := range pets {
+		pets[i] = petstore.NewPet{
+			Name:       fmt.Sprintf("pet %d", i+1),
+			CategoryID: int64(i%3 + 1),
+			Status:     statuses[(i+1)%len(statuses)],
+		}
+	}
+	return pets
+}
+
+// samplePets returns pets whose fields are hard to store faithfully: names
+// with non-ASCII text, quotes, backslashes and the longest allowed length,
+// the smallest and largest category IDs, and every status and none.
+func samplePets() []petstore.NewPet {
+	return []petstore.NewPet{
+		{Name: "Rex", CategoryID: 1, Status: petstore.StatusAvailable},
+		{Name: "Ünïcødé 名前 🐕", CategoryID: 1<<63 - 1, Status: petstore.StatusPending},
+		{Name: " leading and trailing spaces ", CategoryID: 2, Status: petstore.StatusSold},
+		{Name: `quote " backslash \ percent % apostrophe ' <b>&amp;</b>`, CategoryID: 1 << 40},
+		{Name: "Robert'); DROP TABLE pets;--", CategoryID: 1<<31 + 1, Status: petstore.StatusAvailable},
+		{Name: strings.Repeat("𝄞", petstore.MaxNameLength), CategoryID: 1<<63 - 2},
+	}
+}
+
+// byID returns a copy of pets sorted by ID.
+func byID(pets []petstore.Pet) []petstore.Pet {
+	return slices.SortedFunc(slices.Values(pets), func(a, b petstore.Pet) int { return cmp.Compare(a.ID, b.ID) })
+}
+
+// selectPets returns what List(opts) must return when the store holds
+// exactly want, sorted by ID.
+func selectPets(want []petstore.Pet, opts petstore.ListOptions) []petstore.Pet {
+	var sel []petstore.Pet
+	for _, p := range want {
+		if p.ID <= opts.After || opts.Status != "" && p.Status != opts.Status {
+			continue
+		}
+		if opts.Limit > 0 && len(sel) == opts.Limit {
+			break
+		}
+		sel = append(sel, p)
+	}
+	return sel
+}
+
+// ids returns the IDs of pets, in order.
+func ids(pets []petstore.Pet) []int64 {
+	out := make([]int64, len(pets))
+	for i, p := range pets {
+		out[i] = p.ID
+	}
+	return out
+}
+
+// ascending reports whether the IDs of pets strictly ascend.
+func ascending(pets []petstore.Pet) bool {
+	for i := 1; i < len(pets); i++ {
+		if pets[i].ID <= pets[i-1].ID {
+			return false
+		}
+	}
+	return true
+}
+
+// duplicates returns the IDs that occur more than once in pets, with their
+// counts.
+func duplicates(pets []petstore.Pet) map[int64]int {
+	n := make(map[int64]int, len(pets))
+	for _, p := range pets {
+		n[p.ID]++
+	}
+	for id, c := range n {
+		if c == 1 {
+			delete(n, id)
+		}
+	}
+	return n
+}
+
+// outcome describes the result of a call for a diff: the error when there is
+// one, else the value.
+func outcome(v any, err error) string {
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return fmt.Sprintf("no error, returned %+v", v)
+}

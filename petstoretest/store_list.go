@@ -1,0 +1,254 @@
+package petstoretest
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/petstore-go/petstore"
+)
+
+func testListAscending(st *storeT) {
+	want := byID(st.addN(20))
+	got := st.list(petstore.ListOptions{})
+	st.diff("IDs of List(ListOptions{}) (want them ascending)", ids(want), ids(got))
+}
+
+func testListLimit(st *storeT) {
+	want := byID(st.addN(10))
+	gotPages := map[int][]petstore.Pet{}
+	wantPages := map[int][]petstore.Pet{}
+	for limit := 1; limit <= len(want)+2; limit++ {
+		opts := petstore.ListOptions{Limit: limit}
+		wantPages[limit] = selectPets(want, opts)
+		gotPages[limit] = st.list(opts)
+	}
+	st.diff("List(ListOptions{Limit: key})", wantPages, gotPages)
+}
+
+func testListLimitZero(st *storeT) {
+	// More pets than any page size a store might fall back to by mistake.
+	want := byID(st.addN(150))
+	st.diff("IDs of List(ListOptions{Limit: 0})", ids(want), ids(st.list(petstore.ListOptions{})))
+	opts := petstore.ListOptions{Status: petstore.StatusPending}
+	st.diff(fmt.Sprintf("IDs of List(%+v)", opts), ids(selectPets(want, opts)), ids(st.list(opts)))
+}
+
+func testListAfter(st *storeT) {
+	want := byID(st.addN(10))
+	afters := []int64{0, -1, math.MinInt64, math.MaxInt64}
+	for _, p := range want {
+		afters = append(afters, p.ID, p.ID-1)
+	}
+	gotPages := map[int64][]petstore.Pet{}
+	wantPages := map[int64][]petstore.Pet{}
+	for _, after := range afters {
+		opts := petstore.ListOptions{After: after}
+		wantPages[after] = selectPets(want, opts)
+		gotPages[after] = st.list(opts)
+	}
+	st.diff("List(ListOptions{After: key})", wantPages, gotPages)
+}
+
+func testListStatus(st *storeT) {
+	want := byID(st.addN(12))
+	gotPages := map[petstore.Status][]petstore.Pet{}
+	wantPages := map[petstore.Status][]petstore.Pet{}
+	for _, s := range statuses[1:] {
+		opts := petstore.ListOptions{Status: s}
+		wantPages[s] = selectPets(want, opts)
+		gotPages[s] = st.list(opts)
+	}
+	st.diff("List(ListOptions{Status: key})", wantPages, gotPages)
+}
+
+func testListStatusNone(st *storeT) {
+	var pets []petstore.NewPet
+	for i, p := range newPets(12) {
+		if i%4 != 0 {
+			p.Status = "" // mostly pets without a status
+		}
+		pets = append(pets, p)
+	}
+	want := byID(st.add(pets...))
+	gotPages := map[petstore.Status][]petstore.Pet{}
+	wantPages := map[petstore.Status][]petstore.Pet{}
+	for _, s := range statuses[1:] {
+		opts := petstore.ListOptions{Status: s}
+		wantPages[s] = selectPets(want, opts)
+		gotPages[s] = st.list(opts)
+	}
+	st.diff("List(ListOptions{Status: key}) of a store holding mostly pets without a status", wantPages, gotPages)
+}
+
+func testListCombined(st *storeT) {
+	want := byID(st.addN(13))
+	gotPages := map[string][]petstore.Pet{}
+	wantPages := map[string][]petstore.Pet{}
+	for _, s := range statuses {
+		for _, after := range []int64{0, want[3].ID, want[8].ID} {
+			for _, limit := range []int{0, 1, 2, 5} {
+				opts := petstore.ListOptions{Status: s, After: after, Limit: limit}
+				key := fmt.Sprintf("%+v", opts)
+				wantPages[key] = selectPets(want, opts)
+				gotPages[key] = st.list(opts)
+			}
+		}
+	}
+	st.diff("List(key)", wantPages, gotPages)
+}
+
+func testListEmpty(st *storeT) {
+	const empty = "no pets, no error"
+	got := map[string]string{}
+	want := map[string]string{}
+	probe := func(opts petstore.ListOptions) {
+		key := fmt.Sprintf("%+v", opts)
+		want[key] = empty
+		pets, err := st.s.List(st.ctx, opts)
+		switch {
+		case err != nil:
+			got[key] = "error: " + err.Error()
+		case len(pets) > 0:
+			got[key] = fmt.Sprintf("no error, %d pets: %+v", len(pets), pets)
+		default:
+			got[key] = empty
+		}
+	}
+	probe(petstore.ListOptions{}) // the store is empty
+	probe(petstore.ListOptions{Status: petstore.StatusAvailable, Limit: 1})
+	added := st.add(
+		petstore.NewPet{Name: "no status", CategoryID: 1},
+		petstore.NewPet{Name: "available", CategoryID: 1, Status: petstore.StatusAvailable},
+	)
+	maxID := slices.Max(ids(added))
+	probe(petstore.ListOptions{After: maxID})
+	probe(petstore.ListOptions{After: math.MaxInt64})
+	probe(petstore.ListOptions{Status: petstore.StatusPending})
+	probe(petstore.ListOptions{Status: petstore.StatusSold, Limit: 5})
+	probe(petstore.ListOptions{Status: petstore.StatusAvailable, After: maxID})
+	st.diff("List(key) that selects no pet", want, got)
+}
+
+// paginate pages through List from opts.After with opts.Limit pets a page,
+// calling between, when it is not nil, after each full page. It returns the
+// pets visited in order, and stops when a page is not full or does not
+// advance past the previous one.
+func (st *storeT) paginate(opts petstore.ListOptions, between func(page int)) []petstore.Pet {
+	st.t.Helper()
+	var visited []petstore.Pet
+	for page := 0; page < 100_000; page++ {
+		got := st.list(opts)
+		if len(got) == 0 {
+			return visited
+		}
+		if last := got[len(got)-1].ID; last <= opts.After {
+			st.errorf("paging: List(%+v) returned a page ending at ID %d, which does not advance past After", opts, last)
+			return visited
+		}
+		visited = append(visited, got...)
+		if len(got) < opts.Limit {
+			return visited
+		}
+		opts.After = got[len(got)-1].ID
+		if between != nil {
+			between(page)
+		}
+	}
+	st.errorf("paging: List(%+v) still returns full pages after 100000 pages", opts)
+	return visited
+}
+
+func testPaginate(st *storeT) {
+	want := byID(st.addN(20))
+	for _, limit := range []int{1, 2, 3, 7, 20, 25} {
+		opts := petstore.ListOptions{Limit: limit}
+		st.diff(fmt.Sprintf("IDs visited paging with Limit %d", limit), ids(want), ids(st.paginate(opts, nil)))
+	}
+	for _, s := range statuses[1:] {
+		opts := petstore.ListOptions{Status: s, Limit: 2}
+		st.diff(fmt.Sprintf("IDs visited paging with Status %q and Limit 2", s),
+			ids(selectPets(want, petstore.ListOptions{Status: s})), ids(st.paginate(opts, nil)))
+	}
+}
+
+func testPaginateWhileAdding(st *storeT) {
+	added := st.addN(10)
+	extra := newPets(20)[10:]
+	visited := st.paginate(petstore.ListOptions{Limit: 3}, func(page int) {
+		if page < len(extra) {
+			added = append(added, st.add(extra[page])...)
+		}
+	})
+	st.diff("IDs visited paging with Limit 3 while a pet is added after each page", ids(byID(added)), ids(visited))
+}
+
+func testPaginateConcurrentAdds(st *storeT) {
+	const writers, perWriter, limit = 4, 16, 5
+	var (
+		mu       sync.Mutex
+		added    = st.addN(10)
+		wg       sync.WaitGroup
+		finished atomic.Bool
+		progress = make(chan struct{}, 1)
+		allDone  = make(chan struct{})
+	)
+	for w := range writers {
+		wg.Go(func() {
+			for i := range perWriter {
+				p := petstore.NewPet{Name: fmt.Sprintf("writer %d pet %d", w, i), CategoryID: int64(w + 1), Status: statuses[i%len(statuses)]}
+				got, err := st.s.Add(st.ctx, p)
+				if err != nil {
+					st.errorf("Add(%+v) from writer %d: %v", p, w, err)
+					return
+				}
+				mu.Lock()
+				added = append(added, got)
+				mu.Unlock()
+				select {
+				case progress <- struct{}{}:
+				default:
+				}
+			}
+		})
+	}
+	go func() {
+		wg.Wait()
+		finished.Store(true)
+		close(allDone)
+	}()
+
+	var visited []petstore.Pet
+	opts := petstore.ListOptions{Limit: limit}
+	for {
+		done := finished.Load() // every Add has returned before this List
+		page, err := st.s.List(st.ctx, opts)
+		if err != nil {
+			st.errorf("List(%+v) while pets are being added: %v", opts, err)
+			break
+		}
+		if len(page) > 0 {
+			if last := page[len(page)-1].ID; last <= opts.After {
+				st.errorf("paging: List(%+v) returned a page ending at ID %d, which does not advance past After", opts, last)
+				break
+			}
+			visited = append(visited, page...)
+			opts.After = page[len(page)-1].ID
+		}
+		if len(page) < limit {
+			if done {
+				break
+			}
+			select { // wait for another pet instead of spinning
+			case <-progress:
+			case <-allDone:
+			}
+		}
+	}
+	<-allDone
+	mu.Lock()
+	defer mu.Unlock()
+	st.diff("IDs visited paging with Limit 5 while 4 goroutines add pets", ids(byID(added)), ids(visited))
+}
