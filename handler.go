@@ -40,8 +40,16 @@ func New(opts ...Option) (http.Handler, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("petstore.New: %w", errors.Join(errs...))
 	}
+	var doc *openAPI
+	if !c.noOpenAPI {
+		var err error
+		if doc, err = newOpenAPI(c.basePath); err != nil {
+			return nil, fmt.Errorf("petstore.New: %w", err)
+		}
+	}
 	retry := (c.retryAfter + 999_999_999) / 1_000_000_000
 	return &handler{
+		openAPI:     doc,
 		store:       c.store,
 		auth:        c.auth,
 		log:         c.logger,
@@ -71,6 +79,8 @@ type handler struct {
 	petsPath  string // base + "/pets"
 	petPrefix string // base + "/pets/"
 
+	openAPI *openAPI // nil when the document is not served
+
 	challenge httpapi.Challenge
 	pets, pet httpapi.Methods
 
@@ -80,7 +90,8 @@ type handler struct {
 
 // ServeHTTP routes the request. Every route of the API is here: the request
 // is authenticated first, so that a caller without a valid key learns
-// nothing about paths or methods, then dispatched by path and method.
+// nothing about paths or methods, then dispatched by path and method. The
+// OpenAPI document alone is served before authentication (see WithOpenAPI).
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var token string // for scrubbing a panic's message
 	defer func() {
@@ -90,6 +101,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 
 	path := r.URL.EscapedPath()
+	if h.openAPI != nil && path == h.openAPI.path {
+		h.openAPI.serve(w, r) // the one resource without authentication
+		return
+	}
 	petID, isPet := strings.CutPrefix(path, h.petPrefix)
 	isPet = isPet && petID != "" && !strings.Contains(petID, "/")
 	isPets := path == h.petsPath

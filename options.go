@@ -26,6 +26,7 @@ type config struct {
 	deprecation time.Time
 	sunset      time.Time
 	retryAfter  time.Duration
+	noOpenAPI   bool // see WithOpenAPI
 }
 
 // Defaults of the options.

@@ -1,0 +1,122 @@
+package petstore
+
+import (
+	"bytes"
+	_ "embed" // for the OpenAPI document
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/petstore-go/petstore/httpapi"
+)
+
+// openAPIDocument is the OpenAPI 3.0.3 document of the API as the default
+// handler serves it, with the server URL DefaultBasePath.
+//
+//go:embed openapi.json
+var openAPIDocument []byte
+
+// OpenAPIPath is the path, under the base path, at which the handler serves
+// its OpenAPI document: "/v1/openapi.json" by default.
+const OpenAPIPath = "/openapi.json"
+
+// WithOpenAPI sets whether the handler serves the OpenAPI 3.0.3 document of
+// the API at the base path followed by OpenAPIPath, with its server URL set
+// to the base path ("/" when that is empty). The default is true.
+//
+// The document is the one resource served without authentication: it holds
+// no data, and clients and gateways read it to learn how to call the API. It
+// answers GET and HEAD, and any other method with 405 and an Allow header,
+// also without authentication. With WithOpenAPI(false) the path is unknown,
+// like any other, and answered 404 after authentication.
+func WithOpenAPI(serve bool) Option {
+	return optionFunc(func(c *config) error {
+		c.noOpenAPI = !serve
+		return nil
+	})
+}
+
+// openAPI is the document that a handler serves, made once by New.
+type openAPI struct {
+	path     string // base + OpenAPIPath
+	document []byte
+	methods  httpapi.Methods
+}
+
+// newOpenAPI returns the document for a handler mounted at basePath.
+func newOpenAPI(basePath string) (*openAPI, error) {
+	doc, err := openAPIDocumentFor(basePath)
+	if err != nil {
+		return nil, err
+	}
+	return &openAPI{
+		path:     basePath + OpenAPIPath,
+		document: doc,
+		methods:  httpapi.NewMethods(http.MethodGet),
+	}, nil
+}
+
+// serve answers a request for the document.
+func (o *openAPI) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		o.methods.WriteNotAllowed(w, r)
+		return
+	}
+	httpapi.WriteJSON(w, r, http.StatusOK, o.document)
+}
+
+// openAPIDocumentFor returns the embedded document with its servers set to
+// the one server whose URL is basePath, or "/" when it is empty. Everything
+// else is left byte for byte as it is. The result must not be modified.
+func openAPIDocumentFor(basePath string) ([]byte, error) {
+	serverURL := basePath
+	if serverURL == "" {
+		serverURL = "/"
+	}
+	// Braces would make a server URL template of the path.
+	serverURL = strings.NewReplacer("{", "%7B", "}", "%7D").Replace(serverURL)
+	servers, err := json.Marshal([]struct {
+		URL string `json:"url"`
+	}{{URL: serverURL}})
+	if err != nil {
+		return nil, err
+	}
+	start, end, err := topLevelMember(openAPIDocument, "servers")
+	if err != nil {
+		return nil, fmt.Errorf("the embedded OpenAPI document: %w", err)
+	}
+	var current bytes.Buffer
+	if json.Compact(&current, openAPIDocument[start:end]) == nil && bytes.Equal(current.Bytes(), servers) {
+		return openAPIDocument, nil // the default: serve the file as it is
+	}
+	doc := make([]byte, 0, len(openAPIDocument)-(end-start)+len(servers))
+	doc = append(doc, openAPIDocument[:start]...)
+	doc = append(doc, servers...)
+	return append(doc, openAPIDocument[end:]...), nil
+}
+
+// topLevelMember returns the offsets in doc, a JSON object, of the value of
+// its member name.
+func topLevelMember(doc []byte, name string) (start, end int, err error) {
+	d := json.NewDecoder(bytes.NewReader(doc))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return 0, 0, errors.New("not a JSON object")
+	}
+	for d.More() {
+		key, err := d.Token()
+		if err != nil {
+			return 0, 0, err
+		}
+		var value json.RawMessage
+		if err := d.Decode(&value); err != nil {
+			return 0, 0, err
+		}
+		if key == name {
+			end := int(d.InputOffset())
+			return end - len(value), end, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("no member %q", name)
+}

@@ -1,0 +1,252 @@
+package petstore_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+const openapiKey = "openapi-key"
+
+func openapiHandler(t *testing.T, opts ...petstore.Option) http.Handler {
+	t.Helper()
+	opts = append([]petstore.Option{
+		petstore.WithStore(memstore.New()),
+		petstore.WithAuthenticator(petstore.APIKeys(openapiKey)),
+	}, opts...)
+	h, err := petstore.New(opts...)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return h
+}
+
+func openapiServe(h http.Handler, method, target string, header http.Header) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, target, nil)
+	for k, v := range header {
+		r.Header[k] = v
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// openapiFile is the document as it is embedded, read from the source tree.
+func openapiFile(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// openapiWithServer decodes doc and replaces its servers, the only part of
+// the document that depends on the handler's options.
+func openapiWithServer(t *testing.T, doc []byte, url string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(doc, &m); err != nil {
+		t.Fatalf("the document is not JSON: %v", err)
+	}
+	m["servers"] = []any{map[string]any{"url": url}}
+	return m
+}
+
+// TestOpenAPIServed checks that the document is served at {base}/openapi.json
+// without authentication, with the JSON headers of every response, and with
+// its server URL set to the base path.
+func TestOpenAPIServed(t *testing.T) {
+	tests := []struct {
+		name       string
+		opts       []petstore.Option
+		target     string
+		wantServer string
+	}{
+		{"default base path", nil, "/v1/openapi.json", "/v1"},
+		{"other base path", []petstore.Option{petstore.WithBasePath("/api/animals")}, "/api/animals/openapi.json", "/api/animals"},
+		{"empty base path", []petstore.Option{petstore.WithBasePath("")}, "/openapi.json", "/"},
+		{"explicitly on", []petstore.Option{petstore.WithOpenAPI(true)}, "/v1/openapi.json", "/v1"},
+		{"last option wins", []petstore.Option{petstore.WithOpenAPI(false), petstore.WithOpenAPI(true)}, "/v1/openapi.json", "/v1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := openapiHandler(t, tt.opts...)
+			for _, header := range []http.Header{
+				nil,
+				{"Authorization": {"Bearer " + openapiKey}},
+				{"Authorization": {"Bearer wrong"}},
+			} {
+				w := openapiServe(h, http.MethodGet, tt.target, header)
+				if w.Code != http.StatusOK {
+					t.Fatalf("GET %s with %v: status %d, want 200; body %s", tt.target, header, w.Code, w.Body)
+				}
+				wantHeader := http.Header{
+					"Content-Type":           {"application/json"},
+					"Cache-Control":          {"no-store"},
+					"X-Content-Type-Options": {"nosniff"},
+					"Content-Length":         {strconv.Itoa(w.Body.Len())},
+				}
+				if diff := cmp.Diff(wantHeader, w.Header()); diff != "" {
+					t.Errorf("GET %s: headers (-want +got):\n%s", tt.target, diff)
+				}
+				want := openapiWithServer(t, openapiFile(t), tt.wantServer)
+				var got map[string]any
+				if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+					t.Fatalf("GET %s: the body is not JSON: %v", tt.target, err)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("GET %s: the document differs from openapi.json with servers %q (-want +got):\n%s", tt.target, tt.wantServer, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestOpenAPIDefaultIsTheFile checks that the default handler serves the
+// embedded file byte for byte, so that openapi.json in the source tree is
+// exactly what clients of a default handler read.
+func TestOpenAPIDefaultIsTheFile(t *testing.T) {
+	w := openapiServe(openapiHandler(t), http.MethodGet, "/v1/openapi.json", nil)
+	if got, want := w.Body.String(), string(openapiFile(t)); got != want {
+		t.Errorf("the served document is not openapi.json byte for byte:\n%s", cmp.Diff(want, got))
+	}
+}
+
+// TestOpenAPIMethods checks that HEAD answers as GET without a body and that
+// any other method gets 405 with Allow, all without authentication.
+func TestOpenAPIMethods(t *testing.T) {
+	h := openapiHandler(t)
+	get := openapiServe(h, http.MethodGet, "/v1/openapi.json", nil)
+	head := openapiServe(h, http.MethodHead, "/v1/openapi.json", nil)
+	if head.Code != http.StatusOK || head.Body.Len() != 0 {
+		t.Errorf("HEAD: status %d with %d body bytes, want 200 without a body", head.Code, head.Body.Len())
+	}
+	if diff := cmp.Diff(get.Header(), head.Header()); diff != "" {
+		t.Errorf("HEAD headers differ from GET's (-get +head):\n%s", diff)
+	}
+	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodOptions} {
+		w := openapiServe(h, method, "/v1/openapi.json", nil)
+		var body httpapi.Error
+		if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
+			t.Fatalf("%s: the body is not an error: %v; %s", method, err, w.Body)
+		}
+		got := []any{w.Code, w.Header().Get("Allow"), w.Header().Get("Www-Authenticate"), body.Code, body.Status}
+		want := []any{405, "GET, HEAD", "", httpapi.CodeMethodNotAllowed, 405}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s /v1/openapi.json: status, Allow, WWW-Authenticate, code, body status (-want +got):\n%s", method, diff)
+		}
+	}
+}
+
+// TestOpenAPIOff checks that with WithOpenAPI(false) the document's path is
+// like any unknown path: 401 without a key, 404 with one.
+func TestOpenAPIOff(t *testing.T) {
+	h := openapiHandler(t, petstore.WithOpenAPI(false))
+	tests := []struct {
+		header     http.Header
+		wantStatus int
+		wantCode   httpapi.Code
+	}{
+		{nil, 401, httpapi.CodeUnauthorized},
+		{http.Header{"Authorization": {"Bearer " + openapiKey}}, 404, httpapi.CodeNotFound},
+	}
+	for _, tt := range tests {
+		w := openapiServe(h, http.MethodGet, "/v1/openapi.json", tt.header)
+		var body httpapi.Error
+		_ = json.Unmarshal(w.Body.Bytes(), &body)
+		if diff := cmp.Diff([]any{tt.wantStatus, tt.wantCode}, []any{w.Code, body.Code}); diff != "" {
+			t.Errorf("GET with %v: status and code (-want +got):\n%s", tt.header, diff)
+		}
+	}
+}
+
+// TestOpenAPIOnlyItsPath checks that only the exact path serves the
+// document: neighbours of it are unknown paths, behind authentication.
+func TestOpenAPIOnlyItsPath(t *testing.T) {
+	h := openapiHandler(t)
+	for _, target := range []string{"/openapi.json", "/v1/openapi.json/", "/v1/pets/openapi.json", "/v1/openapi.jsonx", "/v1/OpenAPI.json", "/v1/openapi%2Ejson"} {
+		if w := openapiServe(h, http.MethodGet, target, nil); w.Code != http.StatusUnauthorized {
+			t.Errorf("GET %s without a key: status %d, want 401", target, w.Code)
+		}
+	}
+}
+
+// TestOpenAPIMatchesGo checks the numbers and names that the document shares
+// with the Go API, so that changing one without the other fails.
+func TestOpenAPIMatchesGo(t *testing.T) {
+	var doc struct {
+		Paths map[string]map[string]struct {
+			OperationID string `json:"operationId"`
+			Deprecated  bool   `json:"deprecated"`
+		} `json:"paths"`
+		Components struct {
+			Parameters map[string]struct {
+				Schema struct {
+					Minimum, Maximum, Default int
+				} `json:"schema"`
+			} `json:"parameters"`
+			Schemas map[string]struct {
+				Enum       []string `json:"enum"`
+				Properties map[string]struct {
+					MaxLength int      `json:"maxLength"`
+					Enum      []string `json:"enum"`
+				} `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openapiFile(t), &doc); err != nil {
+		t.Fatal(err)
+	}
+	type op struct {
+		ID         petstore.Operation
+		Deprecated bool
+	}
+	gotOps := map[string]op{}
+	for path, methods := range doc.Paths {
+		for method, o := range methods {
+			gotOps[method+" "+path] = op{petstore.Operation(o.OperationID), o.Deprecated}
+		}
+	}
+	wantOps := map[string]op{
+		"get /pets":         {petstore.OpListPets, false},
+		"post /pets":        {petstore.OpCreatePet, false},
+		"get /pets/{petId}": {petstore.OpGetPet, true},
+	}
+	if diff := cmp.Diff(wantOps, gotOps); diff != "" {
+		t.Errorf("operations (-want +got):\n%s", diff)
+	}
+	limit := doc.Components.Parameters["limit"].Schema
+	if diff := cmp.Diff([]int{1, petstore.MaxPageSize, petstore.DefaultPageSize}, []int{limit.Minimum, limit.Maximum, limit.Default}); diff != "" {
+		t.Errorf("limit minimum, maximum, default (-want +got):\n%s", diff)
+	}
+	schemas := doc.Components.Schemas
+	for _, s := range []string{"NewPet", "Pet"} {
+		if got := schemas[s].Properties["name"].MaxLength; got != petstore.MaxNameLength {
+			t.Errorf("%s.name maxLength = %d, want %d", s, got, petstore.MaxNameLength)
+		}
+	}
+	wantStatus := []string{string(petstore.StatusAvailable), string(petstore.StatusPending), string(petstore.StatusSold)}
+	if diff := cmp.Diff(wantStatus, schemas["PetStatus"].Enum); diff != "" {
+		t.Errorf("PetStatus enum (-want +got):\n%s", diff)
+	}
+	var wantCodes []string
+	for _, c := range []httpapi.Code{
+		httpapi.CodeInvalidParameter, httpapi.CodeInvalidBody, httpapi.CodeUnauthorized, httpapi.CodeForbidden,
+		httpapi.CodeNotFound, httpapi.CodeMethodNotAllowed, httpapi.CodePayloadTooLarge,
+		httpapi.CodeUnsupportedMediaType, httpapi.CodeInternal, httpapi.CodeUnavailable,
+	} {
+		wantCodes = append(wantCodes, string(c))
+	}
+	if diff := cmp.Diff(wantCodes, schemas["Error"].Properties["code"].Enum); diff != "" {
+		t.Errorf("Error.code enum (-want +got):\n%s", diff)
+	}
+}
