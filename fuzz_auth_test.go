@@ -1,0 +1,103 @@
+package petstore_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/httpapi"
+)
+
+// fuzzAuthKeys returns the keys of the auth fuzzer's handler: two at once,
+// as during a rotation, one of them with every kind of token68 character.
+func fuzzAuthKeys() []string { return []string{fuzzKey, "K3y.two_~+/=="} }
+
+// fuzzAuthWant is the oracle for the Authorization header: exactly one
+// header of the Bearer scheme, matched in any case, one or more spaces and
+// one of the keys is accepted; no header, several, another scheme or an
+// empty token is "missing"; any other token is "invalid".
+func fuzzAuthWant(values []string) (accepted, invalid bool) {
+	if len(values) != 1 {
+		return false, false
+	}
+	v := values[0]
+	if len(v) < len("bearer ") || !strings.EqualFold(v[:len("bearer")], "bearer") || v[len("bearer")] != ' ' {
+		return false, false
+	}
+	token := strings.TrimLeft(v[len("bearer"):], " ")
+	if token == "" {
+		return false, false
+	}
+	for _, k := range fuzzAuthKeys() {
+		if token == k {
+			return true, false
+		}
+	}
+	return false, true
+}
+
+// FuzzAuthorization sends GET /v1/pets with no, one or two arbitrary
+// Authorization headers. Only the oracle's accepted headers get 200; every
+// other request gets, header for header and byte for byte, the 401 of a
+// request without the header ("missing") or the 401 of a wrong key
+// ("invalid"), whatever the header held, so nothing of it is ever echoed.
+func FuzzAuthorization(f *testing.F) {
+	f.Add(uint8(1), "Bearer "+fuzzKey, "")
+	f.Add(uint8(2), "Bearer "+fuzzKey, "Bearer "+fuzzKey)
+	f.Add(uint8(1), "bEARER   K3y.two_~+/==", "")
+	f.Fuzz(func(t *testing.T, n uint8, first, second string) {
+		env := fuzzNewEnv(t, petstore.WithAuthenticator(petstore.APIKeys(fuzzAuthKeys()...)))
+		before := fuzzSnapshot(t, env.store)
+		missing := env.serve(httptest.NewRequest(http.MethodGet, "/v1/pets", nil))
+		reject := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
+		reject.Header.Set("Authorization", "Bearer not-a-key")
+		rejected := env.serve(reject)
+		fuzzCheckChallenge(t, missing, `Bearer realm="petstore"`)
+		fuzzCheckChallenge(t, rejected, `Bearer realm="petstore", error="invalid_token"`)
+
+		values := []string{first, second}[:n%3]
+		r := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
+		if len(values) > 0 {
+			r.Header["Authorization"] = values
+		}
+		w := env.serve(r)
+		code := fuzzCheckResponse(t, w)
+		fuzzCheckUnchanged(t, env.store, before)
+
+		accepted, invalid := fuzzAuthWant(values)
+		if accepted {
+			if w.Code != http.StatusOK {
+				t.Fatalf("Authorization %q: status %d %s, want 200", values, w.Code, w.Body)
+			}
+			return
+		}
+		want := missing
+		if invalid {
+			want = rejected
+		}
+		if w.Code != http.StatusUnauthorized || code != httpapi.CodeUnauthorized {
+			t.Fatalf("Authorization %q: status %d %s, want 401", values, w.Code, w.Body)
+		}
+		if diff := cmp.Diff(want.Header(), w.Header()); diff != "" {
+			t.Fatalf("Authorization %q: headers differ from the reference 401 (-want +got):\n%s", values, diff)
+		}
+		if got, want := w.Body.String(), want.Body.String(); got != want {
+			t.Fatalf("Authorization %q: body %s, want %s", values, got, want)
+		}
+	})
+}
+
+// fuzzCheckChallenge fails unless w is a 401 unauthorized with the
+// WWW-Authenticate challenge want.
+func fuzzCheckChallenge(t *testing.T, w *httptest.ResponseRecorder, want string) {
+	t.Helper()
+	if code := fuzzCheckResponse(t, w); w.Code != http.StatusUnauthorized || code != httpapi.CodeUnauthorized {
+		t.Fatalf("status %d %s, want 401 unauthorized", w.Code, w.Body)
+	}
+	if got := w.Header().Values("WWW-Authenticate"); len(got) != 1 || got[0] != want {
+		t.Fatalf("WWW-Authenticate = %q, want %q", got, want)
+	}
+}

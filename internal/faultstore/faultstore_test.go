@@ -1,0 +1,176 @@
+package faultstore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/faultstore"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+// call calls method m of s once and returns its error.
+func call(ctx context.Context, s *faultstore.Store, m faultstore.Method) error {
+	var err error
+	switch m {
+	case faultstore.Add:
+		_, err = s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1})
+	case faultstore.Get:
+		_, err = s.Get(ctx, 1)
+	case faultstore.List:
+		_, err = s.List(ctx, petstore.ListOptions{})
+	}
+	return err
+}
+
+// newStore returns a Store around a memstore that holds one pet.
+func newStore(t *testing.T) (*faultstore.Store, *memstore.Store) {
+	t.Helper()
+	inner := memstore.New()
+	if _, err := inner.Add(context.Background(), petstore.NewPet{Name: "first", CategoryID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return faultstore.New(inner), inner
+}
+
+// methods returns every method of a Store.
+func methods() []faultstore.Method {
+	return []faultstore.Method{faultstore.Add, faultstore.Get, faultstore.List}
+}
+
+func TestNoFaultCallsTheWrappedStore(t *testing.T) {
+	s, inner := newStore(t)
+	p, err := s.Add(context.Background(), petstore.NewPet{Name: "Rex", CategoryID: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(context.Background(), p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(p, got); diff != "" {
+		t.Errorf("Get (-added +got):\n%s", diff)
+	}
+	list, err := s.List(context.Background(), petstore.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || inner.Len() != 2 {
+		t.Errorf("List returned %d pets and the wrapped store holds %d, want 2 and 2", len(list), inner.Len())
+	}
+	if _, err := s.Get(context.Background(), 99); !errors.Is(err, petstore.ErrNotFound) {
+		t.Errorf("Get of a missing pet: %v, want ErrNotFound", err)
+	}
+}
+
+func TestErrIsReturnedWithoutCallingTheWrappedStore(t *testing.T) {
+	for _, m := range methods() {
+		t.Run(string(m), func(t *testing.T) {
+			s, inner := newStore(t)
+			s.Set(m, faultstore.Fault{Err: petstore.ErrUnavailable})
+			if err := call(context.Background(), s, m); !errors.Is(err, petstore.ErrUnavailable) {
+				t.Errorf("err = %v, want ErrUnavailable", err)
+			}
+			if inner.Len() != 1 {
+				t.Errorf("the wrapped store holds %d pets, want 1", inner.Len())
+			}
+			if got := s.Calls(m); got != 1 {
+				t.Errorf("Calls = %d, want 1", got)
+			}
+		})
+	}
+}
+
+func TestTimesHeals(t *testing.T) {
+	for _, m := range methods() {
+		t.Run(string(m), func(t *testing.T) {
+			s, _ := newStore(t)
+			s.Set(m, faultstore.Fault{Err: petstore.ErrUnavailable, Times: 2})
+			var got []bool
+			for range 4 {
+				got = append(got, errors.Is(call(context.Background(), s, m), petstore.ErrUnavailable))
+			}
+			if diff := cmp.Diff([]bool{true, true, false, false}, got); diff != "" {
+				t.Errorf("failed calls (-want +got):\n%s", diff)
+			}
+			if got := s.Calls(m); got != 4 {
+				t.Errorf("Calls = %d, want 4", got)
+			}
+		})
+	}
+}
+
+func TestSetZeroFaultRemovesIt(t *testing.T) {
+	s, _ := newStore(t)
+	s.Set(faultstore.Get, faultstore.Fault{Err: errors.New("broken")})
+	s.Set(faultstore.Get, faultstore.Fault{})
+	if err := call(context.Background(), s, faultstore.Get); err != nil {
+		t.Errorf("err = %v, want nil", err)
+	}
+}
+
+func TestPanic(t *testing.T) {
+	for _, m := range methods() {
+		t.Run(string(m), func(t *testing.T) {
+			s, inner := newStore(t)
+			s.Set(m, faultstore.Fault{Panic: "boom", Err: errors.New("not reached")})
+			func() {
+				defer func() {
+					if v := recover(); v != "boom" {
+						t.Errorf("recovered %v, want boom", v)
+					}
+				}()
+				_ = call(context.Background(), s, m)
+				t.Error("no panic")
+			}()
+			if inner.Len() != 1 {
+				t.Errorf("the wrapped store holds %d pets, want 1", inner.Len())
+			}
+		})
+	}
+}
+
+func TestDelayEndsWithTheContext(t *testing.T) {
+	for _, m := range methods() {
+		t.Run(string(m), func(t *testing.T) {
+			s, inner := newStore(t)
+			s.Set(m, faultstore.Fault{Delay: time.Hour})
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if err := call(ctx, s, m); !errors.Is(err, context.Canceled) {
+				t.Errorf("err = %v, want one wrapping context.Canceled", err)
+			}
+			if inner.Len() != 1 {
+				t.Errorf("the wrapped store holds %d pets, want 1", inner.Len())
+			}
+		})
+	}
+}
+
+func TestDelayThenCall(t *testing.T) {
+	s, inner := newStore(t)
+	s.Set(faultstore.Add, faultstore.Fault{Delay: time.Millisecond})
+	if err := call(context.Background(), s, faultstore.Add); err != nil {
+		t.Fatal(err)
+	}
+	if inner.Len() != 2 {
+		t.Errorf("the wrapped store holds %d pets, want 2", inner.Len())
+	}
+}
+
+func TestTotalCalls(t *testing.T) {
+	s, _ := newStore(t)
+	for _, m := range methods() {
+		_ = call(context.Background(), s, m)
+	}
+	_ = call(context.Background(), s, faultstore.Get)
+	if got := s.TotalCalls(); got != 4 {
+		t.Errorf("TotalCalls = %d, want 4", got)
+	}
+	if got := s.Calls(faultstore.Get); got != 2 {
+		t.Errorf("Calls(Get) = %d, want 2", got)
+	}
+}
