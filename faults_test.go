@@ -1,0 +1,468 @@
+package petstore_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/faultstore"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+// faultsLog is a log destination that tests can read while the handler
+// writes to it from any goroutine.
+type faultsLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *faultsLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *faultsLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// records returns the log's JSON records.
+func (l *faultsLog) records(t *testing.T) []map[string]any {
+	t.Helper()
+	var recs []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(l.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		recs = append(recs, rec)
+	}
+	return recs
+}
+
+// faultsEnv is a handler on a faultstore wrapping a memstore that holds
+// three pets, logging JSON records to log.
+type faultsEnv struct {
+	h     http.Handler
+	fs    *faultstore.Store
+	store *memstore.Store
+	log   *faultsLog
+}
+
+func faultsNewEnv(t *testing.T, opts ...petstore.Option) faultsEnv {
+	t.Helper()
+	store := memstore.New()
+	for i := range 3 {
+		if _, err := store.Add(context.Background(), petstore.NewPet{Name: fmt.Sprint("pet ", i+1), CategoryID: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs := faultstore.New(store)
+	log := &faultsLog{}
+	opts = append([]petstore.Option{
+		petstore.WithStore(fs),
+		petstore.WithAuthenticator(petstore.APIKeys(fuzzKey)),
+		petstore.WithLogger(slog.New(slog.NewJSONHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))),
+	}, opts...)
+	h, err := petstore.New(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return faultsEnv{h: h, fs: fs, store: store, log: log}
+}
+
+// faultsOp is a request that calls one store method, and the status of its
+// success.
+type faultsOp struct {
+	method faultstore.Method
+	op     petstore.Operation
+	ok     int
+	req    func(ctx context.Context) *http.Request
+}
+
+// faultsOps returns a faultsOp for each store method.
+func faultsOps() []faultsOp {
+	return []faultsOp{
+		{faultstore.List, petstore.OpListPets, http.StatusOK, func(ctx context.Context) *http.Request {
+			return faultsRequest(ctx, http.MethodGet, "/v1/pets", nil)
+		}},
+		{faultstore.Get, petstore.OpGetPet, http.StatusOK, func(ctx context.Context) *http.Request {
+			return faultsRequest(ctx, http.MethodGet, "/v1/pets/2", nil)
+		}},
+		{faultstore.Add, petstore.OpCreatePet, http.StatusCreated, func(ctx context.Context) *http.Request {
+			return faultsRequest(ctx, http.MethodPost, "/v1/pets", strings.NewReader(`{"name":"Rex","categoryId":7}`))
+		}},
+	}
+}
+
+// faultsRequest returns an authenticated request with ctx.
+func faultsRequest(ctx context.Context, method, target string, body io.Reader) *http.Request {
+	r := httptest.NewRequestWithContext(ctx, method, target, body)
+	r.Header.Set("Authorization", "Bearer "+fuzzKey)
+	if body != nil {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	return r
+}
+
+// faultsServe serves r on env and checks the common parts of the answer.
+func faultsServe(t *testing.T, env faultsEnv, r *http.Request) (*httptest.ResponseRecorder, httpapi.Code) {
+	t.Helper()
+	w := httptest.NewRecorder()
+	env.h.ServeHTTP(w, r)
+	return w, fuzzCheckResponse(t, w)
+}
+
+// faultsFind returns the log records with message msg.
+func faultsFind(recs []map[string]any, msg string) []map[string]any {
+	var found []map[string]any
+	for _, rec := range recs {
+		if rec["msg"] == msg {
+			found = append(found, rec)
+		}
+	}
+	return found
+}
+
+// faultsInternalBody is the whole body of every 500.
+const faultsInternalBody = `{"code":"internal","message":"internal error","status":500}`
+
+// TestFaultUnavailable: a store error wrapping ErrUnavailable gives 503
+// unavailable with Retry-After, for every operation, and changes nothing.
+func TestFaultUnavailable(t *testing.T) {
+	errs := map[string]error{
+		"sentinel": petstore.ErrUnavailable,
+		"wrapped":  fmt.Errorf("pgstore: dial tcp 10.1.2.3:5432: connection refused: %w", petstore.ErrUnavailable),
+		"joined":   errors.Join(errors.New("pool exhausted"), petstore.ErrUnavailable),
+	}
+	for _, o := range faultsOps() {
+		for name, err := range errs {
+			t.Run(string(o.op)+"/"+name, func(t *testing.T) {
+				env := faultsNewEnv(t, petstore.WithRetryAfter(2500*time.Millisecond))
+				before := fuzzSnapshot(t, env.store)
+				env.fs.Set(o.method, faultstore.Fault{Err: err})
+
+				w, code := faultsServe(t, env, o.req(context.Background()))
+				if w.Code != http.StatusServiceUnavailable || code != httpapi.CodeUnavailable {
+					t.Fatalf("status %d %s, want 503 unavailable", w.Code, w.Body)
+				}
+				if got := w.Header().Get("Retry-After"); got != "3" {
+					t.Errorf("Retry-After = %q, want %q (2.5 s rounded up)", got, "3")
+				}
+				if strings.Contains(w.Body.String(), "10.1.2.3") || strings.Contains(w.Body.String(), "pool") {
+					t.Errorf("body %s reveals the store's error", w.Body)
+				}
+				if got := env.fs.Calls(o.method); got != 1 {
+					t.Errorf("store calls = %d, want 1", got)
+				}
+				fuzzCheckUnchanged(t, env.store, before)
+				recs := faultsFind(env.log.records(t), "petstore: store unavailable")
+				if len(recs) != 1 || recs[0]["error"] != err.Error() || recs[0]["operation"] != string(o.op) {
+					t.Errorf("log records %v, want one with error %q and operation %q", recs, err, o.op)
+				}
+			})
+		}
+	}
+}
+
+// TestFaultInternalError: any other store error gives 500 with a body that
+// says only "internal error"; the detail is in the log.
+func TestFaultInternalError(t *testing.T) {
+	detail := errors.New(`pq: relation "pets" does not exist (host=db.internal user=petstore)`)
+	for _, o := range faultsOps() {
+		t.Run(string(o.op), func(t *testing.T) {
+			env := faultsNewEnv(t)
+			before := fuzzSnapshot(t, env.store)
+			env.fs.Set(o.method, faultstore.Fault{Err: fmt.Errorf("pgstore: %w", detail)})
+
+			w, _ := faultsServe(t, env, o.req(context.Background()))
+			if w.Code != http.StatusInternalServerError {
+				t.Fatalf("status %d, want 500", w.Code)
+			}
+			if diff := cmp.Diff(faultsInternalBody, w.Body.String()); diff != "" {
+				t.Errorf("body (-want +got):\n%s", diff)
+			}
+			if w.Header().Get("Retry-After") != "" {
+				t.Errorf("a permanent failure carries Retry-After %q", w.Header().Get("Retry-After"))
+			}
+			fuzzCheckUnchanged(t, env.store, before)
+			recs := faultsFind(env.log.records(t), "petstore: store failed")
+			if len(recs) != 1 {
+				t.Fatalf("log has %d store-failed records, want 1:\n%s", len(recs), env.log)
+			}
+			want := map[string]any{"level": "ERROR", "error": "pgstore: " + detail.Error(), "operation": string(o.op)}
+			got := map[string]any{"level": recs[0]["level"], "error": recs[0]["error"], "operation": recs[0]["operation"]}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("log record (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestFaultPanicRecovery: a store that panics gives 500 "internal error",
+// the panic and its stack go to the log, and the next request is served
+// normally by the same handler.
+func TestFaultPanicRecovery(t *testing.T) {
+	values := map[string]any{
+		"string": "index out of range in the driver (secret detail)",
+		"error":  fmt.Errorf("driver state corrupt (secret detail)"),
+		"int":    42,
+	}
+	for _, o := range faultsOps() {
+		for name, v := range values {
+			t.Run(string(o.op)+"/"+name, func(t *testing.T) {
+				env := faultsNewEnv(t)
+				before := fuzzSnapshot(t, env.store)
+				env.fs.Set(o.method, faultstore.Fault{Panic: v, Times: 1})
+
+				w, _ := faultsServe(t, env, o.req(context.Background()))
+				if w.Code != http.StatusInternalServerError {
+					t.Fatalf("status %d, want 500", w.Code)
+				}
+				if diff := cmp.Diff(faultsInternalBody, w.Body.String()); diff != "" {
+					t.Errorf("body (-want +got):\n%s", diff)
+				}
+				fuzzCheckUnchanged(t, env.store, before)
+				recs := faultsFind(env.log.records(t), "petstore: panic serving request")
+				if len(recs) != 1 {
+					t.Fatalf("log has %d panic records, want 1:\n%s", len(recs), env.log)
+				}
+				if got, want := recs[0]["panic"], fmt.Sprint(v); got != want {
+					t.Errorf("logged panic %q, want %q", got, want)
+				}
+				if stack, _ := recs[0]["stack"].(string); !strings.Contains(stack, "faultstore") {
+					t.Errorf("logged stack does not show where the panic happened:\n%s", stack)
+				}
+
+				// The fault was for one call: the same handler serves the next.
+				w, code := faultsServe(t, env, o.req(context.Background()))
+				if w.Code != o.ok || code != "" {
+					t.Fatalf("request after the panic: status %d %s, want %d", w.Code, w.Body, o.ok)
+				}
+			})
+		}
+	}
+}
+
+// TestFaultAbortHandlerPassesThrough: a panic with http.ErrAbortHandler is
+// not answered but passed on, so that net/http aborts the response quietly.
+func TestFaultAbortHandlerPassesThrough(t *testing.T) {
+	env := faultsNewEnv(t)
+	env.fs.Set(faultstore.List, faultstore.Fault{Panic: http.ErrAbortHandler})
+	defer func() {
+		if v := recover(); v != http.ErrAbortHandler {
+			t.Errorf("recovered %v, want http.ErrAbortHandler", v)
+		}
+	}()
+	env.h.ServeHTTP(httptest.NewRecorder(), faultsOps()[0].req(context.Background()))
+	t.Error("ServeHTTP returned")
+}
+
+// TestFaultHealsByItself: a store that is unavailable for a while gives
+// 503s, then full service from the same handler once it is back.
+func TestFaultHealsByItself(t *testing.T) {
+	const down = 3
+	for _, o := range faultsOps() {
+		t.Run(string(o.op), func(t *testing.T) {
+			env := faultsNewEnv(t)
+			env.fs.Set(o.method, faultstore.Fault{Err: petstore.ErrUnavailable, Times: down})
+			var got []int
+			for range down + 2 {
+				w, _ := faultsServe(t, env, o.req(context.Background()))
+				got = append(got, w.Code)
+			}
+			want := []int{503, 503, 503, o.ok, o.ok}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("statuses (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestFaultLatency: a slow store is waited for while the request lasts; a
+// request whose deadline passes first gets 503 and leaves the store
+// unchanged.
+func TestFaultLatency(t *testing.T) {
+	for _, o := range faultsOps() {
+		t.Run(string(o.op)+"/slow", func(t *testing.T) {
+			env := faultsNewEnv(t)
+			env.fs.Set(o.method, faultstore.Fault{Delay: 20 * time.Millisecond})
+			if w, _ := faultsServe(t, env, o.req(context.Background())); w.Code != o.ok {
+				t.Fatalf("status %d %s, want %d", w.Code, w.Body, o.ok)
+			}
+		})
+		t.Run(string(o.op)+"/deadline", func(t *testing.T) {
+			env := faultsNewEnv(t)
+			before := fuzzSnapshot(t, env.store)
+			env.fs.Set(o.method, faultstore.Fault{Delay: time.Hour})
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			defer cancel()
+
+			w, code := faultsServe(t, env, o.req(ctx))
+			if w.Code != http.StatusServiceUnavailable || code != httpapi.CodeUnavailable {
+				t.Fatalf("status %d %s, want 503 unavailable", w.Code, w.Body)
+			}
+			if got := env.fs.Calls(o.method); got != 1 {
+				t.Errorf("store calls = %d, want 1", got)
+			}
+			fuzzCheckUnchanged(t, env.store, before)
+		})
+	}
+}
+
+// TestFaultClientGone: a request whose client has gone away before the
+// store is called never reaches the store, whether the client left before
+// the request was served, during authentication or while sending the body.
+func TestFaultClientGone(t *testing.T) {
+	for _, o := range faultsOps() {
+		t.Run(string(o.op)+"/before", func(t *testing.T) {
+			env := faultsNewEnv(t)
+			before := fuzzSnapshot(t, env.store)
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			faultsServe(t, env, o.req(ctx))
+			if got := env.fs.TotalCalls(); got != 0 {
+				t.Errorf("store calls = %d, want 0", got)
+			}
+			fuzzCheckUnchanged(t, env.store, before)
+		})
+		t.Run(string(o.op)+"/during-authentication", func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			leaving := petstore.AuthenticatorFunc(func(ctx context.Context, op petstore.Operation, token string) (context.Context, error) {
+				cancel() // the client hangs up while the key is checked
+				return petstore.APIKeys(fuzzKey).Authenticate(ctx, op, token)
+			})
+			env := faultsNewEnv(t, petstore.WithAuthenticator(leaving))
+			before := fuzzSnapshot(t, env.store)
+			faultsServe(t, env, o.req(ctx))
+			if got := env.fs.TotalCalls(); got != 0 {
+				t.Errorf("store calls = %d, want 0", got)
+			}
+			fuzzCheckUnchanged(t, env.store, before)
+		})
+	}
+	t.Run("createPet/during-upload", func(t *testing.T) {
+		env := faultsNewEnv(t)
+		before := fuzzSnapshot(t, env.store)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		body := &faultsHangUp{r: strings.NewReader(`{"name":"Rex","categoryId":7}`), cancel: cancel}
+		faultsServe(t, env, faultsRequest(ctx, http.MethodPost, "/v1/pets", body))
+		if !body.done {
+			t.Fatal("the handler did not read the body to its end")
+		}
+		if got := env.fs.TotalCalls(); got != 0 {
+			t.Errorf("store calls = %d, want 0", got)
+		}
+		fuzzCheckUnchanged(t, env.store, before)
+	})
+}
+
+// faultsHangUp is a request body whose client hangs up once the last byte
+// has been read.
+type faultsHangUp struct {
+	r      io.Reader
+	cancel context.CancelFunc
+	done   bool
+}
+
+func (b *faultsHangUp) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if errors.Is(err, io.EOF) {
+		b.done = true
+		b.cancel()
+	}
+	return n, err
+}
+
+// TestFaultsConcurrent serves requests from many goroutines while faults
+// come and go. Every answer is a success, a 500 or a 503 with a well-formed
+// body, and every create that was answered 201 is stored exactly once with
+// the fields it was sent with, and no other pet appears.
+func TestFaultsConcurrent(t *testing.T) {
+	env := faultsNewEnv(t)
+	before := fuzzSnapshot(t, env.store)
+	const workers, perWorker = 8, 60
+	faults := []faultstore.Fault{
+		{},
+		{Err: petstore.ErrUnavailable},
+		{Err: errors.New("disk full")},
+		{Panic: "driver bug"},
+		{Delay: time.Millisecond},
+	}
+
+	var mu sync.Mutex
+	created := map[int64]petstore.NewPet{}
+	var wg sync.WaitGroup
+	for g := range workers {
+		wg.Go(func() {
+			for i := range perWorker {
+				m := []faultstore.Method{faultstore.Add, faultstore.Get, faultstore.List}[(g+i)%3]
+				env.fs.Set(m, faults[(g*7+i)%len(faults)])
+				p := petstore.NewPet{Name: fmt.Sprintf("worker %d pet %d", g, i), CategoryID: int64(g + 1)}
+				body, _ := json.Marshal(p)
+				var r *http.Request
+				switch i % 3 {
+				case 0:
+					r = faultsRequest(context.Background(), http.MethodPost, "/v1/pets", bytes.NewReader(body))
+				case 1:
+					r = faultsRequest(context.Background(), http.MethodGet, "/v1/pets/1", nil)
+				default:
+					r = faultsRequest(context.Background(), http.MethodGet, "/v1/pets?limit=5", nil)
+				}
+				w, code := faultsServe(t, env, r)
+				switch {
+				case w.Code == http.StatusCreated:
+					var got petstore.Pet
+					if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					created[got.ID] = p
+					mu.Unlock()
+				case w.Code == http.StatusOK:
+				case code == httpapi.CodeInternal, code == httpapi.CodeUnavailable:
+				default:
+					t.Errorf("status %d %s", w.Code, w.Body)
+				}
+			}
+		})
+	}
+	wg.Wait()
+
+	after := fuzzSnapshot(t, env.store)
+	if len(after) != len(before)+len(created) {
+		t.Errorf("store holds %d pets, want %d before and %d acknowledged", len(after), len(before), len(created))
+	}
+	for _, p := range after[len(before):] {
+		want, ok := created[p.ID]
+		if !ok {
+			t.Errorf("pet %d is stored but was never acknowledged", p.ID)
+			continue
+		}
+		if diff := cmp.Diff(want, p.NewPet); diff != "" {
+			t.Errorf("pet %d (-sent +stored):\n%s", p.ID, diff)
+		}
+	}
+	t.Logf("%d requests, %d pets created and verified", workers*perWorker, len(created))
+}
