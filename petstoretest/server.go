@@ -1,0 +1,157 @@
+package petstoretest
+
+import (
+	"crypto/rand"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/petstore-go/petstore"
+)
+
+// An Endpoint is a running server of the animal store API, as TestServer
+// reaches it.
+type Endpoint struct {
+	// BaseURL is the URL under which the API is served, with its base path
+	// and without a trailing slash, such as "http://127.0.0.1:8080/v1":
+	// the list of pets is at BaseURL + "/pets".
+	BaseURL string
+
+	// APIKey is a key that the server accepts for every operation.
+	APIKey string
+
+	// Client sends the requests; nil means http.DefaultClient. TestServer
+	// uses a copy of it that does not follow redirects, so that a redirect
+	// shows as the response it is.
+	Client *http.Client
+
+	// MaxBodyBytes is the largest request body that the server accepts, as
+	// set with petstore.WithMaxBodyBytes; 0 means the default,
+	// petstore.DefaultMaxBodyBytes (64 KiB).
+	MaxBodyBytes int64
+}
+
+// TestServer tests a running server of the animal store API through HTTP
+// only. It runs each rule of the interface and of the package's wire
+// decisions as a subtest, named after the rule; a failure names the rule
+// that the server broke, with a diff of what the rule wants and what the
+// server answered.
+//
+// TestServer checks every response and header that a client can provoke:
+// 401 with its challenges, 400 for invalid parameters and bodies, 404, 405
+// with Allow, 413, 415 with Accept-Post, HEAD, 201 with Location, the
+// deprecation headers of GET /pets/{petId}, pagination through Link headers
+// and the status filter, and the Content-Type, Cache-Control and
+// X-Content-Type-Options headers and the error body of every response. It
+// cannot provoke 403, 500 or 503, and does not check them.
+//
+// TestServer does not need an empty store: it creates the pets that it
+// checks, with names unique to the run, and finds them among others. It
+// leaves them in the store. It pages through every pet of the store a few
+// times, so on a store with very many pets it takes a while. The subtests
+// run one after another.
+func TestServer(t *testing.T, e Endpoint) {
+	t.Helper()
+	base := strings.TrimSuffix(e.BaseURL, "/")
+	if u, err := url.Parse(base); err != nil || u.Scheme == "" || u.Host == "" {
+		t.Fatalf("petstoretest: Endpoint.BaseURL %q is not an absolute URL such as http://127.0.0.1:8080/v1", e.BaseURL)
+	}
+	if e.APIKey == "" {
+		t.Fatal("petstoretest: Endpoint.APIKey is empty; give a key that the server accepts")
+	}
+	if e.MaxBodyBytes == 0 {
+		e.MaxBodyBytes = petstore.DefaultMaxBodyBytes
+	}
+	client := *http.DefaultClient
+	if e.Client != nil {
+		client = *e.Client
+	}
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	run := rand.Text()[:8]
+
+	for _, c := range serverCases {
+		t.Run(c.name, func(t *testing.T) {
+			c.test(&serverT{
+				t:      t,
+				clause: c.clause,
+				e:      e,
+				base:   base,
+				client: &client,
+				names:  "petstoretest " + run + " " + c.name,
+			})
+		})
+	}
+}
+
+// A serverCase is one rule of the API and the test that enforces it.
+type serverCase struct {
+	name   string // the subtest's name
+	clause string // the rule that test enforces
+	test   func(st *serverT)
+}
+
+// serverT is the state of one subtest of TestServer. Its failure methods
+// append the rule under test to every message.
+type serverT struct {
+	t      *testing.T
+	clause string
+	e      Endpoint
+	base   string // e.BaseURL without a trailing slash
+	client *http.Client
+	names  string // the prefix of the names of the pets that the subtest creates
+	seq    int    // the number of names made so far
+}
+
+// errorf reports a violation of the rule under test and goes on.
+func (st *serverT) errorf(format string, args ...any) {
+	st.t.Helper()
+	st.errorfClause(st.clause, format, args...)
+}
+
+// errorfClause reports a violation of the given rule and goes on.
+func (st *serverT) errorfClause(clause, format string, args ...any) {
+	st.t.Helper()
+	st.t.Errorf("%s\nrule: %s", fmt.Sprintf(format, args...), clause)
+}
+
+// fatalf reports a violation of the rule under test and stops the subtest.
+func (st *serverT) fatalf(format string, args ...any) {
+	st.t.Helper()
+	st.t.Fatalf("%s\nrule: %s", fmt.Sprintf(format, args...), st.clause)
+}
+
+// diff reports a violation of the rule under test when got differs from
+// want, and tells whether they were equal.
+func (st *serverT) diff(what string, want, got any) bool {
+	st.t.Helper()
+	return st.diffClause(st.clause, what, want, got)
+}
+
+// diffClause is diff for the given rule.
+func (st *serverT) diffClause(clause, what string, want, got any) bool {
+	st.t.Helper()
+	if d := diffEmpty(want, got); d != "" {
+		st.errorfClause(clause, "%s (-want +got):\n%s", what, d)
+		return false
+	}
+	return true
+}
+
+// diffEmpty is cmp.Diff with nil and empty slices and maps equal.
+func diffEmpty(want, got any) string {
+	return gocmp.Diff(want, got, cmpopts.EquateEmpty())
+}
+
+// url returns the URL of path under the base URL.
+func (st *serverT) url(path string) string { return st.base + path }
+
+// name returns a pet name that no other subtest or run uses.
+func (st *serverT) name(label string) string {
+	st.seq++
+	return fmt.Sprintf("%s %s %d", st.names, label, st.seq)
+}

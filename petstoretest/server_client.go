@@ -1,0 +1,389 @@
+package petstoretest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/petstore-go/petstore"
+)
+
+// requestTimeout bounds each request, so that a server that never answers
+// fails the subtest instead of hanging it.
+const requestTimeout = 30 * time.Second
+
+// maxResponseBytes bounds the response bodies that TestServer reads: a full
+// page of pets is far smaller.
+const maxResponseBytes = 8 << 20
+
+// headersClause is the rule that every response obeys, whatever the
+// subtest checks.
+const headersClause = "Every response, errors included, has Content-Type: application/json, Cache-Control: no-store and X-Content-Type-Options: nosniff."
+
+// An exchange is a request and the response to it.
+type exchange struct {
+	req  *http.Request
+	sent []byte // the request body, when send sent it
+	resp *http.Response
+	body []byte
+}
+
+// String describes the request for messages.
+func (x *exchange) String() string {
+	s := x.req.Method + " " + x.req.URL.String()
+	if x.sent != nil {
+		s += " with body " + snippet(x.sent)
+	}
+	return s
+}
+
+// newRequest returns a request with the endpoint's API key and, when body
+// is not nil, Content-Type: application/json.
+func (st *serverT) newRequest(method, rawURL string, body []byte) *http.Request {
+	st.t.Helper()
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(st.t.Context(), method, rawURL, r)
+	if err != nil {
+		st.t.Fatalf("petstoretest: making the request %s %s: %v", method, rawURL, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+st.e.APIKey)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req
+}
+
+// do sends req, reads the whole response and checks the headers that every
+// response carries.
+func (st *serverT) do(req *http.Request) *exchange {
+	st.t.Helper()
+	ctx, cancel := context.WithTimeout(req.Context(), requestTimeout)
+	defer cancel()
+	req = req.WithContext(ctx)
+	resp, err := st.client.Do(req)
+	if err != nil {
+		st.fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil {
+		st.fatalf("%s %s: reading the response: %v", req.Method, req.URL, err)
+	}
+	x := &exchange{req: req, resp: resp, body: body}
+	st.checkCommonHeaders(x)
+	return x
+}
+
+// send makes a request with the endpoint's API key and sends it.
+func (st *serverT) send(method, rawURL string, body []byte) *exchange {
+	st.t.Helper()
+	x := st.do(st.newRequest(method, rawURL, body))
+	x.sent = body
+	return x
+}
+
+// commonHeaders is what checkCommonHeaders compares.
+type commonHeaders struct {
+	ContentType         string // the media type, without parameters
+	CacheControlNoStore bool
+	ContentTypeOptions  string
+}
+
+func (st *serverT) checkCommonHeaders(x *exchange) {
+	st.t.Helper()
+	h := x.resp.Header
+	got := commonHeaders{ContentTypeOptions: strings.ToLower(h.Get("X-Content-Type-Options"))}
+	if mt, _, err := mime.ParseMediaType(h.Get("Content-Type")); err == nil {
+		got.ContentType = mt
+	} else {
+		got.ContentType = h.Get("Content-Type")
+	}
+	for _, v := range h.Values("Cache-Control") {
+		for d := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(d), "no-store") {
+				got.CacheControlNoStore = true
+			}
+		}
+	}
+	want := commonHeaders{ContentType: "application/json", CacheControlNoStore: true, ContentTypeOptions: "nosniff"}
+	if d := diffEmpty(want, got); d != "" {
+		st.errorfClause(headersClause, "%s: %d response headers (-want +got):\n%s", x, x.resp.StatusCode, d)
+	}
+}
+
+// snippet returns the start of a body for messages.
+func snippet(body []byte) string {
+	const max = 300
+	if len(body) > max {
+		return fmt.Sprintf("%q…", body[:max])
+	}
+	return fmt.Sprintf("%q", body)
+}
+
+// wantStatus reports a violation when x's status is not want, and tells
+// whether it was.
+func (st *serverT) wantStatus(x *exchange, want int) bool {
+	st.t.Helper()
+	if got := x.resp.StatusCode; got != want {
+		st.errorf("%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s", x, want, got, snippet(x.body))
+		return false
+	}
+	return true
+}
+
+// errorShape is what wantError compares of an error response.
+type errorShape struct {
+	HTTPStatus   int
+	Members      []string // the members of the body, sorted
+	Code         string
+	Status       int // the body's status member
+	HasMessage   bool
+	EchoesAPIKey bool
+	Body         string // only when the body is not a JSON object
+}
+
+// wantError reports a violation when x is not an error response with the
+// given status and code and the body {"code","message","status"}.
+func (st *serverT) wantError(x *exchange, status int, code string) {
+	st.t.Helper()
+	want := errorShape{HTTPStatus: status, Members: []string{"code", "message", "status"}, Code: code, Status: status, HasMessage: true}
+	got := errorShape{HTTPStatus: x.resp.StatusCode}
+	if x.req.Method == http.MethodHead {
+		want = errorShape{HTTPStatus: status}
+		if len(x.body) > 0 {
+			got.Body = string(x.body)
+		}
+	} else {
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(x.body, &members); err != nil || members == nil {
+			got.Body = string(x.body)
+		}
+		for k, v := range members {
+			got.Members = append(got.Members, k)
+			switch k {
+			case "code":
+				_ = json.Unmarshal(v, &got.Code)
+			case "status":
+				_ = json.Unmarshal(v, &got.Status)
+			case "message":
+				var m string
+				_ = json.Unmarshal(v, &m)
+				got.HasMessage = m != ""
+			}
+		}
+		slices.Sort(got.Members)
+		got.EchoesAPIKey = bytes.Contains(x.body, []byte(st.e.APIKey))
+	}
+	st.diff(fmt.Sprintf("%s: error response", x), want, got)
+}
+
+// decodePet decodes one pet of the wire format strictly: the members id,
+// name and categoryId, and status only when the pet has one.
+func decodePet(raw json.RawMessage) (petstore.Pet, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+		return petstore.Pet{}, fmt.Errorf("not a JSON object: %.100s", raw)
+	}
+	var p petstore.Pet
+	for _, k := range []string{"id", "name", "categoryId"} {
+		if _, ok := members[k]; !ok {
+			return p, fmt.Errorf("member %q is missing: %.300s", k, raw)
+		}
+	}
+	for k, v := range members {
+		var err error
+		switch k {
+		case "id":
+			err = json.Unmarshal(v, &p.ID)
+		case "name":
+			err = json.Unmarshal(v, &p.Name)
+		case "categoryId":
+			err = json.Unmarshal(v, &p.CategoryID)
+		case "status":
+			err = json.Unmarshal(v, &p.Status)
+			if err == nil && !p.Status.Valid() {
+				err = fmt.Errorf("status %s is not a status; a pet without a status has no status member", v)
+			}
+		default:
+			err = fmt.Errorf("unknown member %q", k)
+		}
+		if err != nil {
+			return p, fmt.Errorf("member %q: %v: %.300s", k, err, raw)
+		}
+	}
+	return p, nil
+}
+
+// pet decodes x's body as one pet, reporting a violation of clause when it
+// is not.
+func (st *serverT) pet(clause string, x *exchange) (petstore.Pet, bool) {
+	st.t.Helper()
+	p, err := decodePet(x.body)
+	if err != nil {
+		st.errorfClause(clause, "%s: the body is not a pet: %v", x, err)
+		return p, false
+	}
+	return p, true
+}
+
+// pets decodes x's body as a JSON array of pets, reporting a violation of
+// clause when it is not.
+func (st *serverT) pets(clause string, x *exchange) ([]petstore.Pet, bool) {
+	st.t.Helper()
+	var raws []json.RawMessage
+	if err := json.Unmarshal(x.body, &raws); err != nil || raws == nil {
+		st.errorfClause(clause, "%s: the body is not a JSON array: %s", x, snippet(x.body))
+		return nil, false
+	}
+	pets := make([]petstore.Pet, 0, len(raws))
+	for i, raw := range raws {
+		p, err := decodePet(raw)
+		if err != nil {
+			st.errorfClause(clause, "%s: element %d is not a pet: %v", x, i, err)
+			return nil, false
+		}
+		pets = append(pets, p)
+	}
+	return pets, true
+}
+
+// A link is one link of a Link header (RFC 8288).
+type link struct {
+	target string
+	rels   []string
+}
+
+// parseLinks parses the values of Link headers.
+func parseLinks(values []string) ([]link, error) {
+	var links []link
+	for _, v := range values {
+		s := v
+		for {
+			s = strings.TrimLeft(s, " \t,")
+			if s == "" {
+				break
+			}
+			if s[0] != '<' {
+				return nil, fmt.Errorf("link %q does not start with <", v)
+			}
+			end := strings.IndexByte(s, '>')
+			if end < 0 {
+				return nil, fmt.Errorf("link %q has no closing >", v)
+			}
+			l := link{target: s[1:end]}
+			s = s[end+1:]
+			for {
+				s = strings.TrimLeft(s, " \t")
+				if s == "" || s[0] == ',' {
+					break
+				}
+				if s[0] != ';' {
+					return nil, fmt.Errorf("link %q: expected ; before a parameter", v)
+				}
+				var name, value string
+				var err error
+				name, value, s, err = parseParam(strings.TrimLeft(s[1:], " \t"))
+				if err != nil {
+					return nil, fmt.Errorf("link %q: %v", v, err)
+				}
+				if strings.EqualFold(name, "rel") {
+					l.rels = append(l.rels, strings.Fields(strings.ToLower(value))...)
+				}
+			}
+			links = append(links, l)
+		}
+	}
+	return links, nil
+}
+
+// parseParam parses name=value or name="quoted value" at the start of s and
+// returns the rest.
+func parseParam(s string) (name, value, rest string, err error) {
+	eq := strings.IndexByte(s, '=')
+	if eq <= 0 {
+		return "", "", "", fmt.Errorf("expected name=value at %q", s)
+	}
+	name, s = strings.TrimSpace(s[:eq]), strings.TrimLeft(s[eq+1:], " \t")
+	if strings.HasPrefix(s, `"`) {
+		var b strings.Builder
+		for i := 1; i < len(s); i++ {
+			switch c := s[i]; c {
+			case '\\':
+				if i+1 < len(s) {
+					i++
+					b.WriteByte(s[i])
+				}
+			case '"':
+				return name, b.String(), s[i+1:], nil
+			default:
+				b.WriteByte(c)
+			}
+		}
+		return "", "", "", fmt.Errorf("unterminated quoted value at %q", s)
+	}
+	end := strings.IndexAny(s, ";, \t")
+	if end < 0 {
+		end = len(s)
+	}
+	return name, s[:end], s[end:], nil
+}
+
+// linkRel returns the target of x's link with relation rel resolved
+// against the request's URL, or nil when there is none. It reports a
+// violation when the Link header cannot be parsed or has rel twice.
+func (st *serverT) linkRel(x *exchange, rel string) *url.URL {
+	st.t.Helper()
+	links, err := parseLinks(x.resp.Header.Values("Link"))
+	if err != nil {
+		st.errorf("%s: Link header: %v", x, err)
+		return nil
+	}
+	var found *url.URL
+	for _, l := range links {
+		if !slices.Contains(l.rels, rel) {
+			continue
+		}
+		if found != nil {
+			st.errorf("%s: more than one link with rel=%q: %q", x, rel, x.resp.Header.Values("Link"))
+			return nil
+		}
+		ref, err := url.Parse(l.target)
+		if err != nil {
+			st.errorf("%s: link target %q: %v", x, l.target, err)
+			return nil
+		}
+		found = x.req.URL.ResolveReference(ref)
+	}
+	return found
+}
+
+// parseChallenge parses a WWW-Authenticate value that holds one challenge:
+// a scheme and auth-params.
+func parseChallenge(v string) (scheme string, params map[string]string, err error) {
+	v = strings.TrimSpace(v)
+	scheme, s, _ := strings.Cut(v, " ")
+	params = map[string]string{}
+	for {
+		s = strings.TrimLeft(s, " \t,")
+		if s == "" {
+			return scheme, params, nil
+		}
+		var name, value string
+		name, value, s, err = parseParam(s)
+		if err != nil {
+			return scheme, nil, err
+		}
+		params[strings.ToLower(name)] = value
+	}
+}
