@@ -1,0 +1,93 @@
+package httpapi_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/petstore-go/petstore/httpapi"
+)
+
+func TestBearerToken(t *testing.T) {
+	long := strings.Repeat("a", 1<<16)
+	tests := []struct {
+		name    string
+		values  []string // the Authorization header's values
+		want    string
+		wantErr error
+	}{
+		{"token", []string{"Bearer abc"}, "abc", nil},
+		{"scheme in lower case", []string{"bearer abc"}, "abc", nil},
+		{"scheme in mixed case", []string{"bEaReR abc"}, "abc", nil},
+		{"several spaces", []string{"Bearer    abc"}, "abc", nil},
+		{"every token68 character", []string{"Bearer aZ09-._~+/=="}, "aZ09-._~+/==", nil},
+		{"64 KiB token", []string{"Bearer " + long}, long, nil},
+		{"no header", nil, "", httpapi.ErrNoCredentials},
+		{"two headers", []string{"Bearer abc", "Bearer abc"}, "", httpapi.ErrNoCredentials},
+		{"empty header", []string{""}, "", httpapi.ErrNoCredentials},
+		{"scheme only", []string{"Bearer"}, "", httpapi.ErrNoCredentials},
+		{"scheme and a space", []string{"Bearer "}, "", httpapi.ErrNoCredentials},
+		{"scheme and spaces", []string{"Bearer    "}, "", httpapi.ErrNoCredentials},
+		{"Basic", []string{"Basic YWxhZGRpbjpvcGVuc2VzYW1l"}, "", httpapi.ErrNoCredentials},
+		{"scheme as a prefix", []string{"Bearerabc"}, "", httpapi.ErrNoCredentials},
+		{"longer scheme", []string{"Bearers abc"}, "", httpapi.ErrNoCredentials},
+		{"tab separator", []string{"Bearer\tabc"}, "", httpapi.ErrNoCredentials},
+		{"leading space", []string{" Bearer abc"}, "", httpapi.ErrNoCredentials},
+		{"scheme with non-ASCII letter", []string{"Bearer\u212a abc"}, "", httpapi.ErrNoCredentials},
+		{"inner space", []string{"Bearer ab c"}, "", httpapi.ErrMalformedToken},
+		{"trailing space", []string{"Bearer abc "}, "", httpapi.ErrMalformedToken},
+		{"padding first", []string{"Bearer =abc"}, "", httpapi.ErrMalformedToken},
+		{"padding inside", []string{"Bearer ab=c"}, "", httpapi.ErrMalformedToken},
+		{"quoted", []string{`Bearer "abc"`}, "", httpapi.ErrMalformedToken},
+		{"comma", []string{"Bearer abc, Bearer def"}, "", httpapi.ErrMalformedToken},
+		{"NUL", []string{"Bearer abc\x00"}, "", httpapi.ErrMalformedToken},
+		{"CR LF", []string{"Bearer abc\r\nX-Evil: 1"}, "", httpapi.ErrMalformedToken},
+		{"non-ASCII", []string{"Bearer clé"}, "", httpapi.ErrMalformedToken},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			if tt.values != nil {
+				r.Header["Authorization"] = tt.values
+			}
+			got, err := httpapi.BearerToken(r)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if got != tt.want {
+				t.Errorf("token = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestChallengeWrite(t *testing.T) {
+	c := httpapi.NewChallenge("zoo")
+	tests := []struct {
+		rejected  bool
+		challenge string
+	}{
+		{false, `Bearer realm="zoo"`},
+		{true, `Bearer realm="zoo", error="invalid_token"`},
+	}
+	for _, tt := range tests {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set("Authorization", "Bearer secret-token")
+		c.Write(w, r, tt.rejected)
+		got := map[string]any{"status": w.Code, "challenge": w.Header().Values("WWW-Authenticate")}
+		want := map[string]any{"status": http.StatusUnauthorized, "challenge": []string{tt.challenge}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("rejected=%v (-want +got):\n%s", tt.rejected, diff)
+		}
+		if strings.Contains(w.Body.String(), "secret-token") {
+			t.Errorf("rejected=%v: body %s repeats the credential", tt.rejected, w.Body)
+		}
+		if !strings.HasPrefix(w.Body.String(), `{"code":"unauthorized",`) {
+			t.Errorf("rejected=%v: body %s", tt.rejected, w.Body)
+		}
+	}
+}
