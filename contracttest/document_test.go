@@ -1,0 +1,121 @@
+package contracttest_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/google/go-cmp/cmp"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/contracttest"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+// contractDocument returns the document that h serves at docURL, fetched
+// without authentication.
+func contractDocument(t *testing.T, h http.Handler, docPath string) []byte {
+	t.Helper()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, docPath, nil))
+	if w.Code != http.StatusOK {
+		t.Fatalf("GET %s: status %d, want 200; %s", docPath, w.Code, w.Body)
+	}
+	return w.Body.Bytes()
+}
+
+// TestDocumentValid checks that the document that the handler serves is a
+// valid OpenAPI 3.0.3 document under every kind of base path, that its
+// server is the base path, and that its operations are found there.
+func TestDocumentValid(t *testing.T) {
+	tests := []struct {
+		base, wantServer string
+	}{
+		{petstore.DefaultBasePath, "/v1"},
+		{"", "/"},
+		{"/api/animals/v1", "/api/animals/v1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.wantServer, func(t *testing.T) {
+			h, err := petstore.New(petstore.WithStore(memstore.New()),
+				petstore.WithAuthenticator(petstore.APIKeys("k")), petstore.WithBasePath(tt.base))
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := contractDocument(t, h, tt.base+petstore.OpenAPIPath)
+			doc, err := openapi3.NewLoader().LoadFromData(raw)
+			if err != nil {
+				t.Fatalf("loading: %v", err)
+			}
+			if err := contracttest.Validate(doc); err != nil {
+				t.Fatal(err)
+			}
+			var servers []string
+			for _, s := range doc.Servers {
+				servers = append(servers, s.URL)
+			}
+			if diff := cmp.Diff([]string{tt.wantServer}, servers); diff != "" {
+				t.Errorf("servers (-want +got):\n%s", diff)
+			}
+			if doc.OpenAPI != "3.0.3" {
+				t.Errorf("openapi = %q, want 3.0.3", doc.OpenAPI)
+			}
+			v, err := contracttest.New(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ops []string
+			for _, o := range v.Documented() {
+				if len(ops) == 0 || ops[len(ops)-1] != o.Operation {
+					ops = append(ops, o.Operation)
+				}
+			}
+			want := []string{contracttest.OtherMethod, contracttest.OtherPath, "createPet", "getPet", "listPets"}
+			if diff := cmp.Diff(want, ops); diff != "" {
+				t.Errorf("documented operations (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestMissingListsUnexercised checks the coverage bookkeeping: an outcome
+// that was seen is no longer missing, and every other documented one is.
+func TestMissingListsUnexercised(t *testing.T) {
+	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(contractKey)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := contracttest.New(contractDocument(t, h, "/v1"+petstore.OpenAPIPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(v.Documented(), v.Missing()); diff != "" {
+		t.Errorf("before any request, Missing differs from Documented (-documented +missing):\n%s", diff)
+	}
+	for _, target := range []string{"/v1/pets", "/v1/pets", "/v1/pets/1"} {
+		req := httptest.NewRequest(http.MethodGet, target, nil)
+		req.Header.Set("Authorization", "Bearer "+contractKey)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if err := v.Check(req, nil, w.Code, w.Header(), w.Body.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := []contracttest.Outcome{{Operation: "listPets", Status: 200}, {Operation: "getPet", Status: 404}}
+	var want []contracttest.Outcome
+	for _, o := range v.Documented() {
+		if o != seen[0] && o != seen[1] {
+			want = append(want, o)
+		}
+	}
+	if diff := cmp.Diff(want, v.Missing()); diff != "" {
+		t.Errorf("Missing (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[contracttest.Outcome]int{seen[0]: 2, seen[1]: 1}, v.Seen()); diff != "" {
+		t.Errorf("Seen (-want +got):\n%s", diff)
+	}
+	wantDocumented := 6 + 8 + 7 + 2 // listPets, createPet, getPet, other method and path
+	if got := len(v.Documented()); got != wantDocumented {
+		t.Errorf("%d documented outcomes, want %d: %v", got, wantDocumented, v.Documented())
+	}
+}

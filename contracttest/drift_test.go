@@ -1,0 +1,257 @@
+package contracttest_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/contracttest"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+// driftResponse is a response as a driftBreak middleware may change it.
+type driftResponse struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// driftBreak returns h with every response passed through change before it
+// is sent: a handler drifting away from its document.
+func driftBreak(h http.Handler, change func(r *http.Request, resp *driftResponse)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		resp := &driftResponse{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+		change(r, resp)
+		for k, v := range resp.header {
+			w.Header()[k] = v
+		}
+		if resp.header.Get("Content-Length") != "" {
+			w.Header().Set("Content-Length", "")
+			w.Header().Del("Content-Length")
+		}
+		w.WriteHeader(resp.status)
+		_, _ = w.Write(resp.body)
+	})
+}
+
+// driftReplace returns a change that replaces old with new in the body.
+func driftReplace(old, new string) func(*http.Request, *driftResponse) {
+	return func(_ *http.Request, resp *driftResponse) {
+		resp.body = bytes.Replace(resp.body, []byte(old), []byte(new), 1)
+	}
+}
+
+// TestDriftCaught breaks the handler's responses on purpose, one way at a
+// time, and checks that the validating client rejects each broken response
+// and names what broke, while it accepts the unbroken one.
+func TestDriftCaught(t *testing.T) {
+	tests := []struct {
+		name    string
+		method  string
+		path    string
+		body    string
+		key     string // "-" for none
+		change  func(*http.Request, *driftResponse)
+		wantErr string // "" when the response is not broken
+	}{
+		{
+			name: "unbroken", method: "GET", path: "/pets",
+			change: func(*http.Request, *driftResponse) {},
+		},
+		{
+			name: "error body without status", method: "GET", path: "/pets", key: "-",
+			change:  driftReplace(`,"status":401`, ""),
+			wantErr: `property "status" is missing`,
+		},
+		{
+			name: "error body with another status", method: "GET", path: "/pets/999", key: "",
+			change:  driftReplace(`"status":404`, `"status":400`),
+			wantErr: "the error body's status is 400",
+		},
+		{
+			name: "error code of another status", method: "GET", path: "/pets/999",
+			change:  driftReplace(`"not_found"`, `"invalid_parameter"`),
+			wantErr: `the error code "invalid_parameter" goes with status 400`,
+		},
+		{
+			name: "error code not in the enum", method: "GET", path: "/pets/999",
+			change:  driftReplace(`"not_found"`, `"gone"`),
+			wantErr: `Error at "/code": value is not one of the allowed values`,
+		},
+		{
+			name: "undocumented header", method: "GET", path: "/pets",
+			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Set("X-Powered-By", "petstore") },
+			wantErr: "header X-Powered-By is not documented",
+		},
+		{
+			name: "documented header on a response that does not document it", method: "GET", path: "/pets",
+			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Set("Retry-After", "1") },
+			wantErr: "header Retry-After is not documented",
+		},
+		{
+			name: "undocumented status", method: "GET", path: "/pets",
+			change:  func(_ *http.Request, resp *driftResponse) { resp.status = http.StatusAccepted },
+			wantErr: "status 202 is not documented",
+		},
+		{
+			name: "undocumented status for an unknown path", method: "GET", path: "/orders",
+			change:  func(_ *http.Request, resp *driftResponse) { resp.status = http.StatusTeapot },
+			wantErr: "status 418 is not documented",
+		},
+		{
+			name: "undocumented member", method: "GET", path: "/pets/1",
+			change:  driftReplace(`"id":1,`, `"id":1,"color":"red",`),
+			wantErr: `property "color" is unsupported`,
+		},
+		{
+			name: "missing member", method: "GET", path: "/pets",
+			change:  driftReplace(`"categoryId":1`, `"category":1`),
+			wantErr: `property "categoryId" is missing`,
+		},
+		{
+			name: "wrong type", method: "GET", path: "/pets/1",
+			change:  driftReplace(`"id":1`, `"id":"1"`),
+			wantErr: `value must be an integer`,
+		},
+		{
+			name: "list not an array", method: "GET", path: "/pets",
+			change:  func(_ *http.Request, resp *driftResponse) { resp.body = []byte(`{"pets":[]}`) },
+			wantErr: "value must be an array",
+		},
+		{
+			name: "Location missing", method: "POST", path: "/pets", body: `{"name":"Rex","categoryId":1}`,
+			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Del("Location") },
+			wantErr: `response header "Location" missing`,
+		},
+		{
+			name: "Location absolute", method: "POST", path: "/pets", body: `{"name":"Rex","categoryId":1}`,
+			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Set("Location", "/v1/pets/4") },
+			wantErr: `response header "Location" doesn't match schema`,
+		},
+		{
+			name: "Deprecation missing", method: "GET", path: "/pets/1",
+			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Del("Deprecation") },
+			wantErr: `response header "Deprecation" missing`,
+		},
+		{
+			name: "WWW-Authenticate missing", method: "GET", path: "/pets", key: "-",
+			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Del("Www-Authenticate") },
+			wantErr: `response header "WWW-Authenticate" missing`,
+		},
+		{
+			name: "Allow missing", method: "DELETE", path: "/pets",
+			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Del("Allow") },
+			wantErr: `response header "Allow" missing`,
+		},
+		{
+			name: "Cache-Control changed", method: "GET", path: "/pets",
+			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Set("Cache-Control", "max-age=60") },
+			wantErr: `response header "Cache-Control" doesn't match schema`,
+		},
+		{
+			name: "Content-Type changed", method: "GET", path: "/pets",
+			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Set("Content-Type", "text/plain") },
+			wantErr: `Content-Type "text/plain" is not documented`,
+		},
+		{
+			name: "invalid request accepted", method: "POST", path: "/pets", body: `{"name":"Rex","categoryId":1,"color":"red"}`,
+			change: func(_ *http.Request, resp *driftResponse) {
+				*resp = driftResponse{status: 201, header: resp.header, body: []byte(`{"id":9,"name":"Rex","categoryId":1}`)}
+				resp.header.Set("Location", "pets/9")
+			},
+			wantErr: "the document says the request is not valid, yet it succeeded",
+		},
+		{
+			name: "document without paths", method: "GET", path: "/openapi.json", key: "-",
+			change:  driftReplace(`"paths"`, `"routes"`),
+			wantErr: `property "paths" is missing`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := petstore.New(petstore.WithStore(driftStore(t)), petstore.WithAuthenticator(petstore.APIKeys(contractKey)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(driftBreak(h, tt.change))
+			defer srv.Close()
+			v, err := contracttest.New(contractDocument(t, h, "/v1"+petstore.OpenAPIPath))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var body io.Reader
+			if tt.body != "" {
+				body = strings.NewReader(tt.body)
+			}
+			req, err := http.NewRequest(tt.method, srv.URL+"/v1"+tt.path, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			if tt.key != "-" {
+				req.Header.Set("Authorization", "Bearer "+contractKey)
+			}
+			client := &http.Client{Transport: v.Transport(http.DefaultTransport)}
+			resp, err := client.Do(req)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("the unbroken response was rejected: %v", err)
+			case tt.wantErr == "":
+			case err == nil:
+				t.Fatalf("the broken response was accepted; want an error with %q", tt.wantErr)
+			case !strings.Contains(err.Error(), tt.wantErr):
+				t.Fatalf("the error does not say %q:\n%v", tt.wantErr, err)
+			}
+			if got, want := len(v.Errors()), min(len(tt.wantErr), 1); got != want {
+				t.Errorf("Errors() holds %d errors, want %d", got, want)
+			}
+		})
+	}
+}
+
+// driftStore returns a memstore holding one pet, with ID 1.
+func driftStore(t *testing.T) petstore.Store {
+	t.Helper()
+	s := memstore.New()
+	if _, err := s.Add(t.Context(), petstore.NewPet{Name: "Rex", CategoryID: 1, Status: petstore.StatusAvailable}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestDriftHeadWithBody checks the one break that a server cannot send: a
+// HEAD response with a body.
+func TestDriftHeadWithBody(t *testing.T) {
+	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(contractKey)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := contracttest.New(contractDocument(t, h, "/v1"+petstore.OpenAPIPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		body    string
+		wantErr bool
+	}{{"", false}, {"[]", true}} {
+		req := httptest.NewRequest(http.MethodHead, "/v1/pets", nil)
+		req.Header.Set("Authorization", "Bearer "+contractKey)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		err := v.Check(req, nil, w.Code, w.Header(), []byte(tt.body))
+		if (err != nil) != tt.wantErr {
+			t.Errorf("HEAD answered with body %q: error %v, want an error: %v", tt.body, err, tt.wantErr)
+		}
+	}
+}
