@@ -1,0 +1,83 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/puddle/v2"
+	"github.com/petstore-go/petstore"
+)
+
+// wrapError describes err, returned by the operation op, the way the
+// petstore.Store contract asks: when ctx is done it wraps ctx.Err(); when the
+// database cannot serve now but may later, it wraps petstore.ErrUnavailable.
+// The texts it includes come from pgx and the server, which never include the
+// connection string's password.
+func wrapError(ctx context.Context, op string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		// pgx may report a cancelled query as the server's "canceling
+		// statement due to user request" or as a closed connection; the
+		// cause is the context either way.
+		return fmt.Errorf("pgstore: %s: %w (%v)", op, ctxErr, err)
+	}
+	if unavailable(err) {
+		return fmt.Errorf("pgstore: %s: %w: %w", op, petstore.ErrUnavailable, err)
+	}
+	return fmt.Errorf("pgstore: %s: %w", op, err)
+}
+
+// unavailable reports whether err means that the database cannot serve the
+// request now but may be able to later: it could not be reached, the
+// connection broke or timed out, the pool is closed, the server is shutting
+// down, starting up, out of connections or read-only, or the statement lost
+// a race that a retry would win.
+func unavailable(err error) bool {
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) {
+		return true // whatever the reason, no connection could be opened
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return unavailableState(pgErr.Code)
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) ||
+		pgconn.Timeout(err) ||
+		pgconn.SafeToRetry(err) ||
+		errors.Is(err, puddle.ErrClosedPool) ||
+		errors.Is(err, pgconn.ErrConnClosed) ||
+		errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.EPIPE)
+}
+
+// unavailableState reports whether a server error with the given SQLSTATE is
+// one that a later retry may not get.
+func unavailableState(code string) bool {
+	switch {
+	case strings.HasPrefix(code, "08"): // connection_exception
+		return true
+	case strings.HasPrefix(code, "53"): // insufficient_resources: too many connections, out of memory
+		return true
+	}
+	switch code {
+	case "57P01", // admin_shutdown
+		"57P02", // crash_shutdown
+		"57P03", // cannot_connect_now: starting up or in recovery
+		"57014", // query_canceled: statement_timeout (a done context is handled before)
+		"55P03", // lock_not_available: lock_timeout
+		"40001", // serialization_failure
+		"40P01", // deadlock_detected
+		"25006": // read_only_sql_transaction: connected to a standby, as after a failover
+		return true
+	}
+	return false
+}

@@ -1,0 +1,333 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/pgstore"
+)
+
+// errorsPassword is the password in the connection strings of the tests
+// that check that errors never show it.
+const errorsPassword = "pw-errors-s3cret"
+
+// errorsOp is one Store method, called with arguments that would succeed
+// on a healthy database.
+type errorsOp struct {
+	name string
+	call func(context.Context, *pgstore.Store) error
+}
+
+// errorsOps returns every Store method that talks to the database.
+func errorsOps() []errorsOp {
+	return []errorsOp{
+		{"Add", func(ctx context.Context, s *pgstore.Store) error {
+			_, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1})
+			return err
+		}},
+		{"Get", func(ctx context.Context, s *pgstore.Store) error {
+			_, err := s.Get(ctx, 1)
+			if errors.Is(err, petstore.ErrNotFound) {
+				return nil
+			}
+			return err
+		}},
+		{"List", func(ctx context.Context, s *pgstore.Store) error {
+			_, err := s.List(ctx, petstore.ListOptions{Limit: 20})
+			return err
+		}},
+		{"List by status", func(ctx context.Context, s *pgstore.Store) error {
+			_, err := s.List(ctx, petstore.ListOptions{Status: petstore.StatusSold})
+			return err
+		}},
+		{"Migrate", func(ctx context.Context, s *pgstore.Store) error { return s.Migrate(ctx) }},
+	}
+}
+
+// errorsStore returns a Store on a pool that connects to url, giving up
+// on each connection attempt after connectTimeout.
+func errorsStore(t *testing.T, url string, connectTimeout time.Duration) *pgstore.Store {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.ConnectTimeout = connectTimeout
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	s, err := pgstore.New(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// errorsWantUnavailable fails the test unless err wraps ErrUnavailable and
+// does not show errorsPassword.
+func errorsWantUnavailable(t *testing.T, err error) {
+	t.Helper()
+	t.Logf("err = %v", err)
+	if !errors.Is(err, petstore.ErrUnavailable) {
+		t.Errorf("err = %v; want an error wrapping ErrUnavailable", err)
+	}
+	if err != nil && strings.Contains(err.Error(), errorsPassword) {
+		t.Errorf("err = %q; it shows the password", err)
+	}
+}
+
+func TestErrorsWhenServerUnreachable(t *testing.T) {
+	// A port that nothing listens on: connections are refused.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := ln.Addr().String()
+	ln.Close()
+
+	// A port that accepts connections and never answers: connecting times
+	// out.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+
+	servers := []struct{ name, url string }{
+		{"refused", fmt.Sprintf("postgres://app:%s@%s/shop?sslmode=disable", errorsPassword, refused)},
+		{"timeout", fmt.Sprintf("postgres://app:%s@%s/shop?sslmode=disable", errorsPassword, silent.Addr())},
+		{"key-value", fmt.Sprintf("host=127.0.0.1 port=%s user=app password=%s dbname=shop sslmode=disable", strings.TrimPrefix(refused, "127.0.0.1:"), errorsPassword)},
+	}
+	for _, server := range servers {
+		s := errorsStore(t, server.url, 200*time.Millisecond)
+		for _, op := range errorsOps() {
+			t.Run(server.name+"/"+op.name, func(t *testing.T) {
+				errorsWantUnavailable(t, op.call(context.Background(), s))
+			})
+		}
+	}
+}
+
+func TestErrorsWhenPoolClosed(t *testing.T) {
+	pool := pgPool(t)
+	schema := pgSchema(t, pool)
+	closed := pgPool(t)
+	cs, err := pgstore.New(closed, pgstore.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	for _, op := range errorsOps() {
+		t.Run(op.name, func(t *testing.T) {
+			errorsWantUnavailable(t, op.call(context.Background(), cs))
+		})
+	}
+}
+
+// TestErrorsWhenServerEndsConnection terminates the store's connection on
+// the server, as a shutdown or a failover does, and checks that the next
+// call reports ErrUnavailable and the one after it works again.
+func TestErrorsWhenServerEndsConnection(t *testing.T) {
+	admin := pgPool(t)
+	ctx := context.Background()
+	schema := pgSchema(t, admin)
+	for _, op := range errorsOps() {
+		t.Run(op.name, func(t *testing.T) {
+			pool := pgPool(t, func(c *pgxpool.Config) {
+				c.MaxConns = 1
+				// Without a ping before use, the query meets the broken
+				// connection, as it would when the server goes away
+				// between the ping and the query.
+				c.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
+			})
+			s, err := pgstore.New(pool, pgstore.WithSchema(schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var pid int32
+			if err := pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+				t.Fatal(err)
+			}
+			var ended bool
+			if err := admin.QueryRow(ctx, "SELECT pg_terminate_backend($1, 10000)", pid).Scan(&ended); err != nil || !ended {
+				t.Fatalf("pg_terminate_backend(%d) = %v, %v", pid, ended, err)
+			}
+			errorsWantUnavailable(t, op.call(ctx, s))
+			if err := op.call(ctx, s); err != nil {
+				t.Errorf("after the pool reconnected: %v", err)
+			}
+		})
+	}
+}
+
+// errorsLockedStore returns a migrated Store on pool, in a fresh schema,
+// whose tables admin locks until the test ends, so that every query on them
+// waits.
+func errorsLockedStore(t *testing.T, admin, pool *pgxpool.Pool) *pgstore.Store {
+	t.Helper()
+	ctx := context.Background()
+	schema := pgSchema(t, admin)
+	// Migrated through admin, whose statements have no timeout.
+	migrator, err := pgstore.New(admin, pgstore.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrator.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s, err := pgstore.New(pool, pgstore.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := admin.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback(ctx) })
+	tables := pgx.Identifier{schema, "pets"}.Sanitize() + ", " + pgx.Identifier{schema, "pets_migrations"}.Sanitize()
+	if _, err := tx.Exec(ctx, "LOCK TABLE "+tables+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestErrorsWhenContextDone checks that a done context stops every method,
+// before it queries and while its query waits, with an error wrapping
+// ctx.Err().
+func TestErrorsWhenContextDone(t *testing.T) {
+	admin := pgPool(t)
+	for _, op := range errorsOps() {
+		t.Run(op.name+"/before", func(t *testing.T) {
+			s := pgStore(t, admin)
+			canceled, cancel := context.WithCancel(context.Background())
+			cancel()
+			expired, stop := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+			defer stop()
+			for _, ctx := range []context.Context{canceled, expired} {
+				if err := op.call(ctx, s); !errors.Is(err, ctx.Err()) {
+					t.Errorf("err = %v; want an error wrapping %v", err, ctx.Err())
+				}
+			}
+		})
+		t.Run(op.name+"/waiting", func(t *testing.T) {
+			application := "pgstore_test_" + strings.ReplaceAll(t.Name(), "/", "_")
+			pool := pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["application_name"] = application })
+			s := errorsLockedStore(t, admin, pool)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- op.call(ctx, s) }()
+			pgAwait(t, admin, "the query to wait for the lock", `SELECT EXISTS (SELECT FROM pg_stat_activity
+WHERE application_name = $1 AND state = 'active' AND wait_event_type = 'Lock')`, application)
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("err = %v; want an error wrapping context.Canceled", err)
+			}
+		})
+	}
+}
+
+// TestErrorsWhenStatementTimesOut checks that the server's statement_timeout
+// gives ErrUnavailable, as a timeout does.
+func TestErrorsWhenStatementTimesOut(t *testing.T) {
+	admin := pgPool(t)
+	for _, op := range errorsOps() {
+		t.Run(op.name, func(t *testing.T) {
+			pool := pgPool(t, func(c *pgxpool.Config) {
+				c.ConnConfig.RuntimeParams["statement_timeout"] = "100ms"
+			})
+			s := errorsLockedStore(t, admin, pool)
+			err := op.call(context.Background(), s)
+			errorsWantUnavailable(t, err)
+			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+				t.Errorf("err = %v; it wraps a context error, but no context was done", err)
+			}
+		})
+	}
+}
+
+func TestGetUnknownID(t *testing.T) {
+	s := pgStore(t, pgPool(t))
+	ctx := context.Background()
+	added, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{0, -1, added.ID + 1, 1 << 62} {
+		_, err := s.Get(ctx, id)
+		if !errors.Is(err, petstore.ErrNotFound) {
+			t.Errorf("Get(%d) err = %v; want an error wrapping ErrNotFound", id, err)
+		}
+		if errors.Is(err, petstore.ErrUnavailable) {
+			t.Errorf("Get(%d) err = %v; wraps ErrUnavailable too", id, err)
+		}
+	}
+}
+
+func TestAddRefusesInvalidStatus(t *testing.T) {
+	s := pgStore(t, pgPool(t))
+	ctx := context.Background()
+	_, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1, Status: "lost"})
+	if err == nil || errors.Is(err, petstore.ErrUnavailable) {
+		t.Errorf("Add with status lost: err = %v; want an error that is not ErrUnavailable", err)
+	}
+	pets, err := s.List(ctx, petstore.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pets) != 0 {
+		t.Errorf("List = %v; want no pets", pets)
+	}
+}
+
+// TestErrorsFromServerAreNotUnavailable checks that a mistake, such as a
+// table that was never migrated, gives an error that is not ErrUnavailable:
+// retrying would not help.
+func TestErrorsFromServerAreNotUnavailable(t *testing.T) {
+	pool := pgPool(t)
+	s, err := pgstore.New(pool, pgstore.WithSchema("pgstore_test_never_created"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range errorsOps()[:4] {
+		t.Run(op.name, func(t *testing.T) {
+			err := op.call(context.Background(), s)
+			if err == nil || errors.Is(err, petstore.ErrUnavailable) {
+				t.Errorf("err = %v; want an error that is not ErrUnavailable", err)
+			}
+			if !strings.Contains(err.Error(), "does not exist") {
+				t.Errorf("err = %q; want the server's reason", err)
+			}
+		})
+	}
+}

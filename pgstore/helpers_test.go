@@ -1,0 +1,121 @@
+package pgstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/petstore-go/petstore/pgstore"
+)
+
+// pgURLVar names the environment variable that points the tests at a
+// PostgreSQL server.
+const pgURLVar = "PETSTORE_POSTGRES_URL"
+
+// pgURL returns the URL of the PostgreSQL server to test against. Without
+// one it skips the test, or fails it under CI=true, where a skipped database
+// test must not pass for a tested one.
+func pgURL(tb testing.TB) string {
+	tb.Helper()
+	url := os.Getenv(pgURLVar)
+	if url == "" {
+		const msg = pgURLVar + " is not set, so the PostgreSQL tests cannot run. Start a server and set it, e.g.\n" +
+			"\t" + pgURLVar + "='postgres://postgres@127.0.0.1:5432/test?sslmode=disable' go test ./..."
+		if os.Getenv("CI") == "true" {
+			tb.Fatal(msg)
+		}
+		tb.Skip(msg)
+	}
+	return url
+}
+
+// pgPool opens a pool on the test server, closed when the test ends.
+func pgPool(tb testing.TB, configure ...func(*pgxpool.Config)) *pgxpool.Pool {
+	tb.Helper()
+	cfg, err := pgxpool.ParseConfig(pgURL(tb))
+	if err != nil {
+		tb.Fatalf("%s: %v", pgURLVar, err)
+	}
+	cfg.MaxConns = 8
+	for _, f := range configure {
+		f(cfg)
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool
+}
+
+// pgSchema returns the name of a schema that no other test uses, and drops
+// it, with everything in it, when the test ends. It does not create it:
+// Migrate does.
+func pgSchema(tb testing.TB, pool *pgxpool.Pool) string {
+	tb.Helper()
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		tb.Fatal(err)
+	}
+	schema := "pgstore_test_" + hex.EncodeToString(b)
+	tb.Cleanup(func() {
+		_, err := pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		if err != nil {
+			tb.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
+	return schema
+}
+
+// pgStore returns a migrated Store on pool, in a fresh schema of its own.
+func pgStore(tb testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) *pgstore.Store {
+	tb.Helper()
+	opts = append([]pgstore.Option{pgstore.WithSchema(pgSchema(tb, pool))}, opts...)
+	s, err := pgstore.New(pool, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.Migrate(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// pgSeed inserts n pets straight into the store's table in one statement,
+// with the statuses available, pending, sold and none in turn, and updates
+// the planner's statistics.
+func pgSeed(tb testing.TB, pool *pgxpool.Pool, s *pgstore.Store, n int) {
+	tb.Helper()
+	ctx := context.Background()
+	_, err := pool.Exec(ctx, `INSERT INTO `+s.Table()+` (name, category_id, status)
+SELECT 'pet ' || g, g % 100 + 1, (ARRAY['available', 'pending', 'sold', NULL])[g % 4 + 1]
+FROM generate_series(1, $1::bigint) AS g`, n)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, "ANALYZE "+s.Table()); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// pgAwait runs query, which returns one boolean, on pool until it returns
+// true, and fails the test if that takes more than ten seconds.
+func pgAwait(tb testing.TB, pool *pgxpool.Pool, what, query string, args ...any) {
+	tb.Helper()
+	for range 1000 {
+		var ok bool
+		if err := pool.QueryRow(context.Background(), query, args...).Scan(&ok); err != nil {
+			tb.Fatal(err)
+		}
+		if ok {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tb.Fatalf("waited 10s for %s", what)
+}

@@ -1,0 +1,170 @@
+package pgstore
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// migrationFiles holds the schema's versions, one file each, named
+// NNNN_description.sql and applied in the order of NNNN. They are templates:
+// {{.Table}} is the pets table and {{.StatusIndex}} the name of its index on
+// (status, id), both quoted.
+//
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// A migration is one version of the schema.
+type migration struct {
+	version int
+	name    string // the file name
+	sql     *template.Template
+}
+
+// migrations returns every migration, ascending by version. The files are
+// part of the binary, so an error here is a bug caught by the tests.
+func migrations() ([]migration, error) {
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, name := range names {
+		base := path.Base(name)
+		prefix, _, ok := strings.Cut(base, "_")
+		version, err := strconv.Atoi(prefix)
+		if !ok || err != nil || version < 1 {
+			return nil, fmt.Errorf("pgstore: migration file %s is not named NNNN_description.sql", base)
+		}
+		text, err := migrationFiles.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		t, err := template.New(base).Option("missingkey=error").Parse(string(text))
+		if err != nil {
+			return nil, fmt.Errorf("pgstore: migration %s: %w", base, err)
+		}
+		ms = append(ms, migration{version: version, name: base, sql: t})
+	}
+	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
+	for i := 1; i < len(ms); i++ {
+		if ms[i].version == ms[i-1].version {
+			return nil, fmt.Errorf("pgstore: migrations %s and %s have the same version", ms[i-1].name, ms[i].name)
+		}
+	}
+	return ms, nil
+}
+
+// Migrate creates the Store's table, or upgrades it to the schema this
+// version of the package expects. It is safe to call on every start, from
+// any number of processes at once:
+//
+//   - It creates the schema if one was set with WithSchema and it does not
+//     exist, in a transaction of its own, under an advisory lock keyed by
+//     the schema.
+//   - Then, in one transaction, so that a failure leaves the tables as they
+//     were, it takes a transaction-scoped advisory lock keyed by the schema
+//     and table, so that concurrent calls for the same table wait for each
+//     other and the later ones find nothing left to do, and creates a table
+//     "<table>_migrations" that records each version applied (version, file
+//     name, time).
+//   - It applies, in order, each embedded version that table does not list.
+//     Versions listed there that this package does not know (written by a
+//     newer release) are left alone, so older instances keep running during
+//     a rolling upgrade.
+//
+// Version 1 creates the pets table (an identity column for IDs, status
+// checked by the database) and its index on (status, id).
+//
+// The role that runs Migrate needs the right to create tables in the
+// schema, and to create the schema when it does not exist; the role that
+// serves requests needs only SELECT and INSERT on the pets table.
+func (s *Store) Migrate(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	// Read committed, whatever the server's default: after waiting for a
+	// lock, each statement must see what the previous holder committed.
+	txOptions := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
+	if s.schema != "" {
+		// In a transaction of its own, so that the lock on the schema is
+		// not held while the tables are migrated.
+		// A role without the right to create schemas can migrate a table
+		// in a schema that exists: CREATE SCHEMA IF NOT EXISTS would check
+		// the right first.
+		err := pgx.BeginTxFunc(ctx, s.pool, txOptions, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1::int4, hashtext($2::text))`,
+				lockClassSchema, s.schema); err != nil {
+				return err
+			}
+			var exists bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = $1)`, s.schema).Scan(&exists); err != nil || exists {
+				return err
+			}
+			_, err := tx.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{s.schema}.Sanitize())
+			return err
+		})
+		if err != nil {
+			return wrapError(ctx, "migrate "+s.relation+": create schema", err)
+		}
+	}
+	err = pgx.BeginTxFunc(ctx, s.pool, txOptions, func(tx pgx.Tx) error {
+		var schema *string
+		if s.schema != "" {
+			schema = &s.schema
+		}
+		if _, err := tx.Exec(ctx,
+			`SELECT pg_advisory_xact_lock($1::int4, hashtext(coalesce($2::text, current_schema(), '') || '.' || $3::text))`,
+			lockClassMigrate, schema, s.table); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.versions+` (
+	version    integer     PRIMARY KEY,
+	name       text        NOT NULL,
+	applied_at timestamptz NOT NULL DEFAULT now()
+)`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT version FROM `+s.versions)
+		if err != nil {
+			return err
+		}
+		applied, err := pgx.CollectRows(rows, pgx.RowTo[int])
+		if err != nil {
+			return err
+		}
+		data := struct{ Table, StatusIndex string }{
+			Table:       s.relation,
+			StatusIndex: pgx.Identifier{s.table + "_status_id_idx"}.Sanitize(),
+		}
+		for _, m := range ms {
+			if slices.Contains(applied, m.version) {
+				continue
+			}
+			var sql strings.Builder
+			if err := m.sql.Execute(&sql, data); err != nil {
+				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+			if _, err := tx.Exec(ctx, sql.String()); err != nil {
+				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO `+s.versions+` (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
+				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return wrapError(ctx, "migrate "+s.relation, err)
+	}
+	return nil
+}

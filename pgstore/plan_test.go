@@ -1,0 +1,166 @@
+package pgstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/petstore-go/petstore"
+)
+
+// planTracer records the last query a pool sent, so that a test can ask
+// the server how it plans exactly the SQL that the store sends.
+type planTracer struct {
+	mu   sync.Mutex
+	sql  string
+	args []any
+}
+
+// TraceQueryStart records the query.
+func (t *planTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sql, t.args = data.SQL, data.Args
+	return ctx
+}
+
+// TraceQueryEnd does nothing.
+func (t *planTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// last returns the last query recorded.
+func (t *planTracer) last() (string, []any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sql, t.args
+}
+
+// planNode is a node of the JSON output of EXPLAIN.
+type planNode struct {
+	NodeType  string     `json:"Node Type"`
+	IndexName string     `json:"Index Name"`
+	Plans     []planNode `json:"Plans"`
+}
+
+// scans returns "Node Type" or "Node Type using Index Name" for every node
+// of the plan, depth first.
+func (n planNode) scans() []string {
+	s := n.NodeType
+	if n.IndexName != "" {
+		s += " using " + n.IndexName
+	}
+	out := []string{s}
+	for _, c := range n.Plans {
+		out = append(out, c.scans()...)
+	}
+	return out
+}
+
+// planLiteral writes an argument of the store's queries as an SQL literal.
+func planLiteral(t *testing.T, v any) string {
+	switch v := v.(type) {
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case int:
+		return strconv.Itoa(v)
+	case string:
+		return "'" + strings.ReplaceAll(v, "'", "''") + "'"
+	}
+	t.Fatalf("argument %v of type %T", v, v)
+	return ""
+}
+
+// planExplain returns the plan that the server makes for sql and args:
+// with generic, the plan it makes once it stops looking at the arguments, as
+// it may for a statement that pgx has prepared and used several times.
+func planExplain(t *testing.T, pool *pgxpool.Pool, sql string, args []any, generic bool) []string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	var out []byte
+	if !generic {
+		err = conn.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&out)
+	} else {
+		literals := make([]string, len(args))
+		for i, a := range args {
+			literals[i] = planLiteral(t, a)
+		}
+		_, err = conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan; PREPARE plan_q AS "+sql)
+		if err == nil {
+			err = conn.QueryRow(ctx, "EXPLAIN (FORMAT JSON) EXECUTE plan_q("+strings.Join(literals, ", ")+")").Scan(&out)
+		}
+		if _, resetErr := conn.Exec(ctx, "DEALLOCATE plan_q; RESET plan_cache_mode"); resetErr != nil && err == nil {
+			err = resetErr
+		}
+	}
+	if err != nil {
+		t.Fatalf("explaining %s: %v", sql, err)
+	}
+	var plans []struct{ Plan planNode }
+	if err := json.Unmarshal(out, &plans); err != nil || len(plans) != 1 {
+		t.Fatalf("EXPLAIN output %s: %v", out, err)
+	}
+	return plans[0].Plan.scans()
+}
+
+// TestListIsIndexRangeScan checks that every List, filtered or not, and Get
+// are served by a range scan of an index, in the order of the index, with no
+// sequential scan and no sort: their cost then depends on the page size,
+// not on the number of pets. The table holds enough pets, with statistics,
+// for the planner to choose between plans as it would in production.
+func TestListIsIndexRangeScan(t *testing.T) {
+	tracer := &planTracer{}
+	pool := pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.Tracer = tracer })
+	admin := pgPool(t)
+	s := pgStore(t, pool)
+	const n = 20000
+	pgSeed(t, admin, s, n)
+	// The index names that Migrate chose, as EXPLAIN shows them.
+	pkey, statusIndex := "pets_pkey", "pets_status_id_idx"
+	type call struct {
+		name string
+		call func(ctx context.Context) error
+		want []string // the plan's nodes
+	}
+	var calls []call
+	for _, after := range []int64{0, n / 2, n - 30} {
+		calls = append(calls,
+			call{fmt.Sprintf("List after %d", after), func(ctx context.Context) error {
+				_, err := s.List(ctx, petstore.ListOptions{After: after, Limit: 20})
+				return err
+			}, []string{"Limit", "Index Scan using " + pkey}},
+			call{fmt.Sprintf("List sold after %d", after), func(ctx context.Context) error {
+				_, err := s.List(ctx, petstore.ListOptions{After: after, Limit: 20, Status: petstore.StatusSold})
+				return err
+			}, []string{"Limit", "Index Scan using " + statusIndex}},
+		)
+	}
+	calls = append(calls, call{"Get", func(ctx context.Context) error {
+		_, err := s.Get(ctx, n/2)
+		return err
+	}, []string{"Index Scan using " + pkey}})
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.call(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			sql, args := tracer.last()
+			for _, generic := range []bool{false, true} {
+				got := planExplain(t, admin, sql, args, generic)
+				if diff := cmp.Diff(c.want, got); diff != "" {
+					t.Errorf("plan of %s (generic %v) (-want +got):\n%s", sql, generic, diff)
+				}
+			}
+		})
+	}
+}
