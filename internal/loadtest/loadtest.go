@@ -1,0 +1,278 @@
+// Package loadtest drives a running animal store API with many concurrent
+// clients and then checks that the store kept exactly what it acknowledged:
+// every pet whose create was answered 201 is listed exactly once and found
+// by ID, with the fields it was created with, and nothing else is stored.
+//
+// Typical usage inside a test is:
+//
+//	srv := httptest.NewServer(handler) // a real server on loopback
+//	defer srv.Close()
+//	ctx, cancel := context.WithTimeout(context.Background(), loadtest.Bound(t))
+//	defer cancel()
+//	r := loadtest.Run(ctx, t, loadtest.Config{
+//		BaseURL: srv.URL + "/v1", APIKey: key,
+//		Clients: 64, Creates: loadtest.Creates(t),
+//	})
+//	t.Logf("%v", r)
+//
+// The store must be empty when Run starts, and no one else may write to it
+// while Run is running.
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/petstore-go/petstore"
+)
+
+// The numbers of creates that Creates returns when PETSTORE_LOAD_CREATES is
+// not set. The race detector makes every request several times as costly,
+// so a test binary built with -race makes fewer; set PETSTORE_LOAD_CREATES
+// to make the full number under it.
+const (
+	DefaultCreates     = 100_000
+	DefaultRaceCreates = 20_000
+)
+
+// EnvCreates is the environment variable that sets the number of creates.
+const EnvCreates = "PETSTORE_LOAD_CREATES"
+
+// Creates returns the number of creates a load test makes: the value of
+// PETSTORE_LOAD_CREATES when it is set, otherwise DefaultCreates, or
+// DefaultRaceCreates when the race detector is on. A value that is not a
+// positive integer fails the test.
+func Creates(t testing.TB) int {
+	t.Helper()
+	v := os.Getenv(EnvCreates)
+	if v == "" {
+		if raceEnabled {
+			t.Logf("the race detector is on, so the load is %d creates rather than %d; set %s to change it",
+				DefaultRaceCreates, DefaultCreates, EnvCreates)
+			return DefaultRaceCreates
+		}
+		return DefaultCreates
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive integer", EnvCreates, v)
+	}
+	return n
+}
+
+// Bound returns how long a load test may run: 10 minutes, or less when the
+// test binary's -timeout ends sooner, so that an overrun fails with the
+// counts reached rather than with the test binary's panic.
+func Bound(t *testing.T) time.Duration {
+	bound := 10 * time.Minute
+	if deadline, ok := t.Deadline(); ok {
+		bound = min(bound, time.Until(deadline)*9/10)
+	}
+	return bound
+}
+
+// Config describes a load run.
+type Config struct {
+	// BaseURL is the API's base URL, such as "http://127.0.0.1:8080/v1";
+	// the collection is BaseURL + "/pets".
+	BaseURL string
+	// APIKey is sent as the bearer token of every request.
+	APIKey string
+	// Clients is the number of concurrent clients.
+	Clients int
+	// Creates is the total number of creates, shared among the clients.
+	// After every fifth create, a client also lists a page and gets one of
+	// the pets it created.
+	Creates int
+}
+
+// Result counts what a run did.
+type Result struct {
+	// Requests is the number of HTTP requests tried, during the load and
+	// during the verification.
+	Requests int64
+	// Creates, Lists and Gets are the requests of the load phase.
+	Creates, Lists, Gets int64
+	// Created is the number of creates answered 201.
+	Created int
+	// Verified is the number of created pets found afterwards exactly once
+	// in the full listing, under their status, and by ID, each time with
+	// the fields they were created with.
+	Verified int
+	// Load is how long the load phase took; Verify how long the checks
+	// after it took.
+	Load, Verify time.Duration
+}
+
+// String formats r for a test log.
+func (r Result) String() string {
+	return fmt.Sprintf("%d requests tried (load: %d creates, %d lists, %d gets), %d pets created, %d verified; load %v (%.0f requests/s), verification %v",
+		r.Requests, r.Creates, r.Lists, r.Gets, r.Created, r.Verified,
+		r.Load.Round(time.Millisecond), float64(r.Creates+r.Lists+r.Gets)/r.Load.Seconds(), r.Verify.Round(time.Millisecond))
+}
+
+// Run makes the load that c describes, then verifies the store through the
+// API. It reports every discrepancy with t.Errorf and stops the test with
+// t.Fatalf when requests fail or ctx is done before the end.
+func Run(ctx context.Context, t testing.TB, c Config) Result {
+	t.Helper()
+	if c.Clients < 1 || c.Creates < 1 {
+		t.Fatalf("loadtest: Clients and Creates must be positive; got %d and %d", c.Clients, c.Creates)
+	}
+	transport := &http.Transport{
+		MaxIdleConnsPerHost: c.Clients,
+		IdleConnTimeout:     time.Minute,
+	}
+	defer transport.CloseIdleConnections()
+	cl := &client{
+		base: c.BaseURL + "/pets",
+		auth: "Bearer " + c.APIKey,
+		http: &http.Client{Transport: transport, Timeout: time.Minute},
+	}
+
+	var r Result
+	start := time.Now()
+	created := cl.load(ctx, t, c)
+	r.Load = time.Since(start)
+	r.Creates, r.Lists, r.Gets = cl.creates.Load(), cl.lists.Load(), cl.gets.Load()
+	r.Created = len(created)
+
+	start = time.Now()
+	r.Verified = cl.verify(ctx, t, c.Clients, created)
+	r.Verify = time.Since(start)
+	r.Requests = cl.requests.Load()
+	return r
+}
+
+// load runs the clients and returns the pets acknowledged with 201, by ID.
+func (cl *client) load(ctx context.Context, t testing.TB, c Config) map[int64]petstore.NewPet {
+	t.Helper()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	acked := make([][]petstore.Pet, c.Clients)
+	var wg sync.WaitGroup
+	for i := range c.Clients {
+		n := c.Creates / c.Clients
+		if i < c.Creates%c.Clients {
+			n++
+		}
+		wg.Go(func() {
+			pets, err := cl.work(ctx, i, n)
+			acked[i] = pets
+			if err != nil {
+				cancel(fmt.Errorf("client %d, after %d of its %d creates: %w", i, len(pets), n, err))
+			}
+		})
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("loadtest: the load did not finish in time: %d of %d creates were made; lower %s or raise the bound",
+				cl.creates.Load(), c.Creates, EnvCreates)
+		}
+		t.Fatalf("loadtest: %v", err)
+	}
+	byID := make(map[int64]petstore.NewPet, c.Creates)
+	for _, pets := range acked {
+		for _, p := range pets {
+			if _, dup := byID[p.ID]; dup {
+				t.Errorf("loadtest: two creates were acknowledged with ID %d", p.ID)
+			}
+			byID[p.ID] = p.NewPet
+		}
+	}
+	return byID
+}
+
+// statuses are given to new pets in turn; a pet without status is one of
+// the cases.
+var statuses = [...]petstore.Status{petstore.StatusAvailable, "", petstore.StatusPending, petstore.StatusSold}
+
+// loadPet returns the pet that client i creates in its create number seq.
+// Its name is unique to the create and holds characters outside ASCII.
+func loadPet(i, seq int) petstore.NewPet {
+	return petstore.NewPet{
+		Name:       fmt.Sprintf("Client %d pet %d: Ünïcödé 猫 🐈", i, seq),
+		CategoryID: int64(i)*1_000_000 + int64(seq) + 1,
+		Status:     statuses[(i+seq)%len(statuses)],
+	}
+}
+
+// work is client i: it makes n creates and, after every fifth, lists the
+// next page of its walk through the collection and gets one of its pets.
+// It returns the pets acknowledged, and the first failure.
+func (cl *client) work(ctx context.Context, i, n int) ([]petstore.Pet, error) {
+	mine := make([]petstore.Pet, 0, n)
+	w := walk{status: statuses[i%len(statuses)], limit: 1 + i%petstore.MaxPageSize}
+	for seq := range n {
+		want := loadPet(i, seq)
+		got, err := cl.create(ctx, want)
+		if err != nil {
+			return mine, err
+		}
+		mine = append(mine, got)
+		if seq%5 != 4 {
+			continue
+		}
+		if err := cl.step(ctx, &w); err != nil {
+			return mine, err
+		}
+		p := mine[(seq*7919)%len(mine)]
+		got, err = cl.get(ctx, p.ID)
+		if err != nil {
+			return mine, err
+		}
+		if got != p {
+			return mine, fmt.Errorf("GET pets/%d answered %+v; it was created as %+v", p.ID, got, p)
+		}
+	}
+	return mine, nil
+}
+
+// A walk is a client's progress through the collection during the load,
+// one page per step, restarting at the first page after the last.
+type walk struct {
+	status petstore.Status
+	limit  int
+	next   string // the next page's URL; "" for the first
+	last   int64  // the last ID of the walk so far
+	page   []petstore.Pet
+}
+
+// step lists the next page of w and checks it: at most limit pets, each
+// with the status asked for, IDs ascending across the pages of the walk.
+func (cl *client) step(ctx context.Context, w *walk) error {
+	if w.next == "" {
+		w.next = cl.base + "?limit=" + strconv.Itoa(w.limit)
+		if w.status != "" {
+			w.next += "&status=" + string(w.status)
+		}
+		w.last = 0
+	}
+	page, next, err := cl.list(ctx, w.next, w.page[:0])
+	if err != nil {
+		return err
+	}
+	w.page = page
+	if len(page) > w.limit {
+		return fmt.Errorf("GET %s answered %d pets; the limit is %d", w.next, len(page), w.limit)
+	}
+	for _, p := range page {
+		if p.ID <= w.last {
+			return fmt.Errorf("GET %s listed pet %d after pet %d: IDs must ascend across pages", w.next, p.ID, w.last)
+		}
+		if w.status != "" && p.Status != w.status {
+			return fmt.Errorf("GET %s listed pet %d with status %q", w.next, p.ID, p.Status)
+		}
+		w.last = p.ID
+	}
+	w.next = next
+	return nil
+}

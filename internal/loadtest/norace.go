@@ -1,0 +1,6 @@
+//go:build !race
+
+package loadtest
+
+// raceEnabled reports whether the race detector is on.
+const raceEnabled = false

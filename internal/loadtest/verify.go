@@ -1,0 +1,157 @@
+package loadtest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/petstore-go/petstore"
+)
+
+// maxReports caps the discrepancies of each kind that verify reports.
+const maxReports = 10
+
+// Checks that a created pet passes, as bits.
+const (
+	inList    = 1 << iota // listed once, as created, in the full listing
+	inFilter              // listed once under its status (pets with one)
+	byID                  // found by ID, as created
+	allChecks = inList | inFilter | byID
+)
+
+// verify checks the store against the pets acknowledged, by ID: the full
+// listing, paged through its Link headers, holds exactly them, once each,
+// as created; so does the listing under each status for the pets with that
+// status; and each is found by ID as created. It returns the number of
+// pets that passed every check.
+func (cl *client) verify(ctx context.Context, t testing.TB, clients int, acked map[int64]petstore.NewPet) int {
+	t.Helper()
+	passed := make(map[int64]uint8, len(acked))
+	for id, p := range acked {
+		passed[id] = 0
+		if p.Status == "" {
+			passed[id] |= inFilter // never listed under a filter: checked below
+		}
+	}
+	r := &reporter{t: t}
+
+	for _, status := range []petstore.Status{"", petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold} {
+		bit := uint8(inFilter)
+		target := cl.base + "?limit=" + fmt.Sprint(petstore.MaxPageSize)
+		if status == "" {
+			bit = inList
+		} else {
+			target += "&status=" + string(status)
+		}
+		var last int64
+		var page []petstore.Pet
+		seen := make(map[int64]bool)
+		for target != "" {
+			var err error
+			page, target, err = cl.list(ctx, target, page[:0])
+			if err != nil {
+				t.Fatalf("loadtest: verifying: %v", err)
+			}
+			for _, got := range page {
+				if got.ID <= last {
+					r.report("order", "listing with status %q: pet %d follows pet %d", status, got.ID, last)
+				}
+				last = got.ID
+				want, ok := acked[got.ID]
+				switch {
+				case !ok:
+					r.report("unacknowledged", "listing with status %q holds pet %+v, whose create was not acknowledged", status, got)
+				case want != got.NewPet:
+					r.report("fields", "listing with status %q holds pet %d as %+v; it was created as %+v", status, got.ID, got.NewPet, want)
+				case status != "" && got.Status != status:
+					r.report("filter", "listing with status %q holds pet %+v", status, got)
+				case seen[got.ID]:
+					r.report("duplicate", "listing with status %q holds pet %d more than once", status, got.ID)
+					passed[got.ID] &^= bit
+				default:
+					seen[got.ID] = true
+					passed[got.ID] |= bit
+				}
+			}
+		}
+	}
+
+	ids := make(chan int64)
+	found := make(chan int64)
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for range clients {
+		wg.Go(func() {
+			for id := range ids {
+				got, err := cl.get(ctx, id)
+				switch {
+				case err != nil:
+					if !failed.Swap(true) {
+						t.Errorf("loadtest: verifying: %v", err)
+					}
+				case got.ID != id || got.NewPet != acked[id]:
+					r.report("get", "GET pets/%d answered %+v; it was created as %+v", id, got, acked[id])
+				default:
+					found <- id
+				}
+			}
+		})
+	}
+	go func() {
+		for id := range acked {
+			if ctx.Err() != nil || failed.Load() {
+				break
+			}
+			ids <- id
+		}
+		close(ids)
+		wg.Wait()
+		close(found)
+	}()
+	for id := range found {
+		passed[id] |= byID
+	}
+	if failed.Load() {
+		t.FailNow()
+	}
+
+	verified := 0
+	for id, bits := range passed {
+		if bits == allChecks {
+			verified++
+			continue
+		}
+		if bits&inList == 0 {
+			r.report("missing", "pet %d, acknowledged as %+v, is missing from the full listing", id, acked[id])
+		}
+		if bits&inFilter == 0 {
+			r.report("missing under status", "pet %d, acknowledged as %+v, is missing from the listing under its status", id, acked[id])
+		}
+	}
+	return verified
+}
+
+// reporter reports discrepancies, at most maxReports of each kind, and
+// counts the rest. It is safe for concurrent use.
+type reporter struct {
+	t      testing.TB
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (r *reporter) report(kind, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.counts == nil {
+		r.counts = make(map[string]int)
+	}
+	r.counts[kind]++
+	switch n := r.counts[kind]; {
+	case n <= maxReports:
+		r.t.Errorf("loadtest: "+format, args...)
+	case n == maxReports+1:
+		r.t.Errorf("loadtest: more %s discrepancies follow; only the first %d are reported", kind, maxReports)
+	}
+}
