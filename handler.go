@@ -178,14 +178,17 @@ func (h *handler) authenticate(w http.ResponseWriter, r *http.Request, op Operat
 // failed answers a request whose store call returned err: 503 for a
 // temporary failure, 500 for anything else, with the detail in the log only.
 func (h *handler) failed(w http.ResponseWriter, r *http.Request, op Operation, err error) {
+	// A store may put the caller's identity into its errors: scrub the token.
+	token, _ := httpapi.BearerToken(r)
+	msg := scrub(err.Error(), token)
 	if errors.Is(err, ErrUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		h.log.LogAttrs(r.Context(), slog.LevelWarn, "petstore: store unavailable",
-			slog.String("operation", string(op)), slog.String("error", err.Error()))
+			slog.String("operation", string(op)), slog.String("error", msg))
 		h.unavailable(w, r, "the store is unavailable; retry later")
 		return
 	}
 	h.log.LogAttrs(r.Context(), slog.LevelError, "petstore: store failed",
-		slog.String("operation", string(op)), slog.String("error", err.Error()))
+		slog.String("operation", string(op)), slog.String("error", msg))
 	httpapi.WriteError(w, r, httpapi.CodeInternal, "internal error")
 }
 

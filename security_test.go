@@ -1,0 +1,377 @@
+package petstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/faultstore"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+// securityContextKey marks the context that securityAuthenticate returns.
+type securityContextKey struct{}
+
+// TestSecurityAPIKeysRejectsNearMisses: only a token equal to one of the
+// keys is accepted; prefixes, extensions, other cases, one changed byte,
+// the keys run together and the empty token are all rejected with an error
+// wrapping ErrUnauthorized.
+func TestSecurityAPIKeysRejectsNearMisses(t *testing.T) {
+	const k1, k2 = "s3cr3t-key-AAAAAAAAAAAAAAAAAAAAAAAA", "rotated-KEY-bbbb"
+	a := petstore.APIKeys(k1, k2)
+	accepted := []string{k1, k2}
+	var rejected []string
+	for _, k := range accepted {
+		for i := range len(k) {
+			rejected = append(rejected, k[:i]) // every prefix, the empty one too
+		}
+		rejected = append(rejected,
+			k+"A", k+"=", "A"+k, strings.ToUpper(k), strings.ToLower(k),
+			k[:len(k)-1]+string(k[len(k)-1]+1), string(k[0]+1)+k[1:],
+			" "+k, k+" ", k+"\x00")
+	}
+	rejected = append(rejected, k1+k2, k2+k1, strings.Repeat(k1, 1000))
+
+	ctx := context.WithValue(context.Background(), securityContextKey{}, "caller")
+	for _, token := range accepted {
+		got, err := a.Authenticate(ctx, petstore.OpCreatePet, token)
+		if err != nil {
+			t.Errorf("key %q rejected: %v", token, err)
+			continue
+		}
+		if got.Value(securityContextKey{}) != "caller" {
+			t.Errorf("key %q: the context returned is not the one passed", token)
+		}
+	}
+	for _, token := range rejected {
+		if token == k1 || token == k2 {
+			continue // "k" + ... can't equal a key, but be safe
+		}
+		if _, err := a.Authenticate(ctx, petstore.OpListPets, token); !errors.Is(err, petstore.ErrUnauthorized) {
+			t.Errorf("token %q: err = %v, want ErrUnauthorized", token, err)
+		}
+	}
+	t.Logf("%d near misses rejected", len(rejected))
+}
+
+// TestSecurityAPIKeysEmpty: APIKeys without keys, or with only empty keys,
+// accepts nothing; empty keys beside real ones are ignored.
+func TestSecurityAPIKeysEmpty(t *testing.T) {
+	tokens := []string{"", " ", "x", "Bearer", "null", "\x00"}
+	for _, keys := range [][]string{nil, {""}, {"", ""}} {
+		a := petstore.APIKeys(keys...)
+		for _, token := range tokens {
+			if _, err := a.Authenticate(context.Background(), petstore.OpGetPet, token); !errors.Is(err, petstore.ErrUnauthorized) {
+				t.Errorf("APIKeys(%q) accepted %q (err %v)", keys, token, err)
+			}
+		}
+		env := fuzzNewEnv(t, petstore.WithAuthenticator(a))
+		for _, token := range tokens[2:] {
+			r := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
+			r.Header.Set("Authorization", "Bearer "+token)
+			if w := env.serve(r); w.Code != http.StatusUnauthorized {
+				t.Errorf("handler with APIKeys(%q): token %q got status %d, want 401", keys, token, w.Code)
+			}
+		}
+	}
+	a := petstore.APIKeys("", "k", "")
+	if _, err := a.Authenticate(context.Background(), petstore.OpGetPet, "k"); err != nil {
+		t.Errorf(`APIKeys("", "k", "") rejected "k": %v`, err)
+	}
+	if _, err := a.Authenticate(context.Background(), petstore.OpGetPet, ""); !errors.Is(err, petstore.ErrUnauthorized) {
+		t.Errorf(`APIKeys("", "k", "") accepted the empty token (err %v)`, err)
+	}
+}
+
+// TestSecurityKeyRotation: during a rotation both keys work through the
+// handler; before it only the old one and after it only the new one.
+func TestSecurityKeyRotation(t *testing.T) {
+	const old, next = "old-key-1111", "new-key-2222"
+	steps := []struct {
+		name string
+		keys []string
+		want map[string]int // token -> status
+	}{
+		{"before", []string{old}, map[string]int{old: 200, next: 401}},
+		{"during", []string{old, next}, map[string]int{old: 200, next: 200}},
+		{"during, listed the other way", []string{next, old}, map[string]int{old: 200, next: 200}},
+		{"during, with a third key", []string{old, "other-key-3333", next}, map[string]int{old: 200, next: 200}},
+		{"after", []string{next}, map[string]int{old: 401, next: 200}},
+	}
+	for _, step := range steps {
+		t.Run(step.name, func(t *testing.T) {
+			env := fuzzNewEnv(t, petstore.WithAuthenticator(petstore.APIKeys(step.keys...)))
+			got := map[string]int{}
+			for token := range step.want {
+				r := httptest.NewRequest(http.MethodGet, "/v1/pets/1", nil)
+				r.Header.Set("Authorization", "Bearer "+token)
+				got[token] = env.serve(r).Code
+			}
+			if diff := cmp.Diff(step.want, got); diff != "" {
+				t.Errorf("statuses by key (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// BenchmarkSecurityAPIKeys measures APIKeys on tokens that share a longer
+// and longer prefix with a key, on the key itself and on tokens of other
+// lengths. Constant time shows as the same ns/op for every token of the
+// key's length; a longer token takes longer only to hash, which tells its
+// sender nothing about the keys.
+func BenchmarkSecurityAPIKeys(b *testing.B) {
+	const key = "0123456789abcdef0123456789abcdef"
+	a := petstore.APIKeys(key, "another-key-in-rotation")
+	tokens := map[string]string{
+		"prefix=0":  "X123456789abcdef0123456789abcdef",
+		"prefix=16": "0123456789abcdefX123456789abcdef",
+		"prefix=31": "0123456789abcdef0123456789abcdeX",
+		"equal":     key,
+		"short":     "0123",
+		"long":      key + key,
+	}
+	for _, name := range []string{"prefix=0", "prefix=16", "prefix=31", "equal", "short", "long"} {
+		token := tokens[name]
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			for b.Loop() {
+				_, _ = a.Authenticate(ctx, petstore.OpGetPet, token)
+			}
+		})
+	}
+}
+
+// Credentials of the leak test: two valid keys, and tokens that are wrong,
+// malformed, make the authenticator fail or make it panic. None may appear
+// in a log line, a response header or a response body.
+const (
+	securityKey1         = "live-key-Q7x9Zp2M"
+	securityKey2         = "next-key-R4t8Yw1N"
+	securityWrongKey     = "live-key-Q7x9Zp2N"
+	securityMalformed    = "live-key!Q7x9Zp2M"
+	securityAuthFails    = "fail-auth-K8j3Hs"
+	securityAuthPanics   = "panic-auth-L2m9Qd"
+	securityForbiddenKey = "read-only-P5v6Nb"
+)
+
+// securityAuthenticator accepts the two keys for every operation and the
+// read-only key for reads, and misbehaves with its own tokens: it fails
+// with an error, or panics, holding the token.
+func securityAuthenticator() petstore.Authenticator {
+	keys := petstore.APIKeys(securityKey1, securityKey2)
+	return petstore.AuthenticatorFunc(func(ctx context.Context, op petstore.Operation, token string) (context.Context, error) {
+		switch token {
+		case securityAuthFails:
+			return nil, fmt.Errorf("key service: lookup of %q: connection reset", token)
+		case securityAuthPanics:
+			panic("key cache corrupt at entry " + token)
+		case securityForbiddenKey:
+			if op == petstore.OpCreatePet {
+				return nil, fmt.Errorf("key %s is read-only: %w", token, petstore.ErrForbidden)
+			}
+			return ctx, nil
+		}
+		return keys.Authenticate(ctx, op, token)
+	})
+}
+
+// TestSecurityNoCredentialLeaks runs every kind of request, failures
+// included, with every kind of credential, through a handler whose
+// authenticator and store put the credential into their errors and panics,
+// and searches the whole log and every response for the credentials.
+func TestSecurityNoCredentialLeaks(t *testing.T) {
+	store := memstore.New()
+	fs := faultstore.New(store)
+	log := &faultsLog{}
+	h, err := petstore.New(
+		petstore.WithStore(fs),
+		petstore.WithAuthenticator(securityAuthenticator()),
+		petstore.WithLogger(slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The store's faults hold the key of the request that meets them, as a
+	// store might that puts the caller's identity into its errors.
+	faults := map[string]func(key string) faultstore.Fault{
+		"none": func(string) faultstore.Fault { return faultstore.Fault{} },
+		"error": func(key string) faultstore.Fault {
+			return faultstore.Fault{Err: errors.New("audit insert for caller " + key + " failed")}
+		},
+		"unavailable": func(key string) faultstore.Fault {
+			return faultstore.Fault{Err: fmt.Errorf("caller %s: %w", key, petstore.ErrUnavailable)}
+		},
+		"panic": func(key string) faultstore.Fault { return faultstore.Fault{Panic: "nil map write for caller " + key} },
+		"panic error": func(key string) faultstore.Fault {
+			return faultstore.Fault{Panic: fmt.Errorf("caller %s: %w", key, errors.New("bad state"))}
+		},
+	}
+	requests := []struct{ method, target, body string }{
+		{http.MethodGet, "/v1/pets", ""},
+		{http.MethodGet, "/v1/pets?limit=0", ""},
+		{http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`},
+		{http.MethodPost, "/v1/pets", `{"name":"` + securityKey1 + `"}`},
+		{http.MethodGet, "/v1/pets/1", ""},
+		{http.MethodGet, "/v1/pets/404", ""},
+		{http.MethodGet, "/v1/pets/x", ""},
+		{http.MethodDelete, "/v1/pets/1", ""},
+		{http.MethodGet, "/v1/nowhere", ""},
+	}
+	tokens := []string{securityKey1, securityKey2, securityWrongKey, securityMalformed, securityAuthFails, securityAuthPanics, securityForbiddenKey}
+	authHeaders := [][]string{nil, {"Bearer " + securityKey1, "Bearer " + securityKey2}, {"Basic " + securityKey1}}
+	for _, tok := range tokens {
+		authHeaders = append(authHeaders, []string{"Bearer " + tok})
+	}
+
+	var responses strings.Builder
+	statuses := map[int]int{}
+	n := 0
+	for _, fault := range []string{"none", "error", "unavailable", "panic", "panic error"} {
+		for _, auth := range authHeaders {
+			for _, q := range requests {
+				key := ""
+				if len(auth) == 1 {
+					key = strings.TrimPrefix(auth[0], "Bearer ")
+				}
+				for _, m := range []faultstore.Method{faultstore.Add, faultstore.Get, faultstore.List} {
+					fs.Set(m, faults[fault](key))
+				}
+				r := httptest.NewRequest(q.method, q.target, strings.NewReader(q.body))
+				r.Header["Authorization"] = auth
+				r.Header.Set("Content-Type", "application/json")
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				// A body that the client sent may be echoed; nothing else.
+				body := strings.ReplaceAll(w.Body.String(), securityKey1+`"`, "")
+				fmt.Fprintf(&responses, "%d %v %s\n", w.Code, w.Header(), body)
+				statuses[w.Code]++
+				n++
+			}
+		}
+	}
+	logs := log.String()
+	t.Logf("%d requests, statuses %v, %d bytes of log", n, statuses, len(logs))
+
+	// The run must have met every failure that logs, or it proves nothing.
+	for _, want := range []string{"petstore: authenticator failed", "petstore: panic serving request", "petstore: store failed", "petstore: store unavailable"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log has no %q record", want)
+		}
+	}
+	for _, status := range []int{200, 201, 400, 401, 403, 404, 405, 500, 503} {
+		if statuses[status] == 0 {
+			t.Errorf("no response had status %d", status)
+		}
+	}
+	for _, tok := range tokens {
+		if i := strings.Index(logs, tok); i >= 0 {
+			t.Errorf("the log holds the credential %q: …%s…", tok, logs[max(0, i-200):min(len(logs), i+50)])
+		}
+		if i := strings.Index(responses.String(), tok); i >= 0 {
+			s := responses.String()
+			t.Errorf("a response holds the credential %q: …%s…", tok, s[max(0, i-200):min(len(s), i+50)])
+		}
+	}
+}
+
+// TestSecurityUnauthenticatedLearnNothing: without a valid key, every
+// request gets the same answer, header for header and byte for byte: known
+// and unknown paths, allowed and other methods, pets that exist and pets
+// that do not, valid and invalid parameters and bodies. The store is never
+// called. (The OpenAPI document, served without authentication on purpose,
+// is the one exception; see WithOpenAPI.)
+func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
+	requests := []struct{ method, target, contentType, body string }{
+		{http.MethodGet, "/v1/pets", "", ""},
+		{http.MethodGet, "/v1/pets?limit=0", "", ""},
+		{http.MethodGet, "/v1/pets?status=sold&limit=1", "", ""},
+		{http.MethodPost, "/v1/pets", "application/json", `{"name":"Rex","categoryId":1}`},
+		{http.MethodPost, "/v1/pets", "application/json", `{"name":`},
+		{http.MethodPost, "/v1/pets", "text/plain", `hello`},
+		{http.MethodPost, "/v1/pets", "application/json", `{"name":"` + strings.Repeat("a", 1<<20) + `","categoryId":1}`},
+		{http.MethodGet, "/v1/pets/1", "", ""},
+		{http.MethodGet, "/v1/pets/999", "", ""},
+		{http.MethodGet, "/v1/pets/abc", "", ""},
+		{http.MethodGet, "/v1/pets/", "", ""},
+		{http.MethodGet, "/v1/pets/1/photos", "", ""},
+		{http.MethodDelete, "/v1/pets", "", ""},
+		{http.MethodPut, "/v1/pets/1", "application/json", `{}`},
+		{http.MethodOptions, "/v1/pets", "", ""},
+		{http.MethodGet, "/v1/store/orders", "", ""},
+		{http.MethodGet, "/v2/pets", "", ""},
+		{http.MethodGet, "/", "", ""},
+		{http.MethodGet, "/v1/pets/%2F", "", ""},
+	}
+	heads := []string{"/v1/pets", "/v1/pets/1", "/v1/pets/999", "/nowhere"}
+	credentials := map[string][]string{
+		"no header":       nil,
+		"empty token":     {"Bearer "},
+		"other scheme":    {"Basic " + fuzzKey},
+		"two headers":     {"Bearer " + fuzzKey, "Bearer " + fuzzKey},
+		"wrong key":       {"Bearer wrong-key"},
+		"malformed token": {"Bearer wrong key"},
+		"key prefix":      {"Bearer " + fuzzKey[:5]},
+	}
+	for name, auth := range credentials {
+		t.Run(name, func(t *testing.T) {
+			store := memstore.New()
+			if _, err := store.Add(context.Background(), petstore.NewPet{Name: "Rex", CategoryID: 1}); err != nil {
+				t.Fatal(err)
+			}
+			fs := faultstore.New(store)
+			h, err := petstore.New(petstore.WithStore(fs), petstore.WithAuthenticator(petstore.APIKeys(fuzzKey)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := fuzzEnv{h: h, store: store}
+
+			var first *httptest.ResponseRecorder
+			for _, q := range requests {
+				r := httptest.NewRequest(q.method, q.target, strings.NewReader(q.body))
+				if q.contentType != "" {
+					r.Header.Set("Content-Type", q.contentType)
+				}
+				r.Header["Authorization"] = auth
+				w := env.serve(r)
+				if first == nil {
+					first = w
+					fuzzCheckResponse(t, w)
+					if w.Code != http.StatusUnauthorized {
+						t.Fatalf("%s %s: status %d, want 401", q.method, q.target, w.Code)
+					}
+					continue
+				}
+				if diff := cmp.Diff(first.Header(), w.Header()); diff != "" {
+					t.Errorf("%s %s: headers differ from %s's (-first +got):\n%s", q.method, q.target, requests[0].target, diff)
+				}
+				if got, want := w.Body.String(), first.Body.String(); got != want {
+					t.Errorf("%s %s: body %s, want %s", q.method, q.target, got, want)
+				}
+			}
+			for _, target := range heads {
+				r := httptest.NewRequest(http.MethodHead, target, nil)
+				r.Header["Authorization"] = auth
+				w := env.serve(r)
+				if w.Code != first.Code || w.Body.Len() != 0 {
+					t.Errorf("HEAD %s: status %d with %d bytes of body, want %d and none", target, w.Code, w.Body.Len(), first.Code)
+				}
+				if diff := cmp.Diff(first.Header(), w.Header()); diff != "" {
+					t.Errorf("HEAD %s: headers differ from GET's (-GET +HEAD):\n%s", target, diff)
+				}
+			}
+			if got := fs.TotalCalls(); got != 0 {
+				t.Errorf("unauthenticated requests called the store %d times", got)
+			}
+			if store.Len() != 1 {
+				t.Errorf("the store holds %d pets, want 1", store.Len())
+			}
+		})
+	}
+}
