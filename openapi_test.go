@@ -2,6 +2,7 @@ package petstore_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -249,4 +250,39 @@ func TestOpenAPIMatchesGo(t *testing.T) {
 	if diff := cmp.Diff(wantCodes, schemas["Error"].Properties["code"].Enum); diff != "" {
 		t.Errorf("Error.code enum (-want +got):\n%s", diff)
 	}
+}
+
+// The handler serves its OpenAPI document without authentication, with the
+// base path as its server URL.
+func ExampleWithOpenAPI() {
+	h, err := petstore.New(
+		petstore.WithStore(memstore.New()),
+		petstore.WithAuthenticator(petstore.APIKeys("secret")),
+		petstore.WithBasePath("/api/v1"),
+	)
+	if err != nil {
+		panic(err)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/api/v1/openapi.json", nil))
+	var doc struct {
+		Servers []struct{ URL string }
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil {
+		panic(err)
+	}
+	fmt.Println(w.Code, doc.Servers[0].URL)
+
+	// With WithOpenAPI(false), the path is unknown and behind authentication.
+	h, _ = petstore.New(
+		petstore.WithStore(memstore.New()),
+		petstore.WithAuthenticator(petstore.APIKeys("secret")),
+		petstore.WithOpenAPI(false),
+	)
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/v1/openapi.json", nil))
+	fmt.Println(w.Code)
+	// Output:
+	// 200 /api/v1
+	// 401
 }
