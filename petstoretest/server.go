@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/petstore-go/petstore"
 )
@@ -144,7 +143,7 @@ func (st *serverT) diffClause(clause, what string, want, got any) bool {
 
 // diffEmpty is cmp.Diff with nil and empty slices and maps equal.
 func diffEmpty(want, got any) string {
-	return gocmp.Diff(want, got, cmpopts.EquateEmpty())
+	return gocmp.Diff(want, got, diffOptions...)
 }
 
 // url returns the URL of path under the base URL.

@@ -127,7 +127,11 @@ func (st *serverT) createEach(n int) map[int64]petstore.Pet {
 	created := map[int64]petstore.Pet{}
 	for i := range n {
 		for _, s := range statuses {
-			p := st.create(petstore.NewPet{Name: st.name(string(s)), CategoryID: int64(i + 1), Status: s})
+			label := string(s)
+			if s == "" {
+				label = "no status"
+			}
+			p := st.create(petstore.NewPet{Name: st.name(label), CategoryID: int64(i + 1), Status: s})
 			created[p.ID] = p
 		}
 	}

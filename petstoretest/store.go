@@ -77,11 +77,19 @@ func (st *storeT) fatalf(format string, args ...any) {
 // empty one.
 func (st *storeT) diff(what string, want, got any) bool {
 	st.t.Helper()
-	if d := gocmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
+	if d := gocmp.Diff(want, got, diffOptions...); d != "" {
 		st.errorf("%s (-want +got):\n%s", what, d)
 		return false
 	}
 	return true
+}
+
+// diffOptions make diffs readable: nil and empty slices and maps are
+// equal, and strings are compared whole, so that a diff shows both values
+// instead of the characters that differ.
+var diffOptions = []gocmp.Option{
+	cmpopts.EquateEmpty(),
+	gocmp.Comparer(func(a, b string) bool { return a == b }),
 }
 
 // requireEmpty stops the subtest when newStore did not return an empty

@@ -18,14 +18,14 @@ func testListAscending(st *storeT) {
 
 func testListLimit(st *storeT) {
 	want := byID(st.addN(10))
-	gotPages := map[int][]petstore.Pet{}
-	wantPages := map[int][]petstore.Pet{}
+	gotPages := map[int][]int64{}
+	wantPages := map[int][]int64{}
 	for limit := 1; limit <= len(want)+2; limit++ {
 		opts := petstore.ListOptions{Limit: limit}
-		wantPages[limit] = selectPets(want, opts)
-		gotPages[limit] = st.list(opts)
+		wantPages[limit] = ids(selectPets(want, opts))
+		gotPages[limit] = ids(st.list(opts))
 	}
-	st.diff("List(ListOptions{Limit: key})", wantPages, gotPages)
+	st.diff("IDs of List(ListOptions{Limit: key})", wantPages, gotPages)
 }
 
 func testListLimitZero(st *storeT) {
@@ -42,14 +42,14 @@ func testListAfter(st *storeT) {
 	for _, p := range want {
 		afters = append(afters, p.ID, p.ID-1)
 	}
-	gotPages := map[int64][]petstore.Pet{}
-	wantPages := map[int64][]petstore.Pet{}
+	gotPages := map[int64][]int64{}
+	wantPages := map[int64][]int64{}
 	for _, after := range afters {
 		opts := petstore.ListOptions{After: after}
-		wantPages[after] = selectPets(want, opts)
-		gotPages[after] = st.list(opts)
+		wantPages[after] = ids(selectPets(want, opts))
+		gotPages[after] = ids(st.list(opts))
 	}
-	st.diff("List(ListOptions{After: key})", wantPages, gotPages)
+	st.diff("IDs of List(ListOptions{After: key})", wantPages, gotPages)
 }
 
 func testListStatus(st *storeT) {
@@ -85,19 +85,19 @@ func testListStatusNone(st *storeT) {
 
 func testListCombined(st *storeT) {
 	want := byID(st.addN(13))
-	gotPages := map[string][]petstore.Pet{}
-	wantPages := map[string][]petstore.Pet{}
+	gotPages := map[string][]int64{}
+	wantPages := map[string][]int64{}
 	for _, s := range statuses {
 		for _, after := range []int64{0, want[3].ID, want[8].ID} {
 			for _, limit := range []int{0, 1, 2, 5} {
 				opts := petstore.ListOptions{Status: s, After: after, Limit: limit}
 				key := fmt.Sprintf("%+v", opts)
-				wantPages[key] = selectPets(want, opts)
-				gotPages[key] = st.list(opts)
+				wantPages[key] = ids(selectPets(want, opts))
+				gotPages[key] = ids(st.list(opts))
 			}
 		}
 	}
-	st.diff("List(key)", wantPages, gotPages)
+	st.diff("IDs of List(key)", wantPages, gotPages)
 }
 
 func testListEmpty(st *storeT) {

@@ -11,11 +11,13 @@ import (
 )
 
 func testIDsPositive(st *storeT) {
+	notPositive := map[string]int64{}
 	for _, p := range st.addN(20) {
 		if p.ID <= 0 {
-			st.errorf("Add(%+v) returned ID %d", p.NewPet, p.ID)
+			notPositive[p.Name] = p.ID
 		}
 	}
+	st.diff("IDs that are not positive, by the name of the pet that Add returned them for", map[string]int64{}, notPositive)
 }
 
 func testIDsUnique(st *storeT) {

@@ -1,0 +1,100 @@
+package petstoretest_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+// brokenServerKey is the API key of the handlers that brokenHandler makes.
+const brokenServerKey = "harness-key"
+
+// brokenHandlerBugs maps each bug of brokenHandler to what it does to the
+// responses of the real handler; "none" changes nothing.
+var brokenHandlerBugs = map[string]func(r *http.Request, rec *httptest.ResponseRecorder){
+	"none": func(*http.Request, *httptest.ResponseRecorder) {},
+	// POST /pets answers 200 instead of 201.
+	"wrong-status": func(r *http.Request, rec *httptest.ResponseRecorder) {
+		if rec.Code == http.StatusCreated {
+			rec.Code = http.StatusOK
+		}
+	},
+	// 401 comes without its challenge.
+	"no-www-authenticate": func(r *http.Request, rec *httptest.ResponseRecorder) {
+		rec.Header().Del("WWW-Authenticate")
+	},
+	// Error bodies lack their status member.
+	"error-without-status": func(r *http.Request, rec *httptest.ResponseRecorder) {
+		if rec.Code < 400 || rec.Body.Len() == 0 {
+			return
+		}
+		var body map[string]any
+		if json.Unmarshal(rec.Body.Bytes(), &body) == nil {
+			delete(body, "status")
+			b, _ := json.Marshal(body)
+			rec.Body.Reset()
+			rec.Body.Write(b)
+		}
+	},
+	// The next Link skips the first pet of the next page.
+	"link-skips-pets": func(r *http.Request, rec *httptest.ResponseRecorder) {
+		links := rec.Header().Values("Link")
+		for i, l := range links {
+			links[i] = brokenCursor.ReplaceAllStringFunc(l, func(m string) string {
+				id, err := strconv.ParseInt(m[len("cursor="):], 36, 64)
+				if err != nil {
+					return m
+				}
+				return "cursor=" + strconv.FormatInt(id+1, 36)
+			})
+		}
+	},
+	// GET /pets/{petId} has no Sunset header.
+	"no-sunset": func(r *http.Request, rec *httptest.ResponseRecorder) {
+		rec.Header().Del("Sunset")
+	},
+	// Responses lack X-Content-Type-Options.
+	"no-nosniff": func(r *http.Request, rec *httptest.ResponseRecorder) {
+		rec.Header().Del("X-Content-Type-Options")
+	},
+	// A path with a trailing slash is redirected to the path without it.
+	"trailing-slash-redirect": func(r *http.Request, rec *httptest.ResponseRecorder) {
+		if p := r.URL.Path; strings.HasSuffix(p, "/") && strings.Count(p, "/") > 2 && rec.Code == http.StatusNotFound {
+			rec.Code = http.StatusMovedPermanently
+			rec.Header().Set("Location", strings.TrimSuffix(p, "/"))
+		}
+	},
+}
+
+var brokenCursor = regexp.MustCompile(`cursor=[0-9a-z]+`)
+
+// newBrokenHandler returns the handler of petstore.New on a memstore at
+// /v1, with the responses changed by the bug.
+func newBrokenHandler(bug string) (http.Handler, error) {
+	f, ok := brokenHandlerBugs[bug]
+	if !ok {
+		return nil, fmt.Errorf("no broken handler has the bug %q", bug)
+	}
+	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(brokenServerKey)))
+	if err != nil {
+		return nil, err
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		f(r, rec)
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length") // the body may have changed
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	}), nil
+}

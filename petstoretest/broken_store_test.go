@@ -1,0 +1,153 @@
+package petstoretest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/petstore-go/petstore"
+)
+
+// brokenStore is a simple petstore.Store with one deliberate bug, named by
+// bug; with the bug "none" it keeps the whole contract. Each bug is one that
+// a real implementation could have.
+type brokenStore struct {
+	bug  string
+	mu   sync.Mutex
+	pets []petstore.Pet // in the order added
+	last int64          // the last ID assigned
+}
+
+// brokenStoreBugs are the bugs that brokenStore knows.
+var brokenStoreBugs = []string{
+	"none",
+	"duplicate-ids",          // IDs wrap around after 5
+	"non-positive-ids",       // IDs start at 0
+	"limit-ignored",          // List returns every pet selected
+	"limit-off-by-one",       // List returns Limit+1 pets
+	"after-inclusive",        // List selects ID >= After
+	"status-ignored",         // List ignores the Status filter
+	"no-status-under-filter", // List returns pets without a status under any filter
+	"wrong-order",            // List returns pets in descending order of ID
+	"missing-zero-value",     // Get of an unknown ID returns Pet{}, nil
+	"not-found-unwrapped",    // Get of an unknown ID returns an error of its own
+	"status-dropped",         // Add does not store the Status
+	"category-truncated",     // Add stores CategoryID in 32 bits
+	"context-ignored",        // no method looks at its context
+	"aliasing",               // List returns a slice of the store's own array
+	"no-locking",             // no mutex at all
+}
+
+func newBrokenStore(bug string) (*brokenStore, error) {
+	if !slices.Contains(brokenStoreBugs, bug) {
+		return nil, fmt.Errorf("no broken store has the bug %q", bug)
+	}
+	return &brokenStore{bug: bug}, nil
+}
+
+func (s *brokenStore) lock() (unlock func()) {
+	if s.bug == "no-locking" {
+		return func() {}
+	}
+	s.mu.Lock()
+	return s.mu.Unlock
+}
+
+func (s *brokenStore) ctxErr(ctx context.Context) error {
+	if s.bug == "context-ignored" {
+		return nil
+	}
+	return ctx.Err()
+}
+
+func (s *brokenStore) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet, error) {
+	if err := s.ctxErr(ctx); err != nil {
+		return petstore.Pet{}, err
+	}
+	defer s.lock()()
+	s.last++
+	id := s.last
+	switch s.bug {
+	case "duplicate-ids":
+		id = (s.last-1)%5 + 1
+	case "non-positive-ids":
+		id = s.last - 1
+	case "status-dropped":
+		p.Status = ""
+	case "category-truncated":
+		p.CategoryID = int64(int32(p.CategoryID))
+	}
+	pet := petstore.Pet{ID: id, NewPet: p}
+	s.pets = append(s.pets, pet)
+	return pet, nil
+}
+
+func (s *brokenStore) Get(ctx context.Context, id int64) (petstore.Pet, error) {
+	if err := s.ctxErr(ctx); err != nil {
+		return petstore.Pet{}, err
+	}
+	defer s.lock()()
+	for _, p := range s.pets {
+		if p.ID == id {
+			return p, nil
+		}
+	}
+	switch s.bug {
+	case "missing-zero-value":
+		return petstore.Pet{}, nil
+	case "not-found-unwrapped":
+		return petstore.Pet{}, errors.New("brokenstore: pet not found")
+	}
+	return petstore.Pet{}, fmt.Errorf("brokenstore: pet %d: %w", id, petstore.ErrNotFound)
+}
+
+func (s *brokenStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	if err := s.ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	defer s.lock()()
+	limit := opts.Limit
+	switch s.bug {
+	case "limit-ignored":
+		limit = 0
+	case "limit-off-by-one":
+		if limit > 0 {
+			limit++
+		}
+	case "aliasing":
+		if opts.Status == "" {
+			// The pets are in ID order: return a window of the array.
+			start := 0
+			for start < len(s.pets) && s.pets[start].ID <= opts.After {
+				start++
+			}
+			end := len(s.pets)
+			if limit > 0 {
+				end = min(end, start+limit)
+			}
+			return s.pets[start:end], nil
+		}
+	}
+	var out []petstore.Pet
+	for _, p := range s.pets {
+		switch {
+		case s.bug == "after-inclusive" && p.ID < opts.After,
+			s.bug != "after-inclusive" && p.ID <= opts.After:
+			continue
+		case opts.Status == "" || s.bug == "status-ignored":
+		case s.bug == "no-status-under-filter" && p.Status == "":
+		case p.Status != opts.Status:
+			continue
+		}
+		out = append(out, p)
+	}
+	if s.bug == "wrong-order" {
+		slices.Reverse(out)
+	}
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}

@@ -1,0 +1,221 @@
+package petstoretest_test
+
+import (
+	"errors"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/memstore"
+	"github.com/petstore-go/petstore/petstoretest"
+)
+
+// The suites take a *testing.T and fail it, so the tests below prove that
+// they fail by running them in a subprocess of this test binary: the helper
+// tests TestHarnessStore and TestHarnessServer run a suite against the
+// broken store or handler that an environment variable names, and the
+// parent asserts on the exit status and the output.
+const (
+	harnessStoreEnv  = "PETSTORETEST_HARNESS_STORE"
+	harnessServerEnv = "PETSTORETEST_HARNESS_SERVER"
+)
+
+// TestHarnessStore is not a test of its own: TestStoreCatchesBrokenStores
+// and TestStorePassesCorrectStores run it in a subprocess.
+func TestHarnessStore(t *testing.T) {
+	bug, ok := os.LookupEnv(harnessStoreEnv)
+	if !ok {
+		t.Skip("helper run in a subprocess by TestStoreCatchesBrokenStores and TestStorePassesCorrectStores")
+	}
+	petstoretest.TestStore(t, func(t *testing.T) petstore.Store {
+		if bug == "memstore" {
+			return memstore.New()
+		}
+		s, err := newBrokenStore(bug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// TestHarnessServer is not a test of its own: TestServerCatchesBrokenHandlers
+// and TestServerPassesCorrectHandler run it in a subprocess.
+func TestHarnessServer(t *testing.T) {
+	bug, ok := os.LookupEnv(harnessServerEnv)
+	if !ok {
+		t.Skip("helper run in a subprocess by TestServerCatchesBrokenHandlers and TestServerPassesCorrectHandler")
+	}
+	h, err := newBrokenHandler(bug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: srv.URL + "/v1", APIKey: brokenServerKey})
+}
+
+// harnessRun runs the helper test in a subprocess with env set to bug,
+// selecting the given subtests (all of them when there are none). It
+// returns the output and whether the subprocess passed.
+func harnessRun(t *testing.T, helper, env, bug string, subtests []string) (string, bool) {
+	t.Helper()
+	run := "^" + helper + "$"
+	if len(subtests) > 0 {
+		quoted := make([]string, len(subtests))
+		for i, s := range subtests {
+			quoted[i] = regexp.QuoteMeta(s)
+		}
+		run += "/^(" + strings.Join(quoted, "|") + ")$"
+	}
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run="+run, "-test.v", "-test.count=1", "-test.timeout=5m")
+	cmd.Env = append(os.Environ(), env+"="+bug)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("running %s: %v\n%s", cmd, err, out)
+	}
+	return string(out), err == nil
+}
+
+// harnessBrokenStores lists each broken store with the subtests of
+// TestStore that must catch it.
+var harnessBrokenStores = []struct {
+	bug      string
+	catches  []string
+	raceOnly bool // caught only by the race detector
+}{
+	{bug: "duplicate-ids", catches: []string{"ids-unique", "ids-unique-concurrent"}},
+	{bug: "non-positive-ids", catches: []string{"ids-positive"}},
+	{bug: "limit-ignored", catches: []string{"list-limit"}},
+	{bug: "limit-off-by-one", catches: []string{"list-limit", "list-combined"}},
+	{bug: "after-inclusive", catches: []string{"list-after", "paginate"}},
+	{bug: "status-ignored", catches: []string{"list-status", "list-status-none"}},
+	{bug: "no-status-under-filter", catches: []string{"list-status-none"}},
+	{bug: "wrong-order", catches: []string{"list-ascending"}},
+	{bug: "missing-zero-value", catches: []string{"get-unknown"}},
+	{bug: "not-found-unwrapped", catches: []string{"get-unknown"}},
+	{bug: "status-dropped", catches: []string{"round-trip"}},
+	{bug: "category-truncated", catches: []string{"round-trip"}},
+	{bug: "context-ignored", catches: []string{"add-canceled", "get-canceled", "list-canceled", "deadline-exceeded"}},
+	{bug: "aliasing", catches: []string{"no-alias"}},
+	{bug: "no-locking", catches: []string{"concurrent-use"}, raceOnly: true},
+}
+
+func TestStoreCatchesBrokenStores(t *testing.T) {
+	_, clauses := petstoretest.StoreCases()
+	for _, tc := range harnessBrokenStores {
+		t.Run(tc.bug, func(t *testing.T) {
+			t.Parallel()
+			if tc.raceOnly && !raceEnabled {
+				t.Skipf("the store with bug %s is caught only by the race detector; run go test -race", tc.bug)
+			}
+			out, passed := harnessRun(t, "TestHarnessStore", harnessStoreEnv, tc.bug, tc.catches)
+			if passed {
+				t.Fatalf("TestStore passed the store with bug %s; want failures in %v\n%s", tc.bug, tc.catches, out)
+			}
+			for _, name := range tc.catches {
+				want := []string{"--- FAIL: TestHarnessStore/" + name + " "}
+				if tc.raceOnly {
+					want = append(want, "WARNING: DATA RACE")
+				} else {
+					want = append(want, "contract: "+clauses[name], "(-want +got)")
+				}
+				harnessWantOutput(t, out, want...)
+			}
+		})
+	}
+}
+
+// harnessBrokenHandlers lists each broken handler with the subtests of
+// TestServer that must catch it and, when it is not theirs, the rule that
+// they must name.
+var harnessBrokenHandlers = []struct {
+	bug     string
+	catches []string
+	rule    string
+}{
+	{bug: "wrong-status", catches: []string{"create"}},
+	{bug: "no-www-authenticate", catches: []string{"auth-missing", "auth-bad-token"}},
+	{bug: "error-without-status", catches: []string{"get-unknown", "unknown-path"}},
+	{bug: "link-skips-pets", catches: []string{"list-pagination-while-adding"}},
+	{bug: "no-sunset", catches: []string{"get-deprecation"}},
+	{bug: "no-nosniff", catches: []string{"get"}, rule: petstoretest.HeadersClause},
+	{bug: "trailing-slash-redirect", catches: []string{"unknown-path"}},
+}
+
+func TestServerCatchesBrokenHandlers(t *testing.T) {
+	_, rules := petstoretest.ServerCases()
+	for _, tc := range harnessBrokenHandlers {
+		t.Run(tc.bug, func(t *testing.T) {
+			t.Parallel()
+			out, passed := harnessRun(t, "TestHarnessServer", harnessServerEnv, tc.bug, tc.catches)
+			if passed {
+				t.Fatalf("TestServer passed the handler with bug %s; want failures in %v\n%s", tc.bug, tc.catches, out)
+			}
+			for _, name := range tc.catches {
+				rule := tc.rule
+				if rule == "" {
+					rule = rules[name]
+				}
+				harnessWantOutput(t, out, "--- FAIL: TestHarnessServer/"+name+" ", "rule: "+rule, "(-want +got)")
+			}
+		})
+	}
+}
+
+// TestStorePassesCorrectStores proves the harness: the stores that keep the
+// contract pass every subtest of TestStore, run the same way.
+func TestStorePassesCorrectStores(t *testing.T) {
+	names, _ := petstoretest.StoreCases()
+	for _, store := range []string{"memstore", "none"} {
+		t.Run(store, func(t *testing.T) {
+			t.Parallel()
+			out, passed := harnessRun(t, "TestHarnessStore", harnessStoreEnv, store, nil)
+			if !passed {
+				t.Fatalf("TestStore failed the store %s, which keeps the contract:\n%s", store, out)
+			}
+			harnessWantPasses(t, out, "TestHarnessStore", names)
+		})
+	}
+}
+
+// TestServerPassesCorrectHandler proves the harness: the real handler,
+// passed through the same recorder as the broken ones, passes every subtest
+// of TestServer.
+func TestServerPassesCorrectHandler(t *testing.T) {
+	names, _ := petstoretest.ServerCases()
+	out, passed := harnessRun(t, "TestHarnessServer", harnessServerEnv, "none", nil)
+	if !passed {
+		t.Fatalf("TestServer failed the handler of petstore.New:\n%s", out)
+	}
+	harnessWantPasses(t, out, "TestHarnessServer", names)
+}
+
+// harnessWantOutput reports each of want that out does not contain.
+func harnessWantOutput(t *testing.T, out string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("the output does not contain %q:\n%s", w, out)
+		}
+	}
+}
+
+// harnessWantPasses reports each subtest of helper in names that out does
+// not show as passed, and any skipped test.
+func harnessWantPasses(t *testing.T, out, helper string, names []string) {
+	t.Helper()
+	for _, name := range names {
+		if !strings.Contains(out, "--- PASS: "+helper+"/"+name+" ") {
+			t.Errorf("subtest %s did not pass:\n%s", name, out)
+		}
+	}
+	if strings.Contains(out, "--- SKIP") {
+		t.Errorf("a subtest was skipped:\n%s", out)
+	}
+}
