@@ -2,24 +2,35 @@
 // and services that run as a single process and may lose their pets on
 // restart.
 //
-// Pets are held in ID order in fixed-size chunks, so a pet costs a few dozen
-// bytes plus its name and adding one never copies the others; beside them,
-// one ascending list of IDs per status serves filtered listing. Every List
-// is a direct index or a binary search followed by a copy of the page: its
-// cost does not grow with the number of pets stored.
+// Pets are held in ID order in fixed-size chunks of 24-byte records, and
+// their names are packed one after another into large blocks of bytes, so
+// that a pet costs about 30 bytes plus its name, adding one never copies the
+// others, and the store holds almost no pointers for the garbage collector
+// to trace, however many pets it holds. Beside them, one ascending list of
+// IDs per status serves filtered listing. Every List is a direct index or a
+// binary search followed by a copy of the page: its cost does not grow with
+// the number of pets stored.
 package memstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/petstore-go/petstore"
 )
 
-// chunkSize is the number of pets in a full chunk.
-const chunkSize = 4096
+const (
+	// chunkSize is the number of pets in a full chunk.
+	chunkSize = 4096
+	// blockSize is the capacity of a block of names. A longer name gets
+	// a block of its own.
+	blockSize = 64 << 10
+)
 
 // Store is an in-memory petstore.Store. It assigns IDs 1, 2, 3 and so on.
 // It is safe for concurrent use, and its zero value is an empty store ready
@@ -28,16 +39,20 @@ type Store struct {
 	mu       sync.RWMutex
 	n        int64              // pets stored; the last ID assigned
 	chunks   [][]entry          // pet with ID i is chunks[(i-1)/chunkSize][(i-1)%chunkSize]
+	blocks   [][]byte           // the names, packed; bytes once written never change
 	byStatus [numStatus][]int64 // IDs of the pets with each status, ascending
 }
 
 // New returns an empty Store.
 func New() *Store { return &Store{} }
 
-// entry is a stored pet: its ID is its position.
+// entry is a stored pet: its ID is its position, and its name is
+// blocks[block][off:off+len]. It holds no pointer.
 type entry struct {
-	name     string
 	category int64
+	block    uint32
+	off      uint32
+	len      uint32
 	status   status
 }
 
@@ -64,16 +79,39 @@ func statusOf(s petstore.Status) status {
 	return noStatus
 }
 
-var statusNames = [numStatus]petstore.Status{"", petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold}
-
-func (e *entry) pet(id int64) petstore.Pet {
-	return petstore.Pet{ID: id, NewPet: petstore.NewPet{Name: e.name, CategoryID: e.category, Status: statusNames[e.status]}}
+// statusName returns the petstore.Status of st.
+func statusName(st status) petstore.Status {
+	switch st {
+	case available:
+		return petstore.StatusAvailable
+	case pending:
+		return petstore.StatusPending
+	case sold:
+		return petstore.StatusSold
+	}
+	return ""
 }
 
-// at returns the entry of the pet with the given ID, which must exist.
-func (s *Store) at(id int64) *entry {
+// errNameTooLong is returned by Add for a name of 4 GiB or more, which an
+// entry cannot address.
+var errNameTooLong = errors.New("memstore: name is 4 GiB or longer")
+
+// pet returns the pet with the given ID, which must exist. The caller holds
+// s.mu.
+//
+// The name is a string over the block bytes, without a copy: those bytes are
+// never written again once Add has stored them (Add only appends to a block,
+// after them), so the string is as immutable as any other and does not alias
+// anything that changes.
+func (s *Store) pet(id int64) petstore.Pet {
 	i := id - 1
-	return &s.chunks[i/chunkSize][i%chunkSize]
+	e := &s.chunks[i/chunkSize][i%chunkSize]
+	var name string
+	if e.len > 0 {
+		b := s.blocks[e.block][e.off : e.off+e.len]
+		name = unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	return petstore.Pet{ID: id, NewPet: petstore.NewPet{Name: name, CategoryID: e.category, Status: statusName(e.status)}}
 }
 
 // Add stores p under the next ID. A Status other than the three valid ones
@@ -82,9 +120,14 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet, error
 	if err := ctx.Err(); err != nil {
 		return petstore.Pet{}, err
 	}
-	e := entry{name: p.Name, category: p.CategoryID, status: statusOf(p.Status)}
+	if int64(len(p.Name)) > math.MaxUint32 {
+		return petstore.Pet{}, errNameTooLong
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	e := entry{category: p.CategoryID, status: statusOf(p.Status), len: uint32(len(p.Name))}
+	e.block, e.off = s.storeName(p.Name)
+
 	last := len(s.chunks) - 1
 	if last < 0 || len(s.chunks[last]) == chunkSize {
 		s.chunks = append(s.chunks, make([]entry, 0, 16))
@@ -100,7 +143,23 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet, error
 	if e.status != noStatus {
 		s.byStatus[e.status] = append(s.byStatus[e.status], s.n)
 	}
-	return e.pet(s.n), nil
+	return s.pet(s.n), nil
+}
+
+// storeName appends name to the last block, or to a new one when it does
+// not fit, and returns where it is. The caller holds s.mu for writing.
+func (s *Store) storeName(name string) (block, off uint32) {
+	if name == "" {
+		return 0, 0
+	}
+	last := len(s.blocks) - 1
+	if last < 0 || cap(s.blocks[last])-len(s.blocks[last]) < len(name) {
+		s.blocks = append(s.blocks, make([]byte, 0, max(blockSize, len(name))))
+		last++
+	}
+	b := s.blocks[last]
+	s.blocks[last] = append(b, name...)
+	return uint32(last), uint32(len(b))
 }
 
 // Get returns the pet with the given ID, or an error wrapping
@@ -114,13 +173,22 @@ func (s *Store) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 	if id < 1 || id > s.n {
 		return petstore.Pet{}, fmt.Errorf("memstore: pet %d: %w", id, petstore.ErrNotFound)
 	}
-	return s.at(id).pet(id), nil
+	return s.pet(id), nil
 }
 
 // List returns the pets that opts selects, ascending by ID.
 func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	return s.AppendList(ctx, nil, opts)
+}
+
+// AppendList is List with the pets appended to dst, so that a caller that
+// lists often can reuse one slice and spare the allocation of a new one each
+// time. It appends the same pets that List returns and returns the extended
+// slice; with a nil dst it is List. The petstore handler uses it, when a
+// Store has it, with a slice of its own that it reuses.
+func (s *Store) AppendList(ctx context.Context, dst []petstore.Pet, opts petstore.ListOptions) ([]petstore.Pet, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return dst, err
 	}
 	after := max(opts.After, 0)
 	s.mu.RLock()
@@ -130,16 +198,15 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 		if opts.Limit > 0 {
 			n = min(n, int64(opts.Limit))
 		}
-		pets := make([]petstore.Pet, n)
-		for i := range pets {
-			id := after + 1 + int64(i)
-			pets[i] = s.at(id).pet(id)
+		dst = slices.Grow(dst, int(n))
+		for i := range n {
+			dst = append(dst, s.pet(after+1+i))
 		}
-		return pets, nil
+		return dst, nil
 	}
 	st := statusOf(opts.Status)
 	if st == noStatus {
-		return nil, nil // an invalid filter selects nothing
+		return dst, nil // an invalid filter selects nothing
 	}
 	ids := s.byStatus[st]
 	start, found := slices.BinarySearch(ids, after)
@@ -150,11 +217,11 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 	if opts.Limit > 0 && len(ids) > opts.Limit {
 		ids = ids[:opts.Limit]
 	}
-	pets := make([]petstore.Pet, len(ids))
-	for i, id := range ids {
-		pets[i] = s.at(id).pet(id)
+	dst = slices.Grow(dst, len(ids))
+	for _, id := range ids {
+		dst = append(dst, s.pet(id))
 	}
-	return pets, nil
+	return dst, nil
 }
 
 // Len returns the number of pets stored.
