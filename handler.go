@@ -68,13 +68,14 @@ func New(opts ...Option) (http.Handler, error) {
 }
 
 // handler serves the API. Everything in it is set by New and read-only
-// afterwards, except the buffer pool.
+// afterwards, except the pools.
 type handler struct {
 	store   Store
 	auth    Authenticator
 	log     *slog.Logger
 	maxBody int64
 	buffers httpapi.BufferPool
+	pages   pagePool // for a store that is a listAppender
 
 	petsPath  string // base + "/pets"
 	petPrefix string // base + "/pets/"

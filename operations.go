@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/petstore-go/petstore/httpapi"
 )
@@ -22,7 +23,16 @@ func (h *handler) listPets(ctx context.Context, w http.ResponseWriter, r *http.R
 		return
 	}
 	// One pet more than the page tells whether another page follows.
-	pets, err := h.store.List(ctx, ListOptions{Status: q.status, Limit: q.limit + 1, After: q.after})
+	opts := ListOptions{Status: q.status, Limit: q.limit + 1, After: q.after}
+	var pets []Pet
+	if a, ok := h.store.(listAppender); ok {
+		page := h.pages.get()
+		defer h.pages.put(page)
+		pets, err = a.AppendList(ctx, (*page)[:0], opts)
+		*page = pets
+	} else {
+		pets, err = h.store.List(ctx, opts)
+	}
 	if err != nil {
 		h.failed(w, r, OpListPets, err)
 		return
@@ -108,4 +118,38 @@ func (h *handler) getPet(ctx context.Context, w http.ResponseWriter, r *http.Req
 	*buf = appendPet(*buf, pet)
 	httpapi.WriteJSON(w, r, http.StatusOK, *buf)
 	h.buffers.Put(buf)
+}
+
+// listAppender is a Store that can append a page of pets to a slice that the
+// caller owns, as memstore.Store.AppendList does. Given the same options,
+// AppendList appends the pets that List returns. The handler lists with it
+// when the store has it, into a slice it reuses across requests, so that a
+// page costs no allocation.
+type listAppender interface {
+	AppendList(ctx context.Context, dst []Pet, opts ListOptions) ([]Pet, error)
+}
+
+// pagePool recycles the slices that listAppender stores list into. The zero
+// value is ready to use.
+type pagePool struct {
+	pool sync.Pool
+}
+
+func (p *pagePool) get() *[]Pet {
+	if s, ok := p.pool.Get().(*[]Pet); ok {
+		return s
+	}
+	s := make([]Pet, 0, MaxPageSize+1)
+	return &s
+}
+
+// put returns s to the pool, cleared so that it holds on to no pet's name.
+// A slice that a store grew beyond a page is dropped.
+func (p *pagePool) put(s *[]Pet) {
+	if cap(*s) > MaxPageSize+1 {
+		return
+	}
+	clear(*s)
+	*s = (*s)[:0]
+	p.pool.Put(s)
 }
