@@ -32,10 +32,18 @@ func appendPet(dst []byte, p Pet) []byte {
 	dst = httpapi.AppendString(dst, p.Name)
 	dst = append(dst, `,"categoryId":`...)
 	dst = strconv.AppendInt(dst, p.CategoryID, 10)
-	if p.Status != "" {
-		dst = append(dst, `,"status":`...)
-		dst = httpapi.AppendString(dst, string(p.Status))
+	switch p.Status {
+	case "":
+		return append(dst, '}')
+	case StatusAvailable: // the valid statuses need no escaping
+		return append(dst, `,"status":"available"}`...)
+	case StatusPending:
+		return append(dst, `,"status":"pending"}`...)
+	case StatusSold:
+		return append(dst, `,"status":"sold"}`...)
 	}
+	dst = append(dst, `,"status":`...)
+	dst = httpapi.AppendString(dst, string(p.Status))
 	return append(dst, '}')
 }
 

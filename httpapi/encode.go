@@ -15,6 +15,11 @@ func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Most names are plain ASCII: pass over them 8 bytes at a time.
+		if i+8 <= len(s) && plain8(load8(s, i)) {
+			i += 8
+			continue
+		}
 		if b := s[i]; b < utf8.RuneSelf {
 			if safe(b) {
 				i++
@@ -56,6 +61,37 @@ func AppendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// load8 returns the 8 bytes of s from i on as a little-endian word; the
+// compiler turns it into one load.
+func load8(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// plain8 reports whether each of the 8 bytes in x is safe: ASCII that stands
+// for itself in a JSON string. It uses the bit tricks for finding a zero or
+// small byte in a word: (v - 0x01...) & ^v & 0x80... is non-zero exactly
+// when some byte of v is zero (or, with n*0x01... subtracted, below n, for
+// words without bytes from 0x80), so the whole word can be tested at once.
+func plain8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	m := x & highs                    // non-ASCII
+	m |= (x - 0x20*ones) & ^x & highs // control characters
+	m |= zeroByte(x ^ '"'*ones)       // quotation marks
+	m |= zeroByte(x ^ '\\'*ones)      // backslashes
+	m |= zeroByte(x ^ '<'*ones)       // and the characters escaped for HTML
+	m |= zeroByte(x ^ '>'*ones)
+	m |= zeroByte(x ^ '&'*ones)
+	return m == 0
+}
+
+// zeroByte is non-zero when some byte of v is zero.
+func zeroByte(v uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return (v - ones) & ^v & highs
 }
 
 // safe reports whether the ASCII byte b stands for itself in a JSON string.
