@@ -1,0 +1,62 @@
+package petstore_test
+
+import "testing"
+
+// perfAllocLimits are the most allocations a request may cost in the
+// handler, served in process with a reused ResponseWriter and request
+// (benchWriter, benchRequest), with benchPets pets in memstore.
+var perfAllocLimits = []struct {
+	op    string // a benchCases name
+	limit float64
+}{
+	{"ListPets", 10},
+	{"ListPetsByStatus", 10},
+	{"ListPetsNextPage", 10},
+	{"GetPet", 8},
+	{"CreatePet", 14},
+	{"Unauthorized", 6},
+	{"InvalidToken", 6},
+}
+
+// TestPerfAllocs checks the allocations per request of the operations and
+// of a 401: a list of 20 at most 10, a get at most 8, a create at most 14
+// and a 401 at most 6.
+func TestPerfAllocs(t *testing.T) {
+	store := benchStore(t, benchPets)
+	h := benchHandler(t, store)
+	for _, l := range perfAllocLimits {
+		t.Run(l.op, func(t *testing.T) {
+			c := perfCase(t, l.op)
+			var body []byte
+			if c.body != "" {
+				body = []byte(c.body)
+			}
+			req := newBenchRequest(c.method, c.target, c.key, body, c.header...)
+			w := newBenchWriter()
+			status := 0
+			allocs := testing.AllocsPerRun(1000, func() {
+				w.reset()
+				h.ServeHTTP(w, req.request())
+				status = w.status
+			})
+			if status != c.want {
+				t.Fatalf("status %d, want %d", status, c.want)
+			}
+			t.Logf("%s: %v allocations per request", l.op, allocs)
+			if allocs > l.limit {
+				t.Errorf("%s: %v allocations per request, want at most %v", l.op, allocs, l.limit)
+			}
+		})
+	}
+}
+
+func perfCase(t *testing.T, name string) benchCase {
+	t.Helper()
+	for _, c := range benchCases {
+		if c.name == name {
+			return c
+		}
+	}
+	t.Fatalf("no benchmark case %s", name)
+	return benchCase{}
+}
