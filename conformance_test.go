@@ -1,6 +1,7 @@
 package petstore_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -20,8 +21,15 @@ const conformanceKey = "conformance-key"
 // conformanceKey and opts.
 func conformanceHandler(t *testing.T, opts ...petstore.Option) http.Handler {
 	t.Helper()
+	return conformanceHandlerOn(t, memstore.New(), opts...)
+}
+
+// conformanceHandlerOn returns the handler on store with conformanceKey and
+// opts.
+func conformanceHandlerOn(t *testing.T, store petstore.Store, opts ...petstore.Option) http.Handler {
+	t.Helper()
 	opts = append([]petstore.Option{
-		petstore.WithStore(memstore.New()),
+		petstore.WithStore(store),
 		petstore.WithAuthenticator(petstore.APIKeys(conformanceKey)),
 	}, opts...)
 	h, err := petstore.New(opts...)
@@ -32,19 +40,40 @@ func conformanceHandler(t *testing.T, opts ...petstore.Option) http.Handler {
 }
 
 // TestConformanceServer runs the HTTP conformance suite against the handler
-// mounted as hosts mount it: on its own at /v1, under a longer prefix behind
-// a gorilla/mux router, and under http.ServeMux with http.StripPrefix.
+// mounted as hosts mount it: on its own at /v1 (empty, and holding other
+// pets), under a longer prefix behind a gorilla/mux router, and under
+// http.ServeMux with http.StripPrefix.
 func TestConformanceServer(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		mount func(t *testing.T) http.Handler
 		path  string // the base path as clients see it
 		max   int64  // the body limit, when not the default
+		runs  int    // how many times to run the suite on the same server; 0 means once
 	}{
 		{
 			name:  "v1",
 			mount: func(t *testing.T) http.Handler { return conformanceHandler(t) },
 			path:  "/v1",
+		},
+		{
+			// The suite does not assume an empty store: it finds its pets
+			// among more than two pages of others, also its own of a run
+			// before.
+			name: "v1-non-empty",
+			mount: func(t *testing.T) http.Handler {
+				store := memstore.New()
+				statuses := []petstore.Status{"", petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold}
+				for i := range 250 {
+					p := petstore.NewPet{Name: fmt.Sprintf("resident %d", i), CategoryID: 1, Status: statuses[i%len(statuses)]}
+					if _, err := store.Add(t.Context(), p); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return conformanceHandlerOn(t, store)
+			},
+			path: "/v1",
+			runs: 2,
 		},
 		{
 			name: "gorilla-mux-prefix",
@@ -70,12 +99,14 @@ func TestConformanceServer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(tc.mount(t))
 			t.Cleanup(srv.Close)
-			petstoretest.TestServer(t, petstoretest.Endpoint{
-				BaseURL:      srv.URL + tc.path,
-				APIKey:       conformanceKey,
-				Client:       srv.Client(),
-				MaxBodyBytes: tc.max,
-			})
+			for range max(tc.runs, 1) {
+				petstoretest.TestServer(t, petstoretest.Endpoint{
+					BaseURL:      srv.URL + tc.path,
+					APIKey:       conformanceKey,
+					Client:       srv.Client(),
+					MaxBodyBytes: tc.max,
+				})
+			}
 		})
 	}
 }

@@ -56,6 +56,17 @@ var brokenHandlerBugs = map[string]func(r *http.Request, rec *httptest.ResponseR
 			})
 		}
 	},
+	// The next Link drops the status filter.
+	"link-drops-status": func(r *http.Request, rec *httptest.ResponseRecorder) {
+		links := rec.Header().Values("Link")
+		for i, l := range links {
+			links[i] = brokenStatusParam.ReplaceAllString(l, "")
+		}
+	},
+	// 415 comes without Accept-Post.
+	"no-accept-post": func(r *http.Request, rec *httptest.ResponseRecorder) {
+		rec.Header().Del("Accept-Post")
+	},
 	// GET /pets/{petId} has no Sunset header.
 	"no-sunset": func(r *http.Request, rec *httptest.ResponseRecorder) {
 		rec.Header().Del("Sunset")
@@ -73,7 +84,10 @@ var brokenHandlerBugs = map[string]func(r *http.Request, rec *httptest.ResponseR
 	},
 }
 
-var brokenCursor = regexp.MustCompile(`cursor=[0-9a-z]+`)
+var (
+	brokenCursor      = regexp.MustCompile(`cursor=[0-9a-z]+`)
+	brokenStatusParam = regexp.MustCompile(`&status=[a-z]+`)
+)
 
 // newBrokenHandler returns the handler of petstore.New on a memstore at
 // /v1, with the responses changed by the bug.
