@@ -13,8 +13,8 @@ import "context"
 // this to visit every pet exactly once while pets are being added.
 //
 // Values: Add stores and returns the pet exactly as given (every field, any
-// valid UTF-8 name) together with its ID; Get and List return the same
-// values. Stores do not validate: the handler has done that. Returned values
+// valid UTF-8 name) together with its ID, and the pet is visible to Get and
+// List as soon as Add has returned; Get and List return the same values. Stores do not validate: the handler has done that. Returned values
 // never alias stored ones, so a caller may keep or change them.
 //
 // Get returns an error wrapping ErrNotFound for an ID that no pet has,
