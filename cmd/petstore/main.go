@@ -2,11 +2,19 @@
 //
 // Usage:
 //
-//	petstore [-addr localhost:8080] [-base-path /v1]
+//	petstore [-addr localhost:8080] [-base-path /v1] [-postgres URL]
 //
 // API keys come from PETSTORE_API_KEYS, separated by commas. When it is
 // empty, petstore makes a random key and prints it once on start, so that
 // the first run needs no setup.
+//
+// Pets are kept in memory unless -postgres or PETSTORE_POSTGRES_URL gives
+// the URL of a PostgreSQL database, such as
+// postgres://user:password@host:5432/database. Then petstore creates or
+// upgrades its table on start (several instances may start at once) and
+// keeps pets there, so that any number of instances can serve one
+// catalogue. The flag wins over the variable; prefer the variable, as a
+// flag's value, password included, is visible to other users of the host.
 //
 // The server logs with log/slog to standard error, prints the URL it
 // listens on, cuts off slow or oversized requests with its timeouts and
@@ -51,6 +59,7 @@ type config struct {
 	addr              string
 	basePath          string
 	keys              []string
+	postgresURL       string
 	readHeaderTimeout time.Duration
 	shutdownTimeout   time.Duration
 }
@@ -63,11 +72,15 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.basePath, "base-path", petstore.DefaultBasePath, "`path` under which the API is served")
 	fs.DurationVar(&c.readHeaderTimeout, "read-header-timeout", 5*time.Second, "how long a client may take to send the request headers")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long requests in flight may take to finish on shutdown")
+	fs.StringVar(&c.postgresURL, "postgres", "", "PostgreSQL `URL` to keep pets in, instead of memory (default $"+postgresURLVar+")")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %q; see -help", fs.Args())
+	}
+	if c.postgresURL == "" {
+		c.postgresURL = getenv(postgresURLVar)
 	}
 	for _, k := range strings.Split(getenv("PETSTORE_API_KEYS"), ",") {
 		if k = strings.TrimSpace(k); k != "" {
@@ -94,7 +107,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stdout, "PETSTORE_API_KEYS is not set; this run accepts the API key %s\n", key)
 	}
 
-	store, closeStore, err := openStore(ctx, getenv, logger)
+	store, closeStore, err := openStore(ctx, c, logger)
 	if err != nil {
 		return err
 	}
@@ -144,9 +157,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return nil
 }
 
-// openStore opens the store that the environment selects: memstore unless
-// another store is configured. The returned function releases it.
-func openStore(ctx context.Context, getenv func(string) string, logger *slog.Logger) (petstore.Store, func(), error) {
+// openStore opens the store that the configuration selects: pgstore when a
+// PostgreSQL URL is set, memstore otherwise. The returned function releases
+// it.
+func openStore(ctx context.Context, c config, logger *slog.Logger) (petstore.Store, func(), error) {
+	if c.postgresURL != "" {
+		return openPostgres(ctx, c.postgresURL, logger)
+	}
 	logger.Info("petstore: storing pets in memory; they are lost when the process stops")
 	return memstore.New(), func() {}, nil
 }
