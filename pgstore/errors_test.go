@@ -294,12 +294,20 @@ func TestGetUnknownID(t *testing.T) {
 	}
 }
 
-func TestAddRefusesInvalidStatus(t *testing.T) {
+// TestAddRefusesWhatItCannotStore checks that Add fails, with an error
+// that does not ask to try again, for values that the handler never passes
+// on and the table cannot hold.
+func TestAddRefusesWhatItCannotStore(t *testing.T) {
 	s := pgStore(t, pgPool(t))
 	ctx := context.Background()
-	_, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1, Status: "lost"})
-	if err == nil || errors.Is(err, petstore.ErrUnavailable) {
-		t.Errorf("Add with status lost: err = %v; want an error that is not ErrUnavailable", err)
+	for _, p := range []petstore.NewPet{
+		{Name: "Rex", CategoryID: 1, Status: "lost"},
+		{Name: "Rex\x00", CategoryID: 1},
+	} {
+		_, err := s.Add(ctx, p)
+		if err == nil || errors.Is(err, petstore.ErrUnavailable) {
+			t.Errorf("Add(%+v): err = %v; want an error that is not ErrUnavailable", p, err)
+		}
 	}
 	pets, err := s.List(ctx, petstore.ListOptions{})
 	if err != nil {

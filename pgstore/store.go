@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -97,10 +98,16 @@ func (s *Store) Table() string { return s.relation }
 
 // Add stores p under a new ID and returns it as stored. An empty Status is
 // stored as NULL; a Status other than the three valid ones is refused with
-// an error, before the database is asked.
+// an error, before the database is asked. So is a name that contains the
+// NUL character, which PostgreSQL cannot store in text (the handler refuses
+// control characters, so only other callers can meet this). The pet is
+// committed, and visible to every Get and List, when Add returns.
 func (s *Store) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet, error) {
 	if p.Status != "" && !p.Status.Valid() {
 		return petstore.Pet{}, fmt.Errorf("pgstore: add pet: status %q is not one of available, pending, sold", p.Status)
+	}
+	if strings.IndexByte(p.Name, 0) >= 0 {
+		return petstore.Pet{}, fmt.Errorf("pgstore: add pet: the name contains a NUL character, which PostgreSQL cannot store")
 	}
 	pet := petstore.Pet{NewPet: p}
 	err := s.pool.QueryRow(ctx, s.addSQL, p.Name, p.CategoryID, string(p.Status), s.relation).Scan(&pet.ID)
