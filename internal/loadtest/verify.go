@@ -52,7 +52,7 @@ func (cl *client) verify(ctx context.Context, t testing.TB, clients int, acked m
 			var err error
 			page, target, err = cl.list(ctx, target, page[:0])
 			if err != nil {
-				t.Fatalf("loadtest: verifying: %v", err)
+				verifyFailed(ctx, t, err)
 			}
 			for _, got := range page {
 				if got.ID <= last {
@@ -89,7 +89,7 @@ func (cl *client) verify(ctx context.Context, t testing.TB, clients int, acked m
 				switch {
 				case err != nil:
 					if !failed.Swap(true) {
-						t.Errorf("loadtest: verifying: %v", err)
+						t.Errorf("loadtest: %v", verifyError(ctx, err))
 					}
 				case got.ID != id || got.NewPet != acked[id]:
 					r.report("get", "GET pets/%d answered %+v; it was created as %+v", id, got, acked[id])
@@ -131,6 +131,20 @@ func (cl *client) verify(ctx context.Context, t testing.TB, clients int, acked m
 		}
 	}
 	return verified
+}
+
+// verifyFailed stops the test after a request of the verification failed.
+func verifyFailed(ctx context.Context, t testing.TB, err error) {
+	t.Helper()
+	t.Fatalf("loadtest: %v", verifyError(ctx, err))
+}
+
+// verifyError describes the failure of a request of the verification.
+func verifyError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("the verification did not finish in time; lower %s or raise the bound: %w", EnvCreates, err)
+	}
+	return fmt.Errorf("verifying: %w", err)
 }
 
 // reporter reports discrepancies, at most maxReports of each kind, and
