@@ -78,11 +78,15 @@
 // to every new snapshot. So the next Add draws its ID only once the previous
 // pet can be seen, and ID order is commit order, across every process that
 // shares the database. The lock is held for one INSERT and its commit, and
-// costs no extra round trip; what it costs is that inserts into one table
-// do not overlap, so their rate is bounded by one commit at a time (the
-// commit's WAL flush dominates). BenchmarkAdd measures Add serially and in
-// parallel, beside the same INSERT without the lock and a SELECT 1 round
-// trip. Readers take no lock and never wait for writers.
+// costs no extra round trip: one Add at a time costs what a plain INSERT
+// does, dominated by the commit's WAL flush. What it costs is that inserts
+// into one table do not overlap. Without the lock, concurrent commits share
+// WAL flushes (group commit); with it, a table takes at most one commit per
+// flush, so on a disk that flushes in 2 ms a table takes about 500 pets a
+// second however many instances write to it. BenchmarkAdd measures Add
+// serially and from many goroutines, beside the same INSERT without the
+// lock and a SELECT 1 round trip. Readers take no lock and never wait for
+// writers; inserts into different tables do not wait for each other.
 //
 // The alternatives are worse for this store. Listing only below a "safe"
 // watermark (the smallest ID still in flight) needs a second table updated
