@@ -98,20 +98,31 @@ var errNameTooLong = errors.New("memstore: name is 4 GiB or longer")
 
 // pet returns the pet with the given ID, which must exist. The caller holds
 // s.mu.
+func (s *Store) pet(id int64) petstore.Pet {
+	var p petstore.Pet
+	s.fill(&p, id)
+	return p
+}
+
+// fill sets *p to the pet with the given ID, which must exist. The caller
+// holds s.mu. Writing the fields in place spares List a copy of each pet.
 //
 // The name is a string over the block bytes, without a copy: those bytes are
 // never written again once Add has stored them (Add only appends to a block,
 // after them), so the string is as immutable as any other and does not alias
 // anything that changes.
-func (s *Store) pet(id int64) petstore.Pet {
-	i := id - 1
+func (s *Store) fill(p *petstore.Pet, id int64) {
+	i := uint64(id - 1)
 	e := &s.chunks[i/chunkSize][i%chunkSize]
-	var name string
-	if e.len > 0 {
-		b := s.blocks[e.block][e.off : e.off+e.len]
-		name = unsafe.String(unsafe.SliceData(b), len(b))
+	p.ID = id
+	p.CategoryID = e.category
+	p.Status = statusName(e.status)
+	if e.len == 0 {
+		p.Name = ""
+		return
 	}
-	return petstore.Pet{ID: id, NewPet: petstore.NewPet{Name: name, CategoryID: e.category, Status: statusName(e.status)}}
+	b := s.blocks[e.block][e.off : e.off+e.len]
+	p.Name = unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // Add stores p under the next ID. A Status other than the three valid ones
@@ -198,9 +209,10 @@ func (s *Store) AppendList(ctx context.Context, dst []petstore.Pet, opts petstor
 		if opts.Limit > 0 {
 			n = min(n, int64(opts.Limit))
 		}
-		dst = slices.Grow(dst, int(n))
-		for i := range n {
-			dst = append(dst, s.pet(after+1+i))
+		start := len(dst)
+		dst = slices.Grow(dst, int(n))[:start+int(n)]
+		for i := range dst[start:] {
+			s.fill(&dst[start+i], after+1+int64(i))
 		}
 		return dst, nil
 	}
@@ -209,17 +221,18 @@ func (s *Store) AppendList(ctx context.Context, dst []petstore.Pet, opts petstor
 		return dst, nil // an invalid filter selects nothing
 	}
 	ids := s.byStatus[st]
-	start, found := slices.BinarySearch(ids, after)
+	first, found := slices.BinarySearch(ids, after)
 	if found {
-		start++ // the pet with ID after is not listed
+		first++ // the pet with ID after is not listed
 	}
-	ids = ids[start:]
+	ids = ids[first:]
 	if opts.Limit > 0 && len(ids) > opts.Limit {
 		ids = ids[:opts.Limit]
 	}
-	dst = slices.Grow(dst, len(ids))
-	for _, id := range ids {
-		dst = append(dst, s.pet(id))
+	start := len(dst)
+	dst = slices.Grow(dst, len(ids))[:start+len(ids)]
+	for i, id := range ids {
+		s.fill(&dst[start+i], id)
 	}
 	return dst, nil
 }
