@@ -67,7 +67,7 @@ func FuzzEncodePet(f *testing.F) {
 // encodeCheckPet checks appendPet(p) against encoding/json.
 func encodeCheckPet(t *testing.T, p Pet) {
 	t.Helper()
-	got := appendPet(nil, p)
+	got := appendPet(nil, &p)
 	if !json.Valid(got) {
 		t.Fatalf("appendPet(%+v) = %s: not valid JSON", p, got)
 	}

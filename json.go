@@ -14,18 +14,18 @@ import (
 // appendPets appends pets to dst as a JSON array.
 func appendPets(dst []byte, pets []Pet) []byte {
 	dst = append(dst, '[')
-	for i, p := range pets {
+	for i := range pets {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendPet(dst, p)
+		dst = appendPet(dst, &pets[i])
 	}
 	return append(dst, ']')
 }
 
 // appendPet appends p to dst as a JSON object, the same document that
 // encoding/json makes of it.
-func appendPet(dst []byte, p Pet) []byte {
+func appendPet(dst []byte, p *Pet) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = strconv.AppendInt(dst, p.ID, 10)
 	dst = append(dst, `,"name":`...)

@@ -12,6 +12,11 @@ const hex = "0123456789abcdef"
 // \u003c, \u003e and \u0026 so the output is safe inside HTML; U+2028 and
 // U+2029; and every invalid UTF-8 byte as \ufffd.
 func AppendString(dst []byte, s string) []byte {
+	if plain(s) {
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -61,6 +66,26 @@ func AppendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// plain reports whether every byte of s is safe, so that s needs no
+// escaping: 8 bytes at a time, the last 8 overlapping the ones before when
+// the length is not a multiple of 8.
+func plain(s string) bool {
+	if len(s) < 8 {
+		for i := 0; i < len(s); i++ {
+			if b := s[i]; b >= utf8.RuneSelf || !safe(b) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; i+8 <= len(s); i += 8 {
+		if !plain8(load8(s, i)) {
+			return false
+		}
+	}
+	return len(s)%8 == 0 || plain8(load8(s, len(s)-8))
 }
 
 // load8 returns the 8 bytes of s from i on as a little-endian word; the
