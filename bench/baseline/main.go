@@ -1,0 +1,249 @@
+// Command baseline is the reference that bench/load.sh measures the petstore
+// server against: a bare net/http handler that answers with bytes held in
+// memory.
+//
+// On start it seeds a running petstore server with pets (POST /pets), then
+// records that server's answers to the three requests of the load test:
+// GET /pets?limit=20, GET /pets/{id} and POST /pets. It then serves those
+// answers, with the same status, headers and body, from an http.Server
+// configured as cmd/petstore configures its own: the difference between the
+// two under the same load is the cost of the petstore handler.
+//
+// Usage:
+//
+//	baseline -addr 127.0.0.1:18081 -target http://127.0.0.1:18080/v1 -key KEY -seed 100000
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// createBody is the pet that the load test posts.
+const createBody = `{"name":"Rex","categoryId":3,"status":"available"}`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "baseline:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("baseline", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:18081", "`address` to serve the baseline on")
+	target := fs.String("target", "http://127.0.0.1:18080/v1", "base `URL` of the petstore server to seed and record")
+	key := fs.String("key", "", "API `key` of the petstore server")
+	seed := fs.Int("seed", 100_000, "`number` of pets to add to the petstore server before recording")
+	getID := fs.Int64("get-id", 12345, "`ID` of the pet that GET /pets/{id} asks for")
+	wait := fs.Duration("wait", 30*time.Second, "how long to wait for the petstore server to answer")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *key == "" {
+		return errors.New("-key is required")
+	}
+	c := &client{http: &http.Client{
+		Timeout:   10 * time.Second,
+		Transport: &http.Transport{MaxIdleConnsPerHost: 16},
+	}, base: *target, key: *key}
+
+	if err := c.waitReady(ctx, *wait); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := c.seed(ctx, *seed); err != nil {
+		return err
+	}
+	fmt.Printf("seeded %d pets in %v\n", *seed, time.Since(start).Round(time.Millisecond))
+
+	var b baseline
+	var err error
+	if b.list, err = c.record(ctx, http.MethodGet, "/pets?limit=20", ""); err != nil {
+		return err
+	}
+	if b.get, err = c.record(ctx, http.MethodGet, "/pets/"+strconv.FormatInt(*getID, 10), ""); err != nil {
+		return err
+	}
+	if b.create, err = c.record(ctx, http.MethodPost, "/pets", createBody); err != nil {
+		return err
+	}
+	for _, r := range []*response{&b.list, &b.get, &b.create} {
+		if r.status >= 300 {
+			return fmt.Errorf("petstore answered %d: %s", r.status, r.body)
+		}
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	// The same settings as cmd/petstore.
+	srv := &http.Server{
+		Handler:           &b,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	fmt.Printf("ready: serving the baseline on http://%s\n", ln.Addr())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdownCtx)
+}
+
+// response is a recorded answer.
+type response struct {
+	status int
+	header []headerField
+	body   []byte
+}
+
+type headerField struct {
+	key   string
+	value []string
+}
+
+// baseline serves the recorded answers: POST gets the create answer, the
+// collection path the list answer and anything else the get answer.
+type baseline struct {
+	list, get, create response
+}
+
+func (b *baseline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	resp := &b.get
+	switch {
+	case r.Method == http.MethodPost:
+		resp = &b.create
+	case r.URL.RawQuery != "":
+		resp = &b.list
+	}
+	h := w.Header()
+	for _, f := range resp.header {
+		h[f.key] = f.value
+	}
+	w.WriteHeader(resp.status)
+	_, _ = w.Write(resp.body)
+}
+
+// client talks to the petstore server.
+type client struct {
+	http *http.Client
+	base string
+	key  string
+}
+
+func (c *client) do(ctx context.Context, method, path, body string) (*http.Response, []byte, error) {
+	var rd io.Reader
+	if body != "" {
+		rd = bytes.NewReader([]byte(body))
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	return res, b, err
+}
+
+// waitReady polls the server until it answers or d has passed.
+func (c *client) waitReady(ctx context.Context, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		res, _, err := c.do(ctx, http.MethodGet, "/pets?limit=1", "")
+		if err == nil {
+			if res.StatusCode != http.StatusOK {
+				return fmt.Errorf("petstore answered %s to GET /pets; is -key right?", res.Status)
+			}
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("petstore did not answer: %w", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// seed adds n pets, named "pet 1" and so on, in 7 categories, their statuses
+// cycling through none, available, pending and sold.
+func (c *client) seed(ctx context.Context, n int) error {
+	statuses := []string{"", `,"status":"available"`, `,"status":"pending"`, `,"status":"sold"`}
+	var next atomic.Int64
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for {
+				i := next.Add(1)
+				if i > int64(n) {
+					return
+				}
+				body := `{"name":"pet ` + strconv.FormatInt(i, 10) + `","categoryId":` +
+					strconv.FormatInt(i%7+1, 10) + statuses[i%4] + `}`
+				res, b, err := c.do(ctx, http.MethodPost, "/pets", body)
+				if err == nil && res.StatusCode != http.StatusCreated {
+					err = fmt.Errorf("POST /pets answered %s: %s", res.Status, b)
+				}
+				if err != nil {
+					errs <- err
+					next.Store(int64(n)) // stop the others
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// record sends one request and keeps its answer, without the Date header,
+// which net/http sets on every response of both servers.
+func (c *client) record(ctx context.Context, method, path, body string) (response, error) {
+	res, b, err := c.do(ctx, method, path, body)
+	if err != nil {
+		return response{}, err
+	}
+	r := response{status: res.StatusCode, body: b}
+	for k, v := range res.Header {
+		if k != "Date" {
+			r.header = append(r.header, headerField{key: k, value: v})
+		}
+	}
+	return r, nil
+}
