@@ -17,7 +17,7 @@ import (
 // them: the server closes it once its header timeout (1s here) has passed.
 func TestLimitsSlowHeaders(t *testing.T) {
 	const key = "limits-key"
-	p := procStart(t, procBuild(t), key, "-addr", "127.0.0.1:0", "-read-header-timeout", "1s")
+	p := startServer(t, buildServer(t), key, nil, "-read-header-timeout", "1s")
 
 	conn, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
 	if err != nil {
@@ -86,7 +86,7 @@ func TestLimitsSlowHeaders(t *testing.T) {
 // handler.
 func TestLimitsHeaderSize(t *testing.T) {
 	const key = "limits-key"
-	p := procStart(t, procBuild(t), key, "-addr", "127.0.0.1:0", "-read-header-timeout", "1s")
+	p := startServer(t, buildServer(t), key, nil, "-read-header-timeout", "1s")
 
 	tests := []struct {
 		name   string

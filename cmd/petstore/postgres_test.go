@@ -13,13 +13,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -234,110 +231,6 @@ func TestPostgresOpenLogsStore(t *testing.T) {
 	}
 }
 
-// postgresLog collects what a process writes, safe for concurrent use.
-type postgresLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-// Write appends p.
-func (l *postgresLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// String returns what was written so far.
-func (l *postgresLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// postgresBuild builds cmd/petstore into a temporary directory and returns
-// the executable's path.
-func postgresBuild(t *testing.T) string {
-	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("building cmd/petstore needs the go command on PATH: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "petstore")
-	if out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// postgresProc is cmd/petstore running as a process.
-type postgresProc struct {
-	baseURL string // such as http://127.0.0.1:41234/v1
-	stdout  *postgresLog
-	stderr  *postgresLog
-}
-
-// postgresServingLine matches the line on which the server says where it
-// serves.
-var postgresServingLine = regexp.MustCompile(`(?m)^serving (http://[^/\s]+(/\S*)?)/pets$`)
-
-// postgresStart starts bin on a free port of 127.0.0.1 with args, the API
-// key key and the variables in env, and waits until it prints its URL. It
-// stops the process, with SIGTERM, when the test ends.
-func postgresStart(t *testing.T, bin, key string, env []string, args ...string) *postgresProc {
-	t.Helper()
-	p, err := postgresStartErr(t, bin, key, env, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// postgresStartErr is postgresStart for any goroutine: it returns what
-// went wrong rather than failing the test.
-func postgresStartErr(t *testing.T, bin, key string, env []string, args ...string) (*postgresProc, error) {
-	p := &postgresProc{stdout: &postgresLog{}, stderr: &postgresLog{}}
-	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PETSTORE_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "PETSTORE_API_KEYS="+key)
-	cmd.Env = append(cmd.Env, env...)
-	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			t.Errorf("the server did not stop within 10s of SIGTERM; its log:\n%s", p.stderr)
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if m := postgresServingLine.FindStringSubmatch(p.stdout.String()); m != nil {
-			p.baseURL = m[1]
-			return p, nil
-		}
-		select {
-		case err := <-exited:
-			exited <- err
-			return nil, fmt.Errorf("the server exited (%v) before printing its URL; stdout:\n%s\nstderr:\n%s", err, p.stdout, p.stderr)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("the server printed no URL within 30s; stdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
-		}
-	}
-}
-
 // postgresClient is the HTTP client of the process tests.
 func postgresClient() *http.Client { return &http.Client{Timeout: 30 * time.Second} }
 
@@ -426,12 +319,12 @@ func postgresListAll(client *http.Client, baseURL, key string) ([]petstore.Pet, 
 // HTTP suite against one process, then two processes sharing one table.
 func TestPostgresProcesses(t *testing.T) {
 	postgresServerURL(t)
-	bin := postgresBuild(t)
+	bin := buildServer(t)
 
 	t.Run("HTTPSuite", func(t *testing.T) {
 		const key = "postgres-suite-key"
 		schema, serverURL := postgresSchema(t)
-		p := postgresStart(t, bin, key, []string{postgresURLVar + "=" + serverURL})
+		p := startServer(t, bin, key, []string{postgresURLVar + "=" + serverURL})
 		petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: p.baseURL, APIKey: key, Client: postgresClient()})
 
 		// The pets are in PostgreSQL, not in the process's memory.
@@ -453,13 +346,13 @@ func TestPostgresProcesses(t *testing.T) {
 		// Both start, and migrate, at once; one through the flag, the other
 		// through the environment.
 		var (
-			procs    [2]*postgresProc
+			procs    [2]*serverProcess
 			startErr [2]error
 			wg       sync.WaitGroup
 		)
-		wg.Go(func() { procs[0], startErr[0] = postgresStartErr(t, bin, key, nil, "-postgres", serverURL) })
+		wg.Go(func() { procs[0], startErr[0] = startServerErr(t, bin, key, nil, "-postgres", serverURL) })
 		wg.Go(func() {
-			procs[1], startErr[1] = postgresStartErr(t, bin, key, []string{postgresURLVar + "=" + serverURL})
+			procs[1], startErr[1] = startServerErr(t, bin, key, []string{postgresURLVar + "=" + serverURL})
 		})
 		wg.Wait()
 		for i, err := range startErr {

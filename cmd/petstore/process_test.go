@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The tests in this file's package that run the server as a process share
+// these helpers: build it, start it on a free port of 127.0.0.1 and find
+// the URL it prints.
+
+// buildServer builds cmd/petstore into a temporary directory and returns the
+// executable's path.
+func buildServer(t *testing.T) string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("building cmd/petstore needs the go command on PATH: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "petstore")
+	if out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// serverProcess is cmd/petstore running as a process.
+type serverProcess struct {
+	cmd     *exec.Cmd
+	addr    string // host:port it listens on
+	baseURL string // such as http://127.0.0.1:41234/v1
+	path    string // the collection's path, such as /v1/pets
+	stdout  *syncBuffer
+	stderr  *syncBuffer
+
+	exited chan struct{} // closed when the process has exited
+	err    error         // what Wait returned; read after exited is closed
+}
+
+// servingLine matches the line on which the server says where it serves.
+var servingLine = regexp.MustCompile(`(?m)^serving (http://([^/\s]+)(/\S*)?)/pets$`)
+
+// startServer starts bin listening on a free port of 127.0.0.1, with args,
+// the API key key and the variables in env, and waits until it prints its
+// URL. Variables of the test's environment named PETSTORE_* are left out,
+// so that the server uses its defaults. When the test ends, a process that
+// still runs is stopped with SIGTERM, and killed if it does not stop.
+func startServer(t *testing.T, bin, key string, env []string, args ...string) *serverProcess {
+	t.Helper()
+	p, err := startServerErr(t, bin, key, env, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// startServerErr is startServer for any goroutine: it returns what went
+// wrong rather than failing the test.
+func startServerErr(t *testing.T, bin, key string, env []string, args ...string) (*serverProcess, error) {
+	p := &serverProcess{
+		cmd:    exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...),
+		stdout: &syncBuffer{},
+		stderr: &syncBuffer{},
+		exited: make(chan struct{}),
+	}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PETSTORE_") {
+			p.cmd.Env = append(p.cmd.Env, kv)
+		}
+	}
+	p.cmd.Env = append(p.cmd.Env, "PETSTORE_API_KEYS="+key)
+	p.cmd.Env = append(p.cmd.Env, env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.exited:
+			return
+		default:
+		}
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+			p.cmd.Process.Kill()
+			<-p.exited
+			t.Errorf("the server did not stop within 10s of SIGTERM; its log:\n%s", p.stderr)
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := servingLine.FindStringSubmatch(p.stdout.String()); m != nil {
+			p.baseURL, p.addr, p.path = m[1], m[2], m[3]+"/pets"
+			return p, nil
+		}
+		select {
+		case <-p.exited:
+			return nil, fmt.Errorf("the server exited (%v) before printing its URL; stdout:\n%s\nstderr:\n%s", p.err, p.stdout, p.stderr)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the server printed no URL within 30s; stdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
+		}
+	}
+}
+
+// wait waits up to bound for the process to exit and returns its exit
+// code; it fails the test if the process does not exit in time or is
+// killed by a signal.
+func (p *serverProcess) wait(t *testing.T, bound time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.exited:
+	case <-time.After(bound):
+		t.Fatalf("the process did not exit within %v; its log:\n%s", bound, p.stderr)
+	}
+	var exit *exec.ExitError
+	switch {
+	case p.err == nil:
+		return 0
+	case errors.As(p.err, &exit) && exit.ExitCode() >= 0:
+		return exit.ExitCode()
+	}
+	t.Fatalf("the process ended with %v; its log:\n%s", p.err, p.stderr)
+	return -1
+}
+
+// refused dials addr until a connection is refused, and returns an error if
+// none is within bound. Connections that succeed meanwhile are closed at
+// once.
+func refused(addr string, bound time.Duration) error {
+	deadline := time.Now().Add(bound)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("dialing %s: %v; want the connection refused", addr, err)
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s still accepted connections after %v", addr, bound)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// syncBuffer collects what a process writes; it is safe for concurrent use.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
