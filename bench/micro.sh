@@ -23,7 +23,7 @@ echo "go test -run '^\$' -bench 'BenchmarkHandler|BenchmarkListScale|BenchmarkEn
 go test -run '^$' -bench 'BenchmarkHandler|BenchmarkListScale|BenchmarkEncodePage' -benchmem \
 	-count "$COUNT" -benchtime "$BENCHTIME" . >"$out"
 
-# medians: NAME NS_OP ALLOCS_OP, the median ns/op of each benchmark.
+# medians: NAME MEDIAN_NS_OP MIN_NS_OP ALLOCS_OP for each benchmark.
 medians() {
 	awk '/^Benchmark/ {
 		name = $1; sub(/-[0-9]+$/, "", name)
@@ -38,7 +38,7 @@ medians() {
 			c = split(substr(ns[name], 2), v, " ")
 			for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
 			m = (c % 2) ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2
-			print name, m, allocs[name]
+			print name, m, v[1], allocs[name]
 		}
 	}' "$out"
 }
@@ -48,7 +48,7 @@ echo
 echo "handler beside its baseline (median ns/op; allocs/op):"
 awk '$1 ~ /^BenchmarkHandler\// {
 	split($1, p, "/"); op = substr(p[2], 4); impl = substr(p[3], 6)
-	ns[op, impl] = $2; al[op, impl] = $3
+	ns[op, impl] = $2; al[op, impl] = $4
 	if (!(op in seen)) { seen[op] = 1; order[++n] = op }
 } END {
 	for (k = 1; k <= n; k++) {
@@ -61,16 +61,19 @@ awk '$1 ~ /^BenchmarkHandler\// {
 echo
 echo "GET /v1/pets?limit=20, 1,000,000 pets over 1,000 pets (target <= 1.10):"
 awk '$1 ~ /^BenchmarkListScale\// {
-	split($1, p, "/"); ns[p[2], p[3]] = $2; f[p[2]] = 1
+	split($1, p, "/"); med[p[2], p[3]] = $2; low[p[2], p[3]] = $3; f[p[2]] = 1
 } END {
 	for (filter in f)
-		printf "  %-18s %7.0f ns / %7.0f ns = %.3f\n", filter, ns[filter, "pets=1000000"], ns[filter, "pets=1000"], ns[filter, "pets=1000000"] / ns[filter, "pets=1000"]
+		printf "  %-18s median %5.0f / %5.0f ns = %.3f   min %5.0f / %5.0f ns = %.3f\n", filter,
+			med[filter, "pets=1000000"], med[filter, "pets=1000"], med[filter, "pets=1000000"] / med[filter, "pets=1000"],
+			low[filter, "pets=1000000"], low[filter, "pets=1000"], low[filter, "pets=1000000"] / low[filter, "pets=1000"]
 }' "$out.medians"
 
 echo
 echo "encoding a page of 20 pets, appendPets over encoding/json.Marshal (target <= 0.50):"
-awk '$1 ~ /^BenchmarkEncodePage\// { split($1, p, "/"); ns[p[2]] = $2 } END {
-	printf "  %.0f ns / %.0f ns = %.3f\n", ns["impl=appendPets"], ns["impl=encoding_json"], ns["impl=appendPets"] / ns["impl=encoding_json"]
+awk '$1 ~ /^BenchmarkEncodePage\// { split($1, p, "/"); med[p[2]] = $2; low[p[2]] = $3 } END {
+	a = "impl=appendPets"; j = "impl=encoding_json"
+	printf "  median %.0f / %.0f ns = %.3f   min %.0f / %.0f ns = %.3f\n", med[a], med[j], med[a] / med[j], low[a], low[j], low[a] / low[j]
 }' "$out.medians"
 rm -f "$out.medians"
 
