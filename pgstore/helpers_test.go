@@ -4,42 +4,21 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/petstore-go/petstore/internal/pgtest"
 	"github.com/petstore-go/petstore/pgstore"
 )
-
-// pgURLVar names the environment variable that points the tests at a
-// PostgreSQL server.
-const pgURLVar = "PETSTORE_POSTGRES_URL"
-
-// pgURL returns the URL of the PostgreSQL server to test against. Without
-// one it skips the test, or fails it under CI=true, where a skipped database
-// test must not pass for a tested one.
-func pgURL(tb testing.TB) string {
-	tb.Helper()
-	url := os.Getenv(pgURLVar)
-	if url == "" {
-		const msg = pgURLVar + " is not set, so the PostgreSQL tests cannot run. Start a server and set it, e.g.\n" +
-			"\t" + pgURLVar + "='postgres://postgres@127.0.0.1:5432/test?sslmode=disable' go test ./..."
-		if os.Getenv("CI") == "true" {
-			tb.Fatal(msg)
-		}
-		tb.Skip(msg)
-	}
-	return url
-}
 
 // pgPool opens a pool on the test server, closed when the test ends.
 func pgPool(tb testing.TB, configure ...func(*pgxpool.Config)) *pgxpool.Pool {
 	tb.Helper()
-	cfg, err := pgxpool.ParseConfig(pgURL(tb))
+	cfg, err := pgxpool.ParseConfig(pgtest.URL(tb))
 	if err != nil {
-		tb.Fatalf("%s: %v", pgURLVar, err)
+		tb.Fatalf("%s: %v", pgtest.URLVar, err)
 	}
 	cfg.MaxConns = 8
 	for _, f := range configure {

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/pgtest"
 	"github.com/petstore-go/petstore/petstoretest"
 )
 
@@ -33,21 +33,8 @@ import (
 const postgresSecret = "pw-cmd-s3cret"
 
 // postgresServerURL returns the URL of the PostgreSQL server to test
-// against. Without one it skips the test, or fails it under CI=true, where a
-// skipped database test must not pass for a tested one.
-func postgresServerURL(t *testing.T) string {
-	t.Helper()
-	u := os.Getenv(postgresURLVar)
-	if u == "" {
-		const msg = postgresURLVar + " is not set, so the PostgreSQL tests cannot run. Start a server and set it, e.g.\n" +
-			"\t" + postgresURLVar + "='postgres://postgres@127.0.0.1:5432/test?sslmode=disable' go test ./..."
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return u
-}
+// against, or skips the test (fails it under CI=true) without one.
+func postgresServerURL(t *testing.T) string { return pgtest.URL(t) }
 
 // postgresSchema creates a schema that no other test uses, dropped with
 // everything in it when the test ends, and returns the server's URL with

@@ -3,7 +3,8 @@
 // every pet whose create was answered 201 is listed exactly once and found
 // by ID, with the fields it was created with, and nothing else is stored.
 //
-// Typical usage inside a test is:
+// TestStore makes the standard load on a Store. To drive another server,
+// typical usage inside a test is:
 //
 //	srv := httptest.NewServer(handler) // a real server on loopback
 //	defer srv.Close()
