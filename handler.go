@@ -75,7 +75,7 @@ type handler struct {
 	log     *slog.Logger
 	maxBody int64
 	buffers httpapi.BufferPool
-	pages   pagePool // for a store that is a listAppender
+	lists   listPool // for listPets
 
 	petsPath  string // base + "/pets"
 	petPrefix string // base + "/pets/"

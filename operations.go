@@ -24,12 +24,12 @@ func (h *handler) listPets(ctx context.Context, w http.ResponseWriter, r *http.R
 	}
 	// One pet more than the page tells whether another page follows.
 	opts := ListOptions{Status: q.status, Limit: q.limit + 1, After: q.after}
+	scratch := h.lists.get()
+	defer h.lists.put(scratch)
 	var pets []Pet
 	if a, ok := h.store.(listAppender); ok {
-		page := h.pages.get()
-		defer h.pages.put(page)
-		pets, err = a.AppendList(ctx, (*page)[:0], opts)
-		*page = pets
+		pets, err = a.AppendList(ctx, scratch.pets[:0], opts)
+		scratch.pets = pets
 	} else {
 		pets, err = h.store.List(ctx, opts)
 	}
@@ -43,10 +43,8 @@ func (h *handler) listPets(ctx context.Context, w http.ResponseWriter, r *http.R
 		next.after = pets[len(pets)-1].ID
 		w.Header()["Link"] = []string{string(next.appendLink(make([]byte, 0, 96)))}
 	}
-	buf := h.buffers.Get()
-	*buf = appendPets(*buf, pets)
-	httpapi.WriteJSON(w, r, http.StatusOK, *buf)
-	h.buffers.Put(buf)
+	scratch.body = appendPets(scratch.body[:0], pets)
+	httpapi.WriteJSON(w, r, http.StatusOK, scratch.body)
 }
 
 // createPet answers POST /pets: it adds the pet in the body and answers 201
@@ -129,27 +127,32 @@ type listAppender interface {
 	AppendList(ctx context.Context, dst []Pet, opts ListOptions) ([]Pet, error)
 }
 
-// pagePool recycles the slices that listAppender stores list into. The zero
-// value is ready to use.
-type pagePool struct {
+// listScratch is the memory that listing reuses across requests: the page
+// that a listAppender store lists into and the body it is encoded into.
+type listScratch struct {
+	pets []Pet
+	body []byte
+}
+
+// listPool recycles listScratch. The zero value is ready to use.
+type listPool struct {
 	pool sync.Pool
 }
 
-func (p *pagePool) get() *[]Pet {
-	if s, ok := p.pool.Get().(*[]Pet); ok {
+func (p *listPool) get() *listScratch {
+	if s, ok := p.pool.Get().(*listScratch); ok {
 		return s
 	}
-	s := make([]Pet, 0, MaxPageSize+1)
-	return &s
+	return &listScratch{pets: make([]Pet, 0, MaxPageSize+1), body: make([]byte, 0, 4096)}
 }
 
-// put returns s to the pool. A slice that a store grew beyond a page is
-// dropped. The pets in it are not cleared: they hold the names of at most
-// one page, which in memstore are part of the store's own memory anyway.
-func (p *pagePool) put(s *[]Pet) {
-	if cap(*s) > MaxPageSize+1 {
+// put returns s to the pool, unless a store or a long page grew it beyond
+// what a page needs. The pets in it are not cleared: they hold the names of
+// at most one page, which in memstore are part of the store's own memory
+// anyway.
+func (p *listPool) put(s *listScratch) {
+	if cap(s.pets) > MaxPageSize+1 || cap(s.body) > 64<<10 {
 		return
 	}
-	*s = (*s)[:0]
 	p.pool.Put(s)
 }
