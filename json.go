@@ -27,11 +27,11 @@ func appendPets(dst []byte, pets []Pet) []byte {
 // encoding/json makes of it.
 func appendPet(dst []byte, p *Pet) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = strconv.AppendInt(dst, p.ID, 10)
+	dst = httpapi.AppendInt(dst, p.ID)
 	dst = append(dst, `,"name":`...)
 	dst = httpapi.AppendString(dst, p.Name)
 	dst = append(dst, `,"categoryId":`...)
-	dst = strconv.AppendInt(dst, p.CategoryID, 10)
+	dst = httpapi.AppendInt(dst, p.CategoryID)
 	switch p.Status {
 	case "":
 		return append(dst, '}')
