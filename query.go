@@ -79,7 +79,7 @@ func parseListQuery(raw string) (listQuery, error) {
 // unescapeQuery decodes a query key or value, allocating only when it holds
 // an escape.
 func unescapeQuery(s string) (string, error) {
-	if strings.ContainsAny(s, "%+") {
+	if strings.IndexByte(s, '%') >= 0 || strings.IndexByte(s, '+') >= 0 {
 		return url.QueryUnescape(s)
 	}
 	return s, nil

@@ -63,12 +63,7 @@ func equalFoldASCII(s, lower string) bool {
 // "+" / "/" ) *"=".
 func isToken68(s string) bool {
 	i := 0
-	for ; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-			c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/') {
-			break
-		}
+	for ; i < len(s) && token68Char(s[i]); i++ {
 	}
 	if i == 0 {
 		return false
@@ -79,6 +74,20 @@ func isToken68(s string) bool {
 		}
 	}
 	return true
+}
+
+// token68Char reports whether c is one of ALPHA, DIGIT, "-", ".", "_", "~",
+// "+" and "/": a bit in one of two 64-bit sets, for the bytes below 64 and
+// for those from 64 to 127.
+func token68Char(c byte) bool {
+	const (
+		low  = 1<<'+' | 1<<'-' | 1<<'.' | 1<<'/' | (1<<10-1)<<'0'
+		high = (1<<26-1)<<('A'-64) | 1<<('_'-64) | (1<<26-1)<<('a'-64) | 1<<('~'-64)
+	)
+	if c < 64 {
+		return low>>c&1 != 0
+	}
+	return c < 128 && high>>(c-64)&1 != 0
 }
 
 // A Challenge is the value of the WWW-Authenticate header of a 401, with
