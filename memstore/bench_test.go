@@ -2,10 +2,13 @@ package memstore_test
 
 import (
 	"context"
+	"errors"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/memstore"
 )
@@ -53,6 +56,38 @@ func TestPerfMemoryPerPet(t *testing.T) {
 	t.Logf("%d pets: %.1f bytes per pet beyond %d bytes of names", n, perPet, nameBytes)
 	if perPet > perfMaxBytesPerPet {
 		t.Errorf("%.1f bytes per pet beyond the names, want at most %d", perPet, perfMaxBytesPerPet)
+	}
+}
+
+// TestAppendListMatchesList checks that AppendList appends, after what dst
+// holds, exactly the pets that List returns, for every kind of selection.
+func TestAppendListMatchesList(t *testing.T) {
+	s := memstore.New()
+	benchFill(t, s, 10_000)
+	ctx := context.Background()
+	prefix := []petstore.Pet{{ID: -1, NewPet: petstore.NewPet{Name: "kept"}}}
+	for _, st := range []petstore.Status{"", petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold, "bogus"} {
+		for _, after := range []int64{-5, 0, 1, 4095, 4096, 4097, 9_990, 10_000, 1 << 62} {
+			for _, limit := range []int{0, 1, 21, 101, 5000} {
+				opts := petstore.ListOptions{Status: st, Limit: limit, After: after}
+				want, err := s.List(ctx, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := s.AppendList(ctx, slices.Clone(prefix), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(append(slices.Clone(prefix), want...), got); diff != "" {
+					t.Errorf("AppendList(%+v) (-want +got):\n%s", opts, diff)
+				}
+			}
+		}
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.AppendList(canceled, nil, petstore.ListOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("AppendList with a canceled context: %v, want context.Canceled", err)
 	}
 }
 
