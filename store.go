@@ -33,6 +33,14 @@ import "context"
 // happened.
 //
 // Concurrency: a Store is safe for concurrent use by multiple goroutines.
+//
+// A Store may also have the method
+//
+//	AppendList(ctx context.Context, dst []Pet, opts ListOptions) ([]Pet, error)
+//
+// that appends to dst the pets that List would return and returns the
+// extended slice. The handler then lists into a slice that it reuses across
+// requests instead of one that List allocates; memstore.Store has it.
 type Store interface {
 	// Add stores p under a new ID and returns it as stored.
 	Add(ctx context.Context, p NewPet) (Pet, error)

@@ -7,10 +7,12 @@ import (
 
 const hex = "0123456789abcdef"
 
-// AppendString appends s to dst as a JSON string, escaped as encoding/json
-// escapes it: quotes, backslashes and control characters; <, > and & as
-// \u003c, \u003e and \u0026 so the output is safe inside HTML; U+2028 and
-// U+2029; and every invalid UTF-8 byte as \ufffd.
+// AppendString appends s to dst as a JSON string that encoding/json decodes
+// to the same value, escaping what encoding/json escapes: quotes,
+// backslashes and control characters (\n, \r and \t by name, the others,
+// \b and \f included, as \u00XX); <, > and & as \u003c, \u003e and \u0026 so
+// the output is safe inside HTML; U+2028 and U+2029; and every invalid UTF-8
+// byte as \ufffd.
 func AppendString(dst []byte, s string) []byte {
 	if plain(s) {
 		dst = append(dst, '"')
