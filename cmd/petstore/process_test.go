@@ -144,18 +144,21 @@ func (p *serverProcess) wait(t *testing.T, bound time.Duration) int {
 
 // refused dials addr until a connection is refused, and returns an error if
 // none is within bound. Connections that succeed meanwhile are closed at
-// once.
+// once; one that is reset (it reached the listener's backlog just as the
+// listener closed) is dialled again.
 func refused(addr string, bound time.Duration) error {
 	deadline := time.Now().Add(bound)
 	for {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if errors.Is(err, syscall.ECONNREFUSED) {
+		switch {
+		case errors.Is(err, syscall.ECONNREFUSED):
 			return nil
-		}
-		if err != nil {
+		case errors.Is(err, syscall.ECONNRESET):
+		case err != nil:
 			return fmt.Errorf("dialing %s: %v; want the connection refused", addr, err)
+		default:
+			c.Close()
 		}
-		c.Close()
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s still accepted connections after %v", addr, bound)
 		}
