@@ -53,15 +53,7 @@ func testListAfter(st *storeT) {
 }
 
 func testListStatus(st *storeT) {
-	want := byID(st.addN(12))
-	gotPages := map[petstore.Status][]petstore.Pet{}
-	wantPages := map[petstore.Status][]petstore.Pet{}
-	for _, s := range statuses[1:] {
-		opts := petstore.ListOptions{Status: s}
-		wantPages[s] = selectPets(want, opts)
-		gotPages[s] = st.list(opts)
-	}
-	st.diff("List(ListOptions{Status: key})", wantPages, gotPages)
+	st.diffByStatus("List(ListOptions{Status: key})", byID(st.addN(12)))
 }
 
 func testListStatusNone(st *storeT) {
@@ -72,7 +64,12 @@ func testListStatusNone(st *storeT) {
 		}
 		pets = append(pets, p)
 	}
-	want := byID(st.add(pets...))
+	st.diffByStatus("List(ListOptions{Status: key}) of a store holding mostly pets without a status", byID(st.add(pets...)))
+}
+
+// diffByStatus lists the store under each valid status and compares every
+// list with the pets of want that have that status.
+func (st *storeT) diffByStatus(what string, want []petstore.Pet) {
 	gotPages := map[petstore.Status][]petstore.Pet{}
 	wantPages := map[petstore.Status][]petstore.Pet{}
 	for _, s := range statuses[1:] {
@@ -80,7 +77,7 @@ func testListStatusNone(st *storeT) {
 		wantPages[s] = selectPets(want, opts)
 		gotPages[s] = st.list(opts)
 	}
-	st.diff("List(ListOptions{Status: key}) of a store holding mostly pets without a status", wantPages, gotPages)
+	st.diff(what, wantPages, gotPages)
 }
 
 func testListCombined(st *storeT) {
