@@ -18,6 +18,11 @@ var (
 	// answers 401 unauthorized with an invalid_token challenge.
 	ErrUnauthorized = errors.New("petstore: unauthorized")
 
+	// ErrInvalidPet means that a NewPet breaks a rule of NewPet.Validate.
+	// Store.Add returns an error wrapping it for such a pet and stores
+	// nothing; the handler answers 400 invalid_body.
+	ErrInvalidPet = errors.New("petstore: invalid pet")
+
 	// ErrForbidden means that the credential is valid but may not perform
 	// the operation. The handler answers 403 forbidden.
 	ErrForbidden = errors.New("petstore: forbidden")

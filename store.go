@@ -14,8 +14,13 @@ import "context"
 //
 // Values: Add stores and returns the pet exactly as given (every field, any
 // valid UTF-8 name) together with its ID, and the pet is visible to Get and
-// List as soon as Add has returned; Get and List return the same values. Stores do not validate: the handler has done that. Returned values
-// never alias stored ones, so a caller may keep or change them.
+// // List as soon as Add has returned; Get and List return the same values.
+// Returned values never alias stored ones, so a caller may keep or change
+// them.
+//
+// Validation: for a NewPet that NewPet.Validate rejects, Add stores nothing
+// and returns an error wrapping ErrInvalidPet. The handler validates every
+// pet before it calls Add, so this guards stores used directly.
 //
 // Get returns an error wrapping ErrNotFound for an ID that no pet has,
 // including IDs that are zero or negative.

@@ -14,9 +14,7 @@ package memstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 	"unsafe"
@@ -92,10 +90,6 @@ func statusName(st status) petstore.Status {
 	return ""
 }
 
-// errNameTooLong is returned by Add for a name of 4 GiB or more, which an
-// entry cannot address.
-var errNameTooLong = errors.New("memstore: name is 4 GiB or longer")
-
 // pet returns the pet with the given ID, which must exist. The caller holds
 // s.mu.
 func (s *Store) pet(id int64) petstore.Pet {
@@ -131,8 +125,8 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet, error
 	if err := ctx.Err(); err != nil {
 		return petstore.Pet{}, err
 	}
-	if int64(len(p.Name)) > math.MaxUint32 {
-		return petstore.Pet{}, errNameTooLong
+	if err := p.Validate(); err != nil {
+		return petstore.Pet{}, fmt.Errorf("memstore: add pet: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

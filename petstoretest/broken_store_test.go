@@ -38,6 +38,7 @@ var brokenStoreBugs = []string{
 	"context-ignored",        // no method looks at its context
 	"aliasing",               // List returns a slice of the store's own array
 	"no-locking",             // no mutex at all
+	"no-validation",          // Add stores any NewPet
 }
 
 func newBrokenStore(bug string) (*brokenStore, error) {
@@ -64,6 +65,9 @@ func (s *brokenStore) ctxErr(ctx context.Context) error {
 
 func (s *brokenStore) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet, error) {
 	if err := s.ctxErr(ctx); err != nil {
+		return petstore.Pet{}, err
+	}
+	if err := p.Validate(); err != nil && s.bug != "no-validation" {
 		return petstore.Pet{}, err
 	}
 	defer s.lock()()

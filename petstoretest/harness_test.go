@@ -104,6 +104,7 @@ var harnessBrokenStores = []struct {
 	{bug: "context-ignored", catches: []string{"add-canceled", "get-canceled", "list-canceled", "deadline-exceeded"}},
 	{bug: "aliasing", catches: []string{"no-alias"}},
 	{bug: "no-locking", catches: []string{"concurrent-use"}, raceOnly: true},
+	{bug: "no-validation", catches: []string{"add-invalid"}},
 }
 
 func TestStoreCatchesBrokenStores(t *testing.T) {

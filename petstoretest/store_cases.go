@@ -37,6 +37,12 @@ var storeCases = []storeCase{
 		test:   testNoAlias,
 	},
 
+	{
+		name:   "add-invalid",
+		clause: "For a NewPet that NewPet.Validate rejects, Add stores nothing and returns an error wrapping ErrInvalidPet.",
+		test:   testAddInvalid,
+	},
+
 	// Get.
 	{
 		name:   "get-unknown",

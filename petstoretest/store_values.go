@@ -3,12 +3,35 @@ package petstoretest
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/petstore-go/petstore"
 )
+
+func testAddInvalid(st *storeT) {
+	valid := petstore.NewPet{Name: "valid", CategoryID: 1}
+	invalid := map[string]petstore.NewPet{
+		"blank name":        {Name: " ", CategoryID: 1},
+		"name not UTF-8":    {Name: "a\xff", CategoryID: 1},
+		"control character": {Name: "a\x00b", CategoryID: 1},
+		"long name":         {Name: strings.Repeat("a", petstore.MaxNameLength+1), CategoryID: 1},
+		"category zero":     {Name: "a", CategoryID: 0},
+		"category negative": {Name: "a", CategoryID: -1},
+		"unknown status":    {Name: "a", CategoryID: 1, Status: "lost"},
+	}
+	for _, why := range slices.Sorted(maps.Keys(invalid)) {
+		p := invalid[why]
+		if _, err := st.s.Add(st.ctx, p); !errors.Is(err, petstore.ErrInvalidPet) {
+			st.errorf("Add of a pet with a %s returned error %v, not one wrapping ErrInvalidPet", why, err)
+		}
+	}
+	added := st.add(valid)
+	st.diff("List after the invalid Adds and one valid one", added, st.list(petstore.ListOptions{}))
+}
 
 func testIDsPositive(st *storeT) {
 	notPositive := map[string]int64{}

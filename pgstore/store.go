@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -103,11 +102,8 @@ func (s *Store) Table() string { return s.relation }
 // control characters, so only other callers can meet this). The pet is
 // committed, and visible to every Get and List, when Add returns.
 func (s *Store) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet, error) {
-	if p.Status != "" && !p.Status.Valid() {
-		return petstore.Pet{}, fmt.Errorf("pgstore: add pet: status %q is not one of available, pending, sold", p.Status)
-	}
-	if strings.IndexByte(p.Name, 0) >= 0 {
-		return petstore.Pet{}, fmt.Errorf("pgstore: add pet: the name contains a NUL character, which PostgreSQL cannot store")
+	if err := p.Validate(); err != nil { // also rejects NUL, which PostgreSQL cannot store
+		return petstore.Pet{}, fmt.Errorf("pgstore: add pet: %w", err)
 	}
 	pet := petstore.Pet{NewPet: p}
 	err := s.pool.QueryRow(ctx, s.addSQL, p.Name, p.CategoryID, string(p.Status), s.relation).Scan(&pet.ID)
