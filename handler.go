@@ -9,8 +9,10 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/body"
 )
 
 // New returns an http.Handler that serves the animal store API under the
@@ -40,170 +42,117 @@ func New(opts ...Option) (http.Handler, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("petstore.New: %w", errors.Join(errs...))
 	}
-	var doc *openAPI
-	if !c.noOpenAPI {
+	routes := apiRoutes()
+	var doc []byte
+	if c.openAPI {
 		var err error
-		if doc, err = newOpenAPI(c.basePath); err != nil {
+		if doc, err = openAPIDocumentFor(c.basePath); err != nil {
 			return nil, fmt.Errorf("petstore.New: %w", err)
 		}
+		routes = append(routes, route{http.MethodGet, OpenAPIPath, OpNone, (*handler).serveOpenAPI})
 	}
-	retry := (c.retryAfter + 999_999_999) / 1_000_000_000
+	retry := (c.retryAfter + time.Second - 1) / time.Second
 	return &handler{
-		openAPI:     doc,
-		store:       c.store,
+		store:       guardedStore{c.store},
 		auth:        c.auth,
 		log:         c.logger,
 		maxBody:     c.maxBody,
+		router:      newRouter(c.basePath, routes),
+		openAPI:     doc,
 		petsPath:    c.basePath + "/pets",
-		petPrefix:   c.basePath + "/pets/",
-		challenge:   httpapi.NewChallenge("petstore"),
-		pets:        httpapi.NewMethods(http.MethodGet, http.MethodPost),
-		pet:         httpapi.NewMethods(http.MethodGet),
-		acceptPost:  httpapi.Header("application/json"),
-		retryAfter:  httpapi.Header(strconv.FormatInt(int64(retry), 10)),
-		deprecation: httpapi.Header(httpapi.FormatDeprecation(c.deprecation)),
-		sunset:      httpapi.Header(httpapi.FormatSunset(c.sunset)),
-		successor:   httpapi.Header(`<../pets>; rel="successor-version"`),
+		retryAfter:  []string{strconv.FormatInt(int64(retry), 10)},
+		deprecation: []string{"@" + strconv.FormatInt(c.deprecation.Unix(), 10)}, // RFC 9745
+		sunset:      []string{c.sunset.UTC().Format(http.TimeFormat)},            // RFC 8594
 	}, nil
 }
 
 // handler serves the API. Everything in it is set by New and read-only
-// afterwards, except the pools.
+// afterwards, except the pool.
 type handler struct {
-	store   Store
+	store   guardedStore
 	auth    Authenticator
 	log     *slog.Logger
 	maxBody int64
-	buffers httpapi.BufferPool
-	lists   listPool // for listPets
+	buffers body.Pool
+	router  router
+	openAPI []byte // the document that serveOpenAPI serves
 
-	petsPath  string // base + "/pets"
-	petPrefix string // base + "/pets/"
+	petsPath string // base + "/pets", for messages
 
-	openAPI *openAPI // nil when the document is not served
-
-	challenge httpapi.Challenge
-	pets, pet httpapi.Methods
-
-	// Header values, shared by all responses.
-	acceptPost, retryAfter, deprecation, sunset, successor []string
+	// Header values that depend on the options, shared by all responses.
+	retryAfter, deprecation, sunset []string
 }
 
-// ServeHTTP routes the request. Every route of the API is here: the request
-// is authenticated first, so that a caller without a valid key learns
-// nothing about paths or methods, then dispatched by path and method. The
-// OpenAPI document alone is served before authentication (see WithOpenAPI).
+// Header values that every handler shares. They are never modified.
+var (
+	acceptPost      = []string{"application/json"}
+	successor       = []string{`<../pets>; rel="successor-version"`}
+	challengeNone   = []string{`Bearer realm="petstore"`}
+	challengeReject = []string{`Bearer realm="petstore", error="invalid_token"`}
+)
+
+// ServeHTTP answers a request: it finds the route, authenticates the caller
+// for the route's operation (so that a caller without a valid key learns
+// nothing about paths or methods), and serves the operation. Every failure
+// on the way is an error that fail answers.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var token string // for scrubbing a panic's message
 	defer func() {
 		if v := recover(); v != nil {
-			h.panicked(w, r, v, token)
+			h.panicked(w, r, v)
 		}
 	}()
-
-	path := r.URL.EscapedPath()
-	if h.openAPI != nil && path == h.openAPI.path {
-		h.openAPI.serve(w, r) // the one resource without authentication
-		return
-	}
-	petID, isPet := strings.CutPrefix(path, h.petPrefix)
-	isPet = isPet && petID != "" && !strings.Contains(petID, "/")
-	isPets := path == h.petsPath
-
+	rt, res, params := h.router.match(r.Method, r.URL.EscapedPath())
 	op := OpNone
-	switch {
-	case isPets && (r.Method == http.MethodGet || r.Method == http.MethodHead):
-		op = OpListPets
-	case isPets && r.Method == http.MethodPost:
-		op = OpCreatePet
-	case isPet && (r.Method == http.MethodGet || r.Method == http.MethodHead):
-		op = OpGetPet
+	if rt != nil {
+		op = rt.op
 	}
-
+	ctx := r.Context()
 	var err error
-	token, err = httpapi.BearerToken(r)
-	if err != nil {
-		h.challenge.Write(w, r, errors.Is(err, httpapi.ErrMalformedToken))
-		return
+	if res == nil || !res.public {
+		ctx, err = h.authenticate(ctx, op, r)
 	}
-	ctx, ok := h.authenticate(w, r, op, token)
-	if !ok {
-		return
-	}
-
-	switch op {
-	case OpListPets:
-		h.listPets(ctx, w, r)
-	case OpCreatePet:
-		h.createPet(ctx, w, r)
-	case OpGetPet:
-		h.getPet(ctx, w, r, petID)
-	default:
-		switch {
-		case isPets:
-			h.pets.WriteNotAllowed(w, r)
-		case isPet:
-			h.pet.WriteNotAllowed(w, r)
-		default:
-			httpapi.WriteError(w, r, httpapi.CodeNotFound, "no such path; the API serves "+h.petsPath+" and "+h.petPrefix+"{petId}")
-		}
-	}
-}
-
-// authenticate asks the Authenticator about token and answers the request
-// itself when the answer is no. It returns the context for the store.
-func (h *handler) authenticate(w http.ResponseWriter, r *http.Request, op Operation, token string) (context.Context, bool) {
-	ctx, err := h.auth.Authenticate(r.Context(), op, token)
 	switch {
-	case err == nil:
-		if ctx == nil {
-			ctx = r.Context()
-		}
-		return ctx, true
-	case errors.Is(err, ErrUnauthorized):
-		h.challenge.Write(w, r, true)
-	case errors.Is(err, ErrForbidden):
-		what := "this operation"
-		if op != OpNone {
-			what = string(op)
-		}
-		httpapi.WriteError(w, r, httpapi.CodeForbidden, "the API key is valid but may not perform "+what+"; use a key that may")
+	case err != nil:
+	case rt != nil:
+		err = rt.serve(h, ctx, w, r, params)
+	case res != nil:
+		err = &requestError{code: httpapi.CodeMethodNotAllowed, header: "Allow", value: res.allow,
+			message: "method " + r.Method + " is not allowed here; use one of " + res.allow[0]}
 	default:
-		h.log.LogAttrs(r.Context(), slog.LevelError, "petstore: authenticator failed",
-			slog.String("operation", string(op)), slog.String("error", scrub(err.Error(), token)))
-		h.unavailable(w, r, "authentication is unavailable; retry later")
+		err = &requestError{code: httpapi.CodeNotFound,
+			message: "no such path; the API serves " + h.petsPath + " and " + h.petsPath + "/{petId}"}
 	}
-	return nil, false
+	if err != nil {
+		h.fail(w, r, op, err)
+	}
 }
 
-// failed answers a request whose store call returned err: 503 for a
-// temporary failure, 500 for anything else, with the detail in the log only.
-func (h *handler) failed(w http.ResponseWriter, r *http.Request, op Operation, err error) {
-	// A store may put the caller's identity into its errors: scrub the token.
-	token, _ := httpapi.BearerToken(r)
-	msg := scrub(err.Error(), token)
-	if errors.Is(err, ErrUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		h.log.LogAttrs(r.Context(), slog.LevelWarn, "petstore: store unavailable",
-			slog.String("operation", string(op)), slog.String("error", msg))
-		h.unavailable(w, r, "the store is unavailable; retry later")
-		return
+// authenticate asks the Authenticator whether the request's bearer token may
+// perform op. It returns the context for the store.
+func (h *handler) authenticate(ctx context.Context, op Operation, r *http.Request) (context.Context, error) {
+	token, err := httpapi.BearerToken(r)
+	if err != nil {
+		return nil, err
 	}
-	h.log.LogAttrs(r.Context(), slog.LevelError, "petstore: store failed",
-		slog.String("operation", string(op)), slog.String("error", msg))
-	httpapi.WriteError(w, r, httpapi.CodeInternal, "internal error")
-}
-
-func (h *handler) unavailable(w http.ResponseWriter, r *http.Request, message string) {
-	w.Header()["Retry-After"] = h.retryAfter
-	httpapi.WriteError(w, r, httpapi.CodeUnavailable, message)
+	authCtx, err := h.auth.Authenticate(ctx, op, token)
+	switch {
+	case err == nil && authCtx == nil:
+		return ctx, nil
+	case err == nil:
+		return authCtx, nil
+	case errors.Is(err, ErrUnauthorized), errors.Is(err, ErrForbidden):
+		return nil, err
+	}
+	return nil, authenticatorError{err}
 }
 
 // panicked logs a panic with its stack and answers 500. A panic with
 // http.ErrAbortHandler is passed on, as net/http expects.
-func (h *handler) panicked(w http.ResponseWriter, r *http.Request, v any, token string) {
+func (h *handler) panicked(w http.ResponseWriter, r *http.Request, v any) {
 	if v == http.ErrAbortHandler {
 		panic(v)
 	}
+	token, _ := httpapi.BearerToken(r)
 	h.log.LogAttrs(r.Context(), slog.LevelError, "petstore: panic serving request",
 		slog.String("method", r.Method), slog.String("path", r.URL.Path),
 		slog.String("panic", scrub(fmt.Sprint(v), token)), slog.String("stack", string(debug.Stack())))

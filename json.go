@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/jsontext"
 )
 
 // appendPets appends pets to dst as a JSON array.
@@ -27,11 +26,11 @@ func appendPets(dst []byte, pets []Pet) []byte {
 // encoding/json makes of it.
 func appendPet(dst []byte, p *Pet) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = httpapi.AppendInt(dst, p.ID)
+	dst = jsontext.AppendInt(dst, p.ID)
 	dst = append(dst, `,"name":`...)
-	dst = httpapi.AppendString(dst, p.Name)
+	dst = jsontext.AppendString(dst, p.Name)
 	dst = append(dst, `,"categoryId":`...)
-	dst = httpapi.AppendInt(dst, p.CategoryID)
+	dst = jsontext.AppendInt(dst, p.CategoryID)
 	switch p.Status {
 	case "":
 		return append(dst, '}')
@@ -43,18 +42,27 @@ func appendPet(dst []byte, p *Pet) []byte {
 		return append(dst, `,"status":"sold"}`...)
 	}
 	dst = append(dst, `,"status":`...)
-	dst = httpapi.AppendString(dst, string(p.Status))
+	dst = jsontext.AppendString(dst, string(p.Status))
 	return append(dst, '}')
 }
 
 // decodeNewPet decodes and validates the body of POST /pets. It accepts
 // exactly one JSON object with the members name, categoryId and, optionally,
-// status, each once, none null, and nothing else. The error's text is meant
-// for the client.
+// status, each once, none null, and nothing else.
 func decodeNewPet(body []byte) (NewPet, error) {
+	p, err := decodeNewPetText(body)
+	if err != nil {
+		return NewPet{}, &requestError{code: httpapi.CodeInvalidBody, message: err.Error()}
+	}
+	return p, nil
+}
+
+// decodeNewPetText is decodeNewPet with errors whose text is meant for the
+// client.
+func decodeNewPetText(body []byte) (NewPet, error) {
 	var p NewPet
 	var hasName, hasCategory, hasStatus bool
-	d := httpapi.NewDecoder(body)
+	d := jsontext.NewDecoder(body)
 	err := d.Object(func(name []byte) error {
 		var err error
 		switch string(name) {
@@ -98,7 +106,7 @@ func decodeNewPet(body []byte) (NewPet, error) {
 		return fmt.Errorf("unknown member %s; a pet has name, categoryId and status", quoteShort(name))
 	})
 	if err != nil {
-		var syntax *httpapi.SyntaxError
+		var syntax *jsontext.SyntaxError
 		if errors.As(err, &syntax) {
 			return NewPet{}, fmt.Errorf("the body is not valid: %w", err)
 		}
@@ -123,7 +131,7 @@ func memberError(member, want string, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, httpapi.ErrNull):
+	case errors.Is(err, jsontext.ErrNull):
 		return fmt.Errorf("%s is null; it must be %s", member, want)
 	}
 	return fmt.Errorf("%s must be %s: %w", member, want, err)
@@ -141,33 +149,3 @@ func quoteShort(name []byte) string {
 	}
 	return strconv.Quote(string(name))
 }
-
-// Validate reports the first reason why the handler would reject p, or nil:
-// a name that is blank, longer than MaxNameLength characters, not valid
-// UTF-8 or holding control characters; a CategoryID below 1; or a Status
-// that is set but not valid. The error wraps ErrInvalidPet, and its text
-// names the field and the rule, without the field's value.
-func (p NewPet) Validate() error {
-	switch {
-	case strings.TrimSpace(p.Name) == "":
-		return invalidPet("name must not be blank")
-	case !utf8.ValidString(p.Name):
-		return invalidPet("name must be valid UTF-8")
-	case utf8.RuneCountInString(p.Name) > MaxNameLength:
-		return invalidPet("name is longer than " + strconv.Itoa(MaxNameLength) + " characters; shorten it")
-	case strings.IndexFunc(p.Name, unicode.IsControl) >= 0:
-		return invalidPet("name must not contain control characters")
-	case p.CategoryID < 1:
-		return invalidPet("categoryId must be 1 or greater")
-	case p.Status != "" && !p.Status.Valid():
-		return invalidPet(`status must be "available", "pending" or "sold", or empty`)
-	}
-	return nil
-}
-
-// invalidPet is an error that wraps ErrInvalidPet and reads as its message
-// alone, so that the handler can send it to the client as it is.
-type invalidPet string
-
-func (e invalidPet) Error() string        { return string(e) }
-func (e invalidPet) Is(target error) bool { return target == ErrInvalidPet }

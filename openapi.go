@@ -6,10 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
-
-	"github.com/petstore-go/petstore/httpapi"
 )
 
 // openAPIDocument is the OpenAPI 3.0.3 document of the API as the default
@@ -21,51 +18,6 @@ var openAPIDocument []byte
 // OpenAPIPath is the path, under the base path, at which the handler serves
 // its OpenAPI document: "/v1/openapi.json" by default.
 const OpenAPIPath = "/openapi.json"
-
-// WithOpenAPI sets whether the handler serves the OpenAPI 3.0.3 document of
-// the API at the base path followed by OpenAPIPath, with its server URL set
-// to the base path ("/" when that is empty). The default is true.
-//
-// The document is the one resource served without authentication: it holds
-// no data, and clients and gateways read it to learn how to call the API. It
-// answers GET and HEAD, and any other method with 405 and an Allow header,
-// also without authentication. With WithOpenAPI(false) the path is unknown,
-// like any other, and answered 404 after authentication.
-func WithOpenAPI(serve bool) Option {
-	return optionFunc(func(c *config) error {
-		c.noOpenAPI = !serve
-		return nil
-	})
-}
-
-// openAPI is the document that a handler serves, made once by New.
-type openAPI struct {
-	path     string // base + OpenAPIPath
-	document []byte
-	methods  httpapi.Methods
-}
-
-// newOpenAPI returns the document for a handler mounted at basePath.
-func newOpenAPI(basePath string) (*openAPI, error) {
-	doc, err := openAPIDocumentFor(basePath)
-	if err != nil {
-		return nil, err
-	}
-	return &openAPI{
-		path:     basePath + OpenAPIPath,
-		document: doc,
-		methods:  httpapi.NewMethods(http.MethodGet),
-	}, nil
-}
-
-// serve answers a request for the document.
-func (o *openAPI) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		o.methods.WriteNotAllowed(w, r)
-		return
-	}
-	httpapi.WriteJSON(w, r, http.StatusOK, o.document)
-}
 
 // openAPIDocumentFor returns the embedded document with its servers set to
 // the one server whose URL is basePath, or "/" when it is empty. Everything

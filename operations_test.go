@@ -133,8 +133,8 @@ func TestGetPetIsDeprecated(t *testing.T) {
 }
 
 func TestWithDeprecationOverridesDates(t *testing.T) {
-	dep := petstore.DefaultDeprecation.AddDate(1, 0, 0)
-	sunset := petstore.DefaultSunset.AddDate(1, 0, 0)
+	dep := defaultDeprecation.AddDate(1, 0, 0)
+	sunset := defaultSunset.AddDate(1, 0, 0)
 	h := wireHandler(t, memstore.New(), petstore.WithDeprecation(dep, sunset))
 	w := wireRequest{method: "GET", target: "/v1/pets/1"}.do(h)
 	if got, want := w.Header().Get("Deprecation"), "@"+strconv.FormatInt(dep.Unix(), 10); got != want {

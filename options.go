@@ -26,7 +26,7 @@ type config struct {
 	deprecation time.Time
 	sunset      time.Time
 	retryAfter  time.Duration
-	noOpenAPI   bool // see WithOpenAPI
+	openAPI     bool
 }
 
 // Defaults of the options.
@@ -36,22 +36,15 @@ const (
 	DefaultRetryAfter   = time.Second
 )
 
-// DefaultDeprecation is when GET /pets/{petId} was deprecated, sent as its
-// Deprecation header (RFC 9745): 1 January 2026, 00:00 UTC.
-var DefaultDeprecation = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
-
-// DefaultSunset is when GET /pets/{petId} is to be removed, as the interface
-// announces it, sent as its Sunset header (RFC 8594): 5 December 2030.
-var DefaultSunset = time.Date(2030, time.December, 5, 0, 0, 0, 0, time.UTC)
-
 func defaultConfig() config {
 	return config{
 		basePath:    DefaultBasePath,
 		logger:      slog.New(slog.DiscardHandler),
 		maxBody:     DefaultMaxBodyBytes,
-		deprecation: DefaultDeprecation,
-		sunset:      DefaultSunset,
+		deprecation: time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC),
+		sunset:      time.Date(2030, time.December, 5, 0, 0, 0, 0, time.UTC),
 		retryAfter:  DefaultRetryAfter,
+		openAPI:     true,
 	}
 }
 
@@ -130,7 +123,10 @@ func WithMaxBodyBytes(n int64) Option {
 
 // WithDeprecation sets the dates sent in the Deprecation and Sunset headers
 // of GET /pets/{petId}: when the operation was deprecated and when it is to
-// be removed. The defaults are DefaultDeprecation and DefaultSunset.
+// be removed. The defaults are 1 January 2026, 00:00 UTC, sent as
+// "Deprecation: @1767225600" (RFC 9745), and 5 December 2030, the removal
+// date that the API specification announces, sent as
+// "Sunset: Thu, 05 Dec 2030 00:00:00 GMT" (RFC 8594).
 func WithDeprecation(deprecated, sunset time.Time) Option {
 	return optionFunc(func(c *config) error {
 		if deprecated.IsZero() || sunset.IsZero() {
@@ -152,6 +148,22 @@ func WithRetryAfter(d time.Duration) Option {
 			return fmt.Errorf("WithRetryAfter: %v is not positive; use a delay such as %v", d, DefaultRetryAfter)
 		}
 		c.retryAfter = d
+		return nil
+	})
+}
+
+// WithOpenAPI sets whether the handler serves the OpenAPI 3.0.3 document of
+// the API at the base path followed by OpenAPIPath, with its server URL set
+// to the base path ("/" when that is empty). The default is true.
+//
+// The document is the one resource served without authentication: it holds
+// no data, and clients and gateways read it to learn how to call the API. It
+// answers GET and HEAD, and any other method with 405 and an Allow header,
+// also without authentication. With WithOpenAPI(false) the path is unknown,
+// like any other, and answered 404 after authentication.
+func WithOpenAPI(serve bool) Option {
+	return optionFunc(func(c *config) error {
+		c.openAPI = serve
 		return nil
 	})
 }

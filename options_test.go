@@ -29,8 +29,8 @@ func TestNewReportsConfigurationMistakes(t *testing.T) {
 		{"zero body limit", []petstore.Option{store, auth, petstore.WithMaxBodyBytes(0)}, "WithMaxBodyBytes: 0 is not positive"},
 		{"negative body limit", []petstore.Option{store, auth, petstore.WithMaxBodyBytes(-1)}, "WithMaxBodyBytes"},
 		{"nil logger", []petstore.Option{store, auth, petstore.WithLogger(nil)}, "WithLogger"},
-		{"sunset before deprecation", []petstore.Option{store, auth, petstore.WithDeprecation(petstore.DefaultSunset, petstore.DefaultDeprecation)}, "WithDeprecation"},
-		{"zero date", []petstore.Option{store, auth, petstore.WithDeprecation(time.Time{}, petstore.DefaultSunset)}, "WithDeprecation"},
+		{"sunset before deprecation", []petstore.Option{store, auth, petstore.WithDeprecation(defaultSunset, defaultDeprecation)}, "WithDeprecation"},
+		{"zero date", []petstore.Option{store, auth, petstore.WithDeprecation(time.Time{}, defaultSunset)}, "WithDeprecation"},
 		{"zero retry", []petstore.Option{store, auth, petstore.WithRetryAfter(0)}, "WithRetryAfter"},
 		{"nil option", []petstore.Option{store, auth, nil}, "nil"},
 	}
@@ -101,3 +101,9 @@ func TestAPIKeys(t *testing.T) {
 		t.Error("APIKeys() accepted the empty token")
 	}
 }
+
+// The default dates of WithDeprecation, as its doc gives them.
+var (
+	defaultDeprecation = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+	defaultSunset      = time.Date(2030, time.December, 5, 0, 0, 0, 0, time.UTC)
+)

@@ -1,5 +1,12 @@
 package petstore
 
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
 // Status is the availability of a pet. The zero value means the pet has no
 // status: such a pet is listed when no filter is given and never under one.
 type Status string
@@ -31,6 +38,36 @@ type NewPet struct {
 	// Status is the pet's availability, or empty when it has none.
 	Status Status `json:"status,omitempty"`
 }
+
+// Validate reports the first reason why the handler would reject p, or nil:
+// a name that is blank, longer than MaxNameLength characters, not valid
+// UTF-8 or holding control characters; a CategoryID below 1; or a Status
+// that is set but not valid. The error wraps ErrInvalidPet, and its text
+// names the field and the rule, without the field's value.
+func (p NewPet) Validate() error {
+	switch {
+	case strings.TrimSpace(p.Name) == "":
+		return invalidPet("name must not be blank")
+	case !utf8.ValidString(p.Name):
+		return invalidPet("name must be valid UTF-8")
+	case utf8.RuneCountInString(p.Name) > MaxNameLength:
+		return invalidPet("name is longer than " + strconv.Itoa(MaxNameLength) + " characters; shorten it")
+	case strings.IndexFunc(p.Name, unicode.IsControl) >= 0:
+		return invalidPet("name must not contain control characters")
+	case p.CategoryID < 1:
+		return invalidPet("categoryId must be 1 or greater")
+	case p.Status != "" && !p.Status.Valid():
+		return invalidPet(`status must be "available", "pending" or "sold", or empty`)
+	}
+	return nil
+}
+
+// invalidPet is an error that wraps ErrInvalidPet and reads as its message
+// alone, so that the handler can send it to the client as it is.
+type invalidPet string
+
+func (e invalidPet) Error() string        { return string(e) }
+func (e invalidPet) Is(target error) bool { return target == ErrInvalidPet }
 
 // Pet is a stored pet: a NewPet with the ID its store assigned.
 type Pet struct {

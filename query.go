@@ -1,10 +1,11 @@
 package petstore
 
 import (
-	"errors"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/petstore-go/petstore/httpapi"
 )
 
 // Page sizes of GET /pets.
@@ -47,28 +48,28 @@ func parseListQuery(raw string) (listQuery, error) {
 			continue
 		}
 		if seen[i] {
-			return q, errors.New(key + " is given more than once; give it once")
+			return q, invalidParameter(key + " is given more than once; give it once")
 		}
 		seen[i] = true
 		if value, err = unescapeQuery(value); err != nil {
-			return q, errors.New(key + " is not validly percent-encoded")
+			return q, invalidParameter(key + " is not validly percent-encoded")
 		}
 		switch i {
 		case 0:
 			n, ok := parseDigits(value)
 			if !ok || n < 1 || n > MaxPageSize {
-				return q, errors.New("limit must be an integer from 1 to 100")
+				return q, invalidParameter("limit must be an integer from 1 to 100")
 			}
 			q.limit = int(n)
 		case 1:
 			q.status = Status(value)
 			if !q.status.Valid() {
-				return q, errors.New(`status must be "available", "pending" or "sold"`)
+				return q, invalidParameter(`status must be "available", "pending" or "sold"`)
 			}
 		case 2:
 			after, ok := parseCursor(value)
 			if !ok {
-				return q, errors.New("cursor is not valid; follow the Link header of the previous page")
+				return q, invalidParameter("cursor is not valid; follow the Link header of the previous page")
 			}
 			q.after = after
 		}
@@ -136,6 +137,11 @@ func (q listQuery) appendLink(dst []byte) []byte {
 	return append(dst, `>; rel="next"`...)
 }
 
+// invalidParameter is the error for a malformed query or path parameter.
+func invalidParameter(message string) error {
+	return &requestError{code: httpapi.CodeInvalidParameter, message: message}
+}
+
 // parsePetID parses the petId path segment: a base-10 int64, with an
 // optional minus sign and no plus sign. The error's text is meant for the
 // client.
@@ -144,15 +150,15 @@ func parsePetID(raw string) (int64, error) {
 	if strings.Contains(s, "%") {
 		var err error
 		if s, err = url.PathUnescape(s); err != nil {
-			return 0, errors.New("petId is not validly percent-encoded")
+			return 0, invalidParameter("petId is not validly percent-encoded")
 		}
 	}
 	if s == "" || s[0] == '+' {
-		return 0, errors.New("petId must be a base-10 integer")
+		return 0, invalidParameter("petId must be a base-10 integer")
 	}
 	id, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, errors.New("petId must be a base-10 integer in the range of int64")
+		return 0, invalidParameter("petId must be a base-10 integer in the range of int64")
 	}
 	return id, nil
 }

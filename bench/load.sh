@@ -14,8 +14,12 @@
 # other CPUs, with taskset; 0: no pinning), NICE (unset: run at normal
 # priority; a niceness such as -10 runs servers and wrk ahead of other work on
 # a shared machine, which needs root), PORT (18080; the baseline uses
-# PORT+1). Installs wrk with apt-get when it is missing. With the defaults
-# the script takes about four minutes.
+# PORT+1), AGAINST (unset; a git revision such as HEAD~1 or main: its
+# cmd/petstore runs as a third server on PORT+2, measured in the same rounds,
+# and the script prints the ratios petstore/against as well, the way to
+# measure a change before and after in one run). Installs wrk with apt-get
+# when it is missing. With the defaults the script takes about four minutes,
+# and half as long again with AGAINST.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-10}
@@ -33,6 +37,7 @@ pids=()
 cleanup() {
 	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
 	wait 2>/dev/null || true
+	[ -d "$work/against-src" ] && git -C "$root" worktree remove --force "$work/against-src" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -57,6 +62,12 @@ fi
 echo "building" >&2
 (cd "$root/cmd/petstore" && go build -o "$work/petstore" .)
 (cd "$root" && go build -o "$work/baseline" ./bench/baseline)
+servers=(petstore baseline)
+if [ -n "${AGAINST:-}" ]; then
+	git -C "$root" worktree add --quiet --detach "$work/against-src" "$AGAINST"
+	(cd "$work/against-src/cmd/petstore" && go build -o "$work/against" .)
+	servers+=(against)
+fi
 
 PETSTORE_API_KEYS=$KEY "${server_cpu[@]}" "$work/petstore" -addr "127.0.0.1:$PORT" >"$work/petstore.log" 2>&1 &
 pids+=($!)
@@ -73,11 +84,18 @@ for _ in $(seq 600); do
 done
 grep -q '^ready' "$work/baseline.log" || { cat "$work/baseline.log" >&2; exit 1; }
 cat "$work/baseline.log" >&2
+if [ -n "${AGAINST:-}" ]; then
+	PETSTORE_API_KEYS=$KEY "${server_cpu[@]}" "$work/against" -addr "127.0.0.1:$((PORT + 2))" >"$work/against.log" 2>&1 &
+	pids+=($!)
+	# Seed it as the baseline seeded petstore: the same pets, through the API.
+	"$work/baseline" -seed-only -target "http://127.0.0.1:$((PORT + 2))/v1" -key "$KEY" -seed "$PETS" >&2
+fi
 
 # run SERVER OP: one wrk run; prints requests per second.
 run() {
 	local port=$PORT
 	[ "$1" = baseline ] && port=$((PORT + 1))
+	[ "$1" = against ] && port=$((PORT + 2))
 	local url=http://127.0.0.1:$port/v1 args=()
 	case $2 in
 	list) url+="/pets?limit=20" ;;
@@ -99,13 +117,12 @@ run() {
 }
 
 ops=(list get create)
-declare -A ratios rps_p rps_b
+declare -A ratios rps_p rps_b against_ratios rps_a
 echo "$(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3)"
 echo "wrk -t $THREADS -c $CONNECTIONS, $ROUNDS rounds of ${DURATION}s per server and request, pinned: $([ "$PIN" = 1 ] && echo yes || echo no), niceness: ${NICE:-0}"
 # Warm both servers up (heap growth, first connections) before measuring.
 for op in "${ops[@]}"; do
-	run petstore "$op" 1 >/dev/null
-	run baseline "$op" 1 >/dev/null
+	for server in "${servers[@]}"; do run "$server" "$op" 1 >/dev/null; done
 done
 for round in $(seq "$ROUNDS"); do
 	for op in "${ops[@]}"; do
@@ -117,6 +134,13 @@ for round in $(seq "$ROUNDS"); do
 		fi
 		r=$(awk -v p="$p" -v b="$b" 'BEGIN { printf "%.3f", p / b }')
 		printf 'round %d %-6s petstore %9.0f req/s  baseline %9.0f req/s  ratio %s\n' "$round" "$op" "$p" "$b" "$r"
+		if [ -n "${AGAINST:-}" ]; then
+			a=$(run against "$op")
+			ra=$(awk -v p="$p" -v a="$a" 'BEGIN { printf "%.3f", p / a }')
+			printf 'round %d %-6s against  %9.0f req/s  petstore/against %s\n' "$round" "$op" "$a" "$ra"
+			against_ratios[$op]+="$ra "
+			rps_a[$op]+="$a "
+		fi
 		ratios[$op]+="$r "
 		rps_p[$op]+="$p "
 		rps_b[$op]+="$b "
@@ -143,3 +167,11 @@ declare -A target=([list]=0.90 [get]=0.92 [create]=0.85)
 for op in "${ops[@]}"; do
 	printf '%-6s %s  (target: median >= %s)\n' "$op" "$(spread %.3f ${ratios[$op]})" "${target[$op]}"
 done
+if [ -n "${AGAINST:-}" ]; then
+	echo
+	echo "ratio of requests per second, petstore / $AGAINST, over $ROUNDS rounds:"
+	for op in "${ops[@]}"; do
+		printf '%-6s %s  (%s: median %s req/s)\n' "$op" "$(spread %.3f ${against_ratios[$op]})" "$AGAINST" \
+			"$(tr ' ' '\n' <<<"${rps_a[$op]}" | grep . | sort -g | awk '{ v[NR] = $1 } END { printf "%.0f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')"
+	done
+fi

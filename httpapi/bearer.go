@@ -89,32 +89,3 @@ func token68Char(c byte) bool {
 	}
 	return c < 128 && high>>(c-64)&1 != 0
 }
-
-// A Challenge is the value of the WWW-Authenticate header of a 401, with
-// and without the invalid_token error of RFC 6750.
-type Challenge struct {
-	missing []string // no usable credential was sent
-	invalid []string // the credential was rejected
-}
-
-// NewChallenge returns the Bearer challenges for realm, which must be a
-// plain word without quotes or backslashes.
-func NewChallenge(realm string) Challenge {
-	return Challenge{
-		missing: Header(`Bearer realm="` + realm + `"`),
-		invalid: Header(`Bearer realm="` + realm + `", error="invalid_token"`),
-	}
-}
-
-// Write answers r with 401 unauthorized and the challenge: with
-// error="invalid_token" when the credential was rejected, without it when
-// none was sent. The message never repeats the credential.
-func (c Challenge) Write(w http.ResponseWriter, r *http.Request, rejected bool) {
-	if rejected {
-		w.Header()["Www-Authenticate"] = c.invalid
-		WriteError(w, r, CodeUnauthorized, "the API key is not valid; send a valid one in the header Authorization: Bearer KEY")
-		return
-	}
-	w.Header()["Www-Authenticate"] = c.missing
-	WriteError(w, r, CodeUnauthorized, "an API key is required; send it in the header Authorization: Bearer KEY")
-}

@@ -1,10 +1,9 @@
-// Package httpapi is the HTTP and JSON plumbing of the petstore API, free of
-// anything about pets: the error body and its stable codes, response headers,
-// bounded and strict JSON request bodies, bearer-token parsing and the 401
-// challenge, method tables with 405 and HEAD, and the deprecation headers.
+// Package httpapi is what a host needs to answer its own routes the way the
+// petstore handler answers its: the error body with its stable codes and
+// their statuses, and the bearer token of a request.
 //
 // It imports only the standard library. A host that mounts the petstore
-// handler can use it to answer its own routes in the same error format:
+// handler beside routes of its own can answer them in the same format:
 //
 //	httpapi.WriteError(w, r, httpapi.CodeNotFound, "no such order; list orders at /store/orders")
 package httpapi

@@ -2,6 +2,9 @@ package httpapi
 
 import (
 	"net/http"
+
+	"github.com/petstore-go/petstore/internal/jsontext"
+	"github.com/petstore-go/petstore/internal/respond"
 )
 
 // Code is the stable, machine-readable code of an error response. Clients
@@ -60,21 +63,24 @@ type Error struct {
 // Error returns the code and the message.
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 
-// AppendError appends the JSON error body for code and message to dst.
-func AppendError(dst []byte, code Code, message string) []byte {
-	dst = append(dst, `{"code":`...)
-	dst = AppendString(dst, string(code))
-	dst = append(dst, `,"message":`...)
-	dst = AppendString(dst, message)
-	dst = append(dst, `,"status":`...)
-	dst = AppendInt(dst, int64(code.Status()))
-	return append(dst, '}')
-}
-
 // WriteError answers r with the error body for code and message and the
-// status that goes with code. The message must say what was wrong and how to
-// fix it, and must not contain credentials or internal detail.
+// status that goes with code, with the headers of every response of the API:
+// Content-Type: application/json, Cache-Control: no-store and
+// X-Content-Type-Options: nosniff. A HEAD request gets no body. The message
+// must say what was wrong and how to fix it, and must not contain
+// credentials or internal detail.
 func WriteError(w http.ResponseWriter, r *http.Request, code Code, message string) {
 	var buf [256]byte
-	WriteJSON(w, r, code.Status(), AppendError(buf[:0], code, message))
+	respond.JSON(w, r, code.Status(), appendError(buf[:0], code, message))
+}
+
+// appendError appends the JSON error body for code and message to dst.
+func appendError(dst []byte, code Code, message string) []byte {
+	dst = append(dst, `{"code":`...)
+	dst = jsontext.AppendString(dst, string(code))
+	dst = append(dst, `,"message":`...)
+	dst = jsontext.AppendString(dst, message)
+	dst = append(dst, `,"status":`...)
+	dst = jsontext.AppendInt(dst, int64(code.Status()))
+	return append(dst, '}')
 }

@@ -53,6 +53,7 @@ func run(ctx context.Context, args []string) error {
 	seed := fs.Int("seed", 100_000, "`number` of pets to add to the petstore server before recording")
 	getID := fs.Int64("get-id", 12345, "`ID` of the pet that GET /pets/{id} asks for")
 	wait := fs.Duration("wait", 30*time.Second, "how long to wait for the petstore server to answer")
+	seedOnly := fs.Bool("seed-only", false, "seed the petstore server, then exit without serving")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -72,6 +73,9 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("seeded %d pets in %v\n", *seed, time.Since(start).Round(time.Millisecond))
+	if *seedOnly {
+		return nil
+	}
 
 	var b baseline
 	var err error

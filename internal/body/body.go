@@ -1,4 +1,6 @@
-package httpapi
+// Package body reads request bodies: the JSON media type check, a bounded
+// read into a reused buffer, and the pool of those buffers.
+package body
 
 import (
 	"errors"
@@ -8,8 +10,8 @@ import (
 	"sync"
 )
 
-// ErrTooLarge is returned by ReadBody for a body over the limit.
-var ErrTooLarge = errors.New("httpapi: request body too large")
+// ErrTooLarge is returned by Read for a body over the limit.
+var ErrTooLarge = errors.New("request body too large")
 
 // IsJSON reports whether a Content-Type header value names application/json,
 // in any case, with or without parameters such as charset.
@@ -21,10 +23,10 @@ func IsJSON(contentType string) bool {
 	return strings.EqualFold(strings.TrimSpace(mediaType), "application/json")
 }
 
-// ReadBody reads r's body into buf, growing it as needed, and returns it. It
+// Read reads r's body into buf, growing it as needed, and returns it. It
 // returns ErrTooLarge, without reading further, as soon as the body is longer
 // than limit bytes.
-func ReadBody(r *http.Request, limit int64, buf []byte) ([]byte, error) {
+func Read(r *http.Request, limit int64, buf []byte) ([]byte, error) {
 	if r.ContentLength > limit {
 		return buf[:0], ErrTooLarge
 	}
@@ -54,10 +56,10 @@ func ReadBody(r *http.Request, limit int64, buf []byte) ([]byte, error) {
 	}
 }
 
-// A BufferPool recycles the byte slices that requests are read into and
+// A Pool recycles the byte slices that requests are read into and
 // responses are encoded into, so that a request in the steady state
 // allocates none. The zero value is ready to use.
-type BufferPool struct {
+type Pool struct {
 	pool sync.Pool
 }
 
@@ -66,7 +68,7 @@ type BufferPool struct {
 const maxPooled = 64 << 10
 
 // Get returns an empty buffer.
-func (p *BufferPool) Get() *[]byte {
+func (p *Pool) Get() *[]byte {
 	if b, ok := p.pool.Get().(*[]byte); ok {
 		return b
 	}
@@ -75,7 +77,7 @@ func (p *BufferPool) Get() *[]byte {
 }
 
 // Put returns b to the pool. The caller must not use it afterwards.
-func (p *BufferPool) Put(b *[]byte) {
+func (p *Pool) Put(b *[]byte) {
 	if cap(*b) > maxPooled {
 		return
 	}

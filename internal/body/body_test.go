@@ -1,4 +1,4 @@
-package httpapi_test
+package body_test
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/body"
 )
 
 // bodyDribble returns the bytes of s one read at a time.
@@ -50,13 +50,13 @@ func TestReadBody(t *testing.T) {
 		{"no body", http.NoBody, 0, nil, ""},
 		{"under the limit", strings.NewReader("hello"), 5, nil, "hello"},
 		{"at the limit", strings.NewReader(strings.Repeat("a", limit)), limit, nil, strings.Repeat("a", limit)},
-		{"one over the limit", strings.NewReader(strings.Repeat("a", limit+1)), limit + 1, httpapi.ErrTooLarge, ""},
-		{"declared over the limit", strings.NewReader("short"), 1 << 40, httpapi.ErrTooLarge, ""},
+		{"one over the limit", strings.NewReader(strings.Repeat("a", limit+1)), limit + 1, body.ErrTooLarge, ""},
+		{"declared over the limit", strings.NewReader("short"), 1 << 40, body.ErrTooLarge, ""},
 		{"unknown length at the limit", strings.NewReader(strings.Repeat("a", limit)), -1, nil, strings.Repeat("a", limit)},
-		{"unknown length over the limit", strings.NewReader(strings.Repeat("a", limit+1)), -1, httpapi.ErrTooLarge, ""},
-		{"declared short, sent long", strings.NewReader(strings.Repeat("a", 1000)), 2, httpapi.ErrTooLarge, ""},
+		{"unknown length over the limit", strings.NewReader(strings.Repeat("a", limit+1)), -1, body.ErrTooLarge, ""},
+		{"declared short, sent long", strings.NewReader(strings.Repeat("a", 1000)), 2, body.ErrTooLarge, ""},
 		{"a byte per read", &bodyDribble{strings.Repeat("b", limit)}, -1, nil, strings.Repeat("b", limit)},
-		{"a byte per read, over", &bodyDribble{strings.Repeat("b", limit+1)}, -1, httpapi.ErrTooLarge, ""},
+		{"a byte per read, over", &bodyDribble{strings.Repeat("b", limit+1)}, -1, body.ErrTooLarge, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,7 +66,7 @@ func TestReadBody(t *testing.T) {
 				r.Body = http.NoBody
 			}
 			r.ContentLength = tt.contentLength
-			got, err := httpapi.ReadBody(r, limit, make([]byte, 0, 4))
+			got, err := body.Read(r, limit, make([]byte, 0, 4))
 			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -84,7 +84,7 @@ func TestReadBodyStopsReading(t *testing.T) {
 	e := &bodyEndless{}
 	r := httptest.NewRequest(http.MethodPost, "/", nil)
 	r.Body, r.ContentLength = io.NopCloser(e), -1
-	if _, err := httpapi.ReadBody(r, limit, nil); !errors.Is(err, httpapi.ErrTooLarge) {
+	if _, err := body.Read(r, limit, nil); !errors.Is(err, body.ErrTooLarge) {
 		t.Fatalf("err = %v, want ErrTooLarge", err)
 	}
 	if e.read != limit+1 {
@@ -96,7 +96,7 @@ func TestReadBodyPassesReadErrors(t *testing.T) {
 	boom := errors.New("connection reset")
 	r := httptest.NewRequest(http.MethodPost, "/", nil)
 	r.Body, r.ContentLength = io.NopCloser(io.MultiReader(strings.NewReader("ab"), bodyFailing{boom})), -1
-	if _, err := httpapi.ReadBody(r, 100, nil); !errors.Is(err, boom) {
+	if _, err := body.Read(r, 100, nil); !errors.Is(err, boom) {
 		t.Errorf("err = %v, want %v", err, boom)
 	}
 }
@@ -126,7 +126,7 @@ func TestIsJSON(t *testing.T) {
 		"multipart/form-data; boundary=application/json": false,
 	}
 	for ct, want := range tests {
-		if got := httpapi.IsJSON(ct); got != want {
+		if got := body.IsJSON(ct); got != want {
 			t.Errorf("IsJSON(%q) = %v, want %v", ct, got, want)
 		}
 	}

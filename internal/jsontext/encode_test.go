@@ -1,4 +1,4 @@
-package httpapi_test
+package jsontext_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/jsontext"
 )
 
 // encodeStrings are strings that exercise every branch of AppendString,
@@ -51,7 +51,7 @@ var encodeStrings = []struct {
 func TestAppendString(t *testing.T) {
 	for _, c := range encodeStrings {
 		t.Run(c.name, func(t *testing.T) {
-			got := httpapi.AppendString([]byte("prefix:"), c.in)
+			got := jsontext.AppendString([]byte("prefix:"), c.in)
 			if diff := cmp.Diff("prefix:"+c.want, string(got)); diff != "" {
 				t.Errorf("AppendString(%q) (-want +got):\n%s", c.in, diff)
 			}
@@ -73,7 +73,7 @@ func FuzzAppendString(f *testing.F) {
 
 // encodeCheckString checks AppendString(s) against encoding/json.
 func encodeCheckString(t *testing.T, s string) {
-	got := httpapi.AppendString(nil, s)
+	got := jsontext.AppendString(nil, s)
 	if !json.Valid(got) {
 		t.Fatalf("AppendString(%q) = %s: not valid JSON", s, got)
 	}
@@ -120,7 +120,7 @@ func FuzzAppendInt(f *testing.F) {
 }
 
 func encodeCheckInt(t *testing.T, n int64) {
-	got := string(httpapi.AppendInt([]byte("x"), n))
+	got := string(jsontext.AppendInt([]byte("x"), n))
 	if want := "x" + strconv.FormatInt(n, 10); got != want {
 		t.Errorf("AppendInt(%d) = %q, want %q", n, got, want)
 	}

@@ -1,4 +1,7 @@
-package httpapi
+// Package jsontext reads and writes the JSON text of the API without
+// reflection: a strict decoder for request objects, and encoders that append
+// strings and integers exactly as encoding/json would write them.
+package jsontext
 
 import (
 	"errors"
@@ -37,7 +40,7 @@ func (e *SyntaxError) Error() string {
 }
 
 // ErrNull is returned by the value methods when the member's value is null.
-var ErrNull = errors.New("httpapi: value is null")
+var ErrNull = errors.New("jsontext: value is null")
 
 func (d *Decoder) errorf(format string, args ...any) error {
 	return &SyntaxError{Offset: d.pos, Msg: fmt.Sprintf(format, args...)}

@@ -1,0 +1,92 @@
+package petstore
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/petstore-go/petstore/httpapi"
+)
+
+// A requestError is a mistake in the request. The client is told what it is
+// and how to fix it; nothing is logged.
+type requestError struct {
+	code    httpapi.Code
+	message string
+	header  string   // a header that the answer carries, or ""
+	value   []string // its value, shared and never modified
+}
+
+func (e *requestError) Error() string { return e.message }
+
+// authenticatorError is a failure of the Authenticator itself, such as its
+// backend being down: not a verdict on the token.
+type authenticatorError struct{ err error }
+
+func (e authenticatorError) Error() string { return "authenticator: " + e.err.Error() }
+func (e authenticatorError) Unwrap() error { return e.err }
+
+// An answer is how the handler answers a failure and what it logs of it.
+type answer struct {
+	code    httpapi.Code // and so the status
+	message string       // for the client
+	header  string       // a header that the answer carries, or ""
+	value   []string
+	level   slog.Level // the level it is logged at, when log is set
+	log     string     // the log message, or "" to log nothing
+}
+
+// answerFor is the one table from a failure to the answer: the code and so
+// the status, the message, the headers, and the log level. The first row
+// that err matches decides. op is the operation that failed.
+func (h *handler) answerFor(op Operation, err error) answer {
+	var req *requestError
+	var invalid invalidPet
+	switch {
+	case errors.As(err, &req):
+		return answer{code: req.code, message: req.message, header: req.header, value: req.value}
+	case errors.Is(err, httpapi.ErrNoCredentials):
+		return answer{code: httpapi.CodeUnauthorized, header: "Www-Authenticate", value: challengeNone,
+			message: "an API key is required; send it in the header Authorization: Bearer KEY"}
+	case errors.Is(err, httpapi.ErrMalformedToken), errors.Is(err, ErrUnauthorized):
+		return answer{code: httpapi.CodeUnauthorized, header: "Www-Authenticate", value: challengeReject,
+			message: "the API key is not valid; send a valid one in the header Authorization: Bearer KEY"}
+	case errors.Is(err, ErrForbidden):
+		what := "this operation"
+		if op != OpNone {
+			what = string(op)
+		}
+		return answer{code: httpapi.CodeForbidden, message: "the API key is valid but may not perform " + what + "; use a key that may"}
+	case errors.As(err, &invalid):
+		return answer{code: httpapi.CodeInvalidBody, message: invalid.Error()}
+	case errors.Is(err, ErrInvalidPet): // a store's own rule; its text is not for the client
+		return answer{code: httpapi.CodeInvalidBody, message: "the store does not accept this pet"}
+	case errors.Is(err, context.Canceled):
+		// The client hung up: nobody reads the answer, and nothing failed.
+		return answer{code: httpapi.CodeUnavailable, message: "the request was cancelled",
+			header: "Retry-After", value: h.retryAfter, level: slog.LevelDebug, log: "petstore: client went away"}
+	case errors.As(err, new(authenticatorError)):
+		return answer{code: httpapi.CodeUnavailable, message: "authentication is unavailable; retry later",
+			header: "Retry-After", value: h.retryAfter, level: slog.LevelError, log: "petstore: authenticator failed"}
+	case errors.Is(err, ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		return answer{code: httpapi.CodeUnavailable, message: "the store is unavailable; retry later",
+			header: "Retry-After", value: h.retryAfter, level: slog.LevelWarn, log: "petstore: store unavailable"}
+	}
+	return answer{code: httpapi.CodeInternal, message: "internal error", level: slog.LevelError, log: "petstore: store failed"}
+}
+
+// fail answers a request that failed with err, and logs what answerFor says
+// to log, with the request's token scrubbed from the error's text.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, op Operation, err error) {
+	a := h.answerFor(op, err)
+	if a.log != "" && h.log.Enabled(r.Context(), a.level) {
+		token, _ := httpapi.BearerToken(r)
+		h.log.LogAttrs(r.Context(), a.level, a.log,
+			slog.String("operation", string(op)), slog.String("error", scrub(err.Error(), token)))
+	}
+	if a.header != "" {
+		w.Header()[a.header] = a.value
+	}
+	httpapi.WriteError(w, r, a.code, a.message)
+}
