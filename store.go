@@ -39,13 +39,10 @@ import "context"
 //
 // Concurrency: a Store is safe for concurrent use by multiple goroutines.
 //
-// A Store may also have the method
-//
-//	AppendList(ctx context.Context, dst []Pet, opts ListOptions) ([]Pet, error)
-//
-// that appends to dst the pets that List would return and returns the
-// extended slice. The handler then lists into a slice that it reuses across
-// requests instead of one that List allocates; memstore.Store has it.
+// The handler calls a Store through these three methods and no others: it
+// looks for no optional method. A host that wraps a store by embedding it
+// and overriding a method, to hide another tenant's pets from List say, is
+// served through its override.
 type Store interface {
 	// Add stores p under a new ID and returns it as stored.
 	Add(ctx context.Context, p NewPet) (Pet, error)

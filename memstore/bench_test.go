@@ -2,13 +2,10 @@ package memstore_test
 
 import (
 	"context"
-	"errors"
 	"runtime"
-	"slices"
 	"strconv"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/memstore"
 )
@@ -59,38 +56,6 @@ func TestPerfMemoryPerPet(t *testing.T) {
 	}
 }
 
-// TestAppendListMatchesList checks that AppendList appends, after what dst
-// holds, exactly the pets that List returns, for every kind of selection.
-func TestAppendListMatchesList(t *testing.T) {
-	s := memstore.New()
-	benchFill(t, s, 10_000)
-	ctx := context.Background()
-	prefix := []petstore.Pet{{ID: -1, NewPet: petstore.NewPet{Name: "kept"}}}
-	for _, st := range []petstore.Status{"", petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold, "bogus"} {
-		for _, after := range []int64{-5, 0, 1, 4095, 4096, 4097, 9_990, 10_000, 1 << 62} {
-			for _, limit := range []int{0, 1, 21, 101, 5000} {
-				opts := petstore.ListOptions{Status: st, Limit: limit, After: after}
-				want, err := s.List(ctx, opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := s.AppendList(ctx, slices.Clone(prefix), opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(append(slices.Clone(prefix), want...), got); diff != "" {
-					t.Errorf("AppendList(%+v) (-want +got):\n%s", opts, diff)
-				}
-			}
-		}
-	}
-	canceled, cancel := context.WithCancel(ctx)
-	cancel()
-	if _, err := s.AppendList(canceled, nil, petstore.ListOptions{}); !errors.Is(err, context.Canceled) {
-		t.Errorf("AppendList with a canceled context: %v, want context.Canceled", err)
-	}
-}
-
 // BenchmarkAdd adds pets to a store that grows with b.N.
 func BenchmarkAdd(b *testing.B) {
 	s := memstore.New()
@@ -125,8 +90,7 @@ func BenchmarkGet(b *testing.B) {
 
 // BenchmarkList lists the first page of 21 pets (a page of 20 and one to
 // tell whether more follow, as the handler asks), with and without a status
-// filter, from stores of 1,000 and 1,000,000 pets, with List and with
-// AppendList into a reused slice.
+// filter, from stores of 1,000 and 1,000,000 pets.
 func BenchmarkList(b *testing.B) {
 	ctx := context.Background()
 	for _, n := range []int{1_000, 1_000_000} {
@@ -139,20 +103,10 @@ func BenchmarkList(b *testing.B) {
 				filter = "none"
 			}
 			name := "filter=" + filter + "/pets=" + strconv.Itoa(n)
-			b.Run("func=List/"+name, func(b *testing.B) {
+			b.Run(name, func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					if pets, err := s.List(ctx, opts); err != nil || len(pets) != 21 {
-						b.Fatal(len(pets), err)
-					}
-				}
-			})
-			b.Run("func=AppendList/"+name, func(b *testing.B) {
-				b.ReportAllocs()
-				buf := make([]petstore.Pet, 0, 21)
-				for b.Loop() {
-					pets, err := s.AppendList(ctx, buf[:0], opts)
-					if err != nil || len(pets) != 21 {
 						b.Fatal(len(pets), err)
 					}
 				}

@@ -119,8 +119,8 @@ func (s *Store) fill(p *petstore.Pet, id int64) {
 	p.Name = unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// Add stores p under the next ID. A Status other than the three valid ones
-// is stored as no status.
+// Add stores p under the next ID, or returns an error wrapping
+// petstore.ErrInvalidPet, and stores nothing, when p.Validate rejects it.
 func (s *Store) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet, error) {
 	if err := ctx.Err(); err != nil {
 		return petstore.Pet{}, err
@@ -181,19 +181,10 @@ func (s *Store) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 	return s.pet(id), nil
 }
 
-// List returns the pets that opts selects, ascending by ID.
+// List returns the pets that opts selects, ascending by ID, in a new slice.
 func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
-	return s.AppendList(ctx, nil, opts)
-}
-
-// AppendList is List with the pets appended to dst, so that a caller that
-// lists often can reuse one slice and spare the allocation of a new one each
-// time. It appends the same pets that List returns and returns the extended
-// slice; with a nil dst it is List. The petstore handler uses it, when a
-// Store has it, with a slice of its own that it reuses.
-func (s *Store) AppendList(ctx context.Context, dst []petstore.Pet, opts petstore.ListOptions) ([]petstore.Pet, error) {
 	if err := ctx.Err(); err != nil {
-		return dst, err
+		return nil, err
 	}
 	after := max(opts.After, 0)
 	s.mu.RLock()
@@ -203,16 +194,15 @@ func (s *Store) AppendList(ctx context.Context, dst []petstore.Pet, opts petstor
 		if opts.Limit > 0 {
 			n = min(n, int64(opts.Limit))
 		}
-		start := len(dst)
-		dst = slices.Grow(dst, int(n))[:start+int(n)]
-		for i := range dst[start:] {
-			s.fill(&dst[start+i], after+1+int64(i))
+		pets := make([]petstore.Pet, n)
+		for i := range pets {
+			s.fill(&pets[i], after+1+int64(i))
 		}
-		return dst, nil
+		return pets, nil
 	}
 	st := statusOf(opts.Status)
 	if st == noStatus {
-		return dst, nil // an invalid filter selects nothing
+		return nil, nil // an invalid filter selects nothing
 	}
 	ids := s.byStatus[st]
 	first, found := slices.BinarySearch(ids, after)
@@ -223,12 +213,11 @@ func (s *Store) AppendList(ctx context.Context, dst []petstore.Pet, opts petstor
 	if opts.Limit > 0 && len(ids) > opts.Limit {
 		ids = ids[:opts.Limit]
 	}
-	start := len(dst)
-	dst = slices.Grow(dst, len(ids))[:start+len(ids)]
+	pets := make([]petstore.Pet, len(ids))
 	for i, id := range ids {
-		s.fill(&dst[start+i], id)
+		s.fill(&pets[i], id)
 	}
-	return dst, nil
+	return pets, nil
 }
 
 // Len returns the number of pets stored.

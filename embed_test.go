@@ -1,0 +1,69 @@
+package petstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+// tenantStore wraps a memstore the ordinary Go way, by embedding it, and
+// overrides List to hide the pets of category 2, as a host hiding another
+// tenant's pets would.
+type tenantStore struct {
+	*memstore.Store
+}
+
+func (s tenantStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	pets, err := s.Store.List(ctx, petstore.ListOptions{Status: opts.Status, After: opts.After})
+	if err != nil {
+		return nil, err
+	}
+	var mine []petstore.Pet
+	for _, p := range pets {
+		if p.CategoryID != 2 && (opts.Limit == 0 || len(mine) < opts.Limit) {
+			mine = append(mine, p)
+		}
+	}
+	return mine, nil
+}
+
+// TestEmbeddedStoreIsServedThroughItsOverride checks that the handler lists
+// a Store that embeds *memstore.Store through the Store's own List, not
+// through any method promoted from memstore.
+func TestEmbeddedStoreIsServedThroughItsOverride(t *testing.T) {
+	store := tenantStore{memstore.New()}
+	var want []petstore.Pet
+	for i := range 6 {
+		p, err := store.Add(t.Context(), petstore.NewPet{Name: "pet", CategoryID: int64(i%3 + 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.CategoryID != 2 {
+			want = append(want, p)
+		}
+	}
+	h, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys("key")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"/v1/pets", "/v1/pets?limit=100"} {
+		r := httptest.NewRequest(http.MethodGet, target, nil)
+		r.Header.Set("Authorization", "Bearer key")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		var got []petstore.Pet
+		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", target, w.Code, w.Body)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("GET %s lists what the override hides (-want +got):\n%s", target, diff)
+		}
+	}
+}
