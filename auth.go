@@ -6,7 +6,7 @@ import (
 	"crypto/subtle"
 )
 
-// Operation names an operation of the API, as the interface names it. An
+// Operation names an operation of the API, as the API specification names it. An
 // Authenticator receives it so that a key can be allowed some operations and
 // not others.
 type Operation string
