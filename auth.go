@@ -4,6 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"strings"
 )
 
 // Operation names an operation of the API, as the API specification names it. An
@@ -46,35 +49,92 @@ func (f AuthenticatorFunc) Authenticate(ctx context.Context, op Operation, token
 }
 
 // APIKeys returns an Authenticator that accepts any of keys for every
-// operation and returns the context unchanged. Several keys at once allow
-// rotation: add the new key, move clients over, then remove the old one.
+// operation. Several keys at once allow rotation: add the new key, move
+// clients over, then remove the old one. Empty keys are ignored.
+//
+// The context it returns carries the caller's principal (see Principal): "key-"
+// and the first 8 bytes of the key's SHA-256 digest in hex, which names the
+// key in logs and scopes idempotency keys without revealing it.
 //
 // Keys are compared in constant time: the token's SHA-256 digest is compared
 // with every key's digest, so neither the position of the first differing
-// byte nor a key's length shows in the time taken. Empty keys are ignored,
-// so APIKeys() and APIKeys("") accept nothing.
+// byte nor a key's length shows in the time taken.
+//
+// New refuses an APIKeys without any usable key, since it would refuse
+// every request, and one with a key that no bearer token can carry (RFC 6750
+// allows letters, digits, "-", ".", "_", "~", "+", "/" and trailing "=").
 func APIKeys(keys ...string) Authenticator {
 	a := apiKeys{}
-	for _, k := range keys {
-		if k != "" {
-			a.digests = append(a.digests, sha256.Sum256([]byte(k)))
+	for i, k := range keys {
+		switch {
+		case k == "":
+		case !isToken68(k):
+			a.problems = append(a.problems, fmt.Sprintf("key %d of %d has characters that no bearer token can carry; "+
+				"use only letters, digits, -, ., _, ~, + and /, with = only at the end", i+1, len(keys)))
+		default:
+			d := sha256.Sum256([]byte(k))
+			a.digests = append(a.digests, d)
+			a.principals = append(a.principals, "key-"+hex.EncodeToString(d[:8]))
 		}
+	}
+	if len(a.digests) == 0 && len(a.problems) == 0 {
+		a.problems = append(a.problems, "no key is set, so every request would be refused; give at least one non-empty key")
 	}
 	return a
 }
 
 type apiKeys struct {
-	digests [][sha256.Size]byte
+	digests    [][sha256.Size]byte
+	principals []string // of each key, made once so that a request costs no string
+	problems   []string // why New must refuse it
 }
 
 func (a apiKeys) Authenticate(ctx context.Context, _ Operation, token string) (context.Context, error) {
 	got := sha256.Sum256([]byte(token))
-	match := 0
+	match := -1
 	for i := range a.digests {
-		match |= subtle.ConstantTimeCompare(got[:], a.digests[i][:])
+		match = subtle.ConstantTimeSelect(subtle.ConstantTimeCompare(got[:], a.digests[i][:]), i, match)
 	}
-	if match != 1 {
+	if match < 0 {
 		return nil, ErrUnauthorized
 	}
-	return ctx, nil
+	return context.WithValue(ctx, principalKey{}, &a.principals[match]), nil
+}
+
+// check returns an error naming every reason why a can never authenticate.
+func (a apiKeys) check() error {
+	if len(a.problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("WithAuthenticator: APIKeys: %s", strings.Join(a.problems, "; "))
+}
+
+// isToken68 reports whether s is a token68 of RFC 7235: 1*( ALPHA / DIGIT /
+// "-" / "." / "_" / "~" / "+" / "/" ) *"=".
+func isToken68(s string) bool {
+	const chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/"
+	s = strings.TrimRight(s, "=")
+	return s != "" && strings.Trim(s, chars) == ""
+}
+
+// principalKey is the context key of the principal, held as a *string so
+// that APIKeys can point at a principal it made once.
+type principalKey struct{}
+
+// WithPrincipal returns a copy of ctx that carries principal, the name of
+// the authenticated caller. An Authenticator calls it on the context it
+// returns. The principal must not be secret: it scopes idempotency keys and
+// may appear in logs and metrics.
+func WithPrincipal(ctx context.Context, principal string) context.Context {
+	return context.WithValue(ctx, principalKey{}, &principal)
+}
+
+// Principal returns the principal that ctx carries, or "" when it carries
+// none. A Store receives the context that the Authenticator returned, and
+// may use it to scope what it stores or returns.
+func Principal(ctx context.Context) string {
+	if p, ok := ctx.Value(principalKey{}).(*string); ok {
+		return *p
+	}
+	return ""
 }

@@ -41,11 +41,10 @@ type answer struct {
 // the status, the message, the headers, and the log level. The first row
 // that err matches decides. op is the operation that failed.
 func (h *handler) answerFor(op Operation, err error) answer {
-	var req *requestError
-	var invalid invalidPet
-	switch {
-	case errors.As(err, &req):
+	if req, ok := err.(*requestError); ok { // returned as it is, never wrapped
 		return answer{code: req.code, message: req.message, header: req.header, value: req.value}
+	}
+	switch {
 	case errors.Is(err, httpapi.ErrNoCredentials):
 		return answer{code: httpapi.CodeUnauthorized, header: "Www-Authenticate", value: challengeNone,
 			message: "an API key is required; send it in the header Authorization: Bearer KEY"}
@@ -58,15 +57,18 @@ func (h *handler) answerFor(op Operation, err error) answer {
 			what = string(op)
 		}
 		return answer{code: httpapi.CodeForbidden, message: "the API key is valid but may not perform " + what + "; use a key that may"}
-	case errors.As(err, &invalid):
-		return answer{code: httpapi.CodeInvalidBody, message: invalid.Error()}
-	case errors.Is(err, ErrInvalidPet): // a store's own rule; its text is not for the client
-		return answer{code: httpapi.CodeInvalidBody, message: "the store does not accept this pet"}
+	case errors.Is(err, ErrInvalidPet):
+		message := "the store does not accept this pet" // a rule of the store's own; its text is not for the client
+		var invalid invalidPet
+		if errors.As(err, &invalid) {
+			message = invalid.Error()
+		}
+		return answer{code: httpapi.CodeInvalidBody, message: message}
 	case errors.Is(err, context.Canceled):
 		// The client hung up: nobody reads the answer, and nothing failed.
 		return answer{code: httpapi.CodeUnavailable, message: "the request was cancelled",
 			header: "Retry-After", value: h.retryAfter, level: slog.LevelDebug, log: "petstore: client went away"}
-	case errors.As(err, new(authenticatorError)):
+	case isAuthenticatorError(err):
 		return answer{code: httpapi.CodeUnavailable, message: "authentication is unavailable; retry later",
 			header: "Retry-After", value: h.retryAfter, level: slog.LevelError, log: "petstore: authenticator failed"}
 	case errors.Is(err, ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
@@ -74,6 +76,11 @@ func (h *handler) answerFor(op Operation, err error) answer {
 			header: "Retry-After", value: h.retryAfter, level: slog.LevelWarn, log: "petstore: store unavailable"}
 	}
 	return answer{code: httpapi.CodeInternal, message: "internal error", level: slog.LevelError, log: "petstore: store failed"}
+}
+
+func isAuthenticatorError(err error) bool {
+	_, ok := err.(authenticatorError) // returned as it is, never wrapped
+	return ok
 }
 
 // fail answers a request that failed with err, and logs what answerFor says

@@ -39,6 +39,11 @@ func New(opts ...Option) (http.Handler, error) {
 	if c.auth == nil {
 		errs = append(errs, errors.New("no authenticator: add WithAuthenticator(petstore.APIKeys(key)) or another Authenticator"))
 	}
+	if a, ok := c.auth.(apiKeys); ok {
+		if err := a.check(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("petstore.New: %w", errors.Join(errs...))
 	}

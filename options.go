@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -78,8 +79,10 @@ func WithAuthenticator(a Authenticator) Option {
 // appears in the request URL that the handler sees: "/v1" (the default)
 // serves /v1/pets and /v1/pets/{petId}. It must begin with a slash and must
 // not end with one; the empty path serves /pets at the root, for a host that
-// strips the prefix with http.StripPrefix. Paths are matched exactly and
-// never cleaned or redirected.
+// strips the prefix with http.StripPrefix. Paths are matched exactly, as
+// escaped in the URL, and never cleaned or redirected, so a path with
+// characters that a URL escapes must be given escaped: "/M%C3%BCnchen", not
+// "/München".
 func WithBasePath(path string) Option {
 	return optionFunc(func(c *config) error {
 		if path != "" && !strings.HasPrefix(path, "/") {
@@ -90,6 +93,10 @@ func WithBasePath(path string) Option {
 		}
 		if strings.ContainsAny(path, "?#") {
 			return fmt.Errorf("WithBasePath: %q holds a query or fragment; give only the path", path)
+		}
+		if u, err := url.Parse(path); err != nil || u.EscapedPath() != path {
+			escaped := (&url.URL{Path: path}).EscapedPath()
+			return fmt.Errorf("WithBasePath: %q is not a path as it appears in a request URL, so no request can match it; use %q", path, escaped)
 		}
 		c.basePath = path
 		return nil

@@ -33,6 +33,14 @@ func TestNewReportsConfigurationMistakes(t *testing.T) {
 		{"zero date", []petstore.Option{store, auth, petstore.WithDeprecation(time.Time{}, defaultSunset)}, "WithDeprecation"},
 		{"zero retry", []petstore.Option{store, auth, petstore.WithRetryAfter(0)}, "WithRetryAfter"},
 		{"nil option", []petstore.Option{store, auth, nil}, "nil"},
+		{"base path not escaped", []petstore.Option{store, auth, petstore.WithBasePath("/München")}, `use "/M%C3%BCnchen"`},
+		{"base path with a space", []petstore.Option{store, auth, petstore.WithBasePath("/my pets")}, `use "/my%20pets"`},
+		{"APIKeys without keys", []petstore.Option{store, petstore.WithAuthenticator(petstore.APIKeys())}, "APIKeys: no key is set"},
+		{"APIKeys with empty keys", []petstore.Option{store, petstore.WithAuthenticator(petstore.APIKeys("", ""))}, "APIKeys: no key is set"},
+		{"key with $ and !", []petstore.Option{store, petstore.WithAuthenticator(petstore.APIKeys("ok", "pa$$word!"))}, "key 2 of 2 has characters that no bearer token can carry; use only letters, digits, -, ., _, ~, + and /"},
+		{"key with a space", []petstore.Option{store, petstore.WithAuthenticator(petstore.APIKeys("a key"))}, "key 1 of 1 has characters"},
+		{"key with é", []petstore.Option{store, petstore.WithAuthenticator(petstore.APIKeys("clé"))}, "key 1 of 1 has characters"},
+		{"key with = inside", []petstore.Option{store, petstore.WithAuthenticator(petstore.APIKeys("a=b"))}, "key 1 of 1 has characters"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,6 +107,37 @@ func TestAPIKeys(t *testing.T) {
 	}
 	if _, err := petstore.APIKeys().Authenticate(t.Context(), petstore.OpListPets, ""); err == nil {
 		t.Error("APIKeys() accepted the empty token")
+	}
+	if _, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys("k", "", "abc+/=="))); err != nil {
+		t.Errorf("New refused token68 keys beside an empty one: %v", err)
+	}
+}
+
+// TestAPIKeysPrincipal checks that APIKeys names each key's caller by a
+// principal that differs between keys and does not reveal the key.
+func TestAPIKeysPrincipal(t *testing.T) {
+	keys := []string{"old-key", "new-key"}
+	auth := petstore.APIKeys(keys...)
+	seen := map[string]string{}
+	for _, k := range keys {
+		ctx, err := auth.Authenticate(t.Context(), petstore.OpListPets, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := petstore.Principal(ctx)
+		if !strings.HasPrefix(p, "key-") || len(p) != len("key-")+16 || strings.Contains(p, k) {
+			t.Errorf("key %q: principal %q, want key- and 16 hex digits, not the key", k, p)
+		}
+		if other, dup := seen[p]; dup {
+			t.Errorf("keys %q and %q have the same principal %q", other, k, p)
+		}
+		seen[p] = k
+	}
+	if p := petstore.Principal(t.Context()); p != "" {
+		t.Errorf("Principal of a bare context = %q, want empty", p)
+	}
+	if p := petstore.Principal(petstore.WithPrincipal(t.Context(), "alice")); p != "alice" {
+		t.Errorf("Principal(WithPrincipal(ctx, alice)) = %q", p)
 	}
 }
 
