@@ -71,7 +71,10 @@ func (h *handler) answerFor(op Operation, err error) answer {
 	case isAuthenticatorError(err):
 		return answer{code: httpapi.CodeUnavailable, message: "authentication is unavailable; retry later",
 			header: "Retry-After", value: h.retryAfter, level: slog.LevelError, log: "petstore: authenticator failed"}
-	case errors.Is(err, ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded):
+		return answer{code: httpapi.CodeUnavailable, message: "the store did not answer in time; retry later",
+			header: "Retry-After", value: h.retryAfter, level: slog.LevelWarn, log: "petstore: store timed out"}
+	case errors.Is(err, ErrUnavailable):
 		return answer{code: httpapi.CodeUnavailable, message: "the store is unavailable; retry later",
 			header: "Retry-After", value: h.retryAfter, level: slog.LevelWarn, log: "petstore: store unavailable"}
 	}

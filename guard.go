@@ -1,18 +1,32 @@
 package petstore
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // guardedStore is the Store as the operations call it: every call passes
-// through here, so that what applies to all of them is done once. A call
-// whose caller has gone (its context is done) does not reach the store.
+// through here, so that what applies to all of them is done once.
+//
+//   - A call whose caller has gone (its context is done) does not reach the
+//     store.
+//   - Every call runs under the store deadline (WithStoreTimeout); past it,
+//     the call returns an error wrapping context.DeadlineExceeded, which is
+//     answered 503.
+//   - A create, once it reaches the store, runs to completion under that
+//     deadline whether or not the client still waits: a client that hangs up
+//     does not abort it half-way. Reads stop as soon as the client goes.
 type guardedStore struct {
-	s Store
+	s       Store
+	timeout time.Duration
 }
 
 func (g guardedStore) Add(ctx context.Context, p NewPet) (Pet, error) {
 	if err := ctx.Err(); err != nil {
 		return Pet{}, err
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.timeout)
+	defer cancel()
 	return g.s.Add(ctx, p)
 }
 
@@ -20,6 +34,8 @@ func (g guardedStore) Get(ctx context.Context, id int64) (Pet, error) {
 	if err := ctx.Err(); err != nil {
 		return Pet{}, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
 	return g.s.Get(ctx, id)
 }
 
@@ -27,5 +43,7 @@ func (g guardedStore) List(ctx context.Context, opts ListOptions) ([]Pet, error)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
 	return g.s.List(ctx, opts)
 }

@@ -58,7 +58,7 @@ func New(opts ...Option) (http.Handler, error) {
 	}
 	retry := (c.retryAfter + time.Second - 1) / time.Second
 	return &handler{
-		store:       guardedStore{c.store},
+		store:       guardedStore{s: c.store, timeout: c.storeTimeout},
 		auth:        c.auth,
 		log:         c.logger,
 		maxBody:     c.maxBody,

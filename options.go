@@ -19,15 +19,16 @@ type optionFunc func(*config) error
 func (f optionFunc) apply(c *config) error { return f(c) }
 
 type config struct {
-	store       Store
-	auth        Authenticator
-	basePath    string
-	logger      *slog.Logger
-	maxBody     int64
-	deprecation time.Time
-	sunset      time.Time
-	retryAfter  time.Duration
-	openAPI     bool
+	store        Store
+	auth         Authenticator
+	basePath     string
+	logger       *slog.Logger
+	maxBody      int64
+	deprecation  time.Time
+	sunset       time.Time
+	retryAfter   time.Duration
+	storeTimeout time.Duration
+	openAPI      bool
 }
 
 // Defaults of the options.
@@ -35,17 +36,19 @@ const (
 	DefaultBasePath     = "/v1"
 	DefaultMaxBodyBytes = 64 << 10
 	DefaultRetryAfter   = time.Second
+	DefaultStoreTimeout = 5 * time.Second
 )
 
 func defaultConfig() config {
 	return config{
-		basePath:    DefaultBasePath,
-		logger:      slog.New(slog.DiscardHandler),
-		maxBody:     DefaultMaxBodyBytes,
-		deprecation: time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC),
-		sunset:      time.Date(2030, time.December, 5, 0, 0, 0, 0, time.UTC),
-		retryAfter:  DefaultRetryAfter,
-		openAPI:     true,
+		basePath:     DefaultBasePath,
+		logger:       slog.New(slog.DiscardHandler),
+		maxBody:      DefaultMaxBodyBytes,
+		deprecation:  time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC),
+		sunset:       time.Date(2030, time.December, 5, 0, 0, 0, 0, time.UTC),
+		retryAfter:   DefaultRetryAfter,
+		storeTimeout: DefaultStoreTimeout,
+		openAPI:      true,
 	}
 }
 
@@ -155,6 +158,27 @@ func WithRetryAfter(d time.Duration) Option {
 			return fmt.Errorf("WithRetryAfter: %v is not positive; use a delay such as %v", d, DefaultRetryAfter)
 		}
 		c.retryAfter = d
+		return nil
+	})
+}
+
+// WithStoreTimeout sets the deadline of every call that the handler makes to
+// the Store. Past it, the call's context is done, and the request is
+// answered 503 unavailable with Retry-After and logged at WARN with the
+// operation. The default is DefaultStoreTimeout, 5 seconds.
+//
+// A create, once it reaches the store, runs under this deadline alone: a
+// client that hangs up does not cancel it half-way, so a store never sees a
+// create abandoned in the middle. A store that keeps the Store contract
+// stores nothing for a create that it answers with the deadline's error, so
+// a 503 means the pet was not created. Keep the deadline below the server's
+// WriteTimeout, so that the client hears the 503.
+func WithStoreTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("WithStoreTimeout: %v is not positive; use a deadline such as %v", d, DefaultStoreTimeout)
+		}
+		c.storeTimeout = d
 		return nil
 	})
 }

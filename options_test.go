@@ -33,6 +33,7 @@ func TestNewReportsConfigurationMistakes(t *testing.T) {
 		{"zero date", []petstore.Option{store, auth, petstore.WithDeprecation(time.Time{}, defaultSunset)}, "WithDeprecation"},
 		{"zero retry", []petstore.Option{store, auth, petstore.WithRetryAfter(0)}, "WithRetryAfter"},
 		{"nil option", []petstore.Option{store, auth, nil}, "nil"},
+		{"zero store timeout", []petstore.Option{store, auth, petstore.WithStoreTimeout(0)}, "WithStoreTimeout: 0s is not positive"},
 		{"base path not escaped", []petstore.Option{store, auth, petstore.WithBasePath("/München")}, `use "/M%C3%BCnchen"`},
 		{"base path with a space", []petstore.Option{store, auth, petstore.WithBasePath("/my pets")}, `use "/my%20pets"`},
 		{"APIKeys without keys", []petstore.Option{store, petstore.WithAuthenticator(petstore.APIKeys())}, "APIKeys: no key is set"},
