@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/memstore"
@@ -37,9 +40,9 @@ func ExampleNew() {
 }
 
 // An AuthenticatorFunc can check keys any way it likes and pass the caller's
-// identity on to the store in the context. Here "reader" may only read.
+// identity on to the store in the context, with WithPrincipal. Here
+// "reader" may only read.
 func ExampleAuthenticatorFunc() {
-	type callerKey struct{}
 	auth := petstore.AuthenticatorFunc(func(ctx context.Context, op petstore.Operation, token string) (context.Context, error) {
 		switch {
 		case token == "writer":
@@ -49,7 +52,7 @@ func ExampleAuthenticatorFunc() {
 		default:
 			return nil, petstore.ErrUnauthorized
 		}
-		return context.WithValue(ctx, callerKey{}, token), nil
+		return petstore.WithPrincipal(ctx, "user-"+token), nil
 	})
 	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(auth))
 	if err != nil {
@@ -92,4 +95,41 @@ func ExampleWithBasePath() {
 	fmt.Println(w.Code, w.Body)
 	// Output:
 	// 200 []
+}
+
+// An observer sees every request once it is answered: here it counts the
+// answers by route and status, and who still calls the deprecated getPet.
+func ExampleWithObserver() {
+	var mu sync.Mutex
+	counts := map[string]int{}
+	deprecatedCalls := map[string]int{}
+	h, err := petstore.New(
+		petstore.WithStore(memstore.New()),
+		petstore.WithAuthenticator(petstore.APIKeys("secret-key")),
+		petstore.WithObserver(func(_ context.Context, o petstore.Observation) {
+			mu.Lock()
+			defer mu.Unlock()
+			counts[fmt.Sprintf("%s %s %d", o.Method, o.Route, o.Status)]++
+			if o.Deprecated && o.Principal != "" {
+				deprecatedCalls[o.Principal]++
+			}
+		}),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, target := range []string{"/v1/pets", "/v1/pets/1", "/v1/pets/2", "/v1/pets?limit=0"} {
+		r := httptest.NewRequest("GET", target, nil)
+		r.Header.Set("Authorization", "Bearer secret-key")
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		fmt.Println(k, counts[k])
+	}
+	fmt.Println(len(deprecatedCalls), "caller of getPet")
+	// Output:
+	// GET /v1/pets 200 1
+	// GET /v1/pets 400 1
+	// GET /v1/pets/{petId} 404 2
+	// 1 caller of getPet
 }

@@ -87,8 +87,9 @@ func isAuthenticatorError(err error) bool {
 }
 
 // fail answers a request that failed with err, and logs what answerFor says
-// to log, with the request's token scrubbed from the error's text.
-func (h *handler) fail(w http.ResponseWriter, r *http.Request, op Operation, err error) {
+// to log, with the request's token scrubbed from the error's text. It
+// returns the code of the answer.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, op Operation, err error) httpapi.Code {
 	a := h.answerFor(op, err)
 	if a.log != "" && h.log.Enabled(r.Context(), a.level) {
 		token, _ := httpapi.BearerToken(r)
@@ -99,4 +100,5 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, op Operation, err
 		w.Header()[a.header] = a.value
 	}
 	httpapi.WriteError(w, r, a.code, a.message)
+	return a.code
 }

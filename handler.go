@@ -54,7 +54,7 @@ func New(opts ...Option) (http.Handler, error) {
 		if doc, err = openAPIDocumentFor(c.basePath); err != nil {
 			return nil, fmt.Errorf("petstore.New: %w", err)
 		}
-		routes = append(routes, route{http.MethodGet, OpenAPIPath, OpNone, (*handler).serveOpenAPI})
+		routes = append(routes, route{method: http.MethodGet, pattern: OpenAPIPath, op: OpNone, serve: (*handler).serveOpenAPI})
 	}
 	retry := (c.retryAfter + time.Second - 1) / time.Second
 	return &handler{
@@ -65,6 +65,7 @@ func New(opts ...Option) (http.Handler, error) {
 		router:      newRouter(c.basePath, routes),
 		openAPI:     doc,
 		petsPath:    c.basePath + "/pets",
+		observe:     c.observe,
 		retryAfter:  []string{strconv.FormatInt(int64(retry), 10)},
 		deprecation: []string{"@" + strconv.FormatInt(c.deprecation.Unix(), 10)}, // RFC 9745
 		sunset:      []string{c.sunset.UTC().Format(http.TimeFormat)},            // RFC 8594
@@ -83,6 +84,7 @@ type handler struct {
 	openAPI []byte // the document that serveOpenAPI serves
 
 	petsPath string // base + "/pets", for messages
+	observe  func(context.Context, Observation)
 
 	// Header values that depend on the options, shared by all responses.
 	retryAfter, deprecation, sunset []string
@@ -101,24 +103,65 @@ var (
 // nothing about paths or methods), and serves the operation. Every failure
 // on the way is an error that fail answers.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.observe == nil {
+		h.serve(w, r, nil)
+		return
+	}
+	start := time.Now()
+	o := Observation{Method: r.Method}
+	ow := &observedWriter{ResponseWriter: w}
+	defer func() {
+		o.Status, o.Duration = ow.status, time.Since(start)
+		h.observe(r.Context(), o)
+	}()
+	h.serve(ow, r, &o)
+}
+
+// serve is ServeHTTP, filling in o, when it is not nil, with what an
+// Observer learns of the request beside its status and duration.
+func (h *handler) serve(w http.ResponseWriter, r *http.Request, o *Observation) {
+	op := OpNone
 	defer func() {
 		if v := recover(); v != nil {
 			h.panicked(w, r, v)
+			if o != nil {
+				o.Code = httpapi.CodeInternal
+			}
 		}
 	}()
 	rt, res, params := h.router.match(r.Method, r.URL.EscapedPath())
-	op := OpNone
 	if rt != nil {
 		op = rt.op
+	}
+	if res != nil {
+		r.Pattern = res.template // for a host's middleware, as net/http.ServeMux sets it
 	}
 	ctx := r.Context()
 	var err error
 	if res == nil || !res.public {
 		ctx, err = h.authenticate(ctx, op, r)
 	}
+	if o != nil {
+		o.Operation = op
+		if res != nil {
+			o.Route = res.template
+		}
+		if rt != nil {
+			o.Deprecated = rt.deprecated
+		}
+		if err == nil {
+			o.Principal = Principal(ctx)
+		}
+	}
 	switch {
 	case err != nil:
 	case rt != nil:
+		if rt.deprecated {
+			hdr := w.Header()
+			hdr["Deprecation"] = h.deprecation
+			hdr["Sunset"] = h.sunset
+			hdr["Link"] = successor
+		}
 		err = rt.serve(h, ctx, w, r, params)
 	case res != nil:
 		err = &requestError{code: httpapi.CodeMethodNotAllowed, header: "Allow", value: res.allow,
@@ -128,7 +171,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			message: "no such path; the API serves " + h.petsPath + " and " + h.petsPath + "/{petId}"}
 	}
 	if err != nil {
-		h.fail(w, r, op, err)
+		code := h.fail(w, r, op, err)
+		if o != nil {
+			o.Code = code
+		}
 	}
 }
 

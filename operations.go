@@ -70,13 +70,8 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 	return nil
 }
 
-// getPet answers GET /pets/{petId}, which is deprecated: every answer carries
-// the Deprecation, Sunset and successor Link headers.
+// getPet answers GET /pets/{petId}, which is deprecated (see apiRoutes).
 func (h *handler) getPet(ctx context.Context, w http.ResponseWriter, r *http.Request, p pathParams) error {
-	hdr := w.Header()
-	hdr["Deprecation"] = h.deprecation
-	hdr["Sunset"] = h.sunset
-	hdr["Link"] = successor
 	id, err := parsePetID(p[0])
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package petstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,6 +30,7 @@ type config struct {
 	retryAfter   time.Duration
 	storeTimeout time.Duration
 	openAPI      bool
+	observe      func(context.Context, Observation)
 }
 
 // Defaults of the options.

@@ -16,18 +16,19 @@ import (
 // others in operations.go, and give Store the method it needs.
 func apiRoutes() []route {
 	return []route{
-		{http.MethodGet, "/pets", OpListPets, (*handler).listPets},
-		{http.MethodPost, "/pets", OpCreatePet, (*handler).createPet},
-		{http.MethodGet, "/pets/{petId}", OpGetPet, (*handler).getPet},
+		{method: http.MethodGet, pattern: "/pets", op: OpListPets, serve: (*handler).listPets},
+		{method: http.MethodPost, pattern: "/pets", op: OpCreatePet, serve: (*handler).createPet},
+		{method: http.MethodGet, pattern: "/pets/{petId}", op: OpGetPet, serve: (*handler).getPet, deprecated: true},
 	}
 }
 
 // A route is one row of the route table.
 type route struct {
-	method  string    // GET also answers HEAD, without a body
-	pattern string    // below the base path; a {name} segment matches any one non-empty segment
-	op      Operation // OpNone for a resource served without authentication
-	serve   serveFunc
+	method     string    // GET also answers HEAD, without a body
+	pattern    string    // below the base path; a {name} segment matches any one non-empty segment
+	op         Operation // OpNone for a resource served without authentication
+	serve      serveFunc
+	deprecated bool // every answer carries the Deprecation, Sunset and successor Link headers
 }
 
 // A serveFunc serves one operation. It writes the response of a success

@@ -1,0 +1,73 @@
+package petstore
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/petstore-go/petstore/httpapi"
+)
+
+// An Observation describes one request that the handler has answered, for
+// metrics, traces and access logs (see WithObserver). It never holds a
+// credential.
+type Observation struct {
+	// Operation is the operation of the route that matched, or OpNone for
+	// an unknown path or method and for the OpenAPI document.
+	Operation Operation
+	// Route is the template of the path that matched, such as
+	// "/v1/pets/{petId}", also for a method it does not answer (405), or ""
+	// for an unknown path. It has a bounded number of values, so metrics
+	// may be labelled by it. The handler also sets the request's Pattern to
+	// it, as net/http.ServeMux does, for a host's own middleware.
+	Route string
+	// Method is the request's method, as sent.
+	Method string
+	// Status is the HTTP status of the answer.
+	Status int
+	// Code is the error code of the answer, or "" for a success.
+	Code httpapi.Code
+	// Duration is how long the handler took to answer.
+	Duration time.Duration
+	// Principal names the authenticated caller (see Principal), or is ""
+	// when the caller was not authenticated or its Authenticator names none.
+	Principal string
+	// Deprecated reports whether the operation is deprecated (getPet is).
+	Deprecated bool
+}
+
+// WithObserver sets a function that the handler calls once for every
+// request, after it has answered it, with the request's context and what it
+// answered. The default is none, and a handler without one spends nothing
+// on observing. observe is called from the goroutine that served the
+// request and must be safe for concurrent use. otelpetstore gives one that
+// records OpenTelemetry metrics and spans.
+func WithObserver(observe func(ctx context.Context, o Observation)) Option {
+	return optionFunc(func(c *config) error {
+		c.observe = observe
+		return nil
+	})
+}
+
+// observedWriter records the status that the handler writes.
+type observedWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *observedWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *observedWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap returns the ResponseWriter it wraps, for http.ResponseController.
+func (w *observedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
