@@ -1,6 +1,7 @@
 package petstoretest_test
 
 import (
+	"cmp"
 	"errors"
 	"net/http/httptest"
 	"os"
@@ -22,6 +23,7 @@ import (
 const (
 	harnessStoreEnv  = "PETSTORETEST_HARNESS_STORE"
 	harnessServerEnv = "PETSTORETEST_HARNESS_SERVER"
+	harnessKeyEnv    = "PETSTORETEST_HARNESS_KEY" // the server's API key, when not brokenServerKey
 )
 
 // TestHarnessStore is not a test of its own: TestStoreCatchesBrokenStores
@@ -50,19 +52,27 @@ func TestHarnessServer(t *testing.T) {
 	if !ok {
 		t.Skip("helper run in a subprocess by TestServerCatchesBrokenHandlers and TestServerPassesCorrectHandler")
 	}
-	h, err := newBrokenHandler(bug)
+	key := cmp.Or(os.Getenv(harnessKeyEnv), brokenServerKey)
+	h, err := newBrokenHandler(bug, key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: srv.URL + "/v1", APIKey: brokenServerKey})
+	petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: srv.URL + "/v1", APIKey: key})
 }
 
 // harnessRun runs the helper test in a subprocess with env set to bug,
 // selecting the given subtests (all of them when there are none). It
 // returns the output and whether the subprocess passed.
 func harnessRun(t *testing.T, helper, env, bug string, subtests []string) (string, bool) {
+	t.Helper()
+	return harnessRunEnv(t, helper, []string{env + "=" + bug}, subtests)
+}
+
+// harnessRunEnv is harnessRun with the environment variables env, each
+// "NAME=value".
+func harnessRunEnv(t *testing.T, helper string, env, subtests []string) (string, bool) {
 	t.Helper()
 	run := "^" + helper + "$"
 	if len(subtests) > 0 {
@@ -73,7 +83,7 @@ func harnessRun(t *testing.T, helper, env, bug string, subtests []string) (strin
 		run += "/^(" + strings.Join(quoted, "|") + ")$"
 	}
 	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run="+run, "-test.v", "-test.count=1", "-test.timeout=5m")
-	cmd.Env = append(os.Environ(), env+"="+bug)
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
@@ -137,12 +147,17 @@ func TestStoreCatchesBrokenStores(t *testing.T) {
 // they must name.
 var harnessBrokenHandlers = []struct {
 	bug     string
+	key     string // the server's API key; "" means brokenServerKey
 	catches []string
 	rule    string
 }{
 	{bug: "wrong-status", catches: []string{"create"}},
 	{bug: "no-www-authenticate", catches: []string{"auth-missing", "auth-bad-token"}},
 	{bug: "error-without-status", catches: []string{"get-unknown", "unknown-path"}},
+	{bug: "echoes-credential", catches: []string{"auth-wrong-scheme", "auth-bad-token", "get-unknown"}},
+	// A key that is also a word of the server's own messages is still
+	// caught when it is echoed.
+	{bug: "echoes-credential", key: "key", catches: []string{"auth-wrong-scheme", "auth-bad-token", "get-unknown"}},
 	{bug: "link-skips-pets", catches: []string{"list-pagination-while-adding"}},
 	{bug: "link-drops-status", catches: []string{"list-status"}},
 	{bug: "no-accept-post", catches: []string{"create-unsupported-media-type"}},
@@ -154,9 +169,14 @@ var harnessBrokenHandlers = []struct {
 func TestServerCatchesBrokenHandlers(t *testing.T) {
 	_, rules := petstoretest.ServerCases()
 	for _, tc := range harnessBrokenHandlers {
-		t.Run(tc.bug, func(t *testing.T) {
+		name := tc.bug
+		if tc.key != "" {
+			name += "/key=" + tc.key
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			out, passed := harnessRun(t, "TestHarnessServer", harnessServerEnv, tc.bug, tc.catches)
+			env := []string{harnessServerEnv + "=" + tc.bug, harnessKeyEnv + "=" + tc.key}
+			out, passed := harnessRunEnv(t, "TestHarnessServer", env, tc.catches)
 			if passed {
 				t.Fatalf("TestServer passed the handler with bug %s; want failures in %v\n%s", tc.bug, tc.catches, out)
 			}
