@@ -126,6 +126,7 @@ var harnessBrokenStores = []struct {
 	{bug: "aliasing", catches: []string{"no-alias"}},
 	{bug: "no-locking", catches: []string{"ids-unique-concurrent", "concurrent-use"}, raceOnly: true},
 	{bug: "no-validation", catches: []string{"add-invalid"}},
+	{bug: "id-before-lock", catches: []string{"paginate-concurrent-adds"}, runs: 3},
 }
 
 // harnessRunStore runs TestStore in a subprocess on the store with bug,
