@@ -13,7 +13,8 @@ import (
 	"github.com/petstore-go/petstore/memstore"
 )
 
-// brokenServerKey is the API key of the handlers that brokenHandler makes.
+// brokenServerKey is the API key of the handlers that newBrokenHandler
+// makes, unless a test asks for another.
 const brokenServerKey = "harness-key"
 
 // brokenHandlerBugs maps each bug of brokenHandler to what it does to the
@@ -63,6 +64,20 @@ var brokenHandlerBugs = map[string]func(r *http.Request, rec *httptest.ResponseR
 			links[i] = brokenStatusParam.ReplaceAllString(l, "")
 		}
 	},
+	// Error messages repeat the Authorization header, as a debugging aid
+	// left in would.
+	"echoes-credential": func(r *http.Request, rec *httptest.ResponseRecorder) {
+		if rec.Code < 400 || rec.Body.Len() == 0 {
+			return
+		}
+		var body map[string]any
+		if json.Unmarshal(rec.Body.Bytes(), &body) == nil {
+			body["message"] = fmt.Sprintf("%v (Authorization: %s)", body["message"], r.Header.Get("Authorization"))
+			b, _ := json.Marshal(body)
+			rec.Body.Reset()
+			rec.Body.Write(b)
+		}
+	},
 	// 415 comes without Accept-Post.
 	"no-accept-post": func(r *http.Request, rec *httptest.ResponseRecorder) {
 		rec.Header().Del("Accept-Post")
@@ -90,13 +105,13 @@ var (
 )
 
 // newBrokenHandler returns the handler of petstore.New on a memstore at
-// /v1, with the responses changed by the bug.
-func newBrokenHandler(bug string) (http.Handler, error) {
+// /v1 that accepts key, with the responses changed by the bug.
+func newBrokenHandler(bug, key string) (http.Handler, error) {
 	f, ok := brokenHandlerBugs[bug]
 	if !ok {
 		return nil, fmt.Errorf("no broken handler has the bug %q", bug)
 	}
-	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(brokenServerKey)))
+	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(key)))
 	if err != nil {
 		return nil, err
 	}

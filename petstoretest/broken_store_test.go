@@ -1,11 +1,14 @@
 package petstoretest_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/petstore-go/petstore"
 )
@@ -16,8 +19,9 @@ import (
 type brokenStore struct {
 	bug  string
 	mu   sync.Mutex
-	pets []petstore.Pet // in the order added
+	pets []petstore.Pet // in ascending order of ID
 	last int64          // the last ID assigned
+	next atomic.Int64   // the last ID drawn, for the bug id-before-lock
 }
 
 // brokenStoreBugs are the bugs that brokenStore knows.
@@ -39,6 +43,7 @@ var brokenStoreBugs = []string{
 	"aliasing",               // List returns a slice of the store's own array
 	"no-locking",             // no mutex at all
 	"no-validation",          // Add stores any NewPet
+	"id-before-lock",         // Add draws the ID before it takes the lock that makes the pet visible
 }
 
 func newBrokenStore(bug string) (*brokenStore, error) {
@@ -70,6 +75,9 @@ func (s *brokenStore) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet,
 	if err := p.Validate(); err != nil && s.bug != "no-validation" {
 		return petstore.Pet{}, err
 	}
+	if s.bug == "id-before-lock" {
+		return s.addDrawnID(p), nil
+	}
 	defer s.lock()()
 	s.last++
 	id := s.last
@@ -86,6 +94,20 @@ func (s *brokenStore) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet,
 	pet := petstore.Pet{ID: id, NewPet: p}
 	s.pets = append(s.pets, pet)
 	return pet, nil
+}
+
+// addDrawnID adds p the way a database store does with a sequence: it
+// draws the ID first and inserts the pet later, under the lock, at its
+// place in ID order. Between the two, another Add can draw a greater ID and
+// insert its pet first, and a List in that gap returns the greater ID
+// before the smaller one exists.
+func (s *brokenStore) addDrawnID(p petstore.NewPet) petstore.Pet {
+	pet := petstore.Pet{ID: s.next.Add(1), NewPet: p}
+	runtime.Gosched() // where a database store waits for its connection
+	defer s.lock()()
+	i, _ := slices.BinarySearchFunc(s.pets, pet.ID, func(p petstore.Pet, id int64) int { return cmp.Compare(p.ID, id) })
+	s.pets = slices.Insert(s.pets, i, pet)
+	return pet
 }
 
 func (s *brokenStore) Get(ctx context.Context, id int64) (petstore.Pet, error) {

@@ -46,8 +46,9 @@ type Endpoint struct {
 // with Allow, 413, 415 with Accept-Post, HEAD, 201 with Location, the
 // deprecation headers of GET /pets/{petId}, pagination through Link headers
 // and the status filter, and the Content-Type, Cache-Control and
-// X-Content-Type-Options headers and the error body of every response. It
-// cannot provoke 403, 500 or 503, and does not check them.
+// X-Content-Type-Options headers and the error body of every response,
+// which must not repeat a credential that its request sent. It cannot
+// provoke 403, 500 or 503, and does not check them.
 //
 // TestServer does not need an empty store: it creates the pets that it
 // checks, with names unique to the run, and finds them among others. It

@@ -144,13 +144,15 @@ func (st *serverT) wantStatus(x *exchange, want int) bool {
 
 // errorShape is what wantError compares of an error response.
 type errorShape struct {
-	HTTPStatus   int
-	Members      []string // the members of the body, sorted
-	Code         string
-	Status       int // the body's status member
-	HasMessage   bool
-	EchoesAPIKey bool
-	Body         string // only when the body is not a JSON object
+	HTTPStatus int
+	Members    []string // the members of the body, sorted
+	Code       string
+	Status     int // the body's status member
+	HasMessage bool
+	// EchoesCredential is a credential that the request sent and the body
+	// repeats; see echoedCredential.
+	EchoesCredential string
+	Body             string // only when the body is not a JSON object
 }
 
 // wantError reports a violation when x is not an error response with the
@@ -159,6 +161,7 @@ func (st *serverT) wantError(x *exchange, status int, code string) {
 	st.t.Helper()
 	want := errorShape{HTTPStatus: status, Members: []string{"code", "message", "status"}, Code: code, Status: status, HasMessage: true}
 	got := errorShape{HTTPStatus: x.resp.StatusCode}
+	what := fmt.Sprintf("%s: error response", x)
 	if x.req.Method == http.MethodHead {
 		want = errorShape{HTTPStatus: status}
 		if len(x.body) > 0 {
@@ -183,9 +186,13 @@ func (st *serverT) wantError(x *exchange, status int, code string) {
 			}
 		}
 		slices.Sort(got.Members)
-		got.EchoesAPIKey = bytes.Contains(x.body, []byte(st.e.APIKey))
+		var echo string
+		got.EchoesCredential, echo = st.echoedCredential(x)
+		if echo != "" {
+			what += " (" + echo + ")"
+		}
 	}
-	st.diff(fmt.Sprintf("%s: error response", x), want, got)
+	st.diff(what, want, got)
 }
 
 // decodePet decodes one pet of the wire format strictly: the members id,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
@@ -24,20 +25,51 @@ import (
 // parallel, so a newStore that empties one shared database before returning
 // it is fine. The IDs of a new store need not start at 1.
 //
+// The simplest clauses run first, so the first failure shown is the one to
+// fix first. A subtest shows its first few failures (maxShown) and counts
+// the rest. A clause whose test relies on simpler clauses (list-limit relies
+// on list-ascending, for one) still runs when one of those failed, but when
+// it fails too it fails with one line that names the simpler clause
+// instead of its own failures, which are most likely the same bug seen
+// again: fix the simpler clause and run TestStore again. Run one subtest
+// alone (go test -run 'TestX/list-limit') to see all its failures.
+//
 // Run TestStore with the race detector on: the clauses about concurrent use
-// can only show a missing lock when it is.
+// can only show a missing lock when it is. Those clauses add about 1,000
+// pets from several goroutines at once, as many as GOMAXPROCS allows to run
+// in parallel; with GOMAXPROCS 1 they cannot make Adds overtake each other,
+// and miss a store that makes pets visible in another order than their IDs.
 func TestStore(t *testing.T, newStore func(t *testing.T) petstore.Store) {
 	t.Helper()
+	// failedRoot maps each failed subtest to the simplest failed subtest
+	// that it relies on, itself when there is none.
+	failedRoot := map[string]string{}
+	clauses := map[string]string{}
 	for _, c := range storeCases {
-		t.Run(c.name, func(t *testing.T) {
+		clauses[c.name] = c.clause
+	}
+	needs := allNeeds()
+	for _, c := range storeCases {
+		var relied string
+		for _, earlier := range storeCases { // the simplest first
+			if root, ok := failedRoot[earlier.name]; ok && needs[c.name][earlier.name] {
+				relied = root
+				break
+			}
+		}
+		passed := t.Run(c.name, func(t *testing.T) {
 			s := newStore(t)
 			if s == nil {
 				t.Fatal("petstoretest: newStore returned a nil Store")
 			}
-			st := &storeT{t: t, clause: c.clause, s: s, ctx: t.Context()}
+			st := &storeT{t: t, clause: c.clause, s: s, ctx: t.Context(), failedNeed: relied, failedNeedClause: clauses[relied]}
+			defer st.summarize()
 			st.requireEmpty()
 			c.test(st)
 		})
+		if !passed {
+			failedRoot[c.name] = cmp.Or(relied, c.name)
+		}
 	}
 }
 
@@ -46,30 +78,110 @@ func TestStore(t *testing.T, newStore func(t *testing.T) petstore.Store) {
 type storeCase struct {
 	name   string // the subtest's name
 	clause string // the sentence of the contract that test enforces
-	test   func(st *storeT)
+	// needs names the earlier cases whose clauses the test relies on: when
+	// one of them fails, this test is likely to fail for the same reason.
+	needs []string
+	test  func(st *storeT)
 }
 
+// allNeeds returns, for each case, the cases that it needs directly or
+// through the cases that it needs.
+func allNeeds() map[string]map[string]bool {
+	all := map[string]map[string]bool{}
+	for _, c := range storeCases { // a case needs only earlier ones
+		all[c.name] = map[string]bool{}
+		for _, need := range c.needs {
+			all[c.name][need] = true
+			for n := range all[need] {
+				all[c.name][n] = true
+			}
+		}
+	}
+	return all
+}
+
+// maxShown is how many failures a subtest of TestStore shows; it counts the
+// rest. maxLines is how many lines of one failure it shows.
+const (
+	maxShown = 3
+	maxLines = 25
+)
+
 // storeT is the state of one subtest of TestStore. Its failure methods
-// append the clause under test to every message.
+// append the clause under test to the first message they show, show at
+// most maxShown failures, and show none when a clause that the test relies
+// on failed.
 type storeT struct {
 	t      *testing.T
 	clause string
 	s      petstore.Store
 	ctx    context.Context
+
+	// failedNeed is the name of the failed subtest that this one relies on,
+	// "" when there is none; failedNeedClause is its clause.
+	failedNeed, failedNeedClause string
+
+	mu       sync.Mutex
+	failures int // the number of failures reported so far
 }
 
 // errorf reports a violation of the clause and goes on. It may be called
 // from any goroutine.
 func (st *storeT) errorf(format string, args ...any) {
 	st.t.Helper()
-	st.t.Errorf("%s\ncontract: %s", fmt.Sprintf(format, args...), st.clause)
+	st.mu.Lock()
+	st.failures++
+	n := st.failures
+	st.mu.Unlock()
+	switch {
+	case st.failedNeed != "" || n > maxShown:
+		st.t.Fail() // summarize counts it
+	case n == 1:
+		st.t.Errorf("%s\ncontract: %s", clip(fmt.Sprintf(format, args...)), st.clause)
+	default:
+		st.t.Errorf("%s", clip(fmt.Sprintf(format, args...)))
+	}
 }
 
 // fatalf reports a violation of the clause and stops the subtest. It must be
 // called from the subtest's goroutine.
 func (st *storeT) fatalf(format string, args ...any) {
 	st.t.Helper()
-	st.t.Fatalf("%s\ncontract: %s", fmt.Sprintf(format, args...), st.clause)
+	st.errorf(format, args...)
+	st.t.FailNow()
+}
+
+// summarize reports, at the end of a subtest, the failures that errorf did
+// not show.
+func (st *storeT) summarize() {
+	st.mu.Lock()
+	n := st.failures
+	st.mu.Unlock()
+	switch {
+	case n == 0:
+	case st.failedNeed != "":
+		st.t.Errorf("fails too (%s not shown), likely because %s failed, which this clause relies on: fix that and run again (%s: %s)",
+			failures(n), st.failedNeed, st.failedNeed, st.failedNeedClause)
+	case n > maxShown:
+		st.t.Errorf("and %s more of this clause, not shown", failures(n-maxShown))
+	}
+}
+
+// failures returns "1 failure" or "n failures".
+func failures(n int) string {
+	if n == 1 {
+		return "1 failure"
+	}
+	return fmt.Sprintf("%d failures", n)
+}
+
+// clip returns msg cut to maxLines lines.
+func clip(msg string) string {
+	lines := strings.Split(msg, "\n")
+	if len(lines) <= maxLines {
+		return msg
+	}
+	return strings.Join(lines[:maxLines-1], "\n") + fmt.Sprintf("\n… %d more lines", len(lines)-maxLines+1)
 }
 
 // diff reports a violation of the clause when got differs from want, showing

@@ -3,6 +3,7 @@ package petstoretest
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -13,7 +14,11 @@ import (
 func testListAscending(st *storeT) {
 	want := byID(st.addN(20))
 	got := st.list(petstore.ListOptions{})
-	st.diff("IDs of List(ListOptions{}) (want them ascending)", ids(want), ids(got))
+	if !ascending(got) {
+		st.errorf("List(ListOptions{}) returned the IDs %v, which do not ascend", ids(got))
+		return
+	}
+	st.diff("IDs of List(ListOptions{})", ids(want), ids(got))
 }
 
 func testListLimit(st *storeT) {
@@ -182,18 +187,36 @@ func testPaginateWhileAdding(st *storeT) {
 	st.diff("IDs visited paging with Limit 3 while a pet is added after each page", ids(byID(added)), ids(visited))
 }
 
+// testPaginateConcurrentAdds hammers the store with goroutines that add
+// pets while others page through List, each from the start, and checks
+// that every pager visits every pet. A pager that misses a pet has seen a
+// greater ID before the pet became visible: the store drew the ID before it
+// made the pet visible (a database store that takes a sequence value and
+// inserts later does), and another Add overtook it in the gap. The gap is
+// short, so the test runs many adders and pagers at once, yielding between
+// calls, for a number of Adds rather than for a time.
 func testPaginateConcurrentAdds(st *storeT) {
-	const writers, perWriter, limit = 4, 16, 5
+	procs := runtime.GOMAXPROCS(0)
+	// Enough writers to overtake each other between drawing an ID and
+	// making the pet visible, and enough pagers that one of them lists in
+	// most such gaps; pages long enough that a pager keeps up with the
+	// newest pets, where the gaps are.
+	writers := max(8, 4*procs)
+	pagers := 2 * procs
+	perWriter := max(4, 1024/writers) // about 1,000 pets in all
+	const limit = 16
 	var (
-		mu       sync.Mutex
-		added    = st.addN(10)
-		wg       sync.WaitGroup
-		finished atomic.Bool
-		progress = make(chan struct{}, 1)
-		allDone  = make(chan struct{})
+		mu        sync.Mutex
+		added     = st.addN(10)
+		writersWG sync.WaitGroup
+		pagersWG  sync.WaitGroup
+		start     = make(chan struct{})
+		finished  atomic.Bool
+		visited   = make([][]petstore.Pet, pagers)
 	)
 	for w := range writers {
-		wg.Go(func() {
+		writersWG.Go(func() {
+			<-start
 			for i := range perWriter {
 				p := petstore.NewPet{Name: fmt.Sprintf("writer %d pet %d", w, i), CategoryID: int64(w + 1), Status: statuses[i%len(statuses)]}
 				got, err := st.s.Add(st.ctx, p)
@@ -204,48 +227,67 @@ func testPaginateConcurrentAdds(st *storeT) {
 				mu.Lock()
 				added = append(added, got)
 				mu.Unlock()
-				select {
-				case progress <- struct{}{}:
-				default:
+				runtime.Gosched()
+			}
+		})
+	}
+	for r := range pagers {
+		pagersWG.Go(func() {
+			<-start
+			opts := petstore.ListOptions{Limit: limit}
+			for {
+				done := finished.Load() // every Add has returned before this List
+				page, err := st.s.List(st.ctx, opts)
+				if err != nil {
+					st.errorf("List(%+v) from pager %d while pets are being added: %v", opts, r, err)
+					return
+				}
+				if len(page) > 0 {
+					if last := page[len(page)-1].ID; last <= opts.After || !ascending(page) {
+						st.errorf("paging: List(%+v) from pager %d returned the IDs %v, which do not ascend past After", opts, r, ids(page))
+						return
+					}
+					visited[r] = append(visited[r], page...)
+					opts.After = page[len(page)-1].ID
+				}
+				if len(page) < limit {
+					if done {
+						return
+					}
+					runtime.Gosched() // let the writers add more
 				}
 			}
 		})
 	}
-	go func() {
-		wg.Wait()
-		finished.Store(true)
-		close(allDone)
-	}()
-
-	var visited []petstore.Pet
-	opts := petstore.ListOptions{Limit: limit}
-	for {
-		done := finished.Load() // every Add has returned before this List
-		page, err := st.s.List(st.ctx, opts)
-		if err != nil {
-			st.errorf("List(%+v) while pets are being added: %v", opts, err)
-			break
-		}
-		if len(page) > 0 {
-			if last := page[len(page)-1].ID; last <= opts.After {
-				st.errorf("paging: List(%+v) returned a page ending at ID %d, which does not advance past After", opts, last)
-				break
-			}
-			visited = append(visited, page...)
-			opts.After = page[len(page)-1].ID
-		}
-		if len(page) < limit {
-			if done {
-				break
-			}
-			select { // wait for another pet instead of spinning
-			case <-progress:
-			case <-allDone:
-			}
+	close(start)
+	writersWG.Wait()
+	finished.Store(true)
+	pagersWG.Wait()
+	if st.t.Failed() {
+		return
+	}
+	want := ids(byID(added))
+	for r, v := range visited {
+		if missed := missedIDs(want, ids(v)); len(missed) > 0 {
+			st.errorf("pager %d, paging with Limit %d while %d goroutines added pets, missed %d of %d pets, such as the IDs %v: each became visible after List had returned a greater ID",
+				r, limit, writers, len(missed), len(want), missed[:min(len(missed), 10)])
+		} else {
+			st.diff(fmt.Sprintf("IDs visited by pager %d, paging with Limit %d while %d goroutines added pets", r, limit, writers), want, ids(v))
 		}
 	}
-	<-allDone
-	mu.Lock()
-	defer mu.Unlock()
-	st.diff("IDs visited paging with Limit 5 while 4 goroutines add pets", ids(byID(added)), ids(visited))
+}
+
+// missedIDs returns the IDs of want, which ascend, that got does not hold.
+func missedIDs(want, got []int64) []int64 {
+	seen := make(map[int64]bool, len(got))
+	for _, id := range got {
+		seen[id] = true
+	}
+	var missed []int64
+	for _, id := range want {
+		if !seen[id] {
+			missed = append(missed, id)
+		}
+	}
+	return missed
 }

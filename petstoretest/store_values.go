@@ -116,11 +116,9 @@ func testRoundTrip(st *storeT) {
 		}
 		st.diff(fmt.Sprintf("Get(%d) after Add returned it", want.ID), want, got)
 	}
+	// List under a filter returns the same values too; list-status,
+	// which relies on this clause, checks that.
 	st.diff("List after Add returned the pets", byID(added), st.list(petstore.ListOptions{}))
-	for _, s := range statuses[1:] {
-		opts := petstore.ListOptions{Status: s}
-		st.diff(fmt.Sprintf("List(%+v)", opts), selectPets(byID(added), opts), st.list(opts))
-	}
 }
 
 func testNoAlias(st *storeT) {
