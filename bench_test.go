@@ -143,7 +143,7 @@ func benchStore(tb testing.TB, n int) *memstore.Store {
 	ctx := context.Background()
 	for i := range n {
 		p := petstore.NewPet{Name: "pet " + strconv.Itoa(i+1), CategoryID: int64(i%7 + 1), Status: statuses[i%4]}
-		if _, err := s.Add(ctx, p); err != nil {
+		if _, _, err := s.Add(ctx, p, petstore.AddOptions{}); err != nil {
 			tb.Fatal(err)
 		}
 	}

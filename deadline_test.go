@@ -82,7 +82,7 @@ func TestStoreTimeout(t *testing.T) {
 	} {
 		t.Run(string(c.op), func(t *testing.T) {
 			inner := memstore.New()
-			if _, err := inner.Add(t.Context(), petstore.NewPet{Name: "Tom", CategoryID: 1}); err != nil {
+			if _, _, err := inner.Add(t.Context(), petstore.NewPet{Name: "Tom", CategoryID: 1}, petstore.AddOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			fs := faultstore.New(inner)
@@ -115,11 +115,11 @@ type blockingAdd struct {
 	ctxErr           chan error
 }
 
-func (s blockingAdd) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet, error) {
+func (s blockingAdd) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
 	close(s.entered)
 	<-s.release
 	s.ctxErr <- ctx.Err()
-	return s.Store.Add(ctx, p)
+	return s.Store.Add(ctx, p, opts)
 }
 
 // TestCreateOutlivesItsClient checks that a create that has reached the

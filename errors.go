@@ -23,6 +23,16 @@ var (
 	// nothing; the handler answers 400 invalid_body.
 	ErrInvalidPet = errors.New("petstore: invalid pet")
 
+	// ErrIdempotencyKeyReused means that an idempotency key was used
+	// before, by the same caller, for another pet. The handler answers 422
+	// idempotency_key_reused.
+	ErrIdempotencyKeyReused = errors.New("petstore: idempotency key reused for another pet")
+
+	// ErrIdempotencyKeyInUse means that a create with the same idempotency
+	// key, from the same caller, is still running. The handler answers 409
+	// idempotency_key_in_use with Retry-After.
+	ErrIdempotencyKeyInUse = errors.New("petstore: idempotency key in use")
+
 	// ErrForbidden means that the credential is valid but may not perform
 	// the operation. The handler answers 403 forbidden.
 	ErrForbidden = errors.New("petstore: forbidden")

@@ -71,7 +71,7 @@ func faultsNewEnv(t *testing.T, opts ...petstore.Option) faultsEnv {
 	t.Helper()
 	store := memstore.New()
 	for i := range 3 {
-		if _, err := store.Add(context.Background(), petstore.NewPet{Name: fmt.Sprint("pet ", i+1), CategoryID: 1}); err != nil {
+		if _, _, err := store.Add(context.Background(), petstore.NewPet{Name: fmt.Sprint("pet ", i+1), CategoryID: 1}, petstore.AddOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

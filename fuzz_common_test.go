@@ -40,7 +40,7 @@ func fuzzNewEnv(tb testing.TB, opts ...petstore.Option) fuzzEnv {
 	statuses := []petstore.Status{petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold, ""}
 	for i := range fuzzSeedPets {
 		p := petstore.NewPet{Name: fmt.Sprintf("pet %d", i+1), CategoryID: int64(i%5 + 1), Status: statuses[i%len(statuses)]}
-		if _, err := store.Add(context.Background(), p); err != nil {
+		if _, _, err := store.Add(context.Background(), p, petstore.AddOptions{}); err != nil {
 			tb.Fatal(err)
 		}
 	}

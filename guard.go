@@ -21,13 +21,13 @@ type guardedStore struct {
 	timeout time.Duration
 }
 
-func (g guardedStore) Add(ctx context.Context, p NewPet) (Pet, error) {
+func (g guardedStore) Add(ctx context.Context, p NewPet, opts AddOptions) (Pet, bool, error) {
 	if err := ctx.Err(); err != nil {
-		return Pet{}, err
+		return Pet{}, false, err
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.timeout)
 	defer cancel()
-	return g.s.Add(ctx, p)
+	return g.s.Add(ctx, p, opts)
 }
 
 func (g guardedStore) Get(ctx context.Context, id int64) (Pet, error) {

@@ -83,7 +83,8 @@ type handler struct {
 	router  router
 	openAPI []byte // the document that serveOpenAPI serves
 
-	petsPath string // base + "/pets", for messages
+	running  runningKeys // the idempotency keys of the creates in progress
+	petsPath string      // base + "/pets", for messages
 	observe  func(context.Context, Observation)
 
 	// Header values that depend on the options, shared by all responses.
@@ -92,10 +93,11 @@ type handler struct {
 
 // Header values that every handler shares. They are never modified.
 var (
-	acceptPost      = []string{"application/json"}
-	successor       = []string{`<../pets>; rel="successor-version"`}
-	challengeNone   = []string{`Bearer realm="petstore"`}
-	challengeReject = []string{`Bearer realm="petstore", error="invalid_token"`}
+	acceptPost         = []string{"application/json"}
+	idempotentReplayed = []string{"true"}
+	successor          = []string{`<../pets>; rel="successor-version"`}
+	challengeNone      = []string{`Bearer realm="petstore"`}
+	challengeReject    = []string{`Bearer realm="petstore", error="invalid_token"`}
 )
 
 // ServeHTTP answers a request: it finds the route, authenticates the caller

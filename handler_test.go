@@ -32,7 +32,7 @@ var wireSeed = []petstore.NewPet{
 func wireHandler(t *testing.T, store petstore.Store, opts ...petstore.Option) http.Handler {
 	t.Helper()
 	for _, p := range wireSeed {
-		if _, err := store.Add(context.Background(), p); err != nil {
+		if _, _, err := store.Add(context.Background(), p, petstore.AddOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

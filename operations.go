@@ -39,8 +39,14 @@ func (h *handler) listPets(ctx context.Context, w http.ResponseWriter, r *http.R
 }
 
 // createPet answers POST /pets: it adds the pet in the body and answers 201
-// with the pet as stored and its Location.
+// with the pet as stored and its Location. With an Idempotency-Key, a retry
+// of a create that was stored is answered with the same pet, and the header
+// Idempotent-Replayed: true.
 func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.Request, _ pathParams) error {
+	key, err := idempotencyKey(r.Header)
+	if err != nil {
+		return err
+	}
 	if ct := r.Header["Content-Type"]; len(ct) != 1 || !body.IsJSON(ct[0]) {
 		return &requestError{code: httpapi.CodeUnsupportedMediaType, header: "Accept-Post", value: acceptPost,
 			message: "the body must be JSON; send Content-Type: application/json"}
@@ -60,9 +66,19 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 	if err != nil {
 		return err
 	}
-	pet, err := h.store.Add(ctx, p)
+	if key != "" {
+		release, ok := h.running.claim(Principal(ctx), key)
+		if !ok {
+			return ErrIdempotencyKeyInUse
+		}
+		defer release()
+	}
+	pet, replayed, err := h.store.Add(ctx, p, AddOptions{IdempotencyKey: key})
 	if err != nil {
 		return err
+	}
+	if replayed {
+		w.Header()["Idempotent-Replayed"] = idempotentReplayed
 	}
 	w.Header()["Location"] = []string{"pets/" + strconv.FormatInt(pet.ID, 10)}
 	*buf = appendPet((*buf)[:0], &pet)

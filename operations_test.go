@@ -178,7 +178,7 @@ func TestListPageSizeDefaultsTo20(t *testing.T) {
 	store := memstore.New()
 	h := wireHandler(t, store)
 	for i := 0; i < 30; i++ {
-		if _, err := store.Add(context.Background(), petstore.NewPet{Name: "P", CategoryID: 1}); err != nil {
+		if _, _, err := store.Add(context.Background(), petstore.NewPet{Name: "P", CategoryID: 1}, petstore.AddOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -217,7 +217,7 @@ func TestPaginationVisitsEveryPetOnce(t *testing.T) {
 			statuses := []petstore.Status{petstore.StatusAvailable, petstore.StatusPending, "", petstore.StatusSold}
 			var last int64 // the ID of the pet added last
 			add := func(i int) {
-				p, err := store.Add(context.Background(), petstore.NewPet{Name: fmt.Sprint("pet", i), CategoryID: 1, Status: statuses[i%4]})
+				p, _, err := store.Add(context.Background(), petstore.NewPet{Name: fmt.Sprint("pet", i), CategoryID: 1, Status: statuses[i%4]}, petstore.AddOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -301,8 +301,8 @@ func (s *wireStore) fail() error {
 	}
 	return s.err
 }
-func (s *wireStore) Add(context.Context, petstore.NewPet) (petstore.Pet, error) {
-	return petstore.Pet{}, s.fail()
+func (s *wireStore) Add(context.Context, petstore.NewPet, petstore.AddOptions) (petstore.Pet, bool, error) {
+	return petstore.Pet{}, false, s.fail()
 }
 func (s *wireStore) Get(context.Context, int64) (petstore.Pet, error) {
 	return petstore.Pet{}, s.fail()

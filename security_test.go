@@ -318,7 +318,7 @@ func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
 	for name, auth := range credentials {
 		t.Run(name, func(t *testing.T) {
 			store := memstore.New()
-			if _, err := store.Add(context.Background(), petstore.NewPet{Name: "Rex", CategoryID: 1}); err != nil {
+			if _, _, err := store.Add(context.Background(), petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			fs := faultstore.New(store)

@@ -14,13 +14,31 @@ import "context"
 //
 // Values: Add stores and returns the pet exactly as given (every field, any
 // valid UTF-8 name) together with its ID, and the pet is visible to Get and
-// // List as soon as Add has returned; Get and List return the same values.
+// List as soon as Add has returned; Get and List return the same values.
 // Returned values never alias stored ones, so a caller may keep or change
 // them.
 //
 // Validation: for a NewPet that NewPet.Validate rejects, Add stores nothing
 // and returns an error wrapping ErrInvalidPet. The handler validates every
 // pet before it calls Add, so this guards stores used directly.
+//
+// Idempotent creates: when AddOptions.IdempotencyKey is set, Add stores at
+// most one pet for that key and the caller's principal (Principal(ctx)):
+//   - the first Add with the key stores the pet and returns it, replayed
+//     false;
+//   - a later Add with the same key and principal and an equal NewPet
+//     stores nothing and returns the pet stored first, replayed true;
+//   - one with the same key and principal and another NewPet stores nothing
+//     and returns an error wrapping ErrIdempotencyKeyReused;
+//   - while an Add with the key is still running, another with the same key
+//     and principal either waits for it and then answers as above, or
+//     returns an error wrapping ErrIdempotencyKeyInUse; it never stores a
+//     second pet;
+//   - the same key under another principal is another key.
+//
+// A store keeps a key at least 24 hours, and stores the key with its pet
+// atomically: an Add that returns an error has stored neither. A store that
+// cannot keep keys does not keep this contract; it must not ignore the key.
 //
 // Get returns an error wrapping ErrNotFound for an ID that no pet has,
 // including IDs that are zero or negative.
@@ -34,8 +52,9 @@ import "context"
 // Errors: an error wrapping ErrUnavailable means "try again later" and gives
 // 503; any other error gives 500, and its text is logged, never sent to the
 // client. When ctx is done, a method returns promptly with an error wrapping
-// ctx.Err(), and a write that reports this error may or may not have
-// happened.
+// ctx.Err(); a write that reports such an error has stored nothing, unless
+// the store cannot know (its database may have committed just before the
+// connection broke).
 //
 // Concurrency: a Store is safe for concurrent use by multiple goroutines.
 //
@@ -44,10 +63,25 @@ import "context"
 // and overriding a method, to hide another tenant's pets from List say, is
 // served through its override.
 type Store interface {
-	// Add stores p under a new ID and returns it as stored.
-	Add(ctx context.Context, p NewPet) (Pet, error)
+	// Add stores p under a new ID and returns it as stored; replayed
+	// reports an idempotent create answered with the pet that an earlier
+	// Add with the same key stored.
+	Add(ctx context.Context, p NewPet, opts AddOptions) (pet Pet, replayed bool, err error)
 	// Get returns the pet with the given ID.
 	Get(ctx context.Context, id int64) (Pet, error)
 	// List returns the pets that opts selects, ascending by ID.
 	List(ctx context.Context, opts ListOptions) ([]Pet, error)
 }
+
+// AddOptions are the options of one Store.Add.
+type AddOptions struct {
+	// IdempotencyKey, when not empty, makes the create idempotent for the
+	// caller's principal (see Store). The handler takes it from the
+	// Idempotency-Key header: 1 to MaxIdempotencyKeyLength visible ASCII
+	// characters.
+	IdempotencyKey string
+}
+
+// MaxIdempotencyKeyLength is the longest Idempotency-Key that the handler
+// accepts.
+const MaxIdempotencyKeyLength = 255

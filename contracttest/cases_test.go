@@ -27,7 +27,7 @@ func contractServer(t *testing.T, opts ...petstore.Option) string {
 		{Name: "Tom", CategoryID: 2, Status: petstore.StatusSold},
 		{Name: "Nemo", CategoryID: 3},
 	} {
-		if _, err := store.Add(context.Background(), p); err != nil {
+		if _, _, err := store.Add(context.Background(), p, petstore.AddOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,8 +58,8 @@ func (s contractFailingStore) fail() error {
 	return s.err
 }
 
-func (s contractFailingStore) Add(context.Context, petstore.NewPet) (petstore.Pet, error) {
-	return petstore.Pet{}, s.fail()
+func (s contractFailingStore) Add(context.Context, petstore.NewPet, petstore.AddOptions) (petstore.Pet, bool, error) {
+	return petstore.Pet{}, false, s.fail()
 }
 
 func (s contractFailingStore) Get(context.Context, int64) (petstore.Pet, error) {

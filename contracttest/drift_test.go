@@ -224,7 +224,7 @@ func TestDriftCaught(t *testing.T) {
 func driftStore(t *testing.T) petstore.Store {
 	t.Helper()
 	s := memstore.New()
-	if _, err := s.Add(t.Context(), petstore.NewPet{Name: "Rex", CategoryID: 1, Status: petstore.StatusAvailable}); err != nil {
+	if _, _, err := s.Add(t.Context(), petstore.NewPet{Name: "Rex", CategoryID: 1, Status: petstore.StatusAvailable}, petstore.AddOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return s

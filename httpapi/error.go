@@ -19,6 +19,8 @@ const (
 	CodeForbidden            Code = "forbidden"              // 403: the credential may not perform the operation
 	CodeNotFound             Code = "not_found"              // 404: no such resource
 	CodeMethodNotAllowed     Code = "method_not_allowed"     // 405: the resource does not answer the method
+	CodeIdempotencyKeyInUse  Code = "idempotency_key_in_use" // 409: a request with the same Idempotency-Key is still running
+	CodeIdempotencyKeyReused Code = "idempotency_key_reused" // 422: the Idempotency-Key was used for another request
 	CodePayloadTooLarge      Code = "payload_too_large"      // 413: the request body is over the limit
 	CodeUnsupportedMediaType Code = "unsupported_media_type" // 415: the request body is not application/json
 	CodeInternal             Code = "internal"               // 500: a failure the client cannot fix
@@ -39,6 +41,10 @@ func (c Code) Status() int {
 		return http.StatusNotFound
 	case CodeMethodNotAllowed:
 		return http.StatusMethodNotAllowed
+	case CodeIdempotencyKeyInUse:
+		return http.StatusConflict
+	case CodeIdempotencyKeyReused:
+		return http.StatusUnprocessableEntity
 	case CodePayloadTooLarge:
 		return http.StatusRequestEntityTooLarge
 	case CodeUnsupportedMediaType:

@@ -52,6 +52,8 @@ func TestCodeStatus(t *testing.T) {
 		httpapi.CodeForbidden:            403,
 		httpapi.CodeNotFound:             404,
 		httpapi.CodeMethodNotAllowed:     405,
+		httpapi.CodeIdempotencyKeyInUse:  409,
+		httpapi.CodeIdempotencyKeyReused: 422,
 		httpapi.CodePayloadTooLarge:      413,
 		httpapi.CodeUnsupportedMediaType: 415,
 		httpapi.CodeInternal:             500,

@@ -22,7 +22,7 @@ func benchFill(tb testing.TB, s *memstore.Store, n int) int {
 	for i := range n {
 		p := petstore.NewPet{Name: "pet " + strconv.Itoa(i+1), CategoryID: int64(i%7 + 1), Status: benchStatuses[i%4]}
 		nameBytes += len(p.Name)
-		if _, err := s.Add(ctx, p); err != nil {
+		if _, _, err := s.Add(ctx, p, petstore.AddOptions{}); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -63,7 +63,7 @@ func BenchmarkAdd(b *testing.B) {
 	p := petstore.NewPet{Name: "Rex", CategoryID: 3, Status: petstore.StatusAvailable}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.Add(ctx, p); err != nil {
+		if _, _, err := s.Add(ctx, p, petstore.AddOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

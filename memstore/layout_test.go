@@ -17,7 +17,7 @@ func TestZeroValueIsReady(t *testing.T) {
 	if _, err := s.Get(ctx, 1); !errors.Is(err, petstore.ErrNotFound) {
 		t.Errorf("Get on the zero Store: %v, want ErrNotFound", err)
 	}
-	p, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1})
+	p, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
 	if err != nil || p.ID != 1 {
 		t.Fatalf("Add on the zero Store = %v, %v; want ID 1", p, err)
 	}
@@ -41,7 +41,7 @@ func TestAddAllocatesOnlyThePet(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range runs {
-		if _, err := s.Add(ctx, p); err != nil {
+		if _, _, err := s.Add(ctx, p, petstore.AddOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,7 +58,7 @@ func TestAddAllocatesOnlyThePet(t *testing.T) {
 func TestListLargestAfter(t *testing.T) {
 	s := memstore.New()
 	ctx := context.Background()
-	if _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1, Status: petstore.StatusSold}); err != nil {
+	if _, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1, Status: petstore.StatusSold}, petstore.AddOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, st := range []petstore.Status{"", petstore.StatusSold} {

@@ -2,6 +2,11 @@
 // and services that run as a single process and may lose their pets on
 // restart.
 //
+// The store is append-only by design, as the API is: a pet, once added,
+// never changes and is never removed, and its ID is never reused. Its memory
+// grows with the pets and idempotency keys it holds and is given back only
+// when the Store itself is dropped.
+//
 // Pets are held in ID order in fixed-size chunks of 24-byte records, and
 // their names are packed one after another into large blocks of bytes, so
 // that a pet costs about 30 bytes plus its name, adding one never copies the
@@ -35,10 +40,11 @@ const (
 // to use.
 type Store struct {
 	mu       sync.RWMutex
-	n        int64              // pets stored; the last ID assigned
-	chunks   [][]entry          // pet with ID i is chunks[(i-1)/chunkSize][(i-1)%chunkSize]
-	blocks   [][]byte           // the names, packed; bytes once written never change
-	byStatus [numStatus][]int64 // IDs of the pets with each status, ascending
+	n        int64                    // pets stored; the last ID assigned
+	chunks   [][]entry                // pet with ID i is chunks[(i-1)/chunkSize][(i-1)%chunkSize]
+	blocks   [][]byte                 // the names, packed; bytes once written never change
+	byStatus [numStatus][]int64       // IDs of the pets with each status, ascending
+	keys     map[idempotencyKey]int64 // the ID of the pet of each idempotency key
 }
 
 // New returns an empty Store.
@@ -121,15 +127,27 @@ func (s *Store) fill(p *petstore.Pet, id int64) {
 
 // Add stores p under the next ID, or returns an error wrapping
 // petstore.ErrInvalidPet, and stores nothing, when p.Validate rejects it.
-func (s *Store) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet, error) {
+// Idempotency keys are kept, with the ID of their pet, as long as the store.
+func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
 	if err := ctx.Err(); err != nil {
-		return petstore.Pet{}, err
+		return petstore.Pet{}, false, err
 	}
 	if err := p.Validate(); err != nil {
-		return petstore.Pet{}, fmt.Errorf("memstore: add pet: %w", err)
+		return petstore.Pet{}, false, fmt.Errorf("memstore: add pet: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var key idempotencyKey
+	if opts.IdempotencyKey != "" {
+		key = idempotencyKey{petstore.Principal(ctx), opts.IdempotencyKey}
+		if id, ok := s.keys[key]; ok {
+			stored := s.pet(id)
+			if stored.NewPet != p {
+				return petstore.Pet{}, false, fmt.Errorf("memstore: add pet: %w", petstore.ErrIdempotencyKeyReused)
+			}
+			return stored, true, nil
+		}
+	}
 	e := entry{category: p.CategoryID, status: statusOf(p.Status), len: uint32(len(p.Name))}
 	e.block, e.off = s.storeName(p.Name)
 
@@ -148,8 +166,17 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet, error
 	if e.status != noStatus {
 		s.byStatus[e.status] = append(s.byStatus[e.status], s.n)
 	}
-	return s.pet(s.n), nil
+	if opts.IdempotencyKey != "" {
+		if s.keys == nil {
+			s.keys = make(map[idempotencyKey]int64)
+		}
+		s.keys[key] = s.n
+	}
+	return s.pet(s.n), false, nil
 }
+
+// idempotencyKey is an idempotency key in the scope of its principal.
+type idempotencyKey struct{ principal, key string }
 
 // storeName appends name to the last block, or to a new one when it does
 // not fit, and returns where it is. The caller holds s.mu for writing.

@@ -19,9 +19,10 @@ import (
 type brokenStore struct {
 	bug  string
 	mu   sync.Mutex
-	pets []petstore.Pet // in ascending order of ID
-	last int64          // the last ID assigned
-	next atomic.Int64   // the last ID drawn, for the bug id-before-lock
+	pets []petstore.Pet             // in ascending order of ID
+	last int64                      // the last ID assigned
+	next atomic.Int64               // the last ID drawn, for the bug id-before-lock
+	keys map[[2]string]petstore.Pet // by principal and idempotency key
 }
 
 // brokenStoreBugs are the bugs that brokenStore knows.
@@ -44,6 +45,9 @@ var brokenStoreBugs = []string{
 	"no-locking",             // no mutex at all
 	"no-validation",          // Add stores any NewPet
 	"id-before-lock",         // Add draws the ID before it takes the lock that makes the pet visible
+	"key-ignored",            // Add ignores the idempotency key: every retry creates again
+	"key-unscoped",           // idempotency keys are not scoped by principal
+	"key-body-unchecked",     // a key sent with another pet replays the first pet
 }
 
 func newBrokenStore(bug string) (*brokenStore, error) {
@@ -68,17 +72,39 @@ func (s *brokenStore) ctxErr(ctx context.Context) error {
 	return ctx.Err()
 }
 
-func (s *brokenStore) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet, error) {
+func (s *brokenStore) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
 	if err := s.ctxErr(ctx); err != nil {
-		return petstore.Pet{}, err
+		return petstore.Pet{}, false, err
 	}
 	if err := p.Validate(); err != nil && s.bug != "no-validation" {
-		return petstore.Pet{}, err
+		return petstore.Pet{}, false, err
 	}
-	if s.bug == "id-before-lock" {
-		return s.addDrawnID(p), nil
+	if s.bug == "id-before-lock" && opts.IdempotencyKey == "" {
+		return s.addDrawnID(p), false, nil
 	}
 	defer s.lock()()
+	key := [2]string{petstore.Principal(ctx), opts.IdempotencyKey}
+	if s.bug == "key-unscoped" {
+		key[0] = ""
+	}
+	if stored, ok := s.keys[key]; ok && opts.IdempotencyKey != "" && s.bug != "key-ignored" {
+		if stored.NewPet != p && s.bug != "key-body-unchecked" {
+			return petstore.Pet{}, false, fmt.Errorf("brokenstore: %w", petstore.ErrIdempotencyKeyReused)
+		}
+		return stored, true, nil
+	}
+	pet := s.add(p)
+	if opts.IdempotencyKey != "" {
+		if s.keys == nil {
+			s.keys = map[[2]string]petstore.Pet{}
+		}
+		s.keys[key] = pet
+	}
+	return pet, false, nil
+}
+
+// add stores p under the next ID. The caller holds the lock.
+func (s *brokenStore) add(p petstore.NewPet) petstore.Pet {
 	s.last++
 	id := s.last
 	switch s.bug {
@@ -93,7 +119,7 @@ func (s *brokenStore) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet,
 	}
 	pet := petstore.Pet{ID: id, NewPet: p}
 	s.pets = append(s.pets, pet)
-	return pet, nil
+	return pet
 }
 
 // addDrawnID adds p the way a database store does with a sequence: it

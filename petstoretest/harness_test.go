@@ -126,6 +126,9 @@ var harnessBrokenStores = []struct {
 	{bug: "aliasing", catches: []string{"no-alias"}},
 	{bug: "no-locking", catches: []string{"ids-unique-concurrent", "concurrent-use"}, raceOnly: true},
 	{bug: "no-validation", catches: []string{"add-invalid"}},
+	{bug: "key-ignored", catches: []string{"idempotent-replay"}},
+	{bug: "key-unscoped", catches: []string{"idempotent-scope"}},
+	{bug: "key-body-unchecked", catches: []string{"idempotent-reuse"}},
 	{bug: "id-before-lock", catches: []string{"paginate-concurrent-adds"}, runs: 3},
 }
 

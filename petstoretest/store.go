@@ -223,7 +223,7 @@ func (st *storeT) add(pets ...petstore.NewPet) []petstore.Pet {
 	st.t.Helper()
 	added := make([]petstore.Pet, 0, len(pets))
 	for _, p := range pets {
-		got, err := st.s.Add(st.ctx, p)
+		got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
 		if err != nil {
 			st.fatalf("Add(%+v): %v", p, err)
 		}

@@ -42,6 +42,24 @@ var storeCases = []storeCase{
 		test:   testAddInvalid,
 	},
 	{
+		name:   "idempotent-replay",
+		clause: "With AddOptions.IdempotencyKey, a second Add of an equal NewPet by the same principal stores nothing and returns the pet stored first, replayed; an invalid pet does not use a key up.",
+		needs:  []string{"round-trip", "add-invalid"},
+		test:   testIdempotentReplay,
+	},
+	{
+		name:   "idempotent-reuse",
+		clause: "An idempotency key sent again by the same principal with another NewPet stores nothing and gives an error wrapping ErrIdempotencyKeyReused.",
+		needs:  []string{"idempotent-replay"},
+		test:   testIdempotentReuse,
+	},
+	{
+		name:   "idempotent-scope",
+		clause: "The same idempotency key under another principal (petstore.Principal of the context) is another key.",
+		needs:  []string{"idempotent-replay"},
+		test:   testIdempotentScope,
+	},
+	{
 		name:   "no-alias",
 		clause: "Returned values never alias stored ones, so a caller may keep or change them.",
 		needs:  []string{"round-trip"},
@@ -140,6 +158,12 @@ var storeCases = []storeCase{
 		clause: "IDs are positive and unique also when 64 goroutines call Add at once, and every pet added is stored.",
 		needs:  []string{"ids-unique", "list-ascending", "round-trip"},
 		test:   testIDsUniqueConcurrent,
+	},
+	{
+		name:   "idempotent-concurrent",
+		clause: "Adds at once with one idempotency key and principal store one pet; each returns it or an error wrapping ErrIdempotencyKeyInUse.",
+		needs:  []string{"idempotent-replay", "ids-unique-concurrent"},
+		test:   testIdempotentConcurrent,
 	},
 	{
 		name:   "paginate-concurrent-adds",

@@ -29,7 +29,7 @@ func wantWrapping(target error, v any, err error) (want, got string) {
 
 func testAddCanceled(st *storeT) {
 	p := petstore.NewPet{Name: "canceled", CategoryID: 1, Status: petstore.StatusAvailable}
-	pet, err := st.s.Add(st.canceled(), p)
+	pet, _, err := st.s.Add(st.canceled(), p, petstore.AddOptions{})
 	want, got := wantWrapping(context.Canceled, pet, err)
 	st.diff(fmt.Sprintf("Add(canceled ctx, %+v)", p), want, got)
 }
@@ -58,7 +58,7 @@ func testDeadlineExceeded(st *storeT) {
 	record := func(call string, v any, err error) {
 		want[call], got[call] = wantWrapping(context.DeadlineExceeded, v, err)
 	}
-	p, err := st.s.Add(ctx, petstore.NewPet{Name: "expired", CategoryID: 1})
+	p, _, err := st.s.Add(ctx, petstore.NewPet{Name: "expired", CategoryID: 1}, petstore.AddOptions{})
 	record("Add", p, err)
 	p, err = st.s.Get(ctx, id)
 	record(fmt.Sprintf("Get(%d)", id), p, err)
@@ -80,7 +80,7 @@ func testConcurrentUse(st *storeT) {
 			<-start
 			for i := range rounds {
 				p := petstore.NewPet{Name: fmt.Sprintf("worker %d pet %d", w, i), CategoryID: int64(i + 1), Status: statuses[(w+i)%len(statuses)]}
-				got, err := st.s.Add(st.ctx, p)
+				got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
 				if err != nil {
 					st.errorf("Add(%+v) from worker %d: %v", p, w, err)
 					return

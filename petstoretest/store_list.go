@@ -219,7 +219,7 @@ func testPaginateConcurrentAdds(st *storeT) {
 			<-start
 			for i := range perWriter {
 				p := petstore.NewPet{Name: fmt.Sprintf("writer %d pet %d", w, i), CategoryID: int64(w + 1), Status: statuses[i%len(statuses)]}
-				got, err := st.s.Add(st.ctx, p)
+				got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
 				if err != nil {
 					st.errorf("Add(%+v) from writer %d: %v", p, w, err)
 					return

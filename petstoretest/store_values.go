@@ -25,7 +25,7 @@ func testAddInvalid(st *storeT) {
 	}
 	for _, why := range slices.Sorted(maps.Keys(invalid)) {
 		p := invalid[why]
-		if _, err := st.s.Add(st.ctx, p); !errors.Is(err, petstore.ErrInvalidPet) {
+		if _, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{}); !errors.Is(err, petstore.ErrInvalidPet) {
 			st.errorf("Add of a pet with a %s returned error %v, not one wrapping ErrInvalidPet", why, err)
 		}
 	}
@@ -58,7 +58,7 @@ func testIDsUniqueConcurrent(st *storeT) {
 		wg.Go(func() {
 			<-start
 			p := petstore.NewPet{Name: fmt.Sprintf("concurrent %d", i), CategoryID: int64(i + 1), Status: statuses[i%len(statuses)]}
-			got, err := st.s.Add(st.ctx, p)
+			got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
 			if err != nil {
 				st.errorf("Add(%+v) from goroutine %d: %v", p, i, err)
 				return

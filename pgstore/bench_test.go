@@ -71,7 +71,7 @@ func BenchmarkAdd(b *testing.B) {
 	unlocked := "INSERT INTO " + s.Table() + " (name, category_id, status) VALUES ($1, $2, $3) RETURNING id"
 	pet := petstore.NewPet{Name: "Rex", CategoryID: 1, Status: petstore.StatusAvailable}
 	add := func(ctx context.Context) error {
-		_, err := s.Add(ctx, pet)
+		_, _, err := s.Add(ctx, pet, petstore.AddOptions{})
 		return err
 	}
 	addUnlocked := func(ctx context.Context) error {

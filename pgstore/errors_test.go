@@ -30,7 +30,7 @@ type errorsOp struct {
 func errorsOps() []errorsOp {
 	return []errorsOp{
 		{"Add", func(ctx context.Context, s *pgstore.Store) error {
-			_, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1})
+			_, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
 			return err
 		}},
 		{"Get", func(ctx context.Context, s *pgstore.Store) error {
@@ -279,7 +279,7 @@ func TestErrorsWhenStatementTimesOut(t *testing.T) {
 func TestGetUnknownID(t *testing.T) {
 	s := pgStore(t, pgPool(t))
 	ctx := context.Background()
-	added, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1})
+	added, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestAddRefusesWhatItCannotStore(t *testing.T) {
 		{Name: "Rex", CategoryID: 1, Status: "lost"},
 		{Name: "Rex\x00", CategoryID: 1},
 	} {
-		_, err := s.Add(ctx, p)
+		_, _, err := s.Add(ctx, p, petstore.AddOptions{})
 		if err == nil || errors.Is(err, petstore.ErrUnavailable) {
 			t.Errorf("Add(%+v): err = %v; want an error that is not ErrUnavailable", p, err)
 		}

@@ -16,7 +16,8 @@ import (
 
 // migrationFiles holds the schema's versions, one file each, named
 // NNNN_description.sql and applied in the order of NNNN. They are templates:
-// {{.Table}} is the pets table and {{.StatusIndex}} the name of its index on
+// {{.Table}} is the pets table, {{.Keys}} the table of idempotency keys and
+// {{.StatusIndex}} the name of the pets table's index on
 // (status, id), both quoted.
 //
 //go:embed migrations/*.sql
@@ -142,9 +143,10 @@ func (s *Store) Migrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		data := struct{ Table, StatusIndex string }{
+		data := struct{ Table, StatusIndex, Keys string }{
 			Table:       s.relation,
 			StatusIndex: pgx.Identifier{s.table + "_status_id_idx"}.Sanitize(),
+			Keys:        s.keys,
 		}
 		for _, m := range ms {
 			if slices.Contains(applied, m.version) {

@@ -38,7 +38,9 @@ func migrateVersions(t *testing.T, pool *pgxpool.Pool, schema, table string) []m
 }
 
 // migrateWant returns what the migrations table lists once Migrate has run.
-func migrateWant() []migrateVersion { return []migrateVersion{{1, "0001_create_pets.sql"}} }
+func migrateWant() []migrateVersion {
+	return []migrateVersion{{1, "0001_create_pets.sql"}, {2, "0002_idempotency_keys.sql"}}
+}
 
 func TestMigrateCreatesTable(t *testing.T) {
 	pool := pgPool(t)
@@ -113,7 +115,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	added, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1})
+	added, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +184,7 @@ func TestMigrateUsesSearchPath(t *testing.T) {
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}); err != nil {
+	if _, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var n int
@@ -240,11 +242,11 @@ func TestStoresShareSchema(t *testing.T) {
 		}
 		stores[i] = s
 	}
-	cat, err := stores[0].Add(ctx, petstore.NewPet{Name: "Tom", CategoryID: 1})
+	cat, _, err := stores[0].Add(ctx, petstore.NewPet{Name: "Tom", CategoryID: 1}, petstore.AddOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dog, err := stores[1].Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 2})
+	dog, _, err := stores[1].Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 2}, petstore.AddOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

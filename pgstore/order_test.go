@@ -52,7 +52,7 @@ CREATE TRIGGER slow_insert AFTER INSERT ON %[2]s FOR EACH ROW EXECUTE FUNCTION %
 
 	slow := make(chan orderResult, 1)
 	go func() {
-		p, err := s.Add(ctx, petstore.NewPet{Name: "slow", CategoryID: 1})
+		p, _, err := s.Add(ctx, petstore.NewPet{Name: "slow", CategoryID: 1}, petstore.AddOptions{})
 		slow <- orderResult{p, err}
 	}()
 	// The slow Add has drawn its ID and sleeps before its commit.
@@ -60,7 +60,7 @@ CREATE TRIGGER slow_insert AFTER INSERT ON %[2]s FOR EACH ROW EXECUTE FUNCTION %
 		`SELECT EXISTS (SELECT FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%' || $1 || '%')`,
 		schema)
 
-	fast, err := s.Add(ctx, petstore.NewPet{Name: "fast", CategoryID: 1})
+	fast, _, err := s.Add(ctx, petstore.NewPet{Name: "fast", CategoryID: 1}, petstore.AddOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestConcurrentAddsWhilePaging(t *testing.T) {
 		s := stores[w%len(stores)]
 		wg.Go(func() {
 			for i := range perWriter {
-				p, err := s.Add(ctx, petstore.NewPet{Name: fmt.Sprintf("w%d-%d", w, i), CategoryID: int64(w + 1)})
+				p, _, err := s.Add(ctx, petstore.NewPet{Name: fmt.Sprintf("w%d-%d", w, i), CategoryID: int64(w + 1)}, petstore.AddOptions{})
 				if err != nil {
 					addErrs <- err
 					return

@@ -35,8 +35,9 @@ type Store struct {
 	table    string // as configured
 	relation string // the table, quoted and qualified as configured
 	versions string // the migrations table, quoted and qualified
+	keys     string // the idempotency keys table, quoted and qualified
 
-	addSQL, getSQL                    string
+	addSQL, addKeyedSQL, getSQL       string
 	listSQL, listLimitSQL             string
 	listStatusSQL, listStatusLimitSQL string
 }
@@ -73,6 +74,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 		table:    c.table,
 		relation: t,
 		versions: qualify(c.table + "_migrations"),
+		keys:     qualify(c.table + "_keys"),
 
 		// The CTE takes the lock before the INSERT evaluates the identity
 		// column's default, and the statement's implicit transaction holds
@@ -80,6 +82,13 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 		addSQL: fmt.Sprintf(`WITH serial AS (SELECT pg_advisory_xact_lock(%d, $4::regclass::oid::int4))
 INSERT INTO %s (name, category_id, status) SELECT $1::text, $2::bigint, nullif($3::text, '') FROM serial
 RETURNING id`, lockClassAdd, t),
+		// The same, with the idempotency key inserted in the same
+		// statement: a key used before violates the primary key, and the
+		// statement, pet included, is rolled back.
+		addKeyedSQL: fmt.Sprintf(`WITH serial AS (SELECT pg_advisory_xact_lock(%d, $4::regclass::oid::int4)),
+pet AS (INSERT INTO %s (name, category_id, status) SELECT $1::text, $2::bigint, nullif($3::text, '') FROM serial RETURNING id)
+INSERT INTO %s (principal, key, pet_id) SELECT $5::text, $6::text, id FROM pet
+RETURNING pet_id`, lockClassAdd, t, qualify(c.table+"_keys")),
 		getSQL:       fmt.Sprintf(`SELECT name, category_id, coalesce(status, '') FROM %s WHERE id = $1`, t),
 		listSQL:      fmt.Sprintf(`SELECT %s FROM %s WHERE id > $1 ORDER BY id`, columns, t),
 		listLimitSQL: fmt.Sprintf(`SELECT %s FROM %s WHERE id > $1 ORDER BY id LIMIT $2`, columns, t),
@@ -101,16 +110,19 @@ func (s *Store) Table() string { return s.relation }
 // NUL character, which PostgreSQL cannot store in text (the handler refuses
 // control characters, so only other callers can meet this). The pet is
 // committed, and visible to every Get and List, when Add returns.
-func (s *Store) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet, error) {
+func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
 	if err := p.Validate(); err != nil { // also rejects NUL, which PostgreSQL cannot store
-		return petstore.Pet{}, fmt.Errorf("pgstore: add pet: %w", err)
+		return petstore.Pet{}, false, fmt.Errorf("pgstore: add pet: %w", err)
+	}
+	if opts.IdempotencyKey != "" {
+		return s.addKeyed(ctx, p, petstore.Principal(ctx), opts.IdempotencyKey)
 	}
 	pet := petstore.Pet{NewPet: p}
 	err := s.pool.QueryRow(ctx, s.addSQL, p.Name, p.CategoryID, string(p.Status), s.relation).Scan(&pet.ID)
 	if err != nil {
-		return petstore.Pet{}, wrapError(ctx, "add pet", err)
+		return petstore.Pet{}, false, wrapError(ctx, "add pet", err)
 	}
-	return pet, nil
+	return pet, false, nil
 }
 
 // Get returns the pet with the given ID, or an error wrapping

@@ -202,7 +202,7 @@ func TestPostgresOpenLogsStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeStore()
-	if _, err := store.Add(context.Background(), petstore.NewPet{Name: "Rex", CategoryID: 1}); err != nil {
+	if _, _, err := store.Add(context.Background(), petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if n := postgresCount(t, schema); n != 1 {

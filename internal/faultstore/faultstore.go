@@ -135,11 +135,11 @@ func (s *Store) inject(ctx context.Context, m Method) (bool, error) {
 }
 
 // Add injects the fault for Add, then calls the wrapped store.
-func (s *Store) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet, error) {
+func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
 	if stop, err := s.inject(ctx, Add); stop {
-		return petstore.Pet{}, err
+		return petstore.Pet{}, false, err
 	}
-	return s.inner.Add(ctx, p)
+	return s.inner.Add(ctx, p, opts)
 }
 
 // Get injects the fault for Get, then calls the wrapped store.

@@ -17,7 +17,7 @@ func call(ctx context.Context, s *faultstore.Store, m faultstore.Method) error {
 	var err error
 	switch m {
 	case faultstore.Add:
-		_, err = s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1})
+		_, _, err = s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
 	case faultstore.Get:
 		_, err = s.Get(ctx, 1)
 	case faultstore.List:
@@ -30,7 +30,7 @@ func call(ctx context.Context, s *faultstore.Store, m faultstore.Method) error {
 func newStore(t *testing.T) (*faultstore.Store, *memstore.Store) {
 	t.Helper()
 	inner := memstore.New()
-	if _, err := inner.Add(context.Background(), petstore.NewPet{Name: "first", CategoryID: 1}); err != nil {
+	if _, _, err := inner.Add(context.Background(), petstore.NewPet{Name: "first", CategoryID: 1}, petstore.AddOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return faultstore.New(inner), inner
@@ -43,7 +43,7 @@ func methods() []faultstore.Method {
 
 func TestNoFaultCallsTheWrappedStore(t *testing.T) {
 	s, inner := newStore(t)
-	p, err := s.Add(context.Background(), petstore.NewPet{Name: "Rex", CategoryID: 2})
+	p, _, err := s.Add(context.Background(), petstore.NewPet{Name: "Rex", CategoryID: 2}, petstore.AddOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

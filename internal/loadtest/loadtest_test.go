@@ -24,11 +24,12 @@ type brokenStore struct {
 	list  func(s *memstore.Store, ctx context.Context, o petstore.ListOptions) ([]petstore.Pet, error)
 }
 
-func (b brokenStore) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet, error) {
+func (b brokenStore) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
 	if b.add != nil {
-		return b.add(b.inner, ctx, p)
+		pet, err := b.add(b.inner, ctx, p)
+		return pet, false, err
 	}
-	return b.inner.Add(ctx, p)
+	return b.inner.Add(ctx, p, opts)
 }
 
 func (b brokenStore) Get(ctx context.Context, id int64) (petstore.Pet, error) {
@@ -93,9 +94,10 @@ func TestRunCatches(t *testing.T) {
 		}}, "GET pets/5 answered"},
 		{"a pet is stored twice", brokenStore{add: func(s *memstore.Store, ctx context.Context, p petstore.NewPet) (petstore.Pet, error) {
 			if p.CategoryID == 3 {
-				s.Add(ctx, p)
+				_, _, _ = s.Add(ctx, p, petstore.AddOptions{})
 			}
-			return s.Add(ctx, p)
+			pet, _, err := s.Add(ctx, p, petstore.AddOptions{})
+			return pet, err
 		}}, "whose create was not acknowledged"},
 		{"listing repeats a pet", brokenStore{list: func(s *memstore.Store, ctx context.Context, o petstore.ListOptions) ([]petstore.Pet, error) {
 			pets, err := s.List(ctx, o)
