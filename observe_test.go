@@ -96,7 +96,7 @@ type panicStore struct{}
 func (panicStore) Add(context.Context, petstore.NewPet, petstore.AddOptions) (petstore.Pet, bool, error) {
 	panic("boom")
 }
-func (panicStore) Get(context.Context, int64) (petstore.Pet, error)           { panic("boom") }
+func (panicStore) Get(context.Context, int64) (petstore.Pet, error) { panic("boom") }
 func (panicStore) List(context.Context, petstore.ListOptions) ([]petstore.Pet, error) {
 	panic("boom")
 }
