@@ -91,9 +91,7 @@ func queryCases() []Case {
 		if query != "" {
 			c.Target += "?" + query
 		}
-		if link != "" {
-			c.WantHeader["Link"] = link
-		}
+		c.WantHeader["Link"] = link // none when link is ""
 		return c
 	}
 	all := Page(1, 30)

@@ -69,9 +69,9 @@ type Case struct {
 	Status int
 	Code   httpapi.Code // the error body's code; "" for a success
 	// WantHeader holds headers that the answer must carry with exactly
-	// this one value. Location, Allow, Accept-Post, Retry-After and
-	// WWW-Authenticate must be absent unless they are named here (Location
-	// is implied by Created).
+	// this one value, or must not carry when the value is "". Location,
+	// Allow, Accept-Post, Retry-After and WWW-Authenticate must be absent
+	// unless they are named here (Location is implied by Created).
 	WantHeader map[string]string
 	// WantBody is the exact body of a success, when it is set. The body of
 	// a HEAD answer is always empty.
@@ -189,7 +189,11 @@ func (c Case) Check(status int, header http.Header, body []byte) error {
 		wantBody = string(b)
 	}
 	for k, v := range want {
-		if got := header.Values(k); len(got) != 1 || got[0] != v {
+		got := header.Values(k)
+		if v == "" && len(got) > 0 {
+			errs = append(errs, fmt.Errorf("header %s = %q, want none", k, got))
+		}
+		if v != "" && (len(got) != 1 || got[0] != v) {
 			errs = append(errs, fmt.Errorf("header %s = %q, want %q", k, got, v))
 		}
 	}
