@@ -13,32 +13,6 @@ import (
 	"github.com/petstore-go/petstore/petstoretest"
 )
 
-// conformanceKey is the API key of the servers that TestConformanceServer
-// checks.
-const conformanceKey = "conformance-key"
-
-// conformanceHandler returns the handler on a new memstore with
-// conformanceKey and opts.
-func conformanceHandler(t *testing.T, opts ...petstore.Option) http.Handler {
-	t.Helper()
-	return conformanceHandlerOn(t, memstore.New(), opts...)
-}
-
-// conformanceHandlerOn returns the handler on store with conformanceKey and
-// opts.
-func conformanceHandlerOn(t *testing.T, store petstore.Store, opts ...petstore.Option) http.Handler {
-	t.Helper()
-	opts = append([]petstore.Option{
-		petstore.WithStore(store),
-		petstore.WithAuthenticator(petstore.APIKeys(conformanceKey)),
-	}, opts...)
-	h, err := petstore.New(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
 // TestConformanceServer runs the HTTP conformance suite against the handler
 // mounted as hosts mount it: on its own at /v1 (empty, and holding other
 // pets), under a longer prefix behind a gorilla/mux router, and under
@@ -53,7 +27,7 @@ func TestConformanceServer(t *testing.T) {
 	}{
 		{
 			name:  "v1",
-			mount: func(t *testing.T) http.Handler { return conformanceHandler(t) },
+			mount: func(t *testing.T) http.Handler { return newHandler(t, memstore.New()) },
 			path:  "/v1",
 		},
 		{
@@ -70,7 +44,7 @@ func TestConformanceServer(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				return conformanceHandlerOn(t, store)
+				return newHandler(t, store)
 			},
 			path: "/v1",
 			runs: 2,
@@ -79,7 +53,7 @@ func TestConformanceServer(t *testing.T) {
 			name: "gorilla-mux-prefix",
 			mount: func(t *testing.T) http.Handler {
 				r := mux.NewRouter()
-				h := conformanceHandler(t, petstore.WithBasePath("/api/animals/v1"), petstore.WithMaxBodyBytes(4096))
+				h := newHandler(t, memstore.New(), petstore.WithBasePath("/api/animals/v1"), petstore.WithMaxBodyBytes(4096))
 				r.PathPrefix("/api/animals/v1").Handler(h)
 				return r
 			},
@@ -90,7 +64,7 @@ func TestConformanceServer(t *testing.T) {
 			name: "servemux-strip-prefix",
 			mount: func(t *testing.T) http.Handler {
 				m := http.NewServeMux()
-				m.Handle("/v1/", http.StripPrefix("/v1", conformanceHandler(t, petstore.WithBasePath(""))))
+				m.Handle("/v1/", http.StripPrefix("/v1", newHandler(t, memstore.New(), petstore.WithBasePath(""))))
 				return m
 			},
 			path: "/v1",
@@ -102,7 +76,7 @@ func TestConformanceServer(t *testing.T) {
 			for range max(tc.runs, 1) {
 				petstoretest.TestServer(t, petstoretest.Endpoint{
 					BaseURL:      srv.URL + tc.path,
-					APIKey:       conformanceKey,
+					APIKey:       testKey,
 					Client:       srv.Client(),
 					MaxBodyBytes: tc.max,
 				})

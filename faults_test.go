@@ -22,71 +22,24 @@ import (
 	"github.com/petstore-go/petstore/memstore"
 )
 
-// faultsLog is a log destination that tests can read while the handler
-// writes to it from any goroutine.
-type faultsLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *faultsLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *faultsLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// records returns the log's JSON records.
-func (l *faultsLog) records(t *testing.T) []map[string]any {
-	t.Helper()
-	var recs []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		recs = append(recs, rec)
-	}
-	return recs
-}
-
-// faultsEnv is a handler on a faultstore wrapping a memstore that holds
-// three pets, logging JSON records to log.
+// faultsEnv is a handler on a faultstore wrapping a seeded memstore,
+// logging JSON records to log.
 type faultsEnv struct {
 	h     http.Handler
 	fs    *faultstore.Store
 	store *memstore.Store
-	log   *faultsLog
+	log   *logBuffer
 }
 
 func faultsNewEnv(t *testing.T, opts ...petstore.Option) faultsEnv {
 	t.Helper()
-	store := memstore.New()
-	for i := range 3 {
-		if _, _, err := store.Add(context.Background(), petstore.NewPet{Name: fmt.Sprint("pet ", i+1), CategoryID: 1}, petstore.AddOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	store := seededStore(t)
 	fs := faultstore.New(store)
-	log := &faultsLog{}
+	log := &logBuffer{}
 	opts = append([]petstore.Option{
-		petstore.WithStore(fs),
-		petstore.WithAuthenticator(petstore.APIKeys(fuzzKey)),
 		petstore.WithLogger(slog.New(slog.NewJSONHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))),
 	}, opts...)
-	h, err := petstore.New(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return faultsEnv{h: h, fs: fs, store: store, log: log}
+	return faultsEnv{h: newHandler(t, fs, opts...), fs: fs, store: store, log: log}
 }
 
 // faultsOp is a request that calls one store method, and the status of its
@@ -116,7 +69,7 @@ func faultsOps() []faultsOp {
 // faultsRequest returns an authenticated request with ctx.
 func faultsRequest(ctx context.Context, method, target string, body io.Reader) *http.Request {
 	r := httptest.NewRequestWithContext(ctx, method, target, body)
-	r.Header.Set("Authorization", "Bearer "+fuzzKey)
+	r.Header.Set("Authorization", "Bearer "+testKey)
 	if body != nil {
 		r.Header.Set("Content-Type", "application/json")
 	}
@@ -126,9 +79,8 @@ func faultsRequest(ctx context.Context, method, target string, body io.Reader) *
 // faultsServe serves r on env and checks the common parts of the answer.
 func faultsServe(t *testing.T, env faultsEnv, r *http.Request) (*httptest.ResponseRecorder, httpapi.Code) {
 	t.Helper()
-	w := httptest.NewRecorder()
-	env.h.ServeHTTP(w, r)
-	return w, fuzzCheckResponse(t, w)
+	w := serve(env.h, r)
+	return w, checkResponse(t, w)
 }
 
 // faultsFind returns the log records with message msg.
@@ -157,7 +109,7 @@ func TestFaultUnavailable(t *testing.T) {
 		for name, err := range errs {
 			t.Run(string(o.op)+"/"+name, func(t *testing.T) {
 				env := faultsNewEnv(t, petstore.WithRetryAfter(2500*time.Millisecond))
-				before := fuzzSnapshot(t, env.store)
+				before := snapshot(t, env.store)
 				env.fs.Set(o.method, faultstore.Fault{Err: err})
 
 				w, code := faultsServe(t, env, o.req(context.Background()))
@@ -173,7 +125,7 @@ func TestFaultUnavailable(t *testing.T) {
 				if got := env.fs.Calls(o.method); got != 1 {
 					t.Errorf("store calls = %d, want 1", got)
 				}
-				fuzzCheckUnchanged(t, env.store, before)
+				checkUnchanged(t, env.store, before)
 				recs := faultsFind(env.log.records(t), "petstore: store unavailable")
 				if len(recs) != 1 || recs[0]["error"] != err.Error() || recs[0]["operation"] != string(o.op) {
 					t.Errorf("log records %v, want one with error %q and operation %q", recs, err, o.op)
@@ -190,7 +142,7 @@ func TestFaultInternalError(t *testing.T) {
 	for _, o := range faultsOps() {
 		t.Run(string(o.op), func(t *testing.T) {
 			env := faultsNewEnv(t)
-			before := fuzzSnapshot(t, env.store)
+			before := snapshot(t, env.store)
 			env.fs.Set(o.method, faultstore.Fault{Err: fmt.Errorf("pgstore: %w", detail)})
 
 			w, _ := faultsServe(t, env, o.req(context.Background()))
@@ -203,7 +155,7 @@ func TestFaultInternalError(t *testing.T) {
 			if w.Header().Get("Retry-After") != "" {
 				t.Errorf("a permanent failure carries Retry-After %q", w.Header().Get("Retry-After"))
 			}
-			fuzzCheckUnchanged(t, env.store, before)
+			checkUnchanged(t, env.store, before)
 			recs := faultsFind(env.log.records(t), "petstore: store failed")
 			if len(recs) != 1 {
 				t.Fatalf("log has %d store-failed records, want 1:\n%s", len(recs), env.log)
@@ -230,7 +182,7 @@ func TestFaultPanicRecovery(t *testing.T) {
 		for name, v := range values {
 			t.Run(string(o.op)+"/"+name, func(t *testing.T) {
 				env := faultsNewEnv(t)
-				before := fuzzSnapshot(t, env.store)
+				before := snapshot(t, env.store)
 				env.fs.Set(o.method, faultstore.Fault{Panic: v, Times: 1})
 
 				w, _ := faultsServe(t, env, o.req(context.Background()))
@@ -240,7 +192,7 @@ func TestFaultPanicRecovery(t *testing.T) {
 				if diff := cmp.Diff(faultsInternalBody, w.Body.String()); diff != "" {
 					t.Errorf("body (-want +got):\n%s", diff)
 				}
-				fuzzCheckUnchanged(t, env.store, before)
+				checkUnchanged(t, env.store, before)
 				recs := faultsFind(env.log.records(t), "petstore: panic serving request")
 				if len(recs) != 1 {
 					t.Fatalf("log has %d panic records, want 1:\n%s", len(recs), env.log)
@@ -311,7 +263,7 @@ func TestFaultLatency(t *testing.T) {
 		})
 		t.Run(string(o.op)+"/deadline", func(t *testing.T) {
 			env := faultsNewEnv(t)
-			before := fuzzSnapshot(t, env.store)
+			before := snapshot(t, env.store)
 			env.fs.Set(o.method, faultstore.Fault{Delay: time.Hour})
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 			defer cancel()
@@ -323,46 +275,49 @@ func TestFaultLatency(t *testing.T) {
 			if got := env.fs.Calls(o.method); got != 1 {
 				t.Errorf("store calls = %d, want 1", got)
 			}
-			fuzzCheckUnchanged(t, env.store, before)
+			checkUnchanged(t, env.store, before)
 		})
 	}
 }
 
 // TestFaultClientGone: a request whose client has gone away before the
 // store is called never reaches the store, whether the client left before
-// the request was served, during authentication or while sending the body.
+// the request was served, during authentication or while sending the body;
+// one that left before it was served is answered 503.
 func TestFaultClientGone(t *testing.T) {
 	for _, o := range faultsOps() {
 		t.Run(string(o.op)+"/before", func(t *testing.T) {
 			env := faultsNewEnv(t)
-			before := fuzzSnapshot(t, env.store)
+			before := snapshot(t, env.store)
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
-			faultsServe(t, env, o.req(ctx))
+			if w, code := faultsServe(t, env, o.req(ctx)); w.Code != http.StatusServiceUnavailable || code != httpapi.CodeUnavailable {
+				t.Errorf("status %d %s, want 503 unavailable", w.Code, w.Body)
+			}
 			if got := env.fs.TotalCalls(); got != 0 {
 				t.Errorf("store calls = %d, want 0", got)
 			}
-			fuzzCheckUnchanged(t, env.store, before)
+			checkUnchanged(t, env.store, before)
 		})
 		t.Run(string(o.op)+"/during-authentication", func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			leaving := petstore.AuthenticatorFunc(func(ctx context.Context, op petstore.Operation, token string) (context.Context, error) {
 				cancel() // the client hangs up while the key is checked
-				return petstore.APIKeys(fuzzKey).Authenticate(ctx, op, token)
+				return petstore.APIKeys(testKey).Authenticate(ctx, op, token)
 			})
 			env := faultsNewEnv(t, petstore.WithAuthenticator(leaving))
-			before := fuzzSnapshot(t, env.store)
+			before := snapshot(t, env.store)
 			faultsServe(t, env, o.req(ctx))
 			if got := env.fs.TotalCalls(); got != 0 {
 				t.Errorf("store calls = %d, want 0", got)
 			}
-			fuzzCheckUnchanged(t, env.store, before)
+			checkUnchanged(t, env.store, before)
 		})
 	}
 	t.Run("createPet/during-upload", func(t *testing.T) {
 		env := faultsNewEnv(t)
-		before := fuzzSnapshot(t, env.store)
+		before := snapshot(t, env.store)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		body := &faultsHangUp{r: strings.NewReader(`{"name":"Rex","categoryId":7}`), cancel: cancel}
@@ -373,7 +328,7 @@ func TestFaultClientGone(t *testing.T) {
 		if got := env.fs.TotalCalls(); got != 0 {
 			t.Errorf("store calls = %d, want 0", got)
 		}
-		fuzzCheckUnchanged(t, env.store, before)
+		checkUnchanged(t, env.store, before)
 	})
 }
 
@@ -400,7 +355,7 @@ func (b *faultsHangUp) Read(p []byte) (int, error) {
 // the fields it was sent with, and no other pet appears.
 func TestFaultsConcurrent(t *testing.T) {
 	env := faultsNewEnv(t)
-	before := fuzzSnapshot(t, env.store)
+	before := snapshot(t, env.store)
 	const workers, perWorker = 8, 60
 	faults := []faultstore.Fault{
 		{},
@@ -450,7 +405,7 @@ func TestFaultsConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 
-	after := fuzzSnapshot(t, env.store)
+	after := snapshot(t, env.store)
 	if len(after) != len(before)+len(created) {
 		t.Errorf("store holds %d pets, want %d before and %d acknowledged", len(after), len(before), len(created))
 	}

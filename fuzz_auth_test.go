@@ -13,7 +13,7 @@ import (
 
 // fuzzAuthKeys returns the keys of the auth fuzzer's handler: two at once,
 // as during a rotation, one of them with every kind of token68 character.
-func fuzzAuthKeys() []string { return []string{fuzzKey, "K3y.two_~+/=="} }
+func fuzzAuthKeys() []string { return []string{testKey, "K3y.two_~+/=="} }
 
 // fuzzAuthWant is the oracle for the Authorization header: exactly one
 // header of the Bearer scheme, matched in any case, one or more spaces and
@@ -45,12 +45,12 @@ func fuzzAuthWant(values []string) (accepted, invalid bool) {
 // request without the header ("missing") or the 401 of a wrong key
 // ("invalid"), whatever the header held, so nothing of it is ever echoed.
 func FuzzAuthorization(f *testing.F) {
-	f.Add(uint8(1), "Bearer "+fuzzKey, "")
-	f.Add(uint8(2), "Bearer "+fuzzKey, "Bearer "+fuzzKey)
+	f.Add(uint8(1), "Bearer "+testKey, "")
+	f.Add(uint8(2), "Bearer "+testKey, "Bearer "+testKey)
 	f.Add(uint8(1), "bEARER   K3y.two_~+/==", "")
 	f.Fuzz(func(t *testing.T, n uint8, first, second string) {
-		env := fuzzNewEnv(t, petstore.WithAuthenticator(petstore.APIKeys(fuzzAuthKeys()...)))
-		before := fuzzSnapshot(t, env.store)
+		env := newEnv(t, petstore.WithAuthenticator(petstore.APIKeys(fuzzAuthKeys()...)))
+		before := snapshot(t, env.store)
 		missing := env.serve(httptest.NewRequest(http.MethodGet, "/v1/pets", nil))
 		reject := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
 		reject.Header.Set("Authorization", "Bearer not-a-key")
@@ -64,8 +64,8 @@ func FuzzAuthorization(f *testing.F) {
 			r.Header["Authorization"] = values
 		}
 		w := env.serve(r)
-		code := fuzzCheckResponse(t, w)
-		fuzzCheckUnchanged(t, env.store, before)
+		code := checkResponse(t, w)
+		checkUnchanged(t, env.store, before)
 
 		accepted, invalid := fuzzAuthWant(values)
 		if accepted {
@@ -94,7 +94,7 @@ func FuzzAuthorization(f *testing.F) {
 // WWW-Authenticate challenge want.
 func fuzzCheckChallenge(t *testing.T, w *httptest.ResponseRecorder, want string) {
 	t.Helper()
-	if code := fuzzCheckResponse(t, w); w.Code != http.StatusUnauthorized || code != httpapi.CodeUnauthorized {
+	if code := checkResponse(t, w); w.Code != http.StatusUnauthorized || code != httpapi.CodeUnauthorized {
 		t.Fatalf("status %d %s, want 401 unauthorized", w.Code, w.Body)
 	}
 	if got := w.Header().Values("WWW-Authenticate"); len(got) != 1 || got[0] != want {

@@ -27,31 +27,31 @@ func FuzzCreateBody(f *testing.F) {
 	f.Add([]byte(`{"name":"Rex","categoryId":1,"status":"sold"}`))
 	f.Add([]byte(`{"name":"Rex","categoryId":1,"name":"Max"}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		env := fuzzNewEnv(t, petstore.WithMaxBodyBytes(fuzzMaxBody))
-		before := fuzzSnapshot(t, env.store)
+		env := newEnv(t, petstore.WithMaxBodyBytes(fuzzMaxBody))
+		before := snapshot(t, env.store)
 
 		r := httptest.NewRequest(http.MethodPost, "/v1/pets", bytes.NewReader(body))
-		r.Header.Set("Authorization", "Bearer "+fuzzKey)
+		r.Header.Set("Authorization", "Bearer "+testKey)
 		r.Header.Set("Content-Type", "application/json")
 		w := env.serve(r)
-		code := fuzzCheckResponse(t, w)
+		code := checkResponse(t, w)
 
 		// A body that encoding/json writes for a valid pet must be accepted.
 		var decoded petstore.NewPet
 		decodeErr := json.Unmarshal(body, &decoded)
-		canonical := decodeErr == nil && decoded.Validate() == nil && fuzzMarshal(t, decoded) == string(body)
+		canonical := decodeErr == nil && decoded.Validate() == nil && marshal(t, decoded) == string(body)
 
 		switch {
 		case len(body) > fuzzMaxBody:
 			if w.Code != http.StatusRequestEntityTooLarge || code != httpapi.CodePayloadTooLarge {
 				t.Fatalf("%d-byte body over the %d-byte limit: status %d %s, want 413 payload_too_large", len(body), fuzzMaxBody, w.Code, w.Body)
 			}
-			fuzzCheckUnchanged(t, env.store, before)
+			checkUnchanged(t, env.store, before)
 		case w.Code == http.StatusBadRequest && code == httpapi.CodeInvalidBody:
 			if canonical {
 				t.Fatalf("canonical body of a valid pet rejected: %s", w.Body)
 			}
-			fuzzCheckUnchanged(t, env.store, before)
+			checkUnchanged(t, env.store, before)
 		case w.Code == http.StatusCreated:
 			if decodeErr != nil {
 				t.Fatalf("accepted a body that encoding/json rejects (%v)", decodeErr)
@@ -60,10 +60,10 @@ func FuzzCreateBody(f *testing.F) {
 				t.Fatalf("accepted a pet that is not valid: %v", err)
 			}
 			want := petstore.Pet{ID: int64(len(before) + 1), NewPet: decoded}
-			if diff := cmp.Diff(append(before, want), fuzzSnapshot(t, env.store)); diff != "" {
+			if diff := cmp.Diff(append(before, want), snapshot(t, env.store)); diff != "" {
 				t.Fatalf("store after an accepted create (-want +got):\n%s", diff)
 			}
-			if got, wantBody := w.Body.String(), fuzzMarshal(t, want); got != wantBody {
+			if got, wantBody := w.Body.String(), marshal(t, want); got != wantBody {
 				t.Fatalf("response body %s, want %s", got, wantBody)
 			}
 			if got, wantLoc := w.Header().Get("Location"), "pets/"+strconv.FormatInt(want.ID, 10); got != wantLoc {

@@ -47,8 +47,8 @@ func FuzzPetID(f *testing.F) {
 	f.Add("%31")
 	f.Add("9223372036854775808")
 	f.Fuzz(func(t *testing.T, seg string) {
-		env := fuzzNewEnv(t)
-		before := fuzzSnapshot(t, env.store)
+		env := newEnv(t)
+		before := snapshot(t, env.store)
 
 		// As a request target: the segment is on the wire as it is.
 		if u, err := url.ParseRequestURI("/v1/pets/" + seg); err == nil {
@@ -65,24 +65,24 @@ func FuzzPetID(f *testing.F) {
 
 // fuzzCheckPetID serves r, a GET under /v1/pets/ on env, and checks the
 // answer against the oracle and the store against before.
-func fuzzCheckPetID(t *testing.T, env fuzzEnv, before []petstore.Pet, r *http.Request) {
+func fuzzCheckPetID(t *testing.T, env testEnv, before []petstore.Pet, r *http.Request) {
 	t.Helper()
 	escaped := r.URL.EscapedPath()
 	escapedSeg, ok := strings.CutPrefix(escaped, "/v1/pets/")
 	if !ok {
 		t.Fatalf("test bug: path %q is not under /v1/pets/", escaped)
 	}
-	r.Header.Set("Authorization", "Bearer "+fuzzKey)
+	r.Header.Set("Authorization", "Bearer "+testKey)
 	w := env.serve(r)
-	code := fuzzCheckResponse(t, w)
-	fuzzCheckUnchanged(t, env.store, before)
+	code := checkResponse(t, w)
+	checkUnchanged(t, env.store, before)
 
 	wantStatus, wantCode, id := fuzzPetIDWant(escapedSeg, len(before))
 	if w.Code != wantStatus || code != wantCode {
 		t.Fatalf("path %q: status %d %s, want %d %s", escaped, w.Code, w.Body, wantStatus, wantCode)
 	}
 	if wantStatus == http.StatusOK {
-		if got, want := w.Body.String(), fuzzMarshal(t, before[id-1]); got != want {
+		if got, want := w.Body.String(), marshal(t, before[id-1]); got != want {
 			t.Fatalf("path %q: body %s, want %s", escaped, got, want)
 		}
 	}

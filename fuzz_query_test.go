@@ -83,15 +83,15 @@ func FuzzListQuery(f *testing.F) {
 	f.Add("limit=2&cursor=a")
 	f.Add("limit=1&limit=2")
 	f.Fuzz(func(t *testing.T, raw string) {
-		env := fuzzNewEnv(t)
-		before := fuzzSnapshot(t, env.store)
+		env := newEnv(t)
+		before := snapshot(t, env.store)
 
 		r := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
 		r.URL.RawQuery = raw
-		r.Header.Set("Authorization", "Bearer "+fuzzKey)
+		r.Header.Set("Authorization", "Bearer "+testKey)
 		w := env.serve(r)
-		code := fuzzCheckResponse(t, w)
-		fuzzCheckUnchanged(t, env.store, before)
+		code := checkResponse(t, w)
+		checkUnchanged(t, env.store, before)
 
 		q, ok := fuzzParseQuery(raw)
 		if !ok {
@@ -117,7 +117,7 @@ func FuzzListQuery(f *testing.F) {
 			}
 			wantLink += "&cursor=" + strconv.FormatInt(pets[len(pets)-1].ID, 36) + `>; rel="next"`
 		}
-		if got, want := w.Body.String(), fuzzMarshal(t, append([]petstore.Pet{}, pets...)); got != want {
+		if got, want := w.Body.String(), marshal(t, append([]petstore.Pet{}, pets...)); got != want {
 			t.Fatalf("query %q: body %s, want %s", raw, got, want)
 		}
 		if got := w.Header().Get("Link"); got != wantLink {

@@ -13,5 +13,8 @@ import (
 // created with, and nothing else is. PETSTORE_LOAD_CREATES changes the
 // number of creates.
 func TestLoadMemstore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the 100,000-create load test in -short mode; run go test without -short for it")
+	}
 	loadtest.TestStore(t, "memstore", memstore.New())
 }

@@ -67,7 +67,7 @@ func mountScenario(t *testing.T, c *http.Client, base, key string) {
 		}
 		target = ""
 		if link := resp.Header.Get("Link"); link != "" {
-			next, err := resp.Request.URL.Parse(wireNext(t, link))
+			next, err := resp.Request.URL.Parse(nextLink(t, link))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,36 +79,21 @@ func mountScenario(t *testing.T, c *http.Client, base, key string) {
 	}
 }
 
-func mountNew(t *testing.T, opts ...petstore.Option) http.Handler {
-	t.Helper()
-	h, err := petstore.New(append([]petstore.Option{petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys("k"))}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
-func TestMountAlone(t *testing.T) {
-	srv := httptest.NewServer(mountNew(t))
-	defer srv.Close()
-	mountScenario(t, srv.Client(), srv.URL+"/v1", "k")
-}
-
 func TestMountUnderGorillaMux(t *testing.T) {
 	r := mux.NewRouter()
-	r.PathPrefix("/api/animals/v1/").Handler(mountNew(t, petstore.WithBasePath("/api/animals/v1")))
+	r.PathPrefix("/api/animals/v1/").Handler(newHandler(t, memstore.New(), petstore.WithBasePath("/api/animals/v1")))
 	r.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {})
 	srv := httptest.NewServer(r)
 	defer srv.Close()
-	mountScenario(t, srv.Client(), srv.URL+"/api/animals/v1", "k")
+	mountScenario(t, srv.Client(), srv.URL+"/api/animals/v1", testKey)
 }
 
 func TestMountUnderServeMuxWithStripPrefix(t *testing.T) {
 	m := http.NewServeMux()
-	m.Handle("/zoo/", http.StripPrefix("/zoo", mountNew(t)))
+	m.Handle("/zoo/", http.StripPrefix("/zoo", newHandler(t, memstore.New())))
 	srv := httptest.NewServer(m)
 	defer srv.Close()
-	mountScenario(t, srv.Client(), srv.URL+"/zoo/v1", "k")
+	mountScenario(t, srv.Client(), srv.URL+"/zoo/v1", testKey)
 }
 
 // TestMountBehindHostMiddleware wraps the handler in a gorilla/mux
@@ -124,10 +109,10 @@ func TestMountBehindHostMiddleware(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	})
-	r.PathPrefix("/v1/").Handler(mountNew(t))
+	r.PathPrefix("/v1/").Handler(newHandler(t, memstore.New()))
 	srv := httptest.NewServer(r)
 	defer srv.Close()
-	mountScenario(t, srv.Client(), srv.URL+"/v1", "k")
+	mountScenario(t, srv.Client(), srv.URL+"/v1", testKey)
 	if seen.Load() < 6 {
 		t.Errorf("the middleware saw %d requests, want at least 6", seen.Load())
 	}
@@ -145,15 +130,11 @@ func TestMountBehindHostMiddleware(t *testing.T) {
 // process and checks that neither sees the other's pets or keys.
 func TestTwoHandlersShareNothing(t *testing.T) {
 	m := http.NewServeMux()
-	m.Handle("/a/", mountNew(t, petstore.WithBasePath("/a/v1")))
-	hb, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys("other")), petstore.WithBasePath("/b/v1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Handle("/b/", hb)
+	m.Handle("/a/", newHandler(t, memstore.New(), petstore.WithBasePath("/a/v1")))
+	m.Handle("/b/", newHandler(t, memstore.New(), petstore.WithAuthenticator(petstore.APIKeys("other")), petstore.WithBasePath("/b/v1")))
 	srv := httptest.NewServer(m)
 	defer srv.Close()
-	mountScenario(t, srv.Client(), srv.URL+"/a/v1", "k")
+	mountScenario(t, srv.Client(), srv.URL+"/a/v1", testKey)
 
 	get := func(target, key string) (int, string) {
 		r, _ := http.NewRequest("GET", srv.URL+target, nil)
@@ -172,7 +153,7 @@ func TestTwoHandlersShareNothing(t *testing.T) {
 	if code, _ := get("/b/v1/pets/1", "other"); code != 404 {
 		t.Errorf("second handler gets pet 1: %d, want 404", code)
 	}
-	if code, _ := get("/b/v1/pets", "k"); code != 401 {
+	if code, _ := get("/b/v1/pets", testKey); code != 401 {
 		t.Errorf("second handler accepts the first one's key: %d, want 401", code)
 	}
 }

@@ -12,32 +12,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/wirecases"
 	"github.com/petstore-go/petstore/memstore"
 )
 
-const openapiKey = "openapi-key"
-
-func openapiHandler(t *testing.T, opts ...petstore.Option) http.Handler {
-	t.Helper()
-	opts = append([]petstore.Option{
-		petstore.WithStore(memstore.New()),
-		petstore.WithAuthenticator(petstore.APIKeys(openapiKey)),
-	}, opts...)
-	h, err := petstore.New(opts...)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	return h
-}
-
+// openapiServe answers a request without a body, with header, from h.
 func openapiServe(h http.Handler, method, target string, header http.Header) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(method, target, nil)
 	for k, v := range header {
 		r.Header[k] = v
 	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	return w
+	return serve(h, r)
 }
 
 // openapiFile is the document as it is embedded, read from the source tree.
@@ -80,10 +65,10 @@ func TestOpenAPIServed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := openapiHandler(t, tt.opts...)
+			h := newHandler(t, memstore.New(), tt.opts...)
 			for _, header := range []http.Header{
 				nil,
-				{"Authorization": {"Bearer " + openapiKey}},
+				{"Authorization": {"Bearer " + testKey}},
 				{"Authorization": {"Bearer wrong"}},
 			} {
 				w := openapiServe(h, http.MethodGet, tt.target, header)
@@ -116,7 +101,7 @@ func TestOpenAPIServed(t *testing.T) {
 // embedded file byte for byte, so that openapi.json in the source tree is
 // exactly what clients of a default handler read.
 func TestOpenAPIDefaultIsTheFile(t *testing.T) {
-	w := openapiServe(openapiHandler(t), http.MethodGet, "/v1/openapi.json", nil)
+	w := openapiServe(newHandler(t, memstore.New()), http.MethodGet, "/v1/openapi.json", nil)
 	if got, want := w.Body.String(), string(openapiFile(t)); got != want {
 		t.Errorf("the served document is not openapi.json byte for byte:\n%s", cmp.Diff(want, got))
 	}
@@ -125,7 +110,7 @@ func TestOpenAPIDefaultIsTheFile(t *testing.T) {
 // TestOpenAPIMethods checks that HEAD answers as GET without a body and that
 // any other method gets 405 with Allow, all without authentication.
 func TestOpenAPIMethods(t *testing.T) {
-	h := openapiHandler(t)
+	h := newHandler(t, memstore.New())
 	get := openapiServe(h, http.MethodGet, "/v1/openapi.json", nil)
 	head := openapiServe(h, http.MethodHead, "/v1/openapi.json", nil)
 	if head.Code != http.StatusOK || head.Body.Len() != 0 {
@@ -151,14 +136,14 @@ func TestOpenAPIMethods(t *testing.T) {
 // TestOpenAPIOff checks that with WithOpenAPI(false) the document's path is
 // like any unknown path: 401 without a key, 404 with one.
 func TestOpenAPIOff(t *testing.T) {
-	h := openapiHandler(t, petstore.WithOpenAPI(false))
+	h := newHandler(t, memstore.New(), petstore.WithOpenAPI(false))
 	tests := []struct {
 		header     http.Header
 		wantStatus int
 		wantCode   httpapi.Code
 	}{
 		{nil, 401, httpapi.CodeUnauthorized},
-		{http.Header{"Authorization": {"Bearer " + openapiKey}}, 404, httpapi.CodeNotFound},
+		{http.Header{"Authorization": {"Bearer " + testKey}}, 404, httpapi.CodeNotFound},
 	}
 	for _, tt := range tests {
 		w := openapiServe(h, http.MethodGet, "/v1/openapi.json", tt.header)
@@ -173,7 +158,7 @@ func TestOpenAPIOff(t *testing.T) {
 // TestOpenAPIOnlyItsPath checks that only the exact path serves the
 // document: neighbours of it are unknown paths, behind authentication.
 func TestOpenAPIOnlyItsPath(t *testing.T) {
-	h := openapiHandler(t)
+	h := newHandler(t, memstore.New())
 	for _, target := range []string{"/openapi.json", "/v1/openapi.json/", "/v1/pets/openapi.json", "/v1/openapi.jsonx", "/v1/OpenAPI.json", "/v1/openapi%2Ejson"} {
 		if w := openapiServe(h, http.MethodGet, target, nil); w.Code != http.StatusUnauthorized {
 			t.Errorf("GET %s without a key: status %d, want 401", target, w.Code)
@@ -240,11 +225,7 @@ func TestOpenAPIMatchesGo(t *testing.T) {
 		t.Errorf("PetStatus enum (-want +got):\n%s", diff)
 	}
 	var wantCodes []string
-	for _, c := range []httpapi.Code{
-		httpapi.CodeInvalidParameter, httpapi.CodeInvalidBody, httpapi.CodeUnauthorized, httpapi.CodeForbidden,
-		httpapi.CodeNotFound, httpapi.CodeMethodNotAllowed, httpapi.CodePayloadTooLarge,
-		httpapi.CodeUnsupportedMediaType, httpapi.CodeInternal, httpapi.CodeUnavailable,
-	} {
+	for _, c := range wirecases.Codes() {
 		wantCodes = append(wantCodes, string(c))
 	}
 	if diff := cmp.Diff(wantCodes, schemas["Error"].Properties["code"].Enum); diff != "" {

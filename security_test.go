@@ -84,6 +84,9 @@ func TestSecurityAPIKeysEmpty(t *testing.T) {
 	if _, err := a.Authenticate(context.Background(), petstore.OpGetPet, ""); !errors.Is(err, petstore.ErrUnauthorized) {
 		t.Errorf(`APIKeys("", "k", "") accepted the empty token (err %v)`, err)
 	}
+	if _, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(a)); err != nil {
+		t.Errorf(`New refused APIKeys("", "k", ""): %v`, err)
+	}
 }
 
 // TestSecurityKeyRotation: during a rotation both keys work through the
@@ -103,7 +106,7 @@ func TestSecurityKeyRotation(t *testing.T) {
 	}
 	for _, step := range steps {
 		t.Run(step.name, func(t *testing.T) {
-			env := fuzzNewEnv(t, petstore.WithAuthenticator(petstore.APIKeys(step.keys...)))
+			env := newEnv(t, petstore.WithAuthenticator(petstore.APIKeys(step.keys...)))
 			got := map[string]int{}
 			for token := range step.want {
 				r := httptest.NewRequest(http.MethodGet, "/v1/pets/1", nil)
@@ -185,15 +188,11 @@ func securityAuthenticator() petstore.Authenticator {
 func TestSecurityNoCredentialLeaks(t *testing.T) {
 	store := memstore.New()
 	fs := faultstore.New(store)
-	log := &faultsLog{}
-	h, err := petstore.New(
-		petstore.WithStore(fs),
+	log := &logBuffer{}
+	h := newHandler(t, fs,
 		petstore.WithAuthenticator(securityAuthenticator()),
 		petstore.WithLogger(slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))),
 	)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The store's faults hold the key of the request that meets them, as a
 	// store might that puts the caller's identity into its errors.
 	faults := map[string]func(key string) faultstore.Fault{
@@ -242,8 +241,7 @@ func TestSecurityNoCredentialLeaks(t *testing.T) {
 				r := httptest.NewRequest(q.method, q.target, strings.NewReader(q.body))
 				r.Header["Authorization"] = auth
 				r.Header.Set("Content-Type", "application/json")
-				w := httptest.NewRecorder()
-				h.ServeHTTP(w, r)
+				w := serve(h, r)
 				// A body that the client sent may be echoed; nothing else.
 				body := strings.ReplaceAll(w.Body.String(), securityKey1+`"`, "")
 				fmt.Fprintf(&responses, "%d %v %s\n", w.Code, w.Header(), body)
@@ -309,11 +307,11 @@ func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
 	credentials := map[string][]string{
 		"no header":       nil,
 		"empty token":     {"Bearer "},
-		"other scheme":    {"Basic " + fuzzKey},
-		"two headers":     {"Bearer " + fuzzKey, "Bearer " + fuzzKey},
+		"other scheme":    {"Basic " + testKey},
+		"two headers":     {"Bearer " + testKey, "Bearer " + testKey},
 		"wrong key":       {"Bearer wrong-key"},
 		"malformed token": {"Bearer wrong key"},
-		"key prefix":      {"Bearer " + fuzzKey[:5]},
+		"key prefix":      {"Bearer " + testKey[:5]},
 	}
 	for name, auth := range credentials {
 		t.Run(name, func(t *testing.T) {
@@ -322,11 +320,7 @@ func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			fs := faultstore.New(store)
-			h, err := petstore.New(petstore.WithStore(fs), petstore.WithAuthenticator(petstore.APIKeys(fuzzKey)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			env := fuzzEnv{h: h, store: store}
+			env := testEnv{h: newHandler(t, fs), store: store}
 
 			var first *httptest.ResponseRecorder
 			for _, q := range requests {
@@ -338,7 +332,7 @@ func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
 				w := env.serve(r)
 				if first == nil {
 					first = w
-					fuzzCheckResponse(t, w)
+					checkResponse(t, w)
 					if w.Code != http.StatusUnauthorized {
 						t.Fatalf("%s %s: status %d, want 401", q.method, q.target, w.Code)
 					}

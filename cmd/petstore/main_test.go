@@ -14,6 +14,9 @@ import (
 // TestServerConformance runs the HTTP conformance suite against the server
 // running as a process on its default, in-memory store.
 func TestServerConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
 	const key = "conformance-key"
 	p := startServer(t, buildServer(t), key, nil)
 	petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: p.baseURL, APIKey: key})
@@ -25,6 +28,9 @@ func TestServerConformance(t *testing.T) {
 // TestServerMakesAKey starts the server without keys: it prints one random
 // key, once, and accepts it.
 func TestServerMakesAKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
 	p := startServer(t, buildServer(t), "", nil)
 	lines := regexp.MustCompile(`this run accepts the API key (\S+)\n`).FindAllStringSubmatch(p.stdout.String(), -1)
 	if len(lines) != 1 || len(lines[0][1]) < 40 {

@@ -104,7 +104,8 @@ func startServerErr(t *testing.T, bin, key string, env []string, args ...string)
 			t.Errorf("the server did not stop within 10s of SIGTERM; its log:\n%s", p.stderr)
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
 	for {
 		if m := servingLine.FindStringSubmatch(p.stdout.String()); m != nil {
 			p.baseURL, p.addr, p.path = m[1], m[2], m[3]+"/pets"
@@ -113,9 +114,8 @@ func startServerErr(t *testing.T, bin, key string, env []string, args ...string)
 		select {
 		case <-p.exited:
 			return nil, fmt.Errorf("the server exited (%v) before printing its URL; stdout:\n%s\nstderr:\n%s", p.err, p.stdout, p.stderr)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
+		case <-p.stdout.written():
+		case <-deadline.C:
 			return nil, fmt.Errorf("the server printed no URL within 30s; stdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
 		}
 	}
@@ -168,14 +168,36 @@ func refused(addr string, bound time.Duration) error {
 
 // syncBuffer collects what a process writes; it is safe for concurrent use.
 type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	wrote chan struct{} // holds a signal when a write has not been waited for yet
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.buf.Write(p)
+	n, err := b.buf.Write(p)
+	select {
+	case b.signal() <- struct{}{}:
+	default:
+	}
+	return n, err
+}
+
+// written returns a channel that receives once a write has happened since
+// the last receive from it.
+func (b *syncBuffer) written() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.signal()
+}
+
+// signal returns the channel of written; b.mu must be held.
+func (b *syncBuffer) signal() chan struct{} {
+	if b.wrote == nil {
+		b.wrote = make(chan struct{}, 1)
+	}
+	return b.wrote
 }
 
 func (b *syncBuffer) String() string {

@@ -15,10 +15,14 @@ import (
 )
 
 // TestShutdownFinishesRequests starts the server as a process, begins a
-// create whose body arrives slowly, and signals the process while the body
-// is still coming: the create completes with 201, new connections are
-// refused from then on, and the process exits 0.
+// create whose body arrives slowly, and signals the process once the
+// handler reads the body, while the rest is still to come: the create
+// completes with 201, new connections are refused from then on, and the
+// process exits 0.
 func TestShutdownFinishesRequests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
 	bin := buildServer(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
@@ -36,15 +40,25 @@ func TestShutdownFinishesRequests(t *testing.T) {
 			if err := conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
 				t.Fatal(err)
 			}
+			// Expect: 100-continue makes the server say when the handler
+			// starts to read the body: then the request is in flight.
 			head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"+
-				"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n", p.path, p.addr, key, len(body))
-			half := len(body) / 2
-			if _, err := conn.Write([]byte(head + body[:half])); err != nil {
+				"Content-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", p.path, p.addr, key, len(body))
+			if _, err := conn.Write([]byte(head)); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(200 * time.Millisecond) // let the server read the headers and start the handler
+			answer := bufio.NewReader(conn)
+			if line, err := answer.ReadString('\n'); err != nil || line != "HTTP/1.1 100 Continue\r\n" {
+				t.Fatalf("waiting for 100 Continue: read %q, %v", line, err)
+			}
+			if line, err := answer.ReadString('\n'); err != nil || line != "\r\n" {
+				t.Fatalf("after 100 Continue: read %q, %v", line, err)
+			}
+			half := len(body) / 2
+			if _, err := conn.Write([]byte(body[:half])); err != nil {
+				t.Fatal(err)
+			}
 
-			signalled := time.Now()
 			if err := p.cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
@@ -60,11 +74,10 @@ func TestShutdownFinishesRequests(t *testing.T) {
 			default:
 			}
 
-			time.Sleep(time.Until(signalled.Add(300 * time.Millisecond)))
 			if _, err := conn.Write([]byte(body[half:])); err != nil {
 				t.Fatalf("sending the rest of the body after %v: %v", sig, err)
 			}
-			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			resp, err := http.ReadResponse(answer, nil)
 			if err != nil {
 				t.Fatalf("the request in flight when %v arrived got no answer: %v; the log:\n%s", sig, err, p.stderr)
 			}

@@ -1,0 +1,206 @@
+package petstore_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/wirecases"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+// The one way the tests of this package build a handler, send it requests
+// and check its answers.
+
+// testKey is the API key that newHandler's handler accepts.
+const testKey = wirecases.Key
+
+// newHandler returns the handler on store, accepting testKey, with opts
+// applied after those two, so that they may replace them.
+func newHandler(tb testing.TB, store petstore.Store, opts ...petstore.Option) http.Handler {
+	tb.Helper()
+	opts = append([]petstore.Option{petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(testKey))}, opts...)
+	h, err := petstore.New(opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
+// seededStore returns a memstore holding wirecases.Seed.
+func seededStore(tb testing.TB) *memstore.Store {
+	tb.Helper()
+	store := memstore.New()
+	for _, p := range wirecases.Seed() {
+		if _, _, err := store.Add(context.Background(), p, petstore.AddOptions{}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return store
+}
+
+// testEnv is a handler on a memstore.
+type testEnv struct {
+	h     http.Handler
+	store *memstore.Store
+}
+
+// newEnv returns newHandler's handler with opts on a seededStore.
+func newEnv(tb testing.TB, opts ...petstore.Option) testEnv {
+	tb.Helper()
+	store := seededStore(tb)
+	return testEnv{h: newHandler(tb, store, opts...), store: store}
+}
+
+// serve answers r and returns the recorded response.
+func (e testEnv) serve(r *http.Request) *httptest.ResponseRecorder { return serve(e.h, r) }
+
+// serve answers r with h and returns the recorded response.
+func serve(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// newRequest returns a request as a server hands it to a handler, with
+// Authorization: Bearer testKey and, when it has a body, Content-Type:
+// application/json, unless header replaces them (a nil value removes one).
+func newRequest(tb testing.TB, method, target, body string, header http.Header) *http.Request {
+	tb.Helper()
+	return newRequestContext(tb, context.Background(), method, target, body, header)
+}
+
+// newRequestContext is newRequest with ctx.
+func newRequestContext(tb testing.TB, ctx context.Context, method, target, body string, header http.Header) *http.Request {
+	tb.Helper()
+	r, err := wirecases.NewRequest(ctx, "", method, target, body, header)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
+
+// checkResponse checks what every answer carries (wirecases.CheckResponse)
+// and a Content-Length that matches the body. It returns the error body's
+// code, or "" for a success.
+func checkResponse(tb testing.TB, w *httptest.ResponseRecorder) httpapi.Code {
+	tb.Helper()
+	code, err := wirecases.CheckResponse(false, w.Code, w.Header(), w.Body.Bytes())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if got, want := w.Header().Get("Content-Length"), fmt.Sprint(w.Body.Len()); got != want {
+		tb.Fatalf("Content-Length = %q, but the body has %s bytes", got, want)
+	}
+	return code
+}
+
+// snapshot returns every pet in store, checking that Len agrees.
+func snapshot(tb testing.TB, store *memstore.Store) []petstore.Pet {
+	tb.Helper()
+	pets, err := store.List(context.Background(), petstore.ListOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if store.Len() != len(pets) {
+		tb.Fatalf("store.Len() = %d, but List returned %d pets", store.Len(), len(pets))
+	}
+	return pets
+}
+
+// checkUnchanged fails unless store holds exactly the pets of before.
+func checkUnchanged(tb testing.TB, store *memstore.Store, before []petstore.Pet) {
+	tb.Helper()
+	if diff := cmp.Diff(before, snapshot(tb, store)); diff != "" {
+		tb.Fatalf("store changed by a rejected request (-before +after):\n%s", diff)
+	}
+}
+
+// marshal returns v as encoding/json encodes it.
+func marshal(tb testing.TB, v any) string {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
+
+// resolve resolves a relative reference from a header against the request
+// target it came from.
+func resolve(t *testing.T, base, ref string) string {
+	t.Helper()
+	b, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := url.Parse(ref)
+	if err != nil {
+		t.Fatalf("reference %q: %v", ref, err)
+	}
+	return b.ResolveReference(r).String()
+}
+
+// nextLink returns the target of a Link header value that is a single
+// rel="next" link.
+func nextLink(t *testing.T, link string) string {
+	t.Helper()
+	ref, ok := strings.CutPrefix(link, "<")
+	ref, rel, ok2 := strings.Cut(ref, ">")
+	if !ok || !ok2 || rel != `; rel="next"` {
+		t.Fatalf("Link %q is not a single rel=next link", link)
+	}
+	return ref
+}
+
+// logBuffer is a log destination that tests can read while the handler
+// writes to it from any goroutine.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// records returns the log's JSON records.
+func (l *logBuffer) records(t *testing.T) []map[string]any {
+	t.Helper()
+	var recs []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(l.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		recs = append(recs, rec)
+	}
+	return recs
+}
+
+// The default dates of WithDeprecation, as its doc gives them.
+func defaultDates() (deprecation, sunset time.Time) {
+	return time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC), time.Date(2030, time.December, 5, 0, 0, 0, 0, time.UTC)
+}
