@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -49,15 +48,9 @@ func TestEmbeddedStoreIsServedThroughItsOverride(t *testing.T) {
 			want = append(want, p)
 		}
 	}
-	h, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys("key")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newHandler(t, store)
 	for _, target := range []string{"/v1/pets", "/v1/pets?limit=100"} {
-		r := httptest.NewRequest(http.MethodGet, target, nil)
-		r.Header.Set("Authorization", "Bearer key")
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
+		w := serve(h, newRequest(t, http.MethodGet, target, "", nil))
 		var got []petstore.Pet
 		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != http.StatusOK {
 			t.Fatalf("GET %s: %d %s", target, w.Code, w.Body)

@@ -59,7 +59,7 @@ func (h *handler) answerFor(op Operation, err error) answer {
 		return answer{code: httpapi.CodeForbidden, message: "the API key is valid but may not perform " + what + "; use a key that may"}
 	case errors.Is(err, ErrIdempotencyKeyReused):
 		return answer{code: httpapi.CodeIdempotencyKeyReused,
-			message: "this Idempotency-Key was used for another pet; send a new key for a new pet"}
+			message: "this Idempotency-Key was used for another pet; send another Idempotency-Key for a new pet"}
 	case errors.Is(err, ErrIdempotencyKeyInUse):
 		return answer{code: httpapi.CodeIdempotencyKeyInUse, header: "Retry-After", value: h.retryAfter,
 			message: "a create with this Idempotency-Key is still running; retry later"}

@@ -94,6 +94,17 @@ func faultsFind(recs []map[string]any, msg string) []map[string]any {
 	return found
 }
 
+// faultsLevels returns the level, message and operation of each record in
+// env's log.
+func faultsLevels(t *testing.T, env faultsEnv) []string {
+	t.Helper()
+	var out []string
+	for _, rec := range env.log.records(t) {
+		out = append(out, fmt.Sprint(rec["level"], " ", rec["msg"], " ", rec["operation"]))
+	}
+	return out
+}
+
 // faultsInternalBody is the whole body of every 500.
 const faultsInternalBody = `{"code":"internal","message":"internal error","status":500}`
 
@@ -298,6 +309,10 @@ func TestFaultClientGone(t *testing.T) {
 				t.Errorf("store calls = %d, want 0", got)
 			}
 			checkUnchanged(t, env.store, before)
+			// Not a store outage: logged at debug under its own message.
+			if got := faultsLevels(t, env); !cmp.Equal(got, []string{"DEBUG petstore: client went away " + string(o.op)}) {
+				t.Errorf("log %q, want the client gone at debug only", got)
+			}
 		})
 		t.Run(string(o.op)+"/during-authentication", func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -420,4 +435,67 @@ func TestFaultsConcurrent(t *testing.T) {
 		}
 	}
 	t.Logf("%d requests, %d pets created and verified", workers*perWorker, len(created))
+}
+
+// TestFaultStoreTimeout: a store call that outlives WithStoreTimeout is
+// answered 503 with Retry-After and logged at WARN with its operation, and
+// a create answered so has stored nothing.
+func TestFaultStoreTimeout(t *testing.T) {
+	for _, o := range faultsOps() {
+		t.Run(string(o.op), func(t *testing.T) {
+			env := faultsNewEnv(t, petstore.WithStoreTimeout(20*time.Millisecond))
+			env.fs.Set(o.method, faultstore.Fault{Delay: time.Hour}) // stalls until its context is done
+			before := snapshot(t, env.store)
+			w, code := faultsServe(t, env, o.req(t.Context()))
+			got := map[string]any{"status": w.Code, "code": code, "retry": w.Header().Get("Retry-After"), "log": faultsLevels(t, env)}
+			want := map[string]any{"status": 503, "code": httpapi.CodeUnavailable, "retry": "1",
+				"log": []string{"WARN petstore: store timed out " + string(o.op)}}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			checkUnchanged(t, env.store, before)
+		})
+	}
+}
+
+// blockingAdd is a Store whose Add waits for release, then reports the
+// state of its context and adds the pet to a memstore.
+type blockingAdd struct {
+	*memstore.Store
+	entered, release chan struct{}
+	ctxErr           chan error
+}
+
+func (s blockingAdd) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
+	close(s.entered)
+	<-s.release
+	s.ctxErr <- ctx.Err()
+	return s.Store.Add(ctx, p, opts)
+}
+
+// TestFaultCreateOutlivesItsClient: a create that has reached the store
+// runs to completion when its client hangs up, and nothing is logged for
+// it.
+func TestFaultCreateOutlivesItsClient(t *testing.T) {
+	store := blockingAdd{memstore.New(), make(chan struct{}), make(chan struct{}), make(chan error, 1)}
+	log := &logBuffer{}
+	h := newHandler(t, store, petstore.WithLogger(slog.New(slog.NewJSONHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	ctx, hangUp := context.WithCancel(t.Context())
+	served := make(chan int)
+	go func() { served <- serve(h, faultsOps()[2].req(ctx)).Code }()
+	<-store.entered
+	hangUp()
+	close(store.release)
+	if err := <-store.ctxErr; err != nil {
+		t.Errorf("the store's context was done (%v) when the client hung up; the create must run to completion", err)
+	}
+	if code := <-served; code != http.StatusCreated {
+		t.Errorf("status %d, want 201 (written to nobody)", code)
+	}
+	if n := store.Len(); n != 1 {
+		t.Errorf("the store holds %d pets, want the 1 created", n)
+	}
+	if recs := log.records(t); len(recs) != 0 {
+		t.Errorf("logged %v for a create whose client hung up", recs)
+	}
 }

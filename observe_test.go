@@ -3,8 +3,6 @@ package petstore_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 
@@ -22,40 +20,35 @@ import (
 func TestObserver(t *testing.T) {
 	var mu sync.Mutex
 	var got []petstore.Observation
-	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys("key")),
-		petstore.WithObserver(func(_ context.Context, o petstore.Observation) {
-			if o.Duration <= 0 {
-				t.Errorf("%s %s: duration %v", o.Method, o.Route, o.Duration)
-			}
-			mu.Lock()
-			got = append(got, o)
-			mu.Unlock()
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, err := petstore.APIKeys("key").Authenticate(t.Context(), petstore.OpListPets, "key")
+	h := newHandler(t, memstore.New(), petstore.WithObserver(func(_ context.Context, o petstore.Observation) {
+		if o.Duration <= 0 {
+			t.Errorf("%s %s: duration %v", o.Method, o.Route, o.Duration)
+		}
+		mu.Lock()
+		got = append(got, o)
+		mu.Unlock()
+	}))
+	ctx, err := petstore.APIKeys(testKey).Authenticate(t.Context(), petstore.OpListPets, testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
 	principal := petstore.Principal(ctx)
-	for _, q := range []struct{ method, target, key, body string }{
-		{"POST", "/v1/pets", "key", `{"name":"Rex","categoryId":1}`},
-		{"GET", "/v1/pets?limit=5", "key", ""},
-		{"HEAD", "/v1/pets", "key", ""},
-		{"GET", "/v1/pets/1", "key", ""},
-		{"GET", "/v1/pets/2", "key", ""},
-		{"GET", "/v1/pets/1", "wrong", ""},
-		{"DELETE", "/v1/pets", "key", ""},
-		{"GET", "/v1/orders", "key", ""},
-		{"GET", "/v1/openapi.json", "", ""},
+	wrongKey := http.Header{"Authorization": {"Bearer wrong"}}
+	for _, q := range []struct {
+		method, target, body string
+		header               http.Header
+	}{
+		{"POST", "/v1/pets", `{"name":"Rex","categoryId":1}`, nil},
+		{"GET", "/v1/pets?limit=5", "", nil},
+		{"HEAD", "/v1/pets", "", nil},
+		{"GET", "/v1/pets/1", "", nil},
+		{"GET", "/v1/pets/2", "", nil},
+		{"GET", "/v1/pets/1", "", wrongKey},
+		{"DELETE", "/v1/pets", "", nil},
+		{"GET", "/v1/orders", "", nil},
+		{"GET", "/v1/openapi.json", "", http.Header{"Authorization": nil}},
 	} {
-		r := httptest.NewRequest(q.method, q.target, strings.NewReader(q.body))
-		if q.key != "" {
-			r.Header.Set("Authorization", "Bearer "+q.key)
-		}
-		r.Header.Set("Content-Type", "application/json")
-		h.ServeHTTP(httptest.NewRecorder(), r)
+		serve(h, newRequest(t, q.method, q.target, q.body, q.header))
 	}
 	want := []petstore.Observation{
 		{Operation: petstore.OpCreatePet, Route: "/v1/pets", Method: "POST", Status: 201, Principal: principal},
@@ -77,14 +70,8 @@ func TestObserver(t *testing.T) {
 // observed as the 500 it was answered with.
 func TestObserverSeesPanics(t *testing.T) {
 	var got petstore.Observation
-	h, err := petstore.New(petstore.WithStore(panicStore{}), petstore.WithAuthenticator(petstore.APIKeys("key")),
-		petstore.WithObserver(func(_ context.Context, o petstore.Observation) { got = o }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
-	r.Header.Set("Authorization", "Bearer key")
-	h.ServeHTTP(httptest.NewRecorder(), r)
+	h := newHandler(t, panicStore{}, petstore.WithObserver(func(_ context.Context, o petstore.Observation) { got = o }))
+	serve(h, newRequest(t, http.MethodGet, "/v1/pets", "", nil))
 	if got.Status != 500 || got.Code != httpapi.CodeInternal || got.Operation != petstore.OpListPets {
 		t.Errorf("observed %+v, want a 500 internal of listPets", got)
 	}

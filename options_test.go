@@ -106,9 +106,3 @@ func TestAPIKeysPrincipal(t *testing.T) {
 		t.Errorf("Principal(WithPrincipal(ctx, alice)) = %q", p)
 	}
 }
-
-// The default dates of WithDeprecation, as its doc gives them.
-var (
-	defaultDeprecation = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
-	defaultSunset      = time.Date(2030, time.December, 5, 0, 0, 0, 0, time.UTC)
-)

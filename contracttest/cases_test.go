@@ -3,10 +3,12 @@ package contracttest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -213,6 +215,68 @@ func contractFailures(t *testing.T, client *http.Client) {
 	}
 }
 
+// contractBlockingStore is a memstore whose first Add waits until release
+// is closed, so that a second create with the same key meets the first
+// still running.
+type contractBlockingStore struct {
+	*memstore.Store
+	entered, release chan struct{}
+	once             *sync.Once
+}
+
+func (s contractBlockingStore) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
+	s.once.Do(func() {
+		close(s.entered)
+		<-s.release
+	})
+	return s.Store.Add(ctx, p, opts)
+}
+
+// contractIdempotency sends creates with an Idempotency-Key: a retry that
+// is replayed, a key reused for another pet (422), and a retry while the
+// first request is still running (409).
+func contractIdempotency(t *testing.T, client *http.Client) {
+	post := func(base, key, body string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, base+"/pets", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+contractKey)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", key)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	const rex, tom = `{"name":"Rex","categoryId":1}`, `{"name":"Tom","categoryId":1}`
+	base := contractServer(t, memstore.New()) + petstore.DefaultBasePath
+	var got []string
+	for _, body := range []string{rex, rex, tom} {
+		resp := post(base, "key-1", body)
+		got = append(got, fmt.Sprint(resp.StatusCode, " ", resp.Header.Get("Location"), " ", resp.Header.Get("Idempotent-Replayed")))
+	}
+	if diff := cmp.Diff([]string{"201 pets/1 ", "201 pets/1 true", "422  "}, got); diff != "" {
+		t.Errorf("a create, its retry and the key for another pet (-want +got):\n%s", diff)
+	}
+
+	store := contractBlockingStore{memstore.New(), make(chan struct{}), make(chan struct{}), new(sync.Once)}
+	base = contractServer(t, store) + petstore.DefaultBasePath
+	first := make(chan int)
+	go func() { first <- post(base, "key-2", rex).StatusCode }()
+	<-store.entered
+	if resp := post(base, "key-2", rex); resp.StatusCode != http.StatusConflict || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a retry while the first create runs answered %d with Retry-After %q, want 409 with one", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	close(store.release)
+	if status := <-first; status != http.StatusCreated {
+		t.Errorf("the first create answered %d, want 201", status)
+	}
+}
+
 // TestContract runs the HTTP conformance suite, the shared table of wire
 // cases and the failing configurations through a client that checks every
 // exchange against the document the handler serves, then lists the
@@ -234,6 +298,7 @@ func TestContract(t *testing.T) {
 		}},
 		{"wire cases", func(t *testing.T) { contractWire(t, client, http.DefaultClient) }},
 		{"failures", func(t *testing.T) { contractFailures(t, client) }},
+		{"idempotency", func(t *testing.T) { contractIdempotency(t, client) }},
 	}
 	for _, part := range parts {
 		t.Run(part.name, func(t *testing.T) {

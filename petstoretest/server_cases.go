@@ -89,6 +89,21 @@ var serverCases = []serverCase{
 		test:   httpCreate,
 	},
 	{
+		name:   "create-idempotent",
+		clause: "POST /pets sent again with the same Idempotency-Key and the same pet answers 201 with the pet created first, the same Location and Idempotent-Replayed: true, and creates nothing.",
+		test:   httpIdempotentReplay,
+	},
+	{
+		name:   "create-idempotency-key-reused",
+		clause: "POST /pets with an Idempotency-Key used before for another pet is answered 422 idempotency_key_reused.",
+		test:   httpIdempotentReuse,
+	},
+	{
+		name:   "create-idempotency-key-invalid",
+		clause: "POST /pets with an Idempotency-Key that is not 1 to 255 visible ASCII characters is answered 400 invalid_parameter.",
+		test:   httpIdempotencyKeyInvalid,
+	},
+	{
 		name:   "get",
 		clause: "GET /pets/{petId} answers 200 with the pet as it was created.",
 		test:   httpGet,

@@ -359,3 +359,32 @@ func routeCases() []Case {
 			Status: 405, Code: httpapi.CodeMethodNotAllowed, WantHeader: map[string]string{"Allow": allowPet}},
 	}
 }
+
+// idempotencyCases are the Idempotency-Key headers of a create: a valid key
+// creates as without one, a malformed key is refused before the body is
+// read.
+func idempotencyCases() []Case {
+	key := func(values ...string) http.Header {
+		return http.Header{"Idempotency-Key": values, "Content-Type": {"application/json"}}
+	}
+	bad := func(name string, header http.Header) Case {
+		return Case{Name: name, Method: http.MethodPost, Target: "/v1/pets", Body: valid, Header: header,
+			Status: 400, Code: httpapi.CodeInvalidParameter}
+	}
+	rex := petstore.NewPet{Name: "Rex", CategoryID: 1}
+	longest := strings.Repeat("k", petstore.MaxIdempotencyKeyLength)
+	return []Case{
+		{Name: "create with an idempotency key", Method: http.MethodPost, Target: "/v1/pets", Body: valid,
+			Header: key("8e1b0c52-9f0e-4d4b-a1c4-55a0f1c7d2e1"), Status: 201, Created: &rex},
+		{Name: "create with the longest idempotency key", Method: http.MethodPost, Target: "/v1/pets", Body: valid,
+			Header: key(longest), Status: 201, Created: &rex},
+		{Name: "create with a quoted idempotency key", Method: http.MethodPost, Target: "/v1/pets", Body: valid,
+			Header: key(`"a-key"`), Status: 201, Created: &rex},
+		bad("empty idempotency key", key("")),
+		bad("idempotency key too long", key(longest+"k")),
+		bad("idempotency key with a space", key("a key")),
+		bad("idempotency key with a tab", key("a\tkey")),
+		bad("idempotency key not ASCII", key("clé")),
+		bad("two idempotency keys", key("a", "b")),
+	}
+}

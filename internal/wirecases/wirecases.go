@@ -83,7 +83,11 @@ type Case struct {
 
 // Cases returns every case, in a stable order with unique names.
 func Cases() []Case {
-	return append(append(append(append(authCases(), queryCases()...), petIDCases()...), bodyCases()...), routeCases()...)
+	var cases []Case
+	for _, group := range [][]Case{authCases(), queryCases(), petIDCases(), bodyCases(), idempotencyCases(), routeCases()} {
+		cases = append(cases, group...)
+	}
+	return cases
 }
 
 // Request returns the request of c. With baseURL empty it is a request as
@@ -273,8 +277,8 @@ func Codes() []httpapi.Code {
 	return []httpapi.Code{
 		httpapi.CodeInvalidParameter, httpapi.CodeInvalidBody, httpapi.CodeUnauthorized,
 		httpapi.CodeForbidden, httpapi.CodeNotFound, httpapi.CodeMethodNotAllowed,
-		httpapi.CodePayloadTooLarge, httpapi.CodeUnsupportedMediaType, httpapi.CodeInternal,
-		httpapi.CodeUnavailable,
+		httpapi.CodeIdempotencyKeyInUse, httpapi.CodePayloadTooLarge, httpapi.CodeUnsupportedMediaType,
+		httpapi.CodeIdempotencyKeyReused, httpapi.CodeInternal, httpapi.CodeUnavailable,
 	}
 }
 
