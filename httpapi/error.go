@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/petstore-go/petstore/internal/jsontext"
 	"github.com/petstore-go/petstore/internal/respond"
@@ -82,6 +81,6 @@ func appendError(dst []byte, code Code, message string) []byte {
 	dst = append(dst, `,"message":`...)
 	dst = jsontext.AppendString(dst, message)
 	dst = append(dst, `,"status":`...)
-	dst = strconv.AppendInt(dst, int64(code.Status()), 10)
+	dst = jsontext.AppendInt(dst, int64(code.Status()))
 	return append(dst, '}')
 }
