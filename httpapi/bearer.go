@@ -77,15 +77,11 @@ func isToken68(s string) bool {
 }
 
 // token68Char reports whether c is one of ALPHA, DIGIT, "-", ".", "_", "~",
-// "+" and "/": a bit in one of two 64-bit sets, for the bytes below 64 and
-// for those from 64 to 127.
+// "+" and "/".
 func token68Char(c byte) bool {
-	const (
-		low  = 1<<'+' | 1<<'-' | 1<<'.' | 1<<'/' | (1<<10-1)<<'0'
-		high = (1<<26-1)<<('A'-64) | 1<<('_'-64) | (1<<26-1)<<('a'-64) | 1<<('~'-64)
-	)
-	if c < 64 {
-		return low>>c&1 != 0
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
 	}
-	return c < 128 && high>>(c-64)&1 != 0
+	return c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/'
 }

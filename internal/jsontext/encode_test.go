@@ -13,9 +13,8 @@ import (
 )
 
 // encodeStrings are strings that exercise every branch of AppendString,
-// with the exact output expected. They sit at different offsets from the
-// start, so that the 8-byte fast path meets each special byte in every
-// position of a word and at the tail.
+// with the exact output expected, each special byte at the start, in the
+// middle and at the end of a string.
 var encodeStrings = []struct {
 	name, in, want string
 }{
