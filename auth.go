@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"github.com/petstore-go/petstore/internal/token68"
 )
 
 // Operation names an operation of the API, as the API specification names it. An
@@ -68,7 +70,7 @@ func APIKeys(keys ...string) Authenticator {
 	for i, k := range keys {
 		switch {
 		case k == "":
-		case !isToken68(k):
+		case !token68.Valid(k):
 			a.problems = append(a.problems, fmt.Sprintf("key %d of %d has characters that no bearer token can carry; "+
 				"use only letters, digits, -, ., _, ~, + and /, with = only at the end", i+1, len(keys)))
 		default:
@@ -107,14 +109,6 @@ func (a apiKeys) check() error {
 		return nil
 	}
 	return fmt.Errorf("WithAuthenticator: APIKeys: %s", strings.Join(a.problems, "; "))
-}
-
-// isToken68 reports whether s is a token68 of RFC 7235: 1*( ALPHA / DIGIT /
-// "-" / "." / "_" / "~" / "+" / "/" ) *"=".
-func isToken68(s string) bool {
-	const chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/"
-	s = strings.TrimRight(s, "=")
-	return s != "" && strings.Trim(s, chars) == ""
 }
 
 // principalKey is the context key of the principal, held as a *string so

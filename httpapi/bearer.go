@@ -3,6 +3,8 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+
+	"github.com/petstore-go/petstore/internal/token68"
 )
 
 // Errors from BearerToken.
@@ -38,7 +40,7 @@ func BearerToken(r *http.Request) (string, error) {
 	if token == "" {
 		return "", ErrNoCredentials
 	}
-	if !isToken68(token) {
+	if !token68.Valid(token) {
 		return "", ErrMalformedToken
 	}
 	return token, nil
@@ -57,31 +59,4 @@ func equalFoldASCII(s, lower string) bool {
 		}
 	}
 	return true
-}
-
-// isToken68 reports whether s is 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" /
-// "+" / "/" ) *"=".
-func isToken68(s string) bool {
-	i := 0
-	for ; i < len(s) && token68Char(s[i]); i++ {
-	}
-	if i == 0 {
-		return false
-	}
-	for ; i < len(s); i++ {
-		if s[i] != '=' {
-			return false
-		}
-	}
-	return true
-}
-
-// token68Char reports whether c is one of ALPHA, DIGIT, "-", ".", "_", "~",
-// "+" and "/".
-func token68Char(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	}
-	return c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/'
 }
