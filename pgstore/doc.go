@@ -53,7 +53,13 @@
 // index, which reads the page's rows and no others. A test checks these
 // plans with EXPLAIN.
 //
-// The LIMIT is omitted when ListOptions.Limit is 0.
+// The LIMIT is bound like the other arguments, to NULL when
+// ListOptions.Limit is 0, so that each of the two is one prepared statement
+// whatever the options. The status is not merged into one statement with
+// the unfiltered case: the forms that would do it (an OR of both
+// conditions, or a UNION ALL of both queries with one-time filters) either
+// lose the index range in a generic plan or rely on the order in which
+// PostgreSQL appends the branches, which SQL does not promise.
 //
 // # IDs in commit order
 //
