@@ -18,8 +18,9 @@ func (f optionFunc) apply(c *config) error { return f(c) }
 
 // config is what the options set.
 type config struct {
-	schema string // "" leaves the table to the search_path
-	table  string
+	schema   string // "" leaves the table to the search_path
+	table    string
+	maxBatch int
 }
 
 // Defaults of the options.
@@ -27,6 +28,9 @@ const (
 	// DefaultTable is the name of the table that a Store keeps its pets in
 	// unless WithTable chooses another.
 	DefaultTable = "pets"
+	// DefaultMaxBatch is the most pets that one Add statement inserts
+	// unless WithMaxBatch chooses another number.
+	DefaultMaxBatch = 64
 )
 
 // maxTableLength is the longest table name accepted, in bytes: PostgreSQL
@@ -38,7 +42,7 @@ const maxTableLength = 63 - len("_status_id_idx")
 const maxSchemaLength = 63
 
 func defaultConfig() config {
-	return config{table: DefaultTable}
+	return config{table: DefaultTable, maxBatch: DefaultMaxBatch}
 }
 
 // WithTable sets the name of the table that holds the pets. The default is
@@ -71,6 +75,20 @@ func WithSchema(name string) Option {
 			}
 		}
 		c.schema = name
+		return nil
+	})
+}
+
+// WithMaxBatch sets the most pets that one Add statement inserts when
+// concurrent calls of Add are committed together (see the package doc). The
+// default is DefaultMaxBatch, 64; 1 turns batching off, so that every Add
+// commits alone.
+func WithMaxBatch(n int) Option {
+	return optionFunc(func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("WithMaxBatch: %d is not positive; use a size such as %d, or 1 to commit every pet alone", n, DefaultMaxBatch)
+		}
+		c.maxBatch = n
 		return nil
 	})
 }

@@ -38,8 +38,10 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 		{"table not UTF-8", pool, []pgstore.Option{pgstore.WithTable("pe\xfftz")}, "UTF-8"},
 		{"schema too long", pool, []pgstore.Option{pgstore.WithSchema(strings.Repeat("s", 64))}, "the limit is 63"},
 		{"schema with NUL", pool, []pgstore.Option{pgstore.WithSchema("a\x00")}, "WithSchema: the schema name \"a\\x00\" contains a NUL byte"},
+		{"zero batch", pool, []pgstore.Option{pgstore.WithMaxBatch(0)}, "WithMaxBatch: 0 is not positive"},
+		{"negative batch", pool, []pgstore.Option{pgstore.WithMaxBatch(-1)}, "WithMaxBatch: -1"},
 		{"nil option", pool, []pgstore.Option{nil}, "an option is nil"},
-		{"every mistake", nil, []pgstore.Option{pgstore.WithTable(""), pgstore.WithSchema("a\x00")}, "pgxpool.New\nWithTable: the table name is empty; give a name such as \"pets\"\nWithSchema"},
+		{"every mistake", nil, []pgstore.Option{pgstore.WithTable(""), pgstore.WithMaxBatch(0)}, "pgxpool.New\nWithTable: the table name is empty; give a name such as \"pets\"\nWithMaxBatch"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

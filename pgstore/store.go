@@ -38,6 +38,8 @@ type Store struct {
 
 	// One statement per need: the LIMIT is always bound, NULL for no cap.
 	addSQL, getSQL, listSQL, listStatusSQL string
+
+	adds adder // the Adds waiting to be inserted together
 }
 
 // New returns a Store that keeps its pets in a table reached through pool.
@@ -68,11 +70,16 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 		relation: t,
 		versions: qualify(c.table + "_migrations"),
 
-		// The CTE takes the lock before the INSERT evaluates the identity
-		// column's default, and the statement's implicit transaction holds
-		// it until the row is committed and visible: see the package doc.
+		// The CTE takes the lock before the INSERT receives its first row
+		// and evaluates the identity column's default, and the statement's
+		// implicit transaction holds it until the rows are committed and
+		// visible: see the package doc. The rows are inserted, and so draw
+		// their IDs, in the order of the arrays.
 		addSQL: fmt.Sprintf(`WITH serial AS (SELECT pg_advisory_xact_lock(%d, $4::regclass::oid::int4))
-INSERT INTO %s (name, category_id, status) SELECT $1::text, $2::bigint, nullif($3::text, '') FROM serial
+INSERT INTO %s (name, category_id, status)
+SELECT r.name, r.category_id, nullif(r.status, '')
+FROM serial, unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS r (name, category_id, status, n)
+ORDER BY r.n
 RETURNING id`, lockClassAdd, t),
 		getSQL:  fmt.Sprintf(`SELECT name, category_id, coalesce(status, '') FROM %s WHERE id = $1`, t),
 		listSQL: fmt.Sprintf(`SELECT %s FROM %s WHERE id > $1 ORDER BY id LIMIT $2`, columns, t),
@@ -80,30 +87,14 @@ RETURNING id`, lockClassAdd, t),
 		// row comparison, the condition is a range of the (status, id)
 		// index and nothing else: see the package doc.
 		listStatusSQL: fmt.Sprintf(`SELECT %s FROM %s WHERE (status, id) > ($3, $1) AND status <= $3 ORDER BY status, id LIMIT $2`, columns, t),
+
+		adds: adder{max: c.maxBatch},
 	}, nil
 }
 
 // Table returns the table that holds the pets, quoted and, when a schema is
 // set, qualified with it, as it appears in the Store's SQL.
 func (s *Store) Table() string { return s.relation }
-
-// Add stores p under a new ID and returns it as stored. An empty Status is
-// stored as NULL; a Status other than the three valid ones is refused with
-// an error, before the database is asked. So is a name that contains the
-// NUL character, which PostgreSQL cannot store in text (the handler refuses
-// control characters, so only other callers can meet this). The pet is
-// committed, and visible to every Get and List, when Add returns.
-func (s *Store) Add(ctx context.Context, p petstore.NewPet) (petstore.Pet, error) {
-	if err := p.Validate(); err != nil { // also rejects NUL, which PostgreSQL cannot store
-		return petstore.Pet{}, fmt.Errorf("pgstore: add pet: %w", err)
-	}
-	pet := petstore.Pet{NewPet: p}
-	err := s.pool.QueryRow(ctx, s.addSQL, p.Name, p.CategoryID, string(p.Status), s.relation).Scan(&pet.ID)
-	if err != nil {
-		return petstore.Pet{}, wrapError(ctx, "add pet", err)
-	}
-	return pet, nil
-}
 
 // Get returns the pet with the given ID, or an error wrapping
 // petstore.ErrNotFound.
