@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 )
 
@@ -20,7 +21,9 @@ import (
 // committed, never in progress.
 func (s *Store) addKeyed(ctx context.Context, p petstore.NewPet, principal, key string) (petstore.Pet, bool, error) {
 	pet := petstore.Pet{NewPet: p}
-	err := s.pool.QueryRow(ctx, s.addKeyedSQL, p.Name, p.CategoryID, string(p.Status), s.relation, principal, key).Scan(&pet.ID)
+	err := s.cancellable(ctx, func(qctx context.Context, conn *pgxpool.Conn) error {
+		return conn.QueryRow(qctx, s.addKeyedSQL, p.Name, p.CategoryID, string(p.Status), s.relation, principal, key).Scan(&pet.ID)
+	})
 	var pgErr *pgconn.PgError
 	switch {
 	case err == nil:

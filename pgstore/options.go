@@ -1,14 +1,37 @@
 package pgstore
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 )
 
-// DefaultTable is the name of the table that a Store keeps its pets in
-// unless WithTable chooses another.
-const DefaultTable = "pets"
+// An Option configures a Store in New.
+type Option interface {
+	apply(*config) error
+}
+
+type optionFunc func(*config) error
+
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+// config is what the options set.
+type config struct {
+	schema   string // "" leaves the table to the search_path
+	table    string
+	maxBatch int
+}
+
+// Defaults of the options.
+const (
+	// DefaultTable is the name of the table that a Store keeps its pets in
+	// unless WithTable chooses another.
+	DefaultTable = "pets"
+	// DefaultMaxBatch is the most pets that one Add statement inserts
+	// unless WithMaxBatch chooses another number.
+	DefaultMaxBatch = 64
+)
 
 // maxTableLength is the longest table name accepted, in bytes: PostgreSQL
 // truncates identifiers to 63 bytes, and the names derived from the table's
@@ -18,46 +41,87 @@ const maxTableLength = 63 - len("_status_id_idx")
 // maxSchemaLength is the longest schema name accepted, in bytes.
 const maxSchemaLength = 63
 
-// An Option configures a Store in New.
-type Option func(*config)
-
-// config is what the options set.
-type config struct {
-	schema string
-	table  string
+func defaultConfig() config {
+	return config{table: DefaultTable, maxBatch: DefaultMaxBatch}
 }
 
 // WithTable sets the name of the table that holds the pets. The default is
-// DefaultTable. The name is used exactly as given, quoted, so it is case
-// sensitive; it must not be empty, must be valid UTF-8 without NUL bytes and
-// at most 49 bytes long. Migrate also creates a table named
+// DefaultTable, "pets". The name is used exactly as given, quoted, so it is
+// case sensitive; it must not be empty, must be valid UTF-8 without NUL
+// bytes and at most 49 bytes long. Migrate also creates a table named
 // "<name>_migrations" and an index named "<name>_status_id_idx" in the same
 // schema. Stores with different tables can share a schema.
 func WithTable(name string) Option {
-	return func(c *config) { c.table = name }
+	return optionFunc(func(c *config) error {
+		if err := validIdentifier("WithTable", "table", name, maxTableLength); err != nil {
+			return err
+		}
+		c.table = name
+		return nil
+	})
 }
 
 // WithSchema sets the schema that holds the store's tables. The default,
 // the empty string, leaves the table name unqualified, so that PostgreSQL
-// looks it up in the connection's search_path (by default "public"). The
-// name is used exactly as given, quoted; Migrate creates the schema if it
-// does not exist.
+// looks it up in the connection's search_path (by default "public"). A name
+// that is not empty is used exactly as given, quoted; it must be valid UTF-8
+// without NUL bytes and at most 63 bytes long. Migrate creates the schema
+// if it does not exist.
 func WithSchema(name string) Option {
-	return func(c *config) { c.schema = name }
+	return optionFunc(func(c *config) error {
+		if name != "" {
+			if err := validIdentifier("WithSchema", "schema", name, maxSchemaLength); err != nil {
+				return err
+			}
+		}
+		c.schema = name
+		return nil
+	})
 }
 
-// validIdentifier reports why name cannot be used as an identifier of at
-// most maxLen bytes, or returns nil.
-func validIdentifier(what, name string, maxLen int) error {
+// WithMaxBatch sets the most pets that one Add statement inserts when
+// concurrent calls of Add are committed together (see the package doc). The
+// default is DefaultMaxBatch, 64; 1 turns batching off, so that every Add
+// commits alone.
+func WithMaxBatch(n int) Option {
+	return optionFunc(func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("WithMaxBatch: %d is not positive; use a size such as %d, or 1 to commit every pet alone", n, DefaultMaxBatch)
+		}
+		c.maxBatch = n
+		return nil
+	})
+}
+
+// validIdentifier reports why name, given to the option opt, cannot be used
+// as an identifier of at most maxLen bytes, or returns nil.
+func validIdentifier(opt, what, name string, maxLen int) error {
 	switch {
 	case name == "":
-		return fmt.Errorf("pgstore: the %s name is empty", what)
+		return fmt.Errorf("%s: the %s name is empty; give a name such as %q", opt, what, DefaultTable)
 	case !utf8.ValidString(name):
-		return fmt.Errorf("pgstore: the %s name %q is not valid UTF-8", what, name)
+		return fmt.Errorf("%s: the %s name %q is not valid UTF-8; give the name in UTF-8", opt, what, name)
 	case strings.IndexByte(name, 0) >= 0:
-		return fmt.Errorf("pgstore: the %s name %q contains a NUL byte", what, name)
+		return fmt.Errorf("%s: the %s name %q contains a NUL byte; remove it", opt, what, name)
 	case len(name) > maxLen:
-		return fmt.Errorf("pgstore: the %s name %q is %d bytes long; the limit is %d", what, name, len(name), maxLen)
+		return fmt.Errorf("%s: the %s name %q is %d bytes long; the limit is %d, so shorten it", opt, what, name, len(name), maxLen)
 	}
 	return nil
+}
+
+// applyOptions applies opts to the defaults and returns every mistake
+// joined in one error.
+func applyOptions(opts []Option) (config, error) {
+	c := defaultConfig()
+	var errs []error
+	for _, o := range opts {
+		if o == nil {
+			errs = append(errs, errors.New("an option is nil; remove it"))
+			continue
+		}
+		if err := o.apply(&c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return c, errors.Join(errs...)
 }

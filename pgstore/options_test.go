@@ -31,13 +31,17 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 		opts []pgstore.Option
 		want string // in the error
 	}{
-		{"no pool", nil, nil, "pgxpool.New"},
-		{"empty table", pool, []pgstore.Option{pgstore.WithTable("")}, "table name is empty"},
+		{"no pool", nil, nil, "the pool is nil; open one with pgxpool.New"},
+		{"empty table", pool, []pgstore.Option{pgstore.WithTable("")}, "WithTable: the table name is empty"},
 		{"table too long", pool, []pgstore.Option{pgstore.WithTable(strings.Repeat("t", 50))}, "the limit is 49"},
 		{"table with NUL", pool, []pgstore.Option{pgstore.WithTable("pe\x00ts")}, "NUL"},
 		{"table not UTF-8", pool, []pgstore.Option{pgstore.WithTable("pe\xfftz")}, "UTF-8"},
 		{"schema too long", pool, []pgstore.Option{pgstore.WithSchema(strings.Repeat("s", 64))}, "the limit is 63"},
-		{"schema with NUL", pool, []pgstore.Option{pgstore.WithSchema("a\x00")}, "NUL"},
+		{"schema with NUL", pool, []pgstore.Option{pgstore.WithSchema("a\x00")}, "WithSchema: the schema name \"a\\x00\" contains a NUL byte"},
+		{"zero batch", pool, []pgstore.Option{pgstore.WithMaxBatch(0)}, "WithMaxBatch: 0 is not positive"},
+		{"negative batch", pool, []pgstore.Option{pgstore.WithMaxBatch(-1)}, "WithMaxBatch: -1"},
+		{"nil option", pool, []pgstore.Option{nil}, "an option is nil"},
+		{"every mistake", nil, []pgstore.Option{pgstore.WithTable(""), pgstore.WithMaxBatch(0)}, "pgxpool.New\nWithTable: the table name is empty; give a name such as \"pets\"\nWithMaxBatch"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,12 +24,18 @@ type orderResult struct {
 // that pagination relies on: once List has returned a pet, no pet with a
 // smaller ID appears later. It makes the race that an identity column alone
 // loses happen every time: a trigger holds the first Add between drawing its
-// ID and committing, while a second Add runs on another connection.
+// ID and committing, while a second Add runs through another Store on
+// another pool, as in another process: only the lock in the database, not
+// the queue of one Store, can make it wait.
 func TestAddKeepsIDsInCommitOrder(t *testing.T) {
 	admin := pgPool(t)
 	ctx := context.Background()
 	schema := pgSchema(t, admin)
 	s, err := pgstore.New(admin, pgstore.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := pgstore.New(pgPool(t), pgstore.WithSchema(schema))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +66,7 @@ CREATE TRIGGER slow_insert AFTER INSERT ON %[2]s FOR EACH ROW EXECUTE FUNCTION %
 		`SELECT EXISTS (SELECT FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%' || $1 || '%')`,
 		schema)
 
-	fast, _, err := s.Add(ctx, petstore.NewPet{Name: "fast", CategoryID: 1}, petstore.AddOptions{})
+	fast, _, err := other.Add(ctx, petstore.NewPet{Name: "fast", CategoryID: 1}, petstore.AddOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

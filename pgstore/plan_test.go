@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,6 +66,8 @@ func (n planNode) scans() []string {
 // planLiteral writes an argument of the store's queries as an SQL literal.
 func planLiteral(t *testing.T, v any) string {
 	switch v := v.(type) {
+	case nil:
+		return "NULL"
 	case int64:
 		return strconv.FormatInt(v, 10)
 	case int:
@@ -145,6 +148,21 @@ func TestListIsIndexRangeScan(t *testing.T) {
 			}, []string{"Limit", "Index Scan using " + statusIndex}},
 		)
 	}
+	// Without a cap the LIMIT is bound to NULL, which a custom plan drops
+	// and a generic plan keeps: either way, the pets are read in the
+	// index's order.
+	for _, after := range []int64{0, n - 30} {
+		calls = append(calls,
+			call{fmt.Sprintf("List all after %d", after), func(ctx context.Context) error {
+				_, err := s.List(ctx, petstore.ListOptions{After: after})
+				return err
+			}, []string{"Index Scan using " + pkey}},
+			call{fmt.Sprintf("List all sold after %d", after), func(ctx context.Context) error {
+				_, err := s.List(ctx, petstore.ListOptions{After: after, Status: petstore.StatusSold})
+				return err
+			}, []string{"Index Scan using " + statusIndex}},
+		)
+	}
 	calls = append(calls, call{"Get", func(ctx context.Context) error {
 		_, err := s.Get(ctx, n/2)
 		return err
@@ -156,7 +174,10 @@ func TestListIsIndexRangeScan(t *testing.T) {
 			}
 			sql, args := tracer.last()
 			for _, generic := range []bool{false, true} {
-				got := planExplain(t, admin, sql, args, generic)
+				// A Limit node without a limit does nothing.
+				got := slices.DeleteFunc(planExplain(t, admin, sql, args, generic), func(node string) bool {
+					return node == "Limit" && slices.Contains(args, nil)
+				})
 				if diff := cmp.Diff(c.want, got); diff != "" {
 					t.Errorf("plan of %s (generic %v) (-want +got):\n%s", sql, generic, diff)
 				}

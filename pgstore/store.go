@@ -37,9 +37,10 @@ type Store struct {
 	versions string // the migrations table, quoted and qualified
 	keys     string // the idempotency keys table, quoted and qualified
 
-	addSQL, addKeyedSQL, getSQL       string
-	listSQL, listLimitSQL             string
-	listStatusSQL, listStatusLimitSQL string
+	// One statement per need: the LIMIT is always bound, NULL for no cap.
+	addSQL, addKeyedSQL, getSQL, listSQL, listStatusSQL string
+
+	adds adder // the Adds waiting to be inserted together
 }
 
 // New returns a Store that keeps its pets in a table reached through pool.
@@ -47,23 +48,18 @@ type Store struct {
 // configuration (size, timeouts, TLS) is the caller's choice.
 //
 // New does not touch the database. Call Migrate before the first use to
-// create or upgrade the table. New fails only when an option is invalid.
+// create or upgrade the table. New fails only when an option is invalid,
+// with an error that names the option to fix.
 func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
+	c, err := applyOptions(opts)
 	if pool == nil {
-		return nil, errors.New("pgstore: New needs a *pgxpool.Pool; open one with pgxpool.New")
+		err = errors.Join(errors.New("the pool is nil; open one with pgxpool.New"), err)
 	}
-	c := config{table: DefaultTable}
-	for _, opt := range opts {
-		opt(&c)
-	}
-	if err := validIdentifier("table", c.table, maxTableLength); err != nil {
-		return nil, fmt.Errorf("%w; see WithTable", err)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore.New: %w", err)
 	}
 	qualify := func(name string) string { return pgx.Identifier{name}.Sanitize() }
 	if c.schema != "" {
-		if err := validIdentifier("schema", c.schema, maxSchemaLength); err != nil {
-			return nil, fmt.Errorf("%w; see WithSchema", err)
-		}
 		qualify = func(name string) string { return pgx.Identifier{c.schema, name}.Sanitize() }
 	}
 	t := qualify(c.table)
@@ -76,27 +72,32 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 		versions: qualify(c.table + "_migrations"),
 		keys:     qualify(c.table + "_keys"),
 
-		// The CTE takes the lock before the INSERT evaluates the identity
-		// column's default, and the statement's implicit transaction holds
-		// it until the row is committed and visible: see the package doc.
+		// The CTE takes the lock before the INSERT receives its first row
+		// and evaluates the identity column's default, and the statement's
+		// implicit transaction holds it until the rows are committed and
+		// visible: see the package doc. The rows are inserted, and so draw
+		// their IDs, in the order of the arrays.
 		addSQL: fmt.Sprintf(`WITH serial AS (SELECT pg_advisory_xact_lock(%d, $4::regclass::oid::int4))
-INSERT INTO %s (name, category_id, status) SELECT $1::text, $2::bigint, nullif($3::text, '') FROM serial
+INSERT INTO %s (name, category_id, status)
+SELECT r.name, r.category_id, nullif(r.status, '')
+FROM serial, unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS r (name, category_id, status, n)
+ORDER BY r.n
 RETURNING id`, lockClassAdd, t),
-		// The same, with the idempotency key inserted in the same
-		// statement: a key used before violates the primary key, and the
-		// statement, pet included, is rolled back.
+		// One pet with its idempotency key, in one statement: a key used
+		// before violates the keys' primary key, and the statement, pet
+		// included, is rolled back.
 		addKeyedSQL: fmt.Sprintf(`WITH serial AS (SELECT pg_advisory_xact_lock(%d, $4::regclass::oid::int4)),
 pet AS (INSERT INTO %s (name, category_id, status) SELECT $1::text, $2::bigint, nullif($3::text, '') FROM serial RETURNING id)
 INSERT INTO %s (principal, key, pet_id) SELECT $5::text, $6::text, id FROM pet
 RETURNING pet_id`, lockClassAdd, t, qualify(c.table+"_keys")),
-		getSQL:       fmt.Sprintf(`SELECT name, category_id, coalesce(status, '') FROM %s WHERE id = $1`, t),
-		listSQL:      fmt.Sprintf(`SELECT %s FROM %s WHERE id > $1 ORDER BY id`, columns, t),
-		listLimitSQL: fmt.Sprintf(`SELECT %s FROM %s WHERE id > $1 ORDER BY id LIMIT $2`, columns, t),
+		getSQL:  fmt.Sprintf(`SELECT name, category_id, coalesce(status, '') FROM %s WHERE id = $1`, t),
+		listSQL: fmt.Sprintf(`SELECT %s FROM %s WHERE id > $1 ORDER BY id LIMIT $2`, columns, t),
 		// With status fixed, (status, id) order is id order. Written as a
 		// row comparison, the condition is a range of the (status, id)
 		// index and nothing else: see the package doc.
-		listStatusSQL:      fmt.Sprintf(`SELECT %s FROM %s WHERE (status, id) > ($2, $1) AND status <= $2 ORDER BY status, id`, columns, t),
-		listStatusLimitSQL: fmt.Sprintf(`SELECT %s FROM %s WHERE (status, id) > ($2, $1) AND status <= $2 ORDER BY status, id LIMIT $3`, columns, t),
+		listStatusSQL: fmt.Sprintf(`SELECT %s FROM %s WHERE (status, id) > ($3, $1) AND status <= $3 ORDER BY status, id LIMIT $2`, columns, t),
+
+		adds: adder{max: c.maxBatch},
 	}, nil
 }
 
@@ -104,40 +105,17 @@ RETURNING pet_id`, lockClassAdd, t, qualify(c.table+"_keys")),
 // set, qualified with it, as it appears in the Store's SQL.
 func (s *Store) Table() string { return s.relation }
 
-// Add stores p under a new ID and returns it as stored. An empty Status is
-// stored as NULL; a Status other than the three valid ones is refused with
-// an error, before the database is asked. So is a name that contains the
-// NUL character, which PostgreSQL cannot store in text (the handler refuses
-// control characters, so only other callers can meet this). The pet is
-// committed, and visible to every Get and List, when Add returns.
-func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
-	if err := p.Validate(); err != nil { // also rejects NUL, which PostgreSQL cannot store
-		return petstore.Pet{}, false, fmt.Errorf("pgstore: add pet: %w", err)
-	}
-	if opts.IdempotencyKey != "" {
-		return s.addKeyed(ctx, p, petstore.Principal(ctx), opts.IdempotencyKey)
-	}
-	pet := petstore.Pet{NewPet: p}
-	err := s.pool.QueryRow(ctx, s.addSQL, p.Name, p.CategoryID, string(p.Status), s.relation).Scan(&pet.ID)
-	if err != nil {
-		return petstore.Pet{}, false, wrapError(ctx, "add pet", err)
-	}
-	return pet, false, nil
-}
-
 // Get returns the pet with the given ID, or an error wrapping
 // petstore.ErrNotFound.
 func (s *Store) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 	pet := petstore.Pet{ID: id}
-	var status string
-	err := s.pool.QueryRow(ctx, s.getSQL, id).Scan(&pet.Name, &pet.CategoryID, &status)
+	err := s.pool.QueryRow(ctx, s.getSQL, id).Scan(&pet.Name, &pet.CategoryID, (*statusScanner)(&pet.Status))
 	if err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return petstore.Pet{}, fmt.Errorf("pgstore: pet %d: %w", id, petstore.ErrNotFound)
 		}
 		return petstore.Pet{}, wrapError(ctx, fmt.Sprintf("get pet %d", id), err)
 	}
-	pet.Status = petstore.Status(status)
 	return pet, nil
 }
 
@@ -146,41 +124,69 @@ func (s *Store) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 // size of the page, not on the number of pets stored or on the position of
 // the page.
 func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	size := 16
+	if opts.Limit > 0 {
+		size = min(opts.Limit, 128)
+	}
+	return s.appendList(ctx, make([]petstore.Pet, 0, size), opts)
+}
+
+// appendList appends to dst the pets that List returns for opts and returns
+// the extended slice. On error it returns dst as it was given, and an error.
+func (s *Store) appendList(ctx context.Context, dst []petstore.Pet, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	var limit any // NULL: no cap
+	if opts.Limit > 0 {
+		limit = opts.Limit
+	}
 	var (
 		rows pgx.Rows
 		err  error
-		size = 16
 	)
-	switch {
-	case opts.Status == "" && opts.Limit <= 0:
-		rows, err = s.pool.Query(ctx, s.listSQL, opts.After)
-	case opts.Status == "":
-		rows, err = s.pool.Query(ctx, s.listLimitSQL, opts.After, opts.Limit)
-		size = opts.Limit
-	case opts.Limit <= 0:
-		rows, err = s.pool.Query(ctx, s.listStatusSQL, opts.After, string(opts.Status))
-	default:
-		rows, err = s.pool.Query(ctx, s.listStatusLimitSQL, opts.After, string(opts.Status), opts.Limit)
-		size = opts.Limit
+	if opts.Status == "" {
+		rows, err = s.pool.Query(ctx, s.listSQL, opts.After, limit)
+	} else {
+		rows, err = s.pool.Query(ctx, s.listStatusSQL, opts.After, limit, string(opts.Status))
 	}
 	if err != nil {
-		return nil, wrapError(ctx, "list pets", err)
+		return dst, wrapError(ctx, "list pets", err)
 	}
 	defer rows.Close()
-	pets := make([]petstore.Pet, 0, min(size, 128))
+	// The destinations are built once and reused for every row; the status
+	// is matched against the valid ones in the driver's buffer, so a row
+	// costs one allocation: its name.
+	var p petstore.Pet
+	dest := [...]any{&p.ID, &p.Name, &p.CategoryID, (*statusScanner)(&p.Status)}
+	n := len(dst)
 	for rows.Next() {
-		var (
-			p      petstore.Pet
-			status string
-		)
-		if err := rows.Scan(&p.ID, &p.Name, &p.CategoryID, &status); err != nil {
-			return nil, wrapError(ctx, "list pets", err)
+		if err := rows.Scan(dest[:]...); err != nil {
+			return dst[:n], wrapError(ctx, "list pets", err)
 		}
-		p.Status = petstore.Status(status)
-		pets = append(pets, p)
+		dst = append(dst, p)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, wrapError(ctx, "list pets", err)
+		return dst[:n], wrapError(ctx, "list pets", err)
 	}
-	return pets, nil
+	return dst, nil
+}
+
+// statusScanner scans a status column into a petstore.Status without
+// copying the bytes of the three valid statuses.
+type statusScanner petstore.Status
+
+// ScanBytes sets s from the column's text, which is valid only during the
+// call.
+func (s *statusScanner) ScanBytes(b []byte) error {
+	switch string(b) { // compared without allocating
+	case "":
+		*s = ""
+	case string(petstore.StatusAvailable):
+		*s = statusScanner(petstore.StatusAvailable)
+	case string(petstore.StatusPending):
+		*s = statusScanner(petstore.StatusPending)
+	case string(petstore.StatusSold):
+		*s = statusScanner(petstore.StatusSold)
+	default:
+		*s = statusScanner(b) // the table's CHECK forbids this, but keep what is stored
+	}
+	return nil
 }

@@ -1,0 +1,9 @@
+package pgstore
+
+// QueuedAdds returns the number of calls of Add on s that wait for a batch,
+// not yet taken into one.
+func QueuedAdds(s *Store) int {
+	s.adds.mu.Lock()
+	defer s.adds.mu.Unlock()
+	return len(s.adds.waiting)
+}
