@@ -25,19 +25,17 @@ func (t *Telemetry) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := t.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 		m := methodOf(r.Method)
-		scheme := "http"
+		sc := &serverContext{scheme: "http"}
 		if r.TLS != nil {
-			scheme = "https"
+			sc.scheme = "https"
 		}
-		attrs := make([]attribute.KeyValue, 0, 4)
-		attrs = append(attrs, m.attr, semconv.URLScheme(scheme), semconv.URLPath(r.URL.Path))
+		attrs := append(sc.startAttrs[:0], m.attr, semconv.URLScheme(sc.scheme), semconv.URLPath(r.URL.Path))
 		if !m.known {
 			attrs = append(attrs, semconv.HTTPRequestMethodOriginal(r.Method))
 		}
-		ctx, span := t.tracer.Start(ctx, m.name,
-			trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
-		defer span.End()
-		next.ServeHTTP(w, r.WithContext(&serverContext{Context: ctx, span: span, scheme: scheme}))
+		sc.Context, sc.span = t.tracer.Start(ctx, m.name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+		defer sc.span.End()
+		next.ServeHTTP(w, r.WithContext(sc))
 	})
 }
 
@@ -49,6 +47,10 @@ type serverContext struct {
 	context.Context
 	span   trace.Span
 	scheme string
+	// startAttrs and endAttrs hold the attributes that Middleware and
+	// Observe give the span, so that neither allocates a slice for them.
+	startAttrs [4]attribute.KeyValue
+	endAttrs   [3]attribute.KeyValue
 }
 
 // serverContextKey is the key under which a serverContext answers Value

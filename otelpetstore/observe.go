@@ -69,7 +69,7 @@ func (t *Telemetry) Observe(ctx context.Context, o petstore.Observation) {
 		}
 	}
 	span.SetName(name)
-	attrs := make([]attribute.KeyValue, 0, 3)
+	attrs := sc.endAttrs[:0]
 	if o.Route != "" {
 		attrs = append(attrs, semconv.HTTPRoute(o.Route))
 	}

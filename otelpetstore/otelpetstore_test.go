@@ -524,3 +524,25 @@ func TestNewDefaults(t *testing.T) {
 		t.Errorf("http.server.request.duration counts (-want +got):\n%s", diff)
 	}
 }
+
+// TestObserveAllocs checks that Observe, once it has seen a kind of request,
+// records another of the kind without allocating: the attribute sets are
+// made once.
+func TestObserveAllocs(t *testing.T) {
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	tel, err := otelpetstore.New(otelpetstore.WithMeterProvider(mp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []petstore.Observation{
+		{Operation: petstore.OpListPets, Route: "/v1/pets", Method: "GET", Status: 200, Principal: "key-1"},
+		{Operation: petstore.OpGetPet, Route: "/v1/pets/{petId}", Method: "GET", Status: 404, Code: "not_found", Principal: "key-1", Deprecated: true},
+		{Operation: petstore.OpNone, Method: "BREW", Status: 404, Code: "not_found"},
+	} {
+		ctx := context.Background()
+		tel.Observe(ctx, o)
+		if got := testing.AllocsPerRun(100, func() { tel.Observe(ctx, o) }); got != 0 {
+			t.Errorf("%s %s %d: %v allocations, want 0", o.Method, o.Route, o.Status, got)
+		}
+	}
+}
