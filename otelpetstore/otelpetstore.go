@@ -37,7 +37,7 @@ const (
 // Middleware starts a server span for each request, and Observe, passed to
 // petstore.WithObserver, names the span by operation and records the
 // metrics. A Telemetry is safe for concurrent use, and one may serve any
-// number of handlers.
+// number of handlers. Make one with New: the zero Telemetry is not usable.
 type Telemetry struct {
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator
