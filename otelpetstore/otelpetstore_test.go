@@ -546,3 +546,68 @@ func TestObserveAllocs(t *testing.T) {
 		}
 	}
 }
+
+// abortingStore is a Store whose every call aborts the request, as a
+// handler does with panic(http.ErrAbortHandler).
+type abortingStore struct{}
+
+func (abortingStore) Add(context.Context, petstore.NewPet) (petstore.Pet, error) {
+	panic(http.ErrAbortHandler)
+}
+func (abortingStore) Get(context.Context, int64) (petstore.Pet, error) { panic(http.ErrAbortHandler) }
+func (abortingStore) List(context.Context, petstore.ListOptions) ([]petstore.Pet, error) {
+	panic(http.ErrAbortHandler)
+}
+
+// TestAbortedRequest checks that a request aborted before any status was
+// sent ends its span, with status Error, and is recorded with error.type
+// _OTHER and no status.
+func TestAbortedRequest(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	tel, err := otelpetstore.New(otelpetstore.WithMeterProvider(mp), otelpetstore.WithTracerProvider(tp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := petstore.New(petstore.WithStore(abortingStore{}), petstore.WithAuthenticator(petstore.APIKeys(keyA)),
+		petstore.WithObserver(tel.Observe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/v1/pets", nil)
+	r.Header.Set("Authorization", "Bearer "+keyA)
+	func() {
+		defer func() {
+			if v := recover(); v != http.ErrAbortHandler {
+				t.Errorf("recovered %v, want http.ErrAbortHandler passed on", v)
+			}
+		}()
+		tel.Middleware(api).ServeHTTP(httptest.NewRecorder(), r)
+	}()
+	ended := spans.Ended()
+	if len(ended) != 1 {
+		t.Fatalf("%d spans ended, want 1", len(ended))
+	}
+	if diff := cmp.Diff(sdktrace.Status{Code: codes.Error, Description: "_OTHER"}, ended[0].Status()); diff != "" {
+		t.Errorf("span status (-want +got):\n%s", diff)
+	}
+	want := map[string]string{"http.request.method": "GET", "url.scheme": "http", "url.path": "/v1/pets",
+		"http.route": "/v1/pets", "error.type": "_OTHER"}
+	if diff := cmp.Diff(want, attrMap(ended[0].Attributes())); diff != "" {
+		t.Errorf("span attributes (-want +got):\n%s", diff)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	h := findMetric(t, rm, "http.server.request.duration").Data.(metricdata.Histogram[float64])
+	if len(h.DataPoints) != 1 {
+		t.Fatalf("%d points, want 1", len(h.DataPoints))
+	}
+	delete(want, "url.path")
+	if diff := cmp.Diff(want, attrMap(h.DataPoints[0].Attributes.ToSlice())); diff != "" {
+		t.Errorf("histogram attributes (-want +got):\n%s", diff)
+	}
+}
