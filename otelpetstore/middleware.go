@@ -74,6 +74,7 @@ func (c *serverContext) Value(key any) any {
 type method struct {
 	attr  attribute.KeyValue // http.request.method, "_OTHER" for a method they do not know
 	name  string             // the method, or "HTTP" for one they do not know, as span names have it
+	id    uint8              // tells the methods apart, cheaper to hash than attr
 	known bool
 }
 
@@ -83,25 +84,25 @@ type method struct {
 func methodOf(m string) method {
 	switch m {
 	case http.MethodGet:
-		return method{semconv.HTTPRequestMethodGet, m, true}
+		return method{semconv.HTTPRequestMethodGet, m, 1, true}
 	case http.MethodHead:
-		return method{semconv.HTTPRequestMethodHead, m, true}
+		return method{semconv.HTTPRequestMethodHead, m, 2, true}
 	case http.MethodPost:
-		return method{semconv.HTTPRequestMethodPost, m, true}
+		return method{semconv.HTTPRequestMethodPost, m, 3, true}
 	case http.MethodPut:
-		return method{semconv.HTTPRequestMethodPut, m, true}
+		return method{semconv.HTTPRequestMethodPut, m, 4, true}
 	case http.MethodDelete:
-		return method{semconv.HTTPRequestMethodDelete, m, true}
+		return method{semconv.HTTPRequestMethodDelete, m, 5, true}
 	case http.MethodPatch:
-		return method{semconv.HTTPRequestMethodPatch, m, true}
+		return method{semconv.HTTPRequestMethodPatch, m, 6, true}
 	case http.MethodOptions:
-		return method{semconv.HTTPRequestMethodOptions, m, true}
+		return method{semconv.HTTPRequestMethodOptions, m, 7, true}
 	case http.MethodConnect:
-		return method{semconv.HTTPRequestMethodConnect, m, true}
+		return method{semconv.HTTPRequestMethodConnect, m, 8, true}
 	case http.MethodTrace:
-		return method{semconv.HTTPRequestMethodTrace, m, true}
+		return method{semconv.HTTPRequestMethodTrace, m, 9, true}
 	case "QUERY":
-		return method{semconv.HTTPRequestMethodQuery, m, true}
+		return method{semconv.HTTPRequestMethodQuery, m, 10, true}
 	}
-	return method{semconv.HTTPRequestMethodOther, "HTTP", false}
+	return method{semconv.HTTPRequestMethodOther, "HTTP", 0, false}
 }

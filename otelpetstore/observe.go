@@ -103,15 +103,17 @@ func errorTypeOf(status int, code httpapi.Code) string {
 
 // durationKey tells apart the attribute sets of the duration histogram.
 type durationKey struct {
-	route, method, scheme string
-	status                int
-	code                  httpapi.Code
+	route  string
+	code   httpapi.Code
+	status int
+	method uint8 // method.id
+	scheme string
 }
 
 // durationOptions returns the options that record a duration of o with its
 // attributes, made once for each set of attributes.
 func (t *Telemetry) durationOptions(o petstore.Observation, m method, scheme string) []metric.RecordOption {
-	k := durationKey{route: o.Route, method: m.attr.Value.AsString(), scheme: scheme, status: o.Status, code: o.Code}
+	k := durationKey{route: o.Route, code: o.Code, status: o.Status, method: m.id, scheme: scheme}
 	if opts, ok := t.durationSets.get(k); ok {
 		return opts
 	}
