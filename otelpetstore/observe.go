@@ -1,0 +1,198 @@
+package otelpetstore
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/httpapi"
+)
+
+// Observe records a request that a petstore handler has answered; pass it
+// to the handler as petstore.WithObserver(t.Observe). It is safe for
+// concurrent use, and once it has seen a kind of request (route, method,
+// status, error code), recording another costs no allocation of its own.
+//
+// It records the request's duration, in seconds, on the
+// http.server.request.duration histogram of the semantic conventions, with
+// their bucket boundaries and the attributes http.route (left out for a
+// path that matches no route), http.request.method ("_OTHER" for a method
+// they do not know), http.response.status_code, url.scheme (when Middleware
+// served the request) and, when the request failed, error.type: the
+// petstore error code (such as "not_found"), or the status for a 5xx
+// without one.
+//
+// When the operation is deprecated and the caller was authenticated, it adds
+// one to the petstore.deprecated.requests counter (see
+// DeprecatedRequestsName), whatever the status, with the caller's principal
+// and the operation, so that an operator can tell who still calls it. The
+// counter has one series per principal that calls a deprecated operation.
+//
+// When Middleware served the request, Observe names the span that
+// Middleware started by the operation ("listPets", "createPet", "getPet"),
+// adds http.route, http.response.status_code and error.type, as above, and
+// sets the span's status to Error for a 5xx. A request that matches no
+// operation is named as the semantic conventions name server spans: the
+// method and the route ("DELETE /v1/pets", "GET /v1/openapi.json"), the
+// method alone for a path that matches no route ("GET"), with "HTTP" in
+// place of a method they do not know. Observe leaves any other span in ctx
+// alone.
+func (t *Telemetry) Observe(ctx context.Context, o petstore.Observation) {
+	sc, _ := ctx.Value(serverContextKey{}).(*serverContext)
+	m := methodOf(o.Method)
+	scheme := ""
+	if sc != nil {
+		scheme = sc.scheme
+	}
+	if t.duration.Enabled(ctx) {
+		t.duration.Record(ctx, o.Duration.Seconds(), t.durationOptions(o, m, scheme)...)
+	}
+	if o.Deprecated && o.Principal != "" && t.deprecated.Enabled(ctx) {
+		t.deprecated.Add(ctx, 1, t.deprecatedOptions(o)...)
+	}
+	if sc == nil || !sc.span.IsRecording() {
+		return
+	}
+	span := sc.span
+	name := string(o.Operation)
+	if o.Operation == petstore.OpNone {
+		name = m.name
+		if o.Route != "" {
+			name += " " + o.Route
+		}
+	}
+	span.SetName(name)
+	attrs := sc.endAttrs[:0]
+	if o.Route != "" {
+		attrs = append(attrs, semconv.HTTPRoute(o.Route))
+	}
+	if o.Status != 0 {
+		attrs = append(attrs, semconv.HTTPResponseStatusCode(o.Status))
+	}
+	errorType := errorTypeOf(o.Status, o.Code)
+	if errorType != "" {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(errorType))
+	}
+	span.SetAttributes(attrs...)
+	if o.Status >= 500 || o.Status == 0 {
+		span.SetStatus(codes.Error, errorType)
+	}
+}
+
+// errorTypeOf returns the error.type of a request answered with status and
+// code: the code, or the status for a 5xx without one, or "_OTHER" when no
+// status was sent (the handler aborted), or "" for a success.
+func errorTypeOf(status int, code httpapi.Code) string {
+	switch {
+	case code != "":
+		return string(code)
+	case status == 0:
+		return semconv.ErrorTypeOther.Value.AsString()
+	case status >= 500:
+		return strconv.Itoa(status)
+	}
+	return ""
+}
+
+// durationKey tells apart the attribute sets of the duration histogram.
+type durationKey struct {
+	route  string
+	code   httpapi.Code
+	status int
+	method uint8 // method.id
+	scheme string
+}
+
+// durationOptions returns the options that record a duration of o with its
+// attributes, made once for each set of attributes.
+func (t *Telemetry) durationOptions(o petstore.Observation, m method, scheme string) []metric.RecordOption {
+	k := durationKey{route: o.Route, code: o.Code, status: o.Status, method: m.id, scheme: scheme}
+	if opts, ok := t.durationSets.get(k); ok {
+		return opts
+	}
+	attrs := make([]attribute.KeyValue, 0, 5)
+	if o.Route != "" {
+		attrs = append(attrs, semconv.HTTPRoute(o.Route))
+	}
+	attrs = append(attrs, m.attr)
+	if o.Status != 0 {
+		attrs = append(attrs, semconv.HTTPResponseStatusCode(o.Status))
+	}
+	if scheme != "" {
+		attrs = append(attrs, semconv.URLScheme(scheme))
+	}
+	if e := errorTypeOf(o.Status, o.Code); e != "" {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(e))
+	}
+	opts := []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
+	t.durationSets.put(k, opts)
+	return opts
+}
+
+// deprecatedKey tells apart the attribute sets of the deprecated counter.
+type deprecatedKey struct {
+	principal string
+	op        petstore.Operation
+}
+
+// deprecatedOptions returns the options that count o on the deprecated
+// counter with its attributes, made once for each set of attributes.
+func (t *Telemetry) deprecatedOptions(o petstore.Observation) []metric.AddOption {
+	k := deprecatedKey{principal: o.Principal, op: o.Operation}
+	if opts, ok := t.deprecatedSets.get(k); ok {
+		return opts
+	}
+	opts := []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(
+		attribute.String(PrincipalKey, o.Principal), attribute.String(OperationKey, string(o.Operation))))}
+	t.deprecatedSets.put(k, opts)
+	return opts
+}
+
+// maxCached bounds the number of entries of an optionCache. The histogram
+// has a few dozen attribute sets, but principals are as many as the
+// Authenticator names.
+const maxCached = 1024
+
+// optionCache maps attribute sets to the measurement options that carry
+// them. Reading it takes no lock and allocates nothing; adding to it copies
+// it, which is cheap since it is small and each key is added once.
+type optionCache[K comparable, V any] struct {
+	mu sync.Mutex // held while adding
+	m  atomic.Pointer[map[K]V]
+}
+
+func (c *optionCache[K, V]) get(k K) (V, bool) {
+	if m := c.m.Load(); m != nil {
+		v, ok := (*m)[k]
+		return v, ok
+	}
+	var zero V
+	return zero, false
+}
+
+// put adds k and v, unless k is there already or the cache is full.
+func (c *optionCache[K, V]) put(k K, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var m map[K]V
+	if old := c.m.Load(); old != nil {
+		if _, ok := (*old)[k]; ok || len(*old) >= maxCached {
+			return
+		}
+		m = make(map[K]V, len(*old)+1)
+		for k, v := range *old {
+			m[k] = v
+		}
+	} else {
+		m = make(map[K]V, 1)
+	}
+	m[k] = v
+	c.m.Store(&m)
+}

@@ -1,0 +1,157 @@
+package otelpetstore
+
+import (
+	"errors"
+	"fmt"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/semconv/v1.43.0/httpconv"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// ScopeName is the instrumentation scope of the tracer and the meter that
+// New asks the providers for.
+const ScopeName = "github.com/petstore-go/petstore/otelpetstore"
+
+// The metrics that a Telemetry records, besides the semantic conventions'
+// http.server.request.duration.
+const (
+	// DeprecatedRequestsName is the name of the counter of requests for a
+	// deprecated operation by an authenticated caller, with the attributes
+	// PrincipalKey and OperationKey.
+	DeprecatedRequestsName = "petstore.deprecated.requests"
+
+	// PrincipalKey is the attribute that names the caller (see
+	// petstore.Principal) on the DeprecatedRequestsName counter.
+	PrincipalKey = "petstore.principal"
+
+	// OperationKey is the attribute that names the operation (such as
+	// getPet) on the DeprecatedRequestsName counter.
+	OperationKey = "petstore.operation"
+)
+
+// Telemetry records OpenTelemetry traces and metrics of a petstore handler:
+// Middleware starts a server span for each request, and Observe, passed to
+// petstore.WithObserver, names the span by operation and records the
+// metrics. A Telemetry is safe for concurrent use, and one may serve any
+// number of handlers. Make one with New: the zero Telemetry is not usable.
+type Telemetry struct {
+	tracer     trace.Tracer
+	propagator propagation.TextMapPropagator
+	duration   metric.Float64Histogram
+	deprecated metric.Int64Counter
+
+	durationSets   optionCache[durationKey, []metric.RecordOption]
+	deprecatedSets optionCache[deprecatedKey, []metric.AddOption]
+}
+
+// New returns a Telemetry that records on the configured providers. It
+// reports every configuration mistake as an error that names the option
+// that fixes it.
+func New(opts ...Option) (*Telemetry, error) {
+	c := config{}
+	var errs []error
+	for _, o := range opts {
+		if o == nil {
+			errs = append(errs, errors.New("an option is nil; leave it out to use the default"))
+			continue
+		}
+		if err := o.apply(&c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("otelpetstore.New: %w", errors.Join(errs...))
+	}
+	if c.meterProvider == nil {
+		c.meterProvider = otel.GetMeterProvider()
+	}
+	if c.tracerProvider == nil {
+		c.tracerProvider = otel.GetTracerProvider()
+	}
+	if c.propagator == nil {
+		c.propagator = otel.GetTextMapPropagator()
+	}
+
+	meter := c.meterProvider.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
+	duration, err := httpconv.NewServerRequestDuration(meter)
+	if err != nil {
+		return nil, fmt.Errorf("otelpetstore.New: the meter provider refused the %s histogram: %w; "+
+			"check the views of the provider given by WithMeterProvider", duration.Name(), err)
+	}
+	deprecated, err := meter.Int64Counter(DeprecatedRequestsName,
+		metric.WithDescription("Requests for a deprecated operation by an authenticated caller."),
+		metric.WithUnit("{request}"))
+	if err != nil {
+		return nil, fmt.Errorf("otelpetstore.New: the meter provider refused the %s counter: %w; "+
+			"check the views of the provider given by WithMeterProvider", DeprecatedRequestsName, err)
+	}
+	return &Telemetry{
+		tracer:     c.tracerProvider.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
+		propagator: c.propagator,
+		duration:   duration.Inst(),
+		deprecated: deprecated,
+	}, nil
+}
+
+// An Option configures New.
+type Option interface {
+	apply(*config) error
+}
+
+type optionFunc func(*config) error
+
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+type config struct {
+	meterProvider  metric.MeterProvider
+	tracerProvider trace.TracerProvider
+	propagator     propagation.TextMapPropagator
+}
+
+// WithMeterProvider sets the provider of the meter that records the
+// metrics. The default is the global one, otel.GetMeterProvider(), which
+// records nothing until the host sets one with otel.SetMeterProvider.
+func WithMeterProvider(p metric.MeterProvider) Option {
+	return optionFunc(func(c *config) error {
+		if p == nil {
+			return errors.New("WithMeterProvider: the provider is nil; " +
+				"pass one, or leave the option out to use otel.GetMeterProvider()")
+		}
+		c.meterProvider = p
+		return nil
+	})
+}
+
+// WithTracerProvider sets the provider of the tracer that starts the
+// spans. The default is the global one, otel.GetTracerProvider(), which
+// records nothing until the host sets one with otel.SetTracerProvider.
+func WithTracerProvider(p trace.TracerProvider) Option {
+	return optionFunc(func(c *config) error {
+		if p == nil {
+			return errors.New("WithTracerProvider: the provider is nil; " +
+				"pass one, or leave the option out to use otel.GetTracerProvider()")
+		}
+		c.tracerProvider = p
+		return nil
+	})
+}
+
+// WithPropagator sets the propagator that extracts the caller's trace
+// context (such as a traceparent header) from each request, so that its
+// span continues the caller's trace. The default is the global one,
+// otel.GetTextMapPropagator(), which extracts nothing until the host sets
+// one, such as propagation.TraceContext{}, with otel.SetTextMapPropagator.
+func WithPropagator(p propagation.TextMapPropagator) Option {
+	return optionFunc(func(c *config) error {
+		if p == nil {
+			return errors.New("WithPropagator: the propagator is nil; " +
+				"pass one, such as propagation.TraceContext{}, or leave the option out to use otel.GetTextMapPropagator()")
+		}
+		c.propagator = p
+		return nil
+	})
+}
