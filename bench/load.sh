@@ -8,20 +8,24 @@
 # second with its spread over the rounds.
 #
 # Usage: bench/load.sh        (from anywhere in the repository)
-#        TLS=1 bench/load.sh  (the petstore server over HTTPS)
+#        TLS=1 bench/load.sh  (adds the petstore server over HTTPS)
 #
 # Environment: ROUNDS (default 10), DURATION in seconds per run (3), THREADS
 # (2), CONNECTIONS (64), PETS (100000), PIN (1: servers on CPU 0, wrk on the
 # other CPUs, with taskset; 0: no pinning), NICE (unset: run at normal
 # priority; a niceness such as -10 runs servers and wrk ahead of other work on
 # a shared machine, which needs root), PORT (18080; the baseline uses
-# PORT+1), TLS (0: plain HTTP; 1: the petstore server serves HTTPS with a
-# P-256 certificate made for the run by crypto/tls's generate_cert.go from
-# the Go toolchain, and wrk speaks HTTP/1.1 over TLS to it, while the
-# baseline stays on plain HTTP, so that the ratio is the cost of the handler
-# and of TLS together; the targets are for plain HTTP). Installs wrk with
-# apt-get when it is missing. With the defaults the script takes about four
-# minutes.
+# PORT+1), TLS (0: plain HTTP only; 1: also a second petstore server, over
+# HTTPS on PORT+2, in the same rounds, and the ratio HTTPS/HTTP; see below).
+# Installs wrk with apt-get when it is missing. With the defaults the script
+# takes about four minutes, six with TLS=1.
+#
+# With TLS=1 the HTTPS server gets a P-256 certificate made for the run with
+# generate_cert.go from the Go toolchain (crypto/tls), is seeded like the
+# first (by a second baseline process, which is not measured), and wrk
+# speaks HTTP/1.1 over TLS 1.3 to it on connections that it keeps open, so
+# the figures are the cost of encrypting requests and responses, not of
+# handshakes. The three servers take turns in each round.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-10}
@@ -65,42 +69,60 @@ echo "building" >&2
 (cd "$root/cmd/petstore" && go build -o "$work/petstore" .)
 (cd "$root" && go build -o "$work/baseline" ./bench/baseline)
 
-scheme=http tls_args=() baseline_env=()
+servers=(petstore baseline)
+declare -A url=([petstore]=http://127.0.0.1:$PORT/v1 [baseline]=http://127.0.0.1:$((PORT + 1))/v1)
 if [ "$TLS" = 1 ]; then
-	scheme=https
+	servers=(petstore https baseline)
+	url[https]=https://127.0.0.1:$((PORT + 2))/v1
 	(cd "$work" && go run "$(go env GOROOT)/src/crypto/tls/generate_cert.go" --host 127.0.0.1 --ecdsa-curve P256 2>/dev/null)
-	tls_args=(-tls-cert "$work/cert.pem" -tls-key "$work/key.pem")
-	baseline_env=(SSL_CERT_FILE="$work/cert.pem") # so that it trusts the certificate when it seeds
 fi
 
-PETSTORE_API_KEYS=$KEY "${server_cpu[@]}" "$work/petstore" -addr "127.0.0.1:$PORT" "${tls_args[@]}" >"$work/petstore.log" 2>&1 &
-pids+=($!)
-env "${baseline_env[@]}" "${server_cpu[@]}" "$work/baseline" -addr "127.0.0.1:$((PORT + 1))" -target "$scheme://127.0.0.1:$PORT/v1" \
-	-key "$KEY" -seed "$PETS" >"$work/baseline.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 600); do
-	grep -q '^ready' "$work/baseline.log" && break
-	if ! kill -0 "${pids[1]}" 2>/dev/null; then
-		cat "$work/petstore.log" "$work/baseline.log" >&2
-		exit 1
-	fi
-	sleep 0.1
-done
-grep -q '^ready' "$work/baseline.log" || { cat "$work/baseline.log" >&2; exit 1; }
-cat "$work/baseline.log" >&2
+# start NAME ARGS...: starts a server process, logging to $work/NAME.log.
+start() {
+	local name=$1
+	shift
+	"${server_cpu[@]}" "$@" >"$work/$name.log" 2>&1 &
+	pids+=($!)
+}
+# ready NAME: waits for the baseline process NAME to have seeded its
+# petstore server and to serve.
+ready() {
+	local pid=${pids[-1]}
+	for _ in $(seq 600); do
+		grep -q '^ready' "$work/$1.log" && break
+		if ! kill -0 "$pid" 2>/dev/null; then
+			cat "$work"/*.log >&2
+			exit 1
+		fi
+		sleep 0.1
+	done
+	grep -q '^ready' "$work/$1.log" || { cat "$work/$1.log" >&2; exit 1; }
+	cat "$work/$1.log" >&2
+}
+
+PETSTORE_API_KEYS=$KEY start petstore "$work/petstore" -addr "127.0.0.1:$PORT"
+start baseline "$work/baseline" -addr "127.0.0.1:$((PORT + 1))" -target "${url[petstore]}" -key "$KEY" -seed "$PETS"
+ready baseline
+if [ "$TLS" = 1 ]; then
+	PETSTORE_API_KEYS=$KEY start https "$work/petstore" -addr "127.0.0.1:$((PORT + 2))" \
+		-tls-cert "$work/cert.pem" -tls-key "$work/key.pem"
+	# Seeds the HTTPS server, trusting its certificate through SSL_CERT_FILE.
+	SSL_CERT_FILE=$work/cert.pem start seed-https "$work/baseline" -addr "127.0.0.1:$((PORT + 3))" \
+		-target "${url[https]}" -key "$KEY" -seed "$PETS"
+	ready seed-https
+fi
 
 # run SERVER OP: one wrk run; prints requests per second.
 run() {
-	local url=$scheme://127.0.0.1:$PORT/v1 args=()
-	[ "$1" = baseline ] && url=http://127.0.0.1:$((PORT + 1))/v1
+	local u=${url[$1]} args=()
 	case $2 in
-	list) url+="/pets?limit=20" ;;
-	get) url+="/pets/12345" ;;
-	create) url+="/pets"; args=(-s "$root/bench/create.lua") ;;
+	list) u+="/pets?limit=20" ;;
+	get) u+="/pets/12345" ;;
+	create) u+="/pets"; args=(-s "$root/bench/create.lua") ;;
 	esac
 	local out
 	out=$("${load_cpu[@]}" wrk -t "$THREADS" -c "$CONNECTIONS" -d "${3:-$DURATION}s" \
-		-H "Authorization: Bearer $KEY" "${args[@]}" "$url")
+		-H "Authorization: Bearer $KEY" "${args[@]}" "$u")
 	if grep -q 'Non-2xx' <<<"$out"; then
 		echo "$1 $2: responses other than 2xx; the figures would not compare:" >&2
 		echo "$out" >&2
@@ -112,29 +134,41 @@ run() {
 	awk '/^Requests\/sec:/ { print $2 }' <<<"$out"
 }
 
+# load prints the load average, as uptime prints it.
+load() { uptime | sed 's/.*load average: //'; }
+
 ops=(list get create)
-declare -A ratios rps_p rps_b
+declare -A ratios tls_ratios rps
 echo "$(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3)"
 echo "wrk -t $THREADS -c $CONNECTIONS, $ROUNDS rounds of ${DURATION}s per server and request, pinned: $([ "$PIN" = 1 ] && echo yes || echo no), niceness: ${NICE:-0}"
-echo "petstore over $scheme, baseline over http; $(uptime | sed 's/.*\(load average\)/\1/')"
-# Warm both servers up (heap growth, first connections) before measuring.
+echo "servers: ${servers[*]}$([ "$TLS" = 1 ] && echo " (petstore: plain HTTP; https: the same server over HTTPS)"); load average at the start: $(load)"
+# Warm the servers up (heap growth, first connections) before measuring.
 for op in "${ops[@]}"; do
-	run petstore "$op" 1 >/dev/null
-	run baseline "$op" 1 >/dev/null
+	for s in "${servers[@]}"; do run "$s" "$op" 1 >/dev/null; done
 done
+n=${#servers[@]}
 for round in $(seq "$ROUNDS"); do
 	for op in "${ops[@]}"; do
-		# Alternate which server goes first, so neither always follows the other.
-		if ((round % 2)); then
-			p=$(run petstore "$op"); b=$(run baseline "$op")
-		else
-			b=$(run baseline "$op"); p=$(run petstore "$op")
-		fi
-		r=$(awk -v p="$p" -v b="$b" 'BEGIN { printf "%.3f", p / b }')
-		printf 'round %d %-6s petstore %9.0f req/s  baseline %9.0f req/s  ratio %s\n' "$round" "$op" "$p" "$b" "$r"
+		# Rotate which server goes first, so that none always follows another.
+		declare -A got=()
+		for i in $(seq 0 $((n - 1))); do
+			s=${servers[$(((round + i) % n))]}
+			got[$s]=$(run "$s" "$op")
+		done
+		line=$(printf 'round %d %-6s' "$round" "$op")
+		for s in "${servers[@]}"; do
+			line+=$(printf '  %s %9.0f req/s' "$s" "${got[$s]}")
+			rps[$s.$op]+="${got[$s]} "
+		done
+		r=$(awk -v p="${got[petstore]}" -v b="${got[baseline]}" 'BEGIN { printf "%.3f", p / b }')
 		ratios[$op]+="$r "
-		rps_p[$op]+="$p "
-		rps_b[$op]+="$b "
+		line+="  ratio $r"
+		if [ "$TLS" = 1 ]; then
+			r=$(awk -v t="${got[https]}" -v p="${got[petstore]}" 'BEGIN { printf "%.3f", t / p }')
+			tls_ratios[$op]+="$r "
+			line+="  https/http $r"
+		fi
+		echo "$line"
 	done
 done
 
@@ -149,17 +183,21 @@ spread() {
 echo
 echo "requests per second over $ROUNDS rounds:"
 for op in "${ops[@]}"; do
-	printf '%-6s petstore %s\n' "$op" "$(spread %6.0f ${rps_p[$op]})"
-	printf '%-6s baseline %s\n' "$op" "$(spread %6.0f ${rps_b[$op]})"
+	for s in "${servers[@]}"; do
+		printf '%-6s %-8s %s\n' "$op" "$s" "$(spread %6.0f ${rps[$s.$op]})"
+	done
 done
 echo
-echo "ratio of requests per second, petstore over $scheme / baseline over http, over $ROUNDS rounds:"
+echo "ratio of requests per second, petstore / baseline (both plain HTTP), over $ROUNDS rounds:"
 declare -A target=([list]=0.90 [get]=0.92 [create]=0.85)
 for op in "${ops[@]}"; do
-	if [ "$TLS" = 1 ]; then
-		printf '%-6s %s\n' "$op" "$(spread %.3f ${ratios[$op]})"
-	else
-		printf '%-6s %s  (target: median >= %s)\n' "$op" "$(spread %.3f ${ratios[$op]})" "${target[$op]}"
-	fi
+	printf '%-6s %s  (target: median >= %s)\n' "$op" "$(spread %.3f ${ratios[$op]})" "${target[$op]}"
 done
-echo "$(uptime | sed 's/.*\(load average\)/\1/') at the end"
+if [ "$TLS" = 1 ]; then
+	echo
+	echo "ratio of requests per second, petstore over HTTPS / petstore over HTTP, over $ROUNDS rounds:"
+	for op in "${ops[@]}"; do
+		printf '%-6s %s\n' "$op" "$(spread %.3f ${tls_ratios[$op]})"
+	done
+fi
+echo "load average at the end: $(load)"
