@@ -77,12 +77,14 @@ if [ "$TLS" = 1 ]; then
 	(cd "$work" && go run "$(go env GOROOT)/src/crypto/tls/generate_cert.go" --host 127.0.0.1 --ecdsa-curve P256 2>/dev/null)
 fi
 
+declare -A pid_of
 # start NAME ARGS...: starts a server process, logging to $work/NAME.log.
 start() {
 	local name=$1
 	shift
 	"${server_cpu[@]}" "$@" >"$work/$name.log" 2>&1 &
 	pids+=($!)
+	pid_of[$name]=$!
 }
 # ready NAME: waits for the baseline process NAME to have seeded its
 # petstore server and to serve.
@@ -112,7 +114,12 @@ if [ "$TLS" = 1 ]; then
 	ready seed-https
 fi
 
-# run SERVER OP: one wrk run; prints requests per second.
+# cpu_ticks PID: the CPU time that process PID has used, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+tick=$(getconf CLK_TCK)
+
+# run SERVER OP: one wrk run; prints requests per second, and the server's
+# CPU time per request in microseconds.
 run() {
 	local u=${url[$1]} args=()
 	case $2 in
@@ -120,9 +127,11 @@ run() {
 	get) u+="/pets/12345" ;;
 	create) u+="/pets"; args=(-s "$root/bench/create.lua") ;;
 	esac
-	local out
+	local out pid=${pid_of[$1]} t0 t1
+	t0=$(cpu_ticks "$pid")
 	out=$("${load_cpu[@]}" wrk -t "$THREADS" -c "$CONNECTIONS" -d "${3:-$DURATION}s" \
 		-H "Authorization: Bearer $KEY" "${args[@]}" "$u")
+	t1=$(cpu_ticks "$pid")
 	if grep -q 'Non-2xx' <<<"$out"; then
 		echo "$1 $2: responses other than 2xx; the figures would not compare:" >&2
 		echo "$out" >&2
@@ -131,14 +140,17 @@ run() {
 	if grep -q 'Socket errors' <<<"$out"; then
 		echo "$1 $2: $(grep 'Socket errors' <<<"$out")" >&2
 	fi
-	awk '/^Requests\/sec:/ { print $2 }' <<<"$out"
+	awk -v ticks=$((t1 - t0)) -v hz="$tick" '
+		/ requests in / { n = $1 }
+		/^Requests\/sec:/ { rps = $2 }
+		END { printf "%s %.2f\n", rps, ticks / hz * 1e6 / n }' <<<"$out"
 }
 
 # load prints the load average, as uptime prints it.
 load() { uptime | sed 's/.*load average: //'; }
 
 ops=(list get create)
-declare -A ratios tls_ratios rps
+declare -A ratios tls_ratios rps cpu tls_cpu
 echo "$(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3)"
 echo "wrk -t $THREADS -c $CONNECTIONS, $ROUNDS rounds of ${DURATION}s per server and request, pinned: $([ "$PIN" = 1 ] && echo yes || echo no), niceness: ${NICE:-0}"
 echo "servers: ${servers[*]}$([ "$TLS" = 1 ] && echo " (petstore: plain HTTP; https: the same server over HTTPS)"); load average at the start: $(load)"
@@ -150,15 +162,16 @@ n=${#servers[@]}
 for round in $(seq "$ROUNDS"); do
 	for op in "${ops[@]}"; do
 		# Rotate which server goes first, so that none always follows another.
-		declare -A got=()
+		declare -A got=() us=()
 		for i in $(seq 0 $((n - 1))); do
 			s=${servers[$(((round + i) % n))]}
-			got[$s]=$(run "$s" "$op")
+			read -r got[$s] us[$s] < <(run "$s" "$op")
 		done
 		line=$(printf 'round %d %-6s' "$round" "$op")
 		for s in "${servers[@]}"; do
-			line+=$(printf '  %s %9.0f req/s' "$s" "${got[$s]}")
+			line+=$(printf '  %s %6.0f req/s %5.1f us' "$s" "${got[$s]}" "${us[$s]}")
 			rps[$s.$op]+="${got[$s]} "
+			cpu[$s.$op]+="${us[$s]} "
 		done
 		r=$(awk -v p="${got[petstore]}" -v b="${got[baseline]}" 'BEGIN { printf "%.3f", p / b }')
 		ratios[$op]+="$r "
@@ -167,6 +180,9 @@ for round in $(seq "$ROUNDS"); do
 			r=$(awk -v t="${got[https]}" -v p="${got[petstore]}" 'BEGIN { printf "%.3f", t / p }')
 			tls_ratios[$op]+="$r "
 			line+="  https/http $r"
+			r=$(awk -v t="${us[https]}" -v p="${us[petstore]}" 'BEGIN { printf "%.3f", t / p }')
+			tls_cpu[$op]+="$r "
+			line+=" (CPU $r)"
 		fi
 		echo "$line"
 	done
@@ -188,6 +204,13 @@ for op in "${ops[@]}"; do
 	done
 done
 echo
+echo "server CPU time per request, microseconds, over $ROUNDS rounds:"
+for op in "${ops[@]}"; do
+	for s in "${servers[@]}"; do
+		printf '%-6s %-8s %s\n' "$op" "$s" "$(spread %5.1f ${cpu[$s.$op]})"
+	done
+done
+echo
 echo "ratio of requests per second, petstore / baseline (both plain HTTP), over $ROUNDS rounds:"
 declare -A target=([list]=0.90 [get]=0.92 [create]=0.85)
 for op in "${ops[@]}"; do
@@ -198,6 +221,11 @@ if [ "$TLS" = 1 ]; then
 	echo "ratio of requests per second, petstore over HTTPS / petstore over HTTP, over $ROUNDS rounds:"
 	for op in "${ops[@]}"; do
 		printf '%-6s %s\n' "$op" "$(spread %.3f ${tls_ratios[$op]})"
+	done
+	echo
+	echo "ratio of server CPU time per request, petstore over HTTPS / petstore over HTTP, over $ROUNDS rounds:"
+	for op in "${ops[@]}"; do
+		printf '%-6s %s\n' "$op" "$(spread %.3f ${tls_cpu[$op]})"
 	done
 fi
 echo "load average at the end: $(load)"
