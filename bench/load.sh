@@ -5,7 +5,8 @@
 # load: wrk on 127.0.0.1, the same threads and connections. It alternates the
 # two servers over several rounds, so that both see the same disturbances,
 # and prints for each request the ratio petstore/baseline of requests per
-# second with its spread over the rounds.
+# second with its spread over the rounds, and each server's CPU time per
+# request (from /proc), which other work on the machine disturbs far less.
 #
 # Usage: bench/load.sh        (from anywhere in the repository)
 #        TLS=1 bench/load.sh  (adds the petstore server over HTTPS)
@@ -18,7 +19,7 @@
 # PORT+1), TLS (0: plain HTTP only; 1: also a second petstore server, over
 # HTTPS on PORT+2, in the same rounds, and the ratio HTTPS/HTTP; see below).
 # Installs wrk with apt-get when it is missing. With the defaults the script
-# takes about four minutes, six with TLS=1.
+# takes about four minutes, five and a half with TLS=1.
 #
 # With TLS=1 the HTTPS server gets a P-256 certificate made for the run with
 # generate_cert.go from the Go toolchain (crypto/tls), is seeded like the
