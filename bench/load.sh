@@ -5,21 +5,32 @@
 # load: wrk on 127.0.0.1, the same threads and connections. It alternates the
 # two servers over several rounds, so that both see the same disturbances,
 # and prints for each request the ratio petstore/baseline of requests per
-# second with its spread over the rounds.
+# second with its spread over the rounds, and each server's CPU time per
+# request (from /proc), which other work on the machine disturbs far less.
 #
 # Usage: bench/load.sh        (from anywhere in the repository)
+#        TLS=1 bench/load.sh  (adds the petstore server over HTTPS)
 #
 # Environment: ROUNDS (default 10), DURATION in seconds per run (3), THREADS
 # (2), CONNECTIONS (64), PETS (100000), PIN (1: servers on CPU 0, wrk on the
 # other CPUs, with taskset; 0: no pinning), NICE (unset: run at normal
 # priority; a niceness such as -10 runs servers and wrk ahead of other work on
 # a shared machine, which needs root), PORT (18080; the baseline uses
-# PORT+1), AGAINST (unset; a git revision such as HEAD~1 or main: its
-# cmd/petstore runs as a third server on PORT+2, measured in the same rounds,
-# and the script prints the ratios petstore/against as well, the way to
-# measure a change before and after in one run). Installs wrk with apt-get
-# when it is missing. With the defaults the script takes about four minutes,
-# and half as long again with AGAINST.
+# PORT+1), TLS (0: plain HTTP only; 1: also a second petstore server, over
+# HTTPS on PORT+2, in the same rounds, and the ratio HTTPS/HTTP; see below).
+# AGAINST (unset; a git revision such as main or HEAD~3: its cmd/petstore
+# runs as another server, on PORT+4, seeded the same way, in the same rounds,
+# and the script prints the ratios petstore/against: a change measured before
+# and after in one run). Installs wrk with apt-get when it is missing. With
+# the defaults the script takes about four minutes, a minute and a half more
+# for each of TLS=1 and AGAINST.
+#
+# With TLS=1 the HTTPS server gets a P-256 certificate made for the run with
+# generate_cert.go from the Go toolchain (crypto/tls), is seeded like the
+# first (by a second baseline process, which is not measured), and wrk
+# speaks HTTP/1.1 over TLS 1.3 to it on connections that it keeps open, so
+# the figures are the cost of encrypting requests and responses, not of
+# handshakes. The three servers take turns in each round.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-10}
@@ -29,6 +40,7 @@ CONNECTIONS=${CONNECTIONS:-64}
 PETS=${PETS:-100000}
 PIN=${PIN:-1}
 PORT=${PORT:-18080}
+TLS=${TLS:-0}
 KEY=load-test-key-0123456789
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,7 +49,7 @@ pids=()
 cleanup() {
 	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
 	wait 2>/dev/null || true
-	[ -d "$work/against-src" ] && git -C "$root" worktree remove --force "$work/against-src" 2>/dev/null
+	if [ -d "$work/against-src" ]; then git -C "$root" worktree remove --force "$work/against-src" 2>/dev/null || true; fi
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -62,49 +74,80 @@ fi
 echo "building" >&2
 (cd "$root/cmd/petstore" && go build -o "$work/petstore" .)
 (cd "$root" && go build -o "$work/baseline" ./bench/baseline)
+
 servers=(petstore baseline)
+declare -A url=([petstore]=http://127.0.0.1:$PORT/v1 [baseline]=http://127.0.0.1:$((PORT + 1))/v1)
+if [ "$TLS" = 1 ]; then
+	servers=(petstore https baseline)
+	url[https]=https://127.0.0.1:$((PORT + 2))/v1
+	(cd "$work" && go run "$(go env GOROOT)/src/crypto/tls/generate_cert.go" --host 127.0.0.1 --ecdsa-curve P256 2>/dev/null)
+fi
 if [ -n "${AGAINST:-}" ]; then
+	servers+=(against)
+	url[against]=http://127.0.0.1:$((PORT + 4))/v1
 	git -C "$root" worktree add --quiet --detach "$work/against-src" "$AGAINST"
 	(cd "$work/against-src/cmd/petstore" && go build -o "$work/against" .)
-	servers+=(against)
 fi
 
-PETSTORE_API_KEYS=$KEY "${server_cpu[@]}" "$work/petstore" -addr "127.0.0.1:$PORT" >"$work/petstore.log" 2>&1 &
-pids+=($!)
-"${server_cpu[@]}" "$work/baseline" -addr "127.0.0.1:$((PORT + 1))" -target "http://127.0.0.1:$PORT/v1" \
-	-key "$KEY" -seed "$PETS" >"$work/baseline.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 600); do
-	grep -q '^ready' "$work/baseline.log" && break
-	if ! kill -0 "${pids[1]}" 2>/dev/null; then
-		cat "$work/petstore.log" "$work/baseline.log" >&2
-		exit 1
-	fi
-	sleep 0.1
-done
-grep -q '^ready' "$work/baseline.log" || { cat "$work/baseline.log" >&2; exit 1; }
-cat "$work/baseline.log" >&2
-if [ -n "${AGAINST:-}" ]; then
-	PETSTORE_API_KEYS=$KEY "${server_cpu[@]}" "$work/against" -addr "127.0.0.1:$((PORT + 2))" >"$work/against.log" 2>&1 &
+declare -A pid_of
+# start NAME ARGS...: starts a server process, logging to $work/NAME.log.
+start() {
+	local name=$1
+	shift
+	"${server_cpu[@]}" "$@" >"$work/$name.log" 2>&1 &
 	pids+=($!)
-	# Seed it as the baseline seeded petstore: the same pets, through the API.
-	"$work/baseline" -seed-only -target "http://127.0.0.1:$((PORT + 2))/v1" -key "$KEY" -seed "$PETS" >&2
+	pid_of[$name]=$!
+}
+# ready NAME: waits for the baseline process NAME to have seeded its
+# petstore server and to serve.
+ready() {
+	local pid=${pids[-1]}
+	for _ in $(seq 600); do
+		grep -q '^ready' "$work/$1.log" && break
+		if ! kill -0 "$pid" 2>/dev/null; then
+			cat "$work"/*.log >&2
+			exit 1
+		fi
+		sleep 0.1
+	done
+	grep -q '^ready' "$work/$1.log" || { cat "$work/$1.log" >&2; exit 1; }
+	cat "$work/$1.log" >&2
+}
+
+PETSTORE_API_KEYS=$KEY start petstore "$work/petstore" -addr "127.0.0.1:$PORT"
+start baseline "$work/baseline" -addr "127.0.0.1:$((PORT + 1))" -target "${url[petstore]}" -key "$KEY" -seed "$PETS"
+ready baseline
+if [ "$TLS" = 1 ]; then
+	PETSTORE_API_KEYS=$KEY start https "$work/petstore" -addr "127.0.0.1:$((PORT + 2))" \
+		-tls-cert "$work/cert.pem" -tls-key "$work/key.pem"
+	# Seeds the HTTPS server, trusting its certificate through SSL_CERT_FILE.
+	SSL_CERT_FILE=$work/cert.pem start seed-https "$work/baseline" -addr "127.0.0.1:$((PORT + 3))" \
+		-target "${url[https]}" -key "$KEY" -seed "$PETS"
+	ready seed-https
+fi
+if [ -n "${AGAINST:-}" ]; then
+	PETSTORE_API_KEYS=$KEY start against "$work/against" -addr "127.0.0.1:$((PORT + 4))"
+	"$work/baseline" -seed-only -target "${url[against]}" -key "$KEY" -seed "$PETS" >&2
 fi
 
-# run SERVER OP: one wrk run; prints requests per second.
+# cpu_ticks PID: the CPU time that process PID has used, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+tick=$(getconf CLK_TCK)
+
+# run SERVER OP: one wrk run; prints requests per second, and the server's
+# CPU time per request in microseconds.
 run() {
-	local port=$PORT
-	[ "$1" = baseline ] && port=$((PORT + 1))
-	[ "$1" = against ] && port=$((PORT + 2))
-	local url=http://127.0.0.1:$port/v1 args=()
+	local u=${url[$1]} args=()
 	case $2 in
-	list) url+="/pets?limit=20" ;;
-	get) url+="/pets/12345" ;;
-	create) url+="/pets"; args=(-s "$root/bench/create.lua") ;;
+	list) u+="/pets?limit=20" ;;
+	get) u+="/pets/12345" ;;
+	create) u+="/pets"; args=(-s "$root/bench/create.lua") ;;
 	esac
-	local out
+	local out pid=${pid_of[$1]} t0 t1
+	t0=$(cpu_ticks "$pid")
 	out=$("${load_cpu[@]}" wrk -t "$THREADS" -c "$CONNECTIONS" -d "${3:-$DURATION}s" \
-		-H "Authorization: Bearer $KEY" "${args[@]}" "$url")
+		-H "Authorization: Bearer $KEY" "${args[@]}" "$u")
+	t1=$(cpu_ticks "$pid")
 	if grep -q 'Non-2xx' <<<"$out"; then
 		echo "$1 $2: responses other than 2xx; the figures would not compare:" >&2
 		echo "$out" >&2
@@ -113,37 +156,56 @@ run() {
 	if grep -q 'Socket errors' <<<"$out"; then
 		echo "$1 $2: $(grep 'Socket errors' <<<"$out")" >&2
 	fi
-	awk '/^Requests\/sec:/ { print $2 }' <<<"$out"
+	awk -v ticks=$((t1 - t0)) -v hz="$tick" '
+		/ requests in / { n = $1 }
+		/^Requests\/sec:/ { rps = $2 }
+		END { printf "%s %.2f\n", rps, ticks / hz * 1e6 / n }' <<<"$out"
 }
 
+# load prints the load average, as uptime prints it.
+load() { uptime | sed 's/.*load average: //'; }
+
 ops=(list get create)
-declare -A ratios rps_p rps_b against_ratios rps_a
+declare -A ratios tls_ratios against_ratios rps cpu tls_cpu
 echo "$(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3)"
 echo "wrk -t $THREADS -c $CONNECTIONS, $ROUNDS rounds of ${DURATION}s per server and request, pinned: $([ "$PIN" = 1 ] && echo yes || echo no), niceness: ${NICE:-0}"
-# Warm both servers up (heap growth, first connections) before measuring.
+echo "servers: ${servers[*]}$([ "$TLS" = 1 ] && echo " (petstore: plain HTTP; https: the same server over HTTPS)"); load average at the start: $(load)"
+# Warm the servers up (heap growth, first connections) before measuring.
 for op in "${ops[@]}"; do
-	for server in "${servers[@]}"; do run "$server" "$op" 1 >/dev/null; done
+	for s in "${servers[@]}"; do run "$s" "$op" 1 >/dev/null; done
 done
+n=${#servers[@]}
 for round in $(seq "$ROUNDS"); do
 	for op in "${ops[@]}"; do
-		# Alternate which server goes first, so neither always follows the other.
-		if ((round % 2)); then
-			p=$(run petstore "$op"); b=$(run baseline "$op")
-		else
-			b=$(run baseline "$op"); p=$(run petstore "$op")
-		fi
-		r=$(awk -v p="$p" -v b="$b" 'BEGIN { printf "%.3f", p / b }')
-		printf 'round %d %-6s petstore %9.0f req/s  baseline %9.0f req/s  ratio %s\n' "$round" "$op" "$p" "$b" "$r"
-		if [ -n "${AGAINST:-}" ]; then
-			a=$(run against "$op")
-			ra=$(awk -v p="$p" -v a="$a" 'BEGIN { printf "%.3f", p / a }')
-			printf 'round %d %-6s against  %9.0f req/s  petstore/against %s\n' "$round" "$op" "$a" "$ra"
-			against_ratios[$op]+="$ra "
-			rps_a[$op]+="$a "
-		fi
+		# Rotate which server goes first, so that none always follows another.
+		declare -A got=() us=()
+		for i in $(seq 0 $((n - 1))); do
+			s=${servers[$(((round + i) % n))]}
+			read -r got[$s] us[$s] < <(run "$s" "$op")
+		done
+		line=$(printf 'round %d %-6s' "$round" "$op")
+		for s in "${servers[@]}"; do
+			line+=$(printf '  %s %6.0f req/s %5.1f us' "$s" "${got[$s]}" "${us[$s]}")
+			rps[$s.$op]+="${got[$s]} "
+			cpu[$s.$op]+="${us[$s]} "
+		done
+		r=$(awk -v p="${got[petstore]}" -v b="${got[baseline]}" 'BEGIN { printf "%.3f", p / b }')
 		ratios[$op]+="$r "
-		rps_p[$op]+="$p "
-		rps_b[$op]+="$b "
+		line+="  ratio $r"
+		if [ "$TLS" = 1 ]; then
+			r=$(awk -v t="${got[https]}" -v p="${got[petstore]}" 'BEGIN { printf "%.3f", t / p }')
+			tls_ratios[$op]+="$r "
+			line+="  https/http $r"
+			r=$(awk -v t="${us[https]}" -v p="${us[petstore]}" 'BEGIN { printf "%.3f", t / p }')
+			tls_cpu[$op]+="$r "
+			line+=" (CPU $r)"
+		fi
+		if [ -n "${AGAINST:-}" ]; then
+			r=$(awk -v p="${got[petstore]}" -v a="${got[against]}" 'BEGIN { printf "%.3f", p / a }')
+			against_ratios[$op]+="$r "
+			line+="  petstore/against $r"
+		fi
+		echo "$line"
 	done
 done
 
@@ -158,20 +220,40 @@ spread() {
 echo
 echo "requests per second over $ROUNDS rounds:"
 for op in "${ops[@]}"; do
-	printf '%-6s petstore %s\n' "$op" "$(spread %6.0f ${rps_p[$op]})"
-	printf '%-6s baseline %s\n' "$op" "$(spread %6.0f ${rps_b[$op]})"
+	for s in "${servers[@]}"; do
+		printf '%-6s %-8s %s\n' "$op" "$s" "$(spread %6.0f ${rps[$s.$op]})"
+	done
 done
 echo
-echo "ratio of requests per second, petstore / baseline, over $ROUNDS rounds:"
+echo "server CPU time per request, microseconds, over $ROUNDS rounds:"
+for op in "${ops[@]}"; do
+	for s in "${servers[@]}"; do
+		printf '%-6s %-8s %s\n' "$op" "$s" "$(spread %5.1f ${cpu[$s.$op]})"
+	done
+done
+echo
+echo "ratio of requests per second, petstore / baseline (both plain HTTP), over $ROUNDS rounds:"
 declare -A target=([list]=0.90 [get]=0.92 [create]=0.85)
 for op in "${ops[@]}"; do
 	printf '%-6s %s  (target: median >= %s)\n' "$op" "$(spread %.3f ${ratios[$op]})" "${target[$op]}"
 done
-if [ -n "${AGAINST:-}" ]; then
+if [ "$TLS" = 1 ]; then
 	echo
-	echo "ratio of requests per second, petstore / $AGAINST, over $ROUNDS rounds:"
+	echo "ratio of requests per second, petstore over HTTPS / petstore over HTTP, over $ROUNDS rounds:"
 	for op in "${ops[@]}"; do
-		printf '%-6s %s  (%s: median %s req/s)\n' "$op" "$(spread %.3f ${against_ratios[$op]})" "$AGAINST" \
-			"$(tr ' ' '\n' <<<"${rps_a[$op]}" | grep . | sort -g | awk '{ v[NR] = $1 } END { printf "%.0f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')"
+		printf '%-6s %s\n' "$op" "$(spread %.3f ${tls_ratios[$op]})"
+	done
+	echo
+	echo "ratio of server CPU time per request, petstore over HTTPS / petstore over HTTP, over $ROUNDS rounds:"
+	for op in "${ops[@]}"; do
+		printf '%-6s %s\n' "$op" "$(spread %.3f ${tls_cpu[$op]})"
 	done
 fi
+if [ -n "${AGAINST:-}" ]; then
+	echo
+	echo "ratio of requests per second, petstore / $AGAINST (both plain HTTP), over $ROUNDS rounds:"
+	for op in "${ops[@]}"; do
+		printf '%-6s %s\n' "$op" "$(spread %.3f ${against_ratios[$op]})"
+	done
+fi
+echo "load average at the end: $(load)"

@@ -3,6 +3,8 @@
 // Usage:
 //
 //	petstore [-addr localhost:8080] [-base-path /v1] [-postgres URL]
+//	         [-tls-cert FILE -tls-key FILE] [-tls-min-version 1.2]
+//	         [-tls-reload-interval 10s]
 //
 // API keys come from PETSTORE_API_KEYS, separated by commas. When it is
 // empty, petstore makes a random key and prints it once on start, so that
@@ -16,6 +18,19 @@
 // catalogue. The flag wins over the variable; prefer the variable, as a
 // flag's value, password included, is visible to other users of the host.
 //
+// With -tls-cert and -tls-key (or PETSTORE_TLS_CERT and PETSTORE_TLS_KEY;
+// the flags win), naming the PEM files of a certificate chain and its
+// private key, petstore serves HTTPS, with HTTP/2 for clients that offer
+// it, and TLS 1.2 or, with -tls-min-version 1.3, TLS 1.3 at the least. It
+// refuses to start on a pair that is missing, unreadable, mismatched,
+// expired or not yet valid, saying which file is at fault. The pair is
+// read again when either file changes (checked every -tls-reload-interval,
+// 10s by default; 0 turns the check off) and on SIGHUP: new connections
+// get the new certificate, connections already open keep theirs, and a new
+// pair that would be refused is logged while the previous one goes on
+// serving. Without TLS, petstore serves plain HTTP and says on start that
+// API keys then travel unencrypted unless a proxy in front terminates TLS.
+//
 // The server logs with log/slog to standard error, prints the URL it
 // listens on, cuts off slow or oversized requests with its timeouts and
 // header limit, and on SIGINT or SIGTERM stops accepting connections and
@@ -25,6 +40,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"flag"
@@ -62,7 +78,18 @@ type config struct {
 	postgresURL       string
 	readHeaderTimeout time.Duration
 	shutdownTimeout   time.Duration
+
+	tlsCert, tlsKey   string // both set, or neither
+	tlsMinVersion     uint16 // tls.VersionTLS12 or tls.VersionTLS13
+	tlsReloadInterval time.Duration
 }
+
+// The environment variables that, like -tls-cert and -tls-key, name the
+// files of the key pair.
+const (
+	tlsCertVar = "PETSTORE_TLS_CERT"
+	tlsKeyVar  = "PETSTORE_TLS_KEY"
+)
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	var c config
@@ -73,6 +100,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.readHeaderTimeout, "read-header-timeout", 5*time.Second, "how long a client may take to send the request headers")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long requests in flight may take to finish on shutdown")
 	fs.StringVar(&c.postgresURL, "postgres", "", "PostgreSQL `URL` to keep pets in, instead of memory (default $"+postgresURLVar+")")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM `file` of the certificate chain to serve HTTPS with, leaf first; needs -tls-key (default $"+tlsCertVar+")")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM `file` of the private key of -tls-cert (default $"+tlsKeyVar+")")
+	minVersion := fs.String("tls-min-version", "1.2", "lowest TLS `version` to accept: 1.2 or 1.3")
+	fs.DurationVar(&c.tlsReloadInterval, "tls-reload-interval", 10*time.Second, "how often to check the TLS files for a new key pair; 0 checks only on SIGHUP")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -81,6 +112,29 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.postgresURL == "" {
 		c.postgresURL = getenv(postgresURLVar)
+	}
+	if c.tlsCert == "" {
+		c.tlsCert = getenv(tlsCertVar)
+	}
+	if c.tlsKey == "" {
+		c.tlsKey = getenv(tlsKeyVar)
+	}
+	switch {
+	case c.tlsCert != "" && c.tlsKey == "":
+		return c, fmt.Errorf("a TLS certificate is given (%s) but no key: set -tls-key or %s too", c.tlsCert, tlsKeyVar)
+	case c.tlsKey != "" && c.tlsCert == "":
+		return c, fmt.Errorf("a TLS key is given (%s) but no certificate: set -tls-cert or %s too", c.tlsKey, tlsCertVar)
+	}
+	switch *minVersion {
+	case "1.2":
+		c.tlsMinVersion = tls.VersionTLS12
+	case "1.3":
+		c.tlsMinVersion = tls.VersionTLS13
+	default:
+		return c, fmt.Errorf("-tls-min-version %q: want 1.2 or 1.3", *minVersion)
+	}
+	if c.tlsReloadInterval < 0 {
+		return c, fmt.Errorf("-tls-reload-interval %v: want 0 or more", c.tlsReloadInterval)
 	}
 	for _, k := range strings.Split(getenv("PETSTORE_API_KEYS"), ",") {
 		if k = strings.TrimSpace(k); k != "" {
@@ -97,6 +151,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
+
+	// The key pair is checked first, so that a bad one stops the server
+	// before it prints a key or touches a database.
+	var certs *certSource
+	if c.tlsCert != "" {
+		if certs, err = newCertSource(c.tlsCert, c.tlsKey, logger); err != nil {
+			return err
+		}
+	}
 
 	if len(c.keys) == 0 {
 		key, err := randomKey()
@@ -136,12 +199,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxHeaderBytes:    16 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	url := "http://" + ln.Addr().String() + c.basePath
+	scheme := "http"
+	serve := srv.Serve
+	if certs != nil {
+		scheme = "https"
+		srv.TLSConfig = &tls.Config{MinVersion: c.tlsMinVersion, GetCertificate: certs.certificate}
+		serve = func(ln net.Listener) error { return srv.ServeTLS(ln, "", "") }
+		stopWatching := watchCerts(certs, c.tlsReloadInterval)
+		defer stopWatching()
+		logger.Info("petstore: serving HTTPS and HTTP/2",
+			"cert", c.tlsCert, "key", c.tlsKey, "serving", describeCert(certs.current.Load().Leaf),
+			"min_version", tls.VersionName(c.tlsMinVersion), "reload_interval", c.tlsReloadInterval)
+	} else {
+		logger.Warn("petstore: serving plain HTTP: API keys travel unencrypted unless a proxy in front terminates TLS; " +
+			"-tls-cert and -tls-key serve HTTPS")
+	}
+	url := scheme + "://" + ln.Addr().String() + c.basePath
 	logger.Info("petstore: listening", "url", url)
 	fmt.Fprintf(stdout, "serving %s/pets\n", url)
 
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- serve(ln) }()
 	select {
 	case err := <-served:
 		return err
@@ -155,6 +233,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger.Info("petstore: stopped")
 	return nil
+}
+
+// watchCerts reloads certs on SIGHUP and, when interval is positive, every
+// interval when its files change, until the returned function is called.
+func watchCerts(certs *certSource, interval time.Duration) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		certs.watch(ctx, interval, hup)
+	}()
+	return func() {
+		signal.Stop(hup)
+		cancel()
+		<-done
+	}
 }
 
 // openStore opens the store that the configuration selects: pgstore when a

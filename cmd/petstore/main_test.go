@@ -1,13 +1,16 @@
 package main
 
 import (
+	"crypto/tls"
 	"io"
 	"net/http"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore/petstoretest"
 )
 
@@ -22,6 +25,13 @@ func TestServerConformance(t *testing.T) {
 	petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: p.baseURL, APIKey: key})
 	if log := p.stderr.String(); !strings.Contains(log, "storing pets in memory") {
 		t.Errorf("the log does not say that pets are kept in memory:\n%s", log)
+	}
+	warnings := regexp.MustCompile(`(?m)^.*level=WARN.*serving plain HTTP: API keys travel unencrypted unless a proxy in front terminates TLS.*$`).FindAllString(p.stderr.String(), -1)
+	if len(warnings) != 1 {
+		t.Errorf("serving plain HTTP, the log has %d warnings that API keys travel unencrypted, want 1:\n%s", len(warnings), p.stderr)
+	}
+	if !strings.HasPrefix(p.baseURL, "http://") {
+		t.Errorf("serving plain HTTP, the server prints %s; want an http:// URL", p.baseURL)
 	}
 }
 
@@ -94,6 +104,57 @@ func TestParseConfig(t *testing.T) {
 			if c.addr != tt.wantAddr || c.basePath != tt.wantBase || !slices.Equal(c.keys, tt.wantKeys) {
 				t.Errorf("parseConfig(%q) = addr %q, base %q, keys %q; want %q, %q, %q",
 					tt.args, c.addr, c.basePath, c.keys, tt.wantAddr, tt.wantBase, tt.wantKeys)
+			}
+		})
+	}
+}
+
+func TestParseConfigTLS(t *testing.T) {
+	type tlsConfig struct {
+		Cert, Key      string
+		MinVersion     string
+		ReloadInterval time.Duration
+	}
+	defaults := tlsConfig{MinVersion: "TLS 1.2", ReloadInterval: 10 * time.Second}
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    tlsConfig
+		wantErr string
+	}{
+		{name: "defaults: no TLS", want: defaults},
+		{name: "flags", args: []string{"-tls-cert", "c.pem", "-tls-key", "k.pem"},
+			want: tlsConfig{Cert: "c.pem", Key: "k.pem", MinVersion: "TLS 1.2", ReloadInterval: 10 * time.Second}},
+		{name: "environment", env: map[string]string{"PETSTORE_TLS_CERT": "c.pem", "PETSTORE_TLS_KEY": "k.pem"},
+			want: tlsConfig{Cert: "c.pem", Key: "k.pem", MinVersion: "TLS 1.2", ReloadInterval: 10 * time.Second}},
+		{name: "flags win", args: []string{"-tls-cert", "flag.pem"}, env: map[string]string{"PETSTORE_TLS_CERT": "c.pem", "PETSTORE_TLS_KEY": "k.pem"},
+			want: tlsConfig{Cert: "flag.pem", Key: "k.pem", MinVersion: "TLS 1.2", ReloadInterval: 10 * time.Second}},
+		{name: "TLS 1.3, checks off", args: []string{"-tls-cert", "c.pem", "-tls-key", "k.pem", "-tls-min-version", "1.3", "-tls-reload-interval", "0"},
+			want: tlsConfig{Cert: "c.pem", Key: "k.pem", MinVersion: "TLS 1.3"}},
+		{name: "key without certificate", env: map[string]string{"PETSTORE_TLS_KEY": "k.pem"},
+			wantErr: "a TLS key is given (k.pem) but no certificate: set -tls-cert or PETSTORE_TLS_CERT too"},
+		{name: "certificate without key", args: []string{"-tls-cert", "c.pem"},
+			wantErr: "a TLS certificate is given (c.pem) but no key: set -tls-key or PETSTORE_TLS_KEY too"},
+		{name: "TLS 1.0", args: []string{"-tls-min-version", "1.0"}, wantErr: `-tls-min-version "1.0": want 1.2 or 1.3`},
+		{name: "negative interval", args: []string{"-tls-reload-interval", "-1s"}, wantErr: "-tls-reload-interval -1s: want 0 or more"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			var gotErr string
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if gotErr != tt.wantErr {
+				t.Fatalf("parseConfig(%q) error = %q, want %q", tt.args, gotErr, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			got := tlsConfig{Cert: c.tlsCert, Key: c.tlsKey, MinVersion: tls.VersionName(c.tlsMinVersion), ReloadInterval: c.tlsReloadInterval}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("parseConfig(%q) (-want +got):\n%s", tt.args, diff)
 			}
 		})
 	}

@@ -39,7 +39,7 @@ func buildServer(t *testing.T) string {
 type serverProcess struct {
 	cmd     *exec.Cmd
 	addr    string // host:port it listens on
-	baseURL string // such as http://127.0.0.1:41234/v1
+	baseURL string // such as http://127.0.0.1:41234/v1, or https://
 	path    string // the collection's path, such as /v1/pets
 	stdout  *syncBuffer
 	stderr  *syncBuffer
@@ -49,7 +49,7 @@ type serverProcess struct {
 }
 
 // servingLine matches the line on which the server says where it serves.
-var servingLine = regexp.MustCompile(`(?m)^serving (http://([^/\s]+)(/\S*)?)/pets$`)
+var servingLine = regexp.MustCompile(`(?m)^serving (https?://([^/\s]+)(/\S*)?)/pets$`)
 
 // startServer starts bin listening on a free port of 127.0.0.1, with args,
 // the API key key and the variables in env, and waits until it prints its

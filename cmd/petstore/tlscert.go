@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"crypto"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// readKeyPair reads the two files of a key pair.
+func readKeyPair(certFile, keyFile string) (certPEM, keyPEM []byte, err error) {
+	certPEM, err = readPEMFile("certificate", certFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyPEM, err = readPEMFile("key", keyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	return certPEM, keyPEM, nil
+}
+
+func readPEMFile(what, name string) ([]byte, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the file is named below, once
+		}
+		return nil, fmt.Errorf("TLS %s file %s cannot be read: %w", what, name, err)
+	}
+	return b, nil
+}
+
+// parseKeyPair returns the key pair in certPEM, the contents of certFile,
+// and keyPEM, the contents of keyFile. It refuses, with an error that names
+// the file at fault, a certificate file without a certificate, a key file
+// without a private key, a key that does not belong to the certificate, and
+// a certificate that is not valid at now (expired or not yet valid).
+func parseKeyPair(certFile, keyFile string, certPEM, keyPEM []byte, now time.Time) (*tls.Certificate, error) {
+	certBlock := firstPEMBlock(certPEM, "CERTIFICATE")
+	if certBlock == nil {
+		if firstPEMBlock(certPEM, "PRIVATE KEY") != nil {
+			return nil, fmt.Errorf("TLS certificate file %s holds a private key, not a certificate; are the certificate and key files swapped?", certFile)
+		}
+		return nil, fmt.Errorf("TLS certificate file %s holds no PEM block of type CERTIFICATE", certFile)
+	}
+	if _, err := x509.ParseCertificate(certBlock.Bytes); err != nil {
+		return nil, fmt.Errorf("TLS certificate file %s: the certificate cannot be parsed: %w", certFile, err)
+	}
+	keyBlock := firstPEMBlock(keyPEM, "PRIVATE KEY")
+	if keyBlock == nil {
+		if firstPEMBlock(keyPEM, "CERTIFICATE") != nil {
+			return nil, fmt.Errorf("TLS key file %s holds a certificate, not a private key; are the certificate and key files swapped?", keyFile)
+		}
+		return nil, fmt.Errorf("TLS key file %s holds no PEM block of a private key", keyFile)
+	}
+	if _, err := parsePrivateKey(keyBlock.Bytes); err != nil {
+		return nil, fmt.Errorf("TLS key file %s: the private key cannot be parsed: %w", keyFile, err)
+	}
+	// Both parse, so what crypto/tls can refuse is a key that is not the
+	// certificate's, or a certificate after the first that is not valid.
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("TLS key file %s does not match the certificate in %s: %w", keyFile, certFile, err)
+	}
+	leaf := pair.Leaf
+	switch {
+	case now.After(leaf.NotAfter):
+		return nil, fmt.Errorf("TLS certificate file %s: the certificate expired at %s", certFile, leaf.NotAfter.UTC().Format(time.RFC3339))
+	case now.Before(leaf.NotBefore):
+		return nil, fmt.Errorf("TLS certificate file %s: the certificate is not valid until %s", certFile, leaf.NotBefore.UTC().Format(time.RFC3339))
+	}
+	return &pair, nil
+}
+
+// parsePrivateKey parses a private key in the encodings that crypto/tls
+// accepts: PKCS #1, PKCS #8 and SEC 1.
+func parsePrivateKey(der []byte) (crypto.PrivateKey, error) {
+	if key, err := x509.ParsePKCS1PrivateKey(der); err == nil {
+		return key, nil
+	}
+	if key, err := x509.ParsePKCS8PrivateKey(der); err == nil {
+		return key, nil
+	}
+	if key, err := x509.ParseECPrivateKey(der); err == nil {
+		return key, nil
+	}
+	return nil, errors.New("it is neither PKCS #1, PKCS #8 nor SEC 1")
+}
+
+// firstPEMBlock returns the first PEM block in data whose type ends with
+// typ, or nil.
+func firstPEMBlock(data []byte, typ string) *pem.Block {
+	for {
+		var b *pem.Block
+		b, data = pem.Decode(data)
+		if b == nil || strings.HasSuffix(b.Type, typ) {
+			return b
+		}
+	}
+}
+
+// A certSource holds the key pair that the server presents to new
+// connections, and replaces it when its files change or when asked to. A
+// new pair that parseKeyPair refuses is logged and leaves the current one
+// serving. Its methods are safe for concurrent use.
+type certSource struct {
+	certFile, keyFile string
+	logger            *slog.Logger
+
+	current atomic.Pointer[tls.Certificate]
+
+	mu    sync.Mutex // held by reload
+	tried [sha256.Size]byte
+}
+
+// newCertSource loads the key pair in certFile and keyFile. It refuses, with
+// an error that names the file at fault, a file that cannot be read and a
+// pair that parseKeyPair refuses.
+func newCertSource(certFile, keyFile string, logger *slog.Logger) (*certSource, error) {
+	s := &certSource{certFile: certFile, keyFile: keyFile, logger: logger}
+	certPEM, keyPEM, err := readKeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	pair, err := parseKeyPair(certFile, keyFile, certPEM, keyPEM, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	s.tried = filesDigest(certPEM, keyPEM, nil)
+	s.current.Store(pair)
+	return s, nil
+}
+
+// certificate returns the key pair to present; it is the GetCertificate of
+// the server's tls.Config.
+func (s *certSource) certificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	return s.current.Load(), nil
+}
+
+// reload reads the files again and, when force is set or they differ from
+// what it last tried, loads them: a pair that loads replaces the current
+// one for new connections, a refused one is logged and the current one
+// stays. Files that have not changed since a try are not tried or logged
+// again, so that a bad pair is reported once rather than at every check.
+// It reports whether the pair was replaced, and why not when it was tried
+// and refused.
+func (s *certSource) reload(force bool) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	certPEM, keyPEM, err := readKeyPair(s.certFile, s.keyFile)
+	digest := filesDigest(certPEM, keyPEM, err)
+	if !force && digest == s.tried {
+		return false, nil
+	}
+	s.tried = digest
+	var pair *tls.Certificate
+	if err == nil {
+		pair, err = parseKeyPair(s.certFile, s.keyFile, certPEM, keyPEM, time.Now())
+	}
+	if err != nil {
+		s.logger.Error("petstore: the new TLS key pair is refused; new connections still get the previous certificate",
+			"err", err, "serving", describeCert(s.current.Load().Leaf))
+		return false, err
+	}
+	s.current.Store(pair)
+	s.logger.Info("petstore: TLS key pair reloaded; new connections get its certificate",
+		"cert", s.certFile, "key", s.keyFile, "serving", describeCert(pair.Leaf))
+	return true, nil
+}
+
+// filesDigest sums what reading the two files gave, an error included, so
+// that a change of either is seen.
+func filesDigest(certPEM, keyPEM []byte, err error) [sha256.Size]byte {
+	h := sha256.New()
+	if err != nil {
+		fmt.Fprintf(h, "error\x00%v", err)
+	} else {
+		fmt.Fprintf(h, "%d\x00", len(certPEM))
+		h.Write(certPEM)
+		h.Write(keyPEM)
+	}
+	var d [sha256.Size]byte
+	h.Sum(d[:0])
+	return d
+}
+
+// watch reloads the key pair until ctx is done: on each value from hup
+// (SIGHUP), and every interval when the files have changed. An interval of
+// 0 checks only on hup.
+func (s *certSource) watch(ctx context.Context, interval time.Duration, hup <-chan os.Signal) {
+	var tick <-chan time.Time
+	if interval > 0 {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			s.reload(true) // it logs what it refuses
+		case <-tick:
+			s.reload(false)
+		}
+	}
+}
+
+// describeCert says which certificate a log line is about.
+func describeCert(c *x509.Certificate) string {
+	names := append([]string(nil), c.DNSNames...)
+	for _, ip := range c.IPAddresses {
+		names = append(names, ip.String())
+	}
+	if len(names) == 0 && c.Subject.CommonName != "" {
+		names = append(names, c.Subject.CommonName)
+	}
+	return fmt.Sprintf("serial %s for %s, valid until %s",
+		c.SerialNumber.Text(16), strings.Join(names, ","), c.NotAfter.UTC().Format(time.RFC3339))
+}
