@@ -65,7 +65,7 @@ func benchHandler(b *testing.B, tel string) http.Handler {
 	b.Helper()
 	store := memstore.New()
 	for i := range 100 {
-		if _, err := store.Add(context.Background(), petstore.NewPet{Name: "pet" + strconv.Itoa(i), CategoryID: 1}); err != nil {
+		if _, _, err := store.Add(context.Background(), petstore.NewPet{Name: "pet" + strconv.Itoa(i), CategoryID: 1}, petstore.AddOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -337,8 +337,8 @@ type failingStore struct{}
 
 var errDown = errors.New("the disk is gone")
 
-func (failingStore) Add(context.Context, petstore.NewPet) (petstore.Pet, error) {
-	return petstore.Pet{}, errDown
+func (failingStore) Add(context.Context, petstore.NewPet, petstore.AddOptions) (petstore.Pet, bool, error) {
+	return petstore.Pet{}, false, errDown
 }
 func (failingStore) Get(context.Context, int64) (petstore.Pet, error) { return petstore.Pet{}, errDown }
 func (failingStore) List(context.Context, petstore.ListOptions) ([]petstore.Pet, error) {
@@ -551,7 +551,7 @@ func TestObserveAllocs(t *testing.T) {
 // handler does with panic(http.ErrAbortHandler).
 type abortingStore struct{}
 
-func (abortingStore) Add(context.Context, petstore.NewPet) (petstore.Pet, error) {
+func (abortingStore) Add(context.Context, petstore.NewPet, petstore.AddOptions) (petstore.Pet, bool, error) {
 	panic(http.ErrAbortHandler)
 }
 func (abortingStore) Get(context.Context, int64) (petstore.Pet, error) { panic(http.ErrAbortHandler) }
