@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// readmeStep is one command of the README's curl session and the answer
+// that the README shows for it.
+type readmeStep struct {
+	command string   // the command line, continuation lines joined
+	status  string   // such as "HTTP/1.1 201 Created"
+	headers []string // "Name: value", in the order shown
+	more    bool     // "..." follows the headers: others may be there
+	body    string   // the body shown, or ""
+}
+
+// readmeSession returns the commands of the README's section "A session
+// with curl" and what it shows of their answers, and the lines that the
+// server prints.
+func readmeSession(t *testing.T) (printed []string, steps []readmeStep) {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## A session with curl\n")
+	if !ok {
+		t.Fatal("README.md has no section \"A session with curl\"")
+	}
+	_, block, _ := strings.Cut(section, "```\n")
+	block, _, _ = strings.Cut(block, "```\n")
+	var cur *readmeStep
+	inServer := false
+	sc := bufio.NewScanner(strings.NewReader(block))
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "$ "):
+			command := strings.TrimPrefix(line, "$ ")
+			for strings.HasSuffix(command, `\`) && sc.Scan() {
+				command = strings.TrimSuffix(command, `\`) + strings.TrimSpace(sc.Text())
+			}
+			inServer = command == "go run ./cmd/petstore"
+			cur = nil
+			if strings.HasPrefix(command, "curl ") {
+				steps = append(steps, readmeStep{command: command})
+				cur = &steps[len(steps)-1]
+			}
+		case line == "":
+		case inServer:
+			printed = append(printed, line)
+		case cur == nil:
+			t.Fatalf("README session: output %q follows no curl command", line)
+		case cur.status == "":
+			cur.status = line
+		case line == "...":
+			cur.more = true
+		case cur.body == "" && !cur.more && strings.Contains(line, ": ") && !strings.HasPrefix(line, "{") && !strings.HasPrefix(line, "["):
+			cur.headers = append(cur.headers, line)
+		default:
+			cur.body = line
+		}
+	}
+	return printed, steps
+}
+
+// curlRequest builds the request of a README curl command, with $KEY set
+// to key and localhost:8080 replaced by addr. It knows the options that
+// the session uses: -i, -H and -d.
+func curlRequest(t *testing.T, command, key, addr string) *http.Request {
+	t.Helper()
+	var words []string
+	for rest := strings.TrimPrefix(command, "curl "); rest != ""; {
+		rest = strings.TrimLeft(rest, " ")
+		var w string
+		switch rest[0] {
+		case '\'', '"':
+			end := strings.IndexByte(rest[1:], rest[0])
+			if end < 0 {
+				t.Fatalf("unbalanced quote in %q", command)
+			}
+			w, rest = rest[1:end+1], rest[end+2:]
+		default:
+			end := strings.IndexByte(rest, ' ')
+			if end < 0 {
+				end = len(rest)
+			}
+			w, rest = rest[:end], rest[end:]
+		}
+		words = append(words, strings.ReplaceAll(w, "$KEY", key))
+	}
+	method, header, body, target := http.MethodGet, http.Header{}, "", ""
+	for i := 0; i < len(words); i++ {
+		switch words[i] {
+		case "-i":
+		case "-H":
+			i++
+			name, value, _ := strings.Cut(words[i], ": ")
+			header.Add(name, value)
+		case "-d":
+			i++
+			method, body = http.MethodPost, words[i]
+		default:
+			target = "http://" + strings.Replace(words[i], "localhost:8080", addr, 1)
+		}
+	}
+	r, err := http.NewRequest(method, target, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Header = header
+	return r
+}
+
+// TestREADMESession runs the README's curl session against the real server,
+// started as the README starts it, and compares every status, header and
+// body that the README shows; where it shows no "...", the headers are all
+// there are, but Date and Content-Length.
+func TestREADMESession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	printed, steps := readmeSession(t)
+	if len(steps) < 5 {
+		t.Fatalf("found %d curl commands in the README's session; the parser is off", len(steps))
+	}
+	p := startServer(t, buildServer(t), "", nil)
+	m := regexp.MustCompile(`this run accepts the API key (\S+)\n`).FindStringSubmatch(p.stdout.String())
+	if m == nil {
+		t.Fatalf("the server printed no key:\n%s", p.stdout)
+	}
+	key := m[1]
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(p.stdout.String()), "\n") {
+		got = append(got, strings.NewReplacer(key, "3hW2...Xk", p.addr, "127.0.0.1:8080").Replace(line))
+	}
+	if diff := cmp.Diff(printed, got); diff != "" {
+		t.Errorf("what the server prints, against the README (-README +server):\n%s", diff)
+	}
+	for _, step := range steps {
+		resp, err := http.DefaultClient.Do(curlRequest(t, step.command, key, p.addr))
+		if err != nil {
+			t.Fatalf("%s: %v", step.command, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		answer := readmeStep{command: step.command, status: resp.Proto + " " + resp.Status, more: step.more}
+		for name, values := range resp.Header {
+			if name == "Date" || name == "Content-Length" {
+				continue
+			}
+			for _, v := range values {
+				line := name + ": " + v
+				if !step.more || slices.Contains(step.headers, line) {
+					answer.headers = append(answer.headers, line)
+				}
+			}
+		}
+		slices.Sort(answer.headers)
+		want := step
+		want.headers = slices.Sorted(slices.Values(step.headers))
+		if step.body != "" {
+			answer.body = string(body)
+		}
+		if diff := cmp.Diff(want, answer, cmp.AllowUnexported(readmeStep{})); diff != "" {
+			t.Errorf("the README against the server (-README +server):\n%s", diff)
+		}
+	}
+}
