@@ -16,7 +16,7 @@
 //
 // TestServer checks a running server of the API from the outside, through
 // HTTP only: the handler that petstore.New returns, mounted anywhere, or a
-// deployed service. It checks every response and header that the interface
+// deployed service. It checks every response and header that the API specification
 // and the package's wire decisions define and that a client can provoke:
 // authentication and validation failures, creating and getting pets, the
 // Location, Link, Deprecation and Sunset headers, pagination, 404, 405, 413,

@@ -36,7 +36,7 @@ type Endpoint struct {
 }
 
 // TestServer tests a running server of the animal store API through HTTP
-// only. It runs each rule of the interface and of the package's wire
+// only. It runs each rule of the API specification and of the package's wire
 // decisions as a subtest, named after the rule; a failure names the rule
 // that the server broke, with a diff of what the rule wants and what the
 // server answered.

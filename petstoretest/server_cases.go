@@ -58,7 +58,7 @@ var serverCases = []serverCase{
 	},
 	{
 		name:   "list-unknown-params",
-		clause: "Query parameters that the interface does not define are ignored.",
+		clause: "Query parameters that the API specification does not define are ignored.",
 		test:   httpListUnknownParams,
 	},
 	{
