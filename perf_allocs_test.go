@@ -9,9 +9,9 @@ var perfAllocLimits = []struct {
 	op    string // a benchCases name
 	limit float64
 }{
-	{"ListPets", 12},
-	{"ListPetsByStatus", 12},
-	{"ListPetsNextPage", 12},
+	{"ListPets", 10},
+	{"ListPetsByStatus", 10},
+	{"ListPetsNextPage", 10},
 	{"GetPet", 8},
 	{"CreatePet", 14},
 	{"Unauthorized", 6},
@@ -19,10 +19,9 @@ var perfAllocLimits = []struct {
 }
 
 // TestPerfAllocs checks the allocations per request of the operations and
-// of a 401: a list of 20 at most 12, a get at most 8, a create at most 14
-// and a 401 at most 6. Of these, the store deadline (context.WithTimeout)
-// costs 4, the caller's principal in the context 1, and the page that
-// Store.List returns 1.
+// of a 401: a list of 20 at most 10, a get at most 8, a create at most 14
+// and a 401 at most 6. Of these, the store deadline costs 1, the caller's
+// principal in the context 1, and the page that Store.List returns 1.
 func TestPerfAllocs(t *testing.T) {
 	store := benchStore(t, benchPets)
 	h := benchHandler(t, store)
