@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/petstore-go/petstore"
+)
+
+// The process tests of store deadlines, idempotent creates and abandoned
+// creates share these helpers: a request's answer read in full, and counts
+// taken with SQL.
+
+// apiAnswer is the server's answer to one request, read in full.
+type apiAnswer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// code returns the code of a JSON error body, or "" for another body.
+func (a apiAnswer) code() string {
+	var e struct{ Code string }
+	if json.Unmarshal(a.body, &e) != nil {
+		return ""
+	}
+	return e.Code
+}
+
+// pet decodes the body as a pet.
+func (a apiAnswer) pet() (petstore.Pet, error) {
+	var p petstore.Pet
+	if err := json.Unmarshal(a.body, &p); err != nil {
+		return petstore.Pet{}, fmt.Errorf("the body %q is not a pet: %v", a.body, err)
+	}
+	return p, nil
+}
+
+// replayed reports whether the answer says it replays an earlier create.
+func (a apiAnswer) replayed() bool { return a.header.Get("Idempotent-Replayed") == "true" }
+
+func (a apiAnswer) String() string {
+	return fmt.Sprintf("%d Retry-After %q Idempotent-Replayed %q %s", a.status,
+		a.header.Get("Retry-After"), a.header.Get("Idempotent-Replayed"), bytes.TrimSpace(a.body))
+}
+
+// newCreate returns a request that creates p through the server at
+// baseURL, authenticated with apiKey, with the Idempotency-Key idemKey
+// unless it is empty.
+func newCreate(ctx context.Context, baseURL, apiKey, idemKey string, p petstore.NewPet) (*http.Request, error) {
+	body, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL+"/pets", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	req.Header.Set("Content-Type", "application/json")
+	if idemKey != "" {
+		req.Header.Set("Idempotency-Key", idemKey)
+	}
+	return req, nil
+}
+
+// newGet returns a GET request of path under baseURL, authenticated with
+// apiKey.
+func newGet(ctx context.Context, baseURL, apiKey, path string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	return req, nil
+}
+
+// do sends req and reads the answer in full.
+func do(client *http.Client, req *http.Request) (apiAnswer, error) {
+	resp, err := client.Do(req)
+	if err != nil {
+		return apiAnswer{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return apiAnswer{}, fmt.Errorf("%s %s: reading the body: %w", req.Method, req.URL, err)
+	}
+	return apiAnswer{status: resp.StatusCode, header: resp.Header, body: b}, nil
+}
+
+// postgresNamed returns how many pets of the pets table of schema have a
+// name that matches the LIKE pattern, and how many distinct names they have.
+func postgresNamed(t *testing.T, schema, pattern string) (pets, names int) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, postgresServerURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	err = conn.QueryRow(ctx, "SELECT count(*), count(DISTINCT name) FROM "+pgx.Identifier{schema, "pets"}.Sanitize()+
+		" WHERE name LIKE $1", pattern).Scan(&pets, &names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pets, names
+}
+
+// warnings returns the lines of a server's log at WARN or above, but for
+// the one that every server without TLS logs on start.
+func warnings(log string) []string {
+	var lines []string
+	for line := range strings.Lines(log) {
+		if (strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR")) &&
+			!strings.Contains(line, "serving plain HTTP") {
+			lines = append(lines, strings.TrimSpace(line))
+		}
+	}
+	return lines
+}
