@@ -125,19 +125,24 @@ func (c *Client) All(ctx context.Context, opts petstore.ListOptions) iter.Seq2[p
 		cl := c.newCall(ctx, http.MethodGet)
 		target := c.firstPage(opts)
 		last, n := opts.After, 0
+		page := make([]wirePet, 0, c.pageSize) // reused by every page
 		for {
 			ans, err := c.do(cl, target, http.StatusOK)
 			if err != nil {
 				yield(petstore.Pet{}, err)
 				return
 			}
-			var page []petstore.Pet
+			// encoding/json decodes into the elements that the slice's
+			// capacity holds without zeroing them: a field absent from
+			// this page would keep the value of the previous one.
+			clear(page[:cap(page)])
 			if err := json.Unmarshal(ans.body, &page); err != nil {
 				yield(petstore.Pet{}, fmt.Errorf("client: GET %s: the answer is not a list of pets: %w", target, err))
 				return
 			}
 			fresh := 0
-			for _, p := range page {
+			for i := range page {
+				p := page[i].pet()
 				if p.ID <= last {
 					continue
 				}
@@ -284,4 +289,42 @@ func relNext(params string) bool {
 		return false // only the first rel parameter counts
 	}
 	return false
+}
+
+// wirePet is a pet as the client decodes it from a page: a petstore.Pet
+// whose status is decoded without allocating a string for each pet.
+type wirePet struct {
+	ID         int64      `json:"id"`
+	Name       string     `json:"name"`
+	CategoryID int64      `json:"categoryId"`
+	Status     wireStatus `json:"status"`
+}
+
+// pet returns p as a petstore.Pet.
+func (p *wirePet) pet() petstore.Pet {
+	return petstore.Pet{ID: p.ID, NewPet: petstore.NewPet{Name: p.Name, CategoryID: p.CategoryID, Status: petstore.Status(p.Status)}}
+}
+
+// wireStatus decodes the statuses that the API defines to the constants,
+// and any other string as it is.
+type wireStatus petstore.Status
+
+// UnmarshalJSON decodes a JSON string.
+func (s *wireStatus) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"available"`:
+		*s = wireStatus(petstore.StatusAvailable)
+	case `"pending"`:
+		*s = wireStatus(petstore.StatusPending)
+	case `"sold"`:
+		*s = wireStatus(petstore.StatusSold)
+	case "null":
+	default:
+		var v string
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		*s = wireStatus(v)
+	}
+	return nil
 }
