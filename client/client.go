@@ -186,7 +186,11 @@ func (c *Client) do(cl *call, target string, want int) (answer, error) {
 			if retryAfter > c.maxBackoff {
 				return answer{}, last // the server asks for a longer wait than the caller allows
 			}
-			wait = retryAfter
+			// Retry-After is the least wait. Clients told the same wait
+			// at once would retry in step and collide again (a create's
+			// 409s would let one through per round), so add up to half as
+			// much again at random.
+			wait = retryAfter + rand.N(retryAfter/2+1)
 		}
 		if deadline, ok := cl.ctx.Deadline(); ok && time.Until(deadline) < wait {
 			return answer{}, last // the context would end before the retry

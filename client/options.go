@@ -126,11 +126,12 @@ func WithRetries(n int) Option {
 // WithBackoff sets the waits between attempts. The wait before the n-th
 // retry is drawn at random between half of and all of minWait·2ⁿ⁻¹, capped
 // at maxWait, so that many clients failing at once do not retry in step. An
-// answer with Retry-After is retried after exactly the wait it asks for;
-// when that is more than maxWait, the Client does not retry and returns the
-// answer's error. No wait outlasts the caller's context: when the context
-// would end first, the Client returns at once. The defaults are
-// DefaultMinBackoff, 100 ms, and DefaultMaxBackoff, 10 s.
+// answer with Retry-After is retried after the wait it asks for plus up to
+// half as much again, drawn at random for the same reason; when it asks for
+// more than maxWait, the Client does not retry and returns the answer's
+// error. No wait outlasts the caller's context: when the context would end
+// first, the Client returns at once. The defaults are DefaultMinBackoff,
+// 100 ms, and DefaultMaxBackoff, 10 s.
 func WithBackoff(minWait, maxWait time.Duration) Option {
 	return optionFunc(func(c *Client) error {
 		if minWait <= 0 || maxWait < minWait {
