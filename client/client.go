@@ -1,0 +1,307 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/httpapi"
+)
+
+// A Client calls the animal store API at one base URL. It implements
+// petstore.Store, so the conformance suite petstoretest.TestStore runs
+// against it, and a program can swap it for any other Store. Make one with
+// New; the zero Client is not usable. A Client is safe for concurrent use
+// by multiple goroutines.
+type Client struct {
+	base      *url.URL // the base URL, without a trailing slash
+	pets      string   // the URL of the list of pets
+	hc        *http.Client
+	apiKey    func(context.Context) string // nil: no key
+	userAgent string
+	retries   int
+	pageSize  int
+
+	minBackoff, maxBackoff time.Duration
+
+	// sleep waits d or until ctx is done, and reports ctx.Err() in the
+	// latter case. Tests replace it to see the waits without waiting.
+	sleep func(ctx context.Context, d time.Duration) error
+}
+
+var _ petstore.Store = (*Client)(nil)
+
+// New returns a Client of the API served at baseURL: the URL under which
+// the API is mounted, with its base path, such as
+// "https://pets.example.com/v1", so that the pets are at baseURL + "/pets".
+// A trailing slash is ignored. New reports every mistake in baseURL or in
+// the options as an error that names the fix.
+func New(baseURL string, opts ...Option) (*Client, error) {
+	base, err := parseBase(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		base:       base,
+		pets:       base.String() + "/pets",
+		hc:         http.DefaultClient,
+		userAgent:  DefaultUserAgent,
+		retries:    DefaultRetries,
+		pageSize:   DefaultPageSize,
+		minBackoff: DefaultMinBackoff,
+		maxBackoff: DefaultMaxBackoff,
+		sleep:      sleep,
+	}
+	var errs []error
+	for _, o := range opts {
+		if o == nil {
+			errs = append(errs, errors.New("an option is nil; remove it"))
+			continue
+		}
+		if err := o.apply(c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("client.New: %w", errors.Join(errs...))
+	}
+	return c, nil
+}
+
+// parseBase checks the base URL and returns it without a trailing slash.
+func parseBase(raw string) (*url.URL, error) {
+	const example = "https://pets.example.com/v1"
+	u, err := url.Parse(raw)
+	switch {
+	case raw == "":
+		return nil, fmt.Errorf("client.New: the base URL is empty; give the URL the API is served under, such as %s", example)
+	case err != nil:
+		return nil, fmt.Errorf("client.New: the base URL %q does not parse (%v); give one such as %s", raw, err, example)
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return nil, fmt.Errorf("client.New: the base URL %q is not an absolute http or https URL; give one such as %s", raw, example)
+	case u.User != nil:
+		return nil, fmt.Errorf("client.New: the base URL holds a user or password; remove it and pass the API key with WithAPIKey")
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return nil, fmt.Errorf("client.New: the base URL %q holds a query or fragment; give the scheme, host and base path only, such as %s", raw, example)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	if u.RawPath != "" {
+		u.RawPath = strings.TrimSuffix(u.RawPath, "/")
+	}
+	return u, nil
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Limits on what the Client reads of an answer.
+const (
+	maxBodyBytes      = 8 << 20  // a page of 100 pets with the longest names is about 110 KB
+	maxErrorBodyBytes = 64 << 10 // error bodies are short
+)
+
+// A call is one operation: the requests it sends, with their retries, share
+// its API key and, for a create, its idempotency key.
+type call struct {
+	ctx    context.Context
+	method string
+	key    string // the API key, "" for none
+	body   []byte // the request body, nil for none
+	idem   string // the Idempotency-Key, "" for none
+}
+
+// newCall starts a call of method under ctx.
+func (c *Client) newCall(ctx context.Context, method string) *call {
+	cl := &call{ctx: ctx, method: method}
+	if c.apiKey != nil {
+		cl.key = c.apiKey(ctx)
+	}
+	return cl
+}
+
+// An answer is a successful response: its header and body.
+type answer struct {
+	header http.Header
+	body   []byte
+}
+
+// do sends the call's request to target until it is answered with the
+// status want, retrying what is safe to retry (see WithRetries), and
+// returns the answer. An error answer gives an error that wraps an *Error;
+// a failure to reach the server gives one that wraps
+// petstore.ErrUnavailable and the failure; a done context gives one that
+// wraps ctx.Err().
+func (c *Client) do(cl *call, target string, want int) (answer, error) {
+	var last error // the error of the latest attempt
+	for attempt := 0; ; attempt++ {
+		if err := cl.ctx.Err(); err != nil {
+			return answer{}, c.ctxError(cl, target, err, last)
+		}
+		ans, status, err := c.send(cl, target)
+		if err == nil && status == want {
+			return ans, nil
+		}
+		var retryAfter time.Duration
+		var retry bool
+		switch {
+		case err != nil && cl.ctx.Err() != nil:
+			return answer{}, c.ctxError(cl, target, cl.ctx.Err(), last)
+		case err != nil:
+			last = fmt.Errorf("client: %s %s: %w: %w", cl.method, target, petstore.ErrUnavailable, err)
+			retry = transient(err)
+		default:
+			e := errorAnswer(status, ans.body)
+			last = fmt.Errorf("client: %s %s: %w", cl.method, target, e)
+			retry = status == http.StatusServiceUnavailable ||
+				status == http.StatusConflict && cl.idem != "" && e.Code == httpapi.CodeIdempotencyKeyInUse
+			retryAfter = parseRetryAfter(ans.header.Get("Retry-After"))
+		}
+		if !retry || attempt >= c.retries {
+			if retry && attempt > 0 {
+				return answer{}, fmt.Errorf("%w (after %d attempts)", last, attempt+1)
+			}
+			return answer{}, last
+		}
+		wait := c.backoff(attempt)
+		if retryAfter > 0 {
+			if retryAfter > c.maxBackoff {
+				return answer{}, last // the server asks for a longer wait than the caller allows
+			}
+			// Retry-After is the least wait. Clients told the same wait
+			// at once would retry in step and collide again (a create's
+			// 409s would let one through per round), so add up to half as
+			// much again at random.
+			wait = retryAfter + rand.N(retryAfter/2+1)
+		}
+		if deadline, ok := cl.ctx.Deadline(); ok && time.Until(deadline) < wait {
+			return answer{}, last // the context would end before the retry
+		}
+		if err := c.sleep(cl.ctx, wait); err != nil {
+			return answer{}, c.ctxError(cl, target, err, last)
+		}
+	}
+}
+
+// ctxError is the error of a call whose context is done, with the error of
+// the latest attempt, if any.
+func (c *Client) ctxError(cl *call, target string, err, last error) error {
+	if last != nil {
+		return fmt.Errorf("client: %s %s: %w (the latest attempt: %w)", cl.method, target, err, last)
+	}
+	return fmt.Errorf("client: %s %s: %w", cl.method, target, err)
+}
+
+// send sends one request and reads its answer. It returns an error only
+// when no whole answer arrived.
+func (c *Client) send(cl *call, target string) (answer, int, error) {
+	var body io.Reader
+	if cl.body != nil {
+		body = bytes.NewReader(cl.body)
+	}
+	req, err := http.NewRequestWithContext(cl.ctx, cl.method, target, body)
+	if err != nil {
+		return answer{}, 0, err
+	}
+	h := req.Header
+	h["Accept"] = acceptJSON
+	h["User-Agent"] = []string{c.userAgent}
+	if cl.key != "" {
+		h["Authorization"] = []string{"Bearer " + cl.key}
+	}
+	if cl.body != nil {
+		h["Content-Type"] = acceptJSON
+	}
+	if cl.idem != "" {
+		h["Idempotency-Key"] = []string{cl.idem}
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return answer{}, 0, err
+	}
+	defer resp.Body.Close()
+	limit := int64(maxBodyBytes)
+	if resp.StatusCode >= 300 {
+		limit = maxErrorBodyBytes
+	}
+	b, err := readBody(resp, limit)
+	if err != nil {
+		return answer{}, 0, err
+	}
+	return answer{header: resp.Header, body: b}, resp.StatusCode, nil
+}
+
+var acceptJSON = []string{"application/json"}
+
+// errTooLarge is the error of an answer whose body is over the limit.
+var errTooLarge = errors.New("the answer's body is larger than the client reads; check the base URL")
+
+// readBody reads the body of resp, up to limit bytes.
+func readBody(resp *http.Response, limit int64) ([]byte, error) {
+	size := 512
+	if n := resp.ContentLength; n > 0 && n <= limit {
+		size = int(n) + 1 // one more, so that the read ends at EOF without growing
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	n, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if n > limit {
+		return nil, errTooLarge
+	}
+	return buf.Bytes(), nil
+}
+
+// transient reports whether a request that failed in transport with err
+// may succeed when sent again: anything but a refused certificate and an
+// answer over the size limit.
+func transient(err error) bool {
+	var cert *tls.CertificateVerificationError
+	return !errors.As(err, &cert) && !errors.Is(err, errTooLarge)
+}
+
+// backoff returns the wait before retry number attempt+1.
+func (c *Client) backoff(attempt int) time.Duration {
+	d := c.maxBackoff
+	if attempt < 32 {
+		d = min(c.minBackoff<<attempt, c.maxBackoff)
+	}
+	if d <= 0 { // overflow
+		d = c.maxBackoff
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// parseRetryAfter returns the wait that a Retry-After header asks for, in
+// delay-seconds or as an HTTP date, or 0 when it asks for none.
+func parseRetryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseUint(v, 10, 32); err == nil {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}

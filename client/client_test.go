@@ -1,0 +1,154 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/client"
+)
+
+// TestNew checks that New refuses a base URL or options it cannot work
+// with, and says how to fix them.
+func TestNew(t *testing.T) {
+	tests := []struct {
+		name string
+		base string
+		opts []client.Option
+		want string // in the error
+	}{
+		{"empty", "", nil, "such as https://"},
+		{"no scheme", "pets.example.com/v1", nil, "not an absolute http or https URL"},
+		{"other scheme", "ftp://pets.example.com/v1", nil, "not an absolute http or https URL"},
+		{"no host", "https:///v1", nil, "not an absolute http or https URL"},
+		{"bad escape", "https://pets.example.com/%zz", nil, "does not parse"},
+		{"password", "https://me:secret@pets.example.com/v1", nil, "WithAPIKey"},
+		{"query", "https://pets.example.com/v1?x=1", nil, "query or fragment"},
+		{"fragment", "https://pets.example.com/v1#pets", nil, "query or fragment"},
+		{"nil option", "https://pets.example.com/v1", []client.Option{nil}, "remove it"},
+		{"empty key", "https://pets.example.com/v1", []client.Option{client.WithAPIKey("")}, "WithAPIKey: the key is empty"},
+		{"key with a line break", "https://pets.example.com/v1", []client.Option{client.WithAPIKey("abc\n")}, "no bearer token can carry"},
+		{"nil key function", "https://pets.example.com/v1", []client.Option{client.WithAPIKeyFunc(nil)}, "use WithAPIKey"},
+		{"nil HTTP client", "https://pets.example.com/v1", []client.Option{client.WithHTTPClient(nil)}, "http.DefaultClient"},
+		{"empty user agent", "https://pets.example.com/v1", []client.Option{client.WithUserAgent("")}, "myapp/1.2"},
+		{"negative retries", "https://pets.example.com/v1", []client.Option{client.WithRetries(-1)}, "use 0 to turn retries off"},
+		{"zero backoff", "https://pets.example.com/v1", []client.Option{client.WithBackoff(0, 1)}, "must be positive"},
+		{"backoff max under min", "https://pets.example.com/v1", []client.Option{client.WithBackoff(2, 1)}, "the second at least the first"},
+		{"page size 0", "https://pets.example.com/v1", []client.Option{client.WithPageSize(0)}, "from 1 to 100"},
+		{"page size 101", "https://pets.example.com/v1", []client.Option{client.WithPageSize(101)}, "from 1 to 100"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := client.New(tt.base, tt.opts...)
+			if err == nil {
+				t.Fatalf("New = %v, nil; want an error", c)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("New: %v; want an error that says %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "secret") {
+				t.Errorf("New: %v shows the password", err)
+			}
+		})
+	}
+}
+
+// TestBaseURL checks that the client finds the pets under the base URL,
+// with or without a trailing slash, and under any base path.
+func TestBaseURL(t *testing.T) {
+	for _, path := range []string{"/v1", "/v1/", "/shop/M%C3%BCnchen/api", ""} {
+		t.Run(path, func(t *testing.T) {
+			basePath := strings.TrimSuffix(path, "/")
+			srv, _ := newMemServer(t, petstore.WithBasePath(basePath))
+			c := newClient(t, srv.URL+path)
+			pet, _, err := c.Add(t.Context(), petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.Get(t.Context(), pet.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(pet, got); diff != "" {
+				t.Errorf("Get (-Add returned +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRequestHeaders checks the headers that the client sends.
+func TestRequestHeaders(t *testing.T) {
+	srv, _ := newMemServer(t)
+	ctx := petstore.WithPrincipal(context.Background(), "alice")
+	c := newClient(t, srv.base, client.WithUserAgent("shop/2.0"))
+	p := petstore.NewPet{Name: "Rex", CategoryID: 1}
+	if _, _, err := c.Add(ctx, p, petstore.AddOptions{IdempotencyKey: "my-key"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, _, err := c.Add(ctx, p, petstore.AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.List(ctx, petstore.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	posts, gets := srv.requestsOf(http.MethodPost), srv.requestsOf(http.MethodGet)
+	header := func(r *http.Request) map[string]string {
+		return map[string]string{
+			"Accept":          r.Header.Get("Accept"),
+			"Authorization":   r.Header.Get("Authorization"),
+			"Content-Type":    r.Header.Get("Content-Type"),
+			"Idempotency-Key": r.Header.Get("Idempotency-Key"),
+			"User-Agent":      r.Header.Get("User-Agent"),
+		}
+	}
+	want := map[string]string{
+		"Accept":          "application/json",
+		"Authorization":   "Bearer key-alice",
+		"Content-Type":    "application/json",
+		"Idempotency-Key": "my-key",
+		"User-Agent":      "shop/2.0",
+	}
+	if diff := cmp.Diff(want, header(posts[0])); diff != "" {
+		t.Errorf("POST with the caller's key (-want +got):\n%s", diff)
+	}
+	made := []string{posts[1].Header.Get("Idempotency-Key"), posts[2].Header.Get("Idempotency-Key")}
+	if len(made[0]) < 20 || made[0] == made[1] {
+		t.Errorf("the Idempotency-Keys that Add made are %q; want two different random ones", made)
+	}
+	want["Content-Type"], want["Idempotency-Key"] = "", ""
+	if diff := cmp.Diff(want, header(gets[0])); diff != "" {
+		t.Errorf("GET (-want +got):\n%s", diff)
+	}
+
+	// The defaults.
+	c, err := client.New(srv.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.List(ctx, petstore.ListOptions{})
+	gets = srv.requestsOf(http.MethodGet)
+	last := gets[len(gets)-1]
+	if got := [2]string{last.Header.Get("User-Agent"), last.Header.Get("Authorization")}; got != [2]string{client.DefaultUserAgent, ""} {
+		t.Errorf("User-Agent and Authorization = %q; want the default user agent and no key", got)
+	}
+}
+
+// TestAddInvalidUTF8 checks that Add refuses a name that JSON cannot carry
+// without sending it.
+func TestAddInvalidUTF8(t *testing.T) {
+	srv, _ := newMemServer(t)
+	_, _, err := newClient(t, srv.base).Add(t.Context(), petstore.NewPet{Name: "Rex\xff", CategoryID: 1}, petstore.AddOptions{})
+	if !errors.Is(err, petstore.ErrInvalidPet) || !strings.Contains(err.Error(), "UTF-8") {
+		t.Errorf("Add = %v; want an error about UTF-8 wrapping ErrInvalidPet", err)
+	}
+	if n := srv.count(http.MethodPost); n != 0 {
+		t.Errorf("%d requests; want none", n)
+	}
+}

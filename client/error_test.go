@@ -1,0 +1,239 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/client"
+	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/faultstore"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+// sentinels are the library's errors that an error answer may wrap.
+var sentinels = []error{
+	petstore.ErrNotFound, petstore.ErrUnauthorized, petstore.ErrForbidden, petstore.ErrUnavailable,
+	petstore.ErrInvalidPet, petstore.ErrIdempotencyKeyInUse, petstore.ErrIdempotencyKeyReused,
+}
+
+// gate is a Store whose Add waits, once it has been called, until the gate
+// opens.
+type gate struct {
+	*memstore.Store
+	entered chan struct{} // closed by the first Add
+	open    chan struct{} // closed by the test
+}
+
+func (g *gate) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
+	select {
+	case <-g.entered:
+	default:
+		close(g.entered)
+	}
+	<-g.open
+	return g.Store.Add(ctx, p, opts)
+}
+
+// TestErrors checks, for every error answer, the sentinel that the error
+// wraps, the *Error it holds, and how many times the request was sent: 503
+// and a create's 409 are retried, no other answer is.
+func TestErrors(t *testing.T) {
+	const retries = 2
+	rex := petstore.NewPet{Name: "Rex", CategoryID: 1}
+	add := func(c *client.Client, key string, p petstore.NewPet) error {
+		_, _, err := c.Add(context.Background(), p, petstore.AddOptions{IdempotencyKey: key})
+		return err
+	}
+	// Each case makes a server and a client with the options given, and
+	// returns the error of a call and the number of requests it sent.
+	tests := []struct {
+		name         string
+		call         func(t *testing.T, opts ...client.Option) (requests int, err error)
+		want         error // the sentinel; nil for none
+		wantStatus   int
+		wantCode     httpapi.Code
+		wantRequests int
+	}{
+		{
+			name: "404 for an unknown pet",
+			call: func(t *testing.T, opts ...client.Option) (int, error) {
+				srv, _ := newMemServer(t)
+				_, err := newClient(t, srv.base, opts...).Get(context.Background(), 42)
+				return srv.count(http.MethodGet), err
+			},
+			want: petstore.ErrNotFound, wantStatus: 404, wantCode: httpapi.CodeNotFound, wantRequests: 1,
+		},
+		{
+			name: "401 without a key",
+			call: func(t *testing.T, opts ...client.Option) (int, error) {
+				srv, _ := newMemServer(t)
+				c, err := client.New(srv.base, opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = c.List(context.Background(), petstore.ListOptions{})
+				return srv.count(http.MethodGet), err
+			},
+			want: petstore.ErrUnauthorized, wantStatus: 401, wantCode: httpapi.CodeUnauthorized, wantRequests: 1,
+		},
+		{
+			name: "401 for a wrong key",
+			call: func(t *testing.T, opts ...client.Option) (int, error) {
+				srv, _ := newMemServer(t)
+				err := add(newClient(t, srv.base, append(opts, client.WithAPIKey("wrong"))...), "", rex)
+				return srv.count(http.MethodPost), err
+			},
+			want: petstore.ErrUnauthorized, wantStatus: 401, wantCode: httpapi.CodeUnauthorized, wantRequests: 1,
+		},
+		{
+			name: "403 for a key that may not create",
+			call: func(t *testing.T, opts ...client.Option) (int, error) {
+				srv, _ := newMemServer(t)
+				err := add(newClient(t, srv.base, append(opts, client.WithAPIKey(readOnlyKey))...), "", rex)
+				return srv.count(http.MethodPost), err
+			},
+			want: petstore.ErrForbidden, wantStatus: 403, wantCode: httpapi.CodeForbidden, wantRequests: 1,
+		},
+		{
+			name: "400 invalid_body",
+			call: func(t *testing.T, opts ...client.Option) (int, error) {
+				srv, _ := newMemServer(t)
+				err := add(newClient(t, srv.base, opts...), "", petstore.NewPet{Name: "  ", CategoryID: 1})
+				return srv.count(http.MethodPost), err
+			},
+			want: petstore.ErrInvalidPet, wantStatus: 400, wantCode: httpapi.CodeInvalidBody, wantRequests: 1,
+		},
+		{
+			name: "400 invalid_parameter",
+			call: func(t *testing.T, opts ...client.Option) (int, error) {
+				srv, _ := newMemServer(t)
+				_, err := newClient(t, srv.base, opts...).List(context.Background(), petstore.ListOptions{Status: "lost"})
+				return srv.count(http.MethodGet), err
+			},
+			wantStatus: 400, wantCode: httpapi.CodeInvalidParameter, wantRequests: 1,
+		},
+		{
+			name: "422 for a key reused for another pet",
+			call: func(t *testing.T, opts ...client.Option) (int, error) {
+				srv, _ := newMemServer(t)
+				c := newClient(t, srv.base, opts...)
+				if err := add(c, "k", rex); err != nil {
+					t.Fatal(err)
+				}
+				err := add(c, "k", petstore.NewPet{Name: "Tom", CategoryID: 1})
+				return srv.count(http.MethodPost) - 1, err
+			},
+			want: petstore.ErrIdempotencyKeyReused, wantStatus: 422, wantCode: httpapi.CodeIdempotencyKeyReused, wantRequests: 1,
+		},
+		{
+			name: "409 while the same create runs",
+			call: func(t *testing.T, opts ...client.Option) (int, error) {
+				g := &gate{Store: memstore.New(), entered: make(chan struct{}), open: make(chan struct{})}
+				srv := newServer(t, g)
+				c := newClient(t, srv.base, opts...)
+				first := make(chan error)
+				go func() { first <- add(c, "k", rex) }()
+				<-g.entered
+				err := add(c, "k", rex)
+				close(g.open)
+				if err := <-first; err != nil {
+					t.Errorf("the first create: %v", err)
+				}
+				return srv.count(http.MethodPost) - 1, err
+			},
+			want: petstore.ErrIdempotencyKeyInUse, wantStatus: 409, wantCode: httpapi.CodeIdempotencyKeyInUse, wantRequests: 1 + retries,
+		},
+		{
+			name: "500 for a failing store",
+			call: func(t *testing.T, opts ...client.Option) (int, error) {
+				fs := faultstore.New(memstore.New())
+				fs.Set(faultstore.Get, faultstore.Fault{Err: errors.New("disk on fire")})
+				srv := newServer(t, fs)
+				_, err := newClient(t, srv.base, opts...).Get(context.Background(), 1)
+				return srv.count(http.MethodGet), err
+			},
+			wantStatus: 500, wantCode: httpapi.CodeInternal, wantRequests: 1,
+		},
+		{
+			name: "503 for an unavailable store",
+			call: func(t *testing.T, opts ...client.Option) (int, error) {
+				fs := faultstore.New(memstore.New())
+				fs.Set(faultstore.Add, faultstore.Fault{Err: petstore.ErrUnavailable})
+				srv := newServer(t, fs)
+				err := add(newClient(t, srv.base, opts...), "", rex)
+				return srv.count(http.MethodPost), err
+			},
+			want: petstore.ErrUnavailable, wantStatus: 503, wantCode: httpapi.CodeUnavailable, wantRequests: 1 + retries,
+		},
+		{
+			name: "502 from a proxy, without the API's body",
+			call: func(t *testing.T, opts ...client.Option) (int, error) {
+				var n atomic.Int32
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+					n.Add(1)
+					http.Error(w, "<html>bad gateway</html>", http.StatusBadGateway)
+				}))
+				defer srv.Close()
+				_, err := newClient(t, srv.URL, opts...).Get(context.Background(), 1)
+				return int(n.Load()), err
+			},
+			wantStatus: 502, wantRequests: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var w waits
+			requests, err := tt.call(t, client.WithRetries(retries), w.option())
+			if err == nil {
+				t.Fatal("no error")
+			}
+			t.Logf("error: %v", err)
+			for _, s := range sentinels {
+				if got, want := errors.Is(err, s), s == tt.want; got != want {
+					t.Errorf("errors.Is(err, %v) = %v, want %v", s, got, want)
+				}
+			}
+			var e *client.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("errors.As(err, *client.Error) = false")
+			}
+			if diff := cmp.Diff(client.Error{Status: tt.wantStatus, Code: tt.wantCode}, client.Error{Status: e.Status, Code: e.Code}); diff != "" {
+				t.Errorf("the *client.Error's status and code (-want +got):\n%s", diff)
+			}
+			if e.Message == "" {
+				t.Error("the *client.Error has no message")
+			}
+			if requests != tt.wantRequests {
+				t.Errorf("the call sent %d requests; want %d", requests, tt.wantRequests)
+			}
+		})
+	}
+}
+
+// TestContextDone checks that a call with a done context sends nothing and
+// returns an error wrapping the context's error.
+func TestContextDone(t *testing.T) {
+	srv, _ := newMemServer(t)
+	c := newClient(t, srv.base)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, _, err := c.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Add = %v; want an error wrapping context.Canceled", err)
+	}
+	for p, err := range c.All(ctx, petstore.ListOptions{}) {
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("All yielded %+v, %v; want an error wrapping context.Canceled", p, err)
+		}
+	}
+	if n := srv.count(http.MethodGet) + srv.count(http.MethodPost); n != 0 {
+		t.Errorf("%d requests sent; want none", n)
+	}
+}

@@ -1,0 +1,282 @@
+package client_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/client"
+)
+
+// addPets adds n pets to store, cycling through the statuses and none, and
+// returns them.
+func addPets(t testing.TB, store petstore.Store, n int) []petstore.Pet {
+	t.Helper()
+	statuses := []petstore.Status{"", petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold}
+	pets := make([]petstore.Pet, n)
+	for i := range pets {
+		p, _, err := store.Add(t.Context(), petstore.NewPet{Name: fmt.Sprintf("pet %d", i), CategoryID: 1, Status: statuses[i%len(statuses)]}, petstore.AddOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pets[i] = p
+	}
+	return pets
+}
+
+// collect reads every pet of the iterator, failing the test on an error.
+func collect(t *testing.T, c *client.Client, opts petstore.ListOptions) []petstore.Pet {
+	t.Helper()
+	var pets []petstore.Pet
+	for p, err := range c.All(t.Context(), opts) {
+		if err != nil {
+			t.Fatalf("All(%+v): %v", opts, err)
+		}
+		pets = append(pets, p)
+	}
+	return pets
+}
+
+// TestAllPages checks that All yields the pets that its options select,
+// with one request per page.
+func TestAllPages(t *testing.T) {
+	srv, store := newMemServer(t)
+	all := addPets(t, store, 250)
+	sold := slices.DeleteFunc(slices.Clone(all), func(p petstore.Pet) bool { return p.Status != petstore.StatusSold })
+	tests := []struct {
+		name     string
+		pageSize int
+		opts     petstore.ListOptions
+		want     []petstore.Pet
+		requests int
+	}{
+		{"every pet", 100, petstore.ListOptions{}, all, 3},
+		{"every pet, pages of 7", 7, petstore.ListOptions{}, all, 36},
+		{"pages that end with the last pet", 50, petstore.ListOptions{}, all, 5},
+		{"limit under a page", 100, petstore.ListOptions{Limit: 30}, all[:30], 1},
+		{"limit over a page", 100, petstore.ListOptions{Limit: 150}, all[:150], 2},
+		{"limit of whole pages", 10, petstore.ListOptions{Limit: 20}, all[:20], 2},
+		{"after", 100, petstore.ListOptions{After: all[199].ID}, all[200:], 1},
+		{"after every pet", 100, petstore.ListOptions{After: all[249].ID}, nil, 1},
+		{"after a negative ID", 100, petstore.ListOptions{After: -5}, all, 3},
+		{"status", 20, petstore.ListOptions{Status: petstore.StatusSold}, sold, 4},
+		{"status, after and limit", 5, petstore.ListOptions{Status: petstore.StatusSold, After: all[100].ID, Limit: 12}, sold[25:37], 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClient(t, srv.base, client.WithPageSize(tt.pageSize))
+			before := srv.count(http.MethodGet)
+			got := collect(t, c, tt.opts)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("All(%+v) (-want +got):\n%s", tt.opts, diff)
+			}
+			if n := srv.count(http.MethodGet) - before; n != tt.requests {
+				t.Errorf("All(%+v) sent %d requests; want %d", tt.opts, n, tt.requests)
+			}
+			listed, err := c.List(t.Context(), tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(got, listed); diff != "" {
+				t.Errorf("List(%+v), against All (-All +List):\n%s", tt.opts, diff)
+			}
+		})
+	}
+}
+
+// TestAllStops checks that All sends no request for a page after the loop
+// that it runs stops.
+func TestAllStops(t *testing.T) {
+	srv, store := newMemServer(t)
+	addPets(t, store, 30)
+	c := newClient(t, srv.base, client.WithPageSize(10))
+	n := 0
+	for _, err := range c.All(t.Context(), petstore.ListOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n++; n == 10 {
+			break
+		}
+	}
+	if got := srv.count(http.MethodGet); got != 1 {
+		t.Errorf("a loop that stops within the first page sent %d requests; want 1", got)
+	}
+}
+
+// TestAllWhileAdding checks that All visits every pet exactly once, in
+// ascending order of ID, while other goroutines add pets.
+func TestAllWhileAdding(t *testing.T) {
+	srv, store := newMemServer(t)
+	before := addPets(t, store, 300)
+	c := newClient(t, srv.base, client.WithPageSize(7))
+
+	const writers, perWriter = 4, 100
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for w := range writers {
+		wg.Go(func() {
+			<-start
+			for i := range perWriter {
+				if _, _, err := c.Add(t.Context(), petstore.NewPet{Name: fmt.Sprintf("writer %d pet %d", w, i), CategoryID: 2}, petstore.AddOptions{}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	var visited []petstore.Pet
+	close(start)
+	for p, err := range c.All(t.Context(), petstore.ListOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		visited = append(visited, p)
+	}
+	wg.Wait()
+
+	final, err := store.List(t.Context(), petstore.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(final) != len(before)+writers*perWriter {
+		t.Fatalf("the store holds %d pets; want %d", len(final), len(before)+writers*perWriter)
+	}
+	// The visited pets are the first ones of the store, each once: every
+	// pet that existed when All started, and those added meanwhile up to
+	// the last one All read.
+	if diff := cmp.Diff(final[:len(visited)], visited); diff != "" {
+		t.Errorf("the pets All visited, against the store's first ones (-store +visited):\n%s", diff)
+	}
+	if len(visited) < len(before) {
+		t.Errorf("All visited %d pets; %d existed when it started", len(visited), len(before))
+	}
+	t.Logf("All visited %d pets; %d existed when it started, %d were added", len(visited), len(before), writers*perWriter)
+	if got, want := srv.count(http.MethodGet), (len(visited)+6)/7; got != want {
+		t.Errorf("All sent %d requests for %d pets in pages of 7; want %d", got, len(visited), want)
+	}
+}
+
+// linkServer serves pages of pets: pages maps the query of each request
+// to the Link header and the body of its answer.
+func linkServer(t *testing.T, pages map[string][2]string) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, ok := pages[r.URL.RawQuery]
+		if !ok {
+			http.Error(w, "no page "+r.URL.RawQuery, http.StatusTeapot)
+			return
+		}
+		w.Header().Set("Link", p[0])
+		w.Write([]byte(p[1]))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// allIDs returns the IDs of the pets that All yields, and the last error it
+// yields.
+func allIDs(t *testing.T, base string) (ids []int64, last error) {
+	for p, err := range newClient(t, base).All(t.Context(), petstore.ListOptions{}) {
+		if err != nil {
+			last = err
+			continue
+		}
+		ids = append(ids, p.ID)
+	}
+	return ids, last
+}
+
+// TestAllLinks checks how All follows Link headers that a server other than
+// petstore.New might send: never to another host, and never yielding a pet
+// twice.
+func TestAllLinks(t *testing.T) {
+	t.Run("to another host", func(t *testing.T) {
+		var elsewhere atomic.Int32
+		other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			elsewhere.Add(1)
+			w.Write([]byte("[]"))
+		}))
+		defer other.Close()
+		srv := linkServer(t, map[string][2]string{
+			"limit=100": {`<?page=2>; rel="next"`, `[{"id":1,"name":"a","categoryId":1}]`},
+			"page=2":    {`<` + other.URL + `/v1/pets?page=3>; rel="next"`, `[{"id":2,"name":"b","categoryId":1}]`},
+		})
+		ids, last := allIDs(t, srv.URL+"/v1")
+		if diff := cmp.Diff([]int64{1, 2}, ids); diff != "" {
+			t.Errorf("IDs (-want +got):\n%s", diff)
+		}
+		if last == nil || !strings.Contains(last.Error(), "not at "+srv.URL) {
+			t.Errorf("the last error = %v; want one saying the link leaves %s", last, srv.URL)
+		}
+		if n := elsewhere.Load(); n != 0 {
+			t.Errorf("%d requests reached the other host", n)
+		}
+	})
+
+	t.Run("looping", func(t *testing.T) {
+		srv := linkServer(t, map[string][2]string{
+			"limit=100": {`<?page=same>; rel="next"`, `[{"id":1,"name":"a","categoryId":1},{"id":2,"name":"b","categoryId":1}]`},
+			"page=same": {`<?page=same>; rel="next"`, `[{"id":2,"name":"b","categoryId":1},{"id":1,"name":"a","categoryId":1}]`},
+		})
+		ids, last := allIDs(t, srv.URL+"/v1")
+		if diff := cmp.Diff([]int64{1, 2}, ids); diff != "" {
+			t.Errorf("IDs (-want +got):\n%s", diff)
+		}
+		if last == nil || !strings.Contains(last.Error(), "paging is broken") {
+			t.Errorf("the last error = %v; want one saying the paging is broken", last)
+		}
+	})
+}
+
+// TestNextLink checks the parsing of Link headers.
+func TestNextLink(t *testing.T) {
+	tests := []struct {
+		name   string
+		values []string
+		want   string // "" for none
+	}{
+		{"none", nil, ""},
+		{"the server's", []string{`<?limit=2&cursor=a>; rel="next"`}, "?limit=2&cursor=a"},
+		{"unquoted", []string{`<?c=1>; rel=next`}, "?c=1"},
+		{"case and spaces", []string{`  <?c=1> ;  REL = "Next" `}, "?c=1"},
+		{"among others in one value", []string{`<../pets>; rel="successor-version", <?c=2>; rel="next"`}, "?c=2"},
+		{"in a second value", []string{`<../pets>; rel="successor-version"`, `<?c=3>; rel="next"`}, "?c=3"},
+		{"several types", []string{`<?c=4>; rel="prev next"`}, "?c=4"},
+		{"comma in a quoted parameter", []string{`<?a>; title="x, <?b>; rel=next"; rel="prev", <?c=5>; rel="next"`}, "?c=5"},
+		{"comma in the target", []string{`<?a=1,2>; rel="next"`}, "?a=1,2"},
+		{"other relation only", []string{`<../pets>; rel="successor-version"`}, ""},
+		{"next as another parameter", []string{`<?c=6>; title="next"`}, ""},
+		{"not a target", []string{`?c=7; rel="next"`}, ""},
+		{"unclosed target", []string{`<?c=8; rel="next"`}, ""},
+		{"empty", []string{""}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := client.NextLink(tt.values)
+			if ok != (tt.want != "") || got != tt.want {
+				t.Errorf("NextLink(%q) = %q, %v; want %q", tt.values, got, ok, tt.want)
+			}
+		})
+	}
+}
+
+// TestListLimitNegative checks that a negative Limit is refused without a
+// request.
+func TestListLimitNegative(t *testing.T) {
+	srv, _ := newMemServer(t)
+	_, err := newClient(t, srv.base).List(t.Context(), petstore.ListOptions{Limit: -1})
+	if err == nil || !strings.Contains(err.Error(), "use 0 for every pet") {
+		t.Errorf("List(Limit -1) = %v; want an error that says to use 0", err)
+	}
+	if n := srv.count(http.MethodGet); n != 0 {
+		t.Errorf("%d requests; want none", n)
+	}
+}

@@ -1,0 +1,157 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/petstore-go/petstore"
+)
+
+// An Option configures the Client that New returns.
+type Option interface {
+	apply(*Client) error
+}
+
+type optionFunc func(*Client) error
+
+func (f optionFunc) apply(c *Client) error { return f(c) }
+
+// Defaults of the options.
+const (
+	// DefaultUserAgent is the User-Agent header that a Client sends unless
+	// WithUserAgent sets another.
+	DefaultUserAgent = "petstore-go-client"
+	// DefaultRetries is how many times a Client retries a request that may
+	// succeed later, after the first attempt.
+	DefaultRetries = 4
+	// DefaultMinBackoff and DefaultMaxBackoff bound the waits between
+	// attempts (see WithBackoff).
+	DefaultMinBackoff = 100 * time.Millisecond
+	DefaultMaxBackoff = 10 * time.Second
+	// DefaultPageSize is how many pets a Client asks for in each request of
+	// List and All: the most that the server serves in one page.
+	DefaultPageSize = petstore.MaxPageSize
+)
+
+// WithAPIKey sets the API key that the Client sends with every request, as
+// "Authorization: Bearer key". The default is no key, which the server
+// answers with 401; WithAPIKeyFunc chooses a key per call instead. Of
+// WithAPIKey and WithAPIKeyFunc, the one given last applies.
+func WithAPIKey(key string) Option {
+	return optionFunc(func(c *Client) error {
+		if err := checkKey(key); err != nil {
+			return fmt.Errorf("WithAPIKey: %w", err)
+		}
+		c.apiKey = func(context.Context) string { return key }
+		return nil
+	})
+}
+
+// WithAPIKeyFunc sets a function that chooses the API key of each call of
+// Add, Get, List and All from the call's context; all the requests of one
+// call (its retries, the pages of a listing) use the key chosen once. An
+// empty key sends no Authorization header.
+//
+// It serves a program that calls the API on behalf of several callers of
+// its own, each with its own key: the server knows the caller only by the
+// key, so it is the key that carries the caller's identity (a principal,
+// see petstore.Principal) over HTTP. Idempotency keys, for one, are scoped
+// by it. The default is no function; see WithAPIKey.
+func WithAPIKeyFunc(f func(ctx context.Context) string) Option {
+	return optionFunc(func(c *Client) error {
+		if f == nil {
+			return errors.New("WithAPIKeyFunc: the function is nil; use WithAPIKey for a fixed key")
+		}
+		c.apiKey = f
+		return nil
+	})
+}
+
+// checkKey reports why key cannot be sent as a bearer token.
+func checkKey(key string) error {
+	if key == "" {
+		return errors.New("the key is empty; give the key that the server accepts, or omit the option")
+	}
+	if strings.IndexFunc(key, func(r rune) bool { return r <= ' ' || r >= 0x7f }) >= 0 {
+		return errors.New("the key holds a space, a control character or a non-ASCII character, which no bearer token can carry; check how it was read")
+	}
+	return nil
+}
+
+// WithHTTPClient sets the http.Client that sends the requests, for its
+// Transport (proxies, TLS settings, connection pools) or its Timeout. The
+// default is http.DefaultClient. A Client never changes it.
+func WithHTTPClient(hc *http.Client) Option {
+	return optionFunc(func(c *Client) error {
+		if hc == nil {
+			return errors.New("WithHTTPClient: the client is nil; omit the option to use http.DefaultClient")
+		}
+		c.hc = hc
+		return nil
+	})
+}
+
+// WithUserAgent sets the User-Agent header of every request. The default is
+// DefaultUserAgent, "petstore-go-client".
+func WithUserAgent(ua string) Option {
+	return optionFunc(func(c *Client) error {
+		if ua == "" || strings.ContainsAny(ua, "\r\n") {
+			return fmt.Errorf("WithUserAgent: %q is empty or holds a line break; give a product name such as %q", ua, "myapp/1.2")
+		}
+		c.userAgent = ua
+		return nil
+	})
+}
+
+// WithRetries sets how many times a request that may succeed later is sent
+// again after its first attempt: one answered 503, a create answered 409
+// because the same create is still running, and one that failed in
+// transport (no answer, or a broken one). Other answers are never retried.
+// Zero turns retries off. The default is DefaultRetries, 4, so at most five
+// attempts.
+func WithRetries(n int) Option {
+	return optionFunc(func(c *Client) error {
+		if n < 0 {
+			return fmt.Errorf("WithRetries: %d is negative; use 0 to turn retries off", n)
+		}
+		c.retries = n
+		return nil
+	})
+}
+
+// WithBackoff sets the waits between attempts. The wait before the n-th
+// retry is drawn at random between half of and all of minWait·2ⁿ⁻¹, capped
+// at maxWait, so that many clients failing at once do not retry in step. An
+// answer with Retry-After is retried after the wait it asks for plus up to
+// half as much again, drawn at random for the same reason; when it asks for
+// more than maxWait, the Client does not retry and returns the answer's
+// error. No wait outlasts the caller's context: when the context would end
+// first, the Client returns at once. The defaults are DefaultMinBackoff,
+// 100 ms, and DefaultMaxBackoff, 10 s.
+func WithBackoff(minWait, maxWait time.Duration) Option {
+	return optionFunc(func(c *Client) error {
+		if minWait <= 0 || maxWait < minWait {
+			return fmt.Errorf("WithBackoff: the waits %v and %v must be positive, the second at least the first; use e.g. %v and %v",
+				minWait, maxWait, DefaultMinBackoff, DefaultMaxBackoff)
+		}
+		c.minBackoff, c.maxBackoff = minWait, maxWait
+		return nil
+	})
+}
+
+// WithPageSize sets how many pets List and All ask for in each request,
+// from 1 to petstore.MaxPageSize. Fewer means more requests for the same
+// pets. The default is DefaultPageSize, 100, the most the server allows.
+func WithPageSize(n int) Option {
+	return optionFunc(func(c *Client) error {
+		if n < 1 || n > petstore.MaxPageSize {
+			return fmt.Errorf("WithPageSize: %d is not from 1 to %d; use %d for the fewest requests", n, petstore.MaxPageSize, DefaultPageSize)
+		}
+		c.pageSize = n
+		return nil
+	})
+}

@@ -1,0 +1,330 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/petstore-go/petstore"
+)
+
+// Add creates the pet p with POST /pets and returns it as the server
+// stored it.
+//
+// Every create carries an Idempotency-Key, so that Add can retry it when
+// the answer is lost or the server is unavailable without creating the pet
+// twice: opts.IdempotencyKey when it is set, which makes the create
+// idempotent across calls too (see petstore.Store), or else a random key
+// that Add makes for this call alone. replayed is true when the server
+// answered with a pet that an earlier create with the caller's key stored
+// (Idempotent-Replayed: true); with the key that Add made, it is always
+// false, since no other call has that key. A replay may also be of a lost
+// earlier attempt of this same call.
+//
+// JSON cannot carry a name that is not valid UTF-8, so Add refuses such a
+// pet itself, with an error wrapping petstore.ErrInvalidPet; the server
+// judges every other rule of petstore.NewPet.Validate and answers 400
+// invalid_body, which gives the same error.
+func (c *Client) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (pet petstore.Pet, replayed bool, err error) {
+	if !utf8.ValidString(p.Name) {
+		return petstore.Pet{}, false, fmt.Errorf("client: Add: %w: the name is not valid UTF-8, which JSON cannot carry", petstore.ErrInvalidPet)
+	}
+	cl := c.newCall(ctx, http.MethodPost)
+	if cl.body, err = json.Marshal(p); err != nil {
+		return petstore.Pet{}, false, fmt.Errorf("client: Add: %w", err)
+	}
+	cl.idem = opts.IdempotencyKey
+	if cl.idem == "" {
+		cl.idem = rand.Text()
+	}
+	ans, err := c.do(cl, c.pets, http.StatusCreated)
+	if err != nil {
+		return petstore.Pet{}, false, err
+	}
+	if err := json.Unmarshal(ans.body, &pet); err != nil {
+		return petstore.Pet{}, false, fmt.Errorf("client: POST %s: the answer is not a pet: %w", c.pets, err)
+	}
+	replayed = opts.IdempotencyKey != "" && ans.header.Get("Idempotent-Replayed") == "true"
+	return pet, replayed, nil
+}
+
+// Get returns the pet with the given ID, with GET /pets/{petId}. For an ID
+// that no pet has, the error wraps petstore.ErrNotFound.
+//
+// The server marks this operation deprecated (the Deprecation and Sunset
+// headers), in favour of listing. Get ignores those headers: it is the only
+// way to read one pet by ID, and a Store needs it.
+func (c *Client) Get(ctx context.Context, id int64) (petstore.Pet, error) {
+	cl := c.newCall(ctx, http.MethodGet)
+	target := c.pets + "/" + strconv.FormatInt(id, 10)
+	ans, err := c.do(cl, target, http.StatusOK)
+	if err != nil {
+		return petstore.Pet{}, err
+	}
+	var pet petstore.Pet
+	if err := json.Unmarshal(ans.body, &pet); err != nil {
+		return petstore.Pet{}, fmt.Errorf("client: GET %s: the answer is not a pet: %w", target, err)
+	}
+	return pet, nil
+}
+
+// List returns the pets that opts selects, ascending by ID, as petstore.Store
+// defines it: with opts.Limit 0 it returns every pet selected, however many
+// pages that takes. It reads the pages as All does, and returns the first
+// error that All yields, with no pets.
+func (c *Client) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	var pets []petstore.Pet
+	if opts.Limit > 0 {
+		pets = make([]petstore.Pet, 0, min(opts.Limit, c.pageSize))
+	}
+	for p, err := range c.All(ctx, opts) {
+		if err != nil {
+			return nil, err
+		}
+		pets = append(pets, p)
+	}
+	return pets, nil
+}
+
+// All returns an iterator over the pets that opts selects, ascending by ID:
+// those with an ID greater than opts.After and, when opts.Status is set,
+// that status; at most opts.Limit of them, or all when it is 0.
+//
+// All sends one request per page, of the page size that WithPageSize sets
+// (fewer when opts.Limit asks for fewer), and follows the server's
+// Link rel="next" header from page to page until the last page, which has
+// none, or until the loop stops. Since the server pages by ID, the iterator
+// visits every pet that existed when it started exactly once, also while
+// pets are being added; those added meanwhile are visited if their IDs are
+// greater than the last one that was already read.
+//
+// The first request starts after opts.After with a cursor that All makes
+// itself, the ID in base 36. Cursors are otherwise opaque, and All treats
+// those of the Link headers so, but this one relies on the format of the
+// cursors that petstore.New makes. All never yields a pet whose ID is not
+// greater than opts.After or than the ID of the pet yielded before, so a
+// server with other cursors cannot make it visit a pet twice.
+//
+// On an error, the iterator yields it with the zero Pet and stops. It
+// follows a Link only to the scheme and host of the base URL, so that the
+// API key is never sent elsewhere.
+func (c *Client) All(ctx context.Context, opts petstore.ListOptions) iter.Seq2[petstore.Pet, error] {
+	return func(yield func(petstore.Pet, error) bool) {
+		if opts.Limit < 0 {
+			yield(petstore.Pet{}, fmt.Errorf("client: ListOptions.Limit is %d; use 0 for every pet, or a positive cap", opts.Limit))
+			return
+		}
+		cl := c.newCall(ctx, http.MethodGet)
+		target := c.firstPage(opts)
+		last, n := opts.After, 0
+		page := make([]wirePet, 0, c.pageSize) // reused by every page
+		for {
+			ans, err := c.do(cl, target, http.StatusOK)
+			if err != nil {
+				yield(petstore.Pet{}, err)
+				return
+			}
+			// encoding/json decodes into the elements that the slice's
+			// capacity holds without zeroing them: a field absent from
+			// this page would keep the value of the previous one.
+			clear(page[:cap(page)])
+			if err := json.Unmarshal(ans.body, &page); err != nil {
+				yield(petstore.Pet{}, fmt.Errorf("client: GET %s: the answer is not a list of pets: %w", target, err))
+				return
+			}
+			fresh := 0
+			for i := range page {
+				p := page[i].pet()
+				if p.ID <= last {
+					continue
+				}
+				last = p.ID
+				fresh++
+				if !yield(p, nil) {
+					return
+				}
+				if n++; opts.Limit > 0 && n >= opts.Limit {
+					return
+				}
+			}
+			ref, ok := nextLink(ans.header["Link"])
+			if !ok {
+				return
+			}
+			if fresh == 0 {
+				yield(petstore.Pet{}, fmt.Errorf("client: GET %s: the page has no pet after ID %d but links to another; the server's paging is broken", target, last))
+				return
+			}
+			if target, err = c.resolve(target, ref); err != nil {
+				yield(petstore.Pet{}, err)
+				return
+			}
+		}
+	}
+}
+
+// firstPage returns the URL of the first page of pets that opts selects.
+func (c *Client) firstPage(opts petstore.ListOptions) string {
+	limit := c.pageSize
+	if opts.Limit > 0 {
+		limit = min(limit, opts.Limit)
+	}
+	b := make([]byte, 0, len(c.pets)+48)
+	b = append(b, c.pets...)
+	b = append(b, "?limit="...)
+	b = strconv.AppendInt(b, int64(limit), 10)
+	if opts.Status != "" {
+		b = append(b, "&status="...)
+		b = append(b, url.QueryEscape(string(opts.Status))...)
+	}
+	if opts.After > 0 {
+		// The cursor format of petstore.New: the last ID read, in base 36.
+		b = append(b, "&cursor="...)
+		b = strconv.AppendInt(b, opts.After, 36)
+	}
+	return string(b)
+}
+
+// resolve resolves the reference ref of a Link header of the answer to a
+// request for target, and checks that it stays at the base URL's scheme and
+// host.
+func (c *Client) resolve(target, ref string) (string, error) {
+	from, err := url.Parse(target)
+	if err != nil {
+		return "", fmt.Errorf("client: GET %s: %w", target, err)
+	}
+	r, err := url.Parse(ref)
+	if err != nil {
+		return "", fmt.Errorf("client: GET %s: the Link header's next page %q is not a URL: %w", target, ref, err)
+	}
+	next := from.ResolveReference(r)
+	if next.Scheme != c.base.Scheme || next.Host != c.base.Host {
+		return "", fmt.Errorf("client: GET %s: the Link header's next page %s is not at %s://%s; the client does not follow it, so as not to send the API key elsewhere",
+			target, next.Redacted(), c.base.Scheme, c.base.Host)
+	}
+	return next.String(), nil
+}
+
+// errNoLink is returned by parseLink for a malformed header.
+var errNoLink = errors.New("malformed Link header")
+
+// nextLink returns the target of the link with rel="next" among the Link
+// header values (RFC 8288), and whether there is one.
+func nextLink(values []string) (string, bool) {
+	for _, v := range values {
+		for v != "" {
+			var ref string
+			var next bool
+			var err error
+			ref, next, v, err = parseLink(v)
+			if err != nil {
+				break
+			}
+			if next {
+				return ref, true
+			}
+		}
+	}
+	return "", false
+}
+
+// parseLink parses the first link-value of s, "<ref>; param; param", and
+// returns its target, whether one of its rel values is "next", and the rest
+// of s after the comma that ends it.
+func parseLink(s string) (ref string, next bool, rest string, err error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s[0] != '<' {
+		return "", false, "", errNoLink
+	}
+	end := strings.IndexByte(s, '>')
+	if end < 0 {
+		return "", false, "", errNoLink
+	}
+	ref, s = s[1:end], s[end+1:]
+	// The parameters run to the first comma outside a quoted string.
+	quoted := false
+	i := 0
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\' && quoted:
+			i++
+		case c == '"':
+			quoted = !quoted
+		case c == ',' && !quoted:
+			return ref, relNext(s[:i]), s[i+1:], nil
+		}
+	}
+	return ref, relNext(s), "", nil
+}
+
+// relNext reports whether the link parameters params, "; rel=next; ...",
+// give the relation type "next".
+func relNext(params string) bool {
+	for params != "" {
+		var p string
+		p, params, _ = strings.Cut(params, ";")
+		name, value, _ := strings.Cut(p, "=")
+		if !strings.EqualFold(strings.TrimSpace(name), "rel") {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
+			value = value[1 : len(value)-1]
+		}
+		for value != "" { // rel may hold several types, separated by spaces
+			var typ string
+			typ, value, _ = strings.Cut(strings.TrimSpace(value), " ")
+			if strings.EqualFold(typ, "next") {
+				return true
+			}
+		}
+		return false // only the first rel parameter counts
+	}
+	return false
+}
+
+// wirePet is a pet as the client decodes it from a page: a petstore.Pet
+// whose status is decoded without allocating a string for each pet.
+type wirePet struct {
+	ID         int64      `json:"id"`
+	Name       string     `json:"name"`
+	CategoryID int64      `json:"categoryId"`
+	Status     wireStatus `json:"status"`
+}
+
+// pet returns p as a petstore.Pet.
+func (p *wirePet) pet() petstore.Pet {
+	return petstore.Pet{ID: p.ID, NewPet: petstore.NewPet{Name: p.Name, CategoryID: p.CategoryID, Status: petstore.Status(p.Status)}}
+}
+
+// wireStatus decodes the statuses that the API defines to the constants,
+// and any other string as it is.
+type wireStatus petstore.Status
+
+// UnmarshalJSON decodes a JSON string.
+func (s *wireStatus) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"available"`:
+		*s = wireStatus(petstore.StatusAvailable)
+	case `"pending"`:
+		*s = wireStatus(petstore.StatusPending)
+	case `"sold"`:
+		*s = wireStatus(petstore.StatusSold)
+	case "null":
+	default:
+		var v string
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		*s = wireStatus(v)
+	}
+	return nil
+}
