@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"syscall"
 	"time"
 
@@ -87,9 +88,68 @@ func (l *limitFlags) check() error {
 // limitListener returns ln accepting at most n connections at once: a
 // connection beyond them waits in the kernel's accept queue, costing no
 // file descriptor of the process, until one of them closes.
+//
+// netutil.LimitListener hides the connection's CloseWrite, which net/http
+// uses to send its last answer on a connection it closes (431, or 413 for a
+// body left unread) before the reset that unread input causes; without it
+// the client may see the reset and lose the answer. The connections that
+// limitListener returns have CloseWrite again, when the connection from ln
+// has it.
 func limitListener(ln net.Listener, n int) net.Listener {
-	return netutil.LimitListener(ln, n)
+	inner := &lastAccepted{Listener: ln}
+	return &cappedListener{Listener: netutil.LimitListener(inner, n), inner: inner}
 }
+
+// cappedListener is netutil.LimitListener on inner, giving back the
+// CloseWrite of the connections that inner accepts.
+type cappedListener struct {
+	net.Listener
+	inner *lastAccepted
+	mu    sync.Mutex // held through Accept, so that inner.last is this Accept's
+}
+
+func (l *cappedListener) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	if hc, ok := l.inner.last.(halfCloser); ok {
+		return &cappedConn{Conn: c, half: hc}, nil
+	}
+	return c, nil
+}
+
+// lastAccepted is a listener that remembers the connection it accepted
+// last.
+type lastAccepted struct {
+	net.Listener
+	last net.Conn
+}
+
+func (l *lastAccepted) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	l.last = c
+	return c, err
+}
+
+// halfCloser is a connection that can be closed for writing alone, as a
+// *net.TCPConn can.
+type halfCloser interface {
+	CloseWrite() error
+}
+
+// cappedConn is a connection of netutil.LimitListener, whose Close frees its
+// place, with the CloseWrite of the connection underneath.
+type cappedConn struct {
+	net.Conn
+	half halfCloser
+}
+
+// CloseWrite closes the connection for writing: the client reads what was
+// sent and then the end of the stream.
+func (c *cappedConn) CloseWrite() error { return c.half.CloseWrite() }
 
 // closeOnUnauthorized wraps h so that every 401 answer closes its
 // connection (with Connection: close on HTTP/1.1, with GOAWAY on HTTP/2):
