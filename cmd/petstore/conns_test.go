@@ -238,10 +238,10 @@ func TestConnsFlood(t *testing.T) {
 	const (
 		key        = "flood-key"
 		openFiles  = 256
-		idle       = 300  // connections that send nothing
-		unauth     = 2000 // connections that send a request without a key
-		workers    = 64   // at once
-		authReqs   = 10   // by the client with the key, once the flood is under way
+		idle       = 300              // connections that send nothing
+		unauth     = 2000             // connections that send a request without a key
+		workers    = 64               // at once
+		authReqs   = 10               // by the client with the key, once the flood is under way
 		authBound  = 30 * time.Second // the client's timeout
 		holdBound  = 10 * time.Second // how long a flood connection waits for the server to close it
 		headerWait = 2 * time.Second  // -read-header-timeout
