@@ -4,7 +4,10 @@
 //
 //	petstore [-addr localhost:8080] [-base-path /v1] [-postgres URL]
 //	         [-tls-cert FILE -tls-key FILE] [-tls-min-version 1.2]
-//	         [-tls-reload-interval 10s]
+//	         [-tls-reload-interval 10s] [-store-timeout 5s] [-write-timeout 30s]
+//	         [-max-conns N]
+//
+// petstore -help lists the flags and the environment variables.
 //
 // API keys come from PETSTORE_API_KEYS, separated by commas. When it is
 // empty, petstore makes a random key and prints it once on start, so that
@@ -33,8 +36,22 @@
 //
 // The server logs with log/slog to standard error, prints the URL it
 // listens on, cuts off slow or oversized requests with its timeouts and
-// header limit, and on SIGINT or SIGTERM stops accepting connections and
-// finishes the requests in flight before it exits.
+// header limit (16 KiB for the request line and headers), and on SIGINT or
+// SIGTERM stops accepting connections and finishes the requests in flight
+// before it exits; a second signal exits at once, with status 1.
+//
+// Every store call has a deadline, -store-timeout, past which the request
+// is answered 503; it must be below -write-timeout, so that the client
+// hears the answer. -max-conns caps the connections served at once (by
+// default the open-file limit less 64; more wait to be accepted), a 401
+// closes its connection, and OPTIONS * is answered by the API, with 401
+// without a key.
+//
+// Configuration that cannot work (a key no bearer token can carry, a
+// PETSTORE_API_KEYS of commas alone, a base path no request can match, a
+// store timeout not below the write timeout, a search_path schema that
+// does not exist) stops the server at start with exit status 2 and a
+// message that says why.
 package main
 
 import (
