@@ -4,7 +4,10 @@
 //
 //	petstore [-addr localhost:8080] [-base-path /v1] [-postgres URL]
 //	         [-tls-cert FILE -tls-key FILE] [-tls-min-version 1.2]
-//	         [-tls-reload-interval 10s]
+//	         [-tls-reload-interval 10s] [-store-timeout 5s] [-write-timeout 30s]
+//	         [-max-conns N]
+//
+// petstore -help lists the flags and the environment variables.
 //
 // API keys come from PETSTORE_API_KEYS, separated by commas. When it is
 // empty, petstore makes a random key and prints it once on start, so that
@@ -33,8 +36,22 @@
 //
 // The server logs with log/slog to standard error, prints the URL it
 // listens on, cuts off slow or oversized requests with its timeouts and
-// header limit, and on SIGINT or SIGTERM stops accepting connections and
-// finishes the requests in flight before it exits.
+// header limit (16 KiB for the request line and headers), and on SIGINT or
+// SIGTERM stops accepting connections and finishes the requests in flight
+// before it exits; a second signal exits at once, with status 1.
+//
+// Every store call has a deadline, -store-timeout, past which the request
+// is answered 503; it must be below -write-timeout, so that the client
+// hears the answer. -max-conns caps the connections served at once (by
+// default the open-file limit less 64; more wait to be accepted), a 401
+// closes its connection, and OPTIONS * is answered by the API, with 401
+// without a key.
+//
+// Configuration that cannot work (a key no bearer token can carry, a
+// PETSTORE_API_KEYS of commas alone, a base path no request can match, a
+// store timeout not below the write timeout, a search_path schema that
+// does not exist) stops the server at start with exit status 2 and a
+// message that says why.
 package main
 
 import (
@@ -51,7 +68,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -60,12 +76,14 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "petstore:", err)
-		}
+	ctx, stop := shutdownSignals(os.Stderr)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "petstore:", err)
 		os.Exit(2)
 	}
 }
@@ -82,6 +100,8 @@ type config struct {
 	tlsCert, tlsKey   string // both set, or neither
 	tlsMinVersion     uint16 // tls.VersionTLS12 or tls.VersionTLS13
 	tlsReloadInterval time.Duration
+
+	limits limitFlags
 }
 
 // The environment variables that, like -tls-cert and -tls-key, name the
@@ -91,10 +111,9 @@ const (
 	tlsKeyVar  = "PETSTORE_TLS_KEY"
 )
 
-func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+func parseConfig(args []string, getenv func(string) string, help io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("petstore", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&c.addr, "addr", "localhost:8080", "`address` to listen on; port 0 picks a free port")
 	fs.StringVar(&c.basePath, "base-path", petstore.DefaultBasePath, "`path` under which the API is served")
 	fs.DurationVar(&c.readHeaderTimeout, "read-header-timeout", 5*time.Second, "how long a client may take to send the request headers")
@@ -104,7 +123,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM `file` of the private key of -tls-cert (default $"+tlsKeyVar+")")
 	minVersion := fs.String("tls-min-version", "1.2", "lowest TLS `version` to accept: 1.2 or 1.3")
 	fs.DurationVar(&c.tlsReloadInterval, "tls-reload-interval", 10*time.Second, "how often to check the TLS files for a new key pair; 0 checks only on SIGHUP")
-	if err := fs.Parse(args); err != nil {
+	c.limits.register(fs, openFileLimit())
+	if err := parseFlags(fs, args, help); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
@@ -136,17 +156,17 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.tlsReloadInterval < 0 {
 		return c, fmt.Errorf("-tls-reload-interval %v: want 0 or more", c.tlsReloadInterval)
 	}
-	for _, k := range strings.Split(getenv("PETSTORE_API_KEYS"), ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			c.keys = append(c.keys, k)
-		}
+	if err := c.limits.check(); err != nil {
+		return c, err
 	}
-	return c, nil
+	var err error
+	c.keys, err = parseAPIKeys(getenv(apiKeysVar))
+	return c, err
 }
 
 // run serves until ctx is done, then shuts down gracefully.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := parseConfig(args, getenv, stderr)
+	c, err := parseConfig(args, getenv, stdout)
 	if err != nil {
 		return err
 	}
@@ -159,6 +179,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if certs, err = newCertSource(c.tlsCert, c.tlsKey, logger); err != nil {
 			return err
 		}
+	}
+
+	// So do options that the handler would refuse, before a key is printed
+	// or a database touched.
+	if err := checkHandlerConfig(c); err != nil {
+		return err
 	}
 
 	if len(c.keys) == 0 {
@@ -181,6 +207,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		petstore.WithAuthenticator(petstore.APIKeys(c.keys...)),
 		petstore.WithBasePath(c.basePath),
 		petstore.WithLogger(logger),
+		petstore.WithStoreTimeout(c.limits.storeTimeout),
 	)
 	if err != nil {
 		return err
@@ -190,14 +217,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	ln = limitListener(ln, c.limits.maxConns)
 	srv := &http.Server{
-		Handler:           api,
+		Handler:           closeOnUnauthorized(api),
 		ReadHeaderTimeout: c.readHeaderTimeout,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
+		WriteTimeout:      c.limits.writeTimeout,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    16 << 10,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		// OPTIONS * goes to the handler, which asks for a key like
+		// everywhere else, rather than to net/http's answer of 200.
+		DisableGeneralOptionsHandler: true,
 	}
 	scheme := "http"
 	serve := srv.Serve
@@ -215,7 +246,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			"-tls-cert and -tls-key serve HTTPS")
 	}
 	url := scheme + "://" + ln.Addr().String() + c.basePath
-	logger.Info("petstore: listening", "url", url)
+	logger.Info("petstore: listening", "url", url, "max_conns", c.limits.maxConns, "open_files", c.limits.openFiles,
+		"store_timeout", c.limits.storeTimeout, "write_timeout", c.limits.writeTimeout)
 	fmt.Fprintf(stdout, "serving %s/pets\n", url)
 
 	served := make(chan error, 1)

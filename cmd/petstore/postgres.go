@@ -48,15 +48,21 @@ func openPostgres(ctx context.Context, rawURL string, logger *slog.Logger) (pets
 		pool.Close()
 		return nil, nil, err
 	}
+	schema, err := postgresCurrentSchema(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, nil, errors.New(postgresRedact(err.Error(), rawURL))
+	}
 	if err := store.Migrate(ctx); err != nil {
 		pool.Close()
-		return nil, nil, fmt.Errorf("migrating the PostgreSQL database: %s", postgresRedact(err.Error(), rawURL))
+		return nil, nil, fmt.Errorf("migrating the PostgreSQL database: %s", postgresRedact(withoutUnavailable(err), rawURL))
 	}
 	logger.Info("petstore: storing pets in PostgreSQL",
 		"host", cfg.ConnConfig.Host,
 		"port", cfg.ConnConfig.Port,
 		"database", cfg.ConnConfig.Database,
 		"user", cfg.ConnConfig.User,
+		"schema", schema,
 		"table", store.Table(),
 		"max_conns", cfg.MaxConns,
 	)

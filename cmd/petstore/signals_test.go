@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestShutdownSecondSignal holds a create in flight, its body half sent,
+// and signals the server process twice: the first signal starts a graceful
+// shutdown, which would wait for the create up to -shutdown-timeout (a
+// minute here); the second makes the process exit at once with status 1,
+// saying so, and the held connection is closed without an answer.
+func TestShutdownSecondSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	bin := buildServer(t)
+	for _, sigs := range [][2]syscall.Signal{
+		{syscall.SIGTERM, syscall.SIGTERM},
+		{syscall.SIGINT, syscall.SIGINT},
+		{syscall.SIGTERM, syscall.SIGINT},
+	} {
+		t.Run(sigs[0].String()+", "+sigs[1].String(), func(t *testing.T) {
+			const key = "signal-key"
+			p := startServer(t, bin, key, nil, "-shutdown-timeout", "1m")
+
+			body := `{"name":"Held","categoryId":1,"status":"available"}`
+			conn, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if err := conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			// 100 Continue says that the handler reads the body: the request
+			// is in flight.
+			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"+
+				"Content-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", p.path, p.addr, key, len(body))
+			answer := bufio.NewReader(conn)
+			if line, err := answer.ReadString('\n'); err != nil || line != "HTTP/1.1 100 Continue\r\n" {
+				t.Fatalf("waiting for 100 Continue: read %q, %v", line, err)
+			}
+			if line, err := answer.ReadString('\n'); err != nil || line != "\r\n" {
+				t.Fatalf("after 100 Continue: read %q, %v", line, err)
+			}
+			if _, err := io.WriteString(conn, body[:len(body)/2]); err != nil {
+				t.Fatal(err)
+			}
+
+			if err := p.cmd.Process.Signal(sigs[0]); err != nil {
+				t.Fatal(err)
+			}
+			// Once new connections are refused, the shutdown has begun and
+			// waits for the create.
+			if err := refused(p.addr, 10*time.Second); err != nil {
+				t.Fatalf("after %v: %v", sigs[0], err)
+			}
+			select {
+			case <-p.exited:
+				t.Fatalf("the process exited (%v) on the first signal, with a request in flight; its log:\n%s", p.err, p.stderr)
+			case <-time.After(200 * time.Millisecond):
+			}
+
+			if err := p.cmd.Process.Signal(sigs[1]); err != nil {
+				t.Fatal(err)
+			}
+			if code := p.wait(t, 10*time.Second); code != exitAtOnce {
+				t.Errorf("after a second signal the process exited with %d; want %d", code, exitAtOnce)
+			}
+			log := p.stderr.String()
+			want := fmt.Sprintf(`level=ERROR msg="petstore: second signal during shutdown; exiting at once, abandoning requests in flight" signal=%s`, sigs[1])
+			if !strings.Contains(log, want) {
+				t.Errorf("the log does not say %s:\n%s", want, log)
+			}
+			if strings.Contains(log, "petstore: stopped") {
+				t.Errorf("the log says the server stopped cleanly:\n%s", log)
+			}
+			got, err := io.ReadAll(answer)
+			var netErr net.Error
+			if len(got) > 0 || (errors.As(err, &netErr) && netErr.Timeout()) {
+				t.Errorf("the connection of the abandoned create read %q, %v; want it closed without an answer", got, err)
+			}
+		})
+	}
+}

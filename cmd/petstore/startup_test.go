@@ -1,0 +1,303 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/petstore-go/petstore/internal/pgtest"
+)
+
+// TestStartupRefuses starts the server as a process on configurations
+// that cannot work: each stops it with exit status 2 and one message that
+// says what is wrong, before it prints a key or serves, and none says that
+// the store is unavailable.
+func TestStartupRefuses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedPort := ln.Addr().String()
+	ln.Close()
+
+	bin := buildServer(t)
+	tests := []struct {
+		name string
+		env  []string
+		args []string
+		want string // the whole of stderr, after "petstore: "
+	}{
+		{
+			name: "a key no bearer token can carry",
+			env:  []string{"PETSTORE_API_KEYS=good-key,pa$$word!"},
+			want: "petstore.New: WithAuthenticator: APIKeys: key 2 of 2 has characters that no bearer token can carry; " +
+				"use only letters, digits, -, ., _, ~, + and /, with = only at the end",
+		},
+		{
+			name: "a key with a space",
+			env:  []string{"PETSTORE_API_KEYS=two words"},
+			want: "petstore.New: WithAuthenticator: APIKeys: key 1 of 1 has characters that no bearer token can carry; " +
+				"use only letters, digits, -, ., _, ~, + and /, with = only at the end",
+		},
+		{
+			name: "keys variable with only a comma",
+			env:  []string{"PETSTORE_API_KEYS=,"},
+			want: "PETSTORE_API_KEYS is set but holds no usable key, only commas and spaces; " +
+				"give keys separated by commas, or leave it empty to have a key made for this run",
+		},
+		{
+			name: "a base path no request can match",
+			env:  []string{"PETSTORE_API_KEYS=k"},
+			args: []string{"-base-path", "/München"},
+			want: `petstore.New: WithBasePath: "/München" is not a path as it appears in a request URL, so no request can match it; use "/M%C3%BCnchen"`,
+		},
+		{
+			name: "store timeout at the write timeout",
+			env:  []string{"PETSTORE_API_KEYS=k"},
+			args: []string{"-store-timeout", "30s"},
+			want: "-store-timeout 30s is not below -write-timeout 30s: a client would be cut off before it hears " +
+				"that the store timed out; lower -store-timeout or raise -write-timeout",
+		},
+		{
+			name: "store timeout past the write timeout",
+			env:  []string{"PETSTORE_API_KEYS=k"},
+			args: []string{"-store-timeout", "10s", "-write-timeout", "2s"},
+			want: "-store-timeout 10s is not below -write-timeout 2s: a client would be cut off before it hears " +
+				"that the store timed out; lower -store-timeout or raise -write-timeout",
+		},
+		{
+			name: "no store timeout",
+			env:  []string{"PETSTORE_API_KEYS=k"},
+			args: []string{"-store-timeout", "0"},
+			want: "-store-timeout 0s: want more than 0",
+		},
+		{
+			name: "no connections",
+			env:  []string{"PETSTORE_API_KEYS=k"},
+			args: []string{"-max-conns", "0"},
+			want: "-max-conns 0: want 1 or more",
+		},
+		{
+			name: "an unknown flag",
+			env:  []string{"PETSTORE_API_KEYS=k"},
+			args: []string{"-port", "8080"},
+			want: "flag provided but not defined: -port; see -help",
+		},
+		{
+			name: "a database that refuses connections",
+			env: []string{"PETSTORE_API_KEYS=k",
+				"PETSTORE_POSTGRES_URL=postgres://app@" + closedPort + "/shop?sslmode=disable&connect_timeout=5"},
+			want: "cannot reach PostgreSQL: failed to connect to `user=app database=shop`: " + closedPort + " (127.0.0.1): " +
+				"dial error: dial tcp " + closedPort + ": connect: connection refused",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runToExit(t, bin, tt.env, tt.args...)
+			if code != 2 {
+				t.Errorf("exit status %d; want 2", code)
+			}
+			if diff := cmp.Diff("petstore: "+tt.want+"\n", stderr); diff != "" {
+				t.Errorf("stderr (-want +got):\n%s", diff)
+			}
+			if stdout != "" {
+				t.Errorf("the server printed to stdout before refusing to start:\n%s", stdout)
+			}
+			if strings.Contains(stderr, "unavailable") {
+				t.Errorf("a start-up error speaks of an unavailable store:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// TestStartupMissingSchema starts the server on PostgreSQL with a
+// search_path naming a schema that does not exist: it refuses to start,
+// saying which schema is missing and how to create it.
+func TestStartupMissingSchema(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	u, err := url.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "petstore_missing_" + hex.EncodeToString(b)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+
+	code, stdout, stderr := runToExit(t, buildServer(t), []string{"PETSTORE_API_KEYS=k", "PETSTORE_POSTGRES_URL=" + u.String()})
+	want := `petstore: the schema "` + schema + `" that PostgreSQL's search_path names does not exist, so there is nowhere ` +
+		"to create the pets table; create it with CREATE SCHEMA " + schema + ", or set search_path in the URL's query to a schema that exists\n"
+	if diff := cmp.Diff(want, stderr); diff != "" || code != 2 {
+		t.Errorf("exit status %d (want 2); stderr (-want +got):\n%s", code, diff)
+	}
+	if stdout != "" {
+		t.Errorf("the server printed to stdout before refusing to start:\n%s", stdout)
+	}
+}
+
+// TestStartupLogsSchema checks that the log line that says where pets are
+// kept names the schema in effect.
+func TestStartupLogsSchema(t *testing.T) {
+	schema, serverURL := postgresSchema(t)
+	var log bytes.Buffer
+	_, closeStore, err := openPostgres(context.Background(), serverURL, slog.New(slog.NewTextHandler(&log, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeStore()
+	if want := "schema=" + schema; !strings.Contains(log.String(), want) {
+		t.Errorf("the log does not say %s:\n%s", want, log.String())
+	}
+}
+
+// TestStartupHelp checks that -help exits 0 and prints, to stdout, the
+// flags and the environment variables.
+func TestStartupHelp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	bin := buildServer(t)
+	for _, arg := range []string{"-help", "-h", "--help"} {
+		t.Run(arg, func(t *testing.T) {
+			code, stdout, stderr := runToExit(t, bin, nil, arg)
+			if code != 0 {
+				t.Errorf("exit status %d; want 0", code)
+			}
+			if stderr != "" {
+				t.Errorf("stderr is not empty:\n%s", stderr)
+			}
+			for _, want := range []string{
+				"Usage: petstore [flags]",
+				"-store-timeout duration", "-write-timeout duration", "-max-conns connections", "-postgres URL",
+				"PETSTORE_API_KEYS\n", "PETSTORE_POSTGRES_URL\n", "PETSTORE_TLS_CERT, PETSTORE_TLS_KEY\n",
+			} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("the help does not say %q:\n%s", want, stdout)
+				}
+			}
+		})
+	}
+}
+
+func TestParseConfigLimits(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    limitFlags
+		wantErr string
+	}{
+		{name: "defaults", want: limitFlags{storeTimeout: 5 * time.Second, writeTimeout: 30 * time.Second, maxConns: defaultMaxConns(openFileLimit())}},
+		{name: "flags", args: []string{"-store-timeout", "2s", "-write-timeout", "3s", "-max-conns", "10"},
+			want: limitFlags{storeTimeout: 2 * time.Second, writeTimeout: 3 * time.Second, maxConns: 10}},
+		{name: "store timeout just below", args: []string{"-store-timeout", "2999ms", "-write-timeout", "3s"},
+			want: limitFlags{storeTimeout: 2999 * time.Millisecond, writeTimeout: 3 * time.Second, maxConns: defaultMaxConns(openFileLimit())}},
+		{name: "negative write timeout", args: []string{"-write-timeout", "-1s"}, wantErr: "-write-timeout -1s: want more than 0"},
+		{name: "negative store timeout", args: []string{"-store-timeout", "-1s"}, wantErr: "-store-timeout -1s: want more than 0"},
+		{name: "store timeout equal", args: []string{"-store-timeout", "3s", "-write-timeout", "3s"},
+			wantErr: "-store-timeout 3s is not below -write-timeout 3s: a client would be cut off before it hears " +
+				"that the store timed out; lower -store-timeout or raise -write-timeout"},
+		{name: "negative max conns", args: []string{"-max-conns", "-5"}, wantErr: "-max-conns -5: want 1 or more"},
+		{name: "help", args: []string{"-help"}, wantErr: "flag: help requested"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseConfig(tt.args, func(string) string { return "" }, io.Discard)
+			var gotErr string
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if gotErr != tt.wantErr {
+				t.Fatalf("parseConfig(%q) error = %q, want %q", tt.args, gotErr, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			tt.want.openFiles = openFileLimit()
+			if diff := cmp.Diff(tt.want, c.limits, cmp.AllowUnexported(limitFlags{})); diff != "" {
+				t.Errorf("parseConfig(%q) limits (-want +got):\n%s", tt.args, diff)
+			}
+		})
+	}
+}
+
+func TestParseAPIKeys(t *testing.T) {
+	tests := []struct {
+		value   string
+		want    []string
+		wantErr bool
+	}{
+		{value: "", want: nil},
+		{value: "a", want: []string{"a"}},
+		{value: " a , b ,", want: []string{"a", "b"}},
+		{value: ",", wantErr: true},
+		{value: " , ,  ", wantErr: true},
+	}
+	for _, tt := range tests {
+		got, err := parseAPIKeys(tt.value)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("parseAPIKeys(%q) error = %v, want error %v", tt.value, err, tt.wantErr)
+		}
+		if err != nil && strings.Contains(err.Error(), "not set") {
+			t.Errorf("parseAPIKeys(%q) says the variable is not set: %v", tt.value, err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("parseAPIKeys(%q) (-want +got):\n%s", tt.value, diff)
+		}
+	}
+}
+
+func TestDefaultMaxConns(t *testing.T) {
+	for _, tt := range []struct {
+		openFiles uint64
+		want      int
+	}{
+		{1, 1}, {2, 1}, {100, 50}, {128, 64}, {256, 192}, {1024, 960}, {20000, 19936}, {1 << 40, 1 << 20},
+	} {
+		if got := defaultMaxConns(tt.openFiles); got != tt.want {
+			t.Errorf("defaultMaxConns(%d) = %d, want %d", tt.openFiles, got, tt.want)
+		}
+	}
+}
+
+func TestSplitSearchPath(t *testing.T) {
+	for _, tt := range []struct {
+		searchPath string
+		want       []string
+	}{
+		{"", nil},
+		{"nosuchschema", []string{"nosuchschema"}},
+		{`"$user", public`, []string{"$user", "public"}},
+		{`Shop, "Mixed Case", "with ""quote"""`, []string{"shop", "Mixed Case", `with "quote"`}},
+		{`a,,b`, []string{"a", "b"}},
+	} {
+		if diff := cmp.Diff(tt.want, splitSearchPath(tt.searchPath)); diff != "" {
+			t.Errorf("splitSearchPath(%q) (-want +got):\n%s", tt.searchPath, diff)
+		}
+	}
+}
+
+func TestSQLIdentifier(t *testing.T) {
+	for name, want := range map[string]string{
+		"shop": "shop", "shop_2": "shop_2", "Shop": `"Shop"`, "two words": `"two words"`, `a"b`: `"a""b"`, "2shop": `"2shop"`,
+	} {
+		if got := sqlIdentifier(name); got != want {
+			t.Errorf("sqlIdentifier(%q) = %s, want %s", name, got, want)
+		}
+	}
+}
