@@ -5,6 +5,7 @@
 //	petstore [-addr localhost:8080] [-base-path /v1] [-postgres URL]
 //	         [-tls-cert FILE -tls-key FILE] [-tls-min-version 1.2]
 //	         [-tls-reload-interval 10s]
+//	         [-admin-addr localhost:9090] [-access-log]
 //
 // API keys come from PETSTORE_API_KEYS, separated by commas. When it is
 // empty, petstore makes a random key and prints it once on start, so that
@@ -30,6 +31,18 @@
 // pair that would be refused is logged while the previous one goes on
 // serving. Without TLS, petstore serves plain HTTP and says on start that
 // API keys then travel unencrypted unless a proxy in front terminates TLS.
+//
+// With -admin-addr (or PETSTORE_ADMIN_ADDR; the flag wins), petstore serves
+// on that address, apart from the API, /metrics (request counts and
+// latencies by route, method and status, and who still calls deprecated
+// operations, in the Prometheus text format), /healthz (200 while the
+// process runs) and /readyz (200 while the store answers within a second,
+// 503 otherwise and while shutting down). When the standard
+// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set,
+// it sends a trace span per request over OTLP (HTTP), continuing the
+// caller's trace from its traceparent header. With -access-log it logs a
+// line per request: method, route, status, error code, duration and the
+// caller's principal, never a credential nor the query.
 //
 // The server logs with log/slog to standard error, prints the URL it
 // listens on, cuts off slow or oversized requests with its timeouts and
@@ -82,6 +95,10 @@ type config struct {
 	tlsCert, tlsKey   string // both set, or neither
 	tlsMinVersion     uint16 // tls.VersionTLS12 or tls.VersionTLS13
 	tlsReloadInterval time.Duration
+
+	adminAddr string // "" for no admin endpoints
+	accessLog bool
+	tracing   bool // whether to send traces over OTLP
 }
 
 // The environment variables that, like -tls-cert and -tls-key, name the
@@ -104,6 +121,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM `file` of the private key of -tls-cert (default $"+tlsKeyVar+")")
 	minVersion := fs.String("tls-min-version", "1.2", "lowest TLS `version` to accept: 1.2 or 1.3")
 	fs.DurationVar(&c.tlsReloadInterval, "tls-reload-interval", 10*time.Second, "how often to check the TLS files for a new key pair; 0 checks only on SIGHUP")
+	fs.StringVar(&c.adminAddr, "admin-addr", "", "`address` to serve /metrics, /healthz and /readyz on, apart from the API; empty for none (default $"+adminAddrVar+")")
+	fs.BoolVar(&c.accessLog, "access-log", false, "log a line per request")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -112,6 +131,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.postgresURL == "" {
 		c.postgresURL = getenv(postgresURLVar)
+	}
+	if c.adminAddr == "" {
+		c.adminAddr = getenv(adminAddrVar)
 	}
 	if c.tlsCert == "" {
 		c.tlsCert = getenv(tlsCertVar)
@@ -135,6 +157,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.tlsReloadInterval < 0 {
 		return c, fmt.Errorf("-tls-reload-interval %v: want 0 or more", c.tlsReloadInterval)
+	}
+	var err error
+	if c.tracing, err = tracingConfig(getenv); err != nil {
+		return c, err
 	}
 	for _, k := range strings.Split(getenv("PETSTORE_API_KEYS"), ",") {
 		if k = strings.TrimSpace(k); k != "" {
@@ -176,12 +202,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer closeStore()
 
-	api, err := petstore.New(
+	var accessLog *slog.Logger
+	if c.accessLog {
+		accessLog = logger
+	}
+	obs, err := newObservability(ctx, c.adminAddr != "", c.tracing, accessLog)
+	if err != nil {
+		return err
+	}
+	defer obs.shutdown(logger)
+
+	api, err := petstore.New(append([]petstore.Option{
 		petstore.WithStore(store),
 		petstore.WithAuthenticator(petstore.APIKeys(c.keys...)),
 		petstore.WithBasePath(c.basePath),
 		petstore.WithLogger(logger),
-	)
+	}, obs.options...)...)
 	if err != nil {
 		return err
 	}
@@ -191,7 +227,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	srv := &http.Server{
-		Handler:           api,
+		Handler:           obs.wrap(api),
 		ReadHeaderTimeout: c.readHeaderTimeout,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -213,6 +249,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	} else {
 		logger.Warn("petstore: serving plain HTTP: API keys travel unencrypted unless a proxy in front terminates TLS; " +
 			"-tls-cert and -tls-key serve HTTPS")
+	}
+	if c.adminAddr != "" {
+		a := &admin{metrics: obs.metrics, store: store, logger: logger,
+			redact: func(s string) string { return postgresRedact(s, c.postgresURL) }}
+		stopAdmin, err := serveAdmin(ctx, c.adminAddr, a, stdout)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopAdmin()
 	}
 	url := scheme + "://" + ln.Addr().String() + c.basePath
 	logger.Info("petstore: listening", "url", url)
