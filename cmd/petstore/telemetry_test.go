@@ -308,3 +308,59 @@ func TestTraces(t *testing.T) {
 		t.Errorf("the access log does not name createPet's span %s:\n%s", spanIDs["createPet"], log)
 	}
 }
+
+// TestNewObservability checks what each setting turns on: with nothing on
+// there is no observer, so that the handler spends nothing on observing,
+// and the span middleware is there only when traces are sent.
+func TestNewObservability(t *testing.T) {
+	t.Setenv(otlpEndpointVar, "http://127.0.0.1:1") // read by the OTLP exporter; nothing is sent in this test
+	type setup struct {
+		Observer, Metrics, Middleware bool
+		Closers                       int
+	}
+	tests := []struct {
+		name             string
+		metrics, tracing bool
+		accessLog        bool
+		want             setup
+	}{
+		{name: "nothing", want: setup{}},
+		{name: "access log", accessLog: true, want: setup{Observer: true}},
+		{name: "metrics", metrics: true, want: setup{Observer: true, Metrics: true, Closers: 1}},
+		{name: "traces", tracing: true, want: setup{Observer: true, Middleware: true, Closers: 1}},
+		{name: "everything", metrics: true, tracing: true, accessLog: true,
+			want: setup{Observer: true, Metrics: true, Middleware: true, Closers: 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var accessLog *slog.Logger
+			if tt.accessLog {
+				accessLog = slog.New(slog.DiscardHandler)
+			}
+			o, err := newObservability(context.Background(), tt.metrics, tt.tracing, accessLog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			closers := len(o.closers)
+			defer func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				o.close(ctx) // the exporter cannot reach its endpoint; what matters is that it stops
+			}()
+			api := http.Handler(&struct{ http.Handler }{http.NotFoundHandler()}) // comparable
+			got := setup{
+				Observer:   len(o.options) > 0,
+				Metrics:    o.metrics != nil,
+				Middleware: o.wrap(api) != api,
+				Closers:    closers,
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("newObservability(metrics %v, tracing %v, access log %v) (-want +got):\n%s",
+					tt.metrics, tt.tracing, tt.accessLog, diff)
+			}
+			if len(o.options) > 1 {
+				t.Errorf("%d options; want one observer at most", len(o.options))
+			}
+		})
+	}
+}
