@@ -10,6 +10,7 @@
 #
 # Usage: bench/load.sh        (from anywhere in the repository)
 #        TLS=1 bench/load.sh  (adds the petstore server over HTTPS)
+#        METRICS=1 bench/load.sh  (adds the petstore server with metrics on)
 #
 # Environment: ROUNDS (default 10), DURATION in seconds per run (3), THREADS
 # (2), CONNECTIONS (64), PETS (100000), PIN (1: servers on CPU 0, wrk on the
@@ -21,9 +22,13 @@
 # AGAINST (unset; a git revision such as main or HEAD~3: its cmd/petstore
 # runs as another server, on PORT+4, seeded the same way, in the same rounds,
 # and the script prints the ratios petstore/against: a change measured before
-# and after in one run). Installs wrk with apt-get when it is missing. With
-# the defaults the script takes about four minutes, a minute and a half more
-# for each of TLS=1 and AGAINST.
+# and after in one run). METRICS (0; 1: also a petstore server with metrics
+# on, started with -admin-addr on PORT+6 and serving on PORT+5, seeded the
+# same way, in the same rounds, and the ratios metrics/petstore of requests
+# per second and of CPU time per request; at the end it prints the requests
+# that its /metrics counted). Installs wrk with apt-get when it is missing.
+# With the defaults the script takes about four minutes, a minute and a half
+# more for each of TLS=1, METRICS=1 and AGAINST.
 #
 # With TLS=1 the HTTPS server gets a P-256 certificate made for the run with
 # generate_cert.go from the Go toolchain (crypto/tls), is seeded like the
@@ -41,6 +46,7 @@ PETS=${PETS:-100000}
 PIN=${PIN:-1}
 PORT=${PORT:-18080}
 TLS=${TLS:-0}
+METRICS=${METRICS:-0}
 KEY=load-test-key-0123456789
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -88,6 +94,10 @@ if [ -n "${AGAINST:-}" ]; then
 	git -C "$root" worktree add --quiet --detach "$work/against-src" "$AGAINST"
 	(cd "$work/against-src/cmd/petstore" && go build -o "$work/against" .)
 fi
+if [ "$METRICS" = 1 ]; then
+	servers+=(metrics)
+	url[metrics]=http://127.0.0.1:$((PORT + 5))/v1
+fi
 
 declare -A pid_of
 # start NAME ARGS...: starts a server process, logging to $work/NAME.log.
@@ -129,6 +139,11 @@ if [ -n "${AGAINST:-}" ]; then
 	PETSTORE_API_KEYS=$KEY start against "$work/against" -addr "127.0.0.1:$((PORT + 4))"
 	"$work/baseline" -seed-only -target "${url[against]}" -key "$KEY" -seed "$PETS" >&2
 fi
+if [ "$METRICS" = 1 ]; then
+	PETSTORE_API_KEYS=$KEY start metrics "$work/petstore" -addr "127.0.0.1:$((PORT + 5))" \
+		-admin-addr "127.0.0.1:$((PORT + 6))"
+	"$work/baseline" -seed-only -target "${url[metrics]}" -key "$KEY" -seed "$PETS" >&2
+fi
 
 # cpu_ticks PID: the CPU time that process PID has used, in clock ticks.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
@@ -166,7 +181,7 @@ run() {
 load() { uptime | sed 's/.*load average: //'; }
 
 ops=(list get create)
-declare -A ratios tls_ratios against_ratios rps cpu tls_cpu
+declare -A ratios tls_ratios against_ratios metrics_ratios metrics_cpu rps cpu tls_cpu
 echo "$(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3)"
 echo "wrk -t $THREADS -c $CONNECTIONS, $ROUNDS rounds of ${DURATION}s per server and request, pinned: $([ "$PIN" = 1 ] && echo yes || echo no), niceness: ${NICE:-0}"
 echo "servers: ${servers[*]}$([ "$TLS" = 1 ] && echo " (petstore: plain HTTP; https: the same server over HTTPS)"); load average at the start: $(load)"
@@ -198,6 +213,14 @@ for round in $(seq "$ROUNDS"); do
 			line+="  https/http $r"
 			r=$(awk -v t="${us[https]}" -v p="${us[petstore]}" 'BEGIN { printf "%.3f", t / p }')
 			tls_cpu[$op]+="$r "
+			line+=" (CPU $r)"
+		fi
+		if [ "$METRICS" = 1 ]; then
+			r=$(awk -v m="${got[metrics]}" -v p="${got[petstore]}" 'BEGIN { printf "%.3f", m / p }')
+			metrics_ratios[$op]+="$r "
+			line+="  metrics/petstore $r"
+			r=$(awk -v m="${us[metrics]}" -v p="${us[petstore]}" 'BEGIN { printf "%.3f", m / p }')
+			metrics_cpu[$op]+="$r "
 			line+=" (CPU $r)"
 		fi
 		if [ -n "${AGAINST:-}" ]; then
@@ -248,6 +271,23 @@ if [ "$TLS" = 1 ]; then
 	for op in "${ops[@]}"; do
 		printf '%-6s %s\n' "$op" "$(spread %.3f ${tls_cpu[$op]})"
 	done
+fi
+if [ "$METRICS" = 1 ]; then
+	echo
+	echo "ratio of requests per second, petstore with metrics / without (both plain HTTP), over $ROUNDS rounds:"
+	for op in "${ops[@]}"; do
+		printf '%-6s %s\n' "$op" "$(spread %.3f ${metrics_ratios[$op]})"
+	done
+	echo "(target: list median >= 0.97)"
+	echo
+	echo "ratio of server CPU time per request, petstore with metrics / without, over $ROUNDS rounds:"
+	for op in "${ops[@]}"; do
+		printf '%-6s %s\n' "$op" "$(spread %.3f ${metrics_cpu[$op]})"
+	done
+	echo
+	echo "requests that the metrics server's /metrics counted (seeding and warm-up included), by route, method and status:"
+	curl -s "http://127.0.0.1:$((PORT + 6))/metrics" | grep '^http_server_request_duration_seconds_count' |
+		sed -E 's/^[^{]*[{](.*)[}] (.*)$/\2 \1/; s/,?otel_scope_[a-z_]+="[^"]*"//g'
 fi
 if [ -n "${AGAINST:-}" ]; then
 	echo

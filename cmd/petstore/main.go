@@ -5,7 +5,7 @@
 //	petstore [-addr localhost:8080] [-base-path /v1] [-postgres URL]
 //	         [-tls-cert FILE -tls-key FILE] [-tls-min-version 1.2]
 //	         [-tls-reload-interval 10s] [-store-timeout 5s] [-write-timeout 30s]
-//	         [-max-conns N]
+//	         [-max-conns N] [-admin-addr localhost:9090] [-access-log]
 //
 // petstore -help lists the flags and the environment variables.
 //
@@ -33,6 +33,18 @@
 // pair that would be refused is logged while the previous one goes on
 // serving. Without TLS, petstore serves plain HTTP and says on start that
 // API keys then travel unencrypted unless a proxy in front terminates TLS.
+//
+// With -admin-addr (or PETSTORE_ADMIN_ADDR; the flag wins), petstore serves
+// on that address, apart from the API, /metrics (request counts and
+// latencies by route, method and status, and who still calls deprecated
+// operations, in the Prometheus text format), /healthz (200 while the
+// process runs) and /readyz (200 while the store answers within a second,
+// 503 otherwise and while shutting down). When the standard
+// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set,
+// it sends a trace span per request over OTLP (HTTP), continuing the
+// caller's trace from its traceparent header. With -access-log it logs a
+// line per request: method, route, status, error code, duration and the
+// caller's principal, never a credential nor the query.
 //
 // The server logs with log/slog to standard error, prints the URL it
 // listens on, cuts off slow or oversized requests with its timeouts and
@@ -102,6 +114,10 @@ type config struct {
 	tlsReloadInterval time.Duration
 
 	limits limitFlags
+
+	adminAddr string // "" for no admin endpoints
+	accessLog bool
+	tracing   bool // whether to send traces over OTLP
 }
 
 // The environment variables that, like -tls-cert and -tls-key, name the
@@ -123,6 +139,8 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM `file` of the private key of -tls-cert (default $"+tlsKeyVar+")")
 	minVersion := fs.String("tls-min-version", "1.2", "lowest TLS `version` to accept: 1.2 or 1.3")
 	fs.DurationVar(&c.tlsReloadInterval, "tls-reload-interval", 10*time.Second, "how often to check the TLS files for a new key pair; 0 checks only on SIGHUP")
+	fs.StringVar(&c.adminAddr, "admin-addr", "", "`address` to serve /metrics, /healthz and /readyz on, apart from the API; empty for none (default $"+adminAddrVar+")")
+	fs.BoolVar(&c.accessLog, "access-log", false, "log a line per request")
 	c.limits.register(fs, openFileLimit())
 	if err := parseFlags(fs, args, help); err != nil {
 		return c, err
@@ -132,6 +150,9 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 	}
 	if c.postgresURL == "" {
 		c.postgresURL = getenv(postgresURLVar)
+	}
+	if c.adminAddr == "" {
+		c.adminAddr = getenv(adminAddrVar)
 	}
 	if c.tlsCert == "" {
 		c.tlsCert = getenv(tlsCertVar)
@@ -160,6 +181,9 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 		return c, err
 	}
 	var err error
+	if c.tracing, err = tracingConfig(getenv); err != nil {
+		return c, err
+	}
 	c.keys, err = parseAPIKeys(getenv(apiKeysVar))
 	return c, err
 }
@@ -202,13 +226,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer closeStore()
 
-	api, err := petstore.New(
+	var accessLog *slog.Logger
+	if c.accessLog {
+		accessLog = logger
+	}
+	obs, err := newObservability(ctx, c.adminAddr != "", c.tracing, accessLog)
+	if err != nil {
+		return err
+	}
+	defer obs.shutdown(logger)
+
+	api, err := petstore.New(append([]petstore.Option{
 		petstore.WithStore(store),
 		petstore.WithAuthenticator(petstore.APIKeys(c.keys...)),
 		petstore.WithBasePath(c.basePath),
 		petstore.WithLogger(logger),
 		petstore.WithStoreTimeout(c.limits.storeTimeout),
-	)
+	}, obs.options...)...)
 	if err != nil {
 		return err
 	}
@@ -219,7 +253,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	ln = limitListener(ln, c.limits.maxConns)
 	srv := &http.Server{
-		Handler:           closeOnUnauthorized(api),
+		Handler:           closeOnUnauthorized(obs.wrap(api)),
 		ReadHeaderTimeout: c.readHeaderTimeout,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      c.limits.writeTimeout,
@@ -244,6 +278,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	} else {
 		logger.Warn("petstore: serving plain HTTP: API keys travel unencrypted unless a proxy in front terminates TLS; " +
 			"-tls-cert and -tls-key serve HTTPS")
+	}
+	if c.adminAddr != "" {
+		a := &admin{metrics: obs.metrics, store: store, logger: logger,
+			redact: func(s string) string { return postgresRedact(s, c.postgresURL) }}
+		stopAdmin, err := serveAdmin(ctx, c.adminAddr, a, stdout)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopAdmin()
 	}
 	url := scheme + "://" + ln.Addr().String() + c.basePath
 	logger.Info("petstore: listening", "url", url, "max_conns", c.limits.maxConns, "open_files", c.limits.openFiles,

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/petstore-go/petstore"
+)
+
+// adminAddrVar names the environment variable that, like -admin-addr, sets
+// the address of the admin endpoints.
+const adminAddrVar = "PETSTORE_ADMIN_ADDR"
+
+// readyTimeout bounds the call to the store that /readyz makes.
+const readyTimeout = time.Second
+
+// admin serves the endpoints for operators and load balancers, on a
+// listener of their own, apart from the API:
+//
+//   - /metrics: the metrics in the Prometheus text format;
+//   - /healthz: 200 while the process runs;
+//   - /readyz: 200 when the store answers a cheap call (a list of one pet)
+//     within readyTimeout, and 503 when it does not or when the server is
+//     shutting down, with a JSON body that says why.
+type admin struct {
+	metrics http.Handler
+	store   petstore.Store
+	// redact removes secrets, such as a database password, from the text
+	// of a store's error.
+	redact   func(string) string
+	logger   *slog.Logger
+	draining atomic.Bool // set when the server starts shutting down
+}
+
+// handler returns the handler of the admin endpoints.
+func (a *admin) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", a.metrics)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeStatus(w, http.StatusOK, probeBody{Status: "ok"})
+	})
+	mux.HandleFunc("GET /readyz", a.ready)
+	return mux
+}
+
+// probeBody is the JSON body of /healthz and /readyz.
+type probeBody struct {
+	Status string `json:"status"`           // "ok" or "unavailable"
+	Reason string `json:"reason,omitempty"` // why it is unavailable
+}
+
+// ready answers /readyz.
+func (a *admin) ready(w http.ResponseWriter, r *http.Request) {
+	if a.draining.Load() {
+		writeStatus(w, http.StatusServiceUnavailable, probeBody{Status: "unavailable",
+			Reason: "the server is shutting down and finishing the requests in flight"})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	start := time.Now()
+	_, err := a.store.List(ctx, petstore.ListOptions{Limit: 1})
+	if err == nil {
+		writeStatus(w, http.StatusOK, probeBody{Status: "ok"})
+		return
+	}
+	reason := "the store failed a list of one pet: " + a.redact(err.Error())
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		reason = fmt.Sprintf("the store did not answer a list of one pet within %v", readyTimeout)
+	}
+	a.logger.Warn("petstore: not ready", "reason", reason, "took", time.Since(start).Round(time.Millisecond))
+	writeStatus(w, http.StatusServiceUnavailable, probeBody{Status: "unavailable", Reason: reason})
+}
+
+// writeStatus writes body as JSON with status, never to be cached.
+func writeStatus(w http.ResponseWriter, status int, body probeBody) {
+	b, _ := json.Marshal(body) // a struct of strings always encodes
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// serveAdmin listens on addr and serves a's endpoints until the returned
+// function is called. From when ctx is done, /readyz answers 503, so that
+// a load balancer stops sending requests while those in flight finish; the
+// endpoints go on serving until stop, which the server calls once it has
+// finished them. It prints the URL it serves on to stdout.
+func serveAdmin(ctx context.Context, addr string, a *admin, stdout io.Writer) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("-admin-addr: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           a.handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn),
+	}
+	stopDraining := context.AfterFunc(ctx, func() { a.draining.Store(true) })
+	url := "http://" + ln.Addr().String()
+	a.logger.Info("petstore: admin endpoints listening", "url", url)
+	fmt.Fprintf(stdout, "admin endpoints at %s/metrics, /healthz and /readyz\n", url)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			a.logger.Error("petstore: admin endpoints stopped serving", "err", err)
+		}
+	}()
+	return func() {
+		stopDraining()
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			a.logger.Warn("petstore: admin endpoints: shutdown", "err", err)
+		}
+		<-done
+	}, nil
+}

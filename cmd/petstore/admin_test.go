@@ -1,0 +1,467 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+// adminLine matches the line on which the server says where its admin
+// endpoints are.
+var adminLine = regexp.MustCompile(`(?m)^admin endpoints at (http://\S+)/metrics, /healthz and /readyz$`)
+
+// adminURL returns the URL of p's admin endpoints, such as
+// http://127.0.0.1:41235.
+func adminURL(t *testing.T, p *serverProcess) string {
+	t.Helper()
+	m := adminLine.FindStringSubmatch(p.stdout.String())
+	if m == nil {
+		t.Fatalf("the server did not print where its admin endpoints are; stdout:\n%s", p.stdout)
+	}
+	return m[1]
+}
+
+// adminRequest is a request that the admin tests send.
+type adminRequest struct {
+	method, url, key, body string
+	header                 map[string]string
+}
+
+// adminDo sends q and returns the status and the body of the answer.
+func adminDo(t *testing.T, q adminRequest) (int, []byte) {
+	t.Helper()
+	r, err := http.NewRequest(q.method, q.url, strings.NewReader(q.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.key != "" {
+		r.Header.Set("Authorization", "Bearer "+q.key)
+	}
+	if q.body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range q.header {
+		r.Header.Set(k, v)
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Do(r)
+	if err != nil {
+		t.Fatalf("%s %s: %v", q.method, q.url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the body: %v", q.method, q.url, err)
+	}
+	return resp.StatusCode, b
+}
+
+// adminPrincipal returns the principal that petstore.APIKeys gives key.
+func adminPrincipal(t *testing.T, key string) string {
+	t.Helper()
+	ctx, err := petstore.APIKeys(key).Authenticate(context.Background(), petstore.OpGetPet, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return petstore.Principal(ctx)
+}
+
+// accessLine is what the admin tests check of an access log line.
+type accessLine struct {
+	Method, Route, Operation, Status, Code, Principal, TraceID string
+}
+
+// logField matches a key=value pair of slog's text format.
+var logField = regexp.MustCompile(`(\w+)=("(?:[^"\\]|\\.)*"|\S*)`)
+
+// accessLines returns the access log lines in log, in order.
+func accessLines(t *testing.T, log string) []accessLine {
+	t.Helper()
+	var lines []accessLine
+	for l := range strings.Lines(log) {
+		if !strings.Contains(l, `msg="petstore: request"`) {
+			continue
+		}
+		f := map[string]string{}
+		for _, m := range logField.FindAllStringSubmatch(l, -1) {
+			v := m[2]
+			if strings.HasPrefix(v, `"`) {
+				var err error
+				if v, err = strconv.Unquote(v); err != nil {
+					t.Fatalf("access log line %q: %v", l, err)
+				}
+			}
+			f[m[1]] = v
+		}
+		if f["duration"] == "" {
+			t.Errorf("access log line without a duration: %q", l)
+		}
+		lines = append(lines, accessLine{Method: f["method"], Route: f["route"], Operation: f["operation"],
+			Status: f["status"], Code: f["code"], Principal: f["principal"], TraceID: f["trace_id"]})
+	}
+	return lines
+}
+
+// waitForAccessLines waits up to 10s for p to have logged n access lines
+// and returns them. The observer writes the line after the metrics are
+// recorded, so that the metrics are complete once the lines are there.
+func waitForAccessLines(t *testing.T, p *serverProcess, n int) []accessLine {
+	t.Helper()
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for {
+		if lines := accessLines(t, p.stderr.String()); len(lines) >= n {
+			return lines
+		}
+		select {
+		case <-p.stderr.written():
+		case <-deadline.C:
+			t.Fatalf("the server logged fewer than %d access lines within 10s; its log:\n%s", n, p.stderr)
+		}
+	}
+}
+
+// scrape fetches and parses the metrics at url.
+func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	status, body := adminDo(t, adminRequest{method: http.MethodGet, url: url})
+	if status != http.StatusOK {
+		t.Fatalf("GET %s: %d, want 200: %s", url, status, body)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("GET %s: the body is not in the Prometheus text format: %v\n%s", url, err, body)
+	}
+	return families
+}
+
+// labels returns the labels of m.
+func labels(m *dto.Metric) map[string]string {
+	l := map[string]string{}
+	for _, p := range m.GetLabel() {
+		l[p.GetName()] = p.GetValue()
+	}
+	return l
+}
+
+// TestAdminMetrics runs the server with -admin-addr and -access-log, sends
+// it known requests with two keys, and finds on /metrics the exact number
+// of requests per route, method and status, and of calls of the deprecated
+// getPet per principal; the admin endpoints are not on the API's port, and
+// the access log has a line per request without any key or query.
+func TestAdminMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	const keyA, keyB, wrongKey = "admin-metrics-key-a", "admin-metrics-key-b", "admin-metrics-wrong-key"
+	const querySecret = "admin-query-secret"
+	p := startServer(t, buildServer(t), keyA+","+keyB, nil, "-admin-addr", "127.0.0.1:0", "-access-log")
+	admin := adminURL(t, p)
+	principalA, principalB := adminPrincipal(t, keyA), adminPrincipal(t, keyB)
+	if principalA == principalB || principalA == "" {
+		t.Fatalf("principals %q and %q: want two different ones", principalA, principalB)
+	}
+
+	api := "http://" + p.addr
+	const pets, pet = "/v1/pets", "/v1/pets/{petId}"
+	requests := []struct {
+		adminRequest
+		status int
+		want   accessLine
+	}{
+		{adminRequest{method: "POST", url: api + p.path, key: keyA, body: `{"name":"Rex","categoryId":1}`}, 201,
+			accessLine{"POST", pets, "createPet", "201", "", principalA, ""}},
+		{adminRequest{method: "POST", url: api + p.path, key: keyA, body: `{"name":"Tom","categoryId":2}`}, 201,
+			accessLine{"POST", pets, "createPet", "201", "", principalA, ""}},
+		{adminRequest{method: "POST", url: api + p.path, key: keyB, body: `{"name":"Bo","categoryId":1}`}, 201,
+			accessLine{"POST", pets, "createPet", "201", "", principalB, ""}},
+		{adminRequest{method: "GET", url: api + p.path + "?limit=2&secret=" + querySecret, key: keyA}, 200,
+			accessLine{"GET", pets, "listPets", "200", "", principalA, ""}},
+		{adminRequest{method: "GET", url: api + p.path, key: keyB}, 200,
+			accessLine{"GET", pets, "listPets", "200", "", principalB, ""}},
+		{adminRequest{method: "GET", url: api + p.path + "/1", key: keyB}, 200,
+			accessLine{"GET", pet, "getPet", "200", "", principalB, ""}},
+		{adminRequest{method: "GET", url: api + p.path + "/2", key: keyB}, 200,
+			accessLine{"GET", pet, "getPet", "200", "", principalB, ""}},
+		{adminRequest{method: "GET", url: api + p.path + "/999", key: keyA}, 404,
+			accessLine{"GET", pet, "getPet", "404", "not_found", principalA, ""}},
+		{adminRequest{method: "GET", url: api + p.path, key: wrongKey}, 401,
+			accessLine{"GET", pets, "listPets", "401", "unauthorized", "", ""}},
+		// The admin endpoints are not on the API's port.
+		{adminRequest{method: "GET", url: api + "/metrics", key: keyA}, 404,
+			accessLine{"GET", "", "", "404", "not_found", principalA, ""}},
+		{adminRequest{method: "GET", url: api + "/healthz", key: keyA}, 404,
+			accessLine{"GET", "", "", "404", "not_found", principalA, ""}},
+		{adminRequest{method: "GET", url: api + "/readyz", key: keyA}, 404,
+			accessLine{"GET", "", "", "404", "not_found", principalA, ""}},
+	}
+	var wantLines []accessLine
+	for _, q := range requests {
+		if status, body := adminDo(t, q.adminRequest); status != q.status {
+			t.Fatalf("%s %s: %d, want %d: %s", q.method, q.url, status, q.status, body)
+		}
+		wantLines = append(wantLines, q.want)
+	}
+
+	// The access log: a line per request, and no key, query or pet ID.
+	gotLines := waitForAccessLines(t, p, len(requests))
+	if diff := cmp.Diff(wantLines, gotLines); diff != "" {
+		t.Errorf("access log lines (-want +got):\n%s", diff)
+	}
+	log := p.stderr.String()
+	for _, secret := range []string{keyA, keyB, wrongKey, querySecret, "/999"} {
+		if strings.Contains(log, secret) {
+			t.Errorf("the log shows %q:\n%s", secret, log)
+		}
+	}
+
+	families := scrape(t, admin+"/metrics")
+
+	// The requests per route, method and status, from the histogram's
+	// _count series; a request that matched no route has no http_route.
+	type series struct{ Route, Method, Status string }
+	want := map[series]uint64{
+		{pets, "POST", "201"}: 3,
+		{pets, "GET", "200"}:  2,
+		{pet, "GET", "200"}:   2,
+		{pet, "GET", "404"}:   1,
+		{pets, "GET", "401"}:  1,
+		{"", "GET", "404"}:    3,
+	}
+	duration := families["http_server_request_duration_seconds"]
+	if duration.GetType() != dto.MetricType_HISTOGRAM {
+		t.Fatalf("http_server_request_duration_seconds is %v, want a histogram; families: %v", duration.GetType(), slices.Sorted(maps.Keys(families)))
+	}
+	got := map[series]uint64{}
+	for _, m := range duration.GetMetric() {
+		l := labels(m)
+		got[series{l["http_route"], l["http_request_method"], l["http_response_status_code"]}] += m.GetHistogram().GetSampleCount()
+		if m.GetHistogram().GetSampleSum() <= 0 {
+			t.Errorf("series %v: sum %v, want more than 0", l, m.GetHistogram().GetSampleSum())
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("http_server_request_duration_seconds_count by route, method and status (-want +got):\n%s", diff)
+	}
+
+	// Who called the deprecated getPet: every status counts, a caller
+	// that was not authenticated does not.
+	wantDeprecated := map[string]float64{principalA: 1, principalB: 2}
+	gotDeprecated := map[string]float64{}
+	deprecated := families["petstore_deprecated_requests_total"]
+	if deprecated.GetType() != dto.MetricType_COUNTER {
+		t.Fatalf("petstore_deprecated_requests_total is %v, want a counter", deprecated.GetType())
+	}
+	for _, m := range deprecated.GetMetric() {
+		l := labels(m)
+		if l["petstore_operation"] != "getPet" {
+			t.Errorf("petstore_deprecated_requests_total %v: want petstore_operation getPet", l)
+		}
+		gotDeprecated[l["petstore_principal"]] += m.GetCounter().GetValue()
+	}
+	if diff := cmp.Diff(wantDeprecated, gotDeprecated); diff != "" {
+		t.Errorf("petstore_deprecated_requests_total by principal (-want +got):\n%s", diff)
+	}
+
+	// The service, and the Go runtime's and the process's metrics.
+	if info := families["target_info"].GetMetric(); len(info) != 1 || labels(info[0])["service_name"] != "petstore" {
+		t.Errorf("target_info %v: want one, with service_name petstore", info)
+	}
+	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total"} {
+		if families[name] == nil {
+			t.Errorf("/metrics has no %s", name)
+		}
+	}
+
+	// Health and readiness.
+	for _, q := range []struct {
+		method, path string
+		status       int
+		body         string
+	}{
+		{"GET", "/healthz", 200, `{"status":"ok"}` + "\n"},
+		{"GET", "/readyz", 200, `{"status":"ok"}` + "\n"},
+		{"HEAD", "/readyz", 200, ""},
+		{"POST", "/healthz", 405, "Method Not Allowed\n"},
+		{"GET", "/v1/pets", 404, "404 page not found\n"},
+	} {
+		status, body := adminDo(t, adminRequest{method: q.method, url: admin + q.path})
+		if status != q.status || string(body) != q.body {
+			t.Errorf("%s %s%s: %d %q, want %d %q", q.method, admin, q.path, status, body, q.status, q.body)
+		}
+	}
+}
+
+// TestAdminOff starts the server without -admin-addr: it serves no admin
+// endpoints.
+func TestAdminOff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	p := startServer(t, buildServer(t), "admin-off-key", nil)
+	if m := adminLine.FindString(p.stdout.String()); m != "" {
+		t.Errorf("without -admin-addr, the server prints %q", m)
+	}
+	if strings.Contains(p.stderr.String(), "admin endpoints") {
+		t.Errorf("without -admin-addr, the log mentions admin endpoints:\n%s", p.stderr)
+	}
+}
+
+// adminStore is a Store whose List fails with err, or waits for its
+// context to end when block is set.
+type adminStore struct {
+	petstore.Store
+	err   error
+	block bool
+}
+
+func (s adminStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	if s.block {
+		<-ctx.Done()
+		return nil, fmt.Errorf("listing pets: %w", ctx.Err())
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	return s.Store.List(ctx, opts)
+}
+
+// TestAdminReady checks what /readyz answers for a store that answers,
+// one that fails (with its secret redacted), one that does not answer
+// within a second, and while the server shuts down.
+func TestAdminReady(t *testing.T) {
+	const secret = "s3cr3t-password"
+	tests := []struct {
+		name     string
+		store    adminStore
+		draining bool
+		status   int
+		body     probeBody
+	}{
+		{name: "answers", store: adminStore{}, status: 200, body: probeBody{Status: "ok"}},
+		{name: "fails", store: adminStore{err: errors.New("failed to connect: password " + secret + " refused")},
+			status: 503, body: probeBody{Status: "unavailable", Reason: "the store failed a list of one pet: failed to connect: password xxxxx refused"}},
+		{name: "does not answer", store: adminStore{block: true},
+			status: 503, body: probeBody{Status: "unavailable", Reason: "the store did not answer a list of one pet within 1s"}},
+		{name: "shutting down", store: adminStore{}, draining: true,
+			status: 503, body: probeBody{Status: "unavailable", Reason: "the server is shutting down and finishing the requests in flight"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.store.Store = memstore.New()
+			var log bytes.Buffer
+			a := &admin{metrics: http.NotFoundHandler(), store: tt.store, logger: slog.New(slog.NewTextHandler(&log, nil)),
+				redact: func(s string) string { return strings.ReplaceAll(s, secret, "xxxxx") }}
+			a.draining.Store(tt.draining)
+			w := httptest.NewRecorder()
+			start := time.Now()
+			a.handler().ServeHTTP(w, httptest.NewRequest("GET", "/readyz", nil))
+			took := time.Since(start)
+			var got probeBody
+			if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+				t.Fatalf("/readyz answered %d %q, not JSON: %v", w.Code, w.Body, err)
+			}
+			if w.Code != tt.status {
+				t.Errorf("/readyz answered %d, want %d", w.Code, tt.status)
+			}
+			if diff := cmp.Diff(tt.body, got); diff != "" {
+				t.Errorf("/readyz body (-want +got):\n%s", diff)
+			}
+			if ct, cc := w.Header().Get("Content-Type"), w.Header().Get("Cache-Control"); ct != "application/json" || cc != "no-store" {
+				t.Errorf("/readyz: Content-Type %q, Cache-Control %q; want application/json, no-store", ct, cc)
+			}
+			if tt.store.block && took > 10*time.Second {
+				t.Errorf("/readyz took %v for a store that does not answer; want it cut off after %v", took, readyTimeout)
+			}
+			if strings.Contains(log.String(), secret) {
+				t.Errorf("the log shows the secret:\n%s", &log)
+			}
+			if tt.status == 503 && !tt.draining && !strings.Contains(log.String(), "not ready") {
+				t.Errorf("the log does not say that the server is not ready:\n%s", &log)
+			}
+		})
+	}
+}
+
+// TestServeAdmin serves the admin endpoints on a free port: once the
+// server's context is done, /readyz answers 503 while /healthz still
+// answers, and after stop the port is closed.
+func TestServeAdmin(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout bytes.Buffer
+	a := &admin{metrics: http.NotFoundHandler(), store: memstore.New(), logger: slog.New(slog.DiscardHandler),
+		redact: func(s string) string { return s }}
+	stop, err := serveAdmin(ctx, "127.0.0.1:0", a, &stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			stop()
+		}
+	}()
+	m := adminLine.FindStringSubmatch(stdout.String())
+	if m == nil {
+		t.Fatalf("serveAdmin printed %q; want the admin endpoints' URL", stdout.String())
+	}
+	url := m[1]
+	check := func(when, path string, want int) {
+		t.Helper()
+		if status, body := adminDo(t, adminRequest{method: "GET", url: url + path}); status != want {
+			t.Errorf("%s: GET %s: %d, want %d: %s", when, path, status, want, body)
+		}
+	}
+	check("serving", "/readyz", 200)
+	cancel()
+	check("shutting down", "/readyz", 503)
+	check("shutting down", "/healthz", 200)
+	stop()
+	stopped = true
+	if err := refused(strings.TrimPrefix(url, "http://"), 5*time.Second); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestServeAdminAddressInUse refuses an address that is taken, naming the
+// flag.
+func TestServeAdminAddressInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	a := &admin{metrics: http.NotFoundHandler(), store: memstore.New(), logger: slog.New(slog.DiscardHandler)}
+	stop, err := serveAdmin(context.Background(), ln.Addr().String(), a, io.Discard)
+	if err == nil {
+		stop()
+		t.Fatalf("serveAdmin(%s) served on an address in use", ln.Addr())
+	}
+	if !strings.HasPrefix(err.Error(), "-admin-addr: ") {
+		t.Errorf("serveAdmin on an address in use: error %q, want one starting with -admin-addr", err)
+	}
+}

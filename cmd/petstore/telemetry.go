@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/otlptranslator"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/otelpetstore"
+)
+
+// The standard OpenTelemetry variables that petstore reads to decide
+// whether to send traces; the OTLP exporter reads them and the others of
+// its family (headers, timeout, compression, ...) itself.
+const (
+	otlpEndpointVar       = "OTEL_EXPORTER_OTLP_ENDPOINT"
+	otlpTracesEndpointVar = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+	otlpProtocolVar       = "OTEL_EXPORTER_OTLP_PROTOCOL"
+	otlpTracesProtocolVar = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+	otelSDKDisabledVar    = "OTEL_SDK_DISABLED"
+	otelTracesExporterVar = "OTEL_TRACES_EXPORTER"
+)
+
+// serviceName is the service.name of petstore's telemetry unless
+// OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names another.
+const serviceName = "petstore"
+
+// tracingConfig tells from the environment whether to send traces over
+// OTLP: when OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, unless OTEL_SDK_DISABLED is
+// true or OTEL_TRACES_EXPORTER is none. It refuses a protocol other than
+// http/protobuf, the only one petstore speaks.
+func tracingConfig(getenv func(string) string) (bool, error) {
+	if getenv(otlpEndpointVar) == "" && getenv(otlpTracesEndpointVar) == "" {
+		return false, nil
+	}
+	if getenv(otelSDKDisabledVar) == "true" || getenv(otelTracesExporterVar) == "none" {
+		return false, nil
+	}
+	if e := getenv(otelTracesExporterVar); e != "" && e != "otlp" {
+		return false, fmt.Errorf("%s=%s: petstore sends traces only with otlp (or none for no traces)", otelTracesExporterVar, e)
+	}
+	for _, v := range []string{otlpTracesProtocolVar, otlpProtocolVar} {
+		if p := getenv(v); p != "" {
+			if p != "http/protobuf" {
+				return false, fmt.Errorf("%s=%s: petstore sends traces over OTLP with http/protobuf only; "+
+					"set it to http/protobuf, or unset it, and point the endpoint at the collector's HTTP port (4318)", v, p)
+			}
+			break // the traces' own variable wins over the general one
+		}
+	}
+	return true, nil
+}
+
+// observability is what the operator turns on to watch the server: the
+// options that give the API handler its observer, the middleware that
+// starts a span per request, the handler of /metrics, and what to shut
+// down on exit.
+type observability struct {
+	// options are for petstore.New: an observer, or none at all when
+	// nothing observes, so that the handler spends nothing on it.
+	options []petstore.Option
+	// wrap wraps the API handler: in otelpetstore's Middleware when
+	// traces are sent, as is otherwise.
+	wrap func(http.Handler) http.Handler
+	// metrics serves /metrics in the Prometheus text format, or is nil
+	// when metrics are off.
+	metrics http.Handler
+	// closers shut the providers down, flushing the spans not yet sent.
+	closers []func(context.Context) error
+}
+
+// newObservability sets up what the flags and the environment ask for:
+// metrics when withMetrics (for -admin-addr), traces when tracing (see
+// tracingConfig), and an access log line per request on accessLog when it
+// is not nil. With none of them, it adds no observer.
+func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog *slog.Logger) (*observability, error) {
+	o := &observability{wrap: func(h http.Handler) http.Handler { return h }}
+	var observers []func(context.Context, petstore.Observation)
+	if withMetrics || tracing {
+		res, err := resource.New(ctx,
+			resource.WithAttributes(semconv.ServiceName(serviceName)),
+			resource.WithTelemetrySDK(),
+			resource.WithFromEnv(), // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win
+		)
+		if err != nil {
+			return nil, fmt.Errorf("the OpenTelemetry resource: %w", err)
+		}
+		var meters metric.MeterProvider = metricnoop.NewMeterProvider()
+		if withMetrics {
+			mp, handler, err := newPrometheusMetrics(res)
+			if err != nil {
+				return nil, err
+			}
+			meters, o.metrics = mp, handler
+			o.closers = append(o.closers, mp.Shutdown)
+		}
+		var tracers trace.TracerProvider = tracenoop.NewTracerProvider()
+		if tracing {
+			exporter, err := otlptracehttp.New(ctx)
+			if err != nil {
+				o.close(context.Background())
+				return nil, fmt.Errorf("the OTLP trace exporter: %w", err)
+			}
+			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res))
+			tracers = tp
+			o.closers = append(o.closers, tp.Shutdown)
+		}
+		tel, err := otelpetstore.New(
+			otelpetstore.WithMeterProvider(meters),
+			otelpetstore.WithTracerProvider(tracers),
+			otelpetstore.WithPropagator(propagation.TraceContext{}),
+		)
+		if err != nil {
+			o.close(context.Background())
+			return nil, err
+		}
+		observers = append(observers, tel.Observe)
+		if tracing {
+			// Only with traces: a span costs allocations per request even
+			// when nothing records it, and metrics need no span.
+			o.wrap = tel.Middleware
+		}
+	}
+	if accessLog != nil {
+		observers = append(observers, accessLogObserver(accessLog))
+	}
+	if observe := joinObservers(observers...); observe != nil {
+		o.options = append(o.options, petstore.WithObserver(observe))
+	}
+	return o, nil
+}
+
+// newPrometheusMetrics returns a meter provider whose metrics, with the Go
+// runtime's and the process's, the returned handler serves in the
+// Prometheus text format, named the Prometheus way
+// (http.server.request.duration becomes
+// http_server_request_duration_seconds).
+func newPrometheusMetrics(res *resource.Resource) (*sdkmetric.MeterProvider, http.Handler, error) {
+	registry := prometheus.NewRegistry()
+	if err := errors.Join(
+		registry.Register(collectors.NewGoCollector()),
+		registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
+	); err != nil {
+		return nil, nil, fmt.Errorf("registering the Go and process collectors: %w", err)
+	}
+	exporter, err := otelprom.New(
+		otelprom.WithRegisterer(registry),
+		otelprom.WithTranslationStrategy(otlptranslator.UnderscoreEscapingWithSuffixes),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the Prometheus exporter: %w", err)
+	}
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter), sdkmetric.WithResource(res))
+	handler := promhttp.HandlerFor(registry, promhttp.HandlerOpts{})
+	return mp, handler, nil
+}
+
+// joinObservers returns an observer that calls each of observers in turn,
+// the only one when there is one, or nil when there is none.
+func joinObservers(observers ...func(context.Context, petstore.Observation)) func(context.Context, petstore.Observation) {
+	switch len(observers) {
+	case 0:
+		return nil
+	case 1:
+		return observers[0]
+	}
+	return func(ctx context.Context, o petstore.Observation) {
+		for _, observe := range observers {
+			observe(ctx, o)
+		}
+	}
+}
+
+// close shuts the providers down, flushing what they hold, and returns
+// what went wrong.
+func (o *observability) close(ctx context.Context) error {
+	var errs []error
+	for i := len(o.closers) - 1; i >= 0; i-- {
+		errs = append(errs, o.closers[i](ctx))
+	}
+	o.closers = nil
+	return errors.Join(errs...)
+}
+
+// shutdown closes o within a few seconds, logging what went wrong.
+func (o *observability) shutdown(logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := o.close(ctx); err != nil {
+		logger.Warn("petstore: shutting down telemetry", "err", err)
+	}
+}

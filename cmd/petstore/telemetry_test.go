@@ -1,0 +1,366 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.opentelemetry.io/otel/trace"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/petstore-go/petstore"
+)
+
+func TestTracingConfig(t *testing.T) {
+	const endpoint = "http://127.0.0.1:4318"
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    bool
+		wantErr string
+	}{
+		{name: "nothing set", want: false},
+		{name: "endpoint", env: map[string]string{otlpEndpointVar: endpoint}, want: true},
+		{name: "traces endpoint", env: map[string]string{otlpTracesEndpointVar: endpoint + "/v1/traces"}, want: true},
+		{name: "SDK disabled", env: map[string]string{otlpEndpointVar: endpoint, otelSDKDisabledVar: "true"}, want: false},
+		{name: "exporter none", env: map[string]string{otlpEndpointVar: endpoint, otelTracesExporterVar: "none"}, want: false},
+		{name: "exporter otlp", env: map[string]string{otlpEndpointVar: endpoint, otelTracesExporterVar: "otlp"}, want: true},
+		{name: "protocol http/protobuf", env: map[string]string{otlpEndpointVar: endpoint, otlpProtocolVar: "http/protobuf"}, want: true},
+		{name: "other variables alone", env: map[string]string{otlpProtocolVar: "grpc", otelTracesExporterVar: "zipkin"}, want: false},
+		{name: "exporter zipkin", env: map[string]string{otlpEndpointVar: endpoint, otelTracesExporterVar: "zipkin"},
+			wantErr: "OTEL_TRACES_EXPORTER=zipkin: petstore sends traces only with otlp (or none for no traces)"},
+		{name: "protocol grpc", env: map[string]string{otlpEndpointVar: endpoint, otlpProtocolVar: "grpc"},
+			wantErr: "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: petstore sends traces over OTLP with http/protobuf only; " +
+				"set it to http/protobuf, or unset it, and point the endpoint at the collector's HTTP port (4318)"},
+		{name: "traces protocol wins", env: map[string]string{otlpEndpointVar: endpoint, otlpProtocolVar: "grpc", otlpTracesProtocolVar: "http/protobuf"}, want: true},
+		{name: "traces protocol grpc", env: map[string]string{otlpEndpointVar: endpoint, otlpProtocolVar: "http/protobuf", otlpTracesProtocolVar: "grpc"},
+			wantErr: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc: petstore sends traces over OTLP with http/protobuf only; " +
+				"set it to http/protobuf, or unset it, and point the endpoint at the collector's HTTP port (4318)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tracingConfig(func(k string) string { return tt.env[k] })
+			var gotErr string
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if got != tt.want || gotErr != tt.wantErr {
+				t.Errorf("tracingConfig(%v) = %v, %q; want %v, %q", tt.env, got, gotErr, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestParseConfigAdmin(t *testing.T) {
+	type adminConfig struct {
+		AdminAddr string
+		AccessLog bool
+		Tracing   bool
+	}
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    adminConfig
+		wantErr string
+	}{
+		{name: "defaults: all off", want: adminConfig{}},
+		{name: "flags", args: []string{"-admin-addr", "127.0.0.1:9090", "-access-log"},
+			want: adminConfig{AdminAddr: "127.0.0.1:9090", AccessLog: true}},
+		{name: "environment", env: map[string]string{adminAddrVar: ":9090"}, want: adminConfig{AdminAddr: ":9090"}},
+		{name: "flag wins", args: []string{"-admin-addr", "127.0.0.1:9091"}, env: map[string]string{adminAddrVar: ":9090"},
+			want: adminConfig{AdminAddr: "127.0.0.1:9091"}},
+		{name: "tracing", env: map[string]string{otlpEndpointVar: "http://127.0.0.1:4318"}, want: adminConfig{Tracing: true}},
+		{name: "tracing refused", env: map[string]string{otlpEndpointVar: "http://127.0.0.1:4317", otlpProtocolVar: "grpc"},
+			wantErr: "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: petstore sends traces over OTLP with http/protobuf only; " +
+				"set it to http/protobuf, or unset it, and point the endpoint at the collector's HTTP port (4318)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			var gotErr string
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if gotErr != tt.wantErr {
+				t.Fatalf("parseConfig(%q) error = %q, want %q", tt.args, gotErr, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			got := adminConfig{AdminAddr: c.adminAddr, AccessLog: c.accessLog, Tracing: c.tracing}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("parseConfig(%q) (-want +got):\n%s", tt.args, diff)
+			}
+		})
+	}
+}
+
+// TestAccessLogObserver checks the fields of an access log line, with and
+// without a span in the request's context.
+func TestAccessLogObserver(t *testing.T) {
+	traceID, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	spanID, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	traced := trace.ContextWithSpanContext(context.Background(),
+		trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: spanID, TraceFlags: trace.FlagsSampled}))
+	tests := []struct {
+		name string
+		ctx  context.Context
+		o    petstore.Observation
+		want map[string]any
+	}{
+		{
+			name: "success, traced",
+			ctx:  traced,
+			o: petstore.Observation{Operation: petstore.OpGetPet, Route: "/v1/pets/{petId}", Method: "GET",
+				Status: 200, Duration: 1500 * time.Microsecond, Principal: "key-0123456789abcdef", Deprecated: true},
+			want: map[string]any{"level": "INFO", "msg": "petstore: request", "method": "GET", "route": "/v1/pets/{petId}",
+				"operation": "getPet", "status": float64(200), "code": "", "duration": float64(1500000),
+				"principal": "key-0123456789abcdef",
+				"trace_id":  "4bf92f3577b34da6a3ce929d0e0e4736", "span_id": "00f067aa0ba902b7"},
+		},
+		{
+			name: "unauthenticated, unknown path",
+			ctx:  context.Background(),
+			o:    petstore.Observation{Method: "GET", Status: 401, Code: "unauthorized", Duration: time.Millisecond},
+			want: map[string]any{"level": "INFO", "msg": "petstore: request", "method": "GET", "route": "",
+				"operation": "", "status": float64(401), "code": "unauthorized", "duration": float64(1000000),
+				"principal": ""},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{
+				ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+					if a.Key == slog.TimeKey {
+						return slog.Attr{}
+					}
+					return a
+				},
+			}))
+			accessLogObserver(logger)(tt.ctx, tt.o)
+			var got map[string]any
+			if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+				t.Fatalf("%q: %v", &buf, err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("access log line (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// otlpCollector receives spans over OTLP/HTTP, as a collector would.
+type otlpCollector struct {
+	mu    sync.Mutex
+	spans []*tracepb.ResourceSpans
+	errs  []string
+}
+
+func (c *otlpCollector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		c.errs = append(c.errs, err.Error())
+		return
+	}
+	if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" {
+		c.errs = append(c.errs, "unexpected "+r.Method+" "+r.URL.Path+" with Content-Type "+r.Header.Get("Content-Type"))
+		http.NotFound(w, r)
+		return
+	}
+	var req coltracepb.ExportTraceServiceRequest
+	if err := proto.Unmarshal(body, &req); err != nil {
+		c.errs = append(c.errs, err.Error())
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	c.spans = append(c.spans, req.GetResourceSpans()...)
+	resp, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	w.Write(resp)
+}
+
+// TestTraces runs the server with OTEL_EXPORTER_OTLP_ENDPOINT pointing at
+// a collector on loopback: each request gives one server span, named by
+// its operation and, when the request carries a traceparent, a child of
+// it; the access log names the trace; the spans are sent by the time the
+// server has exited.
+func TestTraces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	collector := &otlpCollector{}
+	srv := httptest.NewServer(collector)
+	defer srv.Close()
+
+	const key = "traces-key"
+	p := startServer(t, buildServer(t), key, []string{otlpEndpointVar + "=" + srv.URL, "OTEL_SERVICE_NAME=petstore-traces-test"}, "-access-log")
+	api := "http://" + p.addr + p.path
+	const parentTrace, parentSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	const otherTrace, otherSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	requests := []struct {
+		q      adminRequest
+		status int
+	}{
+		{adminRequest{method: "POST", url: api, key: key, body: `{"name":"Rex","categoryId":1}`,
+			header: map[string]string{"traceparent": "00-" + parentTrace + "-" + parentSpan + "-01"}}, 201},
+		{adminRequest{method: "GET", url: api + "/1", key: key,
+			header: map[string]string{"traceparent": "00-" + otherTrace + "-" + otherSpan + "-01"}}, 200},
+		{adminRequest{method: "GET", url: api, key: key}, 200},
+	}
+	for _, r := range requests {
+		if status, body := adminDo(t, r.q); status != r.status {
+			t.Fatalf("%s %s: %d, want %d: %s", r.q.method, r.q.url, status, r.status, body)
+		}
+	}
+	lines := waitForAccessLines(t, p, len(requests))
+
+	// The batch processor sends the spans on shutdown at the latest.
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("the server exited with %d; its log:\n%s", code, p.stderr)
+	}
+
+	type span struct {
+		Name, Kind, TraceID, ParentSpanID string
+		Remote                            bool // whether the parent is another process's span
+		Route                             string
+		Status                            int64
+	}
+	collector.mu.Lock()
+	defer collector.mu.Unlock()
+	for _, e := range collector.errs {
+		t.Errorf("collector: %s", e)
+	}
+	var got []span
+	spanIDs := map[string]string{} // by name
+	for _, rs := range collector.spans {
+		service := ""
+		for _, a := range rs.GetResource().GetAttributes() {
+			if a.GetKey() == "service.name" {
+				service = a.GetValue().GetStringValue()
+			}
+		}
+		if service != "petstore-traces-test" {
+			t.Errorf("spans of service.name %q, want petstore-traces-test (from OTEL_SERVICE_NAME)", service)
+		}
+		for _, ss := range rs.GetScopeSpans() {
+			for _, s := range ss.GetSpans() {
+				g := span{Name: s.GetName(), Kind: s.GetKind().String(), ParentSpanID: hex.EncodeToString(s.GetParentSpanId()),
+					Remote: s.GetFlags()&uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK) != 0}
+				for _, a := range s.GetAttributes() {
+					switch a.GetKey() {
+					case "http.route":
+						g.Route = a.GetValue().GetStringValue()
+					case "http.response.status_code":
+						g.Status = a.GetValue().GetIntValue()
+					}
+				}
+				traceID := hex.EncodeToString(s.GetTraceId())
+				switch traceID {
+				case parentTrace, otherTrace:
+					g.TraceID = traceID
+				default:
+					g.TraceID = "new"
+				}
+				spanIDs[g.Name] = hex.EncodeToString(s.GetSpanId())
+				got = append(got, g)
+			}
+		}
+	}
+	slices.SortFunc(got, func(a, b span) int { return strings.Compare(a.Name, b.Name) })
+	want := []span{
+		{Name: "createPet", Kind: "SPAN_KIND_SERVER", TraceID: parentTrace, ParentSpanID: parentSpan, Remote: true, Route: "/v1/pets", Status: 201},
+		{Name: "getPet", Kind: "SPAN_KIND_SERVER", TraceID: otherTrace, ParentSpanID: otherSpan, Remote: true, Route: "/v1/pets/{petId}", Status: 200},
+		{Name: "listPets", Kind: "SPAN_KIND_SERVER", TraceID: "new", ParentSpanID: "", Route: "/v1/pets", Status: 200},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("spans received (-want +got):\n%s", diff)
+	}
+
+	// The access log names each request's trace.
+	wantTraces := []string{parentTrace, otherTrace}
+	for i, l := range lines[:2] {
+		if l.TraceID != wantTraces[i] {
+			t.Errorf("access log line %d: trace_id %q, want %q", i, l.TraceID, wantTraces[i])
+		}
+	}
+	if log := p.stderr.String(); !strings.Contains(log, "span_id="+spanIDs["createPet"]) {
+		t.Errorf("the access log does not name createPet's span %s:\n%s", spanIDs["createPet"], log)
+	}
+}
+
+// TestNewObservability checks what each setting turns on: with nothing on
+// there is no observer, so that the handler spends nothing on observing,
+// and the span middleware is there only when traces are sent.
+func TestNewObservability(t *testing.T) {
+	t.Setenv(otlpEndpointVar, "http://127.0.0.1:1") // read by the OTLP exporter; nothing is sent in this test
+	type setup struct {
+		Observer, Metrics, Middleware bool
+		Closers                       int
+	}
+	tests := []struct {
+		name             string
+		metrics, tracing bool
+		accessLog        bool
+		want             setup
+	}{
+		{name: "nothing", want: setup{}},
+		{name: "access log", accessLog: true, want: setup{Observer: true}},
+		{name: "metrics", metrics: true, want: setup{Observer: true, Metrics: true, Closers: 1}},
+		{name: "traces", tracing: true, want: setup{Observer: true, Middleware: true, Closers: 1}},
+		{name: "everything", metrics: true, tracing: true, accessLog: true,
+			want: setup{Observer: true, Metrics: true, Middleware: true, Closers: 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var accessLog *slog.Logger
+			if tt.accessLog {
+				accessLog = slog.New(slog.DiscardHandler)
+			}
+			o, err := newObservability(context.Background(), tt.metrics, tt.tracing, accessLog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			closers := len(o.closers)
+			defer func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				o.close(ctx) // the exporter cannot reach its endpoint; what matters is that it stops
+			}()
+			api := http.Handler(&struct{ http.Handler }{http.NotFoundHandler()}) // comparable
+			got := setup{
+				Observer:   len(o.options) > 0,
+				Metrics:    o.metrics != nil,
+				Middleware: o.wrap(api) != api,
+				Closers:    closers,
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("newObservability(metrics %v, tracing %v, access log %v) (-want +got):\n%s",
+					tt.metrics, tt.tracing, tt.accessLog, diff)
+			}
+			if len(o.options) > 1 {
+				t.Errorf("%d options; want one observer at most", len(o.options))
+			}
+		})
+	}
+}
