@@ -7,13 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"os/user"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/pgtest"
 	"github.com/petstore-go/petstore/pgstore"
 )
 
@@ -36,10 +32,10 @@ import (
 // a temporary directory and serves on a free port of its own. The test is
 // skipped where PostgreSQL's server binaries are not installed.
 func TestRestart(t *testing.T) {
-	cluster := restartCluster(t)
-	cluster.start(t)
+	cluster := pgtest.NewCluster(t)
+	cluster.Start(t)
 
-	cfg, err := pgxpool.ParseConfig(cluster.url())
+	cfg, err := pgxpool.ParseConfig(cluster.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +91,7 @@ func TestRestart(t *testing.T) {
 	// The outage: every operation answers 503 unavailable with Retry-After,
 	// several times over, so that both the pool's broken connections and
 	// its failed attempts at new ones are met.
-	cluster.stop(t)
+	cluster.Stop(t)
 	unavailable := restartAnswer{Status: http.StatusServiceUnavailable, Code: "unavailable", RetryAfter: true}
 	for round := range 3 {
 		for _, q := range c.operations(pets[0].ID) {
@@ -113,7 +109,7 @@ func TestRestart(t *testing.T) {
 
 	// The recovery: the same handler and pool serve again within a bound;
 	// meanwhile every answer is 200 or 503 unavailable.
-	cluster.start(t)
+	cluster.Start(t)
 	deadline := time.Now().Add(30 * time.Second)
 	for attempt := 1; ; attempt++ {
 		got, err := c.do(restartRequest{method: http.MethodGet, target: c.base})
@@ -274,135 +270,4 @@ func (l *restartLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.String()
-}
-
-// restartServer is a throwaway PostgreSQL cluster.
-type restartServer struct {
-	bin  string   // the directory of initdb, pg_ctl and postgres
-	as   []string // the command prefix that runs a command as the cluster's owner
-	data string   // the data directory
-	log  string   // the server's log file
-	port int
-}
-
-// restartCluster creates a cluster with initdb in a temporary directory,
-// owned by the user "postgres" when the test runs as root (initdb refuses
-// root), on a free port. It skips the test when the server binaries are
-// missing, or when it runs as root and cannot run them as another user. The
-// cluster is stopped when the test ends.
-func restartCluster(t *testing.T) *restartServer {
-	t.Helper()
-	bin := restartBinaries()
-	if bin == "" {
-		t.Skip("PostgreSQL's server binaries (initdb, pg_ctl) are not installed, in /usr/lib/postgresql/*/bin or on PATH, " +
-			"so the test that stops and starts a database cannot run; install them (Debian: apt-get install postgresql)")
-	}
-	s := &restartServer{bin: bin}
-	dir := t.TempDir()
-	if os.Geteuid() == 0 {
-		runuser, err := exec.LookPath("runuser")
-		owner, uerr := user.Lookup("postgres")
-		if err != nil || uerr != nil {
-			t.Skipf("running as root, and initdb refuses root; no way to run it as the user postgres (runuser: %v; user: %v)", err, uerr)
-		}
-		uid, _ := strconv.Atoi(owner.Uid)
-		gid, _ := strconv.Atoi(owner.Gid)
-		// The owner must reach the directory: open the test's temporary
-		// directories to it, and give it the cluster's.
-		for _, d := range []string{filepath.Dir(dir), dir} {
-			if err := os.Chmod(d, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		dir = filepath.Join(dir, "pg")
-		if err := os.Mkdir(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(dir, uid, gid); err != nil {
-			t.Fatal(err)
-		}
-		s.as = []string{runuser, "-u", "postgres", "--"}
-	}
-	s.data = filepath.Join(dir, "data")
-	s.log = filepath.Join(dir, "server.log")
-	s.port = restartFreePort(t)
-	s.run(t, "initdb", "-D", s.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync")
-	t.Cleanup(func() {
-		if _, err := os.Stat(filepath.Join(s.data, "postmaster.pid")); err == nil {
-			s.run(t, "pg_ctl", "-D", s.data, "-m", "immediate", "-w", "stop")
-		}
-	})
-	return s
-}
-
-// restartBinaries returns the directory of the newest installed PostgreSQL
-// server binaries, or "" when there are none.
-func restartBinaries() string {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Slice(dirs, func(i, j int) bool {
-		vi, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[i])))
-		vj, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[j])))
-		return vi > vj
-	})
-	for _, d := range dirs {
-		if restartHas(d, "initdb") && restartHas(d, "pg_ctl") {
-			return d
-		}
-	}
-	if initdb, err := exec.LookPath("initdb"); err == nil && restartHas(filepath.Dir(initdb), "pg_ctl") {
-		return filepath.Dir(initdb)
-	}
-	return ""
-}
-
-func restartHas(dir, name string) bool {
-	fi, err := os.Stat(filepath.Join(dir, name))
-	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
-}
-
-// restartFreePort returns a TCP port on 127.0.0.1 that was free a moment
-// ago.
-func restartFreePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// url returns the connection string of the cluster's database "postgres".
-func (s *restartServer) url() string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", s.port)
-}
-
-// start starts the server and waits until it accepts connections. It
-// listens on 127.0.0.1 only and on no Unix socket.
-func (s *restartServer) start(t *testing.T) {
-	t.Helper()
-	opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=off", s.port)
-	s.run(t, "pg_ctl", "-D", s.data, "-l", s.log, "-o", opts, "-w", "-t", "60", "start")
-}
-
-// stop stops the server the way an operator would for maintenance: it
-// disconnects every client and shuts down cleanly.
-func (s *restartServer) stop(t *testing.T) {
-	t.Helper()
-	s.run(t, "pg_ctl", "-D", s.data, "-m", "fast", "-w", "-t", "60", "stop")
-}
-
-// run runs one of the server binaries as the cluster's owner and fails the
-// test, with the server's log, when it fails.
-func (s *restartServer) run(t *testing.T, name string, args ...string) {
-	t.Helper()
-	argv := append(append(s.as[:len(s.as):len(s.as)], filepath.Join(s.bin, name)), args...)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.WaitDelay = 5 * time.Second // the server it starts must not hold the output open
-	if out, err := cmd.CombinedOutput(); err != nil {
-		serverLog, _ := os.ReadFile(s.log)
-		t.Fatalf("%s: %v\n%s\nserver log:\n%s", strings.Join(argv, " "), err, out, serverLog)
-	}
 }
