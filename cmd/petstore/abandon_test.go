@@ -187,11 +187,7 @@ func (a *abandoner) run(d time.Duration) {
 func sessions(t *testing.T, app string) []int32 {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, postgresServerURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := postgresConn(t)
 	rows, err := conn.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE application_name = $1 ORDER BY pid", app)
 	if err != nil {
 		t.Fatal(err)

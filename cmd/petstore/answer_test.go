@@ -101,12 +101,8 @@ func do(client *http.Client, req *http.Request) (apiAnswer, error) {
 func postgresNamed(t *testing.T, schema, pattern string) (pets, names int) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, postgresServerURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	err = conn.QueryRow(ctx, "SELECT count(*), count(DISTINCT name) FROM "+pgx.Identifier{schema, "pets"}.Sanitize()+
+	conn := postgresConn(t)
+	err := conn.QueryRow(ctx, "SELECT count(*), count(DISTINCT name) FROM "+pgx.Identifier{schema, "pets"}.Sanitize()+
 		" WHERE name LIKE $1", pattern).Scan(&pets, &names)
 	if err != nil {
 		t.Fatal(err)

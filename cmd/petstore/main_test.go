@@ -141,15 +141,11 @@ func TestParseConfigTLS(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := parseConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
-			var gotErr string
-			if err != nil {
-				gotErr = err.Error()
-			}
+			c, gotErr := parseConfigFor(tt.args, tt.env)
 			if gotErr != tt.wantErr {
 				t.Fatalf("parseConfig(%q) error = %q, want %q", tt.args, gotErr, tt.wantErr)
 			}
-			if err != nil {
+			if gotErr != "" {
 				return
 			}
 			got := tlsConfig{Cert: c.tlsCert, Key: c.tlsKey, MinVersion: tls.VersionName(c.tlsMinVersion), ReloadInterval: c.tlsReloadInterval}
@@ -158,4 +154,14 @@ func TestParseConfigTLS(t *testing.T) {
 			}
 		})
 	}
+}
+
+// parseConfigFor parses args with env as the environment, and returns the
+// configuration and the error's text, or "" for none.
+func parseConfigFor(args []string, env map[string]string) (config, string) {
+	c, err := parseConfig(args, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		return c, err.Error()
+	}
+	return c, ""
 }

@@ -36,6 +36,18 @@ const postgresSecret = "pw-cmd-s3cret"
 // against, or skips the test (fails it under CI=true) without one.
 func postgresServerURL(t *testing.T) string { return pgtest.URL(t) }
 
+// postgresConn returns a connection to the test server, closed when the
+// test ends.
+func postgresConn(t *testing.T) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), postgresServerURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
 // postgresSchema creates a schema that no other test uses, dropped with
 // everything in it when the test ends, and returns the server's URL with
 // the schema as search_path and postgresSecret as password, so that a
@@ -75,11 +87,7 @@ func postgresSchema(t *testing.T) (schema, serverURL string) {
 func postgresCount(t *testing.T, schema string) int {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, postgresServerURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := postgresConn(t)
 	var n int
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema, "pets"}.Sanitize()).Scan(&n); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -217,15 +216,11 @@ func TestParseConfigLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := parseConfig(tt.args, func(string) string { return "" }, io.Discard)
-			var gotErr string
-			if err != nil {
-				gotErr = err.Error()
-			}
+			c, gotErr := parseConfigFor(tt.args, nil)
 			if gotErr != tt.wantErr {
 				t.Fatalf("parseConfig(%q) error = %q, want %q", tt.args, gotErr, tt.wantErr)
 			}
-			if err != nil {
+			if gotErr != "" {
 				return
 			}
 			tt.want.openFiles = openFileLimit()

@@ -91,15 +91,11 @@ func TestParseConfigAdmin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := parseConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
-			var gotErr string
-			if err != nil {
-				gotErr = err.Error()
-			}
+			c, gotErr := parseConfigFor(tt.args, tt.env)
 			if gotErr != tt.wantErr {
 				t.Fatalf("parseConfig(%q) error = %q, want %q", tt.args, gotErr, tt.wantErr)
 			}
-			if err != nil {
+			if gotErr != "" {
 				return
 			}
 			got := adminConfig{AdminAddr: c.adminAddr, AccessLog: c.accessLog, Tracing: c.tracing}
