@@ -268,6 +268,22 @@ func findMetric(t testing.TB, rm metricdata.ResourceMetrics, name string) metric
 	return metricdata.Metrics{}
 }
 
+// onlyDurationPoint collects reader's metrics and returns them with the one
+// data point of http.server.request.duration, failing the test when there
+// is not exactly one.
+func onlyDurationPoint(t testing.TB, reader *sdkmetric.ManualReader) (metricdata.ResourceMetrics, metricdata.HistogramDataPoint[float64]) {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	h := findMetric(t, rm, "http.server.request.duration").Data.(metricdata.Histogram[float64])
+	if len(h.DataPoints) != 1 {
+		t.Fatalf("%d points, want 1", len(h.DataPoints))
+	}
+	return rm, h.DataPoints[0]
+}
+
 // durationCounts returns the counts of the duration histogram by route,
 // method, status and error type, and checks what every point shares: the
 // unit, the bucket boundaries of the semantic conventions and url.scheme.
@@ -442,17 +458,10 @@ func TestObserveWithoutMiddleware(t *testing.T) {
 	if len(ended) != 1 || ended[0].Name() != "host span" || len(ended[0].Attributes()) != 0 {
 		t.Errorf("spans %v, want the host's span untouched", ended)
 	}
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	h := findMetric(t, rm, "http.server.request.duration").Data.(metricdata.Histogram[float64])
-	if len(h.DataPoints) != 1 {
-		t.Fatalf("%d points, want 1", len(h.DataPoints))
-	}
+	rm, point := onlyDurationPoint(t, reader)
 	want := map[string]string{"http.route": "/v1/pets/{petId}", "http.request.method": "GET",
 		"http.response.status_code": "404", "error.type": "not_found"}
-	if diff := cmp.Diff(want, attrMap(h.DataPoints[0].Attributes.ToSlice())); diff != "" {
+	if diff := cmp.Diff(want, attrMap(point.Attributes.ToSlice())); diff != "" {
 		t.Errorf("attributes (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(map[string]int64{principalOf(t, keyA): 1}, deprecatedCounts(t, rm)); diff != "" {
@@ -598,16 +607,9 @@ func TestAbortedRequest(t *testing.T) {
 	if diff := cmp.Diff(want, attrMap(ended[0].Attributes())); diff != "" {
 		t.Errorf("span attributes (-want +got):\n%s", diff)
 	}
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	h := findMetric(t, rm, "http.server.request.duration").Data.(metricdata.Histogram[float64])
-	if len(h.DataPoints) != 1 {
-		t.Fatalf("%d points, want 1", len(h.DataPoints))
-	}
+	_, point := onlyDurationPoint(t, reader)
 	delete(want, "url.path")
-	if diff := cmp.Diff(want, attrMap(h.DataPoints[0].Attributes.ToSlice())); diff != "" {
+	if diff := cmp.Diff(want, attrMap(point.Attributes.ToSlice())); diff != "" {
 		t.Errorf("histogram attributes (-want +got):\n%s", diff)
 	}
 }
