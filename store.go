@@ -1,6 +1,9 @@
 package petstore
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // A Store keeps pets. The handler calls it for every operation; memstore and
 // pgstore implement it, and petstoretest.TestStore checks that any
@@ -36,9 +39,13 @@ import "context"
 //     second pet;
 //   - the same key under another principal is another key.
 //
-// A store keeps a key at least 24 hours, and stores the key with its pet
-// atomically: an Add that returns an error has stored neither. A store that
-// cannot keep keys does not keep this contract; it must not ignore the key.
+// A store keeps a key at least MinKeyRetention (24 hours) after the Add
+// that stored it, and may then forget it: a store that keeps every key for
+// ever grows without bound, so the stores of this module forget keys once
+// their retention has passed, in small steps that never hold up an Add. A
+// key is stored with its pet atomically: an Add that returns an error has
+// stored neither. A store that cannot keep keys does not keep this
+// contract; it must not ignore the key.
 //
 // Get returns an error wrapping ErrNotFound for an ID that no pet has,
 // including IDs that are zero or negative.
@@ -85,3 +92,9 @@ type AddOptions struct {
 // MaxIdempotencyKeyLength is the longest Idempotency-Key that the handler
 // accepts.
 const MaxIdempotencyKeyLength = 255
+
+// MinKeyRetention is the shortest time a Store keeps an idempotency key
+// after the Add that stored it. A client that retries a create within it
+// gets the first answer again, never a second pet. Stores that let the
+// retention be configured refuse, or raise, anything shorter.
+const MinKeyRetention = 24 * time.Hour
