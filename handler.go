@@ -44,6 +44,9 @@ func New(opts ...Option) (http.Handler, error) {
 			errs = append(errs, err)
 		}
 	}
+	if c.docs && !c.openAPI {
+		errs = append(errs, errors.New("WithDocs: the page reads the OpenAPI document; drop WithOpenAPI(false)"))
+	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("petstore.New: %w", errors.Join(errs...))
 	}
@@ -56,10 +59,16 @@ func New(opts ...Option) (http.Handler, error) {
 		}
 		routes = append(routes, route{method: http.MethodGet, pattern: OpenAPIPath, op: OpNone, serve: (*handler).serveOpenAPI})
 	}
+	if c.docs {
+		routes = append(routes, docsRoutes()...)
+	}
 	retry := (c.retryAfter + time.Second - 1) / time.Second
+	keys, isKeys := c.auth.(apiKeys)
 	return &handler{
 		store:       guardedStore{s: c.store, timeout: c.storeTimeout},
 		auth:        c.auth,
+		keys:        keys,
+		isKeys:      isKeys,
 		log:         c.logger,
 		maxBody:     c.maxBody,
 		router:      newRouter(c.basePath, routes),
@@ -73,10 +82,12 @@ func New(opts ...Option) (http.Handler, error) {
 }
 
 // handler serves the API. Everything in it is set by New and read-only
-// afterwards, except the pool.
+// afterwards, except the pools.
 type handler struct {
 	store   guardedStore
 	auth    Authenticator
+	keys    apiKeys // auth, when it is an APIKeys
+	isKeys  bool
 	log     *slog.Logger
 	maxBody int64
 	buffers body.Pool
@@ -138,10 +149,10 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, o *Observation) 
 	if res != nil {
 		r.Pattern = res.template // for a host's middleware, as net/http.ServeMux sets it
 	}
-	ctx := r.Context()
+	c := caller{ctx: r.Context()}
 	var err error
 	if res == nil || !res.public {
-		ctx, err = h.authenticate(ctx, op, r)
+		c, err = h.authenticate(c.ctx, op, r)
 	}
 	if o != nil {
 		o.Operation = op
@@ -151,8 +162,9 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, o *Observation) 
 		if rt != nil {
 			o.Deprecated = rt.deprecated
 		}
-		if err == nil {
-			o.Principal = Principal(ctx)
+		if err == nil && c.token != "" {
+			c = c.resolve()
+			o.Principal = c.principal
 		}
 	}
 	switch {
@@ -164,7 +176,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, o *Observation) 
 			hdr["Sunset"] = h.sunset
 			hdr["Link"] = successor
 		}
-		err = rt.serve(h, ctx, w, r, params)
+		err = rt.serve(h, c, w, r, params)
 	case res != nil:
 		err = &requestError{code: httpapi.CodeMethodNotAllowed, header: "Allow", value: res.allow,
 			message: "method " + r.Method + " is not allowed here; use one of " + res.allow[0]}
@@ -181,22 +193,33 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, o *Observation) 
 }
 
 // authenticate asks the Authenticator whether the request's bearer token may
-// perform op. It returns the context for the store.
-func (h *handler) authenticate(ctx context.Context, op Operation, r *http.Request) (context.Context, error) {
+// perform op. It returns the caller, with the context for the store.
+//
+// An APIKeys is asked for the key's principal directly, which the store's
+// context then carries without a context.WithValue (see storeCtx): the same
+// answer as its Authenticate, at no cost.
+func (h *handler) authenticate(ctx context.Context, op Operation, r *http.Request) (caller, error) {
 	token, err := httpapi.BearerToken(r)
 	if err != nil {
-		return nil, err
+		return caller{}, err
+	}
+	if h.isKeys {
+		p, err := h.keys.principal(token)
+		if err != nil {
+			return caller{}, err
+		}
+		return caller{ctx: ctx, principal: *p, token: token}, nil
 	}
 	authCtx, err := h.auth.Authenticate(ctx, op, token)
 	switch {
 	case err == nil && authCtx == nil:
-		return ctx, nil
+		return caller{ctx: ctx, token: token}, nil
 	case err == nil:
-		return authCtx, nil
+		return caller{ctx: authCtx, token: token}, nil
 	case errors.Is(err, ErrUnauthorized), errors.Is(err, ErrForbidden):
-		return nil, err
+		return caller{}, err
 	}
-	return nil, authenticatorError{err}
+	return caller{}, authenticatorError{err}
 }
 
 // panicked logs a panic with its stack and answers 500. A panic with

@@ -30,6 +30,7 @@ type config struct {
 	retryAfter   time.Duration
 	storeTimeout time.Duration
 	openAPI      bool
+	docs         bool
 	observe      func(context.Context, Observation)
 }
 
@@ -197,6 +198,25 @@ func WithStoreTimeout(d time.Duration) Option {
 func WithOpenAPI(serve bool) Option {
 	return optionFunc(func(c *config) error {
 		c.openAPI = serve
+		return nil
+	})
+}
+
+// WithDocs sets whether the handler serves an interactive documentation page
+// for its OpenAPI document at the base path followed by DocsPath ("/v1/docs"
+// by default). The default is false.
+//
+// The page is Swagger UI, embedded in the module with everything it loads:
+// no request leaves the host, and it is served under a
+// Content-Security-Policy that allows only its own origin. It reads the
+// document by a relative URL, so it works under any base path and behind a
+// host router that adds a prefix. Its "Try it out" sends requests with the
+// API key that the user types into its Authorize dialog; the page itself and
+// its files are served without authentication, like the document. WithDocs
+// needs the document: with WithOpenAPI(false), New reports an error.
+func WithDocs(serve bool) Option {
+	return optionFunc(func(c *config) error {
+		c.docs = serve
 		return nil
 	})
 }
