@@ -242,6 +242,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		petstore.WithBasePath(c.basePath),
 		petstore.WithLogger(logger),
 		petstore.WithStoreTimeout(c.limits.storeTimeout),
+		petstore.WithDocs(true),
 	}, obs.options...)...)
 	if err != nil {
 		return err
@@ -290,7 +291,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer stopAdmin()
 	}
 	url := scheme + "://" + ln.Addr().String() + c.basePath
-	logger.Info("petstore: listening", "url", url, "max_conns", c.limits.maxConns, "open_files", c.limits.openFiles,
+	logger.Info("petstore: listening", "url", url, "docs", url+petstore.DocsPath, "max_conns", c.limits.maxConns, "open_files", c.limits.openFiles,
 		"store_timeout", c.limits.storeTimeout, "write_timeout", c.limits.writeTimeout)
 	fmt.Fprintf(stdout, "serving %s/pets\n", url)
 
