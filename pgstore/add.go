@@ -19,11 +19,15 @@ import (
 // control characters, so only other callers can meet this). The pet is
 // committed, and visible to every Get and List, when Add returns.
 //
-// Concurrent calls on one Store are committed together, in one statement:
-// see the package doc. A call with an idempotency key is committed alone,
-// with its key, in a statement of its own. An error means that p was not stored, with one
-// exception that no database client can avoid: when the connection breaks
-// while the commit is on its way, the pet may have been stored.
+// With opts.IdempotencyKey set, the key is stored in the same transaction
+// as the pet, scoped by petstore.Principal(ctx), and a later Add with it is
+// answered as the petstore.Store doc says: see the package doc.
+//
+// Concurrent calls on one Store, with keys or without, are committed
+// together, in one transaction: see the package doc. An error means that p
+// was not stored, with one exception that no database client can avoid:
+// when the connection breaks while the commit is on its way, the pet may
+// have been stored.
 func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
 	if err := p.Validate(); err != nil { // also rejects NUL, which PostgreSQL cannot store
 		return petstore.Pet{}, false, fmt.Errorf("pgstore: add pet: %w", err)
@@ -31,12 +35,13 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 	if err := ctx.Err(); err != nil {
 		return petstore.Pet{}, false, fmt.Errorf("pgstore: add pet: %w", err)
 	}
-	if opts.IdempotencyKey != "" {
-		return s.addKeyed(ctx, p, petstore.Principal(ctx), opts.IdempotencyKey)
-	}
 	c := &addCall{ctx: ctx, row: addRow{name: p.Name, categoryID: p.CategoryID, status: p.Status}}
+	if opts.IdempotencyKey != "" {
+		c.row.principal, c.row.key = petstore.Principal(ctx), opts.IdempotencyKey
+	}
 	if !s.adds.join(c) {
-		// A batch is in flight: wait for one of the next ones.
+		// A batch is on its way to the lock: wait for one of the next
+		// ones.
 		select {
 		case <-c.done:
 		case <-ctx.Done():
@@ -48,16 +53,18 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 			<-c.done
 		}
 	} else {
-		// Nothing in flight: insert p now, alone, and leave whoever
-		// arrived meanwhile to a goroutine that inserts them in batches.
+		// No batch on its way to the lock: insert p now, alone. Whoever
+		// arrives meanwhile is sent, by another goroutine, as soon as this
+		// statement has its rows.
 		one := [1]*addCall{c}
 		s.insert(one[:])
-		if s.adds.next() {
-			go s.insertQueued()
-		}
+		s.maybePrune()
 	}
 	if c.err != nil {
 		return petstore.Pet{}, false, c.err
+	}
+	if c.replayed {
+		return petstore.Pet{ID: c.id, NewPet: c.stored}, true, nil
 	}
 	return petstore.Pet{ID: c.id, NewPet: p}, false, nil
 }
@@ -68,6 +75,13 @@ type addRow struct {
 	name       string
 	categoryID int64
 	status     petstore.Status
+	principal  string // of the key; "" when there is no key
+	key        string // the idempotency key; "" for none
+}
+
+// newPet returns the pet that r describes.
+func (r *addRow) newPet() petstore.NewPet {
+	return petstore.NewPet{Name: r.name, CategoryID: r.categoryID, Status: r.status}
 }
 
 // An addCall is one call of Add, waiting for its batch.
@@ -75,40 +89,49 @@ type addCall struct {
 	ctx context.Context
 	row addRow
 	// Set before done is closed.
-	id   int64
-	err  error
-	done chan struct{}
+	id       int64
+	replayed bool            // answered with the pet stored first under the key
+	stored   petstore.NewPet // the pet stored under the key, when keyed is set
+	keyed    bool            // id and stored tell the pet stored under the key
+	err      error
+	done     chan struct{}
+	first    *addCall // the call of the same batch that sends this call's key, if another
 }
 
 // An adder queues concurrent calls of Add so that they are inserted
-// together: one statement, one transaction, one commit. At most one batch
-// of a Store is in flight at a time. A call that finds none in flight is
-// inserted at once, alone; calls that arrive while a batch is in flight
-// wait for the next one, and each batch takes up to max of the calls
-// waiting, in the order they came.
+// together: one transaction, one commit. At most one batch of a Store is
+// on its way to the table's lock at a time; the next batch is taken and
+// sent as soon as the one before has its rows, and so holds the lock, while
+// that one commits. A call that finds no batch on its way is inserted at
+// once, alone; calls that arrive meanwhile wait for the next batch, and
+// each batch takes up to max of the calls waiting, in the order they came.
 type adder struct {
 	max int
 
 	mu      sync.Mutex
-	busy    bool       // a batch is in flight, or waiting calls are being taken
-	waiting []*addCall // in arrival order; empty unless busy
+	sending bool       // a batch is on its way to the lock
+	waiting []*addCall // in arrival order; empty unless sending
 
-	// Used by the one batch in flight, and reused.
-	batch    []*addCall
-	live     []*addCall
-	names    []string
-	cats     []int64
-	statuses []string
-	ids      []int64
+	bufs sync.Pool // of *batchBuf
 }
 
-// join reports whether c may be inserted at once, because no batch is in
-// flight; otherwise it queues c for a later batch.
+// A batchBuf holds the columns of one batch, reused from batch to batch.
+type batchBuf struct {
+	batch                       []*addCall
+	live                        []*addCall
+	names, statuses, principals []string
+	keys                        []string
+	cats                        []int64
+	ids                         []int64
+}
+
+// join reports whether c may be inserted at once, because no batch is on
+// its way to the lock; otherwise it queues c for a later batch.
 func (a *adder) join(c *addCall) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.busy {
-		a.busy = true
+	if !a.sending {
+		a.sending = true
 		return true
 	}
 	c.done = make(chan struct{})
@@ -129,68 +152,104 @@ func (a *adder) leave(c *addCall) bool {
 	return true
 }
 
-// next reports whether calls are waiting after a batch has ended, and
-// otherwise marks the adder idle.
-func (a *adder) next() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.waiting) == 0 {
-		a.busy = false
-		return false
-	}
-	return true
-}
-
-// take returns the next batch of waiting calls, or nil and marks the adder
-// idle when none are waiting.
-func (a *adder) take() []*addCall {
+// take returns a buffer holding the next batch of waiting calls, or nil,
+// marking that no batch is on its way, when none are waiting. It is called
+// once the batch before has passed the lock.
+func (a *adder) take() *batchBuf {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	n := min(len(a.waiting), a.max)
 	if n == 0 {
-		a.busy = false
+		a.sending = false
 		return nil
 	}
-	a.batch = append(a.batch[:0], a.waiting[:n]...)
+	b, _ := a.bufs.Get().(*batchBuf)
+	if b == nil {
+		b = &batchBuf{}
+	}
+	b.batch = append(b.batch[:0], a.waiting[:n]...)
 	a.waiting = slices.Delete(a.waiting, 0, n)
-	return a.batch
+	return b
 }
 
-// insertQueued inserts the waiting calls, batch after batch, until none
-// are waiting.
-func (s *Store) insertQueued() {
-	for {
-		batch := s.adds.take()
-		if batch == nil {
-			return
-		}
-		s.insert(batch)
-		for _, c := range batch {
-			close(c.done)
-		}
-		clear(batch)
+// sendNext sends the next batch of waiting calls, if any, from a goroutine
+// of its own. It is called once per batch, when the batch has passed the
+// lock or has ended without reaching it.
+func (s *Store) sendNext() {
+	if b := s.adds.take(); b != nil {
+		go s.insertQueued(b)
 	}
 }
 
-// insert inserts the pets of the calls in batch, in one statement, and sets
-// every call's ID or error. It never reports a batch in part: the statement
-// either stores every pet or none, and every call gets the same error. A
-// call whose context is already done is left out with its context's error.
+// insertQueued inserts a batch of queued calls and tells them.
+func (s *Store) insertQueued(b *batchBuf) {
+	s.insert(b.batch)
+	for _, c := range b.batch {
+		close(c.done)
+	}
+	clear(b.batch)
+	b.batch = b.batch[:0]
+	s.adds.bufs.Put(b)
+	s.maybePrune()
+}
+
+// insert inserts the pets of the calls in batch, in one transaction, and
+// sets every call's outcome. It never reports a batch in part: the
+// transaction either stores every new pet and key or none, and when it
+// fails every call gets the same error. A call whose context is already
+// done is left out with its context's error. A call whose key is present
+// already, or sent by an earlier call of the batch, stores nothing and
+// gets the pet stored under it, or ErrIdempotencyKeyReused.
 //
 // The statement runs under the earliest deadline of the calls, and is
 // cancelled when every call's context is done: the batch is then of use to
-// no one.
+// no one. Once the statement has its rows, or the batch has ended, insert
+// sends the next batch.
 func (s *Store) insert(batch []*addCall) {
-	a := &s.adds
-	calls := a.live[:0]
+	passed := false
+	pass := func() {
+		if !passed {
+			passed = true
+			s.sendNext()
+		}
+	}
+	defer pass()
+
+	b, _ := s.adds.bufs.Get().(*batchBuf)
+	if b == nil {
+		b = &batchBuf{}
+	}
+	defer s.adds.bufs.Put(b)
+	calls := b.live[:0]
+	var (
+		firsts map[keyID]*addCall
+		keyed  bool
+	)
 	for _, c := range batch {
 		if err := c.ctx.Err(); err != nil {
 			c.err = fmt.Errorf("pgstore: add pet: %w", err)
 			continue
 		}
+		if c.row.key != "" {
+			keyed = true
+			if len(batch) > 1 {
+				// Within a batch, a key goes to the database once: the
+				// calls after the first with it are answered from the
+				// first's outcome.
+				if firsts == nil {
+					firsts = make(map[keyID]*addCall)
+				}
+				k := keyID{c.row.principal, c.row.key}
+				if f := firsts[k]; f != nil {
+					c.first = f
+					continue
+				}
+				firsts[k] = c
+			}
+		}
 		calls = append(calls, c)
 	}
-	a.live = calls
+	b.live = calls
 	defer clear(calls)
 	if len(calls) == 0 {
 		return
@@ -202,20 +261,43 @@ func (s *Store) insert(batch []*addCall) {
 		defer cancel()
 	}
 
-	a.names, a.cats, a.statuses = a.names[:0], a.cats[:0], a.statuses[:0]
+	b.names, b.cats, b.statuses = b.names[:0], b.cats[:0], b.statuses[:0]
+	b.principals, b.keys = b.principals[:0], b.keys[:0]
 	for _, c := range calls {
-		a.names = append(a.names, c.row.name)
-		a.cats = append(a.cats, c.row.categoryID)
-		a.statuses = append(a.statuses, string(c.row.status))
+		b.names = append(b.names, c.row.name)
+		b.cats = append(b.cats, c.row.categoryID)
+		b.statuses = append(b.statuses, string(c.row.status))
+		if keyed {
+			b.principals = append(b.principals, c.row.principal)
+			b.keys = append(b.keys, c.row.key)
+		}
 	}
-	ids, err := s.insertRows(ctx, a.names, a.cats, a.statuses, a.ids[:0])
-	a.ids = ids
-	clear(a.names) // let the names go
-	for i, c := range calls {
-		if err != nil {
-			c.err = wrapError(c.ctx, "add pet", err)
-		} else {
-			c.id = ids[i]
+	var err error
+	if keyed {
+		err = s.insertKeyed(ctx, b, calls, pass)
+	} else {
+		b.ids, err = s.insertRows(ctx, b.names, b.cats, b.statuses, b.ids[:0], pass)
+		if err == nil {
+			for i, c := range calls {
+				c.id = b.ids[i]
+			}
+		}
+	}
+	clear(b.names) // let the names and keys go
+	clear(b.principals)
+	clear(b.keys)
+	switch {
+	case err != nil:
+		for _, c := range batch {
+			if c.err == nil { // not left out before the statement
+				c.err = wrapError(c.ctx, "add pet", err)
+			}
+		}
+	case firsts != nil:
+		for _, c := range batch {
+			if c.first != nil {
+				c.answerAfter(c.first)
+			}
 		}
 	}
 }
@@ -269,11 +351,11 @@ const cancelGrace = time.Second
 
 // insertRows runs the Add statement for the rows given as columns and
 // appends their IDs to ids, in the order of the rows, under the rule of
-// cancellable.
-func (s *Store) insertRows(ctx context.Context, names []string, cats []int64, statuses []string, ids []int64) ([]int64, error) {
+// cancellable. It calls passed when the rows arrive, before the commit.
+func (s *Store) insertRows(ctx context.Context, names []string, cats []int64, statuses []string, ids []int64, passed func()) ([]int64, error) {
 	err := s.cancellable(ctx, func(qctx context.Context, conn *pgxpool.Conn) error {
 		var err error
-		ids, err = s.queryIDs(qctx, conn, names, cats, statuses, ids)
+		ids, err = s.queryIDs(qctx, conn, names, cats, statuses, ids, passed)
 		return err
 	})
 	return ids, err
@@ -320,8 +402,9 @@ func (s *Store) cancellable(ctx context.Context, write func(qctx context.Context
 }
 
 // queryIDs runs the Add statement on conn and appends the IDs it returns,
-// sorted, to ids.
-func (s *Store) queryIDs(ctx context.Context, conn *pgxpool.Conn, names []string, cats []int64, statuses []string, ids []int64) ([]int64, error) {
+// sorted, to ids. It calls passed when the first row arrives: the statement
+// has run and holds the lock, and only its commit is left.
+func (s *Store) queryIDs(ctx context.Context, conn *pgxpool.Conn, names []string, cats []int64, statuses []string, ids []int64, passed func()) ([]int64, error) {
 	rows, err := conn.Query(ctx, s.addSQL, names, cats, statuses, s.relation)
 	if err != nil {
 		return ids, err
@@ -332,6 +415,9 @@ func (s *Store) queryIDs(ctx context.Context, conn *pgxpool.Conn, names []string
 	for rows.Next() {
 		if err := rows.Scan(dest[:]...); err != nil {
 			return ids, err
+		}
+		if len(ids) == 0 {
+			passed()
 		}
 		ids = append(ids, id)
 	}

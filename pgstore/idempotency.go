@@ -2,49 +2,111 @@ package pgstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 )
 
-// addKeyed adds p under an idempotency key: the pet and the key in one
-// statement, so that both are committed or neither. When the key was used
-// before, the statement fails on the key's primary key and stores nothing,
-// and the pet stored first is replayed, or the key reported reused.
+// A keyID is an idempotency key in the scope of its principal.
+type keyID struct{ principal, key string }
+
+// insertKeyed inserts a batch in which some calls carry idempotency keys,
+// distinct within the batch, and sets the outcome of every call: its new
+// pet, or the pet stored under its key before, replayed, or
+// ErrIdempotencyKeyReused. It returns an error, and sets nothing, when the
+// transaction failed. It calls passed when the rows arrive, before the
+// commit.
 //
-// Another process adding with the same key at the same time holds the
-// table's advisory lock until it commits, so this statement meets its key
-// committed, never in progress.
-func (s *Store) addKeyed(ctx context.Context, p petstore.NewPet, principal, key string) (petstore.Pet, bool, error) {
-	pet := petstore.Pet{NewPet: p}
-	err := s.cancellable(ctx, func(qctx context.Context, conn *pgxpool.Conn) error {
-		return conn.QueryRow(qctx, s.addKeyedSQL, p.Name, p.CategoryID, string(p.Status), s.relation, principal, key).Scan(&pet.ID)
-	})
-	var pgErr *pgconn.PgError
-	switch {
-	case err == nil:
-		return pet, false, nil
-	case !errors.As(err, &pgErr) || pgErr.Code != "23505": // unique_violation
-		return petstore.Pet{}, false, wrapError(ctx, "add pet", err)
-	}
-	var stored petstore.Pet
-	var status string
-	err = s.pool.QueryRow(ctx, `SELECT p.id, p.name, p.category_id, coalesce(p.status, '') FROM `+s.keys+` k
-JOIN `+s.relation+` p ON p.id = k.pet_id WHERE k.principal = $1 AND k.key = $2`, principal, key).
-		Scan(&stored.ID, &stored.Name, &stored.CategoryID, &status)
-	if err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
-			err = fmt.Errorf("the key violated its primary key but is not in %s", s.keys)
+// The lock and the rows are two statements of one implicit transaction,
+// sent at once: the second statement's snapshot is taken when the lock is
+// held, so that every key committed by an earlier Add is seen, and none
+// can be in progress.
+func (s *Store) insertKeyed(ctx context.Context, b *batchBuf, calls []*addCall, passed func()) error {
+	return s.cancellable(ctx, func(qctx context.Context, conn *pgxpool.Conn) error {
+		batch := &pgx.Batch{}
+		batch.Queue(s.lockSQL, s.relation)
+		batch.Queue(s.addKeyedSQL, b.names, b.cats, b.statuses, b.principals, b.keys, s.now())
+		results := conn.SendBatch(qctx, batch)
+		err := s.readKeyed(results, calls, passed)
+		// Closing reads to the end of the transaction: only a clean end
+		// means that it is committed.
+		if cerr := results.Close(); err == nil {
+			err = cerr
 		}
-		return petstore.Pet{}, false, wrapError(ctx, "add pet: look up its idempotency key", err)
+		if err != nil {
+			for _, c := range calls {
+				c.id, c.replayed, c.keyed, c.err = 0, false, false, nil
+			}
+		}
+		return err
+	})
+}
+
+// readKeyed reads the outcome of each call from the results of the keyed
+// batch.
+func (s *Store) readKeyed(results pgx.BatchResults, calls []*addCall, passed func()) error {
+	if _, err := results.Exec(); err != nil {
+		return err
 	}
-	stored.Status = petstore.Status(status)
-	if stored.NewPet != p {
-		return petstore.Pet{}, false, fmt.Errorf("pgstore: add pet: %w", petstore.ErrIdempotencyKeyReused)
+	rows, err := results.Query()
+	if err != nil {
+		return err
 	}
-	return stored, true, nil
+	defer rows.Close()
+	var (
+		n, id   int64
+		existed bool
+		stored  petstore.NewPet
+		status  string
+		got     int
+	)
+	dest := [...]any{&n, &id, &existed, &stored.Name, &stored.CategoryID, &status}
+	for rows.Next() {
+		if err := rows.Scan(dest[:]...); err != nil {
+			return err
+		}
+		if got == 0 {
+			passed()
+		}
+		if n != int64(got+1) || got >= len(calls) {
+			return fmt.Errorf("the keyed insert returned row %d as row %d of %d", n, got+1, len(calls))
+		}
+		c := calls[got]
+		got++
+		c.id, c.keyed = id, c.row.key != ""
+		if !existed {
+			c.stored = c.row.newPet()
+			continue
+		}
+		stored.Status = petstore.Status(status)
+		c.stored = stored
+		if c.stored == c.row.newPet() {
+			c.replayed = true
+		} else {
+			c.err = fmt.Errorf("pgstore: add pet: %w", petstore.ErrIdempotencyKeyReused)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if got != len(calls) {
+		return fmt.Errorf("the keyed insert returned %d rows for %d pets", got, len(calls))
+	}
+	return nil
+}
+
+// answerAfter sets the outcome of c, whose key an earlier call of the same
+// batch, first, sent and the batch stored: the pet stored under the key,
+// replayed when c asks for the same pet, or ErrIdempotencyKeyReused.
+func (c *addCall) answerAfter(first *addCall) {
+	switch {
+	case !first.keyed:
+		c.err = fmt.Errorf("pgstore: add pet: the call with the same key has no outcome")
+	case first.stored == c.row.newPet():
+		c.id, c.stored, c.replayed = first.id, first.stored, true
+	default:
+		c.err = fmt.Errorf("pgstore: add pet: %w", petstore.ErrIdempotencyKeyReused)
+	}
 }

@@ -16,9 +16,10 @@ import (
 
 // migrationFiles holds the schema's versions, one file each, named
 // NNNN_description.sql and applied in the order of NNNN. They are templates:
-// {{.Table}} is the pets table, {{.Keys}} the table of idempotency keys and
-// {{.StatusIndex}} the name of the pets table's index on
-// (status, id), both quoted.
+// {{.Table}} is the pets table, {{.Keys}} the table of idempotency keys,
+// {{.StatusIndex}} the name of the pets table's index on (status, id) and
+// {{.KeysTimeIndex}} that of the keys table's index on created_at, all
+// quoted.
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
@@ -83,11 +84,17 @@ func migrations() ([]migration, error) {
 //     a rolling upgrade.
 //
 // Version 1 creates the pets table (an identity column for IDs, status
-// checked by the database) and its index on (status, id).
+// checked by the database) and its index on (status, id). Version 2
+// creates the table of idempotency keys, "<table>_keys": principal, key,
+// the ID of the pet stored with it and the time it was stored, with the
+// primary key (principal, key). Version 3 indexes that table on the time,
+// "<table>_keys_time_idx", so that expired keys are found without a scan.
 //
 // The role that runs Migrate needs the right to create tables in the
-// schema, and to create the schema when it does not exist; the role that
-// serves requests needs only SELECT and INSERT on the pets table.
+// schema, and to create the schema when it does not exist. The role that
+// serves requests needs SELECT and INSERT on the pets table, and SELECT,
+// INSERT and DELETE on the keys table (DELETE to forget expired keys); it
+// needs no right to change the schema.
 func (s *Store) Migrate(ctx context.Context) error {
 	ms, err := migrations()
 	if err != nil {
@@ -143,10 +150,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		data := struct{ Table, StatusIndex, Keys string }{
-			Table:       s.relation,
-			StatusIndex: pgx.Identifier{s.table + "_status_id_idx"}.Sanitize(),
-			Keys:        s.keys,
+		data := struct{ Table, StatusIndex, Keys, KeysTimeIndex string }{
+			Table:         s.relation,
+			StatusIndex:   pgx.Identifier{s.table + "_status_id_idx"}.Sanitize(),
+			Keys:          s.keys,
+			KeysTimeIndex: pgx.Identifier{s.table + "_keys_time_idx"}.Sanitize(),
 		}
 		for _, m := range ms {
 			if slices.Contains(applied, m.version) {

@@ -39,7 +39,7 @@ func migrateVersions(t *testing.T, pool *pgxpool.Pool, schema, table string) []m
 
 // migrateWant returns what the migrations table lists once Migrate has run.
 func migrateWant() []migrateVersion {
-	return []migrateVersion{{1, "0001_create_pets.sql"}, {2, "0002_idempotency_keys.sql"}}
+	return []migrateVersion{{1, "0001_create_pets.sql"}, {2, "0002_idempotency_keys.sql"}, {3, "0003_key_retention.sql"}}
 }
 
 func TestMigrateCreatesTable(t *testing.T) {

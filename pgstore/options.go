@@ -3,8 +3,13 @@ package pgstore
 import (
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
+	"time"
 	"unicode/utf8"
+
+	"github.com/petstore-go/petstore"
 )
 
 // An Option configures a Store in New.
@@ -18,9 +23,12 @@ func (f optionFunc) apply(c *config) error { return f(c) }
 
 // config is what the options set.
 type config struct {
-	schema   string // "" leaves the table to the search_path
-	table    string
-	maxBatch int
+	schema    string // "" leaves the table to the search_path
+	table     string
+	maxBatch  int
+	retention time.Duration
+	now       func() time.Time
+	logger    *slog.Logger
 }
 
 // Defaults of the options.
@@ -35,21 +43,29 @@ const (
 
 // maxTableLength is the longest table name accepted, in bytes: PostgreSQL
 // truncates identifiers to 63 bytes, and the names derived from the table's
-// name ("<table>_migrations", "<table>_status_id_idx") must stay within that.
+// name ("<table>_migrations", "<table>_status_id_idx", "<table>_keys",
+// "<table>_keys_time_idx") must stay within that.
 const maxTableLength = 63 - len("_status_id_idx")
 
 // maxSchemaLength is the longest schema name accepted, in bytes.
 const maxSchemaLength = 63
 
 func defaultConfig() config {
-	return config{table: DefaultTable, maxBatch: DefaultMaxBatch}
+	return config{
+		table:     DefaultTable,
+		maxBatch:  DefaultMaxBatch,
+		retention: petstore.MinKeyRetention,
+		now:       time.Now,
+		logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
 }
 
 // WithTable sets the name of the table that holds the pets. The default is
 // DefaultTable, "pets". The name is used exactly as given, quoted, so it is
 // case sensitive; it must not be empty, must be valid UTF-8 without NUL
 // bytes and at most 49 bytes long. Migrate also creates a table named
-// "<name>_migrations" and an index named "<name>_status_id_idx" in the same
+// "<name>_migrations", a table of idempotency keys named "<name>_keys" and
+// the indexes "<name>_status_id_idx" and "<name>_keys_time_idx" in the same
 // schema. Stores with different tables can share a schema.
 func WithTable(name string) Option {
 	return optionFunc(func(c *config) error {
@@ -89,6 +105,48 @@ func WithMaxBatch(n int) Option {
 			return fmt.Errorf("WithMaxBatch: %d is not positive; use a size such as %d, or 1 to commit every pet alone", n, DefaultMaxBatch)
 		}
 		c.maxBatch = n
+		return nil
+	})
+}
+
+// WithKeyRetention sets how long the Store keeps an idempotency key after
+// the Add that stored it; once that time has passed, the key is forgotten
+// (see the package doc). The default, and the least that New accepts, is
+// petstore.MinKeyRetention, 24 hours: a shorter retention would break the
+// petstore.Store contract that clients rely on to retry safely.
+func WithKeyRetention(d time.Duration) Option {
+	return optionFunc(func(c *config) error {
+		if d < petstore.MinKeyRetention {
+			return fmt.Errorf("WithKeyRetention: %v is shorter than petstore.MinKeyRetention; use %v or longer", d, petstore.MinKeyRetention)
+		}
+		c.retention = d
+		return nil
+	})
+}
+
+// WithClock sets the clock that the Store reads to date the idempotency
+// keys it stores and to decide which have outlived their retention. The
+// default is time.Now; tests pass a clock they can move. The clock is read
+// by the Store alone: the database's own clock plays no part.
+func WithClock(now func() time.Time) Option {
+	return optionFunc(func(c *config) error {
+		if now == nil {
+			return errors.New("WithClock: the clock is nil; pass time.Now or a function like it")
+		}
+		c.now = now
+		return nil
+	})
+}
+
+// WithLogger sets the logger to which the Store reports, at debug level,
+// each pass that prunes idempotency keys, and, as a warning, a pass that
+// failed. The default discards everything.
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) error {
+		if l == nil {
+			return errors.New("WithLogger: the logger is nil; pass slog.Default() or leave the option out to log nothing")
+		}
+		c.logger = l
 		return nil
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -38,9 +40,14 @@ type Store struct {
 	keys     string // the idempotency keys table, quoted and qualified
 
 	// One statement per need: the LIMIT is always bound, NULL for no cap.
-	addSQL, addKeyedSQL, getSQL, listSQL, listStatusSQL string
+	addSQL, lockSQL, addKeyedSQL, pruneSQL, getSQL, listSQL, listStatusSQL string
 
-	adds adder // the Adds waiting to be inserted together
+	retention time.Duration
+	now       func() time.Time
+	logger    *slog.Logger
+
+	adds  adder  // the Adds waiting to be inserted together
+	prune pruner // the passes that forget expired keys
 }
 
 // New returns a Store that keeps its pets in a table reached through pool.
@@ -83,19 +90,61 @@ SELECT r.name, r.category_id, nullif(r.status, '')
 FROM serial, unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS r (name, category_id, status, n)
 ORDER BY r.n
 RETURNING id`, lockClassAdd, t),
-		// One pet with its idempotency key, in one statement: a key used
-		// before violates the keys' primary key, and the statement, pet
-		// included, is rolled back.
-		addKeyedSQL: fmt.Sprintf(`WITH serial AS (SELECT pg_advisory_xact_lock(%d, $4::regclass::oid::int4)),
-pet AS (INSERT INTO %s (name, category_id, status) SELECT $1::text, $2::bigint, nullif($3::text, '') FROM serial RETURNING id)
-INSERT INTO %s (principal, key, pet_id) SELECT $5::text, $6::text, id FROM pet
-RETURNING pet_id`, lockClassAdd, t, qualify(c.table+"_keys")),
+		// A batch with idempotency keys is two statements in one implicit
+		// transaction, sent together: the lock, then the rows. The second
+		// statement's snapshot is taken once the lock is held, so it sees
+		// every key committed by an earlier Add on the table: no Add with
+		// a key can be in progress while this one holds the lock.
+		lockSQL: fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d, $1::regclass::oid::int4)`, lockClassAdd),
+		// Per row, in the order of the arrays: the pet stored under its
+		// key before, if any; otherwise a new pet, and its key when it has
+		// one. The new pets draw their IDs in the order of the arrays, so
+		// the k-th smallest new ID belongs to the k-th new row. An empty
+		// key is no key. The rows of the batch carry distinct keys.
+		addKeyedSQL: fmt.Sprintf(`WITH input AS (
+	SELECT r.n, r.name, r.category_id, nullif(r.status, '') AS status, r.principal, nullif(r.key, '') AS key
+	FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS r (name, category_id, status, principal, key, n)
+),
+stored AS (
+	SELECT i.n, p.id, p.name, p.category_id, coalesce(p.status, '') AS status
+	FROM input i
+	JOIN %[2]s k ON k.principal = i.principal AND k.key = i.key
+	JOIN %[1]s p ON p.id = k.pet_id
+),
+fresh AS (
+	SELECT i.*, row_number() OVER (ORDER BY i.n) AS k
+	FROM input i WHERE NOT EXISTS (SELECT FROM stored s WHERE s.n = i.n)
+),
+pet AS (
+	INSERT INTO %[1]s (name, category_id, status)
+	SELECT f.name, f.category_id, f.status FROM fresh f ORDER BY f.n
+	RETURNING id
+),
+added AS (
+	SELECT f.n, f.principal, f.key, p.id
+	FROM (SELECT id, row_number() OVER (ORDER BY id) AS k FROM pet) p JOIN fresh f ON f.k = p.k
+),
+key AS (
+	INSERT INTO %[2]s (principal, key, pet_id, created_at)
+	SELECT a.principal, a.key, a.id, $6::timestamptz FROM added a WHERE a.key IS NOT NULL
+)
+SELECT i.n, coalesce(a.id, s.id), s.id IS NOT NULL, coalesce(s.name, ''), coalesce(s.category_id, 0), coalesce(s.status, '')
+FROM input i LEFT JOIN added a ON a.n = i.n LEFT JOIN stored s ON s.n = i.n
+ORDER BY i.n`, t, qualify(c.table+"_keys")),
+		// The oldest expired keys, a few at a time; rows that another
+		// pass is deleting are skipped rather than waited for.
+		pruneSQL: fmt.Sprintf(`DELETE FROM %[1]s WHERE ctid = ANY (ARRAY(
+	SELECT ctid FROM %[1]s WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED))`, qualify(c.table+"_keys")),
 		getSQL:  fmt.Sprintf(`SELECT name, category_id, coalesce(status, '') FROM %s WHERE id = $1`, t),
 		listSQL: fmt.Sprintf(`SELECT %s FROM %s WHERE id > $1 ORDER BY id LIMIT $2`, columns, t),
 		// With status fixed, (status, id) order is id order. Written as a
 		// row comparison, the condition is a range of the (status, id)
 		// index and nothing else: see the package doc.
 		listStatusSQL: fmt.Sprintf(`SELECT %s FROM %s WHERE (status, id) > ($3, $1) AND status <= $3 ORDER BY status, id LIMIT $2`, columns, t),
+
+		retention: c.retention,
+		now:       c.now,
+		logger:    c.logger,
 
 		adds: adder{max: c.maxBatch},
 	}, nil

@@ -1,0 +1,93 @@
+package pgstore
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Pruning: the keys of a Store's table are forgotten once their retention
+// has passed, in passes of small steps.
+const (
+	// pruneEvery is the least time, on the Store's clock, between the
+	// starts of two passes of one Store.
+	pruneEvery = time.Minute
+	// pruneStep is the most keys that one statement of a pass deletes, so
+	// that each statement is short and holds few row locks.
+	pruneStep = 1000
+	// pruneTimeout bounds each statement of a pass.
+	pruneTimeout = 30 * time.Second
+)
+
+// A pruner runs the passes that delete a Store's expired keys, one at a
+// time.
+type pruner struct {
+	mu      sync.Mutex
+	running bool
+	last    time.Time // the Store's clock when the last pass started
+
+	pruned atomic.Int64 // keys deleted, in total
+}
+
+// PrunedKeys returns the number of idempotency keys that this Store has
+// deleted because their retention had passed. Other Stores on the same
+// table prune too, and count their own.
+func (s *Store) PrunedKeys() int64 { return s.prune.pruned.Load() }
+
+// maybePrune starts a pass in a goroutine of its own, unless one is
+// running or the last one started less than pruneEvery ago on the Store's
+// clock. The adder calls it between batches, so a Store that adds nothing
+// prunes nothing (and its keys do not grow).
+func (s *Store) maybePrune() {
+	p := &s.prune
+	p.mu.Lock()
+	now := s.now()
+	if p.running || (!p.last.IsZero() && now.Sub(p.last) < pruneEvery) {
+		p.mu.Unlock()
+		return
+	}
+	p.running, p.last = true, now
+	p.mu.Unlock()
+	go s.prunePass(now)
+}
+
+// prunePass deletes the keys stored before now less the retention, step
+// by step, each step a statement of its own, until a step finds fewer than
+// pruneStep, and logs what it did.
+func (s *Store) prunePass(now time.Time) {
+	defer func() {
+		s.prune.mu.Lock()
+		s.prune.running = false
+		s.prune.mu.Unlock()
+	}()
+	start := time.Now()
+	before := now.Add(-s.retention)
+	var (
+		deleted int64
+		steps   int
+		err     error
+	)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), pruneTimeout)
+		tag, execErr := s.pool.Exec(ctx, s.pruneSQL, before, pruneStep)
+		cancel()
+		steps++
+		if execErr != nil {
+			err = wrapError(context.Background(), "prune idempotency keys", execErr)
+			break
+		}
+		n := tag.RowsAffected()
+		deleted += n
+		s.prune.pruned.Add(n)
+		if n < pruneStep {
+			break
+		}
+	}
+	args := []any{"table", s.keys, "deleted", deleted, "steps", steps, "stored_before", before, "took", time.Since(start)}
+	if err != nil {
+		s.logger.Warn("pgstore: pruning idempotency keys failed; the next pass retries", append(args, "err", err)...)
+		return
+	}
+	s.logger.Debug("pgstore: pruned idempotency keys", args...)
+}
