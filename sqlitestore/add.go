@@ -1,0 +1,366 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/petstore-go/petstore"
+)
+
+// maxBatch is the most calls of Add that one write transaction takes.
+const maxBatch = 128
+
+// Pruning: a pass deletes at most pruneStep keys whose retention has
+// passed, and passes run at most once per pruneInterval of the Store's
+// clock, unless the last pass found more than it could delete, in which
+// case the next batch runs another.
+const (
+	pruneStep     = 1000
+	pruneInterval = time.Minute
+)
+
+// Add stores p under a new ID and returns it as stored. An empty Status is
+// stored as NULL. The pet is committed, with synchronous=FULL, and visible
+// to every Get and List, when Add returns.
+//
+// Concurrent calls are written together, in one BEGIN IMMEDIATE
+// transaction and one commit; a call that finds none in flight is written at
+// once, alone. With an idempotency key, Add looks the key up in the same
+// transaction, and so sees every key committed before, by any process, and
+// every key written earlier in the same batch: a call with a key in use
+// waits for the create that uses it and never gets
+// petstore.ErrIdempotencyKeyInUse. See the package doc for errors and
+// contexts.
+func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
+	if err := p.Validate(); err != nil {
+		return petstore.Pet{}, false, fmt.Errorf("sqlitestore: add pet: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return petstore.Pet{}, false, fmt.Errorf("sqlitestore: add pet: %w", err)
+	}
+	c := &addCall{ctx: ctx, pet: p, key: opts.IdempotencyKey}
+	if c.key != "" {
+		c.principal = petstore.Principal(ctx)
+	}
+	lead, ok := s.adds.join(c)
+	if !ok {
+		return petstore.Pet{}, false, closedError(s.file, "add pet")
+	}
+	defer s.adds.wg.Done()
+	if lead {
+		// Nothing in flight: write p now, alone, and leave whoever arrived
+		// meanwhile to a goroutine that writes them in batches.
+		one := [1]*addCall{c}
+		s.write(one[:])
+		if s.adds.next() {
+			s.adds.wg.Go(s.writeQueued)
+		}
+	} else {
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			if s.adds.leave(c) {
+				return petstore.Pet{}, false, fmt.Errorf("sqlitestore: add pet: %w", ctx.Err())
+			}
+			// Taken into a batch: it ends soon, since a batch whose callers
+			// have all given up is interrupted.
+			<-c.done
+		}
+	}
+	if c.err != nil {
+		return petstore.Pet{}, false, c.err
+	}
+	return c.out, c.replayed, nil
+}
+
+// An addCall is one call of Add.
+type addCall struct {
+	ctx            context.Context
+	pet            petstore.NewPet
+	principal, key string
+
+	// Set before done is closed, or before write returns.
+	out      petstore.Pet
+	replayed bool
+	err      error
+	done     chan struct{}
+}
+
+// An adder queues concurrent calls of Add so that they are written
+// together. At most one batch of a Store is in flight at a time. A call that
+// finds none in flight is written at once, alone; calls that arrive while a
+// batch is in flight wait for the next one, and each batch takes up to max
+// of the calls waiting, in the order they came.
+type adder struct {
+	max int
+
+	mu      sync.Mutex
+	busy    bool       // a batch is in flight, or waiting calls are being taken
+	closed  bool       // Close has begun: no call joins
+	waiting []*addCall // in arrival order; empty unless busy
+	batch   []*addCall // the batch in flight, reused
+
+	wg     sync.WaitGroup // the calls of Add that joined, and the goroutine writing queued calls
+	queued atomic.Int64   // calls that waited in the queue, for tests
+}
+
+// join reports whether c may be written at once, because no batch is in
+// flight; otherwise it queues c for a later batch. ok is false when Close
+// has begun; otherwise the caller must call wg.Done when it returns.
+func (a *adder) join(c *addCall) (lead, ok bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return false, false
+	}
+	a.wg.Add(1)
+	if !a.busy {
+		a.busy = true
+		return true, true
+	}
+	c.done = make(chan struct{})
+	a.waiting = append(a.waiting, c)
+	a.queued.Add(1)
+	return false, true
+}
+
+// leave takes c out of the queue and reports whether it was still there,
+// not yet taken into a batch.
+func (a *adder) leave(c *addCall) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	i := slices.Index(a.waiting, c)
+	if i < 0 {
+		return false
+	}
+	a.waiting = slices.Delete(a.waiting, i, i+1)
+	return true
+}
+
+// next reports whether calls are waiting after a batch has ended, and
+// otherwise marks the adder idle.
+func (a *adder) next() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.waiting) == 0 {
+		a.busy = false
+		return false
+	}
+	return true
+}
+
+// take returns the next batch of waiting calls, or nil and marks the adder
+// idle when none are waiting.
+func (a *adder) take() []*addCall {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := min(len(a.waiting), a.max)
+	if n == 0 {
+		a.busy = false
+		return nil
+	}
+	a.batch = append(a.batch[:0], a.waiting[:n]...)
+	a.waiting = slices.Delete(a.waiting, 0, n)
+	return a.batch
+}
+
+// close stops new calls from joining and waits for those that joined.
+func (a *adder) close() {
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
+	a.wg.Wait()
+}
+
+// writeQueued writes the waiting calls, batch after batch, until none are
+// waiting.
+func (s *Store) writeQueued() {
+	for {
+		batch := s.adds.take()
+		if batch == nil {
+			return
+		}
+		s.write(batch)
+		for _, c := range batch {
+			close(c.done)
+		}
+		clear(batch)
+	}
+}
+
+// write writes the calls of batch in one transaction and sets every call's
+// result. It never reports a batch in part: when the transaction fails,
+// nothing of it is stored and every call gets the error, replays included.
+// A call whose context is already done is left out with its context's
+// error. The transaction is interrupted when every call's context is done.
+func (s *Store) write(batch []*addCall) {
+	live := make([]*addCall, 0, len(batch))
+	for _, c := range batch {
+		if err := c.ctx.Err(); err != nil {
+			c.err = fmt.Errorf("sqlitestore: add pet: %w", err)
+			continue
+		}
+		live = append(live, c)
+	}
+	if len(live) == 0 {
+		return
+	}
+	ctx, cancel := batchContext(live)
+	defer cancel()
+	if err := s.commit(ctx, live); err != nil {
+		for _, c := range live {
+			c.out, c.replayed = petstore.Pet{}, false
+			c.err = wrapError(c.ctx, s.file, "add pet", err)
+		}
+	}
+}
+
+// batchContext returns a context for the transaction of a batch: it carries
+// the values of the first call's context and is cancelled once every call's
+// context is done. A call that gives up while its batch is in flight waits
+// for the batch, which is short, rather than fail it for the others.
+func batchContext(calls []*addCall) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(calls[0].ctx))
+	var remaining atomic.Int64
+	remaining.Store(int64(len(calls)))
+	stops := make([]func() bool, len(calls))
+	for i, c := range calls {
+		stops[i] = context.AfterFunc(c.ctx, func() {
+			if remaining.Add(-1) == 0 {
+				cancel()
+			}
+		})
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
+	}
+}
+
+// errKeyReused is the error of a call whose key names another pet.
+var errKeyReused = fmt.Errorf("sqlitestore: add pet: %w", petstore.ErrIdempotencyKeyReused)
+
+// commit runs the calls in one BEGIN IMMEDIATE transaction on the writer's
+// connection, and with them a pass of pruning when one is due. It sets each
+// call's result; when it returns an error, nothing was stored and the
+// caller replaces every result with the error.
+func (s *Store) commit(ctx context.Context, calls []*addCall) (err error) {
+	if _, err := s.w.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			if _, rerr := s.w.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil && code(rerr) != 0 {
+				// SQLite has already rolled back after some errors (a full
+				// disk, an interrupt), and says so; anything else is logged.
+				s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: rollback", slog.String("path", s.file), slog.Any("error", rerr))
+			}
+		}
+	}()
+	now := s.now()
+	stamp := now.UnixMilli()
+	cutoff := now.Add(-s.retention).UnixMilli() // keys created before it are forgotten
+	var forgotten int64
+	for _, c := range calls {
+		if c.key != "" {
+			var (
+				created int64
+				stored  petstore.Pet
+				st      string
+			)
+			err := s.lookupKey.QueryRowContext(ctx, c.principal, c.key).Scan(&created, &stored.ID, &stored.Name, &stored.CategoryID, &st)
+			switch {
+			case err == nil && created >= cutoff:
+				stored.Status = status(st)
+				if stored.NewPet == c.pet {
+					c.out, c.replayed = stored, true
+				} else {
+					c.err = errKeyReused
+				}
+				continue
+			case err == nil: // past its retention: forget it now, exactly on time
+				if _, err := s.deleteKey.ExecContext(ctx, c.principal, c.key); err != nil {
+					return err
+				}
+				forgotten++
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+		}
+		res, err := s.insertPet.ExecContext(ctx, c.pet.Name, c.pet.CategoryID, string(c.pet.Status))
+		if err != nil {
+			return err
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		if c.key != "" {
+			if _, err := s.insertKey.ExecContext(ctx, c.principal, c.key, id, stamp); err != nil {
+				return err
+			}
+		}
+		c.out = petstore.Pet{ID: id, NewPet: c.pet}
+	}
+	pass := !now.Before(s.nextPrune)
+	var pruned int64
+	if pass {
+		pruned = s.prune(ctx, cutoff)
+	}
+	if _, err := s.w.ExecContext(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	s.commits.Add(1)
+	if pass {
+		s.pruned.Add(forgotten + pruned)
+		if pruned == pruneStep {
+			s.nextPrune = time.Time{} // more to do: the next batch runs another pass
+		} else {
+			s.nextPrune = now.Add(pruneInterval)
+		}
+		s.logger.LogAttrs(ctx, slog.LevelDebug, "sqlitestore: forgot idempotency keys",
+			slog.String("path", s.file), slog.Int64("keys", pruned+forgotten),
+			slog.Time("before", time.UnixMilli(cutoff)), slog.Int64("total", s.pruned.Load()))
+	} else {
+		s.pruned.Add(forgotten)
+	}
+	return nil
+}
+
+// prune deletes up to pruneStep keys created before cutoff, inside the
+// transaction in progress, and returns how many it deleted. It runs in a
+// savepoint: when it fails, it undoes only itself, logs the error, and the
+// batch goes on.
+func (s *Store) prune(ctx context.Context, cutoff int64) int64 {
+	fail := func(err error) int64 {
+		s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: forgetting idempotency keys failed; creates go on",
+			slog.String("path", s.file), slog.Any("error", err))
+		_, _ = s.w.ExecContext(ctx, "ROLLBACK TO prune")
+		_, _ = s.w.ExecContext(ctx, "RELEASE prune")
+		return 0
+	}
+	if _, err := s.w.ExecContext(ctx, "SAVEPOINT prune"); err != nil {
+		return fail(err)
+	}
+	res, err := s.pruneKeys.ExecContext(ctx, cutoff, pruneStep)
+	if err != nil {
+		return fail(err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := s.w.ExecContext(ctx, "RELEASE prune"); err != nil {
+		return fail(err)
+	}
+	return n
+}

@@ -1,0 +1,145 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// applicationID marks a file as a petstore database in the application ID
+// field of its header ("pet1"), so that Open refuses another program's
+// database rather than add tables to it.
+const applicationID = 0x70657431
+
+// migrationFiles holds the schema's versions, one file each, named
+// NNNN_description.sql and applied in the order of NNNN. The number of the
+// last one applied is the file's user_version.
+//
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// A migration is one version of the schema.
+type migration struct {
+	version int
+	name    string // the file name
+	sql     string
+}
+
+// migrations returns every migration, ascending by version. The files are
+// part of the binary, so an error here is a bug caught by the tests.
+func migrations() ([]migration, error) {
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, name := range names {
+		base := path.Base(name)
+		prefix, _, ok := strings.Cut(base, "_")
+		version, err := strconv.Atoi(prefix)
+		if !ok || err != nil || version < 1 {
+			return nil, fmt.Errorf("migration file %s is not named NNNN_description.sql", base)
+		}
+		text, err := migrationFiles.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: version, name: base, sql: string(text)})
+	}
+	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
+	for i := range ms {
+		if ms[i].version != i+1 {
+			return nil, fmt.Errorf("migration %s: versions must run 1, 2, 3, ... without gaps", ms[i].name)
+		}
+	}
+	return ms, nil
+}
+
+// SchemaVersion is the version of the schema that this package writes: the
+// number of its last migration, kept in the file's user_version. Open
+// upgrades a file with a lower version and refuses one with a higher
+// version.
+const SchemaVersion = 1
+
+// header is what a file's header says about its schema.
+type header struct {
+	applicationID, userVersion int64
+}
+
+// readHeader reads the application ID and user version of the file behind
+// conn. It is the first read of the file, so a file that is not a database
+// fails here.
+func readHeader(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (header, error) {
+	var h header
+	if err := q.QueryRowContext(ctx, "PRAGMA application_id").Scan(&h.applicationID); err != nil {
+		return h, err
+	}
+	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&h.userVersion); err != nil {
+		return h, err
+	}
+	return h, nil
+}
+
+// check reports why a file with header h cannot be used by this version of
+// the package, or nil. It changes nothing.
+func (h header) check(file string) error {
+	switch {
+	case h.applicationID != 0 && h.applicationID != applicationID:
+		return fmt.Errorf("sqlitestore: %s is a SQLite database of another application (application_id %#x); give the path of a petstore database or of a new file", file, h.applicationID)
+	case h.applicationID == 0 && h.userVersion != 0:
+		return fmt.Errorf("sqlitestore: %s is a SQLite database of another application (user_version %d without the petstore application_id); give the path of a petstore database or of a new file", file, h.userVersion)
+	case h.userVersion > SchemaVersion:
+		return fmt.Errorf("sqlitestore: %s has schema version %d, written by a newer version of sqlitestore; this version knows versions up to %d and leaves the file as it is: upgrade the program", file, h.userVersion, SchemaVersion)
+	}
+	return nil
+}
+
+// migrate brings the schema of the file behind conn up to SchemaVersion, in
+// one BEGIN IMMEDIATE transaction, so that a failure leaves the file as it
+// was and two processes that open a new file at once apply each migration
+// once: the second finds the first's version and has nothing left to do.
+func migrate(ctx context.Context, conn *sql.Conn, file string) (err error) {
+	ms, err := migrations()
+	if err != nil {
+		return fmt.Errorf("sqlitestore: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_, _ = conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	h, err := readHeader(ctx, conn) // again, now that the file is locked
+	if err != nil {
+		return err
+	}
+	if err := h.check(file); err != nil {
+		return err
+	}
+	for _, m := range ms[h.userVersion:] {
+		if _, err := conn.ExecContext(ctx, m.sql); err != nil {
+			return fmt.Errorf("migration %s: %w", m.name, err)
+		}
+	}
+	if h.userVersion < SchemaVersion {
+		// PRAGMA takes no parameters; both values are constants.
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", applicationID)); err != nil {
+			return err
+		}
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(ms))); err != nil {
+			return err
+		}
+	}
+	_, err = conn.ExecContext(ctx, "COMMIT")
+	return err
+}

@@ -1,0 +1,363 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/petstore-go/petstore"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+var _ petstore.Store = (*Store)(nil)
+
+// busyTimeout is how long a statement waits for a lock held by another
+// connection, in another process or another Store, before it fails with
+// SQLITE_BUSY, which Add and the reads report as petstore.ErrUnavailable.
+// A done context ends the wait sooner.
+const busyTimeout = 10 * time.Second
+
+// Store is a petstore.Store that keeps pets in a SQLite file. It is safe
+// for concurrent use. Open it with Open and close it with Close.
+type Store struct {
+	file      string
+	retention time.Duration
+	now       func() time.Time
+	logger    *slog.Logger
+
+	wdb *sql.DB   // the writer: one connection, pinned as w
+	w   *sql.Conn // used only by the batch in flight, by Open and by Close
+	rdb *sql.DB   // the readers: a pool, read-only
+
+	// Statements of the writer, prepared once on w.
+	insertPet, insertKey, lookupKey, deleteKey, pruneKeys *sql.Stmt
+	// Statements of the readers, prepared on each read connection as needed.
+	getPet, listPets, listStatus *sql.Stmt
+
+	adds adder // the Adds waiting to be written together
+
+	closeOnce sync.Once
+	closeErr  error
+	closed    atomic.Bool
+
+	pruned    atomic.Int64 // keys forgotten since Open
+	commits   atomic.Int64 // write transactions committed by Add, for tests
+	nextPrune time.Time    // the earliest time of the next pass; used only by the batch in flight
+}
+
+// Open opens the SQLite file at path, or creates it when it does not exist,
+// upgrades its schema to SchemaVersion and returns a Store that keeps its
+// pets there. The directory must exist. Open refuses, with an error that
+// names the file: a path that is a directory, a directory that does not
+// exist, a file without write permission (a store that cannot write is of
+// no use), a file that is not a SQLite database or is another application's,
+// and a file whose schema was written by a newer version of this package,
+// which it leaves as it is. Options that are invalid are reported together,
+// each with its fix.
+//
+// Any number of Stores, in one process or several, may open the same file:
+// see the package doc.
+func Open(path string, opts ...Option) (*Store, error) {
+	c, err := applyOptions(opts)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore.Open: %w", err)
+	}
+	file, err := checkPath(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{file: file, retention: c.retention, now: c.now, logger: c.logger}
+	s.adds.max = maxBatch
+	if err := s.open(); err != nil {
+		s.closeHandles()
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkPath returns the absolute form of path, or an error that names it
+// and says why no store can be kept there.
+func checkPath(path string) (string, error) {
+	if path == "" {
+		return "", errors.New(`sqlitestore.Open: the path is empty; give a file name such as "petstore.db"`)
+	}
+	file, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("sqlitestore.Open: %s: %w", path, err)
+	}
+	if strings.ContainsRune(file, '?') {
+		return "", fmt.Errorf("sqlitestore.Open: %s: the path contains '?', which SQLite's driver reads as the start of options; rename the file", file)
+	}
+	fi, err := os.Stat(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		dir := filepath.Dir(file)
+		di, err := os.Stat(dir)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return "", fmt.Errorf("sqlitestore.Open: %s: the directory %s does not exist; create it first", file, dir)
+			}
+			return "", fmt.Errorf("sqlitestore.Open: %s: %w", file, err)
+		}
+		if !di.IsDir() {
+			return "", fmt.Errorf("sqlitestore.Open: %s: %s is not a directory", file, dir)
+		}
+		return file, nil // SQLite creates it
+	case err != nil:
+		return "", fmt.Errorf("sqlitestore.Open: %s: %w", file, err)
+	case fi.IsDir():
+		return "", fmt.Errorf("sqlitestore.Open: %s is a directory; give the path of a file in it, such as %s", file, filepath.Join(file, "petstore.db"))
+	case !fi.Mode().IsRegular():
+		return "", fmt.Errorf("sqlitestore.Open: %s is not a regular file", file)
+	}
+	// Refused even when this process could write it anyway (as root can):
+	// a file without write permission was made read-only on purpose.
+	if fi.Mode().Perm()&0o222 == 0 {
+		return "", fmt.Errorf("sqlitestore.Open: %s is read-only (mode %v); a store must write its file: make it writable (chmod u+w) or give another path", file, fi.Mode().Perm())
+	}
+	f, err := os.OpenFile(file, os.O_RDWR, 0)
+	if err != nil {
+		return "", fmt.Errorf("sqlitestore.Open: %s cannot be opened for writing; a store must write its file: %w", file, err)
+	}
+	_ = f.Close() // opened only to check; nothing written
+	return file, nil
+}
+
+// dsn returns the data source name of a connection to file with the given
+// parameters and the pragmas that every connection runs (see the package
+// doc).
+func dsn(file string, params url.Values) string {
+	params.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	params.Add("_pragma", "synchronous(FULL)")
+	params.Add("_pragma", "foreign_keys(ON)")
+	return file + "?" + params.Encode()
+}
+
+// writerDSN returns the data source name of the writer's connection to
+// file: BEGIN starts an IMMEDIATE transaction.
+func writerDSN(file string) string {
+	return dsn(file, url.Values{"_txlock": {"immediate"}})
+}
+
+// readerDSN returns the data source name of a reader's connection to file:
+// it refuses to write.
+func readerDSN(file string) string {
+	return dsn(file, url.Values{"_pragma": {"query_only(ON)"}})
+}
+
+// open opens the connections, checks and migrates the file, and prepares
+// the statements.
+func (s *Store) open() error {
+	ctx := context.Background()
+	fail := func(op string, err error) error {
+		if code(err) == sqlite3.SQLITE_NOTADB {
+			return fmt.Errorf("sqlitestore.Open: %s is not a SQLite database; give the path of a petstore database or of a new file: %w", s.file, err)
+		}
+		return fmt.Errorf("sqlitestore.Open: %s: %s: %w", s.file, op, err)
+	}
+	var err error
+	if s.wdb, err = sql.Open("sqlite", writerDSN(s.file)); err != nil {
+		return fail("open", err)
+	}
+	s.wdb.SetMaxOpenConns(1)
+	s.wdb.SetMaxIdleConns(1)
+	if s.w, err = s.wdb.Conn(ctx); err != nil {
+		return fail("open", err)
+	}
+	// Read before anything is written: a file that this version must not
+	// touch is left exactly as it was, journal mode included.
+	h, err := readHeader(ctx, s.w)
+	if err != nil {
+		return fail("read the header", err)
+	}
+	if err := h.check(s.file); err != nil {
+		return err
+	}
+	var mode string
+	if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+		return fail("set WAL mode", err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fail("set WAL mode", fmt.Errorf("the journal mode stayed %q", mode))
+	}
+	if err := migrate(ctx, s.w, s.file); err != nil {
+		if strings.HasPrefix(err.Error(), "sqlitestore: ") {
+			return err
+		}
+		return fail("migrate", err)
+	}
+	prepare := func(conn interface {
+		PrepareContext(context.Context, string) (*sql.Stmt, error)
+	}, query string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var st *sql.Stmt
+		st, err = conn.PrepareContext(ctx, query)
+		return st
+	}
+	s.insertPet = prepare(s.w, `INSERT INTO pets (name, category_id, status) VALUES (?, ?, NULLIF(?, ''))`)
+	s.insertKey = prepare(s.w, `INSERT INTO pet_keys (principal, key, pet_id, created_at) VALUES (?, ?, ?, ?)`)
+	s.lookupKey = prepare(s.w, `SELECT k.created_at, p.id, p.name, p.category_id, coalesce(p.status, '')
+FROM pet_keys k JOIN pets p ON p.id = k.pet_id WHERE k.principal = ? AND k.key = ?`)
+	s.deleteKey = prepare(s.w, `DELETE FROM pet_keys WHERE principal = ? AND key = ?`)
+	s.pruneKeys = prepare(s.w, `DELETE FROM pet_keys WHERE (principal, key) IN
+(SELECT principal, key FROM pet_keys WHERE created_at < ? ORDER BY created_at LIMIT ?)`)
+	if err != nil {
+		return fail("check the schema", err)
+	}
+
+	if s.rdb, err = sql.Open("sqlite", readerDSN(s.file)); err != nil {
+		return fail("open", err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	s.rdb.SetMaxOpenConns(n)
+	s.rdb.SetMaxIdleConns(n)
+	s.getPet = prepare(s.rdb, `SELECT name, category_id, coalesce(status, '') FROM pets WHERE id = ?`)
+	s.listPets = prepare(s.rdb, `SELECT id, name, category_id, coalesce(status, '') FROM pets WHERE id > ? ORDER BY id LIMIT ?`)
+	s.listStatus = prepare(s.rdb, `SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`)
+	if err != nil {
+		return fail("check the schema", err)
+	}
+	return nil
+}
+
+// closeHandles closes whatever open opened, and returns the first error.
+func (s *Store) closeHandles() error {
+	var errs []error
+	for _, st := range []*sql.Stmt{s.insertPet, s.insertKey, s.lookupKey, s.deleteKey, s.pruneKeys, s.getPet, s.listPets, s.listStatus} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	if s.w != nil {
+		errs = append(errs, s.w.Close())
+	}
+	if s.wdb != nil {
+		errs = append(errs, s.wdb.Close())
+	}
+	if s.rdb != nil {
+		errs = append(errs, s.rdb.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Path returns the absolute path of the Store's file.
+func (s *Store) Path() string { return s.file }
+
+// PrunedKeys returns the number of idempotency keys that the Store has
+// forgotten since Open, because their retention had passed.
+func (s *Store) PrunedKeys() int64 { return s.pruned.Load() }
+
+// Close waits for the calls of Add in flight, then closes the file. Calls
+// made after Close has begun return an error wrapping ErrClosed and
+// petstore.ErrUnavailable. Close returns the same result every time it is
+// called.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		s.adds.close() // no new Add joins; wait for those that did
+		if err := s.closeHandles(); err != nil {
+			s.closeErr = fmt.Errorf("sqlitestore: %s: close: %w", s.file, err)
+		}
+	})
+	return s.closeErr
+}
+
+// Get returns the pet with the given ID, or an error wrapping
+// petstore.ErrNotFound. It reads from the file's last commit and never waits
+// for a write in progress.
+func (s *Store) Get(ctx context.Context, id int64) (petstore.Pet, error) {
+	if s.closed.Load() {
+		return petstore.Pet{}, closedError(s.file, "get pet")
+	}
+	pet := petstore.Pet{ID: id}
+	var st string
+	err := s.getPet.QueryRowContext(ctx, id).Scan(&pet.Name, &pet.CategoryID, &st)
+	if err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return petstore.Pet{}, fmt.Errorf("sqlitestore: pet %d: %w", id, petstore.ErrNotFound)
+		}
+		return petstore.Pet{}, s.readError(ctx, fmt.Sprintf("get pet %d", id), err)
+	}
+	pet.Status = status(st)
+	return pet, nil
+}
+
+// readError wraps an error of a read, the way wrapError does, and as
+// ErrClosed when Close closed the readers during the call.
+func (s *Store) readError(ctx context.Context, op string, err error) error {
+	if s.closed.Load() && ctx.Err() == nil {
+		return closedError(s.file, op)
+	}
+	return wrapError(ctx, s.file, op, err)
+}
+
+// status returns the petstore.Status stored as s, without copying the
+// three valid ones.
+func status(s string) petstore.Status {
+	switch s {
+	case string(petstore.StatusAvailable):
+		return petstore.StatusAvailable
+	case string(petstore.StatusPending):
+		return petstore.StatusPending
+	case string(petstore.StatusSold):
+		return petstore.StatusSold
+	}
+	return petstore.Status(s)
+}
+
+// List returns the pets that opts selects, ascending by ID. Every List is a
+// range scan of an index from opts.After on. It reads from the file's last
+// commit and never waits for a write in progress.
+func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	if s.closed.Load() {
+		return nil, closedError(s.file, "list pets")
+	}
+	limit := int64(-1) // SQLite: no limit
+	size := 16
+	if opts.Limit > 0 {
+		limit = int64(opts.Limit)
+		size = min(opts.Limit, 128)
+	}
+	var (
+		rows *sql.Rows
+		err  error
+	)
+	if opts.Status == "" {
+		rows, err = s.listPets.QueryContext(ctx, opts.After, limit)
+	} else {
+		rows, err = s.listStatus.QueryContext(ctx, string(opts.Status), opts.After, limit)
+	}
+	if err != nil {
+		return nil, s.readError(ctx, "list pets", err)
+	}
+	defer rows.Close()
+	pets := make([]petstore.Pet, 0, size)
+	var (
+		p  petstore.Pet
+		st string
+	)
+	for rows.Next() {
+		if err := rows.Scan(&p.ID, &p.Name, &p.CategoryID, &st); err != nil {
+			return nil, s.readError(ctx, "list pets", err)
+		}
+		p.Status = status(st)
+		pets = append(pets, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.readError(ctx, "list pets", err)
+	}
+	return pets, nil
+}
