@@ -1,0 +1,105 @@
+package petstore_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+// documentedHeaders returns the names of the header parameters and of the
+// response headers that the served OpenAPI document describes, in
+// canonical form.
+func documentedHeaders(t *testing.T) (request, response []string) {
+	t.Helper()
+	h := newHandler(t, memstore.New())
+	w := serve(h, newRequest(t, http.MethodGet, "/v1"+petstore.OpenAPIPath, "", nil))
+	var doc any
+	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(v any, inResponse bool)
+	walk = func(v any, inResponse bool) {
+		switch v := v.(type) {
+		case map[string]any:
+			if v["in"] == "header" {
+				request = append(request, http.CanonicalHeaderKey(v["name"].(string)))
+			}
+			if hs, ok := v["headers"].(map[string]any); ok && inResponse {
+				for name := range hs {
+					response = append(response, http.CanonicalHeaderKey(name))
+				}
+			}
+			for k, e := range v {
+				walk(e, inResponse || k == "responses")
+			}
+		case []any:
+			for _, e := range v {
+				walk(e, inResponse)
+			}
+		}
+	}
+	walk(doc, false)
+	slices.Sort(request)
+	slices.Sort(response)
+	return slices.Compact(request), slices.Compact(response)
+}
+
+// canonical returns names in canonical form, sorted.
+func canonical(names []string) []string {
+	var out []string
+	for _, n := range names {
+		out = append(out, http.CanonicalHeaderKey(n))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestCORSHeadersCoverTheDocument checks the CORS lists against the OpenAPI
+// document: every header parameter it describes, with Authorization (its
+// security scheme) and Content-Type (its JSON request bodies), is a request
+// header to allow; every response header it describes that CORS does not
+// expose already (Cache-Control) and that scripts do not read
+// (X-Content-Type-Options) is a response header to expose.
+func TestCORSHeadersCoverTheDocument(t *testing.T) {
+	request, response := documentedHeaders(t)
+	wantRequest := canonical(append(request, "Authorization", "Content-Type"))
+	wantResponse := slices.DeleteFunc(response, func(h string) bool {
+		return h == "Cache-Control" || h == "X-Content-Type-Options"
+	})
+	if len(wantResponse) < 5 {
+		t.Fatalf("found only the response headers %q in the document", wantResponse)
+	}
+	for _, h := range wantRequest {
+		if !slices.Contains(canonical(petstore.CORSRequestHeaders()), h) {
+			t.Errorf("CORSRequestHeaders lacks %s, which the document describes", h)
+		}
+	}
+	for _, h := range wantResponse {
+		if !slices.Contains(canonical(petstore.CORSResponseHeaders()), h) {
+			t.Errorf("CORSResponseHeaders lacks %s, which the document describes", h)
+		}
+	}
+}
+
+// TestCORSListsAreFresh checks that each call returns a slice of its own,
+// so that a host that appends to or edits one changes no other handler's.
+func TestCORSListsAreFresh(t *testing.T) {
+	for name, list := range map[string]func() []string{
+		"CORSRequestHeaders":  petstore.CORSRequestHeaders,
+		"CORSResponseHeaders": petstore.CORSResponseHeaders,
+		"CORSMethods":         petstore.CORSMethods,
+	} {
+		want := list()
+		got := list()
+		got[0] = "X-Changed"
+		if diff := cmp.Diff(want, list()); diff != "" {
+			t.Errorf("%s after a caller changed its result (-want +got):\n%s", name, diff)
+		}
+	}
+}
