@@ -14,6 +14,29 @@
 //		})
 //	}
 //
+// TestDurability checks a Store that can be closed and opened again on the
+// same data, a file or a database, for what TestStore cannot see: that pets
+// (every field), IDs and idempotency keys survive a reopen, that no ID is
+// used again after one, and that an Add cancelled or interrupted by the
+// close has stored its pet with its key, or neither. Each clause runs as its
+// own subtest on a new, empty set of data that the function given to
+// TestDurability makes; the OpenFunc that it returns opens a Store on that
+// data and returns the function that closes it. Typical usage inside a test
+// is:
+//
+//	func TestDurability(t *testing.T) {
+//		petstoretest.TestDurability(t, func(t *testing.T) petstoretest.OpenFunc {
+//			path := filepath.Join(t.TempDir(), "pets.db") // a new, empty set of data
+//			return func(t *testing.T) (petstore.Store, func() error) {
+//				s, err := mystore.Open(path)
+//				if err != nil {
+//					t.Fatal(err)
+//				}
+//				return s, s.Close
+//			}
+//		})
+//	}
+//
 // TestServer checks a running server of the API from the outside, through
 // HTTP only: the handler that petstore.New returns, mounted anywhere, or a
 // deployed service. It checks every response and header that the API specification
@@ -35,6 +58,6 @@
 // A server with another body limit than the default says so in
 // Endpoint.MaxBodyBytes.
 //
-// Run both suites with the race detector (go test -race): the clauses about
+// Run the suites with the race detector (go test -race): the clauses about
 // concurrent use can only show a missing lock when it is on.
 package petstoretest
