@@ -1,9 +1,14 @@
 package sqlitestore_test
 
 import (
+	"context"
+	"database/sql"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
@@ -27,4 +32,96 @@ func open(t *testing.T, path string, opts ...sqlitestore.Option) *sqlitestore.St
 		}
 	})
 	return s
+}
+
+// rawDB opens a connection pool of its own on path, with the pragmas of a
+// Store's readers but able to write, as another process would.
+func rawDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// holdWriteLock starts a BEGIN IMMEDIATE transaction on path from a
+// connection of its own, and returns a function that rolls it back. While
+// it is held, no Store can write the file.
+func holdWriteLock(t *testing.T, path string, stmts ...string) (release func()) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := rawDB(t, path).Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append([]string{"BEGIN IMMEDIATE"}, stmts...) {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+				t.Errorf("ROLLBACK: %v", err)
+			}
+			conn.Close()
+		})
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// count returns the number of rows of table in the file at path.
+func count(t *testing.T, path, table string) int64 {
+	t.Helper()
+	var n int64
+	if err := rawDB(t, path).QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// waitFor polls cond until it holds, and fails the test after a minute.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting until %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// all returns every pet in s.
+func all(t *testing.T, s petstore.Store) []petstore.Pet {
+	t.Helper()
+	pets, err := s.List(context.Background(), petstore.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pets
+}
+
+// clock is a clock that tests move.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
 }

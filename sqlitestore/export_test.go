@@ -1,0 +1,53 @@
+package sqlitestore
+
+import (
+	"context"
+	"fmt"
+)
+
+// Commits returns the number of write transactions that Add committed.
+func Commits(s *Store) int64 { return s.commits.Load() }
+
+// Queued returns the number of calls of Add that waited in the queue.
+func Queued(s *Store) int64 { return s.adds.queued.Load() }
+
+// Waiting returns the number of calls of Add waiting in the queue now.
+func Waiting(s *Store) int {
+	s.adds.mu.Lock()
+	defer s.adds.mu.Unlock()
+	return len(s.adds.waiting)
+}
+
+// Busy reports whether a batch is in flight.
+func Busy(s *Store) bool {
+	s.adds.mu.Lock()
+	defer s.adds.mu.Unlock()
+	return s.adds.busy
+}
+
+// SetMaxPageCount caps the size of the file, as seen by the writer, at n
+// pages (0: at its size now), so that a write that needs more fails with
+// SQLITE_FULL, as on a full disk. It must be called while no Add runs.
+func SetMaxPageCount(s *Store, n int64) error {
+	ctx := context.Background()
+	if n == 0 {
+		if err := s.w.QueryRowContext(ctx, "PRAGMA page_count").Scan(&n); err != nil {
+			return err
+		}
+	}
+	var got int64
+	if err := s.w.QueryRowContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", n)).Scan(&got); err != nil {
+		return err
+	}
+	if got != n {
+		return fmt.Errorf("max_page_count is %d, not %d", got, n)
+	}
+	return nil
+}
+
+// WriterDSN and ReaderDSN are the data source names of the Store's
+// connections to a file, pragmas included.
+var (
+	WriterDSN = writerDSN
+	ReaderDSN = readerDSN
+)
