@@ -22,15 +22,14 @@ type OpenFunc func(t *testing.T) (store petstore.Store, close func() error)
 //
 // newData returns a new, empty set of data (a new file, a new table) and
 // the function that opens a Store on it; the suite opens, closes and opens
-// again.
-// Each subtest calls newData once and then open and close several times,
-// never with two stores open at once. open may use t to register cleanup;
-// the subtest closes the store that is open when it ends. close must return
-// only when no call that started before it can still store anything: it
-// waits for the calls in flight or ends them, and either way each of them
-// then has stored its pet with its idempotency key, or neither. Calls that
-// reach a store after its close has returned must return an error, and
-// close must return nil.
+// again. Each subtest, one after another, calls newData once and then open
+// and close several times, never with two stores open at once. open may use
+// t to register cleanup; the subtest closes the store that is open when it
+// ends. close must return only when no call that started before it can
+// still store anything: it waits for the calls in flight or ends them, and
+// either way each of them then has stored its pet with its idempotency key,
+// or neither. Calls that reach a store after its close has returned must
+// return an error. An error from close fails the subtest.
 //
 // One clause starts many keyed Adds at once, cancels the contexts of some
 // of them while they run and closes the store while others are in flight.
