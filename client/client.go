@@ -31,6 +31,9 @@ type Client struct {
 	userAgent string
 	retries   int
 	pageSize  int
+	origin    string        // the base URL's origin (see origin)
+	timeout   time.Duration // of one request; 0 for none
+	maxList   int           // the most pets that List collects without a Limit
 
 	minBackoff, maxBackoff time.Duration
 
@@ -58,6 +61,9 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		userAgent:  DefaultUserAgent,
 		retries:    DefaultRetries,
 		pageSize:   DefaultPageSize,
+		origin:     origin(base),
+		timeout:    DefaultTimeout,
+		maxList:    DefaultMaxListPets,
 		minBackoff: DefaultMinBackoff,
 		maxBackoff: DefaultMaxBackoff,
 		sleep:      sleep,
@@ -75,6 +81,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("client.New: %w", errors.Join(errs...))
 	}
+	c.hc = c.guard(c.hc)
 	return c, nil
 }
 
@@ -113,11 +120,19 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Limits on what the Client reads of an answer.
+// Limits on what the Client reads of an answer. The largest pet that the
+// API allows, a name of 256 characters each escaped as a surrogate pair
+// ("\uXXXX\uXXXX"), takes about 3.2 KB of JSON.
 const (
-	maxBodyBytes      = 8 << 20  // a page of 100 pets with the longest names is about 110 KB
+	maxPetBytes       = 64 << 10 // one pet, of Add and Get
+	maxPageOverhead   = 64 << 10 // a page: this, plus maxPagePetBytes a pet
+	maxPagePetBytes   = 4 << 10
 	maxErrorBodyBytes = 64 << 10 // error bodies are short
 )
+
+// maxPageBytes returns the most that the client reads of a page of at most
+// n pets: 464 KiB for a page of 100.
+func maxPageBytes(n int) int64 { return maxPageOverhead + int64(n)*maxPagePetBytes }
 
 // A call is one operation: the requests it sends, with their retries, share
 // its API key and, for a create, its idempotency key.
@@ -127,11 +142,12 @@ type call struct {
 	key    string // the API key, "" for none
 	body   []byte // the request body, nil for none
 	idem   string // the Idempotency-Key, "" for none
+	limit  int64  // the most bytes read of a successful answer
 }
 
 // newCall starts a call of method under ctx.
 func (c *Client) newCall(ctx context.Context, method string) *call {
-	cl := &call{ctx: ctx, method: method}
+	cl := &call{ctx: ctx, method: method, limit: maxPetBytes}
 	if c.apiKey != nil {
 		cl.key = c.apiKey(ctx)
 	}
@@ -165,6 +181,14 @@ func (c *Client) do(cl *call, target string, want int) (answer, error) {
 		switch {
 		case err != nil && cl.ctx.Err() != nil:
 			return answer{}, c.ctxError(cl, target, cl.ctx.Err(), last)
+		case errors.Is(err, ErrBadResponse) || errors.Is(err, ErrRedirectRefused):
+			// The server answered, with what the client does not take:
+			// not a failure to reach it, and not one that a retry mends.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err // without the request's URL, which follows
+			}
+			return answer{}, fmt.Errorf("client: %s %s: %w", cl.method, target, err)
 		case err != nil:
 			last = fmt.Errorf("client: %s %s: %w: %w", cl.method, target, petstore.ErrUnavailable, err)
 			retry = transient(err)
@@ -210,14 +234,30 @@ func (c *Client) ctxError(cl *call, target string, err, last error) error {
 	return fmt.Errorf("client: %s %s: %w", cl.method, target, err)
 }
 
-// send sends one request and reads its answer. It returns an error only
-// when no whole answer arrived.
+// send sends one request and reads its answer, within the timeout of one
+// request (see WithTimeout). It returns an error only when no whole answer
+// arrived, or one too large to read (wrapping ErrBadResponse).
 func (c *Client) send(cl *call, target string) (answer, int, error) {
+	ctx := cl.ctx
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	ans, status, err := c.sendCtx(ctx, cl, target)
+	if err != nil && ctx.Err() != nil && cl.ctx.Err() == nil {
+		err = fmt.Errorf("no whole answer within %v, the timeout of one request (see WithTimeout): %w", c.timeout, err)
+	}
+	return ans, status, err
+}
+
+// sendCtx is send under ctx.
+func (c *Client) sendCtx(ctx context.Context, cl *call, target string) (answer, int, error) {
 	var body io.Reader
 	if cl.body != nil {
 		body = bytes.NewReader(cl.body)
 	}
-	req, err := http.NewRequestWithContext(cl.ctx, cl.method, target, body)
+	req, err := http.NewRequestWithContext(ctx, cl.method, target, body)
 	if err != nil {
 		return answer{}, 0, err
 	}
@@ -238,7 +278,7 @@ func (c *Client) send(cl *call, target string) (answer, int, error) {
 		return answer{}, 0, err
 	}
 	defer resp.Body.Close()
-	limit := int64(maxBodyBytes)
+	limit := cl.limit
 	if resp.StatusCode >= 300 {
 		limit = maxErrorBodyBytes
 	}
@@ -250,9 +290,6 @@ func (c *Client) send(cl *call, target string) (answer, int, error) {
 }
 
 var acceptJSON = []string{"application/json"}
-
-// errTooLarge is the error of an answer whose body is over the limit.
-var errTooLarge = errors.New("the answer's body is larger than the client reads; check the base URL")
 
 // readBody reads the body of resp, up to limit bytes.
 func readBody(resp *http.Response, limit int64) ([]byte, error) {
@@ -266,17 +303,16 @@ func readBody(resp *http.Response, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if n > limit {
-		return nil, errTooLarge
+		return nil, fmt.Errorf("%w: the answer's body is over %d bytes, the most the client reads of this answer; check the base URL", ErrBadResponse, limit)
 	}
 	return buf.Bytes(), nil
 }
 
 // transient reports whether a request that failed in transport with err
-// may succeed when sent again: anything but a refused certificate and an
-// answer over the size limit.
+// may succeed when sent again: anything but a refused certificate.
 func transient(err error) bool {
 	var cert *tls.CertificateVerificationError
-	return !errors.As(err, &cert) && !errors.Is(err, errTooLarge)
+	return !errors.As(err, &cert)
 }
 
 // backoff returns the wait before retry number attempt+1.

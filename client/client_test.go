@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -41,6 +42,8 @@ func TestNew(t *testing.T) {
 		{"backoff max under min", "https://pets.example.com/v1", []client.Option{client.WithBackoff(2, 1)}, "the second at least the first"},
 		{"page size 0", "https://pets.example.com/v1", []client.Option{client.WithPageSize(0)}, "from 1 to 100"},
 		{"page size 101", "https://pets.example.com/v1", []client.Option{client.WithPageSize(101)}, "from 1 to 100"},
+		{"negative timeout", "https://pets.example.com/v1", []client.Option{client.WithTimeout(-time.Second)}, "use 0 for no timeout"},
+		{"list bound 0", "https://pets.example.com/v1", []client.Option{client.WithMaxListPets(0)}, "read them with All"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,8 +2,10 @@ package client
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
@@ -83,4 +85,39 @@ func errorAnswer(status int, body []byte) *Error {
 			http.StatusText(status) + " without the API's error body; check the base URL and any proxy in between"}
 	}
 	return &Error{Status: status, Code: b.Code, Message: b.Message}
+}
+
+// ErrRedirectRefused is wrapped by the error of a request that the server
+// redirected to another origin than the base URL's (another scheme, host
+// or port), which the client does not follow, so that the API key and the
+// request go nowhere else: not to another port of the same host, and never
+// from https to plain http. The error names the origin refused. A Link
+// header whose next page is at another origin gives it too.
+var ErrRedirectRefused = errors.New("client: redirect refused")
+
+// ErrBadResponse is wrapped by the error of an answer that the client does
+// not trust: a pet other than the one created or asked for, an ID that is
+// not positive, a page with a pet the listing did not ask for, or a body
+// larger than the client reads (see the package documentation). The error
+// says what was wrong, with long values cut. Such an answer is not retried.
+var ErrBadResponse = errors.New("client: bad response")
+
+// ErrTooManyPets is wrapped by the error of a List without a Limit that
+// would collect more pets than WithMaxListPets allows.
+var ErrTooManyPets = errors.New("client: too many pets to list")
+
+// maxShown is how many bytes of a value from the server an error shows.
+const maxShown = 64
+
+// cut returns s, or its first maxShown bytes (whole characters) and how
+// long it is, so that an error never repeats a huge value.
+func cut(s string) string {
+	if len(s) <= maxShown {
+		return s
+	}
+	i := maxShown
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "… (" + strconv.Itoa(len(s)) + " bytes)"
 }

@@ -16,3 +16,13 @@ func WithSleep(f func(ctx context.Context, d time.Duration) error) Option {
 
 // NextLink exposes nextLink to the tests.
 var NextLink = nextLink
+
+// Origin exposes origin to the tests.
+var Origin = origin
+
+// Timeout returns the timeout of one request of c.
+func Timeout(c *Client) time.Duration { return c.timeout }
+
+// MaxListPets returns the most pets that List of c collects without a
+// Limit.
+func MaxListPets(c *Client) int { return c.maxList }

@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -213,7 +214,7 @@ func TestAllLinks(t *testing.T) {
 		if diff := cmp.Diff([]int64{1, 2}, ids); diff != "" {
 			t.Errorf("IDs (-want +got):\n%s", diff)
 		}
-		if last == nil || !strings.Contains(last.Error(), "not at "+srv.URL) {
+		if !errors.Is(last, client.ErrRedirectRefused) || !strings.Contains(last.Error(), "not at "+srv.URL) {
 			t.Errorf("the last error = %v; want one saying the link leaves %s", last, srv.URL)
 		}
 		if n := elsewhere.Load(); n != 0 {

@@ -35,6 +35,12 @@ const (
 	// DefaultPageSize is how many pets a Client asks for in each request of
 	// List and All: the most that the server serves in one page.
 	DefaultPageSize = petstore.MaxPageSize
+	// DefaultTimeout is how long one request may take, from sending it to
+	// reading the whole answer, unless WithTimeout sets another.
+	DefaultTimeout = 30 * time.Second
+	// DefaultMaxListPets is the most pets that List collects when
+	// ListOptions.Limit is 0, unless WithMaxListPets sets another.
+	DefaultMaxListPets = 10_000
 )
 
 // WithAPIKey sets the API key that the Client sends with every request, as
@@ -83,8 +89,16 @@ func checkKey(key string) error {
 }
 
 // WithHTTPClient sets the http.Client that sends the requests, for its
-// Transport (proxies, TLS settings, connection pools) or its Timeout. The
-// default is http.DefaultClient. A Client never changes it.
+// Transport (proxies, TLS settings, connection pools), its Timeout or its
+// CheckRedirect. The default is http.DefaultClient.
+//
+// A Client never changes hc: New takes a copy of it (sharing its Transport
+// and Jar) whose CheckRedirect first refuses every redirect to another
+// origin than the base URL's, with an error wrapping ErrRedirectRefused,
+// and then asks hc's own CheckRedirect, if any. So the API key goes to the
+// base URL's scheme, host and port only, whatever hc allows; changes made
+// to hc's fields after New do not apply. The timeout of WithTimeout applies
+// too, through each request's context, beside hc.Timeout.
 func WithHTTPClient(hc *http.Client) Option {
 	return optionFunc(func(c *Client) error {
 		if hc == nil {
@@ -152,6 +166,45 @@ func WithPageSize(n int) Option {
 			return fmt.Errorf("WithPageSize: %d is not from 1 to %d; use %d for the fewest requests", n, petstore.MaxPageSize, DefaultPageSize)
 		}
 		c.pageSize = n
+		return nil
+	})
+}
+
+// WithTimeout sets how long one request may take, from sending it to
+// reading the whole answer, so that a server that answers slowly, or
+// drips its answer a byte at a time, cannot hold a call for ever. A request
+// past it fails with an error that names WithTimeout and wraps
+// context.DeadlineExceeded and petstore.ErrUnavailable, and is retried as
+// any transport failure (see WithRetries), so a call may last about
+// (retries+1)·d plus the waits; the caller's context bounds the whole call.
+// It applies through each request's context, also with an http.Client of
+// WithHTTPClient, which it does not change. Zero means no timeout but the
+// caller's context and the http.Client's own. The default is
+// DefaultTimeout, 30 s.
+func WithTimeout(d time.Duration) Option {
+	return optionFunc(func(c *Client) error {
+		if d < 0 {
+			return fmt.Errorf("WithTimeout: %v is negative; use 0 for no timeout, or e.g. %v", d, DefaultTimeout)
+		}
+		c.timeout = d
+		return nil
+	})
+}
+
+// WithMaxListPets sets the most pets that List collects when
+// ListOptions.Limit is 0. Past it, List returns an error wrapping
+// ErrTooManyPets and no pets, rather than hold as many pets as a server
+// sends: a server whose pages never end would otherwise fill the memory.
+// With a Limit, List collects at most Limit pets, whatever this says. All
+// holds one page at a time, and has no such bound. The default is
+// DefaultMaxListPets, 10,000, which take about 1 MB with names of 20
+// bytes, and about 12 MB with the longest names the API allows.
+func WithMaxListPets(n int) Option {
+	return optionFunc(func(c *Client) error {
+		if n < 1 {
+			return fmt.Errorf("WithMaxListPets: %d is not positive; give the most pets that List may return, or read them with All", n)
+		}
+		c.maxList = n
 		return nil
 	})
 }

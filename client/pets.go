@@ -33,6 +33,10 @@ import (
 // pet itself, with an error wrapping petstore.ErrInvalidPet; the server
 // judges every other rule of petstore.NewPet.Validate and answers 400
 // invalid_body, which gives the same error.
+//
+// Add checks that the pet answered is the pet sent, with the same name,
+// category and status, and a positive ID; otherwise it returns an error
+// wrapping ErrBadResponse that says what differed.
 func (c *Client) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (pet petstore.Pet, replayed bool, err error) {
 	if !utf8.ValidString(p.Name) {
 		return petstore.Pet{}, false, fmt.Errorf("client: Add: %w: the name is not valid UTF-8, which JSON cannot carry", petstore.ErrInvalidPet)
@@ -52,12 +56,16 @@ func (c *Client) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOp
 	if err := json.Unmarshal(ans.body, &pet); err != nil {
 		return petstore.Pet{}, false, fmt.Errorf("client: POST %s: the answer is not a pet: %w", c.pets, err)
 	}
+	if err := checkCreated(pet, p); err != nil {
+		return petstore.Pet{}, false, fmt.Errorf("client: POST %s: %w", c.pets, err)
+	}
 	replayed = opts.IdempotencyKey != "" && ans.header.Get("Idempotent-Replayed") == "true"
 	return pet, replayed, nil
 }
 
 // Get returns the pet with the given ID, with GET /pets/{petId}. For an ID
-// that no pet has, the error wraps petstore.ErrNotFound.
+// that no pet has, the error wraps petstore.ErrNotFound. An answer with a
+// pet of another ID gives an error wrapping ErrBadResponse.
 //
 // The server marks this operation deprecated (the Deprecation and Sunset
 // headers), in favour of listing. Get ignores those headers: it is the only
@@ -73,13 +81,22 @@ func (c *Client) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 	if err := json.Unmarshal(ans.body, &pet); err != nil {
 		return petstore.Pet{}, fmt.Errorf("client: GET %s: the answer is not a pet: %w", target, err)
 	}
+	if pet.ID != id {
+		return petstore.Pet{}, fmt.Errorf("client: GET %s: %w: the answer is the pet with ID %d, not %d as asked", target, ErrBadResponse, pet.ID, id)
+	}
 	return pet, nil
 }
 
 // List returns the pets that opts selects, ascending by ID, as petstore.Store
 // defines it: with opts.Limit 0 it returns every pet selected, however many
-// pages that takes. It reads the pages as All does, and returns the first
-// error that All yields, with no pets.
+// pages that takes, up to a bound. It reads the pages as All does, and
+// returns the first error that All yields, with no pets.
+//
+// The bound: with opts.Limit 0, List collects at most the number of pets
+// that WithMaxListPets sets (DefaultMaxListPets, 10,000, by default), and
+// past it returns an error wrapping ErrTooManyPets, so that a server whose
+// pages never end cannot fill the memory. To read more pets, set a Limit,
+// raise the bound, or use All, which holds one page at a time.
 func (c *Client) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
 	var pets []petstore.Pet
 	if opts.Limit > 0 {
@@ -88,6 +105,10 @@ func (c *Client) List(ctx context.Context, opts petstore.ListOptions) ([]petstor
 	for p, err := range c.All(ctx, opts) {
 		if err != nil {
 			return nil, err
+		}
+		if opts.Limit == 0 && len(pets) == c.maxList {
+			return nil, fmt.Errorf("client: List: %w: more than %d pets, the most that List collects without a Limit (WithMaxListPets); set ListOptions.Limit, raise the bound, or read the pets with All, which holds one page at a time",
+				ErrTooManyPets, c.maxList)
 		}
 		pets = append(pets, p)
 	}
@@ -113,9 +134,16 @@ func (c *Client) List(ctx context.Context, opts petstore.ListOptions) ([]petstor
 // greater than opts.After or than the ID of the pet yielded before, so a
 // server with other cursors cannot make it visit a pet twice.
 //
+// All holds one page at a time: however many pages a server sends, its
+// memory stays that of one page. It reads at most 64 KiB plus 4 KiB a pet
+// of each page (464 KiB for a page of 100), and refuses, with an error
+// wrapping ErrBadResponse, a page with more pets than it asked for, a pet
+// whose ID is not positive or whose name is longer than
+// petstore.MaxNameLength, or one of another status than opts.Status.
+//
 // On an error, the iterator yields it with the zero Pet and stops. It
-// follows a Link only to the scheme and host of the base URL, so that the
-// API key is never sent elsewhere.
+// follows a Link only to the origin (scheme, host and port) of the base
+// URL, so that the API key is never sent elsewhere.
 func (c *Client) All(ctx context.Context, opts petstore.ListOptions) iter.Seq2[petstore.Pet, error] {
 	return func(yield func(petstore.Pet, error) bool) {
 		if opts.Limit < 0 {
@@ -123,6 +151,7 @@ func (c *Client) All(ctx context.Context, opts petstore.ListOptions) iter.Seq2[p
 			return
 		}
 		cl := c.newCall(ctx, http.MethodGet)
+		cl.limit = maxPageBytes(c.pageSize)
 		target := c.firstPage(opts)
 		last, n := opts.After, 0
 		page := make([]wirePet, 0, c.pageSize) // reused by every page
@@ -138,6 +167,10 @@ func (c *Client) All(ctx context.Context, opts petstore.ListOptions) iter.Seq2[p
 			clear(page[:cap(page)])
 			if err := json.Unmarshal(ans.body, &page); err != nil {
 				yield(petstore.Pet{}, fmt.Errorf("client: GET %s: the answer is not a list of pets: %w", target, err))
+				return
+			}
+			if err := checkPage(page, c.pageSize, opts.Status); err != nil {
+				yield(petstore.Pet{}, fmt.Errorf("client: GET %s: %w", target, err))
 				return
 			}
 			fresh := 0
@@ -206,9 +239,9 @@ func (c *Client) resolve(target, ref string) (string, error) {
 		return "", fmt.Errorf("client: GET %s: the Link header's next page %q is not a URL: %w", target, ref, err)
 	}
 	next := from.ResolveReference(r)
-	if next.Scheme != c.base.Scheme || next.Host != c.base.Host {
-		return "", fmt.Errorf("client: GET %s: the Link header's next page %s is not at %s://%s; the client does not follow it, so as not to send the API key elsewhere",
-			target, next.Redacted(), c.base.Scheme, c.base.Host)
+	if origin(next) != c.origin {
+		return "", fmt.Errorf("client: GET %s: %w: the Link header's next page %s is not at %s://%s; the client does not follow it, so as not to send the API key elsewhere",
+			target, ErrRedirectRefused, cut(next.Redacted()), c.base.Scheme, c.base.Host)
 	}
 	return next.String(), nil
 }

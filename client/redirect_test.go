@@ -1,0 +1,234 @@
+package client_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/client"
+)
+
+// keyLog is a test server that records the Authorization header of every
+// request it receives, and answers 404.
+type keyLog struct {
+	*httptest.Server
+	mu   sync.Mutex
+	keys []string
+}
+
+// newKeyLog starts a keyLog, with TLS when tls is set.
+func newKeyLog(t *testing.T, tls bool) *keyLog {
+	k := &keyLog{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		k.mu.Lock()
+		k.keys = append(k.keys, r.Header.Get("Authorization"))
+		k.mu.Unlock()
+		http.NotFound(w, r)
+	})
+	if tls {
+		k.Server = httptest.NewTLSServer(h)
+	} else {
+		k.Server = httptest.NewServer(h)
+	}
+	t.Cleanup(k.Close)
+	return k
+}
+
+// received returns the Authorization headers received so far.
+func (k *keyLog) received() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return append([]string(nil), k.keys...)
+}
+
+// redirector starts a server that redirects every request to the same path
+// under to (307, so that a POST stays a POST), and counts the requests.
+func redirector(t *testing.T, tls bool, to string) (*httptest.Server, *keyLog) {
+	k := &keyLog{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		k.mu.Lock()
+		k.keys = append(k.keys, r.Header.Get("Authorization"))
+		k.mu.Unlock()
+		http.Redirect(w, r, to+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+	})
+	if tls {
+		k.Server = httptest.NewTLSServer(h)
+	} else {
+		k.Server = httptest.NewServer(h)
+	}
+	t.Cleanup(k.Close)
+	return k.Server, k
+}
+
+// TestNetHTTPKeepsKeyOnRedirect shows why the client checks redirects
+// itself: net/http drops Authorization on a redirect to another host, but
+// not to another port of the same host, nor from https to http.
+func TestNetHTTPKeepsKeyOnRedirect(t *testing.T) {
+	target := newKeyLog(t, false)
+	base, _ := redirector(t, true, target.URL)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base.URL+"/v1/pets/1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer key-secret")
+	resp, err := base.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if diff := cmp.Diff([]string{"Bearer key-secret"}, target.received()); diff != "" {
+		t.Errorf("net/http's own redirect policy, the keys that reached %s (-want +got):\n%s", target.URL, diff)
+	}
+}
+
+// TestRedirectRefused checks that the client follows no redirect to another
+// origin than the base URL's, so that the API key never arrives there: not
+// at another port of the same host, not from https to http, neither with
+// the default http.Client nor with a caller's, which it leaves unchanged.
+func TestRedirectRefused(t *testing.T) {
+	plain := newKeyLog(t, false)
+	secure := newKeyLog(t, true)
+	tlsClient := secure.Client() // trusts the certificate of every httptest TLS server
+
+	type setup struct {
+		name     string
+		baseTLS  bool
+		target   *keyLog
+		hc       func() *http.Client // nil: the default
+		wantWhy  string
+		ownCalls *int // calls of the caller's CheckRedirect
+	}
+	own := 0
+	setups := []setup{
+		{name: "https to http on another port", baseTLS: true, target: plain, hc: func() *http.Client { return tlsClient }, wantWhy: "never follows https to http"},
+		{name: "https to another port", baseTLS: true, target: secure, hc: func() *http.Client { return tlsClient }, wantWhy: "to that origin only"},
+		{name: "http to another port, default client", target: plain, wantWhy: "to that origin only"},
+		{
+			name: "http to another port, a caller's client that follows every redirect", target: plain,
+			hc: func() *http.Client {
+				return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { own++; return nil }}
+			},
+			wantWhy:  "to that origin only",
+			ownCalls: &own,
+		},
+	}
+	ops := []struct {
+		name string
+		call func(c *client.Client) error
+	}{
+		{"Get", func(c *client.Client) error { _, err := c.Get(t.Context(), 1); return err }},
+		{"Add", func(c *client.Client) error {
+			_, _, err := c.Add(t.Context(), petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
+			return err
+		}},
+		{"List", func(c *client.Client) error { _, err := c.List(t.Context(), petstore.ListOptions{}); return err }},
+	}
+	for _, s := range setups {
+		for _, op := range ops {
+			t.Run(s.name+"/"+op.name, func(t *testing.T) {
+				base, baseLog := redirector(t, s.baseTLS, s.target.URL)
+				before := len(s.target.received())
+				opts := []client.Option{client.WithAPIKey("key-secret"), client.WithRetries(2)}
+				var hc *http.Client
+				if s.hc != nil {
+					hc = s.hc()
+					opts = append(opts, client.WithHTTPClient(hc))
+				}
+				c, err := client.New(base.URL+"/v1", opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = op.call(c)
+				t.Logf("error: %v", err)
+				if !errors.Is(err, client.ErrRedirectRefused) {
+					t.Errorf("errors.Is(err, ErrRedirectRefused) = false")
+				}
+				if errors.Is(err, petstore.ErrUnavailable) {
+					t.Errorf("errors.Is(err, petstore.ErrUnavailable) = true; a refused redirect is no outage")
+				}
+				if err == nil || !strings.Contains(err.Error(), "redirects to "+s.target.URL+",") || !strings.Contains(err.Error(), s.wantWhy) {
+					t.Errorf("the error does not name the origin %s and say %q", s.target.URL, s.wantWhy)
+				}
+				if got := s.target.received()[before:]; len(got) != 0 {
+					t.Errorf("the redirect target received %d requests, with the keys %q; want none", len(got), got)
+				}
+				if diff := cmp.Diff([]string{"Bearer key-secret"}, baseLog.received()); diff != "" {
+					t.Errorf("the keys that reached the base URL, sent once and not retried (-want +got):\n%s", diff)
+				}
+				if hc != nil && s.ownCalls == nil && hc.CheckRedirect != nil {
+					t.Errorf("the caller's http.Client has a CheckRedirect now; the client changed it")
+				}
+			})
+		}
+	}
+	if own != 0 {
+		t.Errorf("the caller's CheckRedirect was asked %d times about a redirect that the client refuses first", own)
+	}
+}
+
+// TestRedirectSameOrigin checks that a redirect within the base URL's
+// origin is followed, with the key, and that a caller's CheckRedirect is
+// still asked.
+func TestRedirectSameOrigin(t *testing.T) {
+	srv, _ := newMemServer(t)
+	var asked []string
+	hc := &http.Client{CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+		asked = append(asked, req.URL.Path)
+		return nil
+	}}
+	var mux http.ServeMux
+	mux.Handle("/old/", http.StripPrefix("/old", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, srv.base+strings.TrimPrefix(r.URL.Path, "/v1"), http.StatusTemporaryRedirect)
+	})))
+	mux.Handle("/", srv.Config.Handler)
+	srv.Config.Handler = &mux
+	c := newClient(t, srv.URL+"/old/v1", client.WithHTTPClient(hc))
+	ctx := petstore.WithPrincipal(t.Context(), "alice")
+	pet, _, err := c.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Get(ctx, pet.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(pet, got); diff != "" {
+		t.Errorf("Get after a redirect (-Add +Get):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/v1/pets", "/v1/pets/1"}, asked); diff != "" {
+		t.Errorf("the paths the caller's CheckRedirect was asked about (-want +got):\n%s", diff)
+	}
+	for _, r := range srv.requestsOf(http.MethodPost) {
+		if got := r.Header.Get("Authorization"); got != "Bearer key-alice" {
+			t.Errorf("a POST at the same origin has Authorization %q; want the key", got)
+		}
+	}
+}
+
+// TestOrigin checks how the client compares origins.
+func TestOrigin(t *testing.T) {
+	tests := []struct{ url, want string }{
+		{"https://Pets.Example.com/v1", "https://pets.example.com:443"},
+		{"https://pets.example.com:443/v1", "https://pets.example.com:443"},
+		{"http://pets.example.com/v1", "http://pets.example.com:80"},
+		{"http://127.0.0.1:8080", "http://127.0.0.1:8080"},
+		{"http://[::1]:8080/v1", "http://[::1]:8080"},
+		{"HTTPS://[::1]/v1", "https://[::1]:443"},
+	}
+	for _, tt := range tests {
+		u, err := url.Parse(tt.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := client.Origin(u); got != tt.want {
+			t.Errorf("origin(%s) = %q; want %q", tt.url, got, tt.want)
+		}
+	}
+}
