@@ -53,7 +53,7 @@ func TestOpenRefuses(t *testing.T) {
 		}, []string{"read-only"}},
 		{"another application's database", func(t *testing.T) string {
 			path := newPath(t)
-			exec(t, path, "CREATE TABLE t (x)", "PRAGMA application_id = 42")
+			execSQL(t, path, "CREATE TABLE t (x)", "PRAGMA application_id = 42")
 			return path
 		}, []string{"another application", "0x2a"}},
 		{"newer schema", func(t *testing.T) string {
@@ -65,7 +65,7 @@ func TestOpenRefuses(t *testing.T) {
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
-			exec(t, path, fmt.Sprintf("PRAGMA user_version = %d", sqlitestore.SchemaVersion+1), "PRAGMA journal_mode = DELETE")
+			execSQL(t, path, fmt.Sprintf("PRAGMA user_version = %d", sqlitestore.SchemaVersion+1), "PRAGMA journal_mode = DELETE")
 			return path
 		}, []string{fmt.Sprintf("schema version %d", sqlitestore.SchemaVersion+1), fmt.Sprintf("versions up to %d", sqlitestore.SchemaVersion), "newer version"}},
 	}
@@ -115,8 +115,8 @@ func write(t *testing.T, path string, b []byte, mode os.FileMode) {
 	}
 }
 
-// exec runs statements on the file at path through a connection of its own.
-func exec(t *testing.T, path string, stmts ...string) {
+// execSQL runs statements on the file at path through a connection of its own.
+func execSQL(t *testing.T, path string, stmts ...string) {
 	t.Helper()
 	db := rawDB(t, path)
 	for _, q := range stmts {
@@ -227,7 +227,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	exec(t, path, fmt.Sprintf("DELETE FROM pets WHERE id = %d", last.ID))
+	execSQL(t, path, fmt.Sprintf("DELETE FROM pets WHERE id = %d", last.ID))
 
 	s = open(t, path)
 	got, replayed, err := s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: "k"})
