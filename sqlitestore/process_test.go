@@ -192,4 +192,3 @@ func page(t *testing.T, s *sqlitestore.Store, stop chan struct{}) []petstore.Pet
 		}
 	}
 }
-
