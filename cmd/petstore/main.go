@@ -2,7 +2,8 @@
 //
 // Usage:
 //
-//	petstore [-addr localhost:8080] [-base-path /v1] [-postgres URL]
+//	petstore [-addr localhost:8080] [-base-path /v1]
+//	         [-data petstore.db | -store memory | -postgres URL]
 //	         [-tls-cert FILE -tls-key FILE] [-tls-min-version 1.2]
 //	         [-tls-reload-interval 10s] [-store-timeout 5s] [-write-timeout 30s]
 //	         [-max-conns N] [-admin-addr localhost:9090] [-access-log]
@@ -13,13 +14,23 @@
 // empty, petstore makes a random key and prints it once on start, so that
 // the first run needs no setup.
 //
-// Pets are kept in memory unless -postgres or PETSTORE_POSTGRES_URL gives
-// the URL of a PostgreSQL database, such as
-// postgres://user:password@host:5432/database. Then petstore creates or
-// upgrades its table on start (several instances may start at once) and
-// keeps pets there, so that any number of instances can serve one
-// catalogue. The flag wins over the variable; prefer the variable, as a
-// flag's value, password included, is visible to other users of the host.
+// Pets are kept in a SQLite file, petstore.db in the working directory,
+// unless -data or PETSTORE_DATA names another file (the flag wins). The
+// file and its directory's other files (petstore.db-wal and petstore.db-shm,
+// SQLite's write-ahead log) are made when missing; a pet is on disk before
+// its create is answered, so neither a crash nor a power cut loses it. The
+// start-up log gives the file's absolute path.
+//
+// With -store memory, pets are kept in memory and lost when the process
+// stops: for a throwaway run. With -postgres or PETSTORE_POSTGRES_URL
+// giving the URL of a PostgreSQL database, such as
+// postgres://user:password@host:5432/database, petstore creates or upgrades
+// its table on start (several instances may start at once) and keeps pets
+// there, so that any number of instances can serve one catalogue. The flag
+// wins over the variable; prefer the variable, as a flag's value, password
+// included, is visible to other users of the host. Naming two stores (a
+// data file and a PostgreSQL URL, or -store memory and either) stops the
+// server at start.
 //
 // With -tls-cert and -tls-key (or PETSTORE_TLS_CERT and PETSTORE_TLS_KEY;
 // the flags win), naming the PEM files of a certificate chain and its
@@ -84,7 +95,6 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/memstore"
 )
 
 func main() {
@@ -105,7 +115,9 @@ type config struct {
 	addr              string
 	basePath          string
 	keys              []string
-	postgresURL       string
+	store             storeKind // the store to keep pets in
+	dataFile          string    // the SQLite file, for storeSQLite
+	postgresURL       string    // for storePostgres
 	readHeaderTimeout time.Duration
 	shutdownTimeout   time.Duration
 
@@ -134,7 +146,9 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 	fs.StringVar(&c.basePath, "base-path", petstore.DefaultBasePath, "`path` under which the API is served")
 	fs.DurationVar(&c.readHeaderTimeout, "read-header-timeout", 5*time.Second, "how long a client may take to send the request headers")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long requests in flight may take to finish on shutdown")
-	fs.StringVar(&c.postgresURL, "postgres", "", "PostgreSQL `URL` to keep pets in, instead of memory (default $"+postgresURLVar+")")
+	storeFlag := fs.String("store", "", "`kind` of store to keep pets in: sqlite (the default: a data file), memory (lost on exit) or postgres")
+	fs.StringVar(&c.dataFile, "data", "", "SQLite `file` to keep pets in (default $"+dataFileVar+", else "+defaultDataFile+" in the working directory)")
+	fs.StringVar(&c.postgresURL, "postgres", "", "PostgreSQL `URL` to keep pets in, instead of a data file (default $"+postgresURLVar+")")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM `file` of the certificate chain to serve HTTPS with, leaf first; needs -tls-key (default $"+tlsCertVar+")")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM `file` of the private key of -tls-cert (default $"+tlsKeyVar+")")
 	minVersion := fs.String("tls-min-version", "1.2", "lowest TLS `version` to accept: 1.2 or 1.3")
@@ -148,8 +162,8 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %q; see -help", fs.Args())
 	}
-	if c.postgresURL == "" {
-		c.postgresURL = getenv(postgresURLVar)
+	if err := c.chooseStore(*storeFlag, getenv); err != nil {
+		return c, err
 	}
 	if c.adminAddr == "" {
 		c.adminAddr = getenv(adminAddrVar)
@@ -328,17 +342,6 @@ func watchCerts(certs *certSource, interval time.Duration) (stop func()) {
 		cancel()
 		<-done
 	}
-}
-
-// openStore opens the store that the configuration selects: pgstore when a
-// PostgreSQL URL is set, memstore otherwise. The returned function releases
-// it.
-func openStore(ctx context.Context, c config, logger *slog.Logger) (petstore.Store, func(), error) {
-	if c.postgresURL != "" {
-		return openPostgres(ctx, c.postgresURL, logger)
-	}
-	logger.Info("petstore: storing pets in memory; they are lost when the process stops")
-	return memstore.New(), func() {}, nil
 }
 
 // randomKey returns a key of 256 random bits, in the base64url alphabet that

@@ -15,7 +15,7 @@ import (
 )
 
 // TestServerConformance runs the HTTP conformance suite against the server
-// running as a process on its default, in-memory store.
+// running as a process on its default store, a SQLite file.
 func TestServerConformance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
@@ -23,8 +23,8 @@ func TestServerConformance(t *testing.T) {
 	const key = "conformance-key"
 	p := startServer(t, buildServer(t), key, nil)
 	petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: p.baseURL, APIKey: key})
-	if log := p.stderr.String(); !strings.Contains(log, "storing pets in memory") {
-		t.Errorf("the log does not say that pets are kept in memory:\n%s", log)
+	if log := p.stderr.String(); !strings.Contains(log, "storing pets in a SQLite file") {
+		t.Errorf("the log does not say that pets are kept in a SQLite file:\n%s", log)
 	}
 	warnings := regexp.MustCompile(`(?m)^.*level=WARN.*serving plain HTTP: API keys travel unencrypted unless a proxy in front terminates TLS.*$`).FindAllString(p.stderr.String(), -1)
 	if len(warnings) != 1 {

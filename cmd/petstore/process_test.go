@@ -54,11 +54,20 @@ var servingLine = regexp.MustCompile(`(?m)^serving (https?://([^/\s]+)(/\S*)?)/p
 // startServer starts bin listening on a free port of 127.0.0.1, with args,
 // the API key key and the variables in env, and waits until it prints its
 // URL. Variables of the test's environment named PETSTORE_* are left out,
-// so that the server uses its defaults. When the test ends, a process that
-// still runs is stopped with SIGTERM, and killed if it does not stop.
+// so that the server uses its defaults. It runs in a new temporary
+// directory, where its default data file goes. When the test ends, a
+// process that still runs is stopped with SIGTERM, and killed if it does
+// not stop.
 func startServer(t *testing.T, bin, key string, env []string, args ...string) *serverProcess {
 	t.Helper()
-	p, err := startServerErr(t, bin, key, env, args...)
+	return startServerIn(t, t.TempDir(), bin, key, env, args...)
+}
+
+// startServerIn is startServer in the working directory dir, so that a
+// second server can start on the first one's default data file.
+func startServerIn(t *testing.T, dir, bin, key string, env []string, args ...string) *serverProcess {
+	t.Helper()
+	p, err := startServerErrIn(t, dir, bin, key, env, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,12 +77,18 @@ func startServer(t *testing.T, bin, key string, env []string, args ...string) *s
 // startServerErr is startServer for any goroutine: it returns what went
 // wrong rather than failing the test.
 func startServerErr(t *testing.T, bin, key string, env []string, args ...string) (*serverProcess, error) {
+	return startServerErrIn(t, t.TempDir(), bin, key, env, args...)
+}
+
+// startServerErrIn is startServerIn for any goroutine.
+func startServerErrIn(t *testing.T, dir, bin, key string, env []string, args ...string) (*serverProcess, error) {
 	p := &serverProcess{
 		cmd:    exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...),
 		stdout: &syncBuffer{},
 		stderr: &syncBuffer{},
 		exited: make(chan struct{}),
 	}
+	p.cmd.Dir = dir
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "PETSTORE_") {
 			p.cmd.Env = append(p.cmd.Env, kv)

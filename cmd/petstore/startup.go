@@ -20,6 +20,9 @@ Environment:
   ` + apiKeysVar + `
     	API keys that clients send as "Authorization: Bearer KEY", separated by commas;
     	when unset or empty, petstore makes a key for this run and prints it
+  ` + dataFileVar + `
+    	SQLite file to keep pets in, as -data (the flag wins); without it, and without
+    	a PostgreSQL URL, pets are kept in ` + defaultDataFile + ` in the working directory
   ` + postgresURLVar + `
     	PostgreSQL URL to keep pets in, as -postgres (the flag wins); prefer it to the
     	flag, whose value other users of the host can see

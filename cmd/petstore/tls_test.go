@@ -243,6 +243,7 @@ func runToExit(t *testing.T, bin string, env []string, args ...string) (code int
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	cmd.Dir = t.TempDir() // where the default data file goes
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "PETSTORE_") {
 			cmd.Env = append(cmd.Env, kv)

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/petstore-go/petstore"
+)
+
+// crashRounds is how many times TestServerCrash kills the server.
+const crashRounds = 5
+
+// TestServerCrash runs the server on its default store, the SQLite file,
+// under concurrent creates, keyed and unkeyed, kills it with SIGKILL at a
+// random moment and starts it again on the same file, crashRounds times.
+// After each restart, every pet that was acknowledged with 201 before the
+// kill is there with the same values, no ID and no name is there twice,
+// and a keyed retry of an acknowledged create replays it.
+func TestServerCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	const key = "crash-key"
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	bin := buildServer(t)
+	dir := t.TempDir()
+
+	acked := map[int64]crashCreate{} // every create answered 201, by ID
+	p := startServerIn(t, dir, bin, key, nil)
+	for round := range crashRounds {
+		before := len(acked)
+		killAfter := time.Duration(100+rng.IntN(600)) * time.Millisecond
+		creates := crashLoad(t, p, key, round, killAfter)
+		for _, c := range creates {
+			if prev, ok := acked[c.pet.ID]; ok {
+				t.Fatalf("round %d: ID %d acknowledged twice: %+v and %+v", round, c.pet.ID, prev, c)
+			}
+			acked[c.pet.ID] = c
+		}
+
+		p = startServerIn(t, dir, bin, key, nil)
+		pets := allPets(t.Context(), t, p, key)
+		stored := make(map[int64]petstore.Pet, len(pets))
+		names := make(map[string]int64, len(pets))
+		for i, pet := range pets {
+			if i > 0 && pet.ID <= pets[i-1].ID {
+				t.Fatalf("round %d: the list gives ID %d after %d", round, pet.ID, pets[i-1].ID)
+			}
+			if id, ok := names[pet.Name]; ok {
+				t.Errorf("round %d: pets %d and %d are both %q: one create stored two pets", round, id, pet.ID, pet.Name)
+			}
+			names[pet.Name] = pet.ID
+			stored[pet.ID] = pet
+		}
+		for id, c := range acked {
+			if got, ok := stored[id]; !ok {
+				t.Errorf("round %d: pet %d was acknowledged with 201 but is gone after the kill", round, id)
+			} else if got != c.pet {
+				t.Errorf("round %d: pet %d is %+v after the kill; acknowledged as %+v", round, id, got, c.pet)
+			}
+		}
+		replays := 0
+		for _, c := range creates {
+			if c.key == "" {
+				continue
+			}
+			req, err := newCreate(t.Context(), p.baseURL, key, c.key, c.pet.NewPet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := do(http.DefaultClient, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := a.pet()
+			if a.status != http.StatusCreated || !a.replayed() || err != nil || got != c.pet {
+				t.Errorf("round %d: the keyed retry of pet %d after the kill: %v; want 201 replaying %+v", round, c.pet.ID, a, c.pet)
+			}
+			replays++
+		}
+		t.Logf("round %d: killed after %v; %d creates acknowledged (%d in all), %d pets stored, %d keyed retries replayed",
+			round, killAfter, len(acked)-before, len(acked), len(pets), replays)
+		if len(acked) == before {
+			t.Errorf("round %d: no create was acknowledged before the kill", round)
+		}
+	}
+}
+
+// A crashCreate is a create that the server acknowledged with 201: the
+// pet it answered with, and its idempotency key, "" for none.
+type crashCreate struct {
+	pet petstore.Pet
+	key string
+}
+
+// crashLoad sends creates to p from several goroutines, every other one
+// with an idempotency key, kills p with SIGKILL after killAfter, and
+// returns the creates that were acknowledged with 201 before it died.
+func crashLoad(t *testing.T, p *serverProcess, key string, round int, killAfter time.Duration) []crashCreate {
+	t.Helper()
+	const workers = 16
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
+	defer client.CloseIdleConnections()
+	var (
+		mu      sync.Mutex
+		created []crashCreate
+		wg      sync.WaitGroup
+	)
+	statuses := []petstore.Status{"", petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold}
+	for w := range workers {
+		wg.Go(func() {
+			for i := 0; ctx.Err() == nil; i++ {
+				name := fmt.Sprintf("r%d-w%d-%d", round, w, i)
+				pet := petstore.NewPet{Name: name, CategoryID: int64(1 + i%5), Status: statuses[(w+i)%len(statuses)]}
+				idemKey := ""
+				if i%2 == 0 {
+					idemKey = "k-" + name
+				}
+				req, err := newCreate(ctx, p.baseURL, key, idemKey, pet)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				a, err := do(client, req)
+				if err != nil {
+					return // the server is gone
+				}
+				if a.status != http.StatusCreated {
+					t.Errorf("create %s: %v; want 201", name, a)
+					return
+				}
+				got, err := a.pet()
+				if err != nil || got.NewPet != pet {
+					t.Errorf("create %s answered %+v (%v); want %+v", name, got, err, pet)
+					return
+				}
+				mu.Lock()
+				created = append(created, crashCreate{pet: got, key: idemKey})
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(killAfter)
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-p.exited
+	cancel()
+	wg.Wait()
+	return created
+}

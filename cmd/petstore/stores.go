@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/memstore"
+	"github.com/petstore-go/petstore/sqlitestore"
+)
+
+// storeKind names a store that petstore can keep its pets in.
+type storeKind string
+
+const (
+	storeSQLite   storeKind = "sqlite"
+	storeMemory   storeKind = "memory"
+	storePostgres storeKind = "postgres"
+)
+
+// dataFileVar names the environment variable that, like -data, names the
+// SQLite file.
+const dataFileVar = "PETSTORE_DATA"
+
+// defaultDataFile is the SQLite file that petstore keeps its pets in when
+// nothing names another store: in the working directory.
+const defaultDataFile = "petstore.db"
+
+// chooseStore sets c.store, and c.dataFile or c.postgresURL, from -store
+// (flag, "" when not given), the flags already parsed into c and the
+// environment. Without -store, a PostgreSQL URL selects PostgreSQL and
+// anything else the SQLite file. A configuration that names two stores is
+// refused, so that pets never go where the operator did not expect.
+func (c *config) chooseStore(flag string, getenv func(string) string) error {
+	dataFrom, urlFrom := "-data", "-postgres"
+	if c.dataFile == "" {
+		c.dataFile, dataFrom = getenv(dataFileVar), dataFileVar
+	}
+	if c.postgresURL == "" {
+		c.postgresURL, urlFrom = getenv(postgresURLVar), postgresURLVar
+	}
+	switch storeKind(flag) {
+	case "":
+		if c.postgresURL != "" {
+			c.store = storePostgres
+		} else {
+			c.store = storeSQLite
+		}
+	case storeSQLite, storeMemory, storePostgres:
+		c.store = storeKind(flag)
+	default:
+		return fmt.Errorf("-store %q: want sqlite, memory or postgres", flag)
+	}
+	data, url := c.dataFile != "", c.postgresURL != ""
+	switch {
+	case data && url:
+		return fmt.Errorf("two stores are named: a data file by %s (%s) and PostgreSQL by %s; keep one of them", dataFrom, c.dataFile, urlFrom)
+	case c.store == storeMemory && (data || url):
+		other := dataFrom
+		if url {
+			other = urlFrom
+		}
+		return fmt.Errorf("two stores are named: -store memory, and %s; drop one of them", other)
+	case c.store == storeSQLite && url:
+		return fmt.Errorf("two stores are named: -store sqlite, and PostgreSQL by %s; drop one of them", urlFrom)
+	case c.store == storePostgres && !url:
+		return fmt.Errorf("-store postgres needs the database's URL in %s or -postgres", postgresURLVar)
+	case c.store == storePostgres && data:
+		return fmt.Errorf("two stores are named: -store postgres, and a data file by %s; drop one of them", dataFrom)
+	}
+	if c.store == storeSQLite && c.dataFile == "" {
+		c.dataFile = defaultDataFile
+	}
+	return nil
+}
+
+// openStore opens the store that the configuration selects. The returned
+// function releases it.
+func openStore(ctx context.Context, c config, logger *slog.Logger) (petstore.Store, func(), error) {
+	switch c.store {
+	case storePostgres:
+		return openPostgres(ctx, c.postgresURL, logger)
+	case storeMemory:
+		logger.Info("petstore: storing pets in memory; they are lost when the process stops")
+		return memstore.New(), func() {}, nil
+	}
+	return openSQLite(c.dataFile, logger)
+}
+
+// openSQLite opens the SQLite file at path, making it when it is missing,
+// and returns a store on it and a function that closes it.
+func openSQLite(path string, logger *slog.Logger) (petstore.Store, func(), error) {
+	store, err := sqlitestore.Open(path, sqlitestore.WithLogger(logger))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w; -data or %s names another file, -store memory keeps pets in memory", err, dataFileVar)
+	}
+	logger.Info("petstore: storing pets in a SQLite file", "path", store.Path())
+	return store, func() {
+		if err := store.Close(); err != nil {
+			logger.Error("petstore: closing the SQLite file", "path", store.Path(), "err", err)
+		}
+	}, nil
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/client"
+)
+
+// TestChooseStore checks which store the flags and the environment select,
+// and that naming two stores is refused with a message that names both.
+func TestChooseStore(t *testing.T) {
+	const url = "postgres://app@db/shop"
+	type choice struct {
+		Store    storeKind
+		DataFile string
+		Postgres string
+	}
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    choice
+		wantErr string
+	}{
+		{name: "default: petstore.db", want: choice{Store: storeSQLite, DataFile: "petstore.db"}},
+		{name: "-data", args: []string{"-data", "/var/lib/pets.db"}, want: choice{Store: storeSQLite, DataFile: "/var/lib/pets.db"}},
+		{name: "PETSTORE_DATA", env: map[string]string{"PETSTORE_DATA": "env.db"}, want: choice{Store: storeSQLite, DataFile: "env.db"}},
+		{name: "-data wins over PETSTORE_DATA", args: []string{"-data", "flag.db"}, env: map[string]string{"PETSTORE_DATA": "env.db"},
+			want: choice{Store: storeSQLite, DataFile: "flag.db"}},
+		{name: "-store sqlite", args: []string{"-store", "sqlite"}, want: choice{Store: storeSQLite, DataFile: "petstore.db"}},
+		{name: "-store memory", args: []string{"-store", "memory"}, want: choice{Store: storeMemory}},
+		{name: "PostgreSQL by the environment", env: map[string]string{"PETSTORE_POSTGRES_URL": url}, want: choice{Store: storePostgres, Postgres: url}},
+		{name: "-store postgres -postgres", args: []string{"-store", "postgres", "-postgres", url}, want: choice{Store: storePostgres, Postgres: url}},
+		{name: "unknown kind", args: []string{"-store", "mysql"}, wantErr: `-store "mysql": want sqlite, memory or postgres`},
+		{name: "data file and PostgreSQL", args: []string{"-data", "x.db"}, env: map[string]string{"PETSTORE_POSTGRES_URL": url},
+			wantErr: "two stores are named: a data file by -data (x.db) and PostgreSQL by PETSTORE_POSTGRES_URL; keep one of them"},
+		{name: "both variables", env: map[string]string{"PETSTORE_DATA": "x.db", "PETSTORE_POSTGRES_URL": url},
+			wantErr: "two stores are named: a data file by PETSTORE_DATA (x.db) and PostgreSQL by PETSTORE_POSTGRES_URL; keep one of them"},
+		{name: "memory and a data file", args: []string{"-store", "memory", "-data", "x.db"},
+			wantErr: "two stores are named: -store memory, and -data; drop one of them"},
+		{name: "memory and PostgreSQL", args: []string{"-store", "memory"}, env: map[string]string{"PETSTORE_POSTGRES_URL": url},
+			wantErr: "two stores are named: -store memory, and PETSTORE_POSTGRES_URL; drop one of them"},
+		{name: "sqlite and PostgreSQL", args: []string{"-store", "sqlite", "-postgres", url},
+			wantErr: "two stores are named: -store sqlite, and PostgreSQL by -postgres; drop one of them"},
+		{name: "postgres without a URL", args: []string{"-store", "postgres"},
+			wantErr: "-store postgres needs the database's URL in PETSTORE_POSTGRES_URL or -postgres"},
+		{name: "postgres and a data file", args: []string{"-store", "postgres", "-postgres", url}, env: map[string]string{"PETSTORE_DATA": "x.db"},
+			wantErr: "two stores are named: a data file by PETSTORE_DATA (x.db) and PostgreSQL by -postgres; keep one of them"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, gotErr := parseConfigFor(tt.args, tt.env)
+			if gotErr != tt.wantErr {
+				t.Fatalf("parseConfig(%q) error = %q, want %q", tt.args, gotErr, tt.wantErr)
+			}
+			if gotErr != "" {
+				return
+			}
+			got := choice{Store: c.store, DataFile: c.dataFile, Postgres: c.postgresURL}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("parseConfig(%q) (-want +got):\n%s", tt.args, diff)
+			}
+		})
+	}
+}
+
+// TestServerKeepsPetsInItsDataFile starts the server as the README's first
+// command does, with no flag, creates a pet, stops the server (with SIGTERM,
+// and separately with SIGKILL) and starts it again in the same directory:
+// the pet is still there, in petstore.db, whose absolute path the start-up
+// log gives.
+func TestServerKeepsPetsInItsDataFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	bin := buildServer(t)
+	for _, stop := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(stop.String(), func(t *testing.T) {
+			const key = "durable-key"
+			dir := t.TempDir()
+			p := startServerIn(t, dir, bin, key, nil)
+			path := filepath.Join(dir, "petstore.db")
+			if log := p.stderr.String(); !strings.Contains(log, "storing pets in a SQLite file") || !strings.Contains(log, "path="+path) {
+				t.Errorf("the start-up log does not give the data file's absolute path %s:\n%s", path, log)
+			}
+			c := newClient(t, p, key)
+			pet, _, err := c.Add(t.Context(), petstore.NewPet{Name: "Rex", CategoryID: 7, Status: petstore.StatusSold}, petstore.AddOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.cmd.Process.Signal(stop); err != nil {
+				t.Fatal(err)
+			}
+			<-p.exited
+			if _, err := os.Stat(path); err != nil {
+				t.Fatalf("no data file after the server stopped: %v", err)
+			}
+
+			p = startServerIn(t, dir, bin, key, nil)
+			got, err := newClient(t, p, key).Get(t.Context(), pet.ID)
+			if err != nil {
+				t.Fatalf("after a restart, Get(%d): %v", pet.ID, err)
+			}
+			if diff := cmp.Diff(pet, got); diff != "" {
+				t.Errorf("after a restart, the pet (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestServerMemoryStore checks that -store memory writes no data file and
+// says that its pets are lost on exit.
+func TestServerMemoryStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	dir := t.TempDir()
+	p := startServerIn(t, dir, buildServer(t), "memory-key", nil, "-store", "memory")
+	if _, _, err := newClient(t, p, "memory-key").Add(t.Context(), petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if log := p.stderr.String(); !strings.Contains(log, "storing pets in memory; they are lost when the process stops") {
+		t.Errorf("the log does not say that pets are kept in memory:\n%s", log)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("-store memory left files in its working directory: %v %v", entries, err)
+	}
+}
+
+// TestServerRefusesAnUnusableDataFile checks that a data file that cannot
+// be a store stops the server at start, with exit status 2 and a message
+// that names the file and the ways out, and that the file is left as it was.
+func TestServerRefusesAnUnusableDataFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	bin := buildServer(t)
+	notDB := filepath.Join(t.TempDir(), "notes.txt")
+	content := []byte(strings.Repeat("not a database\n", 400))
+	if err := os.WriteFile(notDB, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missingDir := filepath.Join(t.TempDir(), "missing", "petstore.db")
+	for _, path := range []string{notDB, missingDir} {
+		code, stdout, stderr := runToExit(t, bin, []string{"PETSTORE_API_KEYS=k"}, "-data", path)
+		if code != 2 {
+			t.Errorf("-data %s: exit status %d, want 2; stderr:\n%s", path, code, stderr)
+		}
+		if !strings.Contains(stderr, path) || !strings.Contains(stderr, "-store memory") {
+			t.Errorf("-data %s: the error does not name the file and the ways out:\n%s", path, stderr)
+		}
+		if strings.Contains(stdout, "serving") {
+			t.Errorf("-data %s: the server served:\n%s", path, stdout)
+		}
+	}
+	if got, err := os.ReadFile(notDB); err != nil || string(got) != string(content) {
+		t.Errorf("the file that is not a database was changed (%v)", err)
+	}
+}
+
+// newClient returns a Go client of the server p with the API key key.
+func newClient(t *testing.T, p *serverProcess, key string) *client.Client {
+	t.Helper()
+	c, err := client.New(p.baseURL, client.WithAPIKey(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// allPets lists every pet of the server p, page by page.
+func allPets(ctx context.Context, t *testing.T, p *serverProcess, key string) []petstore.Pet {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var pets []petstore.Pet
+	for pet, err := range newClient(t, p, key).All(ctx, petstore.ListOptions{}) {
+		if err != nil {
+			t.Fatalf("listing the pets: %v", err)
+		}
+		pets = append(pets, pet)
+	}
+	return pets
+}
