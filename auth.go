@@ -31,11 +31,21 @@ const (
 // Authenticate is called once per request with the request's context, the
 // operation and the token from the Authorization header (never empty, and
 // already checked to be a syntactically valid bearer token). It returns the
-// context that the store will receive, which may carry the caller's identity,
-// or an error: one wrapping ErrUnauthorized gives 401, one wrapping
-// ErrForbidden gives 403, and any other error means the authenticator itself
-// failed (its backend is down, say) and gives 503, never 401. The error's
-// text is logged, never sent to the client, and must not contain the token.
+// context that the store will receive, which should carry the caller's
+// principal (see WithPrincipal), or an error: one wrapping ErrUnauthorized
+// gives 401, one wrapping ErrForbidden gives 403, and any other error means
+// the authenticator itself failed (its backend is down, say) and gives 503,
+// never 401. The error's text is logged, never sent to the client, and must
+// not contain the token.
+//
+// When the returned context carries no principal (Principal returns ""),
+// the handler names the caller by a fingerprint of the token: "token-" and
+// the first 8 bytes of the token's SHA-256 digest in hex. The Store then
+// sees that principal, idempotency keys are scoped by it, and an Observer
+// is given it: callers with different tokens never share a key space, and
+// the token itself is never stored or logged. An Authenticator whose callers
+// hold several tokens each (one per device, say) calls WithPrincipal with
+// the caller's name, so that their keys are shared across those tokens.
 //
 // Authenticate may be called concurrently from multiple goroutines.
 type Authenticator interface {
@@ -92,6 +102,17 @@ type apiKeys struct {
 }
 
 func (a apiKeys) Authenticate(ctx context.Context, _ Operation, token string) (context.Context, error) {
+	p, err := a.principal(token)
+	if err != nil {
+		return nil, err
+	}
+	return context.WithValue(ctx, principalKey{}, p), nil
+}
+
+// principal returns the principal of the key that token is, or
+// ErrUnauthorized. The handler calls it instead of Authenticate, and carries
+// the principal to the store itself at no cost (see storeCtx).
+func (a apiKeys) principal(token string) (*string, error) {
 	got := sha256.Sum256([]byte(token))
 	match := -1
 	for i := range a.digests {
@@ -100,7 +121,7 @@ func (a apiKeys) Authenticate(ctx context.Context, _ Operation, token string) (c
 	if match < 0 {
 		return nil, ErrUnauthorized
 	}
-	return context.WithValue(ctx, principalKey{}, &a.principals[match]), nil
+	return &a.principals[match], nil
 }
 
 // check returns an error naming every reason why a can never authenticate.
@@ -118,17 +139,61 @@ type principalKey struct{}
 // WithPrincipal returns a copy of ctx that carries principal, the name of
 // the authenticated caller. An Authenticator calls it on the context it
 // returns. The principal must not be secret: it scopes idempotency keys and
-// may appear in logs and metrics.
+// may appear in logs and metrics. When an Authenticator sets none, or sets
+// "", the handler uses a fingerprint of the caller's token instead (see
+// Authenticator), never "" and never the token.
 func WithPrincipal(ctx context.Context, principal string) context.Context {
 	return context.WithValue(ctx, principalKey{}, &principal)
 }
 
 // Principal returns the principal that ctx carries, or "" when it carries
-// none. A Store receives the context that the Authenticator returned, and
-// may use it to scope what it stores or returns.
+// none. A Store receives the context that the Authenticator returned, with
+// the principal that the handler settled on, and may use it to scope what
+// it stores or returns: in a store call from the handler, Principal never
+// returns "".
 func Principal(ctx context.Context) string {
 	if p, ok := ctx.Value(principalKey{}).(*string); ok {
 		return *p
 	}
 	return ""
+}
+
+// callerCtx is the context that the operations receive: the one that the
+// Authenticator returned, with what names the caller, so that a principal
+// costs nothing until it is used. The handler takes one from its pool per
+// request and puts it back once it has answered; only the operations and
+// the guard see it, never a Store (see guardedStore).
+type callerCtx struct {
+	context.Context        // what the Authenticator returned
+	principal       string // set by APIKeys, or once made by Value; "" otherwise
+	token           string // the bearer token, for a fingerprint
+}
+
+// Value answers the principal's key with the caller's principal: the one
+// that APIKeys or the Authenticator set or, when there is none, a
+// fingerprint of the token, made once. It passes every other key on.
+func (c *callerCtx) Value(key any) any {
+	if _, ok := key.(principalKey); ok {
+		if c.principal == "" {
+			v := c.Context.Value(key)
+			if p, _ := v.(*string); (p != nil && *p != "") || c.token == "" {
+				return v
+			}
+			c.principal = tokenPrincipal(c.token)
+		}
+		return &c.principal
+	}
+	return c.Context.Value(key)
+}
+
+// tokenPrincipal is the principal of a caller whose Authenticator names
+// none: "token-" and the first 8 bytes of the token's SHA-256 digest in hex,
+// which tells tokens apart without revealing them.
+func tokenPrincipal(token string) string {
+	const prefix = "token-"
+	d := sha256.Sum256([]byte(token))
+	var b [len(prefix) + 16]byte
+	copy(b[:], prefix)
+	hex.Encode(b[len(prefix):], d[:8])
+	return string(b[:])
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// TestDeadlineCtx checks that deadlineCtx keeps the rules of
+// TestDeadlineCtx checks that storeCtx keeps the rules of
 // context.Context: Err is nil until the context ends, then the reason for
 // ever; Done closes when it ends; the parent's values pass through.
 func TestDeadlineCtx(t *testing.T) {
@@ -146,4 +146,84 @@ func BenchmarkStoreContext(b *testing.B) {
 			cancel()
 		}
 	})
+}
+
+// TestStoreCtxPrincipal checks the principal that a store's context
+// carries: the one that the handler knows, or else the parent's, or else a
+// fingerprint of the token; and none without a token.
+func TestStoreCtxPrincipal(t *testing.T) {
+	background := context.Background()
+	for _, tc := range []struct {
+		name   string
+		caller *callerCtx
+		want   string
+	}{
+		{"known", &callerCtx{Context: background, principal: "key-1", token: "t"}, "key-1"},
+		{"the parent's", &callerCtx{Context: WithPrincipal(background, "alice"), token: "t"}, "alice"},
+		{"a fingerprint", &callerCtx{Context: background, token: "t"}, tokenPrincipal("t")},
+		{"a fingerprint, not the parent's empty one", &callerCtx{Context: WithPrincipal(background, ""), token: "t"}, tokenPrincipal("t")},
+		{"none", &callerCtx{Context: background}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var pool storeCtxPool
+			c := pool.get(tc.caller, time.Hour, false)
+			defer pool.put(c)
+			if got := Principal(c); got != tc.want {
+				t.Errorf("Principal of the store's context = %q, want %q", got, tc.want)
+			}
+			if got := Principal(tc.caller); got != tc.want {
+				t.Errorf("Principal of the caller's context = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	if got, want := tokenPrincipal("t"), "token-e3b98a4da31a127d"; got != want {
+		t.Errorf("tokenPrincipal(%q) = %q, want %q: the first 8 bytes of its SHA-256 in hex", "t", got, want)
+	}
+}
+
+// TestStoreCtxPool checks that a storeCtx whose Done was asked for is never
+// handed out again, since its timer or its watch on the parent may still
+// hold it, and that one handed out again is as new.
+func TestStoreCtxPool(t *testing.T) {
+	var pool storeCtxPool
+	parent := context.Background()
+	for range 100 {
+		c := pool.get(parent, time.Hour, false)
+		_ = c.Done() // asked for, as pgx does, not waited on
+		pool.put(c)
+		if !errors.Is(c.Err(), context.Canceled) {
+			t.Fatalf("Err after put = %v, want Canceled", c.Err())
+		}
+		d := pool.get(parent, time.Hour, false)
+		if d == c {
+			t.Fatal("a storeCtx whose Done was asked for was handed out again")
+		}
+		pool.put(d)
+	}
+	c := pool.get(&callerCtx{Context: parent, token: "t"}, time.Hour, false)
+	pool.put(c)
+	c = pool.get(parent, time.Hour, false)
+	defer pool.put(c)
+	if err := c.Err(); err != nil {
+		t.Errorf("Err of a storeCtx from the pool = %v, want nil", err)
+	}
+	if p := Principal(c); p != "" {
+		t.Errorf("Principal of a storeCtx from the pool = %q, the previous call's", p)
+	}
+}
+
+// TestLinkValue checks that the longest Link value fits the one allocation
+// that linkValue makes.
+func TestLinkValue(t *testing.T) {
+	q := listQuery{limit: MaxPageSize, status: StatusAvailable, after: 1<<63 - 1}
+	want := string(q.appendLink(nil))
+	if len(want) != maxLinkLen {
+		t.Errorf("the longest Link value has %d bytes, maxLinkLen is %d", len(want), maxLinkLen)
+	}
+	if got := q.linkValue(); len(got) != 1 || got[0] != want {
+		t.Errorf("linkValue = %q, want [%q]", got, want)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _ = q.linkValue() }); allocs != 1 {
+		t.Errorf("linkValue allocates %v times, want 1", allocs)
+	}
 }

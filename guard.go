@@ -13,37 +13,41 @@ import (
 //   - Every call runs under the store deadline (WithStoreTimeout); past it,
 //     the call returns an error wrapping context.DeadlineExceeded, which is
 //     answered 503.
+//   - The store's context is a storeCtx over the context that the
+//     Authenticator returned, and carries the caller's principal, never ""
+//     (see callerCtx).
 //   - A create, once it reaches the store, runs to completion under that
 //     deadline whether or not the client still waits: a client that hangs up
 //     does not abort it half-way. Reads stop as soon as the client goes.
 type guardedStore struct {
 	s       Store
 	timeout time.Duration
+	ctxs    storeCtxPool
 }
 
-func (g guardedStore) Add(ctx context.Context, p NewPet, opts AddOptions) (Pet, bool, error) {
+func (g *guardedStore) Add(ctx context.Context, p NewPet, opts AddOptions) (Pet, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return Pet{}, false, err
 	}
-	sctx := withStoreDeadline(ctx, g.timeout, true)
-	defer sctx.release()
+	sctx := g.ctxs.get(ctx, g.timeout, true)
+	defer g.ctxs.put(sctx)
 	return g.s.Add(sctx, p, opts)
 }
 
-func (g guardedStore) Get(ctx context.Context, id int64) (Pet, error) {
+func (g *guardedStore) Get(ctx context.Context, id int64) (Pet, error) {
 	if err := ctx.Err(); err != nil {
 		return Pet{}, err
 	}
-	sctx := withStoreDeadline(ctx, g.timeout, false)
-	defer sctx.release()
+	sctx := g.ctxs.get(ctx, g.timeout, false)
+	defer g.ctxs.put(sctx)
 	return g.s.Get(sctx, id)
 }
 
-func (g guardedStore) List(ctx context.Context, opts ListOptions) ([]Pet, error) {
+func (g *guardedStore) List(ctx context.Context, opts ListOptions) ([]Pet, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	sctx := withStoreDeadline(ctx, g.timeout, false)
-	defer sctx.release()
+	sctx := g.ctxs.get(ctx, g.timeout, false)
+	defer g.ctxs.put(sctx)
 	return g.s.List(sctx, opts)
 }

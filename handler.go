@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/petstore-go/petstore/httpapi"
@@ -94,6 +95,7 @@ type handler struct {
 	router  router
 	openAPI []byte // the document that serveOpenAPI serves
 
+	callers  sync.Pool   // of *callerCtx, one per request
 	running  runningKeys // the idempotency keys of the creates in progress
 	petsPath string      // base + "/pets", for messages
 	observe  func(context.Context, Observation)
@@ -149,10 +151,15 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, o *Observation) 
 	if res != nil {
 		r.Pattern = res.template // for a host's middleware, as net/http.ServeMux sets it
 	}
-	c := caller{ctx: r.Context()}
+	ctx := r.Context()
 	var err error
 	if res == nil || !res.public {
-		c, err = h.authenticate(c.ctx, op, r)
+		var c *callerCtx
+		c, err = h.authenticate(ctx, op, r)
+		if c != nil {
+			ctx = c
+			defer h.putCaller(c)
+		}
 	}
 	if o != nil {
 		o.Operation = op
@@ -162,9 +169,8 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, o *Observation) 
 		if rt != nil {
 			o.Deprecated = rt.deprecated
 		}
-		if err == nil && c.token != "" {
-			c = c.resolve()
-			o.Principal = c.principal
+		if err == nil {
+			o.Principal = Principal(ctx)
 		}
 	}
 	switch {
@@ -176,7 +182,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, o *Observation) 
 			hdr["Sunset"] = h.sunset
 			hdr["Link"] = successor
 		}
-		err = rt.serve(h, c, w, r, params)
+		err = rt.serve(h, ctx, w, r, params)
 	case res != nil:
 		err = &requestError{code: httpapi.CodeMethodNotAllowed, header: "Allow", value: res.allow,
 			message: "method " + r.Method + " is not allowed here; use one of " + res.allow[0]}
@@ -193,33 +199,48 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, o *Observation) 
 }
 
 // authenticate asks the Authenticator whether the request's bearer token may
-// perform op. It returns the caller, with the context for the store.
+// perform op. It returns the context for the operations, a callerCtx from
+// h.callers that the caller puts back once it has answered.
 //
-// An APIKeys is asked for the key's principal directly, which the store's
-// context then carries without a context.WithValue (see storeCtx): the same
-// answer as its Authenticate, at no cost.
-func (h *handler) authenticate(ctx context.Context, op Operation, r *http.Request) (caller, error) {
+// An APIKeys is asked for the key's principal directly, which the callerCtx
+// then carries without a context.WithValue: the same answer as its
+// Authenticate, at no cost.
+func (h *handler) authenticate(ctx context.Context, op Operation, r *http.Request) (*callerCtx, error) {
 	token, err := httpapi.BearerToken(r)
 	if err != nil {
-		return caller{}, err
+		return nil, err
 	}
+	principal := ""
 	if h.isKeys {
 		p, err := h.keys.principal(token)
 		if err != nil {
-			return caller{}, err
+			return nil, err
 		}
-		return caller{ctx: ctx, principal: *p, token: token}, nil
+		principal = *p
+	} else {
+		authCtx, err := h.auth.Authenticate(ctx, op, token)
+		switch {
+		case err == nil && authCtx != nil:
+			ctx = authCtx
+		case err == nil:
+		case errors.Is(err, ErrUnauthorized), errors.Is(err, ErrForbidden):
+			return nil, err
+		default:
+			return nil, authenticatorError{err}
+		}
 	}
-	authCtx, err := h.auth.Authenticate(ctx, op, token)
-	switch {
-	case err == nil && authCtx == nil:
-		return caller{ctx: ctx, token: token}, nil
-	case err == nil:
-		return caller{ctx: authCtx, token: token}, nil
-	case errors.Is(err, ErrUnauthorized), errors.Is(err, ErrForbidden):
-		return caller{}, err
+	c, _ := h.callers.Get().(*callerCtx)
+	if c == nil {
+		c = &callerCtx{}
 	}
-	return caller{}, authenticatorError{err}
+	*c = callerCtx{Context: ctx, principal: principal, token: token}
+	return c, nil
+}
+
+// putCaller puts c back into h.callers, for another request.
+func (h *handler) putCaller(c *callerCtx) {
+	*c = callerCtx{}
+	h.callers.Put(c)
 }
 
 // panicked logs a panic with its stack and answers 500. A panic with

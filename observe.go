@@ -29,8 +29,10 @@ type Observation struct {
 	Code httpapi.Code
 	// Duration is how long the handler took to answer.
 	Duration time.Duration
-	// Principal names the authenticated caller (see Principal), or is ""
-	// when the caller was not authenticated or its Authenticator names none.
+	// Principal names the authenticated caller (see Principal): the
+	// principal that its Authenticator set or, when it set none, a
+	// fingerprint of its token (see Authenticator). It is "" only when the
+	// caller was not authenticated.
 	Principal string
 	// Deprecated reports whether the operation is deprecated (getPet is).
 	Deprecated bool

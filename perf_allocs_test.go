@@ -9,19 +9,30 @@ var perfAllocLimits = []struct {
 	op    string // a benchCases name
 	limit float64
 }{
-	{"ListPets", 10},
-	{"ListPetsByStatus", 10},
-	{"ListPetsNextPage", 10},
-	{"GetPet", 8},
-	{"CreatePet", 14},
-	{"Unauthorized", 6},
-	{"InvalidToken", 6},
+	{"ListPets", 4},
+	{"ListPetsByStatus", 4},
+	{"ListPetsNextPage", 4},
+	{"GetPet", 1},
+	{"CreatePet", 5},
+	{"Unauthorized", 3},
+	{"InvalidToken", 3},
 }
 
 // TestPerfAllocs checks the allocations per request of the operations and
-// of a 401: a list of 20 at most 10, a get at most 8, a create at most 14
-// and a 401 at most 6. Of these, the store deadline costs 1, the caller's
-// principal in the context 1, and the page that Store.List returns 1.
+// of a 401: a list of 20 at most 4 (the page that Store.List returns, the
+// Content-Length value and its string, the Link value), a get at most 1
+// (the Content-Length value), a create at most 5 and a 401 at most 3. The
+// store deadline and the caller's principal cost nothing: both travel in
+// contexts that the handler reuses (see storeCtx and callerCtx).
+//
+// Under the race detector, sync.Pool drops a quarter of what it is given, on
+// purpose, so every limit is raised by raceAllowance; .ci/run also runs this
+// test without the race detector, where the limits hold exactly.
+// raceAllowance is what the handler's three pools may cost per request
+// under the race detector: each drops a quarter of what it is given, and
+// the body buffer costs two allocations to make again.
+const raceAllowance = 2
+
 func TestPerfAllocs(t *testing.T) {
 	store := benchStore(t, benchPets)
 	h := benchHandler(t, store)
@@ -43,9 +54,13 @@ func TestPerfAllocs(t *testing.T) {
 			if status != c.want {
 				t.Fatalf("status %d, want %d", status, c.want)
 			}
+			limit := l.limit
+			if raceEnabled {
+				limit += raceAllowance
+			}
 			t.Logf("%s: %v allocations per request", l.op, allocs)
-			if allocs > l.limit {
-				t.Errorf("%s: %v allocations per request, want at most %v", l.op, allocs, l.limit)
+			if allocs > limit {
+				t.Errorf("%s: %v allocations per request, want at most %v", l.op, allocs, limit)
 			}
 		})
 	}

@@ -65,6 +65,14 @@ import (
 //
 // Concurrency: a Store is safe for concurrent use by multiple goroutines.
 //
+// Contexts: a method uses its ctx only until it returns; it may keep what
+// ctx holds (its principal, say), but not ctx itself. The handler reuses
+// the context of a store call for a later call once the first has
+// returned, so a goroutine that outlives the call must not read it. In a
+// call from the handler, Principal(ctx) is never "": an Authenticator that
+// names no principal gets a fingerprint of the caller's token (see
+// Authenticator).
+//
 // The handler calls a Store through these three methods and no others: it
 // looks for no optional method. A host that wraps a store by embedding it
 // and overriding a method, to hide another tenant's pets from List say, is

@@ -1,0 +1,157 @@
+package petstore_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+// anyToken accepts every token and names no principal, as the README's
+// example once did.
+var anyToken = petstore.AuthenticatorFunc(func(ctx context.Context, _ petstore.Operation, _ string) (context.Context, error) {
+	return ctx, nil
+})
+
+// fingerprint is the principal that the handler gives a caller whose
+// Authenticator names none.
+func fingerprint(token string) string {
+	d := sha256.Sum256([]byte(token))
+	return "token-" + hex.EncodeToString(d[:8])
+}
+
+// principalStore is a memstore that records the principal of every call.
+type principalStore struct {
+	*memstore.Store
+	mu   sync.Mutex
+	seen []string
+}
+
+var _ petstore.Store = (*principalStore)(nil)
+
+func (s *principalStore) record(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen = append(s.seen, petstore.Principal(ctx))
+}
+
+func (s *principalStore) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
+	s.record(ctx)
+	return s.Store.Add(ctx, p, opts)
+}
+
+func (s *principalStore) Get(ctx context.Context, id int64) (petstore.Pet, error) {
+	s.record(ctx)
+	return s.Store.Get(ctx, id)
+}
+
+func (s *principalStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	s.record(ctx)
+	return s.Store.List(ctx, opts)
+}
+
+// TestPrincipalByDefault: with an Authenticator that sets no principal, the
+// handler scopes idempotency keys by a fingerprint of the token. Two tokens
+// sending the same key and body get two pets; the same token twice gets one
+// pet, replayed.
+func TestPrincipalByDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		auth petstore.Authenticator
+	}{
+		{"no principal", anyToken},
+		{"empty principal", petstore.AuthenticatorFunc(func(ctx context.Context, _ petstore.Operation, _ string) (context.Context, error) {
+			return petstore.WithPrincipal(ctx, ""), nil
+		})},
+		{"nil context", petstore.AuthenticatorFunc(func(context.Context, petstore.Operation, string) (context.Context, error) {
+			return nil, nil // an Authenticator may return no context
+		})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := memstore.New()
+			h := newHandler(t, store, petstore.WithAuthenticator(tc.auth))
+			create := func(token string) (location, replayed string) {
+				t.Helper()
+				w := serve(h, newRequest(t, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`,
+					http.Header{"Idempotency-Key": {"k-1"}, "Authorization": {"Bearer " + token}}))
+				if w.Code != http.StatusCreated {
+					t.Fatalf("create with %s: %d %s, want 201", token, w.Code, w.Body)
+				}
+				return w.Header().Get("Location"), w.Header().Get("Idempotent-Replayed")
+			}
+			var got [][2]string
+			for _, token := range []string{"alice-token", "bob-token", "alice-token", "bob-token"} {
+				loc, replayed := create(token)
+				got = append(got, [2]string{loc, replayed})
+			}
+			want := [][2]string{{"pets/1", ""}, {"pets/2", ""}, {"pets/1", "true"}, {"pets/2", "true"}}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Location and Idempotent-Replayed of alice, bob, alice, bob (-want +got):\n%s", diff)
+			}
+			if n := store.Len(); n != 2 {
+				t.Errorf("the store holds %d pets, want 2: one per token", n)
+			}
+		})
+	}
+}
+
+// TestPrincipalSeen: every store call and every Observation carries the
+// caller's principal: the one the Authenticator set, or else the token's
+// fingerprint, never "" and never the token.
+func TestPrincipalSeen(t *testing.T) {
+	named := petstore.AuthenticatorFunc(func(ctx context.Context, _ petstore.Operation, token string) (context.Context, error) {
+		return petstore.WithPrincipal(ctx, "user-"+strings.TrimSuffix(token, "-token")), nil
+	})
+	keyPrincipal := func(key string) string {
+		d := sha256.Sum256([]byte(key))
+		return "key-" + hex.EncodeToString(d[:8])
+	}
+	for _, tc := range []struct {
+		name  string
+		auth  petstore.Authenticator
+		token string
+		want  string
+	}{
+		{"no principal", anyToken, "alice-token", fingerprint("alice-token")},
+		{"WithPrincipal", named, "alice-token", "user-alice"},
+		{"APIKeys", petstore.APIKeys(testKey), testKey, keyPrincipal(testKey)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &principalStore{Store: seededStore(t)}
+			var mu sync.Mutex
+			var observed []string
+			h := newHandler(t, store, petstore.WithAuthenticator(tc.auth), petstore.WithObserver(func(_ context.Context, o petstore.Observation) {
+				mu.Lock()
+				defer mu.Unlock()
+				observed = append(observed, o.Principal)
+			}))
+			auth := http.Header{"Authorization": {"Bearer " + tc.token}}
+			for _, r := range []*http.Request{
+				newRequest(t, http.MethodGet, "/v1/pets?limit=2", "", auth),
+				newRequest(t, http.MethodGet, "/v1/pets/1", "", auth),
+				newRequest(t, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`, auth),
+				newRequest(t, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`,
+					http.Header{"Authorization": auth["Authorization"], "Idempotency-Key": {"k"}}),
+			} {
+				if w := serve(h, r); w.Code >= 300 {
+					t.Fatalf("%s %s: %d %s", r.Method, r.URL, w.Code, w.Body)
+				}
+			}
+			want := []string{tc.want, tc.want, tc.want, tc.want}
+			if diff := cmp.Diff(want, store.seen); diff != "" {
+				t.Errorf("Principal in the store's list, get, create and keyed create (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(want, observed); diff != "" {
+				t.Errorf("Observation.Principal of the same requests (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
