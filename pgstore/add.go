@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -57,7 +58,9 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 		// arrives meanwhile is sent, by another goroutine, as soon as this
 		// statement has its rows.
 		one := [1]*addCall{c}
-		s.insert(one[:])
+		if s.insert(one[:]) {
+			s.sendNext()
+		}
 		s.maybePrune()
 	}
 	if c.err != nil {
@@ -101,10 +104,11 @@ type addCall struct {
 // An adder queues concurrent calls of Add so that they are inserted
 // together: one transaction, one commit. At most one batch of a Store is
 // on its way to the table's lock at a time; the next batch is taken and
-// sent as soon as the one before has its rows, and so holds the lock, while
-// that one commits. A call that finds no batch on its way is inserted at
-// once, alone; calls that arrive meanwhile wait for the next batch, and
-// each batch takes up to max of the calls waiting, in the order they came.
+// sent once the one before has its rows, and so holds the lock, or once it
+// has committed (see passed). A call that finds no batch on its way is
+// inserted at once, alone; calls that arrive meanwhile wait for the next
+// batch, and each batch takes up to max of the calls waiting, in the order
+// they came.
 type adder struct {
 	max int
 
@@ -153,11 +157,15 @@ func (a *adder) leave(c *addCall) bool {
 }
 
 // take returns a buffer holding the next batch of waiting calls, or nil,
-// marking that no batch is on its way, when none are waiting. It is called
-// once the batch before has passed the lock.
+// marking that no batch is on its way, when none are waiting.
 func (a *adder) take() *batchBuf {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.takeLocked()
+}
+
+// takeLocked is take with a.mu held.
+func (a *adder) takeLocked() *batchBuf {
 	n := min(len(a.waiting), a.max)
 	if n == 0 {
 		a.sending = false
@@ -172,9 +180,33 @@ func (a *adder) take() *batchBuf {
 	return b
 }
 
+// passed is called when the statement of a batch of size calls has its
+// rows: it holds the lock, and only its commit is left. When more calls
+// wait than the batch holds, or a full batch, passed sends them at once, so
+// that they wait at the lock while the batch commits, and reports false.
+// Otherwise it reports true, and the next batch is sent only once this one
+// has committed and its callers have had the chance to call Add again.
+// Sending fewer at once would make the next commit carry fewer pets while
+// the callers that this commit releases wait for the one after: with 8
+// callers, batches would alternate between a few and the rest, each
+// commit carrying half of them, where waiting makes every batch carry all
+// 8. The commits of a table are serialized by its lock, so the pets per
+// commit decide the creates per second.
+func (s *Store) passed(size int) (deferred bool) {
+	a := &s.adds
+	a.mu.Lock()
+	if n := len(a.waiting); n == 0 || (n <= size && n < a.max) {
+		a.mu.Unlock()
+		return true
+	}
+	b := a.takeLocked()
+	a.mu.Unlock()
+	go s.insertQueued(b)
+	return false
+}
+
 // sendNext sends the next batch of waiting calls, if any, from a goroutine
-// of its own. It is called once per batch, when the batch has passed the
-// lock or has ended without reaching it.
+// of its own, or marks that no batch is on its way.
 func (s *Store) sendNext() {
 	if b := s.adds.take(); b != nil {
 		go s.insertQueued(b)
@@ -183,13 +215,19 @@ func (s *Store) sendNext() {
 
 // insertQueued inserts a batch of queued calls and tells them.
 func (s *Store) insertQueued(b *batchBuf) {
-	s.insert(b.batch)
+	deferred := s.insert(b.batch)
 	for _, c := range b.batch {
 		close(c.done)
 	}
 	clear(b.batch)
 	b.batch = b.batch[:0]
 	s.adds.bufs.Put(b)
+	if deferred {
+		// Let the callers just released run, and call Add again, before
+		// the queue is taken.
+		runtime.Gosched()
+		s.sendNext()
+	}
 	s.maybePrune()
 }
 
@@ -203,17 +241,22 @@ func (s *Store) insertQueued(b *batchBuf) {
 //
 // The statement runs under the earliest deadline of the calls, and is
 // cancelled when every call's context is done: the batch is then of use to
-// no one. Once the statement has its rows, or the batch has ended, insert
-// sends the next batch.
-func (s *Store) insert(batch []*addCall) {
-	passed := false
+// no one. Once the statement has its rows, insert calls passed; it reports
+// whether the next batch is still to be sent, by its caller once the calls
+// are told their outcome.
+func (s *Store) insert(batch []*addCall) (deferred bool) {
+	called := false
 	pass := func() {
-		if !passed {
-			passed = true
-			s.sendNext()
+		if !called {
+			called = true
+			deferred = s.passed(len(batch))
 		}
 	}
-	defer pass()
+	defer func() {
+		if !called {
+			deferred = true
+		}
+	}()
 
 	b, _ := s.adds.bufs.Get().(*batchBuf)
 	if b == nil {
@@ -252,7 +295,7 @@ func (s *Store) insert(batch []*addCall) {
 	b.live = calls
 	defer clear(calls)
 	if len(calls) == 0 {
-		return
+		return true
 	}
 	ctx := calls[0].ctx
 	if len(calls) > 1 {
@@ -300,6 +343,7 @@ func (s *Store) insert(batch []*addCall) {
 			}
 		}
 	}
+	return deferred
 }
 
 // batchContext returns a context for the statement of a batch: it carries

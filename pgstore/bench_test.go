@@ -108,8 +108,12 @@ RETURNING id`
 // it measures, on the same pools and table in the same run, a plain
 // autocommit INSERT (insert), the same row inserted under the advisory
 // lock, one transaction per pet, as Add did before it batched (locked),
-// and Add. Add reports x-insert, its creates per second over those of the
-// plain INSERT, and x-locked, over those of the locked INSERT.
+// Add, and Add with a new idempotency key on every call, 26 characters
+// like the Go client's, under a principal (AddKeyed). Add and AddKeyed
+// report x-insert, their creates per second over those of the plain
+// INSERT, and Add x-locked, over those of the locked INSERT. AddKeyed also
+// reports key-B, the bytes that the keys table and its indexes take per
+// key stored (pg_total_relation_size over the count of rows).
 func BenchmarkAdd(b *testing.B) {
 	pool := pgPool(b, func(c *pgxpool.Config) { c.MaxConns = 16 })
 	other := pgPool(b, func(c *pgxpool.Config) { c.MaxConns = 16 })
@@ -119,6 +123,8 @@ func BenchmarkAdd(b *testing.B) {
 		b.Fatal(err)
 	}
 	plain, locked := benchAddSQL(s)
+	keys := strings.TrimSuffix(s.Table(), `"`) + `_keys"`
+	var seq atomic.Int64 // numbers the keys of every run
 	pet := petstore.NewPet{Name: "Rex", CategoryID: 1, Status: petstore.StatusAvailable}
 	for _, c := range []struct {
 		name    string
@@ -154,6 +160,27 @@ func BenchmarkAdd(b *testing.B) {
 					b.ReportMetric(rate/insertRate, "x-insert")
 					b.ReportMetric(rate/lockedRate, "x-locked")
 				}
+			})
+			b.Run("AddKeyed", func(b *testing.B) {
+				ctx := petstore.WithPrincipal(context.Background(), "key:3f9a1c0e2b7d")
+				rate := benchCreates(b, c.callers, func(_ context.Context, caller int) error {
+					key := fmt.Sprintf("%s-%020d", c.name[:min(5, len(c.name))], seq.Add(1))
+					_, replayed, err := c.stores[caller%len(c.stores)].Add(ctx, pet, petstore.AddOptions{IdempotencyKey: key})
+					if err == nil && replayed {
+						err = fmt.Errorf("Add with the new key %q was replayed", key)
+					}
+					return err
+				})
+				if insertRate > 0 {
+					b.ReportMetric(rate/insertRate, "x-insert")
+				}
+				var size float64
+				err := pool.QueryRow(context.Background(), `SELECT pg_total_relation_size($1::regclass)::float8 / greatest(count(*), 1) FROM `+keys,
+					keys).Scan(&size)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(size, "key-B")
 			})
 		})
 	}
