@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # load.sh measures the throughput of the petstore server (cmd/petstore over
-# memstore, seeded with 100,000 pets) against a bare net/http handler that
-# answers with the same bytes from memory (bench/baseline), under the same
+# memstore, with -store memory, seeded with 100,000 pets) against a bare
+# net/http handler that answers with the same bytes from memory
+# (bench/baseline), under the same
 # load: wrk on 127.0.0.1, the same threads and connections. It alternates the
 # two servers over several rounds, so that both see the same disturbances,
 # and prints for each request the ratio petstore/baseline of requests per
@@ -99,6 +100,14 @@ if [ "$METRICS" = 1 ]; then
 	url[metrics]=http://127.0.0.1:$((PORT + 5))/v1
 fi
 
+# memory_store BINARY: the flag that keeps the pets of a cmd/petstore build
+# in memory, which is what the script measures; empty for builds from before
+# -store, which always did.
+memory_store() { if "$1" -h 2>&1 | grep -q -- '-store'; then echo "-store memory"; fi; }
+petstore_store=$(memory_store "$work/petstore")
+against_store=
+if [ -n "${AGAINST:-}" ]; then against_store=$(memory_store "$work/against"); fi
+
 declare -A pid_of
 # start NAME ARGS...: starts a server process, logging to $work/NAME.log.
 start() {
@@ -124,11 +133,11 @@ ready() {
 	cat "$work/$1.log" >&2
 }
 
-PETSTORE_API_KEYS=$KEY start petstore "$work/petstore" -addr "127.0.0.1:$PORT"
+PETSTORE_API_KEYS=$KEY start petstore "$work/petstore" $petstore_store -addr "127.0.0.1:$PORT"
 start baseline "$work/baseline" -addr "127.0.0.1:$((PORT + 1))" -target "${url[petstore]}" -key "$KEY" -seed "$PETS"
 ready baseline
 if [ "$TLS" = 1 ]; then
-	PETSTORE_API_KEYS=$KEY start https "$work/petstore" -addr "127.0.0.1:$((PORT + 2))" \
+	PETSTORE_API_KEYS=$KEY start https "$work/petstore" $petstore_store -addr "127.0.0.1:$((PORT + 2))" \
 		-tls-cert "$work/cert.pem" -tls-key "$work/key.pem"
 	# Seeds the HTTPS server, trusting its certificate through SSL_CERT_FILE.
 	SSL_CERT_FILE=$work/cert.pem start seed-https "$work/baseline" -addr "127.0.0.1:$((PORT + 3))" \
@@ -136,11 +145,11 @@ if [ "$TLS" = 1 ]; then
 	ready seed-https
 fi
 if [ -n "${AGAINST:-}" ]; then
-	PETSTORE_API_KEYS=$KEY start against "$work/against" -addr "127.0.0.1:$((PORT + 4))"
+	PETSTORE_API_KEYS=$KEY start against "$work/against" $against_store -addr "127.0.0.1:$((PORT + 4))"
 	"$work/baseline" -seed-only -target "${url[against]}" -key "$KEY" -seed "$PETS" >&2
 fi
 if [ "$METRICS" = 1 ]; then
-	PETSTORE_API_KEYS=$KEY start metrics "$work/petstore" -addr "127.0.0.1:$((PORT + 5))" \
+	PETSTORE_API_KEYS=$KEY start metrics "$work/petstore" $petstore_store -addr "127.0.0.1:$((PORT + 5))" \
 		-admin-addr "127.0.0.1:$((PORT + 6))"
 	"$work/baseline" -seed-only -target "${url[metrics]}" -key "$KEY" -seed "$PETS" >&2
 fi
