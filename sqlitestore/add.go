@@ -212,8 +212,12 @@ func (s *Store) write(batch []*addCall) {
 	if len(live) == 0 {
 		return
 	}
-	ctx, cancel := batchContext(live)
-	defer cancel()
+	ctx := live[0].ctx // a lone call's statements are interrupted when its context ends
+	if len(live) > 1 {
+		var cancel context.CancelFunc
+		ctx, cancel = batchContext(live)
+		defer cancel()
+	}
 	if err := s.commit(ctx, live); err != nil {
 		for _, c := range live {
 			c.out, c.replayed = petstore.Pet{}, false
@@ -254,7 +258,7 @@ var errKeyReused = fmt.Errorf("sqlitestore: add pet: %w", petstore.ErrIdempotenc
 // call's result; when it returns an error, nothing was stored and the
 // caller replaces every result with the error.
 func (s *Store) commit(ctx context.Context, calls []*addCall) (err error) {
-	if _, err := s.w.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if _, err := s.begin.ExecContext(ctx); err != nil {
 		return err
 	}
 	defer func() {
@@ -316,7 +320,7 @@ func (s *Store) commit(ctx context.Context, calls []*addCall) (err error) {
 	if pass {
 		pruned = s.prune(ctx, cutoff)
 	}
-	if _, err := s.w.ExecContext(ctx, "COMMIT"); err != nil {
+	if _, err := s.commitTx.ExecContext(ctx); err != nil {
 		return err
 	}
 	s.commits.Add(1)

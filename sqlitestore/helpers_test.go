@@ -14,13 +14,13 @@ import (
 
 // newPath returns the path of a file, not yet created, in a new temporary
 // directory.
-func newPath(t *testing.T) string {
+func newPath(t testing.TB) string {
 	t.Helper()
 	return filepath.Join(t.TempDir(), "pets.db")
 }
 
 // open opens a Store on path and closes it when the test ends.
-func open(t *testing.T, path string, opts ...sqlitestore.Option) *sqlitestore.Store {
+func open(t testing.TB, path string, opts ...sqlitestore.Option) *sqlitestore.Store {
 	t.Helper()
 	s, err := sqlitestore.Open(path, opts...)
 	if err != nil {
@@ -36,7 +36,7 @@ func open(t *testing.T, path string, opts ...sqlitestore.Option) *sqlitestore.St
 
 // rawDB opens a connection pool of its own on path, with the pragmas of a
 // Store's readers but able to write, as another process would.
-func rawDB(t *testing.T, path string) *sql.DB {
+func rawDB(t testing.TB, path string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
 	if err != nil {

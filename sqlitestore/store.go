@@ -41,7 +41,7 @@ type Store struct {
 	rdb *sql.DB   // the readers: a pool, read-only
 
 	// Statements of the writer, prepared once on w.
-	insertPet, insertKey, lookupKey, deleteKey, pruneKeys *sql.Stmt
+	begin, commitTx, insertPet, insertKey, lookupKey, deleteKey, pruneKeys *sql.Stmt
 	// Statements of the readers, prepared on each read connection as needed.
 	getPet, listPets, listStatus *sql.Stmt
 
@@ -207,6 +207,8 @@ func (s *Store) open() error {
 		st, err = conn.PrepareContext(ctx, query)
 		return st
 	}
+	s.begin = prepare(s.w, "BEGIN IMMEDIATE")
+	s.commitTx = prepare(s.w, "COMMIT")
 	s.insertPet = prepare(s.w, `INSERT INTO pets (name, category_id, status) VALUES (?, ?, NULLIF(?, ''))`)
 	s.insertKey = prepare(s.w, `INSERT INTO pet_keys (principal, key, pet_id, created_at) VALUES (?, ?, ?, ?)`)
 	s.lookupKey = prepare(s.w, `SELECT k.created_at, p.id, p.name, p.category_id, coalesce(p.status, '')
@@ -236,7 +238,7 @@ FROM pet_keys k JOIN pets p ON p.id = k.pet_id WHERE k.principal = ? AND k.key =
 // closeHandles closes whatever open opened, and returns the first error.
 func (s *Store) closeHandles() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.insertPet, s.insertKey, s.lookupKey, s.deleteKey, s.pruneKeys, s.getPet, s.listPets, s.listStatus} {
+	for _, st := range []*sql.Stmt{s.begin, s.commitTx, s.insertPet, s.insertKey, s.lookupKey, s.deleteKey, s.pruneKeys, s.getPet, s.listPets, s.listStatus} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
