@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -263,10 +264,11 @@ func (s *Store) commit(ctx context.Context, calls []*addCall) (err error) {
 	}
 	defer func() {
 		if err != nil {
-			if _, rerr := s.w.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil && code(rerr) != 0 {
-				// SQLite has already rolled back after some errors (a full
-				// disk, an interrupt), and says so; anything else is logged.
-				s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: rollback", slog.String("path", s.file), slog.Any("error", rerr))
+			// SQLite has already rolled back after some errors (a full disk,
+			// an interrupt), and then says that no transaction is active;
+			// anything else is logged.
+			if _, rerr := s.w.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil && !strings.Contains(rerr.Error(), "no transaction is active") {
+				s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: rollback failed", slog.String("path", s.file), slog.Any("error", rerr))
 			}
 		}
 	}()

@@ -284,3 +284,22 @@ func TestAddWaitingForLockEndsWithContext(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestLockedFileUnavailable shows that an Add that finds the file locked by
+// another process for longer than the busy timeout fails with
+// ErrUnavailable, naming the file, and stores nothing.
+func TestLockedFileUnavailable(t *testing.T) {
+	s := open(t, newPath(t))
+	if err := sqlitestore.SetBusyTimeout(s, 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	release := holdWriteLock(t, s.Path())
+	_, _, err := s.Add(context.Background(), petstore.NewPet{Name: "locked out", CategoryID: 1}, petstore.AddOptions{})
+	if !errors.Is(err, petstore.ErrUnavailable) || !strings.Contains(err.Error(), s.Path()) {
+		t.Errorf("Add to a locked file: %v; want an error wrapping ErrUnavailable that names %s", err, s.Path())
+	}
+	release()
+	if pets := all(t, s); len(pets) != 0 {
+		t.Errorf("pets = %+v, want none", pets)
+	}
+}

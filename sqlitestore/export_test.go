@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // Commits returns the number of write transactions that Add committed.
@@ -51,3 +52,10 @@ var (
 	WriterDSN = writerDSN
 	ReaderDSN = readerDSN
 )
+
+// SetBusyTimeout sets the busy timeout of the writer's connection, so that
+// a test need not wait the default. It must be called while no Add runs.
+func SetBusyTimeout(s *Store, d time.Duration) error {
+	_, err := s.w.ExecContext(context.Background(), fmt.Sprintf("PRAGMA busy_timeout = %d", d.Milliseconds()))
+	return err
+}
