@@ -2,8 +2,10 @@ package pgstore_test
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -41,6 +43,10 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 		{"zero batch", pool, []pgstore.Option{pgstore.WithMaxBatch(0)}, "WithMaxBatch: 0 is not positive"},
 		{"negative batch", pool, []pgstore.Option{pgstore.WithMaxBatch(-1)}, "WithMaxBatch: -1"},
 		{"nil option", pool, []pgstore.Option{nil}, "an option is nil"},
+		{"short retention", pool, []pgstore.Option{pgstore.WithKeyRetention(petstore.MinKeyRetention - time.Second)}, "WithKeyRetention: 23h59m59s is shorter than petstore.MinKeyRetention; use 24h0m0s or longer"},
+		{"no retention", pool, []pgstore.Option{pgstore.WithKeyRetention(0)}, "WithKeyRetention: 0s"},
+		{"nil clock", pool, []pgstore.Option{pgstore.WithClock(nil)}, "WithClock: the clock is nil"},
+		{"nil logger", pool, []pgstore.Option{pgstore.WithLogger(nil)}, "WithLogger: the logger is nil"},
 		{"every mistake", nil, []pgstore.Option{pgstore.WithTable(""), pgstore.WithMaxBatch(0)}, "pgxpool.New\nWithTable: the table name is empty; give a name such as \"pets\"\nWithMaxBatch"},
 	}
 	for _, tt := range tests {
@@ -53,6 +59,20 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 				t.Errorf("New error = %q; want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestNewAcceptsKeyOptions checks that the key options take their least
+// and larger values.
+func TestNewAcceptsKeyOptions(t *testing.T) {
+	pool := pgLazyPool(t)
+	for _, opts := range [][]pgstore.Option{
+		{pgstore.WithKeyRetention(petstore.MinKeyRetention)},
+		{pgstore.WithKeyRetention(30 * 24 * time.Hour), pgstore.WithClock(time.Now), pgstore.WithLogger(slog.Default())},
+	} {
+		if _, err := pgstore.New(pool, opts...); err != nil {
+			t.Errorf("New: %v", err)
+		}
 	}
 }
 
