@@ -2,7 +2,9 @@ package pgstore_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -228,4 +231,224 @@ func TestLoadServer(t *testing.T) {
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		t.Error(err)
 	}
+}
+
+// TestLoadTwoProcessesKeyed makes keyed creates through the two server
+// processes of TestLoadTwoProcesses, every create with a key of its own,
+// and retries a share of them as a client does: at the same time through
+// both processes (one stores the pet; the other replays it, or answers 409
+// and is retried until it does), after the answer through the other
+// process (a replay), and with another body (422). It then checks that
+// every key stored exactly one pet, the one every answer named, with the
+// fields it was created with, and that nothing else was stored.
+// PETSTORE_LOAD_CREATES sets the number of keys, by default a tenth of
+// TestLoad's creates.
+func TestLoadTwoProcessesKeyed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the two-process keyed load test in -short mode; run go test without -short for it")
+	}
+	pool := pgPool(t, func(c *pgxpool.Config) { c.MaxConns = 4 })
+	store := pgStore(t, pool)
+	schema := strings.Split(store.Table(), `"`)[1]
+	backends := []string{
+		loadStartServer(t, schema).String() + petstore.DefaultBasePath + "/pets",
+		loadStartServer(t, schema).String() + petstore.DefaultBasePath + "/pets",
+	}
+	keys := loadtest.Creates(t)
+	if os.Getenv(loadtest.EnvCreates) == "" {
+		keys /= 10
+	}
+	const clients = 32
+	ctx, cancel := context.WithTimeout(context.Background(), loadtest.Bound(t))
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * clients, IdleConnTimeout: time.Minute}}
+	var (
+		next    atomic.Int64
+		answers [2]atomic.Int64 // replays, and 409s retried
+		ids     = make([]int64, keys)
+		wg      sync.WaitGroup
+	)
+	for range clients {
+		wg.Go(func() {
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= keys || ctx.Err() != nil {
+					return
+				}
+				id, err := loadKeyed(ctx, client, backends, k, &answers)
+				if err != nil {
+					t.Errorf("key %d: %v", k, err)
+					cancel()
+					return
+				}
+				ids[k] = id
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	all, err := store.List(context.Background(), petstore.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := make(map[int64]petstore.Pet, len(all))
+	for _, p := range all {
+		byID[p.ID] = p
+	}
+	wrong := 0
+	for k, id := range ids {
+		if got, ok := byID[id]; !ok || got.NewPet != loadKeyedPet(k) {
+			wrong++
+			if wrong <= 10 {
+				t.Errorf("key %d: the answers named pet %d; the table holds %+v there (found %v); want %+v", k, id, got, ok, loadKeyedPet(k))
+			}
+		}
+		delete(byID, id)
+	}
+	if len(all) != keys || len(byID) != 0 || wrong > 0 {
+		t.Errorf("%d keys: the table holds %d pets, %d of them named by no answer, and %d keys name the wrong pet; want exactly one pet per key",
+			keys, len(all), len(byID), wrong)
+	}
+	t.Logf("pgstore, two processes on table %s, %d clients: %d keys, each stored once; %d replays, %d answers of 409 retried",
+		store.Table(), clients, keys, answers[0].Load(), answers[1].Load())
+	if answers[0].Load() == 0 {
+		t.Error("no create was replayed; the retries did not reach a stored key")
+	}
+}
+
+// loadKeyedPet returns the pet created with key number k.
+func loadKeyedPet(k int) petstore.NewPet {
+	return petstore.NewPet{
+		Name:       fmt.Sprintf("keyed %d", k),
+		CategoryID: int64(k%50 + 1),
+		Status:     []petstore.Status{"", petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold}[k%4],
+	}
+}
+
+// loadKeyed creates the pet of key number k through one of the backends,
+// retries it as k selects, and returns the ID that every answer named.
+func loadKeyed(ctx context.Context, client *http.Client, backends []string, k int, answers *[2]atomic.Int64) (int64, error) {
+	key := fmt.Sprintf("load-key-%d", k)
+	p := loadKeyedPet(k)
+	first, second := backends[k%2], backends[(k+1)%2]
+	switch k % 4 {
+	case 0: // once
+		id, _, err := loadKeyedCreate(ctx, client, first, key, p, answers)
+		return id, err
+	case 1: // through both processes at once
+		type result struct {
+			id       int64
+			replayed bool
+			err      error
+		}
+		results := make(chan result, 2)
+		for _, b := range []string{first, second} {
+			go func() {
+				id, replayed, err := loadKeyedCreate(ctx, client, b, key, p, answers)
+				results <- result{id, replayed, err}
+			}()
+		}
+		r1, r2 := <-results, <-results
+		switch {
+		case r1.err != nil:
+			return 0, r1.err
+		case r2.err != nil:
+			return 0, r2.err
+		case r1.id != r2.id || r1.replayed == r2.replayed:
+			return 0, fmt.Errorf("sent through both processes at once: answered pet %d (replayed %v) and pet %d (replayed %v); want one pet, stored once and replayed once",
+				r1.id, r1.replayed, r2.id, r2.replayed)
+		}
+		return r1.id, nil
+	}
+	id, replayed, err := loadKeyedCreate(ctx, client, first, key, p, answers)
+	if err != nil {
+		return 0, err
+	}
+	if replayed {
+		return 0, fmt.Errorf("the first create was answered as a replay of pet %d", id)
+	}
+	if k%4 == 2 { // again, after the answer, through the other process
+		again, replayed, err := loadKeyedCreate(ctx, client, second, key, p, answers)
+		if err != nil {
+			return 0, err
+		}
+		if again != id || !replayed {
+			return 0, fmt.Errorf("the retry after pet %d was answered with pet %d, replayed %v; want pet %d replayed", id, again, replayed, id)
+		}
+		return id, nil
+	}
+	// Another body with the same key: refused.
+	other := p
+	other.Name += " changed"
+	body, err := json.Marshal(other)
+	if err != nil {
+		return 0, err
+	}
+	status, _, b, err := loadKeyedPost(ctx, client, second, key, body)
+	if err != nil {
+		return 0, err
+	}
+	if status != http.StatusUnprocessableEntity || !strings.Contains(string(b), `"idempotency_key_reused"`) {
+		return 0, fmt.Errorf("another body with the key of pet %d answered %d: %s; want 422 idempotency_key_reused", id, status, b)
+	}
+	return id, nil
+}
+
+// loadKeyedCreate posts p with key to base until the answer is 201,
+// retrying 409 (the key is in use) and 503, and returns the pet's ID and
+// whether the answer was a replay.
+func loadKeyedCreate(ctx context.Context, client *http.Client, base, key string, p petstore.NewPet, answers *[2]atomic.Int64) (int64, bool, error) {
+	body, err := json.Marshal(p)
+	if err != nil {
+		return 0, false, err
+	}
+	for attempt := 1; ; attempt++ {
+		status, h, b, err := loadKeyedPost(ctx, client, base, key, body)
+		if err != nil {
+			return 0, false, err
+		}
+		switch {
+		case status == http.StatusCreated:
+			var got petstore.Pet
+			if err := json.Unmarshal(b, &got); err != nil {
+				return 0, false, fmt.Errorf("POST %s: %w in %q", base, err, b)
+			}
+			if got.ID < 1 || got.NewPet != p {
+				return 0, false, fmt.Errorf("POST %s of %+v answered %+v", base, p, got)
+			}
+			replayed := h.Get("Idempotent-Replayed") == "true"
+			if replayed {
+				answers[0].Add(1)
+			}
+			return got.ID, replayed, nil
+		case (status == http.StatusConflict || status == http.StatusServiceUnavailable) && attempt < 100:
+			if status == http.StatusConflict {
+				answers[1].Add(1)
+			}
+			time.Sleep(time.Duration(attempt) * time.Millisecond)
+		default:
+			return 0, false, fmt.Errorf("POST %s with key %q answered %d: %s", base, key, status, b)
+		}
+	}
+}
+
+// loadKeyedPost posts body with an idempotency key and returns the
+// answer's status, headers and body.
+func loadKeyedPost(ctx context.Context, client *http.Client, target, key string, body []byte) (int, http.Header, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+loadKey)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, b, err
 }
