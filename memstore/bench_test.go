@@ -2,6 +2,7 @@ package memstore_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"strconv"
 	"testing"
@@ -111,6 +112,46 @@ func BenchmarkList(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// perfMaxBytesPerKey is the most heap memory that an idempotency key may
+// take in the store beyond the bytes of its text.
+const perfMaxBytesPerKey = 160
+
+// TestPerfMemoryPerKey measures what an idempotency key costs: the live
+// heap of 100,000 keyed creates beside that of 100,000 plain ones, less the
+// bytes of the keys' text, for keys of 26 bytes (what client.Add sends)
+// and of 255 (the longest).
+func TestPerfMemoryPerKey(t *testing.T) {
+	const n = 100_000
+	ctx := petstore.WithPrincipal(context.Background(), "key-0123456789abcdef")
+	heapOf := func(keyLen int) uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		s := memstore.New()
+		for i := range n {
+			var opts petstore.AddOptions
+			if keyLen > 0 {
+				opts.IdempotencyKey = fmt.Sprintf("%0*d", keyLen, i)
+			}
+			if _, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, opts); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(s)
+		return after.HeapAlloc - before.HeapAlloc
+	}
+	plain := heapOf(0)
+	for _, keyLen := range []int{26, 255} {
+		perKey := (float64(heapOf(keyLen)) - float64(plain)) / n
+		t.Logf("%d-byte keys: %.0f bytes per key, %.0f beyond its text", keyLen, perKey, perKey-float64(keyLen))
+		if perKey-float64(keyLen) > perfMaxBytesPerKey {
+			t.Errorf("%d-byte keys: %.0f bytes per key beyond its text, want at most %d", keyLen, perKey-float64(keyLen), perfMaxBytesPerKey)
 		}
 	}
 }

@@ -4,8 +4,25 @@
 //
 // The store is append-only by design, as the API is: a pet, once added,
 // never changes and is never removed, and its ID is never reused. Its memory
-// grows with the pets and idempotency keys it holds and is given back only
-// when the Store itself is dropped.
+// grows with the pets it holds and is given back only when the Store itself
+// is dropped.
+//
+// # Idempotency keys
+//
+// A key is kept for the key retention after the Add that stored it, 24
+// hours (petstore.MinKeyRetention) unless WithKeyRetention sets a longer one,
+// and is then forgotten: a retry within the retention gets the first pet,
+// one after it stores a new pet. A key costs about 130 bytes beyond its
+// text, so about 155 bytes for the 26-byte keys that the Go client sends and
+// about 380 for a 255-byte key (TestPerfMemoryPerKey). Keys are forgotten
+// in the order they were stored, a few in each Add, so that no Add stalls;
+// under a steady stream of keyed creates the keys held, and their memory,
+// level off at one retention's worth. PrunedKeys counts the keys forgotten,
+// and WithLogger logs each pass at debug level. The map that finds keys
+// keeps the size of its largest population: a burst of keys is forgotten,
+// but its map's memory is reused rather than given back.
+//
+// # Layout, and what it costs
 //
 // Pets are held in ID order in fixed-size chunks of 24-byte records, and
 // their names are packed one after another into large blocks of bytes, so
@@ -15,13 +32,22 @@
 // IDs per status serves filtered listing. Every List is a direct index or a
 // binary search followed by a copy of the page: its cost does not grow with
 // the number of pets stored.
+//
+// The packing costs about 150 lines beyond a plain slice of petstore.Pet,
+// and one unsafe.String (see fill): names are handed out as strings over
+// the blocks, without a copy. Measured in one run with 1,000,000 pets, a
+// plain slice took 66.9 bytes per pet beyond the names against 30.6 here,
+// and a garbage collection with them live took 24 to 60 ms against 4 to 11
+// ms here. The packing pays for a store that holds many pets, so it stays.
 package memstore
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/petstore-go/petstore"
@@ -37,18 +63,29 @@ const (
 
 // Store is an in-memory petstore.Store. It assigns IDs 1, 2, 3 and so on.
 // It is safe for concurrent use, and its zero value is an empty store ready
-// to use.
+// to use, with the defaults of New's options.
 type Store struct {
+	// Set by New, read-only afterwards.
+	retention time.Duration    // 0: petstore.MinKeyRetention
+	now       func() time.Time // nil: time.Now
+	log       *slog.Logger     // nil: none
+
 	mu       sync.RWMutex
-	n        int64                    // pets stored; the last ID assigned
-	chunks   [][]entry                // pet with ID i is chunks[(i-1)/chunkSize][(i-1)%chunkSize]
-	blocks   [][]byte                 // the names, packed; bytes once written never change
-	byStatus [numStatus][]int64       // IDs of the pets with each status, ascending
-	keys     map[idempotencyKey]int64 // the ID of the pet of each idempotency key
+	n        int64              // pets stored; the last ID assigned
+	chunks   [][]entry          // pet with ID i is chunks[(i-1)/chunkSize][(i-1)%chunkSize]
+	blocks   [][]byte           // the names, packed; bytes once written never change
+	byStatus [numStatus][]int64 // IDs of the pets with each status, ascending
+	keys     keys               // the idempotency keys, with the ID of their pet
 }
 
-// New returns an empty Store.
-func New() *Store { return &Store{} }
+// New returns an empty Store with opts applied.
+func New(opts ...Option) *Store {
+	s := &Store{}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
 
 // entry is a stored pet: its ID is its position, and its name is
 // blocks[block][off:off+len]. It holds no pointer.
@@ -127,7 +164,8 @@ func (s *Store) fill(p *petstore.Pet, id int64) {
 
 // Add stores p under the next ID, or returns an error wrapping
 // petstore.ErrInvalidPet, and stores nothing, when p.Validate rejects it.
-// Idempotency keys are kept, with the ID of their pet, as long as the store.
+// An idempotency key is kept, with the ID of its pet, for the key retention
+// (see WithKeyRetention), and then forgotten.
 func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return petstore.Pet{}, false, err
@@ -135,12 +173,19 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 	if err := p.Validate(); err != nil {
 		return petstore.Pet{}, false, fmt.Errorf("memstore: add pet: %w", err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var key idempotencyKey
 	if opts.IdempotencyKey != "" {
 		key = idempotencyKey{petstore.Principal(ctx), opts.IdempotencyKey}
-		if id, ok := s.keys[key]; ok {
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var now int64
+	if opts.IdempotencyKey != "" || s.keys.n > 0 {
+		now = s.clock()
+		s.pruneKeys(now)
+	}
+	if opts.IdempotencyKey != "" {
+		if id, ok := s.keys.lookup(key, now, s.keyRetention()); ok {
 			stored := s.pet(id)
 			if stored.NewPet != p {
 				return petstore.Pet{}, false, fmt.Errorf("memstore: add pet: %w", petstore.ErrIdempotencyKeyReused)
@@ -167,16 +212,10 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 		s.byStatus[e.status] = append(s.byStatus[e.status], s.n)
 	}
 	if opts.IdempotencyKey != "" {
-		if s.keys == nil {
-			s.keys = make(map[idempotencyKey]int64)
-		}
-		s.keys[key] = s.n
+		s.keys.add(key, s.n, now)
 	}
 	return s.pet(s.n), false, nil
 }
-
-// idempotencyKey is an idempotency key in the scope of its principal.
-type idempotencyKey struct{ principal, key string }
 
 // storeName appends name to the last block, or to a new one when it does
 // not fit, and returns where it is. The caller holds s.mu for writing.
