@@ -15,7 +15,9 @@ import (
 // The serve functions of the route table (see apiRoutes), one per operation.
 
 // listPets answers GET /pets: a page of pets ascending by ID and, while more
-// follow, a Link to the next page.
+// follow, a Link to the next page. A full page, one of limit pets, has a
+// strong ETag and answers If-None-Match with 304 (see cacheFinal and
+// cacheLastFull); a page that can still grow has none.
 func (h *handler) listPets(ctx context.Context, w http.ResponseWriter, r *http.Request, _ pathParams) error {
 	q, err := parseListQuery(r.URL.RawQuery)
 	if err != nil {
@@ -28,16 +30,37 @@ func (h *handler) listPets(ctx context.Context, w http.ResponseWriter, r *http.R
 	}
 	buf := h.buffers.Get()
 	defer h.buffers.Put(buf)
-	if len(pets) > q.limit {
+	more := len(pets) > q.limit
+	if more {
 		pets = pets[:q.limit]
 		next := q
 		next.after = pets[len(pets)-1].ID
 		w.Header()["Link"] = next.linkValue()
 	}
 	*buf = appendPets((*buf)[:0], pets)
-	respond.JSON(w, r, http.StatusOK, *buf)
+	switch {
+	case more: // pets never change, and none can join a page that others follow
+		respond.Cacheable(w, r, *buf, respond.NewTag(*buf, 1), cacheFinal)
+	case len(pets) == q.limit: // final but for the Link it gains when a pet is added
+		respond.Cacheable(w, r, *buf, respond.NewTag(*buf, 0), cacheLastFull)
+	default: // the last page, which grows as pets are added
+		respond.JSON(w, r, http.StatusOK, *buf)
+	}
 	return nil
 }
+
+// The Cache-Control values of the answers that carry an ETag. They are
+// shared, never modified.
+var (
+	// cacheFinal is for what never changes: a pet, and a full page that
+	// other pages follow. A private cache may keep it for an hour without
+	// asking again; the answer is the caller's, so no shared cache keeps it.
+	cacheFinal = []string{"private, max-age=3600"}
+	// cacheLastFull is for a full page that no page follows yet: it gains a
+	// Link, and so another ETag, when a pet is added, so a private cache
+	// must ask again (If-None-Match) before each use.
+	cacheLastFull = []string{"private, no-cache"}
+)
 
 // createPet answers POST /pets: it adds the pet in the body and answers 201
 // with the pet as stored and its Location. With an Idempotency-Key, a retry
@@ -88,7 +111,9 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 	return nil
 }
 
-// getPet answers GET /pets/{petId}, which is deprecated (see apiRoutes).
+// getPet answers GET /pets/{petId}, which is deprecated (see apiRoutes). A
+// pet never changes, so the answer has a strong ETag and answers
+// If-None-Match with 304.
 func (h *handler) getPet(ctx context.Context, w http.ResponseWriter, r *http.Request, p pathParams) error {
 	id, err := parsePetID(p[0])
 	if err != nil {
@@ -104,7 +129,7 @@ func (h *handler) getPet(ctx context.Context, w http.ResponseWriter, r *http.Req
 	buf := h.buffers.Get()
 	defer h.buffers.Put(buf)
 	*buf = appendPet(*buf, &pet)
-	respond.JSON(w, r, http.StatusOK, *buf)
+	respond.Cacheable(w, r, *buf, respond.NewTag(*buf, 0), cacheFinal)
 	return nil
 }
 

@@ -114,7 +114,7 @@ func TestMissingListsUnexercised(t *testing.T) {
 	if diff := cmp.Diff(map[contracttest.Outcome]int{seen[0]: 2, seen[1]: 1}, v.Seen()); diff != "" {
 		t.Errorf("Seen (-want +got):\n%s", diff)
 	}
-	wantDocumented := 6 + 10 + 7 + 2 // listPets, createPet, getPet, other method and path
+	wantDocumented := 7 + 10 + 8 + 2 // listPets, createPet, getPet, other method and path
 	if got := len(v.Documented()); got != wantDocumented {
 		t.Errorf("%d documented outcomes, want %d: %v", got, wantDocumented, v.Documented())
 	}

@@ -26,7 +26,7 @@ const maxResponseBytes = 8 << 20
 
 // headersClause is the rule that every response obeys, whatever the
 // subtest checks.
-const headersClause = "Every response, errors included, has Content-Type: application/json, Cache-Control: no-store and X-Content-Type-Options: nosniff."
+const headersClause = "Every response, errors included, has Content-Type: application/json, X-Content-Type-Options: nosniff and Cache-Control: no-store, except one with an ETag (a pet, a full page), which only a private cache may keep."
 
 // An exchange is a request and the response to it.
 type exchange struct {
@@ -95,9 +95,9 @@ func (st *serverT) send(method, rawURL string, body []byte) *exchange {
 
 // commonHeaders is what checkCommonHeaders compares.
 type commonHeaders struct {
-	ContentType         string // the media type, without parameters
-	CacheControlNoStore bool
-	ContentTypeOptions  string
+	ContentType        string // the media type, without parameters
+	CacheControl       string // "no-store" or "private" when a directive says so
+	ContentTypeOptions string
 }
 
 func (st *serverT) checkCommonHeaders(x *exchange) {
@@ -111,12 +111,18 @@ func (st *serverT) checkCommonHeaders(x *exchange) {
 	}
 	for _, v := range h.Values("Cache-Control") {
 		for d := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(d), "no-store") {
-				got.CacheControlNoStore = true
+			switch d := strings.ToLower(strings.TrimSpace(d)); {
+			case d == "no-store":
+				got.CacheControl = d
+			case d == "private" && got.CacheControl == "":
+				got.CacheControl = d
 			}
 		}
 	}
-	want := commonHeaders{ContentType: "application/json", CacheControlNoStore: true, ContentTypeOptions: "nosniff"}
+	want := commonHeaders{ContentType: "application/json", CacheControl: "no-store", ContentTypeOptions: "nosniff"}
+	if h.Get("ETag") != "" {
+		want.CacheControl = "private"
+	}
 	if d := diffEmpty(want, got); d != "" {
 		st.errorfClause(headersClause, "%s: %d response headers (-want +got):\n%s", x, x.resp.StatusCode, d)
 	}

@@ -16,11 +16,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/respond"
 )
 
 // Key is the API key that the handler under test accepts. The saved inputs
@@ -84,7 +86,7 @@ type Case struct {
 // Cases returns every case, in a stable order with unique names.
 func Cases() []Case {
 	var cases []Case
-	for _, group := range [][]Case{authCases(), queryCases(), petIDCases(), bodyCases(), idempotencyCases(), routeCases()} {
+	for _, group := range [][]Case{authCases(), queryCases(), petIDCases(), conditionalCases(), bodyCases(), idempotencyCases(), routeCases()} {
 		cases = append(cases, group...)
 	}
 	return cases
@@ -217,22 +219,48 @@ func (c Case) Check(status int, header http.Header, body []byte) error {
 }
 
 // CheckResponse returns what is wrong with an answer of the handler, whatever
-// the request: it must carry exactly one Content-Type: application/json,
-// Cache-Control: no-store and X-Content-Type-Options: nosniff; a success's
-// body must be JSON; an error's body must be exactly {code, message,
-// status}, with a documented code that goes with the HTTP status, that
-// status, and a message. It returns the error body's code, or "" for a
-// success. The body of an answer to HEAD must be empty, and is not checked
-// further.
+// the request: it must carry exactly one X-Content-Type-Options: nosniff,
+// and one Content-Type: application/json unless it is a 304, and exactly
+// one Cache-Control: no-store unless it has an ETag. An answer with an ETag
+// (a pet, a full page) must be a 200 or a 304, with a strong tag,
+// Vary: Authorization and one of the Cache-Control values of CacheControls;
+// a 304 has no body. A success's body must be JSON; an error's body must be
+// exactly {code, message, status}, with a documented code that goes with
+// the HTTP status, that status, and a message. It returns the error body's
+// code, or "" for a success. The body of an answer to HEAD must be empty,
+// and is not checked further.
 func CheckResponse(head bool, status int, header http.Header, body []byte) (httpapi.Code, error) {
-	for k, want := range map[string]string{
+	want := map[string]string{
 		"Content-Type":           "application/json",
 		"Cache-Control":          "no-store",
 		"X-Content-Type-Options": "nosniff",
-	} {
+	}
+	if tags := header.Values("ETag"); len(tags) > 0 {
+		if status != http.StatusOK && status != http.StatusNotModified {
+			return "", fmt.Errorf("status %d with ETag %q: only a 200 or a 304 has one", status, tags)
+		}
+		if len(tags) != 1 || !isStrongTag(tags[0]) {
+			return "", fmt.Errorf("header ETag = %q, want one strong tag", tags)
+		}
+		if cc := header.Values("Cache-Control"); len(cc) != 1 || !slices.Contains(CacheControls(), cc[0]) {
+			return "", fmt.Errorf("header Cache-Control = %q with an ETag, want one of %q", cc, CacheControls())
+		}
+		delete(want, "Cache-Control")
+		want["Vary"] = "Authorization"
+	}
+	if status == http.StatusNotModified {
+		if len(header.Values("ETag")) == 0 || len(body) > 0 {
+			return "", fmt.Errorf("304 with ETag %q and a body of %d bytes, want an ETag and no body", header.Values("ETag"), len(body))
+		}
+		delete(want, "Content-Type")
+	}
+	for k, want := range want {
 		if got := header.Values(k); len(got) != 1 || got[0] != want {
 			return "", fmt.Errorf("header %s = %q, want %q", k, got, want)
 		}
+	}
+	if status == http.StatusNotModified {
+		return "", nil
 	}
 	if head {
 		if len(body) > 0 {
@@ -321,4 +349,32 @@ func marshal(v any) string {
 		panic(err) // pets always encode
 	}
 	return string(b)
+}
+
+// isStrongTag reports whether s is a strong entity tag as the handler makes
+// them: 16 lowercase hexadecimal digits in quotes.
+func isStrongTag(s string) bool {
+	if len(s) != 18 || s[0] != '"' || s[17] != '"' {
+		return false
+	}
+	return strings.Trim(s[1:17], "0123456789abcdef") == ""
+}
+
+// CacheControls returns the Cache-Control values of the answers that have
+// an ETag: a pet or a full page that others follow, which a private cache
+// may keep for an hour, and a full page that none follows yet, which it
+// must revalidate before each use.
+func CacheControls() []string {
+	return []string{"private, max-age=3600", "private, no-cache"}
+}
+
+// Tag returns the ETag of an answer with body: a pet, a full page with a
+// next page (more) or a full page without.
+func Tag(body string, more bool) string {
+	var variant byte
+	if more {
+		variant = 1
+	}
+	t := respond.NewTag([]byte(body), variant)
+	return string(t[:])
 }
