@@ -103,7 +103,7 @@ fi
 # memory_store BINARY: the flag that keeps the pets of a cmd/petstore build
 # in memory, which is what the script measures; empty for builds from before
 # -store, which always did.
-memory_store() { if "$1" -h 2>&1 | grep -q -- '-store'; then echo "-store memory"; fi; }
+memory_store() { if "$1" -h 2>&1 | grep -qE -- '^ +-store [a-z]'; then echo "-store memory"; fi; }
 petstore_store=$(memory_store "$work/petstore")
 against_store=
 if [ -n "${AGAINST:-}" ]; then against_store=$(memory_store "$work/against"); fi
