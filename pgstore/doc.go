@@ -32,6 +32,8 @@
 //	status      text   NULL CHECK (status IN ('available', 'pending', 'sold'))
 //
 // with an index on (status, id). A pet without a status has a NULL status.
+// Beside it, "<table>_keys" holds the idempotency keys (see Idempotency
+// keys below).
 //
 // Every List is a keyset range scan of an index, never OFFSET, so that a page
 // costs the same at the start of a table of a million pets as at its end.
@@ -75,7 +77,8 @@
 // Add therefore serializes inserts into a table with a transaction-scoped
 // advisory lock, keyed by the table's OID (the two-key form, with the first
 // key 0x70657401 so that it does not collide with an application's own
-// locks). Add is one statement, run in its own implicit transaction:
+// locks). Without idempotency keys, Add is one statement, run in its own
+// implicit transaction:
 //
 //	WITH serial AS (SELECT pg_advisory_xact_lock(0x70657401, $table::regclass::oid::int4))
 //	INSERT INTO pets (name, category_id, status)
@@ -94,43 +97,48 @@
 //
 // The lock means that inserts into one table do not overlap, so a table
 // takes one commit, one WAL flush, at a time, however many instances write
-// to it. Concurrent calls of Add on one Store therefore share a commit: a
-// call that finds no insert of its Store in flight is sent at once, alone,
-// so that a lone caller waits for nothing but its own insert; calls that
-// arrive while an insert is in flight queue, and the next statement inserts
-// all of them, up to WithMaxBatch (64 by default), in the order they came.
-// There is no timer: a batch is whatever queued during the previous one.
-// Each call gets its own pet and ID. The rows of a statement draw their IDs
-// in the order of the arrays, and are committed, and become visible,
-// together.
+// to it. Concurrent calls of Add on one Store therefore share a commit,
+// with keys or without: a call that finds no batch of its Store on its way
+// to the lock is sent at once, alone, so that a lone caller waits for
+// nothing but its own insert; calls that arrive meanwhile queue, and the
+// next statement inserts all of them, up to WithMaxBatch (64 by default),
+// in the order they came. There is no timer. Each call gets its own pet and
+// ID. The rows of a statement draw their IDs in the order of the arrays,
+// and are committed, and become visible, together.
 //
-// A call is never reported in part: a batch is one statement, so it stores
-// every pet or none, and when it fails every call of the batch gets the
-// error. A call whose context ends while it queues leaves at once with the
-// context's error and stores nothing. A batch runs under the earliest
-// deadline of its calls (in a server, every call has the same request
-// timeout), and is cancelled when every call of it has given up; a call
-// cancelled while its batch is in flight waits for the batch's outcome,
-// which the server decides: Add asks the server to cancel the statement,
-// rather than abandon the connection as pgx does by default (the server
-// would then go on waiting for the lock, and store pets whose callers were
-// told that they failed), and reports what the server answers. Only a
-// connection that breaks while the commit is under way leaves the outcome
-// unknown, as for any client of any database.
+// The next batch is sent while the one before commits, when that pays: as
+// soon as a batch's statement has its rows (it holds the lock, and only its
+// commit is left), the calls queued meanwhile are sent, to wait at the lock
+// and run the moment the commit releases it, if there are more of them
+// than the batch holds or a full batch. Otherwise they wait for the commit,
+// and go together with the callers it releases who call again: sending
+// them at once would make every commit carry only part of the callers (with
+// 8 callers, batches alternated between 1 and 7 pets when one batch was
+// sent at a time, and would alternate between halves if every batch were
+// sent at once), since the commits of a table are serialized by its lock
+// and the pets per commit decide the creates per second. The next batch is
+// sent only once the one before has drawn its IDs, so the IDs of one
+// Store's calls are in the order the calls came, batch after batch.
+//
+// A call is never reported in part: a batch is one transaction, so it
+// stores every new pet and key or none, and when it fails every call of
+// the batch gets the error. A call whose context ends while it queues
+// leaves at once with the context's error and stores nothing. A batch runs
+// under the earliest deadline of its calls (in a server, every call has the
+// same request timeout), and is cancelled when every call of it has given
+// up; a call cancelled while its batch is in flight waits for the batch's
+// outcome, which the server decides: Add asks the server to cancel the
+// statement, rather than abandon the connection as pgx does by default (the
+// server would then go on waiting for the lock, and store pets whose
+// callers were told that they failed), and reports what the server
+// answers. Only a connection that breaks while the commit is under way
+// leaves the outcome unknown, as for any client of any database.
 //
 // Measured by BenchmarkAdd on the machine that BENCHMARKS.md describes (2
 // shared cores, PostgreSQL 15 on the same host, a pool of 16 connections),
-// with 64 concurrent callers Add makes 14,000 to 20,000
-// creates a second, 2.8 to 4 times as many as plain autocommit INSERTs of
-// one row each on the same pool (3,600 to 5,300 a second) and 35 to 50
-// times as many as one locked INSERT per pet, which is what Add did before
-// and which made about 400 to 600 a second, one per WAL flush. Two pools
-// with a Store each, on one table, as two processes, make 27,000 to 32,000
-// a second together. One caller at a time, Add costs what one locked INSERT
-// costs, a round trip and a flush. With 8 callers Add falls short of plain
-// INSERTs, which share flushes inside the server: batches alternate between
-// one pet and seven (the seven come back while the one is in flight), and
-// Add made about 1,500 a second where plain INSERTs made 5,400 to 8,300.
+// in one run, as multiples of plain autocommit INSERTs of one row each on
+// the same pool: BENCHMARKS.md lists the figures. One caller at a time, Add
+// costs what one INSERT costs, a round trip and a flush.
 //
 // The alternatives are worse for this store. Listing only below a "safe"
 // watermark (the smallest ID still in flight) needs a second table updated
@@ -140,6 +148,49 @@
 //
 // Rows inserted by other means, bypassing Add, do not take the lock and may
 // break the order while such inserts are in flight.
+//
+// # Idempotency keys
+//
+// A key is a row of "<table>_keys": the principal, the key, the ID of the
+// pet stored with it, and the time it was stored by the Store's clock
+// (WithClock), with the primary key (principal, key) and an index on the
+// time. A batch in which any call has a key is two statements sent
+// together in one implicit transaction: the table's lock, then one
+// statement that, for each row, looks up its key, inserts the pets of the
+// rows whose key is not stored (or that have none), and inserts their
+// keys. Its snapshot is taken once the lock is held, so it sees every key
+// that an earlier Add, in any process, committed, and no Add with a key
+// can be in progress meanwhile: a second Add with a key waits at the lock
+// for the first and then finds its key, so ErrIdempotencyKeyInUse never
+// occurs. Within a batch, a key is sent once, with the first call that has
+// it; the later calls with it get the first's pet, replayed, or
+// ErrIdempotencyKeyReused, as if they came after it. A key already stored
+// answers only its own call: the batch's other pets are stored.
+// (PostgreSQL's default isolation, READ COMMITTED, gives the second
+// statement its own snapshot; under a role whose default is REPEATABLE
+// READ or stricter, a key committed while a batch waits at the lock fails
+// that batch with a unique violation instead.)
+//
+// A key lives for its retention, WithKeyRetention, 24 hours
+// (petstore.MinKeyRetention) unless set longer, after the Add that stored
+// it, and is then forgotten: a later Add with it stores a new pet. A key
+// past its retention that has not yet been pruned is still answered. The
+// adder starts a pass of pruning between batches, in a goroutine of its
+// own, at most once a minute by the Store's clock and never two at once:
+// it deletes the keys stored before the clock's time less the retention,
+// the oldest first, at most 1,000 in each statement, statement after
+// statement until fewer are left, so that no statement holds many row
+// locks or runs long, and creates never wait for it. Every Store prunes
+// its table, skipping the rows another Store is deleting. PrunedKeys counts
+// the keys a Store deleted, and WithLogger receives a line at debug level
+// for each pass. Under a steady stream of new keys, the table holds the
+// keys of one retention and levels off.
+//
+// A key row takes about 224 bytes with its indexes for a key of 26
+// characters (the Go client's) and a principal of 16, and about 1,000
+// bytes for a key of 255 characters, the longest the handler accepts,
+// measured with pg_total_relation_size over 100,000 rows: a million keyed
+// creates a day keep about 224 MB of keys.
 //
 // # Errors
 //
