@@ -186,6 +186,84 @@ func BenchmarkAdd(b *testing.B) {
 	}
 }
 
+// BenchmarkAddRatio measures Add, and Add with a new idempotency key on
+// every call, against plain autocommit INSERTs on the same pool of 16
+// connections and the same table, from 1, 8 and 64 concurrent callers. The
+// three take turns in rounds of a few hundred creates each, so that a load
+// that changes during the run (the machine is shared) weighs on all three
+// alike, and each makes b.N creates in all; ns/op covers one create of
+// each. It reports the creates per second of each, and x-insert and
+// keyed-x-insert, those of Add and of keyed Add over those of the INSERT.
+func BenchmarkAddRatio(b *testing.B) {
+	pool := pgPool(b, func(c *pgxpool.Config) { c.MaxConns = 16 })
+	s := pgStore(b, pool)
+	plain, _ := benchAddSQL(s)
+	pet := petstore.NewPet{Name: "Rex", CategoryID: 1, Status: petstore.StatusAvailable}
+	keyCtx := petstore.WithPrincipal(context.Background(), "key:3f9a1c0e2b7d")
+	var seq atomic.Int64 // numbers the keys of every run
+	kinds := []func(ctx context.Context) error{
+		func(ctx context.Context) error {
+			var id int64
+			return pool.QueryRow(ctx, plain, pet.Name, pet.CategoryID, string(pet.Status)).Scan(&id)
+		},
+		func(ctx context.Context) error {
+			_, _, err := s.Add(ctx, pet, petstore.AddOptions{})
+			return err
+		},
+		func(context.Context) error {
+			key := fmt.Sprintf("ratio-%020d", seq.Add(1))
+			_, replayed, err := s.Add(keyCtx, pet, petstore.AddOptions{IdempotencyKey: key})
+			if err == nil && replayed {
+				err = fmt.Errorf("Add with the new key %q was replayed", key)
+			}
+			return err
+		},
+	}
+	for _, callers := range []int{1, 8, 64} {
+		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
+			round := max(200, 20*callers)
+			var spent [3]time.Duration
+			for done := 0; done < b.N; {
+				n := min(round, b.N-done)
+				for k, create := range kinds {
+					start := time.Now()
+					benchRound(b, callers, n, create)
+					spent[k] += time.Since(start)
+				}
+				done += n
+			}
+			if b.N == 0 || spent[1] == 0 || spent[2] == 0 {
+				return
+			}
+			for k, name := range []string{"insert/s", "Add/s", "keyed/s"} {
+				b.ReportMetric(float64(b.N)/spent[k].Seconds(), name)
+			}
+			b.ReportMetric(float64(spent[0])/float64(spent[1]), "x-insert")
+			b.ReportMetric(float64(spent[0])/float64(spent[2]), "keyed-x-insert")
+		})
+	}
+}
+
+// benchRound makes n calls of create from callers goroutines at once.
+func benchRound(b *testing.B, callers, n int, create func(ctx context.Context) error) {
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	ctx := context.Background()
+	for range min(callers, n) {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				if err := create(ctx); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // benchTable returns a Store on a table of n pets in benchSchema, created
 // and seeded by the first run that needs it and kept for the next ones.
 func benchTable(b *testing.B, pool *pgxpool.Pool, n int, name string) *pgstore.Store {

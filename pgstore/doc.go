@@ -154,7 +154,7 @@
 // A key is a row of "<table>_keys": the principal, the key, the ID of the
 // pet stored with it, and the time it was stored by the Store's clock
 // (WithClock), with the primary key (principal, key) and an index on the
-// time. A batch in which any call has a key is two statements sent
+// time, and no foreign key (see Migrate). A batch in which any call has a key is two statements sent
 // together in one implicit transaction: the table's lock, then one
 // statement that, for each row, looks up its key, inserts the pets of the
 // rows whose key is not stored (or that have none), and inserts their

@@ -460,3 +460,45 @@ func TestKeyRetentionBoundsRows(t *testing.T) {
 		t.Errorf("%d keyed pets stored; want %d: pruning keys must not touch pets", pets, rounds*perRound)
 	}
 }
+
+// TestMigrateKeysTable checks the keys table that Migrate leaves: its
+// columns, its primary key and its index on the time, and no foreign key,
+// for a table whose name needs quoting in a string literal too.
+func TestMigrateKeysTable(t *testing.T) {
+	pool := pgPool(t)
+	ctx := context.Background()
+	s := pgStore(t, pool, pgstore.WithTable(`it's "pets"`))
+	schema := strings.Split(s.Table(), `"`)[1]
+	rows, err := pool.Query(ctx, `SELECT column_name::text || ' ' || data_type::text || ' ' || is_nullable::text
+FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`, schema, `it's "pets"_keys`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	columns, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"principal text NO", "key text NO", "pet_id bigint NO", "created_at timestamp with time zone NO"}
+	if diff := cmp.Diff(want, columns); diff != "" {
+		t.Errorf("columns (-want +got):\n%s", diff)
+	}
+	rows, err = pool.Query(ctx, `SELECT conname::text || ' ' || contype::text FROM pg_constraint WHERE conrelid = $1::regclass ORDER BY conname`, keysTable(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	constraints, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{`it's "pets"_keys_pkey p`}, constraints); diff != "" {
+		t.Errorf("constraints (-want +got):\n%s", diff)
+	}
+	var timeIndex string
+	err = pool.QueryRow(ctx, `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = $2`, schema, `it's "pets"_keys_time_idx`).Scan(&timeIndex)
+	if err != nil {
+		t.Fatalf("the index on the keys' time: %v", err)
+	}
+	if !strings.HasSuffix(timeIndex, "USING btree (created_at)") {
+		t.Errorf("the index on the keys' time is %q; want a btree on created_at", timeIndex)
+	}
+}
