@@ -103,15 +103,22 @@ func BenchmarkCreate(b *testing.B) {
 				return err
 			}
 			// The three take turns, in rounds of a tenth of b.N each (at least
-			// 16 creates per caller, so that every caller stays busy), so
-			// that the machine's other work disturbs them alike.
+			// 16 creates per caller, so that every caller stays busy), each
+			// round in another order, so that the machine's other work, and
+			// the disk still writing what the one before wrote, disturb them
+			// alike.
 			var adds, keyed, inserts time.Duration
+			kinds := []struct {
+				f func(int) error
+				d *time.Duration
+			}{{add, &adds}, {insert, &inserts}, {addKeyed, &keyed}}
 			b.ResetTimer()
-			for done := 0; done < b.N; {
+			for round, done := 0, 0; done < b.N; round++ {
 				n := min(max(b.N/10, 16*callers), b.N-done)
-				adds += run(b, callers, n, add)
-				inserts += run(b, callers, n, insert)
-				keyed += run(b, callers, n, addKeyed)
+				for k := range kinds {
+					kind := kinds[(k+round)%len(kinds)]
+					*kind.d += run(b, callers, n, kind.f)
+				}
 				done += n
 			}
 			b.StopTimer()

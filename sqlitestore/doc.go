@@ -33,7 +33,9 @@
 // Writes run on one connection of their own, in BEGIN IMMEDIATE
 // transactions, which take the write lock before they read: a deferred
 // transaction that reads and then writes fails with SQLITE_BUSY_SNAPSHOT
-// when another connection wrote in between, which is common under load.
+// when another connection wrote in between, which is common under load. A
+// lone create without a key is one INSERT, run as a transaction of its own,
+// which SQLite runs the same way: it takes the write lock first.
 // Get and List run on a pool of other connections, which refuse to write
 // (query_only).
 //
