@@ -1,15 +1,16 @@
 package main
 
 import (
+	"container/list"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
-
-	"golang.org/x/net/netutil"
 )
 
 // maxHeaderBytes is the http.Server's MaxHeaderBytes. net/http lets a
@@ -51,7 +52,9 @@ type limitFlags struct {
 	storeTimeout time.Duration
 	writeTimeout time.Duration
 	maxConns     int
-	openFiles    uint64 // the limit the default of maxConns was derived from; 0 when unknown
+	openFiles    uint64        // the limit the default of maxConns was derived from; 0 when unknown
+	maxBodies    int           // requests with a body served at once
+	bodyTimeout  time.Duration // how long such a request may wait for a place, and then take to send its body
 }
 
 // register adds the flags to fs, with defaults derived from openFiles.
@@ -67,6 +70,10 @@ func (l *limitFlags) register(fs *flag.FlagSet, openFiles uint64) {
 		"how long the server may take to read a request's body and write its response")
 	fs.IntVar(&l.maxConns, "max-conns", defaultConns,
 		"most client `connections` served at once, more waiting to be accepted; the default is the open-file limit less 64")
+	fs.IntVar(&l.maxBodies, "max-bodies", 256,
+		"most `requests` with a body served at once, over all connections; more wait for a place up to -body-timeout, then are answered 503")
+	fs.DurationVar(&l.bodyTimeout, "body-timeout", 10*time.Second,
+		"how long a request with a body may wait for a place among -max-bodies, and then how long it may take to send its body")
 }
 
 // check reports a combination of the flags that cannot work.
@@ -81,75 +88,215 @@ func (l *limitFlags) check() error {
 			"that the store timed out; lower -store-timeout or raise -write-timeout", l.storeTimeout, l.writeTimeout)
 	case l.maxConns < 1:
 		return fmt.Errorf("-max-conns %d: want 1 or more", l.maxConns)
+	case l.maxBodies < 1:
+		return fmt.Errorf("-max-bodies %d: want 1 or more", l.maxBodies)
+	case l.bodyTimeout <= 0:
+		return fmt.Errorf("-body-timeout %v: want more than 0", l.bodyTimeout)
 	}
 	return nil
 }
 
-// limitListener returns ln accepting at most n connections at once: a
-// connection beyond them waits in the kernel's accept queue, costing no
-// file descriptor of the process, until one of them closes.
+// newConnGrace is how long a new connection may go without a complete
+// request (for TLS, its handshake and then its request) before a full
+// server may close it for a connection waiting to be accepted; idleGrace
+// is how long a connection must have been idle. (An HTTP/2 connection is
+// idle from its preface to its first request, and an HTTP/1.1 one from the
+// end of an answer to the next request's head.)
+const (
+	newConnGrace = time.Second
+	idleGrace    = 250 * time.Millisecond
+)
+
+// connLimiter is a listener that serves at most max connections at once.
+// When it is full and a connection waits to be accepted, it closes one that
+// serves nobody to make room: first the connection idle the longest (kept
+// alive between requests, or an HTTP/2 connection with no stream open), then
+// the oldest that has not completed a request (a TLS handshake or a request
+// head still under way, or nothing sent) once it is newConnGrace old. With
+// neither, the new connection waits, holding its file descriptor, and those
+// after it wait in the kernel's accept queue, costing none, until a
+// connection closes or becomes one of those.
 //
-// netutil.LimitListener hides the connection's CloseWrite, which net/http
-// uses to send its last answer on a connection it closes (431, or 413 for a
-// body left unread) before the reset that unread input causes; without it
-// the client may see the reset and lose the answer. The connections that
-// limitListener returns have CloseWrite again, when the connection from ln
-// has it.
-func limitListener(ln net.Listener, n int) net.Listener {
-	inner := &lastAccepted{Listener: ln}
-	return &cappedListener{Listener: netutil.LimitListener(inner, n), inner: inner}
-}
-
-// cappedListener is netutil.LimitListener on inner, giving back the
-// CloseWrite of the connections that inner accepts.
-type cappedListener struct {
+// It learns each connection's state from the http.Server's ConnState,
+// which must call track.
+type connLimiter struct {
 	net.Listener
-	inner *lastAccepted
-	mu    sync.Mutex // held through Accept, so that inner.last is this Accept's
+	max       int
+	grace     time.Duration // newConnGrace
+	idleGrace time.Duration
+
+	mu      sync.Mutex
+	open    int
+	idle    list.List     // of *limitedConn in StateIdle, longest idle first
+	fresh   list.List     // of *limitedConn in StateNew, oldest first
+	changed chan struct{} // holds a signal when a place may have come free
+	done    chan struct{} // closed by Close
+	once    sync.Once
+	evicted atomic.Int64 // connections closed to make room
 }
 
-func (l *cappedListener) Accept() (net.Conn, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// limitListener returns ln serving at most n connections at once.
+func limitListener(ln net.Listener, n int) *connLimiter {
+	return &connLimiter{Listener: ln, max: n, grace: newConnGrace, idleGrace: idleGrace,
+		changed: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// Accept accepts a connection, closing an idle or stalled one if the
+// listener is full, or waiting for a place.
+func (l *connLimiter) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
 	}
-	if hc, ok := l.inner.last.(halfCloser); ok {
-		return &cappedConn{Conn: c, half: hc}, nil
+	lc := &limitedConn{Conn: c, l: l}
+	for {
+		l.mu.Lock()
+		now := time.Now()
+		if l.open < l.max {
+			l.open++
+			lc.since = now
+			lc.list, lc.elem = &l.fresh, l.fresh.PushBack(lc)
+			l.mu.Unlock()
+			return lc, nil
+		}
+		victim, wait := l.victimLocked(now)
+		if victim != nil {
+			l.dropLocked(victim)
+			l.mu.Unlock()
+			l.evicted.Add(1)
+			victim.Conn.Close()
+			continue
+		}
+		l.mu.Unlock()
+		timer := time.NewTimer(wait)
+		select {
+		case <-l.changed:
+		case <-timer.C:
+		case <-l.done:
+			timer.Stop()
+			c.Close()
+			return nil, net.ErrClosed
+		}
+		timer.Stop()
 	}
-	return c, nil
 }
 
-// lastAccepted is a listener that remembers the connection it accepted
-// last.
-type lastAccepted struct {
-	net.Listener
-	last net.Conn
+// victimLocked returns the connection to close for a new one, or how long
+// to wait before one of the new connections has had its grace.
+func (l *connLimiter) victimLocked(now time.Time) (*limitedConn, time.Duration) {
+	wait := time.Hour // until a connection closes
+	for _, q := range []struct {
+		list  *list.List
+		grace time.Duration
+	}{{&l.idle, l.idleGrace}, {&l.fresh, l.grace}} {
+		if e := q.list.Front(); e != nil {
+			lc := e.Value.(*limitedConn)
+			age := now.Sub(lc.since)
+			if age >= q.grace {
+				return lc, 0
+			}
+			wait = min(wait, q.grace-age)
+		}
+	}
+	return nil, wait
 }
 
-func (l *lastAccepted) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	l.last = c
-	return c, err
+// dropLocked gives up lc's place.
+func (l *connLimiter) dropLocked(lc *limitedConn) {
+	if lc.dropped {
+		return
+	}
+	lc.dropped = true
+	lc.unlistLocked()
+	l.open--
+	l.signal()
 }
 
-// halfCloser is a connection that can be closed for writing alone, as a
-// *net.TCPConn can.
-type halfCloser interface {
-	CloseWrite() error
+func (l *connLimiter) signal() {
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
 }
 
-// cappedConn is a connection of netutil.LimitListener, whose Close frees its
-// place, with the CloseWrite of the connection underneath.
-type cappedConn struct {
+// Close closes the listener; an Accept waiting for a place returns.
+func (l *connLimiter) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+// track is the http.Server's ConnState: it follows the state of the
+// listener's connections, under any wrapping that has a NetConn method (as
+// *tls.Conn does).
+func (l *connLimiter) track(c net.Conn, state http.ConnState) {
+	for {
+		switch v := c.(type) {
+		case *limitedConn:
+			l.setState(v, state)
+			return
+		case interface{ NetConn() net.Conn }:
+			c = v.NetConn()
+		default:
+			return
+		}
+	}
+}
+
+func (l *connLimiter) setState(lc *limitedConn, state http.ConnState) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if lc.dropped || lc.l != l {
+		return
+	}
+	lc.unlistLocked()
+	switch state {
+	case http.StateNew:
+		lc.since = time.Now()
+		lc.list, lc.elem = &l.fresh, l.fresh.PushBack(lc)
+		l.signal()
+	case http.StateIdle:
+		lc.since = time.Now()
+		lc.list, lc.elem = &l.idle, l.idle.PushBack(lc)
+		l.signal()
+	}
+}
+
+// limitedConn is a connection of a connLimiter.
+type limitedConn struct {
 	net.Conn
-	half halfCloser
+	l       *connLimiter
+	since   time.Time     // when it was accepted, or became idle
+	list    *list.List    // l.idle or l.fresh while in either
+	elem    *list.Element // its element in list
+	dropped bool          // its place is given up
 }
 
-// CloseWrite closes the connection for writing: the client reads what was
-// sent and then the end of the stream.
-func (c *cappedConn) CloseWrite() error { return c.half.CloseWrite() }
+func (c *limitedConn) unlistLocked() {
+	if c.list != nil {
+		c.list.Remove(c.elem)
+		c.list, c.elem = nil, nil
+	}
+}
+
+// Close closes the connection and frees its place.
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.l.mu.Lock()
+	c.l.dropLocked(c)
+	c.l.mu.Unlock()
+	return err
+}
+
+// CloseWrite closes the connection for writing, so that the client reads
+// what was sent and then the end of the stream: net/http sends its last
+// answer on a connection it closes (431, or 413 for a body left unread)
+// this way, before the reset that unread input causes.
+func (c *limitedConn) CloseWrite() error {
+	if hc, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return hc.CloseWrite()
+	}
+	return errors.ErrUnsupported
+}
 
 // closeOnUnauthorized wraps h so that every 401 answer closes its
 // connection (with Connection: close on HTTP/1.1, with GOAWAY on HTTP/2):

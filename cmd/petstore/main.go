@@ -250,9 +250,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer obs.shutdown(logger)
 
+	auth := petstore.APIKeys(c.keys...)
 	api, err := petstore.New(append([]petstore.Option{
 		petstore.WithStore(store),
-		petstore.WithAuthenticator(petstore.APIKeys(c.keys...)),
+		petstore.WithAuthenticator(auth),
 		petstore.WithBasePath(c.basePath),
 		petstore.WithLogger(logger),
 		petstore.WithStoreTimeout(c.limits.storeTimeout),
@@ -266,15 +267,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	ln = limitListener(ln, c.limits.maxConns)
+	limited := limitListener(ln, c.limits.maxConns)
+	ln = limited
+	bodies := newBodyGate(c.limits.maxBodies, bodiesPerConn)
+	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
 	srv := &http.Server{
-		Handler:           closeOnUnauthorized(obs.wrap(api)),
+		Handler:           limitHead(closeOnUnauthorized(obs.wrap(limitBodies(api, bodies, auth, c.limits.bodyTimeout)))),
 		ReadHeaderTimeout: c.readHeaderTimeout,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      c.limits.writeTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ErrorLog:          errorLog,
+		ConnContext:       withConnBodies,
+		ConnState:         limited.track,
 		// OPTIONS * goes to the handler, which asks for a key like
 		// everywhere else, rather than to net/http's answer of 200.
 		DisableGeneralOptionsHandler: true,
@@ -284,6 +290,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if certs != nil {
 		scheme = "https"
 		srv.TLSConfig = &tls.Config{MinVersion: c.tlsMinVersion, GetCertificate: certs.certificate}
+		h2base := &http.Server{ReadTimeout: srv.ReadTimeout, WriteTimeout: srv.WriteTimeout, IdleTimeout: srv.IdleTimeout,
+			ErrorLog: errorLog, ConnState: limited.track}
+		if err := serveHTTP2(srv, h2base, logger); err != nil {
+			ln.Close()
+			return err
+		}
 		serve = func(ln net.Listener) error { return srv.ServeTLS(ln, "", "") }
 		stopWatching := watchCerts(certs, c.tlsReloadInterval)
 		defer stopWatching()
@@ -305,7 +317,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer stopAdmin()
 	}
 	url := scheme + "://" + ln.Addr().String() + c.basePath
-	logger.Info("petstore: listening", "url", url, "docs", url+petstore.DocsPath, "max_conns", c.limits.maxConns, "open_files", c.limits.openFiles,
+	logger.Info("petstore: listening", "url", url, "docs", url+petstore.DocsPath, "max_conns", c.limits.maxConns, "open_files", c.limits.openFiles, "max_bodies", c.limits.maxBodies,
 		"store_timeout", c.limits.storeTimeout, "write_timeout", c.limits.writeTimeout)
 	fmt.Fprintf(stdout, "serving %s/pets\n", url)
 

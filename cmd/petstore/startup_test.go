@@ -212,6 +212,11 @@ func TestParseConfigLimits(t *testing.T) {
 			wantErr: "-store-timeout 3s is not below -write-timeout 3s: a client would be cut off before it hears " +
 				"that the store timed out; lower -store-timeout or raise -write-timeout"},
 		{name: "negative max conns", args: []string{"-max-conns", "-5"}, wantErr: "-max-conns -5: want 1 or more"},
+		{name: "body limits", args: []string{"-max-bodies", "8", "-body-timeout", "2s"},
+			want: limitFlags{storeTimeout: 5 * time.Second, writeTimeout: 30 * time.Second, maxConns: defaultMaxConns(openFileLimit()),
+				maxBodies: 8, bodyTimeout: 2 * time.Second}},
+		{name: "no bodies", args: []string{"-max-bodies", "0"}, wantErr: "-max-bodies 0: want 1 or more"},
+		{name: "no body timeout", args: []string{"-body-timeout", "0s"}, wantErr: "-body-timeout 0s: want more than 0"},
 		{name: "help", args: []string{"-help"}, wantErr: "flag: help requested"},
 	}
 	for _, tt := range tests {
@@ -224,6 +229,12 @@ func TestParseConfigLimits(t *testing.T) {
 				return
 			}
 			tt.want.openFiles = openFileLimit()
+			if tt.want.maxBodies == 0 {
+				tt.want.maxBodies = 256
+			}
+			if tt.want.bodyTimeout == 0 {
+				tt.want.bodyTimeout = 10 * time.Second
+			}
 			if diff := cmp.Diff(tt.want, c.limits, cmp.AllowUnexported(limitFlags{})); diff != "" {
 				t.Errorf("parseConfig(%q) limits (-want +got):\n%s", tt.args, diff)
 			}
