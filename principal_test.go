@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -153,5 +155,79 @@ func TestPrincipalSeen(t *testing.T) {
 				t.Errorf("Observation.Principal of the same requests (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// checkingStore is a memstore that checks, in every call, that the context
+// carries the principal of the caller whose token named the pet, and asks
+// for Done in every other call, as pgx does.
+type checkingStore struct {
+	*memstore.Store
+	calls atomic.Int64
+	bad   atomic.Int64
+}
+
+var _ petstore.Store = (*checkingStore)(nil)
+
+func (s *checkingStore) check(ctx context.Context, token string) {
+	if s.calls.Add(1)%2 == 0 {
+		_ = ctx.Done()
+	}
+	if petstore.Principal(ctx) != fingerprint(token) {
+		s.bad.Add(1)
+	}
+}
+
+func (s *checkingStore) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
+	s.check(ctx, p.Name)
+	return s.Store.Add(ctx, p, opts)
+}
+
+func (s *checkingStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	s.check(ctx, ctx.Value(tokenKey{}).(string))
+	return s.Store.List(ctx, opts)
+}
+
+// tokenKey is the context key under which tokenInContext puts the token,
+// for the store to check against.
+type tokenKey struct{}
+
+// TestPrincipalConcurrent: under concurrent requests from many callers,
+// whose store contexts the handler reuses, every store call sees its own
+// caller's principal, whether or not the store asked for Done.
+func TestPrincipalConcurrent(t *testing.T) {
+	store := &checkingStore{Store: memstore.New()}
+	tokenInContext := petstore.AuthenticatorFunc(func(ctx context.Context, _ petstore.Operation, token string) (context.Context, error) {
+		return context.WithValue(ctx, tokenKey{}, token), nil // and no principal
+	})
+	h := newHandler(t, store, petstore.WithAuthenticator(tokenInContext))
+	const callers, requests = 8, 100
+	var wg sync.WaitGroup
+	for c := range callers {
+		token := fmt.Sprintf("caller-%d", c)
+		auth := http.Header{"Authorization": {"Bearer " + token}}
+		wg.Go(func() {
+			for i := range requests {
+				var r *http.Request
+				if i%2 == 0 {
+					r = newRequest(t, http.MethodPost, "/v1/pets", `{"name":"`+token+`","categoryId":1}`,
+						http.Header{"Authorization": auth["Authorization"], "Idempotency-Key": {fmt.Sprint("k", i%10)}})
+				} else {
+					r = newRequest(t, http.MethodGet, "/v1/pets?limit=1", "", auth)
+				}
+				if w := serve(h, r); w.Code >= 300 {
+					t.Errorf("%s %s by %s: %d %s", r.Method, r.URL, token, w.Code, w.Body)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := store.bad.Load(); n != 0 {
+		t.Errorf("%d of %d store calls saw another caller's principal", n, store.calls.Load())
+	}
+	// Each caller's 5 keys, sent 10 times each, stored one pet each.
+	if n := store.Len(); n != callers*5 {
+		t.Errorf("the store holds %d pets, want %d: one per caller and key", n, callers*5)
 	}
 }
