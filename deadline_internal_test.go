@@ -125,8 +125,9 @@ func TestDeadlineCtx(t *testing.T) {
 }
 
 // BenchmarkStoreContext measures what a store call's deadline costs, the
-// way the handler makes it and with context.WithTimeout, for a store that
-// asks Err once, as memstore does.
+// way the handler makes it (from its pool, with the principal), a new
+// storeCtx, and context.WithTimeout, for a store that asks Err once, as
+// memstore does.
 func BenchmarkStoreContext(b *testing.B) {
 	parent, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -136,6 +137,17 @@ func BenchmarkStoreContext(b *testing.B) {
 			c := withStoreDeadline(parent, 5*time.Second, false)
 			_ = c.Err()
 			c.release()
+		}
+	})
+	b.Run("impl=storeCtxPool", func(b *testing.B) {
+		var pool storeCtxPool
+		caller := &callerCtx{Context: parent, principal: "key-0123456789abcdef"}
+		b.ReportAllocs()
+		for b.Loop() {
+			c := pool.get(caller, 5*time.Second, false)
+			_ = c.Err()
+			_ = Principal(c)
+			pool.put(c)
 		}
 	})
 	b.Run("impl=context.WithTimeout", func(b *testing.B) {
