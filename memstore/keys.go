@@ -147,12 +147,20 @@ func (s *Store) keyRetention() time.Duration {
 	return s.retention
 }
 
-// clock returns the time now, in nanoseconds, by the store's clock.
+// clock returns the time now by the store's clock, in nanoseconds since
+// the store first read it. With time.Now, that is monotonic time: a change
+// of the wall clock neither forgets keys early nor keeps them for ever. The
+// caller holds s.mu for writing.
 func (s *Store) clock() int64 {
-	if s.now == nil {
-		return time.Now().UnixNano()
+	now := time.Now
+	if s.now != nil {
+		now = s.now
 	}
-	return s.now().UnixNano()
+	t := now()
+	if s.epoch.IsZero() {
+		s.epoch = t
+	}
+	return int64(t.Sub(s.epoch))
 }
 
 // pruneKeys runs one step of pruning, and logs the end of a pass. The

@@ -70,6 +70,8 @@ type Store struct {
 	now       func() time.Time // nil: time.Now
 	log       *slog.Logger     // nil: none
 
+	epoch time.Time // the first reading of the clock; guarded by mu
+
 	mu       sync.RWMutex
 	n        int64              // pets stored; the last ID assigned
 	chunks   [][]entry          // pet with ID i is chunks[(i-1)/chunkSize][(i-1)%chunkSize]
