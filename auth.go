@@ -162,7 +162,8 @@ func Principal(ctx context.Context) string {
 // Authenticator returned, with what names the caller, so that a principal
 // costs nothing until it is used. The handler takes one from its pool per
 // request and puts it back once it has answered; only the operations and
-// the guard see it, never a Store (see guardedStore).
+// the guard see it, never a Store (see guardedStore), and only from the
+// request's goroutine, so Value makes the fingerprint without a lock.
 type callerCtx struct {
 	context.Context        // what the Authenticator returned
 	principal       string // set by APIKeys, or once made by Value; "" otherwise
