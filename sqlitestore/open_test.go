@@ -3,6 +3,7 @@ package sqlitestore_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -290,16 +291,30 @@ func TestClose(t *testing.T) {
 }
 
 // TestReadsDoNotWaitForWrites holds a write transaction open, with a pet
-// written but not committed, from another connection: Get and List answer
-// at once from the last commit.
+// written but not committed, from another connection, while the Store's own
+// writer waits for it with an Add: Get and List answer at once from the
+// last commit.
 func TestReadsDoNotWaitForWrites(t *testing.T) {
 	s := open(t, newPath(t))
 	p, _, err := s.Add(context.Background(), petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	holdWriteLock(t, s.Path(), "INSERT INTO pets (name, category_id) VALUES ('uncommitted', 1)")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	release := holdWriteLock(t, s.Path(), "INSERT INTO pets (name, category_id) VALUES ('uncommitted', 1)")
+	added := make(chan error, 1)
+	go func() {
+		_, _, err := s.Add(context.Background(), petstore.NewPet{Name: "waiting", CategoryID: 1}, petstore.AddOptions{})
+		added <- err
+	}()
+	waitFor(t, "the Add is in flight", func() bool { return sqlitestore.Busy(s) })
+	defer func() {
+		release()
+		if err := <-added; err != nil {
+			t.Errorf("the Add that waited for the lock: %v", err)
+		}
+	}()
+	// Far shorter than the busy timeout, for which the Add may wait.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	got, err := s.Get(ctx, p.ID)
 	if err != nil || got != p {
@@ -350,5 +365,38 @@ func TestFullDisk(t *testing.T) {
 	}
 	if _, _, err := s.Add(ctx, big, petstore.AddOptions{}); err != nil {
 		t.Errorf("Add once there is room: %v", err)
+	}
+}
+
+// TestPragmas checks the settings of the Store's connections.
+func TestPragmas(t *testing.T) {
+	path := newPath(t)
+	open(t, path)
+	for _, tt := range []struct {
+		name string
+		dsn  string
+		want map[string]int64
+	}{
+		{"writer", sqlitestore.WriterDSN(path), map[string]int64{"synchronous": 2, "busy_timeout": 10000, "foreign_keys": 1, "query_only": 0}},
+		{"reader", sqlitestore.ReaderDSN(path), map[string]int64{"synchronous": 2, "busy_timeout": 10000, "foreign_keys": 1, "query_only": 1}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			db, err := sql.Open("sqlite", tt.dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			got := map[string]int64{}
+			for name := range tt.want {
+				var v int64
+				if err := db.QueryRow("PRAGMA " + name).Scan(&v); err != nil {
+					t.Fatal(err)
+				}
+				got[name] = v
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("pragmas (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
