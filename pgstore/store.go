@@ -100,7 +100,11 @@ RETURNING id`, lockClassAdd, t),
 		// key before, if any; otherwise a new pet, and its key when it has
 		// one. The new pets draw their IDs in the order of the arrays, so
 		// the k-th smallest new ID belongs to the k-th new row. An empty
-		// key is no key. The rows of the batch carry distinct keys.
+		// key is no key. The rows of the batch carry distinct keys. Each
+		// key is looked up through the primary key, whatever the sizes
+		// that the plan, cached for the statement, was made for: LATERAL
+		// with LIMIT keeps the planner from joining by a scan of the whole
+		// table.
 		addKeyedSQL: fmt.Sprintf(`WITH input AS (
 	SELECT r.n, r.name, r.category_id, nullif(r.status, '') AS status, r.principal, nullif(r.key, '') AS key
 	FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS r (name, category_id, status, principal, key, n)
@@ -108,8 +112,9 @@ RETURNING id`, lockClassAdd, t),
 stored AS (
 	SELECT i.n, p.id, p.name, p.category_id, coalesce(p.status, '') AS status
 	FROM input i
-	JOIN %[2]s k ON k.principal = i.principal AND k.key = i.key
-	JOIN %[1]s p ON p.id = k.pet_id
+	CROSS JOIN LATERAL (SELECT k.pet_id FROM %[2]s k WHERE k.principal = i.principal AND k.key = i.key LIMIT 1) k
+	CROSS JOIN LATERAL (SELECT p.id, p.name, p.category_id, p.status FROM %[1]s p WHERE p.id = k.pet_id LIMIT 1) p
+	WHERE i.key IS NOT NULL
 ),
 fresh AS (
 	SELECT i.*, row_number() OVER (ORDER BY i.n) AS k
