@@ -112,6 +112,12 @@
 // Pets are never deleted. A store that takes no creates deletes nothing,
 // and does not grow either.
 //
+// A key's age is measured on the wall clock, in the file, so that it holds
+// across restarts and between processes: a step of the system clock ages
+// every key by that step (forward, keys are forgotten early; backward, kept
+// longer). Keep the clock synchronized (NTP slews rather than steps small
+// errors).
+//
 // A key costs about 160 bytes on disk for a key of 40 characters and a
 // principal of 16 (BenchmarkKeyOnDisk): the key and principal are stored
 // twice, in the table and in the index on created_at, beside a pet of

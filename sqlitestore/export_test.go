@@ -59,3 +59,15 @@ func SetBusyTimeout(s *Store, d time.Duration) error {
 	_, err := s.w.ExecContext(context.Background(), fmt.Sprintf("PRAGMA busy_timeout = %d", d.Milliseconds()))
 	return err
 }
+
+// Statements are the Store's statements by name.
+var Statements = map[string]string{
+	"insert pet":     sqlInsertPet,
+	"insert key":     sqlInsertKey,
+	"look up key":    sqlLookupKey,
+	"delete key":     sqlDeleteKey,
+	"prune keys":     sqlPruneKeys,
+	"get":            sqlGet,
+	"list":           sqlList,
+	"list by status": sqlListStatus,
+}

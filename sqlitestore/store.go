@@ -156,6 +156,23 @@ func readerDSN(file string) string {
 	return dsn(file, url.Values{"_pragma": {"query_only(ON)"}})
 }
 
+// The Store's statements. Each reads or writes through one index: a test
+// checks their plans.
+const (
+	sqlInsertPet = `INSERT INTO pets (name, category_id, status) VALUES (?, ?, NULLIF(?, ''))`
+	sqlInsertKey = `INSERT INTO pet_keys (principal, key, pet_id, created_at) VALUES (?, ?, ?, ?)`
+	sqlLookupKey = `SELECT k.created_at, p.id, p.name, p.category_id, coalesce(p.status, '')
+FROM pet_keys k JOIN pets p ON p.id = k.pet_id WHERE k.principal = ? AND k.key = ?`
+	sqlDeleteKey = `DELETE FROM pet_keys WHERE principal = ? AND key = ?`
+	// The oldest keys first, at most a step of them.
+	sqlPruneKeys = `DELETE FROM pet_keys WHERE (principal, key) IN
+(SELECT principal, key FROM pet_keys WHERE created_at < ? ORDER BY created_at LIMIT ?)`
+	sqlGet  = `SELECT name, category_id, coalesce(status, '') FROM pets WHERE id = ?`
+	sqlList = `SELECT id, name, category_id, coalesce(status, '') FROM pets WHERE id > ? ORDER BY id LIMIT ?`
+	// With status fixed, the (status, id) index gives the rows in ID order.
+	sqlListStatus = `SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`
+)
+
 // open opens the connections, checks and migrates the file, and prepares
 // the statements.
 func (s *Store) open() error {
@@ -209,13 +226,11 @@ func (s *Store) open() error {
 	}
 	s.begin = prepare(s.w, "BEGIN IMMEDIATE")
 	s.commitTx = prepare(s.w, "COMMIT")
-	s.insertPet = prepare(s.w, `INSERT INTO pets (name, category_id, status) VALUES (?, ?, NULLIF(?, ''))`)
-	s.insertKey = prepare(s.w, `INSERT INTO pet_keys (principal, key, pet_id, created_at) VALUES (?, ?, ?, ?)`)
-	s.lookupKey = prepare(s.w, `SELECT k.created_at, p.id, p.name, p.category_id, coalesce(p.status, '')
-FROM pet_keys k JOIN pets p ON p.id = k.pet_id WHERE k.principal = ? AND k.key = ?`)
-	s.deleteKey = prepare(s.w, `DELETE FROM pet_keys WHERE principal = ? AND key = ?`)
-	s.pruneKeys = prepare(s.w, `DELETE FROM pet_keys WHERE (principal, key) IN
-(SELECT principal, key FROM pet_keys WHERE created_at < ? ORDER BY created_at LIMIT ?)`)
+	s.insertPet = prepare(s.w, sqlInsertPet)
+	s.insertKey = prepare(s.w, sqlInsertKey)
+	s.lookupKey = prepare(s.w, sqlLookupKey)
+	s.deleteKey = prepare(s.w, sqlDeleteKey)
+	s.pruneKeys = prepare(s.w, sqlPruneKeys)
 	if err != nil {
 		return fail("check the schema", err)
 	}
@@ -226,9 +241,9 @@ FROM pet_keys k JOIN pets p ON p.id = k.pet_id WHERE k.principal = ? AND k.key =
 	n := max(4, runtime.GOMAXPROCS(0))
 	s.rdb.SetMaxOpenConns(n)
 	s.rdb.SetMaxIdleConns(n)
-	s.getPet = prepare(s.rdb, `SELECT name, category_id, coalesce(status, '') FROM pets WHERE id = ?`)
-	s.listPets = prepare(s.rdb, `SELECT id, name, category_id, coalesce(status, '') FROM pets WHERE id > ? ORDER BY id LIMIT ?`)
-	s.listStatus = prepare(s.rdb, `SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`)
+	s.getPet = prepare(s.rdb, sqlGet)
+	s.listPets = prepare(s.rdb, sqlList)
+	s.listStatus = prepare(s.rdb, sqlListStatus)
 	if err != nil {
 		return fail("check the schema", err)
 	}
