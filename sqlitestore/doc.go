@@ -12,7 +12,9 @@
 //	api, err := petstore.New(petstore.WithStore(store), ...)
 //
 // Open creates the file when it does not exist, upgrades its schema, and
-// checks it; Close waits for the creates in flight. Path returns the file's
+// checks it: that it is a petstore file of a version this package knows,
+// and that every statement the Store runs compiles against it. Close waits
+// for the creates in flight. Path returns the file's
 // absolute path, for a start-up log.
 //
 // # Pragmas
