@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -398,5 +399,33 @@ func TestPragmas(t *testing.T) {
 				t.Errorf("pragmas (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestOpenConcurrently opens one new file from several Stores at once: each
+// migration is applied once, and every Store works.
+func TestOpenConcurrently(t *testing.T) {
+	path := newPath(t)
+	const n = 4
+	stores := make([]*sqlitestore.Store, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { stores[i], errs[i] = sqlitestore.Open(path) })
+	}
+	wg.Wait()
+	for i, s := range stores {
+		if errs[i] != nil {
+			t.Fatalf("Open %d: %v", i, errs[i])
+		}
+		t.Cleanup(func() { s.Close() })
+	}
+	for i, s := range stores {
+		if _, _, err := s.Add(context.Background(), petstore.NewPet{Name: fmt.Sprint("pet ", i), CategoryID: 1}, petstore.AddOptions{}); err != nil {
+			t.Errorf("Add through Store %d: %v", i, err)
+		}
+	}
+	if got := len(all(t, stores[0])); got != n {
+		t.Errorf("%d pets, want %d", got, n)
 	}
 }
