@@ -6,7 +6,8 @@
 //	         [-data petstore.db | -store memory | -postgres URL]
 //	         [-tls-cert FILE -tls-key FILE] [-tls-min-version 1.2]
 //	         [-tls-reload-interval 10s] [-store-timeout 5s] [-write-timeout 30s]
-//	         [-max-conns N] [-admin-addr localhost:9090] [-access-log]
+//	         [-max-conns N] [-max-bodies 256] [-body-timeout 10s]
+//	         [-admin-addr localhost:9090] [-access-log]
 //
 // petstore -help lists the flags and the environment variables.
 //
@@ -59,16 +60,21 @@
 //
 // The server logs with log/slog to standard error, prints the URL it
 // listens on, cuts off slow or oversized requests with its timeouts and
-// header limit (16 KiB for the request line and headers), and on SIGINT or
+// header limit (16 KiB for the request line and headers, counted as
+// HTTP/1.1 sends them over HTTP/2 too), and on SIGINT or
 // SIGTERM stops accepting connections and finishes the requests in flight
 // before it exits; a second signal exits at once, with status 1.
 //
 // Every store call has a deadline, -store-timeout, past which the request
 // is answered 503; it must be below -write-timeout, so that the client
 // hears the answer. -max-conns caps the connections served at once (by
-// default the open-file limit less 64; more wait to be accepted), a 401
-// closes its connection, and OPTIONS * is answered by the API, with 401
-// without a key.
+// default the open-file limit less 64; more wait to be accepted, and a full
+// server closes an idle or stalled connection to make room), a 401 closes
+// its connection, and OPTIONS * is answered by the API, with 401 without a
+// key. -max-bodies caps the requests with a body read at once across the
+// process; more wait up to -body-timeout and are then answered 503, and a
+// body must arrive within -body-timeout. Over HTTP/2 a connection has at
+// most 100 requests open, and one that floods control frames is closed.
 //
 // Configuration that cannot work (a key no bearer token can carry, a
 // PETSTORE_API_KEYS of commas alone, a base path no request can match, a
