@@ -27,7 +27,12 @@ func (s *Store) insertKeyed(ctx context.Context, b *batchBuf, calls []*addCall, 
 	return s.cancellable(ctx, func(qctx context.Context, conn *pgxpool.Conn) error {
 		batch := &pgx.Batch{}
 		batch.Queue(s.lockSQL, s.relation)
-		batch.Queue(s.addKeyedSQL, b.names, b.cats, b.statuses, b.principals, b.keys, s.now())
+		if len(calls) == 1 {
+			r := &calls[0].row
+			batch.Queue(s.addKeyedOneSQL, r.name, r.categoryID, string(r.status), r.principal, r.key, s.now())
+		} else {
+			batch.Queue(s.addKeyedSQL, b.names, b.cats, b.statuses, b.principals, b.keys, s.now())
+		}
 		results := conn.SendBatch(qctx, batch)
 		err := s.readKeyed(results, calls, passed)
 		// Closing reads to the end of the transaction: only a clean end

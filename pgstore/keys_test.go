@@ -19,7 +19,8 @@ import (
 )
 
 // keyedTracer records the number of rows of every keyed batch that a pool
-// sends: the length of the names array of its second statement.
+// sends: the length of the names array of its second statement, or 1 when
+// the name is given alone.
 type keyedTracer struct {
 	batchTracer
 	mu    sync.Mutex
@@ -30,9 +31,16 @@ type keyedTracer struct {
 func (t *keyedTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
 	q := data.Batch.QueuedQueries
 	if len(q) == 2 && len(q[1].Arguments) > 0 {
-		if names, ok := q[1].Arguments[0].([]string); ok {
+		size := 0
+		switch names := q[1].Arguments[0].(type) {
+		case []string:
+			size = len(names)
+		case string:
+			size = 1
+		}
+		if size > 0 {
 			t.mu.Lock()
-			t.sizes = append(t.sizes, len(names))
+			t.sizes = append(t.sizes, size)
 			t.mu.Unlock()
 		}
 	}

@@ -40,7 +40,7 @@ type Store struct {
 	keys     string // the idempotency keys table, quoted and qualified
 
 	// One statement per need: the LIMIT is always bound, NULL for no cap.
-	addSQL, lockSQL, addKeyedSQL, pruneSQL, getSQL, listSQL, listStatusSQL string
+	addSQL, lockSQL, addKeyedSQL, addKeyedOneSQL, pruneSQL, getSQL, listSQL, listStatusSQL string
 
 	retention time.Duration
 	now       func() time.Time
@@ -136,6 +136,25 @@ key AS (
 SELECT i.n, coalesce(a.id, s.id), s.id IS NOT NULL, coalesce(s.name, ''), coalesce(s.category_id, 0), coalesce(s.status, '')
 FROM input i LEFT JOIN added a ON a.n = i.n LEFT JOIN stored s ON s.n = i.n
 ORDER BY i.n`, t, qualify(c.table+"_keys")),
+		// addKeyedSQL for one row, given as scalars: the same outcome
+		// with a plan a fraction of the size, for a lone caller.
+		addKeyedOneSQL: fmt.Sprintf(`WITH stored AS (
+	SELECT p.id, p.name, p.category_id, coalesce(p.status, '') AS status
+	FROM %[2]s k JOIN %[1]s p ON p.id = k.pet_id
+	WHERE k.principal = $4::text AND k.key = $5::text
+),
+pet AS (
+	INSERT INTO %[1]s (name, category_id, status)
+	SELECT $1::text, $2::bigint, nullif($3::text, '') WHERE NOT EXISTS (SELECT FROM stored)
+	RETURNING id
+),
+key AS (
+	INSERT INTO %[2]s (principal, key, pet_id, created_at)
+	SELECT $4::text, $5::text, id, $6::timestamptz FROM pet
+)
+SELECT 1::bigint, id, false, '', 0::bigint, '' FROM pet
+UNION ALL
+SELECT 1::bigint, id, true, name, category_id, status FROM stored`, t, qualify(c.table+"_keys")),
 		// The oldest expired keys, a few at a time; rows that another
 		// pass is deleting are skipped rather than waited for.
 		pruneSQL: fmt.Sprintf(`DELETE FROM %[1]s WHERE ctid = ANY (ARRAY(
