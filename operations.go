@@ -83,6 +83,8 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 	case errors.Is(err, body.ErrTooLarge):
 		return &requestError{code: httpapi.CodePayloadTooLarge,
 			message: "the body is larger than " + strconv.FormatInt(h.maxBody, 10) + " bytes; send a smaller pet"}
+	case err != nil && errors.Is(r.Context().Err(), context.Canceled):
+		return r.Context().Err() // the client went away while sending it
 	case err != nil:
 		return &requestError{code: httpapi.CodeInvalidBody, message: "the body could not be read; send it again"}
 	}
@@ -121,7 +123,7 @@ func (h *handler) getPet(ctx context.Context, w http.ResponseWriter, r *http.Req
 	}
 	pet, err := h.store.Get(ctx, id)
 	if errors.Is(err, ErrNotFound) {
-		return &requestError{code: httpapi.CodeNotFound, message: "no pet has ID " + strconv.FormatInt(id, 10) + "; list pets with GET /pets"}
+		return &requestError{code: httpapi.CodeNotFound, message: "no pet has ID " + strconv.FormatInt(id, 10) + "; list pets with GET " + h.petsPath}
 	}
 	if err != nil {
 		return err
