@@ -39,8 +39,9 @@ type answer struct {
 
 // answerFor is the one table from a failure to the answer: the code and so
 // the status, the message, the headers, and the log level. The first row
-// that err matches decides. op is the operation that failed.
-func (h *handler) answerFor(op Operation, err error) answer {
+// that err matches decides. op is the operation that failed; clientGone
+// reports whether the request's context is done, the client having gone.
+func (h *handler) answerFor(op Operation, err error, clientGone bool) answer {
 	if req, ok := err.(*requestError); ok { // returned as it is, never wrapped
 		return answer{code: req.code, message: req.message, header: req.header, value: req.value}
 	}
@@ -70,10 +71,14 @@ func (h *handler) answerFor(op Operation, err error) answer {
 			message = invalid.Error()
 		}
 		return answer{code: httpapi.CodeInvalidBody, message: message}
-	case errors.Is(err, context.Canceled):
+	case errors.Is(err, context.Canceled) && clientGone:
 		// The client hung up: nobody reads the answer, and nothing failed.
-		return answer{code: httpapi.CodeUnavailable, message: "the request was cancelled",
-			header: "Retry-After", value: h.retryAfter, level: slog.LevelDebug, log: "petstore: client went away"}
+		return answer{code: CodeClientClosedRequest, level: slog.LevelDebug, log: "petstore: client went away"}
+	case errors.Is(err, context.Canceled):
+		// Cancelled while the client still waits: by the Store, or by a
+		// context that a host's middleware cancelled. Not the client's doing.
+		return answer{code: httpapi.CodeUnavailable, message: "the request was cancelled; retry later",
+			header: "Retry-After", value: h.retryAfter, level: slog.LevelWarn, log: "petstore: request cancelled"}
 	case isAuthenticatorError(err):
 		return answer{code: httpapi.CodeUnavailable, message: "authentication is unavailable; retry later",
 			header: "Retry-After", value: h.retryAfter, level: slog.LevelError, log: "petstore: authenticator failed"}
@@ -96,11 +101,17 @@ func isAuthenticatorError(err error) bool {
 // to log, with the request's token scrubbed from the error's text. It
 // returns the code of the answer.
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, op Operation, err error) httpapi.Code {
-	a := h.answerFor(op, err)
+	a := h.answerFor(op, err, r.Context().Err() != nil)
 	if a.log != "" && h.log.Enabled(r.Context(), a.level) {
 		token, _ := httpapi.BearerToken(r)
 		h.log.LogAttrs(r.Context(), a.level, a.log,
 			slog.String("operation", string(op)), slog.String("error", scrub(err.Error(), token)))
+	}
+	if a.code == CodeClientClosedRequest {
+		// Nobody reads it: the status is for the Observer and a host's
+		// middleware, and there is no body.
+		w.WriteHeader(StatusClientClosedRequest)
+		return a.code
 	}
 	if a.header != "" {
 		w.Header()[a.header] = a.value
@@ -108,3 +119,16 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, op Operation, err
 	httpapi.WriteError(w, r, a.code, a.message)
 	return a.code
 }
+
+// StatusClientClosedRequest is the status that the handler records for a
+// request whose client went away before it was answered (its context was
+// cancelled): 499 "client closed request", as nginx records it. It is not a
+// 5xx, since nothing failed; an Observer sees it with the code
+// CodeClientClosedRequest, and the handler writes it with no body, which
+// nobody reads.
+const StatusClientClosedRequest = 499
+
+// CodeClientClosedRequest is the Observation's Code of a request whose
+// client went away before it was answered (see StatusClientClosedRequest).
+// It never reaches a client, so it is not one of httpapi's codes.
+const CodeClientClosedRequest httpapi.Code = "client_closed_request"

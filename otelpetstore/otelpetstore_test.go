@@ -613,3 +613,44 @@ func TestAbortedRequest(t *testing.T) {
 		t.Errorf("histogram attributes (-want +got):\n%s", diff)
 	}
 }
+
+// TestClientClosedRequest checks that a request whose client went away is
+// recorded with status 499 and error.type client_closed_request, outside
+// the 5xx series, and that its span is not marked as an error.
+func TestClientClosedRequest(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	tel, err := otelpetstore.New(otelpetstore.WithMeterProvider(mp), otelpetstore.WithTracerProvider(tp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(keyA)),
+		petstore.WithObserver(tel.Observe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel() // the client hangs up before its request is served
+	r := httptest.NewRequestWithContext(ctx, "GET", "/v1/pets", nil)
+	r.Header.Set("Authorization", "Bearer "+keyA)
+	tel.Middleware(api).ServeHTTP(httptest.NewRecorder(), r)
+	ended := spans.Ended()
+	if len(ended) != 1 {
+		t.Fatalf("%d spans ended, want 1", len(ended))
+	}
+	if diff := cmp.Diff(sdktrace.Status{Code: codes.Unset}, ended[0].Status()); diff != "" {
+		t.Errorf("span status (-want +got):\n%s", diff)
+	}
+	want := map[string]string{"http.request.method": "GET", "url.scheme": "http", "url.path": "/v1/pets",
+		"http.route": "/v1/pets", "http.response.status_code": "499", "error.type": "client_closed_request"}
+	if diff := cmp.Diff(want, attrMap(ended[0].Attributes())); diff != "" {
+		t.Errorf("span attributes (-want +got):\n%s", diff)
+	}
+	_, point := onlyDurationPoint(t, reader)
+	delete(want, "url.path")
+	if diff := cmp.Diff(want, attrMap(point.Attributes.ToSlice())); diff != "" {
+		t.Errorf("histogram attributes (-want +got):\n%s", diff)
+	}
+}
