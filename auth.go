@@ -66,7 +66,10 @@ func (f AuthenticatorFunc) Authenticate(ctx context.Context, op Operation, token
 //
 // The context it returns carries the caller's principal (see Principal): "key-"
 // and the first 8 bytes of the key's SHA-256 digest in hex, which names the
-// key in logs and scopes idempotency keys without revealing it.
+// key in logs and scopes idempotency keys without revealing it. Since each
+// key is its own principal, a create retried with the same Idempotency-Key
+// after its caller moved to a new key creates a second pet; NamedAPIKeys
+// gives the old and the new key one principal.
 //
 // Keys are compared in constant time: the token's SHA-256 digest is compared
 // with every key's digest, so neither the position of the first differing
@@ -76,18 +79,81 @@ func (f AuthenticatorFunc) Authenticate(ctx context.Context, op Operation, token
 // every request, and one with a key that no bearer token can carry (RFC 6750
 // allows letters, digits, "-", ".", "_", "~", "+", "/" and trailing "=").
 func APIKeys(keys ...string) Authenticator {
-	a := apiKeys{}
+	named := make([]APIKey, len(keys))
+	for i, k := range keys {
+		named[i].Key = k
+	}
+	return newAPIKeys("APIKeys", named)
+}
+
+// An APIKey is a key that NamedAPIKeys accepts, with the principal of the
+// caller that holds it.
+type APIKey struct {
+	// Principal names the caller (see Principal): 1 to 64 visible ASCII
+	// characters other than ",", ":" and quotes, not beginning with "key-"
+	// or "token-", the prefixes of fingerprints. It is not secret: it
+	// appears in logs and metrics. When it is "", the key is named by its
+	// fingerprint, as APIKeys names it.
+	Principal string
+	// Key is the secret that the caller sends as a bearer token.
+	Key string
+}
+
+// NamedAPIKeys returns an Authenticator that accepts any of keys for every
+// operation, as APIKeys does, and gives each caller the principal that its
+// APIKey names. Keys with the same principal belong to one caller, who
+// shares one space of idempotency keys across them: during a rotation, a
+// create that is retried with the same Idempotency-Key after the caller
+// moved from the old key to the new one is replayed, not created again.
+// Callers with different principals never share idempotency keys.
+//
+//	petstore.NamedAPIKeys(
+//		petstore.APIKey{Principal: "alice", Key: aliceOld},
+//		petstore.APIKey{Principal: "alice", Key: aliceNew},
+//		petstore.APIKey{Principal: "bob", Key: bob},
+//	)
+//
+// Entries with an empty Key are ignored. New refuses a NamedAPIKeys without
+// any usable key, one with a key that no bearer token can carry, one with
+// a principal outside the syntax above, and one that gives a key two
+// principals.
+func NamedAPIKeys(keys ...APIKey) Authenticator {
+	return newAPIKeys("NamedAPIKeys", keys)
+}
+
+// newAPIKeys returns the authenticator of APIKeys and NamedAPIKeys, which
+// fn names in New's errors.
+func newAPIKeys(fn string, keys []APIKey) apiKeys {
+	a := apiKeys{fn: fn}
+	seen := map[[sha256.Size]byte]int{} // the index of a digest in a.digests
 	for i, k := range keys {
 		switch {
-		case k == "":
-		case !token68.Valid(k):
+		case k.Key == "":
+			continue
+		case !token68.Valid(k.Key):
 			a.problems = append(a.problems, fmt.Sprintf("key %d of %d has characters that no bearer token can carry; "+
 				"use only letters, digits, -, ., _, ~, + and /, with = only at the end", i+1, len(keys)))
-		default:
-			d := sha256.Sum256([]byte(k))
-			a.digests = append(a.digests, d)
-			a.principals = append(a.principals, "key-"+hex.EncodeToString(d[:8]))
+			continue
 		}
+		if problem := principalProblem(k.Principal); problem != "" {
+			a.problems = append(a.problems, fmt.Sprintf("the principal of key %d of %d %s", i+1, len(keys), problem))
+			continue
+		}
+		d := sha256.Sum256([]byte(k.Key))
+		principal := k.Principal
+		if principal == "" {
+			principal = "key-" + hex.EncodeToString(d[:8])
+		}
+		if j, ok := seen[d]; ok {
+			if a.principals[j] != principal {
+				a.problems = append(a.problems, fmt.Sprintf("key %d of %d is an earlier key again with another principal (%q, not %q); "+
+					"give each key one principal", i+1, len(keys), principal, a.principals[j]))
+			}
+			continue
+		}
+		seen[d] = len(a.digests)
+		a.digests = append(a.digests, d)
+		a.principals = append(a.principals, principal)
 	}
 	if len(a.digests) == 0 && len(a.problems) == 0 {
 		a.problems = append(a.problems, "no key is set, so every request would be refused; give at least one non-empty key")
@@ -95,7 +161,31 @@ func APIKeys(keys ...string) Authenticator {
 	return a
 }
 
+// maxPrincipalLen is the longest principal that NamedAPIKeys accepts.
+const maxPrincipalLen = 64
+
+// principalProblem returns why p cannot be the principal of an APIKey, or
+// "" when it can.
+func principalProblem(p string) string {
+	if p == "" {
+		return ""
+	}
+	if len(p) > maxPrincipalLen {
+		return fmt.Sprintf("is %d bytes long; use at most %d", len(p), maxPrincipalLen)
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c <= ' ' || c >= 0x7f || c == ',' || c == ':' || strings.IndexByte(`"'\`, c) >= 0 {
+			return fmt.Sprintf("%q has a character other than visible ASCII, or one of , : \" ' \\; use letters, digits and - . _ @ for instance", p)
+		}
+	}
+	if strings.HasPrefix(p, "key-") || strings.HasPrefix(p, "token-") {
+		return fmt.Sprintf("%q begins as a key's fingerprint does (key- or token-); choose another name, or leave it empty for the fingerprint", p)
+	}
+	return ""
+}
+
 type apiKeys struct {
+	fn         string // APIKeys or NamedAPIKeys, for New's errors
 	digests    [][sha256.Size]byte
 	principals []string // of each key, made once so that a request costs no string
 	problems   []string // why New must refuse it
@@ -129,7 +219,7 @@ func (a apiKeys) check() error {
 	if len(a.problems) == 0 {
 		return nil
 	}
-	return fmt.Errorf("WithAuthenticator: APIKeys: %s", strings.Join(a.problems, "; "))
+	return fmt.Errorf("WithAuthenticator: %s: %s", a.fn, strings.Join(a.problems, "; "))
 }
 
 // principalKey is the context key of the principal, held as a *string so

@@ -256,7 +256,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer obs.shutdown(logger)
 
-	auth := petstore.APIKeys(c.keys...)
+	auth := apiKeysAuthenticator(c.keys)
 	api, err := petstore.New(append([]petstore.Option{
 		petstore.WithStore(store),
 		petstore.WithAuthenticator(auth),

@@ -19,7 +19,10 @@ const environmentHelp = `
 Environment:
   ` + apiKeysVar + `
     	API keys that clients send as "Authorization: Bearer KEY", separated by commas;
-    	when unset or empty, petstore makes a key for this run and prints it
+    	NAME:KEY names the caller that holds KEY, so that its old and new key share
+    	idempotency keys during a rotation (alice:KEY1,alice:KEY2,bob:KEY3); a key
+    	without a name is named by its fingerprint; when unset or empty, petstore
+    	makes a key for this run and prints it
   ` + dataFileVar + `
     	SQLite file to keep pets in, as -data (the flag wins); without it, and without
     	a PostgreSQL URL, pets are kept in ` + defaultDataFile + ` in the working directory
@@ -52,22 +55,55 @@ func parseFlags(fs *flag.FlagSet, args []string, help io.Writer) error {
 	return nil
 }
 
-// parseAPIKeys returns the keys in value, the value of apiKeysVar: separated
-// by commas, with spaces around them trimmed. An empty value gives no key,
-// so that petstore makes one; a value that holds only commas and spaces is
-// refused, as it was meant to set keys but sets none.
+// parseAPIKeys returns the entries in value, the value of apiKeysVar:
+// separated by commas, each a key or NAME:KEY (":" cannot occur in a bearer
+// token, so the first one ends the name), with spaces around the entries,
+// names and keys trimmed. An empty value gives no key, so that petstore
+// makes one; a value that holds only commas and spaces is refused, as it
+// was meant to set keys but sets none, and so is an entry with ":" but no
+// name or no key. The errors never show a key. apiKeysAuthenticator makes
+// the Authenticator of the entries.
 func parseAPIKeys(value string) ([]string, error) {
 	var keys []string
+	n := 0
 	for k := range strings.SplitSeq(value, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			keys = append(keys, k)
+		n++
+		if k = strings.TrimSpace(k); k == "" {
+			continue
 		}
+		if name, key, named := strings.Cut(k, ":"); named {
+			name, key = strings.TrimSpace(name), strings.TrimSpace(key)
+			switch {
+			case name == "":
+				return nil, fmt.Errorf("%s: entry %d has no name before its \":\"; write NAME:KEY, "+
+					"or the key alone to have it named by its fingerprint", apiKeysVar, n)
+			case key == "":
+				return nil, fmt.Errorf("%s: entry %d (%s:) has no key after its \":\"; write NAME:KEY", apiKeysVar, n, name)
+			}
+			k = name + ":" + key
+		}
+		keys = append(keys, k)
 	}
 	if len(keys) == 0 && value != "" {
 		return nil, fmt.Errorf("%s is set but holds no usable key, only commas and spaces; "+
 			"give keys separated by commas, or leave it empty to have a key made for this run", apiKeysVar)
 	}
 	return keys, nil
+}
+
+// apiKeysAuthenticator returns the Authenticator of entries from
+// parseAPIKeys: each NAME:KEY gives KEY the principal NAME, and a key alone
+// is named by its fingerprint (see petstore.NamedAPIKeys).
+func apiKeysAuthenticator(entries []string) petstore.Authenticator {
+	keys := make([]petstore.APIKey, len(entries))
+	for i, e := range entries {
+		if name, key, named := strings.Cut(e, ":"); named {
+			keys[i] = petstore.APIKey{Principal: name, Key: key}
+		} else {
+			keys[i] = petstore.APIKey{Key: e}
+		}
+	}
+	return petstore.NamedAPIKeys(keys...)
 }
 
 // checkHandlerConfig returns the error that petstore.New gives, as it is,
@@ -81,7 +117,7 @@ func checkHandlerConfig(c config) error {
 		petstore.WithStoreTimeout(c.limits.storeTimeout),
 	}
 	if len(c.keys) > 0 {
-		opts = append(opts, petstore.WithAuthenticator(petstore.APIKeys(c.keys...)))
+		opts = append(opts, petstore.WithAuthenticator(apiKeysAuthenticator(c.keys)))
 	} else {
 		opts = append(opts, petstore.WithAuthenticator(petstore.APIKeys("made-at-start")))
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/pgtest"
 )
 
@@ -246,21 +247,27 @@ func TestParseAPIKeys(t *testing.T) {
 	tests := []struct {
 		value   string
 		want    []string
-		wantErr bool
+		wantErr string // in the error, "" for none
 	}{
 		{value: "", want: nil},
 		{value: "a", want: []string{"a"}},
 		{value: " a , b ,", want: []string{"a", "b"}},
-		{value: ",", wantErr: true},
-		{value: " , ,  ", wantErr: true},
+		{value: "alice:KEY1,alice:KEY2,bob:KEY3", want: []string{"alice:KEY1", "alice:KEY2", "bob:KEY3"}},
+		{value: " alice : KEY1 , KEY2 ", want: []string{"alice:KEY1", "KEY2"}},
+		{value: ",", wantErr: "holds no usable key"},
+		{value: " , ,  ", wantErr: "holds no usable key"},
+		{value: "alice:KEY1,:SECRET", wantErr: `PETSTORE_API_KEYS: entry 2 has no name before its ":"; write NAME:KEY`},
+		{value: " : SECRET", wantErr: `entry 1 has no name before its ":"`},
+		{value: "KEY1,,bob:", wantErr: `PETSTORE_API_KEYS: entry 3 (bob:) has no key after its ":"; write NAME:KEY`},
+		{value: "bob: ", wantErr: `entry 1 (bob:) has no key after its ":"`},
 	}
 	for _, tt := range tests {
 		got, err := parseAPIKeys(tt.value)
-		if (err != nil) != tt.wantErr {
-			t.Errorf("parseAPIKeys(%q) error = %v, want error %v", tt.value, err, tt.wantErr)
+		if (err != nil) != (tt.wantErr != "") || err != nil && !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("parseAPIKeys(%q) error = %v, want one with %q", tt.value, err, tt.wantErr)
 		}
-		if err != nil && strings.Contains(err.Error(), "not set") {
-			t.Errorf("parseAPIKeys(%q) says the variable is not set: %v", tt.value, err)
+		if err != nil && (strings.Contains(err.Error(), "not set") || strings.Contains(err.Error(), "SECRET")) {
+			t.Errorf("parseAPIKeys(%q) says the variable is not set, or shows a key: %v", tt.value, err)
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("parseAPIKeys(%q) (-want +got):\n%s", tt.value, diff)
@@ -305,5 +312,41 @@ func TestSQLIdentifier(t *testing.T) {
 		if got := sqlIdentifier(name); got != want {
 			t.Errorf("sqlIdentifier(%q) = %s, want %s", name, got, want)
 		}
+	}
+}
+
+// TestAPIKeysAuthenticator: the keys of PETSTORE_API_KEYS with one name
+// share a principal, other names and unnamed keys do not, and a name that
+// cannot be a principal stops the server at start.
+func TestAPIKeysAuthenticator(t *testing.T) {
+	entries, err := parseAPIKeys("alice:KEY1, alice:KEY2, bob:KEY3, KEY4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := apiKeysAuthenticator(entries)
+	got := map[string]string{}
+	for _, key := range []string{"KEY1", "KEY2", "KEY3", "KEY4"} {
+		ctx, err := auth.Authenticate(t.Context(), petstore.OpCreatePet, key)
+		if err != nil {
+			t.Fatalf("Authenticate(%s): %v", key, err)
+		}
+		got[key] = petstore.Principal(ctx)
+	}
+	fingerprint, err := petstore.APIKeys("KEY4").Authenticate(t.Context(), petstore.OpCreatePet, "KEY4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"KEY1": "alice", "KEY2": "alice", "KEY3": "bob", "KEY4": petstore.Principal(fingerprint)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("principals (-want +got):\n%s", diff)
+	}
+
+	entries, err = parseAPIKeys("alice smith:KEY1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = checkHandlerConfig(config{keys: entries, basePath: "/v1", limits: limitFlags{storeTimeout: time.Second}})
+	if err == nil || !strings.Contains(err.Error(), `"alice smith" has a character`) || strings.Contains(err.Error(), "KEY1") {
+		t.Errorf("checkHandlerConfig with a name holding a space: %v; want an error that names it and not the key", err)
 	}
 }

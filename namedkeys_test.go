@@ -1,0 +1,136 @@
+package petstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+// TestNamedAPIKeysRotation: the old and the new key of one principal share
+// idempotency keys, so a create retried across a rotation is replayed;
+// another principal's equal Idempotency-Key is a key of its own.
+func TestNamedAPIKeysRotation(t *testing.T) {
+	auth := petstore.NamedAPIKeys(
+		petstore.APIKey{Principal: "alice", Key: "alice-old"},
+		petstore.APIKey{Principal: "alice", Key: "alice-new"},
+		petstore.APIKey{Principal: "bob", Key: "bob-key"},
+		petstore.APIKey{Key: "unnamed-key"},
+	)
+	h := newHandler(t, memstore.New(), petstore.WithAuthenticator(auth))
+	create := func(key string) (id int64, replayed string) {
+		t.Helper()
+		w := serve(h, newRequest(t, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`, http.Header{
+			"Authorization":   {"Bearer " + key},
+			"Idempotency-Key": {"retry-1"},
+		}))
+		checkResponse(t, w)
+		if w.Code != http.StatusCreated {
+			t.Fatalf("create with %s: status %d %s, want 201", key, w.Code, w.Body)
+		}
+		var p petstore.Pet
+		if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
+			t.Fatal(err)
+		}
+		return p.ID, w.Header().Get("Idempotent-Replayed")
+	}
+	type result struct {
+		ID       int64
+		Replayed string
+	}
+	var got []result
+	for _, key := range []string{"alice-old", "alice-new", "bob-key", "unnamed-key", "alice-new"} {
+		id, replayed := create(key)
+		got = append(got, result{id, replayed})
+	}
+	want := []result{{1, ""}, {1, "true"}, {2, ""}, {3, ""}, {1, "true"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("creates with the same Idempotency-Key (-want +got):\n%s", diff)
+	}
+}
+
+// TestNamedAPIKeysPrincipal: the store and Authenticate see the principal
+// that the operator named, or the key's fingerprint when it names none.
+func TestNamedAPIKeysPrincipal(t *testing.T) {
+	auth := petstore.NamedAPIKeys(petstore.APIKey{Principal: "alice@example", Key: "k1"}, petstore.APIKey{Key: "k2"})
+	tests := []struct{ key, want string }{
+		{"k1", "alice@example"},
+		{"k2", petstore.Principal(mustAuthenticate(t, petstore.APIKeys("k2"), "k2"))},
+	}
+	for _, tt := range tests {
+		if got := petstore.Principal(mustAuthenticate(t, auth, tt.key)); got != tt.want {
+			t.Errorf("Authenticate(%s): principal %q, want %q", tt.key, got, tt.want)
+		}
+		var seen string
+		store := lastPrincipalStore{Store: memstore.New(), seen: &seen}
+		h := newHandler(t, store, petstore.WithAuthenticator(auth))
+		serve(h, newRequest(t, http.MethodGet, "/v1/pets", "", http.Header{"Authorization": {"Bearer " + tt.key}}))
+		if seen != tt.want {
+			t.Errorf("GET with %s: the store saw principal %q, want %q", tt.key, seen, tt.want)
+		}
+	}
+	if !strings.HasPrefix(tests[1].want, "key-") {
+		t.Errorf("an unnamed key's principal is %q, want a key- fingerprint", tests[1].want)
+	}
+}
+
+// lastPrincipalStore records the principal of the last List.
+type lastPrincipalStore struct {
+	petstore.Store
+	seen *string
+}
+
+var _ petstore.Store = lastPrincipalStore{}
+
+func (s lastPrincipalStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	*s.seen = petstore.Principal(ctx)
+	return s.Store.List(ctx, opts)
+}
+
+func mustAuthenticate(t *testing.T, a petstore.Authenticator, key string) context.Context {
+	t.Helper()
+	ctx, err := a.Authenticate(t.Context(), petstore.OpListPets, key)
+	if err != nil {
+		t.Fatalf("Authenticate(%s): %v", key, err)
+	}
+	return ctx
+}
+
+// TestNamedAPIKeysRefused: New refuses a NamedAPIKeys that cannot work, and
+// says why.
+func TestNamedAPIKeysRefused(t *testing.T) {
+	tests := []struct {
+		name string
+		keys []petstore.APIKey
+		want string // in New's error
+	}{
+		{"no key", []petstore.APIKey{{Principal: "alice"}}, "no key is set"},
+		{"bad key", []petstore.APIKey{{Principal: "alice", Key: "a b"}}, "key 1 of 1 has characters that no bearer token can carry"},
+		{"space in principal", []petstore.APIKey{{Principal: "alice smith", Key: "k"}}, `the principal of key 1 of 1 "alice smith" has a character`},
+		{"colon in principal", []petstore.APIKey{{Principal: "a:b", Key: "k"}}, `"a:b" has a character`},
+		{"long principal", []petstore.APIKey{{Principal: strings.Repeat("a", 65), Key: "k"}}, "is 65 bytes long; use at most 64"},
+		{"fingerprint prefix", []petstore.APIKey{{Principal: "key-0123", Key: "k"}}, "begins as a key's fingerprint does"},
+		{"token prefix", []petstore.APIKey{{Principal: "token-0123", Key: "k"}}, "begins as a key's fingerprint does"},
+		{"one key, two principals", []petstore.APIKey{{Principal: "alice", Key: "k"}, {Principal: "bob", Key: "k"}},
+			`key 2 of 2 is an earlier key again with another principal ("bob", not "alice")`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.NamedAPIKeys(tt.keys...)))
+			if err == nil || !strings.Contains(err.Error(), "NamedAPIKeys: ") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("New: %v; want an error from NamedAPIKeys with %q", err, tt.want)
+			}
+		})
+	}
+	// The same key twice with one principal is harmless.
+	if _, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.NamedAPIKeys(
+		petstore.APIKey{Principal: "alice", Key: "k"}, petstore.APIKey{Principal: "alice", Key: "k"}))); err != nil {
+		t.Errorf("New with one key given twice to one principal: %v", err)
+	}
+}
