@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -12,6 +13,8 @@ import (
 	"text/template"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/petstore-go/petstore"
 )
 
 // migrationFiles holds the schema's versions, one file each, named
@@ -97,15 +100,41 @@ func migrations() ([]migration, error) {
 // statement that stores its pet, pets are never deleted, and the check
 // cost every key a row lock on its pet.
 //
+// When the tables are already at the version this package needs, Migrate
+// only reads the migrations table and changes nothing, so a role that may
+// only serve can call it. When the connection's search_path names no
+// schema that exists, its error wraps ErrNoSchema and names the CREATE
+// SCHEMA to run.
+//
 // The role that runs Migrate needs the right to create tables in the
 // schema, and to create the schema when it does not exist. The role that
-// serves requests needs SELECT and INSERT on the pets table, and SELECT,
-// INSERT and DELETE on the keys table (DELETE to forget expired keys); it
-// needs no right to change the schema.
+// serves requests needs USAGE on the schema, SELECT and INSERT on the pets
+// table, SELECT, INSERT and DELETE on the keys table (DELETE to forget
+// expired keys) and SELECT on the migrations table (to check the version);
+// it needs no right to change the schema, nor any on the identity
+// sequence. Check verifies them and names the GRANT statements missing.
 func (s *Store) Migrate(ctx context.Context) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
+	}
+	if _, err := s.resolveSchema(ctx, s.pool); err != nil {
+		if errors.Is(err, ErrNoSchema) {
+			return err
+		}
+		return wrapError(ctx, "migrate "+s.relation, err)
+	}
+	// Tables already at the version needed are left alone, without a
+	// statement that needs the right to create: a role that may only
+	// serve can call Migrate on start once the tables are migrated.
+	// A role that may not read them goes on, to the error of the step
+	// that needs the right.
+	current, needed, err := s.SchemaVersion(ctx)
+	switch {
+	case errors.Is(err, petstore.ErrUnavailable) || ctx.Err() != nil:
+		return fmt.Errorf("pgstore: migrate %s: %w", s.relation, err)
+	case err == nil && current >= needed:
+		return nil
 	}
 	// Read committed, whatever the server's default: after waiting for a
 	// lock, each statement must see what the previous holder committed.
@@ -181,7 +210,15 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == insufficientPrivilege {
+			return fmt.Errorf("pgstore: migrate %s: %w; the role that runs Migrate needs the right to create tables "+
+				"in the schema (and to create the schema when it does not exist): run it as the tables' owner", s.relation, err)
+		}
 		return wrapError(ctx, "migrate "+s.relation, err)
 	}
 	return nil
 }
+
+// insufficientPrivilege is PostgreSQL's SQLSTATE for "permission denied".
+const insufficientPrivilege = "42501"

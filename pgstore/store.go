@@ -155,10 +155,12 @@ key AS (
 SELECT 1::bigint, id, false, '', 0::bigint, '' FROM pet
 UNION ALL
 SELECT 1::bigint, id, true, name, category_id, status FROM stored`, t, qualify(c.table+"_keys")),
-		// The oldest expired keys, a few at a time; rows that another
-		// pass is deleting are skipped rather than waited for.
+		// The oldest expired keys, a few at a time. Without FOR UPDATE,
+		// which would need the UPDATE privilege that a serving role does
+		// not hold: a row that another pass deletes meanwhile is waited
+		// for and then skipped, as a deleted row is.
 		pruneSQL: fmt.Sprintf(`DELETE FROM %[1]s WHERE ctid = ANY (ARRAY(
-	SELECT ctid FROM %[1]s WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED))`, qualify(c.table+"_keys")),
+	SELECT ctid FROM %[1]s WHERE created_at < $1 ORDER BY created_at LIMIT $2)) AND created_at < $1`, qualify(c.table+"_keys")),
 		getSQL:  fmt.Sprintf(`SELECT name, category_id, coalesce(status, '') FROM %s WHERE id = $1`, t),
 		listSQL: fmt.Sprintf(`SELECT %s FROM %s WHERE id > $1 ORDER BY id LIMIT $2`, columns, t),
 		// With status fixed, (status, id) order is id order. Written as a

@@ -1,0 +1,288 @@
+package pgstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/pgtest"
+	"github.com/petstore-go/petstore/pgstore"
+)
+
+// pgRole creates a role that may log in, with a name no other test uses,
+// and returns its name and a pool that connects as it. When the test ends
+// the pool is closed and the role dropped, with its privileges.
+func pgRole(t *testing.T, admin *pgxpool.Pool) (string, *pgxpool.Pool) {
+	t.Helper()
+	b := make([]byte, 6)
+	rand.Read(b)
+	role := "pgstore_test_role_" + hex.EncodeToString(b)
+	ctx := context.Background()
+	if _, err := admin.Exec(ctx, "CREATE ROLE "+role+" LOGIN"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, stmt := range []string{"DROP OWNED BY " + role, "DROP ROLE " + role} {
+			if _, err := admin.Exec(context.Background(), stmt); err != nil {
+				t.Errorf("%s: %v", stmt, err)
+			}
+		}
+	})
+	u, err := url.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	pool, err := pgxpool.New(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return role, pool
+}
+
+// servingGrants returns the statements that give role what serving the
+// pets table in schema needs, as the Migrate doc lists it.
+func servingGrants(schema, role string) []string {
+	return []string{
+		"GRANT USAGE ON SCHEMA " + schema + " TO " + role + ";",
+		"GRANT SELECT, INSERT ON " + schema + ".pets TO " + role + ";",
+		"GRANT SELECT, INSERT, DELETE ON " + schema + ".pets_keys TO " + role + ";",
+		"GRANT SELECT ON " + schema + ".pets_migrations TO " + role + ";",
+	}
+}
+
+// TestCheckServingRole runs a Store as a role that holds exactly the
+// privileges that the Migrate doc lists for serving: Check passes, Migrate
+// changes nothing, keyed and unkeyed creates work and expired keys are
+// pruned.
+func TestCheckServingRole(t *testing.T) {
+	admin := pgPool(t)
+	ctx := context.Background()
+	schema := pgSchema(t, admin)
+	owner, err := pgstore.New(admin, pgstore.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	role, pool := pgRole(t, admin)
+	for _, g := range servingGrants(schema, role) {
+		if _, err := admin.Exec(ctx, g); err != nil {
+			t.Fatalf("%s: %v", g, err)
+		}
+	}
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate of tables already at the version needed, as a role that may not create: %v", err)
+	}
+	current, needed, err := s.SchemaVersion(ctx)
+	if err != nil || current != needed || needed < 3 {
+		t.Fatalf("SchemaVersion = %d, %d, %v; want equal versions, at least 3", current, needed, err)
+	}
+	first, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{IdempotencyKey: "k1"})
+	if err != nil {
+		t.Fatalf("keyed Add: %v", err)
+	}
+	again, replayed, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{IdempotencyKey: "k1"})
+	if err != nil || !replayed || again.ID != first.ID {
+		t.Fatalf("keyed Add again = %v, %v, %v; want pet %d replayed", again, replayed, err, first.ID)
+	}
+	if _, _, err := s.Add(ctx, petstore.NewPet{Name: "Tom", CategoryID: 2}, petstore.AddOptions{}); err != nil {
+		t.Fatalf("unkeyed Add: %v", err)
+	}
+	// Past the retention, the next create starts a pass that forgets k1.
+	mu.Lock()
+	now = now.Add(petstore.MinKeyRetention + time.Hour)
+	mu.Unlock()
+	// (A pass still running when a create comes starts no other, so
+	// create until one has run.)
+	for i := 0; s.PrunedKeys() == 0; i++ {
+		if i == 200 {
+			t.Fatal("no key was pruned within 200 creates: the serving role could not delete expired keys")
+		}
+		if _, _, err := s.Add(ctx, petstore.NewPet{Name: "Ivy", CategoryID: 3}, petstore.AddOptions{IdempotencyKey: fmt.Sprint("k2-", i)}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestCheckMissingGrant revokes each privilege that serving needs in turn
+// and checks that Check names the GRANT that gives it back.
+func TestCheckMissingGrant(t *testing.T) {
+	admin := pgPool(t)
+	ctx := context.Background()
+	schema := pgSchema(t, admin)
+	owner, err := pgstore.New(admin, pgstore.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	role, pool := pgRole(t, admin)
+	s, err := pgstore.New(pool, pgstore.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		revoke, want string
+	}{
+		{"REVOKE USAGE ON SCHEMA " + schema + " FROM " + role, "GRANT USAGE ON SCHEMA " + schema + " TO " + role + ";"},
+		{"REVOKE INSERT ON " + schema + ".pets FROM " + role, "GRANT INSERT ON " + schema + ".pets TO " + role + ";"},
+		{"REVOKE SELECT ON " + schema + ".pets FROM " + role, "GRANT SELECT ON " + schema + ".pets TO " + role + ";"},
+		{"REVOKE DELETE ON " + schema + ".pets_keys FROM " + role, "GRANT DELETE ON " + schema + ".pets_keys TO " + role + ";"},
+		{"REVOKE INSERT ON " + schema + ".pets_keys FROM " + role, "GRANT INSERT ON " + schema + ".pets_keys TO " + role + ";"},
+		{"REVOKE SELECT ON " + schema + ".pets_migrations FROM " + role, "GRANT SELECT ON " + schema + ".pets_migrations TO " + role + ";"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.revoke, func(t *testing.T) {
+			for _, g := range servingGrants(schema, role) {
+				if _, err := admin.Exec(ctx, g); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Check(ctx); err != nil {
+				t.Fatalf("Check with every grant: %v", err)
+			}
+			if _, err := admin.Exec(ctx, tt.revoke); err != nil {
+				t.Fatal(err)
+			}
+			err := s.Check(ctx)
+			if !errors.Is(err, pgstore.ErrPrivilege) {
+				t.Fatalf("Check = %v; want an error wrapping ErrPrivilege", err)
+			}
+			if !strings.HasSuffix(err.Error(), "run: "+tt.want) {
+				t.Errorf("Check = %v\nwant it to end with the statement %s", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestCheckNotMigrated checks Check and SchemaVersion before Migrate, and
+// Migrate's error for a role that may not create the tables.
+func TestCheckNotMigrated(t *testing.T) {
+	admin := pgPool(t)
+	ctx := context.Background()
+	schema := pgSchema(t, admin)
+	s, err := pgstore.New(admin, pgstore.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Check(ctx)
+	if !errors.Is(err, pgstore.ErrNotMigrated) || !strings.Contains(err.Error(), "does not exist, so neither does the table") {
+		t.Errorf("Check without the schema = %v; want ErrNotMigrated saying to run Migrate", err)
+	}
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Check(ctx)
+	if !errors.Is(err, pgstore.ErrNotMigrated) || !strings.Contains(err.Error(), "run Migrate") {
+		t.Errorf("Check without the tables = %v; want ErrNotMigrated saying to run Migrate", err)
+	}
+	if cur, need, err := s.SchemaVersion(ctx); err != nil || cur != 0 || need < 3 {
+		t.Errorf("SchemaVersion before Migrate = %d, %d, %v; want 0, 3 or more, nil", cur, need, err)
+	}
+
+	role, pool := pgRole(t, admin)
+	if _, err := admin.Exec(ctx, "GRANT USAGE ON SCHEMA "+schema+" TO "+role); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := pgstore.New(pool, pgstore.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = rs.Migrate(ctx)
+	if err == nil || !strings.Contains(err.Error(), "run it as the tables' owner") {
+		t.Errorf("Migrate as a role that may not create = %v; want an error saying to run it as the owner", err)
+	}
+
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Errorf("Check after Migrate: %v", err)
+	}
+	// A version missing, as when this release is newer than the tables.
+	if _, err := admin.Exec(ctx, "DELETE FROM "+pgx.Identifier{schema, "pets_migrations"}.Sanitize()+" WHERE version = 3"); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Check(ctx)
+	if !errors.Is(err, pgstore.ErrNotMigrated) || !strings.Contains(err.Error(), "is at schema version 2 and this release needs version 3") {
+		t.Errorf("Check with version 3 missing = %v; want ErrNotMigrated naming versions 2 and 3", err)
+	}
+}
+
+// TestMigrateMissingSearchPathSchema checks the error of Migrate and Check
+// when the search_path names no schema that exists.
+func TestMigrateMissingSearchPathSchema(t *testing.T) {
+	pgtest.URL(t)
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "pgstore_missing_" + hex.EncodeToString(b)
+	pool := pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["search_path"] = schema })
+	s, err := pgstore.New(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `pgstore: the schema "` + schema + `" that PostgreSQL's search_path names does not exist, so there is nowhere ` +
+		"to create the pets table; create it with CREATE SCHEMA " + schema + ", or set search_path in the URL's query to a schema that exists"
+	for name, err := range map[string]error{"Migrate": s.Migrate(context.Background()), "Check": s.Check(context.Background())} {
+		if !errors.Is(err, pgstore.ErrNoSchema) {
+			t.Errorf("%s = %v; want an error wrapping ErrNoSchema", name, err)
+			continue
+		}
+		if diff := cmp.Diff(want, err.Error()); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+func TestSplitSearchPath(t *testing.T) {
+	for _, tt := range []struct {
+		searchPath string
+		want       []string
+	}{
+		{"", nil},
+		{"nosuchschema", []string{"nosuchschema"}},
+		{`"$user", public`, []string{"$user", "public"}},
+		{`Shop, "Mixed Case", "with ""quote"""`, []string{"shop", "Mixed Case", `with "quote"`}},
+		{`a,,b`, []string{"a", "b"}},
+	} {
+		if diff := cmp.Diff(tt.want, pgstore.SplitSearchPath(tt.searchPath)); diff != "" {
+			t.Errorf("splitSearchPath(%q) (-want +got):\n%s", tt.searchPath, diff)
+		}
+	}
+}
+
+func TestSQLIdentifier(t *testing.T) {
+	for name, want := range map[string]string{
+		"shop": "shop", "shop_2": "shop_2", "Shop": `"Shop"`, "two words": `"two words"`, `a"b`: `"a""b"`, "2shop": `"2shop"`,
+	} {
+		if got := pgstore.SQLIdentifier(name); got != want {
+			t.Errorf("sqlIdentifier(%q) = %s, want %s", name, got, want)
+		}
+	}
+}

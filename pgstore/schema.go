@@ -1,0 +1,124 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// resolveSchema returns the schema that holds the Store's tables: the one
+// set with WithSchema, or else the first schema of the connection's
+// search_path that exists (PostgreSQL's current_schema()). When the
+// search_path names none that exists, the error says which schema is
+// missing and the CREATE SCHEMA to run, rather than leaving a statement to
+// fail with PostgreSQL's "no schema has been selected to create in".
+func (s *Store) resolveSchema(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (string, error) {
+	if s.schema != "" {
+		return s.schema, nil
+	}
+	var schema *string
+	var searchPath string
+	if err := q.QueryRow(ctx, `SELECT current_schema(), current_setting('search_path')`).Scan(&schema, &searchPath); err != nil {
+		return "", err
+	}
+	if schema != nil {
+		return *schema, nil
+	}
+	return "", missingSearchPathSchema(searchPath, s.table)
+}
+
+// ErrNoSchema is wrapped by the errors of Migrate and Check when the
+// connection's search_path names no schema that exists, so that there is
+// nowhere to keep the tables.
+var ErrNoSchema = errors.New("pgstore: the search_path names no schema that exists")
+
+// missingSearchPathSchema explains that no schema of searchPath exists, so
+// that there is nowhere to keep the table: which schema to create, and how.
+func missingSearchPathSchema(searchPath, table string) error {
+	var names []string
+	for _, name := range splitSearchPath(searchPath) {
+		if name != "$user" {
+			names = append(names, name)
+		}
+	}
+	var msg string
+	switch len(names) {
+	case 0:
+		msg = fmt.Sprintf("PostgreSQL's search_path (%s) names no schema that exists, so there is nowhere to create "+
+			"the %s table; set search_path=NAME in the URL's query to a schema that exists, or create one with CREATE SCHEMA NAME",
+			searchPath, table)
+	case 1:
+		msg = fmt.Sprintf("the schema %q that PostgreSQL's search_path names does not exist, so there is nowhere to create "+
+			"the %s table; create it with CREATE SCHEMA %s, or set search_path in the URL's query to a schema that exists",
+			names[0], table, sqlIdentifier(names[0]))
+	default:
+		msg = fmt.Sprintf("none of the schemas that PostgreSQL's search_path names (%s) exists, so there is nowhere to create "+
+			"the %s table; create the first with CREATE SCHEMA %s, or set search_path in the URL's query to a schema that exists",
+			searchPath, table, sqlIdentifier(names[0]))
+	}
+	return &schemaError{msg: "pgstore: " + msg}
+}
+
+// schemaError is the error of missingSearchPathSchema: its message, and
+// ErrNoSchema to match.
+type schemaError struct{ msg string }
+
+func (e *schemaError) Error() string        { return e.msg }
+func (e *schemaError) Is(target error) bool { return target == ErrNoSchema }
+
+// splitSearchPath returns the schema names in the value of search_path:
+// separated by commas, unquoted names folded to lower case as PostgreSQL
+// does, quoted ones as they are.
+func splitSearchPath(searchPath string) []string {
+	var names []string
+	var name strings.Builder
+	quoted, inQuotes := false, false
+	flush := func() {
+		if s := name.String(); quoted || s != "" {
+			if !quoted {
+				s = strings.ToLower(s)
+			}
+			names = append(names, s)
+		}
+		name.Reset()
+		quoted = false
+	}
+	for i := 0; i < len(searchPath); i++ {
+		c := searchPath[i]
+		switch {
+		case inQuotes && c == '"' && i+1 < len(searchPath) && searchPath[i+1] == '"':
+			name.WriteByte('"')
+			i++
+		case c == '"':
+			inQuotes = !inQuotes
+			quoted = true
+		case inQuotes:
+			name.WriteByte(c)
+		case c == ',':
+			flush()
+		case c == ' ' || c == '\t': // around names; unquoted ones hold none
+		default:
+			name.WriteByte(c)
+		}
+	}
+	flush()
+	return names
+}
+
+// plainIdentifier matches the names that SQL may give without quotes.
+var plainIdentifier = regexp.MustCompile(`^[a-z_][a-z0-9_$]*$`)
+
+// sqlIdentifier returns name as it is written in SQL: as it is when it
+// needs no quotes, quoted otherwise.
+func sqlIdentifier(name string) string {
+	if plainIdentifier.MatchString(name) {
+		return name
+	}
+	return pgx.Identifier{name}.Sanitize()
+}
