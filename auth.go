@@ -29,10 +29,11 @@ const (
 // An Authenticator decides whether a bearer token may perform an operation.
 //
 // Authenticate is called once per request with the request's context, the
-// operation and the token from the Authorization header (never empty, and
-// already checked to be a syntactically valid bearer token). It returns the
-// context that the store will receive, which should carry the caller's
-// principal (see WithPrincipal), or an error: one wrapping ErrUnauthorized
+// operation and the token: by default the bearer token of the Authorization
+// header (never empty, and already checked to be a syntactically valid
+// bearer token), or the credential that a host's WithCredential reads
+// (never empty). It returns the context that the store will receive, which
+// should carry the caller's principal (see WithPrincipal), or an error: one wrapping ErrUnauthorized
 // gives 401, one wrapping ErrForbidden gives 403, and any other error means
 // the authenticator itself failed (its backend is down, say) and gives 503,
 // never 401. The error's text is logged, never sent to the client, and must

@@ -47,11 +47,11 @@ func (h *handler) answerFor(op Operation, err error, clientGone bool) answer {
 	}
 	switch {
 	case errors.Is(err, httpapi.ErrNoCredentials):
-		return answer{code: httpapi.CodeUnauthorized, header: "Www-Authenticate", value: challengeNone,
-			message: "an API key is required; send it in the header Authorization: Bearer KEY"}
+		return answer{code: httpapi.CodeUnauthorized, header: "Www-Authenticate", value: h.credential.challengeNone,
+			message: h.credential.missing}
 	case errors.Is(err, httpapi.ErrMalformedToken), errors.Is(err, ErrUnauthorized):
-		return answer{code: httpapi.CodeUnauthorized, header: "Www-Authenticate", value: challengeReject,
-			message: "the API key is not valid; send a valid one in the header Authorization: Bearer KEY"}
+		return answer{code: httpapi.CodeUnauthorized, header: "Www-Authenticate", value: h.credential.challengeReject,
+			message: h.credential.rejected}
 	case errors.Is(err, ErrForbidden):
 		what := "this operation"
 		if op != OpNone {
@@ -103,7 +103,7 @@ func isAuthenticatorError(err error) bool {
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, op Operation, err error) httpapi.Code {
 	a := h.answerFor(op, err, r.Context().Err() != nil)
 	if a.log != "" && h.log.Enabled(r.Context(), a.level) {
-		token, _ := httpapi.BearerToken(r)
+		token, _ := h.token(r)
 		h.log.LogAttrs(r.Context(), a.level, a.log,
 			slog.String("operation", string(op)), slog.String("error", scrub(err.Error(), token)))
 	}

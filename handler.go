@@ -65,7 +65,16 @@ func New(opts ...Option) (http.Handler, error) {
 	}
 	retry := (c.retryAfter + time.Second - 1) / time.Second
 	keys, isKeys := c.auth.(apiKeys)
+	cred := credentialAnswers{challengeNone: challengeNone, challengeReject: challengeReject,
+		missing:  "an API key is required; send it in the header Authorization: Bearer KEY",
+		rejected: "the API key is not valid; send a valid one in the header Authorization: Bearer KEY"}
+	if c.credential != nil {
+		challenge := []string{c.credential.Challenge}
+		cred = credentialAnswers{from: c.credential.From, challengeNone: challenge, challengeReject: challenge,
+			missing: c.credential.Missing, rejected: c.credential.Rejected}
+	}
 	return &handler{
+		credential:  cred,
 		store:       guardedStore{s: c.store, timeout: c.storeTimeout},
 		auth:        c.auth,
 		keys:        keys,
@@ -85,15 +94,16 @@ func New(opts ...Option) (http.Handler, error) {
 // handler serves the API. Everything in it is set by New and read-only
 // afterwards, except the pools.
 type handler struct {
-	store   guardedStore
-	auth    Authenticator
-	keys    apiKeys // auth, when it is an APIKeys
-	isKeys  bool
-	log     *slog.Logger
-	maxBody int64
-	buffers body.Pool
-	router  router
-	openAPI []byte // the document that serveOpenAPI serves
+	credential credentialAnswers
+	store      guardedStore
+	auth       Authenticator
+	keys       apiKeys // auth, when it is an APIKeys
+	isKeys     bool
+	log        *slog.Logger
+	maxBody    int64
+	buffers    body.Pool
+	router     router
+	openAPI    []byte // the document that serveOpenAPI serves
 
 	callers  sync.Pool   // of *callerCtx, one per request
 	running  runningKeys // the idempotency keys of the creates in progress
@@ -198,15 +208,15 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, o *Observation) 
 	}
 }
 
-// authenticate asks the Authenticator whether the request's bearer token may
-// perform op. It returns the context for the operations, a callerCtx from
+// authenticate asks the Authenticator whether the request's credential (its
+// bearer token, unless WithCredential says otherwise) may perform op. It returns the context for the operations, a callerCtx from
 // h.callers that the caller puts back once it has answered.
 //
 // An APIKeys is asked for the key's principal directly, which the callerCtx
 // then carries without a context.WithValue: the same answer as its
 // Authenticate, at no cost.
 func (h *handler) authenticate(ctx context.Context, op Operation, r *http.Request) (*callerCtx, error) {
-	token, err := httpapi.BearerToken(r)
+	token, err := h.token(r)
 	if err != nil {
 		return nil, err
 	}
@@ -237,6 +247,27 @@ func (h *handler) authenticate(ctx context.Context, op Operation, r *http.Reques
 	return c, nil
 }
 
+// credentialAnswers is where the handler finds a request's credential and
+// how it answers a request without a valid one (see WithCredential).
+type credentialAnswers struct {
+	from                           func(*http.Request) string // nil for the bearer token
+	challengeNone, challengeReject []string                   // WWW-Authenticate of the 401s, shared
+	missing, rejected              string                     // the messages of the 401s
+}
+
+// token returns the credential of r: its bearer token, or what the host's
+// Credential.From returns. The error is httpapi.ErrNoCredentials for none,
+// or httpapi.ErrMalformedToken for a bearer token that cannot be valid.
+func (h *handler) token(r *http.Request) (string, error) {
+	if h.credential.from == nil {
+		return httpapi.BearerToken(r)
+	}
+	if t := h.credential.from(r); t != "" {
+		return t, nil
+	}
+	return "", httpapi.ErrNoCredentials
+}
+
 // putCaller puts c back into h.callers, for another request.
 func (h *handler) putCaller(c *callerCtx) {
 	*c = callerCtx{}
@@ -249,7 +280,7 @@ func (h *handler) panicked(w http.ResponseWriter, r *http.Request, v any) {
 	if v == http.ErrAbortHandler {
 		panic(v)
 	}
-	token, _ := httpapi.BearerToken(r)
+	token, _ := h.token(r)
 	h.log.LogAttrs(r.Context(), slog.LevelError, "petstore: panic serving request",
 		slog.String("method", r.Method), slog.String("path", r.URL.Path),
 		slog.String("panic", scrub(fmt.Sprint(v), token)), slog.String("stack", string(debug.Stack())))

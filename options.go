@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -32,6 +33,7 @@ type config struct {
 	openAPI      bool
 	docs         bool
 	observe      func(context.Context, Observation)
+	credential   *Credential // nil for the bearer token
 }
 
 // Defaults of the options.
@@ -217,6 +219,72 @@ func WithOpenAPI(serve bool) Option {
 func WithDocs(serve bool) Option {
 	return optionFunc(func(c *config) error {
 		c.docs = serve
+		return nil
+	})
+}
+
+// A Credential says where the handler finds the credential of a request
+// and what its 401 answers say (see WithCredential). Every field is
+// required.
+type Credential struct {
+	// From returns the credential that r carries, or "" when it carries
+	// none. The handler passes it to the Authenticator as the token, scrubs
+	// it from what it logs and, when the Authenticator names no principal,
+	// names the caller by its fingerprint. From is called from the request's
+	// goroutine, perhaps more than once per request, and must be safe for
+	// concurrent use.
+	From func(r *http.Request) string
+	// Challenge is the value of the WWW-Authenticate header of both 401
+	// answers, which RFC 9110 requires, such as `TeamToken realm="petstore"`.
+	Challenge string
+	// Missing is the message of the 401 to a request without a credential:
+	// what is missing and how to send it.
+	Missing string
+	// Rejected is the message of the 401 to a request whose credential the
+	// Authenticator rejected.
+	Rejected string
+}
+
+// WithCredential sets where the handler finds each request's credential and
+// what its 401 answers say, for a host whose callers do not send
+// "Authorization: Bearer KEY": a header of its own, a cookie, or a client
+// certificate's name. The default reads the bearer token of the
+// Authorization header (RFC 6750), answers 401 with
+// `WWW-Authenticate: Bearer realm="petstore"` (and error="invalid_token" for
+// a rejected token), and says how to send the header. For example:
+//
+//	petstore.WithCredential(petstore.Credential{
+//		From:      func(r *http.Request) string { return r.Header.Get("X-Team-Token") },
+//		Challenge: `TeamToken realm="petstore"`,
+//		Missing:   "a team token is required; send it in the header X-Team-Token",
+//		Rejected:  "the team token is not valid; send a valid one in the header X-Team-Token",
+//	})
+//
+// The Authorization header is then ignored. The OpenAPI document that the
+// handler serves (WithOpenAPI) still describes bearer authentication: a
+// host that changes the credential serves a document of its own, or none.
+func WithCredential(c Credential) Option {
+	return optionFunc(func(cfg *config) error {
+		var missing []string
+		if c.From == nil {
+			missing = append(missing, "From (the function that reads a request's credential)")
+		}
+		if c.Challenge == "" {
+			missing = append(missing, "Challenge (the WWW-Authenticate value, such as `TeamToken realm=\"petstore\"`)")
+		}
+		if c.Missing == "" {
+			missing = append(missing, "Missing (the message of a 401 without a credential)")
+		}
+		if c.Rejected == "" {
+			missing = append(missing, "Rejected (the message of a 401 with a rejected credential)")
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("WithCredential: set %s", strings.Join(missing, ", "))
+		}
+		if strings.ContainsFunc(c.Challenge, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+			return fmt.Errorf("WithCredential: the Challenge %q cannot be a header value; remove its control characters", c.Challenge)
+		}
+		cfg.credential = &c
 		return nil
 	})
 }
