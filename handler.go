@@ -14,6 +14,7 @@ import (
 
 	"github.com/petstore-go/petstore/httpapi"
 	"github.com/petstore-go/petstore/internal/body"
+	"github.com/petstore-go/petstore/internal/clip"
 )
 
 // New returns an http.Handler that serves the animal store API under the
@@ -133,7 +134,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
-	o := Observation{Method: r.Method}
+	o := Observation{Method: clip.String(r.Method)}
 	ow := &observedWriter{ResponseWriter: w}
 	defer func() {
 		o.Status, o.Duration = ow.status, time.Since(start)
@@ -195,7 +196,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, o *Observation) 
 		err = rt.serve(h, ctx, w, r, params)
 	case res != nil:
 		err = &requestError{code: httpapi.CodeMethodNotAllowed, header: "Allow", value: res.allow,
-			message: "method " + r.Method + " is not allowed here; use one of " + res.allow[0]}
+			message: "method " + clip.String(r.Method) + " is not allowed here; use one of " + res.allow[0]}
 	default:
 		err = &requestError{code: httpapi.CodeNotFound,
 			message: "no such path; the API serves " + h.petsPath + " and " + h.petsPath + "/{petId}"}
@@ -282,7 +283,7 @@ func (h *handler) panicked(w http.ResponseWriter, r *http.Request, v any) {
 	}
 	token, _ := h.token(r)
 	h.log.LogAttrs(r.Context(), slog.LevelError, "petstore: panic serving request",
-		slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.String("method", clip.String(r.Method)), slog.String("path", clip.String(r.URL.Path)),
 		slog.String("panic", scrub(fmt.Sprint(v), token)), slog.String("stack", string(debug.Stack())))
 	httpapi.WriteError(w, r, httpapi.CodeInternal, "internal error")
 }

@@ -21,7 +21,9 @@ type Observation struct {
 	// may be labelled by it. The handler also sets the request's Pattern to
 	// it, as net/http.ServeMux does, for a host's own middleware.
 	Route string
-	// Method is the request's method, as sent.
+	// Method is the request's method, as sent, cut to 64 bytes with a marker
+	// and its length when it is longer ("GETGET…[4000 bytes]"), so that a
+	// hostile client cannot make a log line as long as its request.
 	Method string
 	// Status is the HTTP status of the answer.
 	Status int
