@@ -111,7 +111,7 @@ func (s *Store) appliedVersions(ctx context.Context) (versions []int, exists boo
 func (s *Store) Check(ctx context.Context) error {
 	schema, err := s.resolveSchema(ctx, s.pool)
 	if err != nil {
-		if errors.Is(err, ErrNoSchema) {
+		if errors.Is(err, ErrNoSchema) || errors.Is(err, ErrPrivilege) {
 			return err
 		}
 		return wrapError(ctx, "check "+s.relation, err)
@@ -196,8 +196,8 @@ LEFT JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = ANY ($2::text[]) 
 			ErrNotMigrated, strings.Join(missingTables, " and the table "), sqlIdentifier(schema), needed)
 	}
 	if len(grants) > 0 {
-		return fmt.Errorf("%w: the role %s cannot serve from %s; as the tables' owner, run: %s",
-			ErrPrivilege, sqlIdentifier(role), s.relation, strings.Join(grants, " "))
+		return fmt.Errorf("%w: the role %s cannot serve from %s.%s; as the tables' owner, run: %s",
+			ErrPrivilege, sqlIdentifier(role), sqlIdentifier(schema), sqlIdentifier(s.table), strings.Join(grants, " "))
 	}
 	current, _, err := s.SchemaVersion(ctx)
 	if err != nil {

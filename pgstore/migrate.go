@@ -119,7 +119,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return err
 	}
 	if _, err := s.resolveSchema(ctx, s.pool); err != nil {
-		if errors.Is(err, ErrNoSchema) {
+		if errors.Is(err, ErrNoSchema) || errors.Is(err, ErrPrivilege) {
 			return err
 		}
 		return wrapError(ctx, "migrate "+s.relation, err)

@@ -30,6 +30,24 @@ func (s *Store) resolveSchema(ctx context.Context, q interface {
 	if schema != nil {
 		return *schema, nil
 	}
+	// current_schema() is NULL too when the schemas exist but the role
+	// may not use them: then the fix is a GRANT.
+	var names []string
+	for _, name := range splitSearchPath(searchPath) {
+		if name != "$user" {
+			names = append(names, name)
+		}
+	}
+	var existing *string
+	var role string
+	if err := q.QueryRow(ctx, `SELECT (SELECT n.nspname::text FROM unnest($1::text[]) WITH ORDINALITY AS p (name, i)
+	JOIN pg_namespace n ON n.nspname = p.name ORDER BY p.i LIMIT 1), current_user::text`, names).Scan(&existing, &role); err != nil {
+		return "", err
+	}
+	if existing != nil {
+		return "", fmt.Errorf("%w: the role %s may not use the schema %s that PostgreSQL's search_path names; as the schema's owner, run: "+
+			"GRANT USAGE ON SCHEMA %s TO %s;", ErrPrivilege, sqlIdentifier(role), sqlIdentifier(*existing), sqlIdentifier(*existing), sqlIdentifier(role))
+	}
 	return "", missingSearchPathSchema(searchPath, s.table)
 }
 

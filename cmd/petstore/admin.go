@@ -27,12 +27,18 @@ const readyTimeout = time.Second
 //
 //   - /metrics: the metrics in the Prometheus text format;
 //   - /healthz: 200 while the process runs;
-//   - /readyz: 200 when the store answers a cheap call (a list of one pet)
-//     within readyTimeout, and 503 when it does not or when the server is
-//     shutting down, with a JSON body that says why.
+//   - /readyz: 200 when the store passes its check, if it has one (on
+//     PostgreSQL: the schema version and the role's privileges), and
+//     answers a cheap call (a list of one pet) within readyTimeout, and
+//     503 when it does not or when the server is shutting down, with a
+//     JSON body that says why (for a missing privilege, the GRANT).
 type admin struct {
 	metrics http.Handler
 	store   petstore.Store
+	// check, when not nil, is asked before the store: it reports a schema
+	// that is not at the version needed, or a privilege that the
+	// database role lacks, with the statement that fixes it.
+	check func(context.Context) error
 	// redact removes secrets, such as a database password, from the text
 	// of a store's error.
 	redact   func(string) string
@@ -67,6 +73,14 @@ func (a *admin) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	start := time.Now()
+	if a.check != nil {
+		if err := a.check(ctx); err != nil && (ctx.Err() == nil || !errors.Is(err, context.DeadlineExceeded)) {
+			reason := "the store cannot serve: " + a.redact(err.Error())
+			a.logger.Error("petstore: not ready", "reason", reason, "took", time.Since(start).Round(time.Millisecond))
+			writeStatus(w, http.StatusServiceUnavailable, probeBody{Status: "unavailable", Reason: reason})
+			return
+		}
+	}
 	_, err := a.store.List(ctx, petstore.ListOptions{Limit: 1})
 	if err == nil {
 		writeStatus(w, http.StatusOK, probeBody{Status: "ok"})

@@ -7,7 +7,8 @@
 //	         [-tls-cert FILE -tls-key FILE] [-tls-min-version 1.2]
 //	         [-tls-reload-interval 10s] [-store-timeout 5s] [-write-timeout 30s]
 //	         [-max-conns N] [-max-bodies 256] [-body-timeout 10s]
-//	         [-admin-addr localhost:9090] [-access-log]
+//	         [-admin-addr localhost:9090] [-access-log] [-migrate=false]
+//	petstore migrate [-postgres URL]
 //
 // petstore -help lists the flags and the environment variables.
 //
@@ -26,8 +27,14 @@
 // stops: for a throwaway run. With -postgres or PETSTORE_POSTGRES_URL
 // giving the URL of a PostgreSQL database, such as
 // postgres://user:password@host:5432/database, petstore creates or upgrades
-// its table on start (several instances may start at once) and keeps pets
-// there, so that any number of instances can serve one catalogue. The flag
+// its tables on start (several instances may start at once; nothing is
+// changed when they are current) and keeps pets there, so that any number
+// of instances can serve one catalogue. "petstore migrate" migrates alone,
+// says what it did and exits; with -migrate=false the server does not
+// migrate, so that it can run as a role that may not change the schema.
+// Either way it checks at start, and on /readyz, that the tables are at
+// the version it needs and that the role holds every privilege it needs,
+// and otherwise says which command or GRANT fixes it. The flag
 // wins over the variable; prefer the variable, as a flag's value, password
 // included, is visible to other users of the host. Naming two stores (a
 // data file and a PostgreSQL URL, or -store memory and either) stops the
@@ -133,6 +140,8 @@ type config struct {
 
 	limits limitFlags
 
+	migrate bool // whether to migrate the PostgreSQL tables before serving
+
 	adminAddr string // "" for no admin endpoints
 	accessLog bool
 	tracing   bool // whether to send traces over OTLP
@@ -159,6 +168,8 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM `file` of the private key of -tls-cert (default $"+tlsKeyVar+")")
 	minVersion := fs.String("tls-min-version", "1.2", "lowest TLS `version` to accept: 1.2 or 1.3")
 	fs.DurationVar(&c.tlsReloadInterval, "tls-reload-interval", 10*time.Second, "how often to check the TLS files for a new key pair; 0 checks only on SIGHUP")
+	fs.BoolVar(&c.migrate, "migrate", true, "create or upgrade the PostgreSQL tables on start (nothing is changed when they are current); "+
+		"with -migrate=false, run '"+migrateCommand+"' first, as the tables' owner, and serve as a role without the right to create")
 	fs.StringVar(&c.adminAddr, "admin-addr", "", "`address` to serve /metrics, /healthz and /readyz on, apart from the API; empty for none (default $"+adminAddrVar+")")
 	fs.BoolVar(&c.accessLog, "access-log", false, "log a line per request")
 	c.limits.register(fs, openFileLimit())
@@ -208,8 +219,12 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 	return c, err
 }
 
-// run serves until ctx is done, then shuts down gracefully.
+// run serves until ctx is done, then shuts down gracefully; or, given the
+// subcommand migrate, migrates the store's tables and returns.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "migrate" {
+		return runMigrate(ctx, args[1:], getenv, stdout)
+	}
 	c, err := parseConfig(args, getenv, stdout)
 	if err != nil {
 		return err
@@ -240,7 +255,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stdout, "PETSTORE_API_KEYS is not set; this run accepts the API key %s\n", key)
 	}
 
-	store, closeStore, err := openStore(ctx, c, logger)
+	store, check, closeStore, err := openStore(ctx, c, logger)
 	if err != nil {
 		return err
 	}
@@ -313,7 +328,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			"-tls-cert and -tls-key serve HTTPS")
 	}
 	if c.adminAddr != "" {
-		a := &admin{metrics: obs.metrics, store: store, logger: logger,
+		a := &admin{metrics: obs.metrics, store: store, check: check, logger: logger,
 			redact: func(s string) string { return postgresRedact(s, c.postgresURL) }}
 		stopAdmin, err := serveAdmin(ctx, c.adminAddr, a, stdout)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"regexp"
@@ -27,12 +28,75 @@ const postgresURLVar = "PETSTORE_POSTGRES_URL"
 const postgresConnectTimeout = 5 * time.Second
 
 // openPostgres opens a pool on the PostgreSQL server at rawURL, creates or
-// upgrades the pets table, and returns a store on it and a function that
-// closes the pool. Neither its errors nor its log show the URL's password.
+// upgrades the pets table, checks that the role may serve from it, and
+// returns a store on it and a function that closes the pool.
 func openPostgres(ctx context.Context, rawURL string, logger *slog.Logger) (petstore.Store, func(), error) {
+	store, closePool, err := openPostgresStore(ctx, rawURL, true, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	return store, closePool, nil
+}
+
+// migrateCommand is the command that brings the tables to the schema
+// version this release needs, for the messages that name it.
+const migrateCommand = "petstore migrate"
+
+// openPostgresStore opens a pool on the PostgreSQL server at rawURL and
+// returns a store on it and a function that closes the pool. With migrate,
+// it first creates or upgrades the tables (which changes nothing when they
+// are current); either way it checks, with (*pgstore.Store).Check, that
+// they are at the version needed and that the role holds every privilege
+// that serving needs, and refuses to go on otherwise, saying which command
+// or GRANT fixes it. Neither its errors nor its log show the URL's
+// password.
+func openPostgresStore(ctx context.Context, rawURL string, migrate bool, logger *slog.Logger) (*pgstore.Store, func(), error) {
+	store, pool, cfg, err := postgresPool(ctx, rawURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	if migrate {
+		if err := store.Migrate(ctx); err != nil {
+			pool.Close()
+			if errors.Is(err, pgstore.ErrNoSchema) || errors.Is(err, pgstore.ErrPrivilege) {
+				return nil, nil, errors.New(postgresRedact(err.Error(), rawURL))
+			}
+			return nil, nil, fmt.Errorf("migrating the PostgreSQL database: %s; "+
+				"to migrate apart, as the tables' owner, run %s, then serve with -migrate=false",
+				postgresRedact(withoutUnavailable(err), rawURL), migrateCommand)
+		}
+	}
+	if err := store.Check(ctx); err != nil {
+		pool.Close()
+		msg := postgresRedact(withoutUnavailable(err), rawURL)
+		if errors.Is(err, pgstore.ErrNotMigrated) {
+			msg += fmt.Sprintf("; with this database's URL, run %s as a role that may create tables", migrateCommand)
+		}
+		return nil, nil, errors.New(msg)
+	}
+	var schema string
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		pool.Close()
+		return nil, nil, fmt.Errorf("cannot reach PostgreSQL: %s", postgresRedact(withoutUnavailable(err), rawURL))
+	}
+	logger.Info("petstore: storing pets in PostgreSQL",
+		"host", cfg.ConnConfig.Host,
+		"port", cfg.ConnConfig.Port,
+		"database", cfg.ConnConfig.Database,
+		"user", cfg.ConnConfig.User,
+		"schema", schema,
+		"table", pgstore.DefaultTable,
+		"max_conns", cfg.MaxConns,
+	)
+	return store, pool.Close, nil
+}
+
+// postgresPool opens a pool on the PostgreSQL server at rawURL and a store
+// on it, and connects once, so that an unreachable server stops the start.
+func postgresPool(ctx context.Context, rawURL string) (*pgstore.Store, *pgxpool.Pool, *pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the PostgreSQL URL (-postgres or %s) is not valid: %s; "+
+		return nil, nil, nil, fmt.Errorf("the PostgreSQL URL (-postgres or %s) is not valid: %s; "+
 			"the form is postgres://user:password@host:5432/database?sslmode=require",
 			postgresURLVar, postgresRedact(postgresParseReason(err), rawURL))
 	}
@@ -41,32 +105,49 @@ func openPostgres(ctx context.Context, rawURL string, logger *slog.Logger) (pets
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening the PostgreSQL pool: %s", postgresRedact(err.Error(), rawURL))
+		return nil, nil, nil, fmt.Errorf("opening the PostgreSQL pool: %s", postgresRedact(err.Error(), rawURL))
 	}
 	store, err := pgstore.New(pool)
 	if err != nil {
 		pool.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	schema, err := postgresCurrentSchema(ctx, pool)
-	if err != nil {
+	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, nil, errors.New(postgresRedact(err.Error(), rawURL))
+		return nil, nil, nil, fmt.Errorf("cannot reach PostgreSQL: %s", postgresRedact(withoutUnavailable(err), rawURL))
+	}
+	return store, pool, cfg, nil
+}
+
+// migratePostgres brings the tables of the PostgreSQL database at rawURL
+// to the schema version this release needs and writes to out what it did.
+func migratePostgres(ctx context.Context, rawURL string, out io.Writer) error {
+	store, pool, cfg, err := postgresPool(ctx, rawURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	before, _, err := store.SchemaVersion(ctx)
+	if err != nil {
+		before = -1 // unknown: the role may not read the versions
 	}
 	if err := store.Migrate(ctx); err != nil {
-		pool.Close()
-		return nil, nil, fmt.Errorf("migrating the PostgreSQL database: %s", postgresRedact(withoutUnavailable(err), rawURL))
+		return fmt.Errorf("migrating the PostgreSQL database: %s", postgresRedact(withoutUnavailable(err), rawURL))
 	}
-	logger.Info("petstore: storing pets in PostgreSQL",
-		"host", cfg.ConnConfig.Host,
-		"port", cfg.ConnConfig.Port,
-		"database", cfg.ConnConfig.Database,
-		"user", cfg.ConnConfig.User,
-		"schema", schema,
-		"table", store.Table(),
-		"max_conns", cfg.MaxConns,
-	)
-	return store, pool.Close, nil
+	after, _, err := store.SchemaVersion(ctx)
+	if err != nil {
+		return errors.New(postgresRedact(withoutUnavailable(err), rawURL))
+	}
+	where := fmt.Sprintf("%s in the database %s on %s", store.Table(), cfg.ConnConfig.Database, cfg.ConnConfig.Host)
+	switch {
+	case before == after:
+		fmt.Fprintf(out, "%s: at schema version %d, the version this release needs: nothing to do\n", where, after)
+	case before < 0:
+		fmt.Fprintf(out, "%s: migrated to schema version %d\n", where, after)
+	default:
+		fmt.Fprintf(out, "%s: migrated from schema version %d to %d\n", where, before, after)
+	}
+	return nil
 }
 
 // postgresParseReason returns why pgx could not parse a connection string,

@@ -216,7 +216,7 @@ func TestPostgresOpenLogsStore(t *testing.T) {
 	if n := postgresCount(t, schema); n != 1 {
 		t.Errorf("%s.pets holds %d pets; want 1", schema, n)
 	}
-	for _, want := range []string{"storing pets in PostgreSQL", "host=127.0.0.1", `table="\"pets\""`} {
+	for _, want := range []string{"storing pets in PostgreSQL", "host=127.0.0.1", "table=pets "} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("the log does not say %s:\n%s", want, log.String())
 		}

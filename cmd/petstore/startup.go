@@ -32,6 +32,18 @@ Environment:
   ` + tlsCertVar + `, ` + tlsKeyVar + `
     	PEM files of the certificate chain and its key, as -tls-cert and -tls-key
     	(the flags win)
+  ` + adminAddrVar + `
+    	address of /metrics, /healthz and /readyz, as -admin-addr (the flag wins)
+  ` + otlpEndpointVar + `, ` + otlpTracesEndpointVar + `
+    	OTLP collector to send a trace span per request to, over HTTP (port 4318);
+    	unset, nothing is traced
+  ` + otlpProtocolVar + `, ` + otlpTracesProtocolVar + `
+    	must be http/protobuf when set; grpc is refused at start
+  ` + otelSDKDisabledVar + `=true, ` + otelTracesExporterVar + `=none
+    	turn tracing off
+  OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER, OTEL_EXPORTER_OTLP_HEADERS,
+  OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_EXPORTER_OTLP_COMPRESSION, OTEL_EXPORTER_OTLP_CERTIFICATE
+    	read by OpenTelemetry as its specification says
 `
 
 // parseFlags parses args into fs. On -help it writes to help what
@@ -44,7 +56,7 @@ func parseFlags(fs *flag.FlagSet, args []string, help io.Writer) error {
 	err := fs.Parse(args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(help, "Usage: petstore [flags]\n\nServes the animal store API over HTTP or HTTPS.\n\nFlags:\n")
+		fmt.Fprint(help, "Usage: petstore [flags]\n       "+migrateCommand+" [-postgres URL]\n\nServes the animal store API over HTTP or HTTPS; "+migrateCommand+" creates or upgrades the PostgreSQL tables and exits.\n\nFlags:\n")
 		fs.SetOutput(help)
 		fs.PrintDefaults()
 		fmt.Fprint(help, environmentHelp)
@@ -93,15 +105,21 @@ func parseAPIKeys(value string) ([]string, error) {
 
 // apiKeysAuthenticator returns the Authenticator of entries from
 // parseAPIKeys: each NAME:KEY gives KEY the principal NAME, and a key alone
-// is named by its fingerprint (see petstore.NamedAPIKeys).
+// is named by its fingerprint (see petstore.NamedAPIKeys). Without any
+// name it is petstore.APIKeys, whose name the start-up errors then give.
 func apiKeysAuthenticator(entries []string) petstore.Authenticator {
 	keys := make([]petstore.APIKey, len(entries))
+	anyNamed := false
 	for i, e := range entries {
 		if name, key, named := strings.Cut(e, ":"); named {
 			keys[i] = petstore.APIKey{Principal: name, Key: key}
+			anyNamed = true
 		} else {
 			keys[i] = petstore.APIKey{Key: e}
 		}
+	}
+	if !anyNamed {
+		return petstore.APIKeys(entries...)
 	}
 	return petstore.NamedAPIKeys(keys...)
 }

@@ -141,7 +141,7 @@ func TestStartupMissingSchema(t *testing.T) {
 	u.RawQuery = q.Encode()
 
 	code, stdout, stderr := runToExit(t, buildServer(t), []string{"PETSTORE_API_KEYS=k", "PETSTORE_POSTGRES_URL=" + u.String()})
-	want := `petstore: the schema "` + schema + `" that PostgreSQL's search_path names does not exist, so there is nowhere ` +
+	want := `petstore: pgstore: the schema "` + schema + `" that PostgreSQL's search_path names does not exist, so there is nowhere ` +
 		"to create the pets table; create it with CREATE SCHEMA " + schema + ", or set search_path in the URL's query to a schema that exists\n"
 	if diff := cmp.Diff(want, stderr); diff != "" || code != 2 {
 		t.Errorf("exit status %d (want 2); stderr (-want +got):\n%s", code, diff)
@@ -284,33 +284,6 @@ func TestDefaultMaxConns(t *testing.T) {
 	} {
 		if got := defaultMaxConns(tt.openFiles); got != tt.want {
 			t.Errorf("defaultMaxConns(%d) = %d, want %d", tt.openFiles, got, tt.want)
-		}
-	}
-}
-
-func TestSplitSearchPath(t *testing.T) {
-	for _, tt := range []struct {
-		searchPath string
-		want       []string
-	}{
-		{"", nil},
-		{"nosuchschema", []string{"nosuchschema"}},
-		{`"$user", public`, []string{"$user", "public"}},
-		{`Shop, "Mixed Case", "with ""quote"""`, []string{"shop", "Mixed Case", `with "quote"`}},
-		{`a,,b`, []string{"a", "b"}},
-	} {
-		if diff := cmp.Diff(tt.want, splitSearchPath(tt.searchPath)); diff != "" {
-			t.Errorf("splitSearchPath(%q) (-want +got):\n%s", tt.searchPath, diff)
-		}
-	}
-}
-
-func TestSQLIdentifier(t *testing.T) {
-	for name, want := range map[string]string{
-		"shop": "shop", "shop_2": "shop_2", "Shop": `"Shop"`, "two words": `"two words"`, `a"b`: `"a""b"`, "2shop": `"2shop"`,
-	} {
-		if got := sqlIdentifier(name); got != want {
-			t.Errorf("sqlIdentifier(%q) = %s, want %s", name, got, want)
 		}
 	}
 }

@@ -76,16 +76,22 @@ func (c *config) chooseStore(flag string, getenv func(string) string) error {
 }
 
 // openStore opens the store that the configuration selects. The returned
-// function releases it.
-func openStore(ctx context.Context, c config, logger *slog.Logger) (petstore.Store, func(), error) {
+// function releases it. check, nil for the stores that need none, tells
+// whether the store can serve: /readyz calls it.
+func openStore(ctx context.Context, c config, logger *slog.Logger) (store petstore.Store, check func(context.Context) error, release func(), err error) {
 	switch c.store {
 	case storePostgres:
-		return openPostgres(ctx, c.postgresURL, logger)
+		s, closePool, err := openPostgresStore(ctx, c.postgresURL, c.migrate, logger)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return s, s.Check, closePool, nil
 	case storeMemory:
 		logger.Info("petstore: storing pets in memory; they are lost when the process stops")
-		return memstore.New(), func() {}, nil
+		return memstore.New(), nil, func() {}, nil
 	}
-	return openSQLite(c.dataFile, logger)
+	s, closeFile, err := openSQLite(c.dataFile, logger)
+	return s, nil, closeFile, err
 }
 
 // openSQLite opens the SQLite file at path, making it when it is missing,

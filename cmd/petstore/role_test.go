@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/client"
+	"github.com/petstore-go/petstore/internal/pgtest"
+)
+
+// readmeRole returns what the README's section on a role that only serves
+// says to run: the SQL that creates the role and grants it its privileges,
+// one statement a line, and the arguments it gives the server.
+func readmeRole(t *testing.T) (statements []string, serveArgs []string) {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n### Migrating apart, and serving as a role that may not change the schema\n")
+	if !ok {
+		t.Fatal("README.md has no section \"Migrating apart, and serving as a role that may not change the schema\"")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	_, block, ok := strings.Cut(section, "```sql\n")
+	if !ok {
+		t.Fatal("the README's section on the serving role has no ```sql block")
+	}
+	block, _, _ = strings.Cut(block, "```\n")
+	for line := range strings.Lines(block) {
+		if line = strings.TrimSpace(line); line != "" {
+			statements = append(statements, line)
+		}
+	}
+	m := regexp.MustCompile(`(?m)^    PETSTORE_POSTGRES_URL='postgres://petstore_app:[^']*' go run \./cmd/petstore(.*)$`).FindStringSubmatch(section)
+	if m == nil {
+		t.Fatal("the README's section on the serving role does not say how to start the server as petstore_app")
+	}
+	return statements, strings.Fields(m[1])
+}
+
+// roleSetup makes a schema of its own with the tables migrated by
+// "petstore migrate" as the owner, and returns the schema, a unique name
+// for a role and the URL that connects as that role with the schema as
+// search_path. The role is dropped, with its privileges, when the test
+// ends; the schema too.
+func roleSetup(t *testing.T, bin string) (schema, role, roleURL string) {
+	t.Helper()
+	schema, ownerURL := postgresSchema(t)
+	out, err := runMigrateCommand(t, bin, ownerURL)
+	if err != nil {
+		t.Fatalf("petstore migrate: %v\n%s", err, out)
+	}
+	want := `"pets" in the database test on 127.0.0.1: migrated from schema version 0 to 3` + "\n"
+	if out != want {
+		t.Errorf("petstore migrate printed %q; want %q", out, want)
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	role = "petstore_test_app_" + hex.EncodeToString(b)
+	conn := postgresConn(t)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for _, stmt := range []string{"DROP OWNED BY " + role, "DROP ROLE IF EXISTS " + role} {
+			if _, err := conn.Exec(ctx, stmt); err != nil {
+				t.Errorf("%s: %v", stmt, err)
+			}
+		}
+	})
+	u, err := url.Parse(ownerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(role, "change-me")
+	return schema, role, u.String()
+}
+
+// runMigrateCommand runs "bin migrate" with PETSTORE_POSTGRES_URL set to
+// databaseURL and returns what it printed to stdout, or an error with its
+// standard error.
+func runMigrateCommand(t *testing.T, bin, databaseURL string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "migrate")
+	cmd.Env = append(os.Environ(), postgresURLVar+"="+databaseURL)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return string(out), errors.New(err.Error() + ": " + stderr.String())
+	}
+	return string(out), nil
+}
+
+// roleGrant runs the README's statements for role in schema, leaving out
+// those for which skip returns true.
+func roleGrant(t *testing.T, statements []string, schema, role string, skip func(string) bool) {
+	t.Helper()
+	conn := postgresConn(t)
+	for _, stmt := range statements {
+		stmt = strings.ReplaceAll(stmt, "petstore_app", role)
+		stmt = strings.ReplaceAll(stmt, "public", schema) // a name that needs no quotes
+		if skip != nil && skip(stmt) {
+			continue
+		}
+		if _, err := conn.Exec(context.Background(), stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+}
+
+// TestREADMEServingRole creates the serving role exactly as the README
+// says, after "petstore migrate" as the owner, starts the server as it as
+// the README says, and creates pets with and without idempotency keys,
+// through HTTP and the Go client (which keys every create).
+func TestREADMEServingRole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	pgtest.URL(t)
+	statements, args := readmeRole(t)
+	if len(statements) < 2 || !strings.HasPrefix(statements[0], "CREATE ROLE petstore_app LOGIN") {
+		t.Fatalf("the README's SQL does not start with CREATE ROLE petstore_app LOGIN:\n%s", strings.Join(statements, "\n"))
+	}
+	bin := buildServer(t)
+	schema, role, roleURL := roleSetup(t, bin)
+	roleGrant(t, statements, schema, role, nil)
+
+	const key = "role-key"
+	p := startServer(t, bin, key, []string{postgresURLVar + "=" + roleURL}, append(args, "-admin-addr", "127.0.0.1:0")...)
+	for _, tt := range []struct {
+		name, idempotencyKey string
+		want                 int
+	}{
+		{"unkeyed", "", http.StatusCreated},
+		{"keyed", "readme-role-1", http.StatusCreated},
+		{"keyed again", "readme-role-1", http.StatusCreated},
+	} {
+		h := map[string]string{}
+		if tt.idempotencyKey != "" {
+			h["Idempotency-Key"] = tt.idempotencyKey
+		}
+		status, body := adminDo(t, adminRequest{method: http.MethodPost, url: p.baseURL + "/pets", key: key,
+			body: `{"name":"Rex","categoryId":1}`, header: h})
+		if status != tt.want {
+			t.Errorf("%s create: %d %s; want %d; the server's log:\n%s", tt.name, status, body, tt.want, p.stderr)
+		}
+	}
+	c, err := client.New(p.baseURL, client.WithAPIKey(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Add(context.Background(), petstore.NewPet{Name: "Tom", CategoryID: 2}, petstore.AddOptions{}); err != nil {
+		t.Errorf("a create through the Go client, which sends a key: %v", err)
+	}
+	if n := postgresCount(t, schema); n != 3 {
+		t.Errorf("%s.pets holds %d pets; want 3 (the keyed create again is a replay)", schema, n)
+	}
+
+	// A privilege revoked while the server runs shows on /readyz, with the
+	// GRANT that gives it back.
+	conn := postgresConn(t)
+	if _, err := conn.Exec(context.Background(), "REVOKE DELETE ON "+schema+".pets_keys FROM "+role); err != nil {
+		t.Fatal(err)
+	}
+	status, body := adminDo(t, adminRequest{method: http.MethodGet, url: adminURL(t, p) + "/readyz"})
+	var probe probeBody
+	if err := json.Unmarshal(body, &probe); err != nil {
+		t.Fatalf("/readyz: %q: %v", body, err)
+	}
+	grant := "GRANT DELETE ON " + schema + ".pets_keys TO " + role + ";"
+	if status != http.StatusServiceUnavailable || !strings.HasSuffix(probe.Reason, grant) {
+		t.Errorf("/readyz with DELETE revoked: %d %+v; want 503 with a reason ending %q", status, probe, grant)
+	}
+}
+
+// TestServingRoleMissingGrant leaves out each GRANT of the README's in turn:
+// the server started as the README says refuses to start, naming the
+// statement.
+func TestServingRoleMissingGrant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	pgtest.URL(t)
+	statements, args := readmeRole(t)
+	bin := buildServer(t)
+	for _, left := range statements[1:] {
+		t.Run(left, func(t *testing.T) {
+			schema, role, roleURL := roleSetup(t, bin)
+			var want string
+			roleGrant(t, statements, schema, role, func(stmt string) bool {
+				if strings.HasPrefix(stmt, strings.Fields(left)[0]+" ") && strings.Contains(strings.ReplaceAll(stmt, role, "petstore_app"),
+					strings.ReplaceAll(left[strings.Index(left, " ON "):], "public", schema)) {
+					want = stmt
+					return true
+				}
+				return false
+			})
+			if want == "" {
+				t.Fatalf("no statement left out for %s", left)
+			}
+			code, stdout, stderr := runToExit(t, bin, []string{"PETSTORE_API_KEYS=k", postgresURLVar + "=" + roleURL}, args...)
+			if code != 2 || !strings.HasSuffix(stderr, want+"\n") {
+				t.Errorf("exit status %d (want 2); stderr:\n%s\nwant it to end with %s", code, stderr, want)
+			}
+			if strings.Contains(stdout, "serving") {
+				t.Errorf("the server started:\n%s", stdout)
+			}
+		})
+	}
+}
+
+// TestMigrateCommand checks "petstore migrate": it migrates and says so,
+// then says there is nothing to do; and a server started with
+// -migrate=false on tables not migrated refuses to start, naming the
+// command.
+func TestMigrateCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	bin := buildServer(t)
+	schema, serverURL := postgresSchema(t)
+	code, _, stderr := runToExit(t, bin, []string{"PETSTORE_API_KEYS=k", postgresURLVar + "=" + serverURL}, "-migrate=false")
+	if code != 2 || !strings.Contains(stderr, "the table "+schema+".pets") || !strings.Contains(stderr, "run petstore migrate as a role that may create tables") {
+		t.Errorf("-migrate=false before migrating: exit status %d (want 2); stderr:\n%s", code, stderr)
+	}
+	for i, want := range []string{
+		`"pets" in the database test on 127.0.0.1: migrated from schema version 0 to 3` + "\n",
+		`"pets" in the database test on 127.0.0.1: at schema version 3, the version this release needs: nothing to do` + "\n",
+	} {
+		out, err := runMigrateCommand(t, bin, serverURL)
+		if err != nil || out != want {
+			t.Errorf("petstore migrate, run %d: %q, %v; want %q", i+1, out, err, want)
+		}
+	}
+	p := startServer(t, bin, "k", []string{postgresURLVar + "=" + serverURL}, "-migrate=false")
+	if status, body := adminDo(t, adminRequest{method: http.MethodPost, url: p.baseURL + "/pets", key: "k", body: `{"name":"Rex","categoryId":1}`}); status != http.StatusCreated {
+		t.Errorf("create after petstore migrate: %d %s", status, body)
+	}
+}
+
+// TestMigrateCommandNeedsURL checks that "petstore migrate" without a
+// database says what it needs.
+func TestMigrateCommandNeedsURL(t *testing.T) {
+	err := run(context.Background(), []string{"migrate"}, func(string) string { return "" }, &strings.Builder{}, &strings.Builder{})
+	if err == nil || !strings.Contains(err.Error(), "petstore migrate needs the database's URL in PETSTORE_POSTGRES_URL or -postgres") {
+		t.Errorf("petstore migrate without a URL: %v", err)
+	}
+}
