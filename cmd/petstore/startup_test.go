@@ -52,6 +52,22 @@ func TestStartupRefuses(t *testing.T) {
 				"use only letters, digits, -, ., _, ~, + and /, with = only at the end",
 		},
 		{
+			name: "a named key without a name",
+			env:  []string{"PETSTORE_API_KEYS=alice:k1,:k2"},
+			want: `PETSTORE_API_KEYS: entry 2 has no name before its ":"; write NAME:KEY, or the key alone to have it named by its fingerprint`,
+		},
+		{
+			name: "a name without a key",
+			env:  []string{"PETSTORE_API_KEYS=alice:"},
+			want: `PETSTORE_API_KEYS: entry 1 (alice:) has no key after its ":"; write NAME:KEY`,
+		},
+		{
+			name: "a name that cannot be a principal",
+			env:  []string{"PETSTORE_API_KEYS=alice:k1,key-bob:k2"},
+			want: `petstore.New: WithAuthenticator: NamedAPIKeys: the principal of key 2 of 2 "key-bob" begins as a key's fingerprint does (key- or token-); ` +
+				"choose another name, or leave it empty for the fingerprint",
+		},
+		{
 			name: "keys variable with only a comma",
 			env:  []string{"PETSTORE_API_KEYS=,"},
 			want: "PETSTORE_API_KEYS is set but holds no usable key, only commas and spaces; " +
