@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
-	"github.com/petstore-go/petstore/internal/wirecases"
+	"github.com/petstore-go/petstore/internal/testkit/wirecases"
 )
 
 // TestWire sends every request of the shared table through the real handler

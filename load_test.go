@@ -3,7 +3,7 @@ package petstore_test
 import (
 	"testing"
 
-	"github.com/petstore-go/petstore/internal/loadtest"
+	"github.com/petstore-go/petstore/internal/testkit/loadtest"
 	"github.com/petstore-go/petstore/memstore"
 )
 

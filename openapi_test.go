@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
-	"github.com/petstore-go/petstore/internal/wirecases"
+	"github.com/petstore-go/petstore/internal/testkit/wirecases"
 	"github.com/petstore-go/petstore/memstore"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/internal/faultstore"
+	"github.com/petstore-go/petstore/internal/testkit/faultstore"
 	"github.com/petstore-go/petstore/memstore"
 )
 

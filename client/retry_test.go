@@ -13,7 +13,7 @@ import (
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/client"
-	"github.com/petstore-go/petstore/internal/faultstore"
+	"github.com/petstore-go/petstore/internal/testkit/faultstore"
 	"github.com/petstore-go/petstore/memstore"
 )
 

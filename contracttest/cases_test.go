@@ -14,8 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/contracttest"
-	"github.com/petstore-go/petstore/internal/faultstore"
-	"github.com/petstore-go/petstore/internal/wirecases"
+	"github.com/petstore-go/petstore/internal/testkit/faultstore"
+	"github.com/petstore-go/petstore/internal/testkit/wirecases"
 	"github.com/petstore-go/petstore/memstore"
 	"github.com/petstore-go/petstore/petstoretest"
 )

@@ -23,7 +23,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/internal/loadtest"
+	"github.com/petstore-go/petstore/internal/testkit/loadtest"
 	"github.com/petstore-go/petstore/pgstore"
 )
 

@@ -23,7 +23,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/internal/pgtest"
+	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 	"github.com/petstore-go/petstore/petstoretest"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore-go/petstore/internal/pgtest"
+	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 )
 
 // TestReadyzPostgres runs the server on a throwaway PostgreSQL cluster and

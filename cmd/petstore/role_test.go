@@ -17,7 +17,7 @@ import (
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/client"
-	"github.com/petstore-go/petstore/internal/pgtest"
+	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 )
 
 // readmeRole returns what the README's section on a role that only serves

@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/internal/pgtest"
+	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 )
 
 // TestStartupRefuses starts the server as a process on configurations

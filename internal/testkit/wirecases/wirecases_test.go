@@ -6,7 +6,7 @@ import (
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
-	"github.com/petstore-go/petstore/internal/wirecases"
+	"github.com/petstore-go/petstore/internal/testkit/wirecases"
 )
 
 // TestCasesAreWellFormed checks the table itself: names are unique, every

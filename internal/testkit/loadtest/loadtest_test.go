@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/internal/loadtest"
+	"github.com/petstore-go/petstore/internal/testkit/loadtest"
 	"github.com/petstore-go/petstore/memstore"
 )
 

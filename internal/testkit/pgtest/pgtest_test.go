@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/petstore-go/petstore/internal/pgtest"
+	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 )
 
 // TestURL runs TestURLHelper in a subprocess under each environment: a
