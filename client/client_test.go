@@ -44,6 +44,7 @@ func TestNew(t *testing.T) {
 		{"page size 101", "https://pets.example.com/v1", []client.Option{client.WithPageSize(101)}, "from 1 to 100"},
 		{"negative timeout", "https://pets.example.com/v1", []client.Option{client.WithTimeout(-time.Second)}, "use 0 for no timeout"},
 		{"list bound 0", "https://pets.example.com/v1", []client.Option{client.WithMaxListPets(0)}, "read them with All"},
+		{"no key", "https://pets.example.com/v1", nil, "no API key: pass WithAPIKey(key), or WithAPIKeyFunc"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,8 +131,9 @@ func TestRequestHeaders(t *testing.T) {
 		t.Errorf("GET (-want +got):\n%s", diff)
 	}
 
-	// The defaults.
-	c, err := client.New(srv.base)
+	// The default user agent; a key function that gives no key sends no
+	// Authorization.
+	c, err := client.New(srv.base, client.WithAPIKeyFunc(func(context.Context) string { return "" }))
 	if err != nil {
 		t.Fatal(err)
 	}

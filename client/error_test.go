@@ -74,7 +74,9 @@ func TestErrors(t *testing.T) {
 			name: "401 without a key",
 			call: func(t *testing.T, opts ...client.Option) (int, error) {
 				srv, _ := newMemServer(t)
-				c, err := client.New(srv.base, opts...)
+				// A key function that gives no key sends no Authorization.
+				noKey := client.WithAPIKeyFunc(func(context.Context) string { return "" })
+				c, err := client.New(srv.base, append(opts, noKey)...)
 				if err != nil {
 					t.Fatal(err)
 				}

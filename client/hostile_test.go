@@ -288,7 +288,7 @@ func TestTimeout(t *testing.T) {
 // TestTimeoutOption checks the default timeout and bound of List, and that
 // WithTimeout(0) and WithMaxListPets set them.
 func TestTimeoutOption(t *testing.T) {
-	c, err := client.New("https://pets.example.com/v1")
+	c, err := client.New("https://pets.example.com/v1", client.WithAPIKey("k"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestTimeoutOption(t *testing.T) {
 	if got := client.MaxListPets(c); got != client.DefaultMaxListPets {
 		t.Errorf("the default bound of List is %d; want DefaultMaxListPets", got)
 	}
-	c, err = client.New("https://pets.example.com/v1", client.WithTimeout(0), client.WithMaxListPets(7))
+	c, err = client.New("https://pets.example.com/v1", client.WithAPIKey("k"), client.WithTimeout(0), client.WithMaxListPets(7))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,9 +44,9 @@ const (
 )
 
 // WithAPIKey sets the API key that the Client sends with every request, as
-// "Authorization: Bearer key". The default is no key, which the server
-// answers with 401; WithAPIKeyFunc chooses a key per call instead. Of
-// WithAPIKey and WithAPIKeyFunc, the one given last applies.
+// "Authorization: Bearer key". New needs it, or WithAPIKeyFunc, which
+// chooses a key per call instead. Of WithAPIKey and WithAPIKeyFunc, the one
+// given last applies.
 func WithAPIKey(key string) Option {
 	return optionFunc(func(c *Client) error {
 		if err := checkKey(key); err != nil {
@@ -66,7 +66,7 @@ func WithAPIKey(key string) Option {
 // its own, each with its own key: the server knows the caller only by the
 // key, so it is the key that carries the caller's identity (a principal,
 // see petstore.Principal) over HTTP. Idempotency keys, for one, are scoped
-// by it. The default is no function; see WithAPIKey.
+// by it. New needs it or WithAPIKey.
 func WithAPIKeyFunc(f func(ctx context.Context) string) Option {
 	return optionFunc(func(c *Client) error {
 		if f == nil {

@@ -240,7 +240,7 @@ func (failing) RoundTrip(*http.Request) (*http.Response, error) { return nil, er
 // each drawn between half and all of a doubling wait, capped.
 func TestBackoff(t *testing.T) {
 	var w waits
-	c, err := client.New("http://127.0.0.1:1/v1", client.WithHTTPClient(&http.Client{Transport: failing{}}),
+	c, err := client.New("http://127.0.0.1:1/v1", client.WithAPIKey("k"), client.WithHTTPClient(&http.Client{Transport: failing{}}),
 		client.WithRetries(6), client.WithBackoff(100*time.Millisecond, time.Second), w.option())
 	if err != nil {
 		t.Fatal(err)
