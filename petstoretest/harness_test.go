@@ -227,6 +227,9 @@ func TestStoreReportsOneBugBriefly(t *testing.T) {
 				if len(b) != 1 || !strings.Contains(b[0], "fails too (") || !strings.Contains(b[0], "likely because "+failed[0]+" failed") {
 					t.Errorf("subtest %s failed with %d lines; want one that names %s, which failed first:\n%s", name, len(b), failed[0], strings.Join(b, "\n"))
 				}
+				if alone := "run it alone: go test -run '^TestHarnessStore$/^" + regexp.QuoteMeta(name) + "$'"; len(b) == 1 && !strings.HasSuffix(b[0], alone) {
+					t.Errorf("subtest %s failed with %q; want it to end with how to run it alone: %s", name, b[0], alone)
+				}
 			}
 		})
 	}

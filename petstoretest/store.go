@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -160,11 +161,22 @@ func (st *storeT) summarize() {
 	switch {
 	case n == 0:
 	case st.failedNeed != "":
-		st.t.Errorf("fails too (%s not shown), likely because %s failed, which this clause relies on: fix that and run again (%s: %s)",
-			failures(n), st.failedNeed, st.failedNeed, st.failedNeedClause)
+		st.t.Errorf("fails too (%s not shown), likely because %s failed, which this clause relies on: fix that and run again (%s: %s); "+
+			"to see this clause's own failures, run it alone: %s",
+			failures(n), st.failedNeed, st.failedNeed, st.failedNeedClause, runAlone(st.t.Name()))
 	case n > maxShown:
 		st.t.Errorf("and %s more of this clause, not shown", failures(n-maxShown))
 	}
+}
+
+// runAlone returns the go test command that runs the subtest named name (as
+// testing.T.Name gives it) and nothing else.
+func runAlone(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return "go test -run '" + strings.Join(parts, "/") + "'"
 }
 
 // failures returns "1 failure" or "n failures".
