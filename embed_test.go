@@ -19,6 +19,8 @@ type tenantStore struct {
 	*memstore.Store
 }
 
+var _ petstore.Store = tenantStore{}
+
 func (s tenantStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
 	pets, err := s.Store.List(ctx, petstore.ListOptions{Status: opts.Status, After: opts.After})
 	if err != nil {

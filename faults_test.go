@@ -474,6 +474,8 @@ type blockingAdd struct {
 	ctxErr           chan error
 }
 
+var _ petstore.Store = blockingAdd{}
+
 func (s blockingAdd) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
 	close(s.entered)
 	<-s.release

@@ -25,6 +25,8 @@ type guardedStore struct {
 	ctxs    storeCtxPool
 }
 
+var _ Store = (*guardedStore)(nil)
+
 func (g *guardedStore) Add(ctx context.Context, p NewPet, opts AddOptions) (Pet, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return Pet{}, false, err

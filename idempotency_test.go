@@ -20,6 +20,8 @@ type onceBlockingStore struct {
 	started          *atomic.Bool
 }
 
+var _ petstore.Store = onceBlockingStore{}
+
 func (s onceBlockingStore) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
 	if s.started.CompareAndSwap(false, true) {
 		close(s.entered)

@@ -13,6 +13,8 @@ import (
 // copied from the names the Store it wraps returns.
 type copyingStore struct{ petstore.Store }
 
+var _ petstore.Store = copyingStore{}
+
 func (s copyingStore) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 	p, err := s.Store.Get(ctx, id)
 	p.Name = strings.Clone(p.Name)

@@ -31,6 +31,8 @@ type gate struct {
 	open    chan struct{} // closed by the test
 }
 
+var _ petstore.Store = (*gate)(nil)
+
 func (g *gate) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
 	select {
 	case <-g.entered:

@@ -224,6 +224,8 @@ type contractBlockingStore struct {
 	once             *sync.Once
 }
 
+var _ petstore.Store = contractBlockingStore{}
+
 func (s contractBlockingStore) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
 	s.once.Do(func() {
 		close(s.entered)

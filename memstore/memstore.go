@@ -80,6 +80,8 @@ type Store struct {
 	keys     keys               // the idempotency keys, with the ID of their pet
 }
 
+var _ petstore.Store = (*Store)(nil)
+
 // New returns an empty Store with opts applied.
 func New(opts ...Option) *Store {
 	s := &Store{}

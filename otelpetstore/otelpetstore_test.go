@@ -348,15 +348,14 @@ func deprecatedCounts(t testing.TB, rm metricdata.ResourceMetrics) map[string]in
 	return got
 }
 
-// failingStore is a Store whose every call fails.
-type failingStore struct{}
+// failingStore is a Store whose List fails. It fakes List alone: the
+// embedded Store is nil, and the test calls nothing else.
+type failingStore struct{ petstore.Store }
+
+var _ petstore.Store = failingStore{}
 
 var errDown = errors.New("the disk is gone")
 
-func (failingStore) Add(context.Context, petstore.NewPet, petstore.AddOptions) (petstore.Pet, bool, error) {
-	return petstore.Pet{}, false, errDown
-}
-func (failingStore) Get(context.Context, int64) (petstore.Pet, error) { return petstore.Pet{}, errDown }
 func (failingStore) List(context.Context, petstore.ListOptions) ([]petstore.Pet, error) {
 	return nil, errDown
 }
@@ -556,14 +555,13 @@ func TestObserveAllocs(t *testing.T) {
 	}
 }
 
-// abortingStore is a Store whose every call aborts the request, as a
-// handler does with panic(http.ErrAbortHandler).
-type abortingStore struct{}
+// abortingStore is a Store whose List aborts the request, as a handler does
+// with panic(http.ErrAbortHandler). It fakes List alone: the embedded Store
+// is nil, and the test calls nothing else.
+type abortingStore struct{ petstore.Store }
 
-func (abortingStore) Add(context.Context, petstore.NewPet, petstore.AddOptions) (petstore.Pet, bool, error) {
-	panic(http.ErrAbortHandler)
-}
-func (abortingStore) Get(context.Context, int64) (petstore.Pet, error) { panic(http.ErrAbortHandler) }
+var _ petstore.Store = abortingStore{}
+
 func (abortingStore) List(context.Context, petstore.ListOptions) ([]petstore.Pet, error) {
 	panic(http.ErrAbortHandler)
 }

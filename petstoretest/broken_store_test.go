@@ -25,6 +25,8 @@ type brokenStore struct {
 	keys map[[2]string]petstore.Pet // by principal and idempotency key
 }
 
+var _ petstore.Store = (*brokenStore)(nil)
+
 // brokenStoreBugs are the bugs that brokenStore knows.
 var brokenStoreBugs = []string{
 	"none",

@@ -50,6 +50,8 @@ type Store struct {
 	prune pruner // the passes that forget expired keys
 }
 
+var _ petstore.Store = (*Store)(nil)
+
 // New returns a Store that keeps its pets in a table reached through pool.
 // The caller owns the pool: the Store never closes it, and the pool's
 // configuration (size, timeouts, TLS) is the caller's choice.

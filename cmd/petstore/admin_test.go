@@ -338,6 +338,8 @@ type adminStore struct {
 	block bool
 }
 
+var _ petstore.Store = adminStore{}
+
 func (s adminStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
 	if s.block {
 		<-ctx.Done()

@@ -61,6 +61,8 @@ type Store struct {
 	calls  map[Method]int
 }
 
+var _ petstore.Store = (*Store)(nil)
+
 // New returns a Store that calls inner and injects no fault until Set is
 // called.
 func New(inner petstore.Store) *Store {

@@ -14,36 +14,36 @@ import (
 	"github.com/petstore-go/petstore/memstore"
 )
 
-// brokenStore is a memstore whose methods a case may change. It does not
-// embed the memstore, so that no optional method of it is promoted past the
-// changes.
+// brokenStore is a memstore whose Add, Get and List a case may change.
 type brokenStore struct {
-	inner *memstore.Store
-	add   func(s *memstore.Store, ctx context.Context, p petstore.NewPet) (petstore.Pet, error)
-	get   func(s *memstore.Store, ctx context.Context, id int64) (petstore.Pet, error)
-	list  func(s *memstore.Store, ctx context.Context, o petstore.ListOptions) ([]petstore.Pet, error)
+	*memstore.Store
+	add  func(s *memstore.Store, ctx context.Context, p petstore.NewPet) (petstore.Pet, error)
+	get  func(s *memstore.Store, ctx context.Context, id int64) (petstore.Pet, error)
+	list func(s *memstore.Store, ctx context.Context, o petstore.ListOptions) ([]petstore.Pet, error)
 }
+
+var _ petstore.Store = brokenStore{}
 
 func (b brokenStore) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
 	if b.add != nil {
-		pet, err := b.add(b.inner, ctx, p)
+		pet, err := b.add(b.Store, ctx, p)
 		return pet, false, err
 	}
-	return b.inner.Add(ctx, p, opts)
+	return b.Store.Add(ctx, p, opts)
 }
 
 func (b brokenStore) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 	if b.get != nil {
-		return b.get(b.inner, ctx, id)
+		return b.get(b.Store, ctx, id)
 	}
-	return b.inner.Get(ctx, id)
+	return b.Store.Get(ctx, id)
 }
 
 func (b brokenStore) List(ctx context.Context, o petstore.ListOptions) ([]petstore.Pet, error) {
 	if b.list != nil {
-		return b.list(b.inner, ctx, o)
+		return b.list(b.Store, ctx, o)
 	}
-	return b.inner.List(ctx, o)
+	return b.Store.List(ctx, o)
 }
 
 // recorder is a testing.TB that records failures instead of failing.
@@ -109,7 +109,7 @@ func TestRunCatches(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.store.inner = memstore.New()
+			tt.store.Store = memstore.New()
 			h, err := petstore.New(petstore.WithStore(tt.store), petstore.WithAuthenticator(petstore.APIKeys("k")))
 			if err != nil {
 				t.Fatal(err)
