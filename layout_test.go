@@ -158,15 +158,7 @@ func TestLayoutViolations(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			for name, text := range tt.files {
-				p := filepath.Join(dir, filepath.FromSlash(name))
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			writeFiles(t, dir, tt.files)
 			got, err := layoutViolations(dir)
 			if err != nil {
 				t.Fatal(err)
@@ -175,5 +167,20 @@ func TestLayoutViolations(t *testing.T) {
 				t.Errorf("layoutViolations (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// writeFiles writes files, by slash-separated path under dir, with their
+// text.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
