@@ -16,9 +16,11 @@ import (
 // not others.
 type Operation string
 
-// The operations of the API. OpNone is passed for a request that matches no
-// operation (an unknown path or method), which is authenticated before it is
-// answered so that unauthenticated callers learn nothing about routes.
+// The operations of the API (see Routes). OpNone means a request for no
+// operation of the API: an unknown path or method, which is authenticated
+// with OpNone before it is answered so that unauthenticated callers learn
+// nothing about routes, or the OpenAPI document and the documentation page,
+// which are served without authentication.
 const (
 	OpListPets  Operation = "listPets"
 	OpCreatePet Operation = "createPet"

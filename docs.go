@@ -25,7 +25,7 @@ func docsRoutes() []route {
 		if f.Name != "" {
 			pattern += "/" + f.Name
 		}
-		routes = append(routes, route{method: http.MethodGet, pattern: pattern, op: OpNone, serve: serveDocsFile(f)})
+		routes = append(routes, route{method: http.MethodGet, pattern: pattern, serve: serveDocsFile(f), public: true})
 	}
 	return routes
 }

@@ -24,22 +24,44 @@ import (
 // New reports every configuration mistake as an error that names the option
 // that fixes it. It registers nothing globally: two handlers share nothing.
 func New(opts ...Option) (http.Handler, error) {
-	c := defaultConfig()
-	var errs []error
-	for _, o := range opts {
-		if o == nil {
-			errs = append(errs, errors.New("petstore.New: an option is nil"))
-			continue
-		}
-		if err := o.apply(&c); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	c, errs := configure(opts)
 	if c.store == nil {
 		errs = append(errs, errors.New("no store: add WithStore(memstore.New()) or another Store"))
 	}
 	if c.auth == nil {
 		errs = append(errs, errors.New("no authenticator: add WithAuthenticator(petstore.APIKeys(key)) or another Authenticator"))
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("petstore.New: %w", errors.Join(errs...))
+	}
+	return newHandler(&c), nil
+}
+
+// CheckOptions returns the error that New would return for opts, word for
+// word, but without the mistake of a missing store or authenticator; it
+// returns nil when opts have no other mistake. A host calls it to refuse a
+// wrong configuration before it opens the Store (a database, say) that it
+// then passes to New with the same options.
+func CheckOptions(opts ...Option) error {
+	if _, errs := configure(opts); len(errs) > 0 {
+		return fmt.Errorf("petstore.New: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// configure applies opts to the defaults and returns the configuration with
+// every mistake in it, but for a missing store or authenticator.
+func configure(opts []Option) (config, []error) {
+	c := defaultConfig()
+	var errs []error
+	for _, o := range opts {
+		if o == nil {
+			errs = append(errs, errors.New("an option is nil; remove it"))
+			continue
+		}
+		if err := o.apply(&c); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if a, ok := c.auth.(apiKeys); ok {
 		if err := a.check(); err != nil {
@@ -49,21 +71,18 @@ func New(opts ...Option) (http.Handler, error) {
 	if c.docs && !c.openAPI {
 		errs = append(errs, errors.New("WithDocs: the page reads the OpenAPI document; drop WithOpenAPI(false)"))
 	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("petstore.New: %w", errors.Join(errs...))
-	}
-	routes := apiRoutes()
-	var doc []byte
 	if c.openAPI {
-		var err error
-		if doc, err = openAPIDocumentFor(c.basePath); err != nil {
-			return nil, fmt.Errorf("petstore.New: %w", err)
+		doc, err := openAPIDocumentFor(c.basePath)
+		if err != nil {
+			errs = append(errs, err)
 		}
-		routes = append(routes, route{method: http.MethodGet, pattern: OpenAPIPath, op: OpNone, serve: (*handler).serveOpenAPI})
+		c.openAPIDoc = doc
 	}
-	if c.docs {
-		routes = append(routes, docsRoutes()...)
-	}
+	return c, errs
+}
+
+// newHandler returns the handler of a configuration without mistakes.
+func newHandler(c *config) *handler {
 	retry := (c.retryAfter + time.Second - 1) / time.Second
 	keys, isKeys := c.auth.(apiKeys)
 	cred := credentialAnswers{challengeNone: challengeNone, challengeReject: challengeReject,
@@ -82,14 +101,14 @@ func New(opts ...Option) (http.Handler, error) {
 		isKeys:      isKeys,
 		log:         c.logger,
 		maxBody:     c.maxBody,
-		router:      newRouter(c.basePath, routes),
-		openAPI:     doc,
+		router:      newRouter(c.basePath, handlerRoutes(c)),
+		openAPI:     c.openAPIDoc,
 		petsPath:    c.basePath + "/pets",
 		observe:     c.observe,
 		retryAfter:  []string{strconv.FormatInt(int64(retry), 10)},
 		deprecation: []string{"@" + strconv.FormatInt(c.deprecation.Unix(), 10)}, // RFC 9745
 		sunset:      []string{c.sunset.UTC().Format(http.TimeFormat)},            // RFC 8594
-	}, nil
+	}
 }
 
 // handler serves the API. Everything in it is set by New and read-only
@@ -127,35 +146,68 @@ var (
 // ServeHTTP answers a request: it finds the route, authenticates the caller
 // for the route's operation (so that a caller without a valid key learns
 // nothing about paths or methods), and serves the operation. Every failure
-// on the way is an error that fail answers.
+// on the way is an error that fail answers. With an observer, it then
+// describes the request to it.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var d dispatch
 	if h.observe == nil {
-		h.serve(w, r, nil)
+		defer d.done(h)
+		h.serve(w, r, &d)
 		return
 	}
 	start := time.Now()
-	o := Observation{Method: clip.String(r.Method)}
 	ow := &observedWriter{ResponseWriter: w}
 	defer func() {
-		o.Status, o.Duration = ow.status, time.Since(start)
-		h.observe(r.Context(), o)
+		h.observe(r.Context(), d.observation(r, ow.status, time.Since(start)))
+		d.done(h)
 	}()
-	h.serve(ow, r, &o)
+	h.serve(ow, r, &d)
 }
 
-// serve is ServeHTTP, filling in o, when it is not nil, with what an
-// Observer learns of the request beside its status and duration.
-func (h *handler) serve(w http.ResponseWriter, r *http.Request, o *Observation) {
-	op := OpNone
+// A dispatch is what serve learned of a request on its way: what an
+// Observation reports beside the status and the duration.
+type dispatch struct {
+	route  *route       // the route that answered, or nil
+	res    *resource    // the resource of the path, or nil for an unknown path
+	caller *callerCtx   // the authenticated caller, or nil
+	code   httpapi.Code // the error code of the answer, or "" for a success
+}
+
+// observation describes the request r that d dispatched, answered with
+// status after elapsed. It is the one place where an Observation is made.
+func (d *dispatch) observation(r *http.Request, status int, elapsed time.Duration) Observation {
+	o := Observation{Method: clip.String(r.Method), Status: status, Code: d.code, Duration: elapsed}
+	if d.res != nil {
+		o.Route = d.res.template
+	}
+	if d.route != nil {
+		o.Operation, o.Deprecated = d.route.op, d.route.deprecated
+	}
+	if d.caller != nil {
+		o.Principal = Principal(d.caller)
+	}
+	return o
+}
+
+// done puts d's caller back into h's pool once the request is answered and
+// observed.
+func (d *dispatch) done(h *handler) {
+	if d.caller != nil {
+		h.putCaller(d.caller)
+	}
+}
+
+// serve answers r, recording in d what it learns on the way.
+func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *dispatch) {
 	defer func() {
 		if v := recover(); v != nil {
 			h.panicked(w, r, v)
-			if o != nil {
-				o.Code = httpapi.CodeInternal
-			}
+			d.code = httpapi.CodeInternal
 		}
 	}()
 	rt, res, params := h.router.match(r.Method, r.URL.EscapedPath())
+	d.route, d.res = rt, res
+	op := OpNone
 	if rt != nil {
 		op = rt.op
 	}
@@ -165,23 +217,9 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, o *Observation) 
 	ctx := r.Context()
 	var err error
 	if res == nil || !res.public {
-		var c *callerCtx
-		c, err = h.authenticate(ctx, op, r)
-		if c != nil {
-			ctx = c
-			defer h.putCaller(c)
-		}
-	}
-	if o != nil {
-		o.Operation = op
-		if res != nil {
-			o.Route = res.template
-		}
-		if rt != nil {
-			o.Deprecated = rt.deprecated
-		}
-		if err == nil {
-			o.Principal = Principal(ctx)
+		d.caller, err = h.authenticate(ctx, op, r)
+		if d.caller != nil {
+			ctx = d.caller
 		}
 	}
 	switch {
@@ -198,14 +236,10 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, o *Observation) 
 		err = &requestError{code: httpapi.CodeMethodNotAllowed, header: "Allow", value: res.allow,
 			message: "method " + clip.String(r.Method) + " is not allowed here; use one of " + res.allow[0]}
 	default:
-		err = &requestError{code: httpapi.CodeNotFound,
-			message: "no such path; the API serves " + h.petsPath + " and " + h.petsPath + "/{petId}"}
+		err = &requestError{code: httpapi.CodeNotFound, message: h.router.notFound}
 	}
 	if err != nil {
-		code := h.fail(w, r, op, err)
-		if o != nil {
-			o.Code = code
-		}
+		d.code = h.fail(w, r, op, err)
 	}
 }
 

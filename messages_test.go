@@ -61,7 +61,7 @@ func TestLongMethodCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := httpapi.Error{Code: httpapi.CodeMethodNotAllowed, Status: 405,
-		Message: "method " + cut + " is not allowed here; use one of GET, HEAD, POST"}
+		Message: "method " + cut + " is not allowed here; use one of " + petstore.Allow("/pets")}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("error body (-want +got):\n%s", diff)
 	}

@@ -13,7 +13,7 @@ import (
 // credential.
 type Observation struct {
 	// Operation is the operation of the route that matched, or OpNone for
-	// an unknown path or method and for the OpenAPI document.
+	// a request for none (see OpNone).
 	Operation Operation
 	// Route is the template of the path that matched, such as
 	// "/v1/pets/{petId}", also for a method it does not answer (405), or ""

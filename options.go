@@ -31,6 +31,7 @@ type config struct {
 	retryAfter   time.Duration
 	storeTimeout time.Duration
 	openAPI      bool
+	openAPIDoc   []byte // the document served when openAPI is set, made by configure
 	docs         bool
 	observe      func(context.Context, Observation)
 	credential   *Credential // nil for the bearer token

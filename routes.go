@@ -7,10 +7,11 @@ import (
 )
 
 // apiRoutes is the API: each operation with the method and path pattern that
-// reach it and the function that serves it. Everything else about routing
-// is derived from this table by newRouter: the Operation passed to the
-// Authenticator, dispatch, 405 with its Allow header, and the route template
-// that an Observer sees.
+// reach it and the function that serves it. It is the one source of the
+// API's wire facts in Go: newRouter derives from it the Operation passed to
+// the Authenticator, dispatch, 405 with its Allow header, and the route
+// template that an Observer sees; Routes and Allow give it to the test
+// harnesses; and a test checks the OpenAPI document against it.
 //
 // To add an operation, add a row here, write its serve function beside the
 // others in operations.go, and give Store the method it needs.
@@ -26,9 +27,77 @@ func apiRoutes() []route {
 type route struct {
 	method     string    // GET also answers HEAD, without a body
 	pattern    string    // below the base path; a {name} segment matches any one non-empty segment
-	op         Operation // OpNone for a resource served without authentication
+	op         Operation // OpNone for a resource that is not an operation of the API
 	serve      serveFunc
 	deprecated bool // every answer carries the Deprecation, Sunset and successor Link headers
+	public     bool // served without authentication (the document and its page)
+}
+
+// handlerRoutes returns the route table of a handler configured by c: the
+// API, then the OpenAPI document and the documentation page when c serves
+// them.
+func handlerRoutes(c *config) []route {
+	routes := apiRoutes()
+	if c.openAPI {
+		routes = append(routes, route{method: http.MethodGet, pattern: OpenAPIPath, serve: (*handler).serveOpenAPI, public: true})
+	}
+	if c.docs {
+		routes = append(routes, docsRoutes()...)
+	}
+	return routes
+}
+
+// A Route is one operation of the API as the handler routes it.
+type Route struct {
+	// Method is the request method that reaches the operation. A GET route
+	// also answers HEAD, without a body.
+	Method string
+	// Pattern is the path below the base path, with a {name} segment for
+	// each path parameter, as in "/pets/{petId}".
+	Pattern string
+	// Operation names the operation, as the OpenAPI document's operationId
+	// does.
+	Operation Operation
+	// Deprecated reports whether every answer of the operation carries the
+	// Deprecation, Sunset and successor Link headers.
+	Deprecated bool
+}
+
+// Routes returns the operations of the API in the order of the handler's
+// route table, so that a host or a test can list them without restating
+// them. The OpenAPI document and the documentation page, which are not
+// operations, are not among them.
+func Routes() []Route {
+	var routes []Route
+	for _, r := range apiRoutes() {
+		routes = append(routes, Route{Method: r.method, Pattern: r.pattern, Operation: r.op, Deprecated: r.deprecated})
+	}
+	return routes
+}
+
+// Allow returns the value of the Allow header with which a handler built
+// with the default options answers a method that pattern (a path below the
+// base path, such as "/pets" or OpenAPIPath) does not serve: "GET, HEAD,
+// POST" for "/pets". It returns "" for a pattern that no route has.
+func Allow(pattern string) string {
+	c := defaultConfig()
+	return allowOf(handlerRoutes(&c), pattern)
+}
+
+// allowOf returns the Allow value of pattern among routes: the methods of
+// its routes in their order, each GET followed by HEAD.
+func allowOf(routes []route, pattern string) string {
+	var allow []string
+	for _, r := range routes {
+		if r.pattern != pattern {
+			continue
+		}
+		allow = append(allow, r.method)
+		if r.method == http.MethodGet {
+			allow = append(allow, http.MethodHead)
+		}
+	}
+	return strings.Join(allow, ", ")
 }
 
 // A serveFunc serves one operation. It writes the response of a success
@@ -62,6 +131,7 @@ type segment struct {
 // router matches requests against the routes below one base path.
 type router struct {
 	resources []resource
+	notFound  string // the message of a 404 for an unknown path
 }
 
 // newRouter builds the router for routes mounted at basePath. The segments
@@ -74,21 +144,23 @@ func newRouter(basePath string, routes []route) router {
 			rt.resources = append(rt.resources, resource{
 				template: basePath + r.pattern,
 				segments: append(splitTemplate(basePath, false), splitTemplate(r.pattern, true)...),
-				public:   r.op == OpNone,
+				public:   r.public,
+				allow:    []string{allowOf(routes, r.pattern)},
 			})
 			i = len(rt.resources) - 1
 		}
 		res := &rt.resources[i]
 		res.routes = append(res.routes, r)
-		allow := r.method
-		if r.method == http.MethodGet {
-			allow += ", " + http.MethodHead
+	}
+	var api []string
+	for _, res := range rt.resources {
+		if !res.public {
+			api = append(api, res.template)
 		}
-		if len(res.allow) == 0 {
-			res.allow = []string{allow}
-		} else {
-			res.allow[0] += ", " + allow
-		}
+	}
+	rt.notFound = "no such path; the API serves " + strings.Join(api, ", ")
+	if n := len(api); n > 1 {
+		rt.notFound = "no such path; the API serves " + strings.Join(api[:n-1], ", ") + " and " + api[n-1]
 	}
 	return rt
 }
