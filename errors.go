@@ -11,7 +11,11 @@ var (
 
 	// ErrUnavailable means that the store cannot serve the request now but
 	// may be able to later, for example because its database is down. The
-	// handler answers 503 unavailable with a Retry-After header.
+	// handler answers 503 unavailable with a Retry-After header. It does
+	// the same when reading a request's body fails with an error wrapping
+	// ErrUnavailable, so that a host can bound the bodies read at once by
+	// wrapping Request.Body: the handler reads a body only once the caller
+	// is authenticated.
 	ErrUnavailable = errors.New("petstore: store unavailable")
 
 	// ErrUnauthorized means that the credential is not valid. The handler

@@ -85,6 +85,8 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 			message: "the body is larger than " + strconv.FormatInt(h.maxBody, 10) + " bytes; send a smaller pet"}
 	case err != nil && errors.Is(r.Context().Err(), context.Canceled):
 		return r.Context().Err() // the client went away while sending it
+	case errors.Is(err, ErrUnavailable):
+		return err // a host's limit on the bodies read at once: retry later
 	case err != nil:
 		return &requestError{code: httpapi.CodeInvalidBody, message: "the body could not be read; send it again"}
 	}

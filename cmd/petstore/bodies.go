@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/httpapi"
 )
 
 // bodiesPerConn is how many of the places of a bodyGate one connection may
@@ -129,14 +129,16 @@ func withConnBodies(ctx context.Context, _ net.Conn) context.Context {
 	return context.WithValue(ctx, connBodiesKey{}, &connBodies{})
 }
 
-// limitBodies wraps h so that a request with a body and a valid key waits
-// for a place in g before h reads its body, for at most timeout, and then
-// has timeout to send its body; it holds the place until h returns. A
-// request without a valid key goes to h at once, which answers it 401
-// without reading its body.
-func limitBodies(h http.Handler, g *bodyGate, auth petstore.Authenticator, timeout time.Duration) http.Handler {
+// limitBodies wraps h so that a request body takes a place in g when h
+// first reads it, waiting for a place for at most timeout, and then has
+// timeout to arrive; the place is held until h returns. The handler reads a
+// body only once it has authenticated the caller, so a request without a
+// valid key never takes a place and the key is checked once. A read that
+// finds no place in time fails with errNoPlace, which wraps
+// petstore.ErrUnavailable: the handler answers it 503 with Retry-After.
+func limitBodies(h http.Handler, g *bodyGate, timeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength == 0 || !authenticated(r, auth) {
+		if r.ContentLength == 0 {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -144,47 +146,56 @@ func limitBodies(h http.Handler, g *bodyGate, auth petstore.Authenticator, timeo
 		if c == nil { // a connection that ConnContext did not see
 			c = &connBodies{}
 		}
-		if !g.acquire(r.Context(), c, timeout) {
-			w.Header().Set("Retry-After", "1")
-			httpapi.WriteError(w, r, httpapi.CodeUnavailable,
-				"the server is reading as many request bodies as it may; retry in a second")
-			return
-		}
-		defer g.release(c)
-		rc := http.NewResponseController(w)
-		if err := rc.SetReadDeadline(time.Now().Add(timeout)); err == nil {
-			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
-		}
+		b := &gatedBody{ReadCloser: r.Body, gate: g, conn: c, ctx: r.Context(), w: w, timeout: timeout}
+		r.Body = b
+		defer b.release()
 		h.ServeHTTP(w, r)
 	})
 }
 
-// authenticated reports whether r carries a bearer token that auth accepts.
-func authenticated(r *http.Request, auth petstore.Authenticator) bool {
-	token, err := httpapi.BearerToken(r)
-	if err != nil {
-		return false
-	}
-	_, err = auth.Authenticate(r.Context(), petstore.OpCreatePet, token)
-	return err == nil
-}
+// errNoPlace is what reading a body gives when no place in the bodyGate
+// came free in time.
+var errNoPlace = fmt.Errorf("the server is reading as many request bodies as it may: %w", petstore.ErrUnavailable)
 
-// deadlineBody is a request body with a read deadline, which it lifts once
-// the body has been read to its end: the deadline bounds sending the body,
-// not the handler's work after it. (Over HTTP/1.1 the deadline is the
-// connection's, and one that passed while the handler works would cancel
-// the request.)
-type deadlineBody struct {
+// gatedBody is a request body that takes a place in its bodyGate on its
+// first read, and then has a read deadline, which it lifts once the body has
+// been read to its end: the deadline bounds sending the body, not the
+// handler's work after it. (Over HTTP/1.1 the deadline is the connection's,
+// and one that passed while the handler works would cancel the request.)
+type gatedBody struct {
 	io.ReadCloser
-	rc   *http.ResponseController
-	done bool
+	gate    *bodyGate
+	conn    *connBodies
+	ctx     context.Context
+	w       http.ResponseWriter
+	timeout time.Duration
+
+	held     bool // a place is held
+	refused  bool // no place came free in time
+	deadline bool // a read deadline is set
 }
 
-func (b *deadlineBody) Read(p []byte) (int, error) {
+func (b *gatedBody) Read(p []byte) (int, error) {
+	if !b.held {
+		if b.refused || !b.gate.acquire(b.ctx, b.conn, b.timeout) {
+			b.refused = true
+			return 0, errNoPlace
+		}
+		b.held = true
+		b.deadline = http.NewResponseController(b.w).SetReadDeadline(time.Now().Add(b.timeout)) == nil
+	}
 	n, err := b.ReadCloser.Read(p)
-	if errors.Is(err, io.EOF) && !b.done {
-		b.done = true
-		_ = b.rc.SetReadDeadline(time.Time{}) // the connection is gone if this fails
+	if errors.Is(err, io.EOF) && b.deadline {
+		b.deadline = false
+		_ = http.NewResponseController(b.w).SetReadDeadline(time.Time{}) // the connection is gone if this fails
 	}
 	return n, err
+}
+
+// release gives the place back, if the body took one.
+func (b *gatedBody) release() {
+	if b.held {
+		b.held = false
+		b.gate.release(b.conn)
+	}
 }

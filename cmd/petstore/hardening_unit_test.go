@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/memstore"
 	"golang.org/x/net/http2"
 )
 
@@ -85,42 +86,65 @@ func TestBodyGatePerConn(t *testing.T) {
 	}
 }
 
-// TestLimitBodies checks the handler: a request with a body and a valid key
-// takes a place, one without a key does not, and one that finds no place is
-// answered 503 with Retry-After.
+// TestLimitBodies checks the gate around the API handler: a request takes
+// a place when the handler reads its body, which it does only for a valid
+// key; one that finds no place in time is answered 503 with Retry-After and
+// stores nothing; one without a valid key is answered 401 and takes none.
 func TestLimitBodies(t *testing.T) {
 	const key = "unit-key"
-	release := make(chan struct{})
-	h := limitBodies(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		<-release
-		io.Copy(io.Discard, r.Body)
-	}), newBodyGate(1, 1), petstore.APIKeys(key), 50*time.Millisecond)
-	post := func(key string) *http.Request {
-		r := httptest.NewRequest("POST", "/v1/pets", strings.NewReader(`{}`))
+	store := memstore.New()
+	api, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(key)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newBodyGate(1, 1)
+	h := limitBodies(api, g, 50*time.Millisecond)
+	post := func(key string, body io.Reader) *http.Request {
+		r := httptest.NewRequest("POST", "/v1/pets", body)
+		r.ContentLength = -1 // unknown, as a streamed body's
 		r.Header.Set("Authorization", "Bearer "+key)
+		r.Header.Set("Content-Type", "application/json")
 		return r.WithContext(withConnBodies(r.Context(), nil))
 	}
-	done := make(chan struct{})
+	slow, send := io.Pipe()
+	held := make(chan int)
 	go func() {
-		defer close(done)
-		h.ServeHTTP(httptest.NewRecorder(), post(key)) // holds the place
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, post(key, slow)) // takes the place and holds it while its body is sent
+		held <- rec.Code
 	}()
-	time.Sleep(20 * time.Millisecond)
+	for free := 1; free != 0; { // until the slow request holds the place
+		time.Sleep(time.Millisecond)
+		g.mu.Lock()
+		free = g.free
+		g.mu.Unlock()
+	}
+
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, post(key))
+	h.ServeHTTP(rec, post(key, strings.NewReader(`{"name":"Tom","categoryId":1}`)))
 	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
-		t.Errorf("with the place held, a request answered %d with Retry-After %q; want 503 with Retry-After", rec.Code, rec.Header().Get("Retry-After"))
+		t.Errorf("with the place held, a create answered %d with Retry-After %q; want 503 with Retry-After", rec.Code, rec.Header().Get("Retry-After"))
 	}
 	if !strings.Contains(rec.Body.String(), `"code":"unavailable"`) {
 		t.Errorf("the 503 body is %q; want the API's error body", rec.Body)
 	}
 	rec = httptest.NewRecorder()
-	go func() { time.Sleep(100 * time.Millisecond); close(release) }()
-	h.ServeHTTP(rec, post("wrong-key"))
-	if rec.Code != http.StatusOK {
-		t.Errorf("a request without a valid key answered %d; want it passed to the handler", rec.Code)
+	h.ServeHTTP(rec, post("wrong-key", strings.NewReader(`{"name":"Eve","categoryId":1}`)))
+	if rec.Code != http.StatusUnauthorized {
+		t.Errorf("with the place held, a create without a valid key answered %d; want 401 at once", rec.Code)
 	}
-	<-done
+
+	send.Write([]byte(`{"name":"Rex","categoryId":1}`))
+	send.Close()
+	if code := <-held; code != http.StatusCreated {
+		t.Errorf("the create that held the place answered %d; want 201", code)
+	}
+	if n := store.Len(); n != 1 {
+		t.Errorf("the store holds %d pets; want 1, the create that had a place", n)
+	}
+	if g.free != 1 {
+		t.Errorf("%d places free after every request ended; want 1", g.free)
+	}
 }
 
 // TestFrameMeter feeds the frame counter a connection's bytes in pieces of

@@ -293,7 +293,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	bodies := newBodyGate(c.limits.maxBodies, bodiesPerConn)
 	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
 	srv := &http.Server{
-		Handler:           limitHead(closeOnUnauthorized(obs.wrap(limitBodies(api, bodies, auth, c.limits.bodyTimeout)))),
+		Handler:           limitHead(closeOnUnauthorized(obs.wrap(limitBodies(api, bodies, c.limits.bodyTimeout)))),
 		ReadHeaderTimeout: c.readHeaderTimeout,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      c.limits.writeTimeout,
