@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/memstore"
 )
 
 // apiKeysVar names the environment variable that holds the API keys.
@@ -130,15 +129,11 @@ func apiKeysAuthenticator(entries []string) petstore.Authenticator {
 // database. No keys is not wrong here: run then makes one.
 func checkHandlerConfig(c config) error {
 	opts := []petstore.Option{
-		petstore.WithStore(memstore.New()),
 		petstore.WithBasePath(c.basePath),
 		petstore.WithStoreTimeout(c.limits.storeTimeout),
 	}
 	if len(c.keys) > 0 {
 		opts = append(opts, petstore.WithAuthenticator(apiKeysAuthenticator(c.keys)))
-	} else {
-		opts = append(opts, petstore.WithAuthenticator(petstore.APIKeys("made-at-start")))
 	}
-	_, err := petstore.New(opts...)
-	return err
+	return petstore.CheckOptions(opts...)
 }
