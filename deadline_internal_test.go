@@ -224,18 +224,20 @@ func TestStoreCtxPool(t *testing.T) {
 	}
 }
 
-// TestLinkValue checks that the longest Link value fits the one allocation
-// that linkValue makes.
+// TestLinkValue checks that the longest Link values, of every status, fit
+// the one allocation that linkValue makes.
 func TestLinkValue(t *testing.T) {
-	q := listQuery{limit: MaxPageSize, status: StatusAvailable, after: 1<<63 - 1}
-	want := string(q.appendLink(nil))
-	if len(want) != maxLinkLen {
-		t.Errorf("the longest Link value has %d bytes, maxLinkLen is %d", len(want), maxLinkLen)
-	}
-	if got := q.linkValue(); len(got) != 1 || got[0] != want {
-		t.Errorf("linkValue = %q, want [%q]", got, want)
-	}
-	if allocs := testing.AllocsPerRun(100, func() { _ = q.linkValue() }); allocs != 1 {
-		t.Errorf("linkValue allocates %v times, want 1", allocs)
+	for _, st := range Statuses() {
+		q := listQuery{limit: MaxPageSize, status: st, after: 1<<63 - 1}
+		want := string(q.appendLink(nil))
+		if len(want) > maxLinkLen {
+			t.Errorf("the Link value of status %s has %d bytes, more than maxLinkLen (%d)", st, len(want), maxLinkLen)
+		}
+		if got := q.linkValue(); len(got) != 1 || got[0] != want {
+			t.Errorf("linkValue = %q, want [%q]", got, want)
+		}
+		if allocs := testing.AllocsPerRun(100, func() { _ = q.linkValue() }); allocs != 1 {
+			t.Errorf("linkValue allocates %v times, want 1", allocs)
+		}
 	}
 }

@@ -31,15 +31,13 @@ func appendPet(dst []byte, p *Pet) []byte {
 	dst = jsontext.AppendString(dst, p.Name)
 	dst = append(dst, `,"categoryId":`...)
 	dst = jsontext.AppendInt(dst, p.CategoryID)
-	switch p.Status {
-	case "":
+	switch {
+	case p.Status == "":
 		return append(dst, '}')
-	case StatusAvailable: // the valid statuses need no escaping
-		return append(dst, `,"status":"available"}`...)
-	case StatusPending:
-		return append(dst, `,"status":"pending"}`...)
-	case StatusSold:
-		return append(dst, `,"status":"sold"}`...)
+	case p.Status.Valid(): // the valid statuses need no escaping
+		dst = append(dst, `,"status":"`...)
+		dst = append(dst, p.Status...)
+		return append(dst, `"}`...)
 	}
 	dst = append(dst, `,"status":`...)
 	dst = jsontext.AppendString(dst, string(p.Status))
@@ -88,18 +86,11 @@ func decodeNewPetText(body []byte) (NewPet, error) {
 			var s []byte
 			s, err = d.StringBytes()
 			if err == nil {
-				switch Status(s) {
-				case StatusAvailable:
-					p.Status = StatusAvailable
-				case StatusPending:
-					p.Status = StatusPending
-				case StatusSold:
-					p.Status = StatusSold
-				default:
-					return errors.New(`status must be "available", "pending" or "sold"; omit it for none`)
+				if p.Status = statusOf(s); p.Status == "" {
+					return errors.New(msgBodyStatus)
 				}
 			}
-			return memberError("status", `"available", "pending" or "sold"`, err)
+			return memberError("status", statusChoices, err)
 		case "id":
 			return errors.New("id is assigned by the store; remove it from the body")
 		}
@@ -119,6 +110,17 @@ func decodeNewPetText(body []byte) (NewPet, error) {
 		return NewPet{}, errors.New("categoryId is required")
 	}
 	return p, p.Validate()
+}
+
+// statusOf returns the valid status spelled s, as the constant (which costs
+// no allocation), or "" when s is none.
+func statusOf(s []byte) Status {
+	for _, st := range statuses {
+		if string(st) == string(s) {
+			return st
+		}
+	}
+	return ""
 }
 
 func errDuplicate(member string) error {

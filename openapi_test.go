@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -200,9 +201,15 @@ func TestOpenAPIMatchesGo(t *testing.T) {
 			t.Errorf("%s.name maxLength = %d, want %d", s, got, petstore.MaxNameLength)
 		}
 	}
-	wantStatus := []string{string(petstore.StatusAvailable), string(petstore.StatusPending), string(petstore.StatusSold)}
+	var wantStatus []string
+	for _, st := range petstore.Statuses() {
+		wantStatus = append(wantStatus, string(st))
+	}
 	if diff := cmp.Diff(wantStatus, schemas["PetStatus"].Enum); diff != "" {
 		t.Errorf("PetStatus enum (-want +got):\n%s", diff)
+	}
+	if alt := "(&status=(" + strings.Join(wantStatus, "|") + "))"; !strings.Contains(string(openapiFile(t)), alt) {
+		t.Errorf("the pattern of the next Link does not list the statuses as %s", alt)
 	}
 	var wantCodes []string
 	for _, c := range wirecases.Codes() {

@@ -1,6 +1,7 @@
 package petstore
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -18,15 +19,53 @@ const (
 	StatusSold      Status = "sold"
 )
 
+// statuses are the valid statuses, in the order of the OpenAPI document's
+// PetStatus enum. Every other list of them, and every message that names
+// them, is made from it. It is never modified.
+var statuses = [...]Status{StatusAvailable, StatusPending, StatusSold}
+
+// Statuses returns the valid statuses, in the order in which the OpenAPI
+// document lists them.
+func Statuses() []Status { return slices.Clone(statuses[:]) }
+
 // Valid reports whether s is one of StatusAvailable, StatusPending and
 // StatusSold. The empty Status is not valid: it means "no status".
 func (s Status) Valid() bool {
-	switch s {
-	case StatusAvailable, StatusPending, StatusSold:
-		return true
-	}
-	return false
+	return slices.Contains(statuses[:], s) && s != ""
 }
+
+// statusChoices names the valid statuses for messages, as in `"available",
+// "pending" or "sold"`.
+var statusChoices = quotedChoices(statuses[:])
+
+// quotedChoices returns the values quoted and joined with commas and a final
+// "or".
+func quotedChoices(values []Status) string {
+	var b strings.Builder
+	for i, v := range values {
+		switch {
+		case i == 0:
+		case i == len(values)-1:
+			b.WriteString(" or ")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(string(v)))
+	}
+	return b.String()
+}
+
+// The messages that name a limit or the statuses, made once from the
+// constants and statuses, so that answering with one allocates nothing.
+var (
+	msgNameTooLong = "name is longer than " + strconv.Itoa(MaxNameLength) + " characters; shorten it"
+	msgPetStatus   = "status must be " + statusChoices + ", or empty"
+	msgBodyStatus  = "status must be " + statusChoices + "; omit it for none"
+	msgQueryStatus = "status must be " + statusChoices
+	msgQueryLimit  = "limit must be an integer from 1 to " + strconv.Itoa(MaxPageSize)
+	errNameTooLong = invalidPet(msgNameTooLong)
+	errPetStatus   = invalidPet(msgPetStatus)
+)
 
 // NewPet is a pet as a client submits it, before the store assigns an ID.
 type NewPet struct {
@@ -51,13 +90,13 @@ func (p NewPet) Validate() error {
 	case !utf8.ValidString(p.Name):
 		return invalidPet("name must be valid UTF-8")
 	case utf8.RuneCountInString(p.Name) > MaxNameLength:
-		return invalidPet("name is longer than " + strconv.Itoa(MaxNameLength) + " characters; shorten it")
+		return errNameTooLong
 	case strings.IndexFunc(p.Name, unicode.IsControl) >= 0:
 		return invalidPet("name must not contain control characters")
 	case p.CategoryID < 1:
 		return invalidPet("categoryId must be 1 or greater")
 	case p.Status != "" && !p.Status.Valid():
-		return invalidPet(`status must be "available", "pending" or "sold", or empty`)
+		return errPetStatus
 	}
 	return nil
 }

@@ -58,13 +58,13 @@ func parseListQuery(raw string) (listQuery, error) {
 		case 0:
 			n, ok := parseDigits(value)
 			if !ok || n < 1 || n > MaxPageSize {
-				return q, invalidParameter("limit must be an integer from 1 to 100")
+				return q, invalidParameter(msgQueryLimit)
 			}
 			q.limit = int(n)
 		case 1:
 			q.status = Status(value)
 			if !q.status.Valid() {
-				return q, invalidParameter(`status must be "available", "pending" or "sold"`)
+				return q, invalidParameter(msgQueryStatus)
 			}
 		case 2:
 			after, ok := parseCursor(value)
@@ -102,13 +102,17 @@ func parseDigits(s string) (int64, bool) {
 	return n, true
 }
 
-// A cursor is the ID of the last pet of the previous page in base 36. It is
-// opaque to clients: they get it from a Link header and send it back.
-func appendCursor(dst []byte, after int64) []byte {
+// AppendCursor appends to dst the value of the cursor parameter of GET /pets
+// that selects the pets after the one with ID after: the cursor of the Link
+// header of a page that ends with that pet. It is the one definition of the
+// cursor (the ID in base 36 today) for the handler and its clients; a client
+// otherwise follows Link headers and treats cursors as opaque, and calls it
+// only to start a listing after a given ID, as client.All does.
+func AppendCursor(dst []byte, after int64) []byte {
 	return strconv.AppendInt(dst, after, 36)
 }
 
-// parseCursor accepts exactly the cursors that appendCursor makes for a
+// parseCursor accepts exactly the cursors that AppendCursor makes for a
 // positive ID.
 func parseCursor(s string) (int64, bool) {
 	if s == "" || len(s) > 13 || s[0] == '0' {
@@ -133,7 +137,7 @@ func (q listQuery) appendLink(dst []byte) []byte {
 		dst = append(dst, q.status...)
 	}
 	dst = append(dst, "&cursor="...)
-	dst = appendCursor(dst, q.after)
+	dst = AppendCursor(dst, q.after)
 	return append(dst, `>; rel="next"`...)
 }
 

@@ -1,0 +1,40 @@
+package petstore_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/petstore-go/petstore"
+)
+
+// TestAppendCursor checks that AppendCursor makes the cursor of the Link
+// of a page that ends with a pet, and that the handler answers it with the
+// pets after that pet.
+func TestAppendCursor(t *testing.T) {
+	env := newEnv(t)
+	all := snapshot(t, env.store)
+	for _, n := range []int{1, 2, 7} {
+		last := all[n-1].ID
+		w := env.serve(newRequest(t, http.MethodGet, "/v1/pets?limit="+strconv.Itoa(n), "", nil))
+		checkResponse(t, w)
+		want := `<?limit=` + strconv.Itoa(n) + `&cursor=` + string(petstore.AppendCursor(nil, last)) + `>; rel="next"`
+		if got := w.Header().Get("Link"); got != want {
+			t.Errorf("limit %d: Link %q, want %q", n, got, want)
+		}
+		w = env.serve(newRequest(t, http.MethodGet, "/v1/pets?limit=100&cursor="+string(petstore.AppendCursor(nil, last)), "", nil))
+		checkResponse(t, w)
+		var got []petstore.Pet
+		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(all[n:], got); diff != "" {
+			t.Errorf("the pets after ID %d (-want +got):\n%s", last, diff)
+		}
+	}
+	if got, want := string(petstore.AppendCursor([]byte("x="), 36)), "x="+string(petstore.AppendCursor(nil, 36)); got != want {
+		t.Errorf("AppendCursor(x=, 36) = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,81 @@
+package petstore_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/httpapi"
+)
+
+// TestMessagesNameTheConstants: a message that names a limit or the
+// statuses takes them from the Go constants and petstore.Statuses, so that
+// changing one changes what clients are told.
+func TestMessagesNameTheConstants(t *testing.T) {
+	var quoted []string
+	for _, st := range petstore.Statuses() {
+		quoted = append(quoted, strconv.Quote(string(st)))
+	}
+	tooLong := `{"name":"` + strings.Repeat("a", petstore.MaxNameLength+1) + `","categoryId":1}`
+	tests := []struct {
+		name, method, target, body string
+		want                       []string // what the message contains
+	}{
+		{"limit too large", http.MethodGet, "/v1/pets?limit=" + strconv.Itoa(petstore.MaxPageSize+1), "",
+			[]string{"limit must be an integer from 1 to " + strconv.Itoa(petstore.MaxPageSize)}},
+		{"unknown status in the query", http.MethodGet, "/v1/pets?status=lost", "", quoted},
+		{"unknown status in the body", http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1,"status":"lost"}`, quoted},
+		{"status of another type", http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1,"status":1}`, quoted},
+		{"name too long", http.MethodPost, "/v1/pets", tooLong,
+			[]string{"longer than " + strconv.Itoa(petstore.MaxNameLength) + " characters"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newEnv(t)
+			w := env.serve(newRequest(t, tt.method, tt.target, tt.body, nil))
+			checkResponse(t, w)
+			var got httpapi.Error
+			if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(got.Message, want) {
+					t.Errorf("message %q does not contain %q", got.Message, want)
+				}
+			}
+		})
+	}
+	err := petstore.NewPet{Name: "Rex", CategoryID: 1, Status: "lost"}.Validate()
+	for _, want := range quoted {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate of an unknown status: %v, want an error naming %s", err, want)
+		}
+	}
+}
+
+// TestStatuses checks that Statuses lists exactly the statuses that are
+// Valid, the three constants, and that changing its result changes nothing.
+func TestStatuses(t *testing.T) {
+	got := petstore.Statuses()
+	want := []petstore.Status{petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold}
+	if len(got) != len(want) {
+		t.Fatalf("Statuses() = %q, want %q", got, want)
+	}
+	for i, st := range want {
+		if got[i] != st || !st.Valid() {
+			t.Errorf("Statuses()[%d] = %q, want %q, which is Valid", i, got[i], st)
+		}
+	}
+	for _, st := range []petstore.Status{"", "lost", "Available", "available "} {
+		if st.Valid() {
+			t.Errorf("%q is Valid", st)
+		}
+	}
+	got[0] = "lost"
+	if petstore.Statuses()[0] != petstore.StatusAvailable || petstore.Status("lost").Valid() {
+		t.Errorf("changing the result of Statuses changed the statuses")
+	}
+}
