@@ -127,10 +127,9 @@ func (c *Client) List(ctx context.Context, opts petstore.ListOptions) ([]petstor
 // pets are being added; those added meanwhile are visited if their IDs are
 // greater than the last one that was already read.
 //
-// The first request starts after opts.After with a cursor that All makes
-// itself, the ID in base 36. Cursors are otherwise opaque, and All treats
-// those of the Link headers so, but this one relies on the format of the
-// cursors that petstore.New makes. All never yields a pet whose ID is not
+// The first request starts after opts.After with the cursor that
+// petstore.AppendCursor makes. Cursors are otherwise opaque, and All treats
+// those of the Link headers so. All never yields a pet whose ID is not
 // greater than opts.After or than the ID of the pet yielded before, so a
 // server with other cursors cannot make it visit a pet twice.
 //
@@ -219,9 +218,8 @@ func (c *Client) firstPage(opts petstore.ListOptions) string {
 		b = append(b, url.QueryEscape(string(opts.Status))...)
 	}
 	if opts.After > 0 {
-		// The cursor format of petstore.New: the last ID read, in base 36.
 		b = append(b, "&cursor="...)
-		b = strconv.AppendInt(b, opts.After, 36)
+		b = petstore.AppendCursor(b, opts.After)
 	}
 	return string(b)
 }
@@ -344,20 +342,24 @@ type wireStatus petstore.Status
 
 // UnmarshalJSON decodes a JSON string.
 func (s *wireStatus) UnmarshalJSON(b []byte) error {
-	switch string(b) {
-	case `"available"`:
-		*s = wireStatus(petstore.StatusAvailable)
-	case `"pending"`:
-		*s = wireStatus(petstore.StatusPending)
-	case `"sold"`:
-		*s = wireStatus(petstore.StatusSold)
-	case "null":
-	default:
-		var v string
-		if err := json.Unmarshal(b, &v); err != nil {
-			return err
+	if n := len(b); n > 2 && b[0] == '"' && b[n-1] == '"' {
+		for _, st := range statuses {
+			if string(st) == string(b[1:n-1]) {
+				*s = wireStatus(st)
+				return nil
+			}
 		}
-		*s = wireStatus(v)
 	}
+	if string(b) == "null" {
+		return nil
+	}
+	var v string
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = wireStatus(v)
 	return nil
 }
+
+// statuses are the statuses that the API defines. It is never modified.
+var statuses = petstore.Statuses()
