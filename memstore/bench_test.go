@@ -16,7 +16,7 @@ var benchStatuses = []petstore.Status{"", petstore.StatusAvailable, petstore.Sta
 
 // benchFill adds n pets to s, named "pet 1", "pet 2" and so on, and returns
 // the number of bytes of their names.
-func benchFill(tb testing.TB, s *memstore.Store, n int) int {
+func benchFill(tb testing.TB, s petstore.Store, n int) int {
 	tb.Helper()
 	ctx := context.Background()
 	nameBytes := 0
