@@ -73,11 +73,11 @@ type Store struct {
 	epoch time.Time // the first reading of the clock; guarded by mu
 
 	mu       sync.RWMutex
-	n        int64              // pets stored; the last ID assigned
-	chunks   [][]entry          // pet with ID i is chunks[(i-1)/chunkSize][(i-1)%chunkSize]
-	blocks   [][]byte           // the names, packed; bytes once written never change
-	byStatus [numStatus][]int64 // IDs of the pets with each status, ascending
-	keys     keys               // the idempotency keys, with the ID of their pet
+	n        int64     // pets stored; the last ID assigned
+	chunks   [][]entry // pet with ID i is chunks[(i-1)/chunkSize][(i-1)%chunkSize]
+	blocks   [][]byte  // the names, packed; bytes once written never change
+	byStatus [][]int64 // IDs of the pets with each status, ascending; made by the first Add
+	keys     keys      // the idempotency keys, with the ID of their pet
 }
 
 var _ petstore.Store = (*Store)(nil)
@@ -101,40 +101,32 @@ type entry struct {
 	status   status
 }
 
-// status is a petstore.Status in one byte.
+// status is a petstore.Status in one byte: noStatus for none, and i+1 for
+// statuses[i].
 type status uint8
 
-const (
-	noStatus status = iota
-	available
-	pending
-	sold
-	numStatus
-)
+const noStatus status = 0
 
+// statuses are the valid statuses, as petstore.Statuses lists them. It is
+// never modified.
+var statuses = petstore.Statuses()
+
+// statusOf returns the status of s, or noStatus when s is not valid.
 func statusOf(s petstore.Status) status {
-	switch s {
-	case petstore.StatusAvailable:
-		return available
-	case petstore.StatusPending:
-		return pending
-	case petstore.StatusSold:
-		return sold
+	for i, st := range statuses {
+		if st == s {
+			return status(i + 1)
+		}
 	}
 	return noStatus
 }
 
 // statusName returns the petstore.Status of st.
 func statusName(st status) petstore.Status {
-	switch st {
-	case available:
-		return petstore.StatusAvailable
-	case pending:
-		return petstore.StatusPending
-	case sold:
-		return petstore.StatusSold
+	if st == noStatus {
+		return ""
 	}
-	return ""
+	return statuses[st-1]
 }
 
 // pet returns the pet with the given ID, which must exist. The caller holds
@@ -213,6 +205,9 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 	s.chunks[last] = append(c, e)
 	s.n++
 	if e.status != noStatus {
+		if s.byStatus == nil {
+			s.byStatus = make([][]int64, len(statuses)+1)
+		}
 		s.byStatus[e.status] = append(s.byStatus[e.status], s.n)
 	}
 	if opts.IdempotencyKey != "" {
@@ -274,7 +269,10 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 	if st == noStatus {
 		return nil, nil // an invalid filter selects nothing
 	}
-	ids := s.byStatus[st]
+	var ids []int64
+	if s.byStatus != nil {
+		ids = s.byStatus[st]
+	}
 	first, found := slices.BinarySearch(ids, after)
 	if found {
 		first++ // the pet with ID after is not listed
