@@ -152,7 +152,7 @@ var serverCases = []serverCase{
 	},
 	{
 		name:   "method-not-allowed",
-		clause: "A known path with another method is answered 405 method_not_allowed with Allow: GET, HEAD, POST on /pets and Allow: GET, HEAD on /pets/{petId}.",
+		clause: "A known path with another method is answered 405 method_not_allowed with an Allow header that lists the methods the path answers, as petstore.Allow gives them (GET, HEAD, POST on /pets).",
 		test:   httpMethodNotAllowed,
 	},
 	{

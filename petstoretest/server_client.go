@@ -26,7 +26,7 @@ const maxResponseBytes = 8 << 20
 
 // headersClause is the rule that every response obeys, whatever the
 // subtest checks.
-const headersClause = "Every response, errors included, has Content-Type: application/json, X-Content-Type-Options: nosniff and Cache-Control: no-store, except one with an ETag (a pet, a full page), which only a private cache may keep."
+const headersClause = "Every response, errors included, has X-Content-Type-Options: nosniff and Cache-Control: no-store, except one with an ETag (a pet, a full page), which only a private cache may keep; one with a body (any but a 204 or a 304) has Content-Type: application/json, and one without has no Content-Type and no body."
 
 // An exchange is a request and the response to it.
 type exchange struct {
@@ -123,9 +123,21 @@ func (st *serverT) checkCommonHeaders(x *exchange) {
 	if h.Get("ETag") != "" {
 		want.CacheControl = "private"
 	}
+	if !hasBody(x.resp.StatusCode) {
+		want.ContentType = ""
+		if len(x.body) > 0 {
+			st.errorfClause(headersClause, "%s: %d response with a body of %d bytes", x, x.resp.StatusCode, len(x.body))
+		}
+	}
 	if d := diffEmpty(want, got); d != "" {
 		st.errorfClause(headersClause, "%s: %d response headers (-want +got):\n%s", x, x.resp.StatusCode, d)
 	}
+}
+
+// hasBody reports whether a response of status has a body, and so a
+// Content-Type: all but a 1xx, a 204 and a 304 (RFC 9110, section 6.4.1).
+func hasBody(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }
 
 // snippet returns the start of a body for messages.

@@ -261,7 +261,7 @@ func (st *storeT) list(opts petstore.ListOptions) []petstore.Pet {
 }
 
 // statuses is every status a pet can have, none included.
-var statuses = [...]petstore.Status{"", petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold}
+var statuses = append([]petstore.Status{""}, petstore.Statuses()...)
 
 // newPets returns n valid pets whose statuses cycle through statuses, so
 // that every status and none is present once n >= 4.
