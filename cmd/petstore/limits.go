@@ -1,7 +1,6 @@
 package main
 
 import (
-	"container/list"
 	"errors"
 	"flag"
 	"fmt"
@@ -118,7 +117,11 @@ const (
 // connection closes or becomes one of those.
 //
 // It learns each connection's state from the http.Server's ConnState,
-// which must call track.
+// which must call track. net/http calls it twice per request on a kept-alive
+// connection (active, then idle again), so track takes the mutex but
+// allocates nothing: the lists of idle and fresh connections are linked
+// through the connections themselves (connList). BenchmarkConnLimiterTrack
+// measures it.
 type connLimiter struct {
 	net.Listener
 	max       int
@@ -127,8 +130,8 @@ type connLimiter struct {
 
 	mu      sync.Mutex
 	open    int
-	idle    list.List     // of *limitedConn in StateIdle, longest idle first
-	fresh   list.List     // of *limitedConn in StateNew, oldest first
+	idle    connList      // connections in StateIdle, longest idle first
+	fresh   connList      // connections in StateNew, oldest first
 	changed chan struct{} // holds a signal when a place may have come free
 	done    chan struct{} // closed by Close
 	once    sync.Once
@@ -155,7 +158,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		if l.open < l.max {
 			l.open++
 			lc.since = now
-			lc.list, lc.elem = &l.fresh, l.fresh.PushBack(lc)
+			l.fresh.pushBack(lc)
 			l.mu.Unlock()
 			return lc, nil
 		}
@@ -186,11 +189,10 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 func (l *connLimiter) victimLocked(now time.Time) (*limitedConn, time.Duration) {
 	wait := time.Hour // until a connection closes
 	for _, q := range []struct {
-		list  *list.List
+		list  *connList
 		grace time.Duration
 	}{{&l.idle, l.idleGrace}, {&l.fresh, l.grace}} {
-		if e := q.list.Front(); e != nil {
-			lc := e.Value.(*limitedConn)
+		if lc := q.list.head; lc != nil {
 			age := now.Sub(lc.since)
 			if age >= q.grace {
 				return lc, 0
@@ -252,11 +254,11 @@ func (l *connLimiter) setState(lc *limitedConn, state http.ConnState) {
 	switch state {
 	case http.StateNew:
 		lc.since = time.Now()
-		lc.list, lc.elem = &l.fresh, l.fresh.PushBack(lc)
+		l.fresh.pushBack(lc)
 		l.signal()
 	case http.StateIdle:
 		lc.since = time.Now()
-		lc.list, lc.elem = &l.idle, l.idle.PushBack(lc)
+		l.idle.pushBack(lc)
 		l.signal()
 	}
 }
@@ -265,17 +267,50 @@ func (l *connLimiter) setState(lc *limitedConn, state http.ConnState) {
 type limitedConn struct {
 	net.Conn
 	l       *connLimiter
-	since   time.Time     // when it was accepted, or became idle
-	list    *list.List    // l.idle or l.fresh while in either
-	elem    *list.Element // its element in list
-	dropped bool          // its place is given up
+	since   time.Time // when it was accepted, or became idle
+	dropped bool      // its place is given up
+
+	// Guarded by l.mu: the list it is in (l.idle or l.fresh), or nil, and
+	// its neighbours there.
+	list       *connList
+	prev, next *limitedConn
 }
 
 func (c *limitedConn) unlistLocked() {
 	if c.list != nil {
-		c.list.Remove(c.elem)
-		c.list, c.elem = nil, nil
+		c.list.remove(c)
 	}
+}
+
+// connList is a list of connections in the order they joined it, linked
+// through their prev and next fields so that joining it allocates nothing.
+// Its zero value is empty. Its user guards it.
+type connList struct{ head, tail *limitedConn }
+
+// pushBack adds c, which is in no list, at the back.
+func (q *connList) pushBack(c *limitedConn) {
+	c.list, c.prev, c.next = q, q.tail, nil
+	if q.tail != nil {
+		q.tail.next = c
+	} else {
+		q.head = c
+	}
+	q.tail = c
+}
+
+// remove takes c, which is in q, out of q.
+func (q *connList) remove(c *limitedConn) {
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		q.head = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		q.tail = c.prev
+	}
+	c.list, c.prev, c.next = nil, nil, nil
 }
 
 // Close closes the connection and frees its place.

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// BenchmarkConnLimiterTrack measures what the listener's bookkeeping costs a
+// request on a kept-alive connection: the two ConnState calls that net/http
+// makes per request, StateActive when its head arrives and StateIdle when its
+// answer has been written, for one of conns connections that take turns.
+//
+//	go test -run '^$' -bench ConnLimiterTrack -benchmem -count 3 .
+func BenchmarkConnLimiterTrack(b *testing.B) {
+	for _, conns := range []int{1, 1000} {
+		b.Run("conns="+strconv.Itoa(conns), func(b *testing.B) {
+			l := limitListener(nil, conns)
+			cs := make([]*limitedConn, conns)
+			for i := range cs {
+				cs[i] = &limitedConn{l: l}
+				l.track(cs[i], http.StateNew)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				c := cs[i]
+				l.track(c, http.StateActive)
+				l.track(c, http.StateIdle)
+				if i++; i == conns {
+					i = 0
+				}
+			}
+		})
+	}
+}
+
+// TestConnLimiterTrackAllocs checks that a request on a kept-alive
+// connection, which makes net/http call track with StateActive and then
+// StateIdle, allocates nothing in the listener.
+func TestConnLimiterTrackAllocs(t *testing.T) {
+	l := limitListener(nil, 2)
+	c := &limitedConn{l: l}
+	l.track(c, http.StateNew)
+	allocs := testing.AllocsPerRun(100, func() {
+		l.track(c, http.StateActive)
+		l.track(c, http.StateIdle)
+	})
+	if allocs != 0 {
+		t.Errorf("track allocates %v times per request, want 0", allocs)
+	}
+}
+
+// TestConnLimiterOrder checks the order of the idle and fresh lists as
+// connections change state: the victim is the connection idle the longest,
+// then the oldest fresh one, and a connection that becomes idle again goes
+// to the back.
+func TestConnLimiterOrder(t *testing.T) {
+	type step struct {
+		conn  int
+		state http.ConnState
+	}
+	for _, tc := range []struct {
+		name      string
+		steps     []step
+		wantIdle  []int
+		wantFresh []int
+	}{
+		{"all fresh", nil, nil, []int{0, 1, 2}},
+		{"idle in the order they became idle", []step{{2, http.StateIdle}, {0, http.StateIdle}}, []int{2, 0}, []int{1}},
+		{"idle again goes to the back", []step{{0, http.StateIdle}, {1, http.StateIdle}, {0, http.StateActive}, {0, http.StateIdle}}, []int{1, 0}, []int{2}},
+		{"active leaves both lists", []step{{1, http.StateActive}, {0, http.StateIdle}, {2, http.StateActive}}, []int{0}, nil},
+		{"the middle one leaves", []step{{0, http.StateIdle}, {1, http.StateIdle}, {2, http.StateIdle}, {1, http.StateActive}}, []int{0, 2}, nil},
+		{"closed leaves", []step{{0, http.StateIdle}, {1, http.StateIdle}, {0, http.StateClosed}}, []int{1}, []int{2}},
+		{"hijacked leaves", []step{{0, http.StateHijacked}}, nil, []int{1, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := limitListener(nil, 3)
+			cs := make([]*limitedConn, 3)
+			index := map[*limitedConn]int{}
+			for i := range cs {
+				cs[i] = &limitedConn{l: l}
+				index[cs[i]] = i
+				l.track(cs[i], http.StateNew)
+			}
+			for _, s := range tc.steps {
+				l.track(cs[s.conn], s.state)
+			}
+			walk := func(q *connList) (fwd []int) {
+				var back []int
+				for c := q.head; c != nil; c = c.next {
+					fwd = append(fwd, index[c])
+				}
+				for c := q.tail; c != nil; c = c.prev {
+					back = append([]int{index[c]}, back...)
+				}
+				if diff := cmp.Diff(fwd, back); diff != "" {
+					t.Errorf("the list walked backwards differs (-forwards +backwards):\n%s", diff)
+				}
+				return fwd
+			}
+			if diff := cmp.Diff(tc.wantIdle, walk(&l.idle)); diff != "" {
+				t.Errorf("idle list (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantFresh, walk(&l.fresh)); diff != "" {
+				t.Errorf("fresh list (-want +got):\n%s", diff)
+			}
+			victim, _ := l.victimLocked(time.Now().Add(time.Hour))
+			want := -1
+			if len(tc.wantIdle) > 0 {
+				want = tc.wantIdle[0]
+			} else if len(tc.wantFresh) > 0 {
+				want = tc.wantFresh[0]
+			}
+			if got := index[victim]; victim == nil && want != -1 || victim != nil && got != want {
+				t.Errorf("victim = %d (%v), want %d", got, victim != nil, want)
+			}
+		})
+	}
+}
