@@ -18,10 +18,10 @@ const (
 	challengeInvalid = `Bearer realm="petstore", error="invalid_token"`
 )
 
-// Allow values of the routes.
-const (
-	allowPets = "GET, HEAD, POST"
-	allowPet  = "GET, HEAD"
+// Allow values of the routes, from the route table.
+var (
+	allowPets = petstore.Allow("/pets")
+	allowPet  = petstore.Allow("/pets/{petId}")
 )
 
 // auth returns a header with the Authorization values; none removes it.

@@ -35,9 +35,10 @@ const seedPets = 30
 
 // Seed returns the pets that the store holds, in this order, before each
 // case: "pet 1" to "pet 30" in categories 1 to 5, their statuses cycling
-// through available, pending, sold and none. Pet n gets ID n.
+// through petstore.Statuses (available, pending, sold) and none. Pet n gets
+// ID n.
 func Seed() []petstore.NewPet {
-	statuses := []petstore.Status{petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold, ""}
+	statuses := append(petstore.Statuses(), "")
 	pets := make([]petstore.NewPet, seedPets)
 	for i := range pets {
 		pets[i] = petstore.NewPet{Name: "pet " + strconv.Itoa(i+1), CategoryID: int64(i%5 + 1), Status: statuses[i%len(statuses)]}
@@ -218,13 +219,21 @@ func (c Case) Check(status int, header http.Header, body []byte) error {
 	return errors.Join(errs...)
 }
 
+// HasBody reports whether an answer of status has a body, and so is JSON:
+// all but a 1xx, a 204 and a 304 (RFC 9110, section 6.4.1). It is the rule
+// "JSON when there is a body" of every harness that uses this package.
+func HasBody(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
+}
+
 // CheckResponse returns what is wrong with an answer of the handler, whatever
 // the request: it must carry exactly one X-Content-Type-Options: nosniff,
-// and one Content-Type: application/json unless it is a 304, and exactly
-// one Cache-Control: no-store unless it has an ETag. An answer with an ETag
+// and exactly one Cache-Control: no-store unless it has an ETag; one with a
+// body (see HasBody) carries one Content-Type: application/json, and one
+// without has neither a Content-Type nor a body. An answer with an ETag
 // (a pet, a full page) must be a 200 or a 304, with a strong tag,
 // Vary: Authorization and one of the Cache-Control values of CacheControls;
-// a 304 has no body. A success's body must be JSON; an error's body must be
+// a 304 has an ETag. A success's body must be JSON; an error's body must be
 // exactly {code, message, status}, with a documented code that goes with
 // the HTTP status, that status, and a message. It returns the error body's
 // code, or "" for a success. The body of an answer to HEAD must be empty,
@@ -248,9 +257,12 @@ func CheckResponse(head bool, status int, header http.Header, body []byte) (http
 		delete(want, "Cache-Control")
 		want["Vary"] = "Authorization"
 	}
-	if status == http.StatusNotModified {
-		if len(header.Values("ETag")) == 0 || len(body) > 0 {
-			return "", fmt.Errorf("304 with ETag %q and a body of %d bytes, want an ETag and no body", header.Values("ETag"), len(body))
+	if status == http.StatusNotModified && len(header.Values("ETag")) == 0 {
+		return "", errors.New("304 without an ETag")
+	}
+	if !HasBody(status) {
+		if ct := header.Values("Content-Type"); len(ct) > 0 || len(body) > 0 {
+			return "", fmt.Errorf("status %d with Content-Type %q and a body of %d bytes, want neither", status, ct, len(body))
 		}
 		delete(want, "Content-Type")
 	}
@@ -259,7 +271,7 @@ func CheckResponse(head bool, status int, header http.Header, body []byte) (http
 			return "", fmt.Errorf("header %s = %q, want %q", k, got, want)
 		}
 	}
-	if status == http.StatusNotModified {
+	if !HasBody(status) {
 		return "", nil
 	}
 	if head {

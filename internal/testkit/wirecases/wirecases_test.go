@@ -55,6 +55,9 @@ func TestCheckCatchesWrongAnswers(t *testing.T) {
 	created := wirecases.Case{Name: "create", Method: http.MethodPost, Status: 201, Created: &rex}
 	lastPage := wirecases.Case{Name: "last page", Status: 200, WantBody: "[]", WantHeader: map[string]string{"Link": ""}}
 	challenge := []string{"Www-Authenticate", `Bearer realm="petstore"`}
+	// An answer without a body, such as a delete's, has no Content-Type.
+	noContent := wirecases.Case{Name: "delete", Method: http.MethodDelete, Target: "/v1/pets/1", Status: 204}
+	noBody := http.Header{"Cache-Control": {"no-store"}, "X-Content-Type-Options": {"nosniff"}}
 	errBody := `{"code":"unauthorized","message":"no key","status":401}`
 	tests := []struct {
 		name string
@@ -81,6 +84,10 @@ func TestCheckCatchesWrongAnswers(t *testing.T) {
 		{"last page with a next Link", lastPage, answer{200, jsonHeader("Link", `<?cursor=u>; rel="next"`), "[]"}, false},
 		{"last page with another body", lastPage, answer{200, jsonHeader(), "[ ]"}, false},
 		{"create that is not JSON", created, answer{201, jsonHeader("Location", "pets/31"), `{"id":31`}, false},
+		{"204 without a body", noContent, answer{204, noBody, ""}, true},
+		{"204 with a Content-Type", noContent, answer{204, jsonHeader(), ""}, false},
+		{"204 with a body", noContent, answer{204, noBody, "{}"}, false},
+		{"200 without a Content-Type", lastPage, answer{200, noBody, "[]"}, false},
 	}
 	for _, tt := range tests {
 		err := tt.c.Check(tt.a.status, tt.a.header, []byte(tt.a.body))
