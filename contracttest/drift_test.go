@@ -160,6 +160,11 @@ func TestDriftCaught(t *testing.T) {
 			wantErr: `Content-Type "text/plain" is not documented`,
 		},
 		{
+			name: "Content-Type missing", method: "GET", path: "/pets",
+			change:  func(_ *http.Request, resp *driftResponse) { resp.header["Content-Type"] = nil }, // nil: not sniffed
+			wantErr: `Content-Type "" is not documented`,
+		},
+		{
 			name: "invalid request accepted", method: "POST", path: "/pets", body: `{"name":"Rex","categoryId":1,"color":"red"}`,
 			change: func(_ *http.Request, resp *driftResponse) {
 				*resp = driftResponse{status: 201, header: resp.header, body: []byte(`{"id":9,"name":"Rex","categoryId":1}`)}
@@ -252,6 +257,54 @@ func TestDriftHeadWithBody(t *testing.T) {
 		err := v.Check(req, nil, w.Code, w.Header(), []byte(tt.body))
 		if (err != nil) != tt.wantErr {
 			t.Errorf("HEAD answered with body %q: error %v, want an error: %v", tt.body, err, tt.wantErr)
+		}
+	}
+}
+
+// TestDriftBodyless checks the rule "JSON when there is a body" on an
+// answer that documents none, a 304, with breaks that net/http would not
+// send: a Content-Type or a body.
+func TestDriftBodyless(t *testing.T) {
+	h, err := petstore.New(petstore.WithStore(driftStore(t)), petstore.WithAuthenticator(petstore.APIKeys(contractKey)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := contracttest.New(contractDocument(t, h, "/v1"+petstore.OpenAPIPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := httptest.NewRequest(http.MethodGet, "/v1/pets/1", nil)
+	get.Header.Set("Authorization", "Bearer "+contractKey)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, get)
+	etag := w.Header().Get("ETag")
+	for _, tt := range []struct {
+		name        string
+		contentType string
+		body        string
+		wantErr     string
+	}{
+		{"as the handler sends it", "", "", ""},
+		{"with a Content-Type", "application/json", "", `the response documents no body, yet it has Content-Type "application/json" and 0 body bytes`},
+		{"with a body", "", "{}", `the response documents no body, yet it has Content-Type "" and 2 body bytes`},
+	} {
+		req := get.Clone(t.Context())
+		req.Header.Set("If-None-Match", etag)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusNotModified {
+			t.Fatalf("GET with If-None-Match: status %d, want 304", w.Code)
+		}
+		header := w.Header().Clone()
+		if tt.contentType != "" {
+			header.Set("Content-Type", tt.contentType)
+		}
+		err := v.Check(req, nil, w.Code, header, []byte(tt.body))
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("304 %s: %v", tt.name, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("304 %s: error %v, want one that says %q", tt.name, err, tt.wantErr)
 		}
 	}
 }

@@ -310,9 +310,7 @@ func (v *Validator) check(req *http.Request, reqBody []byte, status int, header 
 	}
 	response := ref.Value
 	errs = append(errs, undocumentedHeaders(response, header)...)
-	if ct := header.Get("Content-Type"); response.Content.Get(ct) == nil && (ct != "" || len(response.Content) > 0) {
-		errs = append(errs, fmt.Errorf("Content-Type %q is not documented", ct))
-	}
+	errs = append(errs, checkContentType(req.Method, response, header.Get("Content-Type"), respBody)...)
 	err = openapi3filter.ValidateResponse(req.Context(), &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: asGet, Route: route},
 		Status:                 status,
@@ -369,6 +367,23 @@ func undocumentedHeaders(response *openapi3.Response, header http.Header) []erro
 	}
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errs
+}
+
+// checkContentType checks the rule "JSON when there is a body": a response
+// that documents a body (any but a 204 or a 304) has a Content-Type that it
+// documents, and one that documents none has neither a Content-Type nor a
+// body.
+func checkContentType(method string, response *openapi3.Response, ct string, body []byte) []error {
+	if len(response.Content) == 0 {
+		if ct != "" || len(body) > 0 {
+			return []error{fmt.Errorf("the response documents no body, yet it has Content-Type %q and %d body bytes", ct, len(body))}
+		}
+		return nil
+	}
+	if response.Content.Get(ct) == nil {
+		return []error{fmt.Errorf("Content-Type %q is not documented", ct)}
+	}
+	return nil
 }
 
 // isError reports whether response's body is the Error schema.
