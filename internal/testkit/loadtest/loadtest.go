@@ -192,9 +192,9 @@ func (cl *client) load(ctx context.Context, t testing.TB, c Config) map[int64]pe
 	return byID
 }
 
-// statuses are given to new pets in turn; a pet without status is one of
-// the cases.
-var statuses = [...]petstore.Status{petstore.StatusAvailable, "", petstore.StatusPending, petstore.StatusSold}
+// statuses are given to new pets in turn: none, then each of
+// petstore.Statuses.
+var statuses = append([]petstore.Status{""}, petstore.Statuses()...)
 
 // loadPet returns the pet that client i creates in its create number seq.
 // Its name is unique to the create and holds characters outside ASCII.

@@ -37,7 +37,7 @@ func (cl *client) verify(ctx context.Context, t testing.TB, clients int, acked m
 	}
 	r := &reporter{t: t}
 
-	for _, status := range []petstore.Status{"", petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold} {
+	for _, status := range statuses {
 		bit := uint8(inFilter)
 		target := cl.base + "?limit=" + fmt.Sprint(petstore.MaxPageSize)
 		if status == "" {
