@@ -322,18 +322,19 @@ func (s *Store) readError(ctx context.Context, op string, err error) error {
 }
 
 // status returns the petstore.Status stored as s, without copying the
-// three valid ones.
+// valid ones.
 func status(s string) petstore.Status {
-	switch s {
-	case string(petstore.StatusAvailable):
-		return petstore.StatusAvailable
-	case string(petstore.StatusPending):
-		return petstore.StatusPending
-	case string(petstore.StatusSold):
-		return petstore.StatusSold
+	for _, st := range statuses {
+		if string(st) == s {
+			return st
+		}
 	}
 	return petstore.Status(s)
 }
+
+// statuses are the valid statuses, as petstore.Statuses lists them. It is
+// never modified.
+var statuses = petstore.Statuses()
 
 // List returns the pets that opts selects, ascending by ID. Every List is a
 // range scan of an index from opts.After on. It reads from the file's last
