@@ -35,10 +35,21 @@
 //
 // The packing costs about 150 lines beyond a plain slice of petstore.Pet,
 // and one unsafe.String (see fill): names are handed out as strings over
-// the blocks, without a copy. Measured in one run with 1,000,000 pets, a
-// plain slice took 66.9 bytes per pet beyond the names against 30.6 here,
-// and a garbage collection with them live took 24 to 60 ms against 4 to 11
-// ms here. The packing pays for a store that holds many pets, so it stays.
+// the blocks, without a copy. The plain form is this package's
+// Example_simpleStore (example_simplestore_test.go): about 90 lines, a
+// slice of pets and a map of keys under a sync.RWMutex, which keeps the
+// whole Store contract (the conformance suite runs on it). Read it first,
+// and start from it to write a store of your own.
+//
+// BenchmarkStores measures the two in one run. With 1,000,000 pets, the
+// plain slice holds a pet in 60 bytes beyond its name against 31 here, and
+// a full garbage collection takes about 21 to 29 ms against 3.5 to 6 ms
+// here, since the collector traces every name it holds: CPU taken from the
+// requests served meanwhile, though its stop-the-world pauses are as short
+// (0.1 to 0.3 ms). An Add costs 3 to 8 times as much, the slice growing by
+// copies; a page of 20 from about as much to 3 times as much, by run; a
+// Get is faster on the slice (16 to 22 ns against 32 to 41). The packing pays for a store that holds
+// many pets, so it stays.
 package memstore
 
 import (
