@@ -17,7 +17,7 @@ func idempotencyKey(h http.Header) (string, error) {
 	}
 	key := values[0]
 	if key == "" || len(key) > MaxIdempotencyKeyLength {
-		return "", invalidParameter("Idempotency-Key must be 1 to 255 characters long")
+		return "", invalidParameter(msgKeyLength)
 	}
 	for i := 0; i < len(key); i++ {
 		if c := key[i]; c < 0x21 || c > 0x7e {

@@ -22,20 +22,24 @@ func TestMessagesNameTheConstants(t *testing.T) {
 	tooLong := `{"name":"` + strings.Repeat("a", petstore.MaxNameLength+1) + `","categoryId":1}`
 	tests := []struct {
 		name, method, target, body string
+		header                     http.Header
 		want                       []string // what the message contains
 	}{
-		{"limit too large", http.MethodGet, "/v1/pets?limit=" + strconv.Itoa(petstore.MaxPageSize+1), "",
+		{"limit too large", http.MethodGet, "/v1/pets?limit=" + strconv.Itoa(petstore.MaxPageSize+1), "", nil,
 			[]string{"limit must be an integer from 1 to " + strconv.Itoa(petstore.MaxPageSize)}},
-		{"unknown status in the query", http.MethodGet, "/v1/pets?status=lost", "", quoted},
-		{"unknown status in the body", http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1,"status":"lost"}`, quoted},
-		{"status of another type", http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1,"status":1}`, quoted},
-		{"name too long", http.MethodPost, "/v1/pets", tooLong,
+		{"unknown status in the query", http.MethodGet, "/v1/pets?status=lost", "", nil, quoted},
+		{"unknown status in the body", http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1,"status":"lost"}`, nil, quoted},
+		{"status of another type", http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1,"status":1}`, nil, quoted},
+		{"name too long", http.MethodPost, "/v1/pets", tooLong, nil,
 			[]string{"longer than " + strconv.Itoa(petstore.MaxNameLength) + " characters"}},
+		{"Idempotency-Key too long", http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`,
+			http.Header{"Idempotency-Key": {strings.Repeat("k", petstore.MaxIdempotencyKeyLength+1)}},
+			[]string{"1 to " + strconv.Itoa(petstore.MaxIdempotencyKeyLength) + " characters"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env := newEnv(t)
-			w := env.serve(newRequest(t, tt.method, tt.target, tt.body, nil))
+			w := env.serve(newRequest(t, tt.method, tt.target, tt.body, tt.header))
 			checkResponse(t, w)
 			var got httpapi.Error
 			if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {

@@ -56,13 +56,15 @@ func quotedChoices(values []Status) string {
 }
 
 // The messages that name a limit or the statuses, made once from the
-// constants and statuses, so that answering with one allocates nothing.
+// constants (MaxNameLength, MaxPageSize, MaxIdempotencyKeyLength) and
+// statuses, so that answering with one allocates nothing.
 var (
 	msgNameTooLong = "name is longer than " + strconv.Itoa(MaxNameLength) + " characters; shorten it"
 	msgPetStatus   = "status must be " + statusChoices + ", or empty"
 	msgBodyStatus  = "status must be " + statusChoices + "; omit it for none"
 	msgQueryStatus = "status must be " + statusChoices
 	msgQueryLimit  = "limit must be an integer from 1 to " + strconv.Itoa(MaxPageSize)
+	msgKeyLength   = "Idempotency-Key must be 1 to " + strconv.Itoa(MaxIdempotencyKeyLength) + " characters long"
 	errNameTooLong = invalidPet(msgNameTooLong)
 	errPetStatus   = invalidPet(msgPetStatus)
 )
