@@ -1,5 +1,10 @@
 package petstore
 
+import (
+	"slices"
+	"strings"
+)
+
 // CORSRequestHeaders returns the request headers that a browser client of
 // the API sends beyond those that CORS always allows, for a host's CORS
 // middleware to allow in its answer to a preflight request
@@ -29,8 +34,17 @@ func CORSResponseHeaders() []string {
 }
 
 // CORSMethods returns the methods that the API answers, for a host's CORS
-// middleware to allow (Access-Control-Allow-Methods): GET, HEAD and POST.
-// Each call returns a new slice, which the caller may modify.
+// middleware to allow (Access-Control-Allow-Methods): those of the route
+// table (see Routes), GET with HEAD, today GET, HEAD and POST. Each call
+// returns a new slice, which the caller may modify.
 func CORSMethods() []string {
-	return []string{"GET", "HEAD", "POST"}
+	var methods []string
+	for _, r := range apiRoutes() {
+		for m := range strings.SplitSeq(allowOf([]route{r}, r.pattern), ", ") {
+			if !slices.Contains(methods, m) {
+				methods = append(methods, m)
+			}
+		}
+	}
+	return methods
 }

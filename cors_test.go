@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -80,6 +81,22 @@ func TestCORSHeadersCoverTheDocument(t *testing.T) {
 	}
 	if diff := cmp.Diff(wantResponse, canonical(petstore.CORSResponseHeaders())); diff != "" {
 		t.Errorf("CORSResponseHeaders against the document (-want +got):\n%s", diff)
+	}
+}
+
+// TestCORSMethodsAreTheRoutes checks CORSMethods against the Allow values
+// of the route table: every method that some path answers, once.
+func TestCORSMethodsAreTheRoutes(t *testing.T) {
+	var want []string
+	for _, r := range petstore.Routes() {
+		want = append(want, strings.Split(petstore.Allow(r.Pattern), ", ")...)
+	}
+	slices.Sort(want)
+	want = slices.Compact(want)
+	got := petstore.CORSMethods()
+	slices.Sort(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("CORSMethods against the route table (-want +got):\n%s", diff)
 	}
 }
 
