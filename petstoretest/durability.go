@@ -1,7 +1,6 @@
 package petstoretest
 
 import (
-	"cmp"
 	"testing"
 
 	"github.com/petstore-go/petstore"
@@ -42,39 +41,21 @@ type OpenFunc func(t *testing.T) (store petstore.Store, close func() error)
 // clause accepts both outcomes, but not half of one.
 func TestDurability(t *testing.T, newData func(t *testing.T) OpenFunc) {
 	t.Helper()
-	failedRoot := map[string]string{}
-	clauses := map[string]string{}
-	for _, c := range durabilityCases {
-		clauses[c.name] = c.clause
-	}
-	needs := durabilityNeeds()
-	for _, c := range durabilityCases {
-		var relied string
-		for _, earlier := range durabilityCases { // the simplest first
-			if root, ok := failedRoot[earlier.name]; ok && needs[c.name][earlier.name] {
-				relied = root
-				break
-			}
+	runClauses(t, durabilityCases, durabilityCase.info, func(t *testing.T, c durabilityCase, failedNeed clauseInfo) {
+		open := newData(t)
+		if open == nil {
+			t.Fatal("petstoretest: newData returned a nil OpenFunc")
 		}
-		passed := t.Run(c.name, func(t *testing.T) {
-			open := newData(t)
-			if open == nil {
-				t.Fatal("petstoretest: newData returned a nil OpenFunc")
-			}
-			dt := &durableT{
-				storeT: &storeT{t: t, clause: c.clause, ctx: t.Context(), failedNeed: relied, failedNeedClause: clauses[relied]},
-				open:   open,
-			}
-			t.Cleanup(dt.closeAtEnd)
-			defer dt.summarize()
-			dt.openStore()
-			dt.requireEmpty()
-			c.test(dt)
-		})
-		if !passed {
-			failedRoot[c.name] = cmp.Or(relied, c.name)
+		dt := &durableT{
+			storeT: &storeT{t: t, clause: c.clause, ctx: t.Context(), failedNeed: failedNeed.name, failedNeedClause: failedNeed.clause},
+			open:   open,
 		}
-	}
+		t.Cleanup(dt.closeAtEnd)
+		defer dt.summarize()
+		dt.openStore()
+		dt.requireEmpty()
+		c.test(dt)
+	})
 }
 
 // A durabilityCase is one clause of what a durable store keeps across a
@@ -87,21 +68,7 @@ type durabilityCase struct {
 	test  func(dt *durableT)
 }
 
-// durabilityNeeds returns, for each case, the cases that it needs directly
-// or through the cases that it needs.
-func durabilityNeeds() map[string]map[string]bool {
-	all := map[string]map[string]bool{}
-	for _, c := range durabilityCases { // a case needs only earlier ones
-		all[c.name] = map[string]bool{}
-		for _, need := range c.needs {
-			all[c.name][need] = true
-			for n := range all[need] {
-				all[c.name][n] = true
-			}
-		}
-	}
-	return all
-}
+func (c durabilityCase) info() clauseInfo { return clauseInfo{c.name, c.clause, c.needs} }
 
 // durableT is the state of one subtest of TestDurability: a storeT whose
 // store can be closed and opened again.

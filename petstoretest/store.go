@@ -42,36 +42,16 @@ import (
 // and miss a store that makes pets visible in another order than their IDs.
 func TestStore(t *testing.T, newStore func(t *testing.T) petstore.Store) {
 	t.Helper()
-	// failedRoot maps each failed subtest to the simplest failed subtest
-	// that it relies on, itself when there is none.
-	failedRoot := map[string]string{}
-	clauses := map[string]string{}
-	for _, c := range storeCases {
-		clauses[c.name] = c.clause
-	}
-	needs := allNeeds()
-	for _, c := range storeCases {
-		var relied string
-		for _, earlier := range storeCases { // the simplest first
-			if root, ok := failedRoot[earlier.name]; ok && needs[c.name][earlier.name] {
-				relied = root
-				break
-			}
+	runClauses(t, storeCases, storeCase.info, func(t *testing.T, c storeCase, failedNeed clauseInfo) {
+		s := newStore(t)
+		if s == nil {
+			t.Fatal("petstoretest: newStore returned a nil Store")
 		}
-		passed := t.Run(c.name, func(t *testing.T) {
-			s := newStore(t)
-			if s == nil {
-				t.Fatal("petstoretest: newStore returned a nil Store")
-			}
-			st := &storeT{t: t, clause: c.clause, s: s, ctx: t.Context(), failedNeed: relied, failedNeedClause: clauses[relied]}
-			defer st.summarize()
-			st.requireEmpty()
-			c.test(st)
-		})
-		if !passed {
-			failedRoot[c.name] = cmp.Or(relied, c.name)
-		}
-	}
+		st := &storeT{t: t, clause: c.clause, s: s, ctx: t.Context(), failedNeed: failedNeed.name, failedNeedClause: failedNeed.clause}
+		defer st.summarize()
+		st.requireEmpty()
+		c.test(st)
+	})
 }
 
 // A storeCase is one clause of the Store contract and the test that
@@ -85,20 +65,52 @@ type storeCase struct {
 	test  func(st *storeT)
 }
 
-// allNeeds returns, for each case, the cases that it needs directly or
-// through the cases that it needs.
-func allNeeds() map[string]map[string]bool {
-	all := map[string]map[string]bool{}
-	for _, c := range storeCases { // a case needs only earlier ones
-		all[c.name] = map[string]bool{}
-		for _, need := range c.needs {
-			all[c.name][need] = true
-			for n := range all[need] {
-				all[c.name][n] = true
+func (c storeCase) info() clauseInfo { return clauseInfo{c.name, c.clause, c.needs} }
+
+// clauseInfo names a clause of a contract: the subtest's name, the sentence
+// it enforces and the earlier clauses its test relies on.
+type clauseInfo struct {
+	name, clause string
+	needs        []string
+}
+
+// runClauses runs each of cases as a subtest, in order, with run. A case
+// whose test relies, directly or through others, on a clause that failed
+// before it is given the simplest such failed clause, so that its own
+// failure can name that clause instead of repeating the same bug.
+func runClauses[C any](t *testing.T, cases []C, info func(C) clauseInfo, run func(t *testing.T, c C, failedNeed clauseInfo)) {
+	t.Helper()
+	infos := make([]clauseInfo, len(cases))
+	byName := map[string]clauseInfo{}
+	needs := map[string]map[string]bool{} // each case's needs, direct or not
+	for i, c := range cases {             // a case needs only earlier ones
+		infos[i] = info(c)
+		byName[infos[i].name] = infos[i]
+		all := map[string]bool{}
+		for _, need := range infos[i].needs {
+			all[need] = true
+			for n := range needs[need] {
+				all[n] = true
 			}
 		}
+		needs[infos[i].name] = all
 	}
-	return all
+	// failedRoot maps each failed subtest to the simplest failed subtest
+	// that it relies on, itself when there is none.
+	failedRoot := map[string]string{}
+	for i, c := range cases {
+		var relied string
+		for _, earlier := range infos[:i] { // the simplest first
+			if root, ok := failedRoot[earlier.name]; ok && needs[infos[i].name][earlier.name] {
+				relied = root
+				break
+			}
+		}
+		passed := t.Run(infos[i].name, func(t *testing.T) { run(t, c, byName[relied]) })
+		if !passed {
+			failedRoot[infos[i].name] = cmp.Or(relied, infos[i].name)
+		}
+	}
 }
 
 // maxShown is how many failures a subtest of TestStore shows; it counts the
