@@ -394,7 +394,7 @@ func TestFaultsConcurrent(t *testing.T) {
 	for g := range workers {
 		wg.Go(func() {
 			for i := range perWorker {
-				m := []faultstore.Method{faultstore.Add, faultstore.Get, faultstore.List}[(g+i)%3]
+				m := faultstore.Methods()[(g+i)%len(faultstore.Methods())]
 				env.fs.Set(m, faults[(g*7+i)%len(faults)])
 				p := petstore.NewPet{Name: fmt.Sprintf("worker %d pet %d", g, i), CategoryID: int64(g + 1)}
 				body, _ := json.Marshal(p)

@@ -165,7 +165,7 @@ func TestStoreFailures(t *testing.T) {
 			}
 			t.Run(tt.name+"/"+q.method+" "+q.target, func(t *testing.T) {
 				fs := faultstore.New(memstore.New())
-				for _, m := range []faultstore.Method{faultstore.Add, faultstore.Get, faultstore.List} {
+				for _, m := range faultstore.Methods() {
 					fs.Set(m, tt.fault)
 				}
 				w := serve(newHandler(t, fs), newRequest(t, q.method, q.target, q.body, nil))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -122,7 +123,7 @@ func contractAuthenticator(err error) petstore.Authenticator {
 // contractFailing returns a store whose every method meets fault.
 func contractFailing(fault faultstore.Fault) petstore.Store {
 	fs := faultstore.New(memstore.New())
-	for _, m := range []faultstore.Method{faultstore.Add, faultstore.Get, faultstore.List} {
+	for _, m := range faultstore.Methods() {
 		fs.Set(m, fault)
 	}
 	return fs
@@ -135,15 +136,22 @@ type contractCase struct {
 }
 
 // contractCasesFor are the requests that every failing configuration is
-// tried with: each operation and a HEAD.
+// tried with: each operation of petstore.Routes, with 1 for each path
+// parameter, and a HEAD for each GET.
 func contractCasesFor(want int) []contractCase {
-	return []contractCase{
-		{"GET", "/pets", want},
-		{"POST", "/pets", want},
-		{"GET", "/pets/1", want},
-		{"HEAD", "/pets/1", want},
+	var cases []contractCase
+	for _, r := range petstore.Routes() {
+		path := contractParam.ReplaceAllString(r.Pattern, "1")
+		cases = append(cases, contractCase{r.Method, path, want})
+		if r.Method == http.MethodGet {
+			cases = append(cases, contractCase{http.MethodHead, path, want})
+		}
 	}
+	return cases
 }
+
+// contractParam matches a {name} segment of a route pattern.
+var contractParam = regexp.MustCompile(`\{[^/]*\}`)
 
 // contractFailures sends requests through client to handlers whose
 // authenticator or store fails, which the shared table cannot express.

@@ -3,6 +3,8 @@ package faultstore_test
 import (
 	"context"
 	"errors"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,17 +14,26 @@ import (
 	"github.com/petstore-go/petstore/memstore"
 )
 
-// call calls method m of s once and returns its error.
+// call calls method m of s once, by its name, and returns its error: the
+// arguments are ctx, a valid pet, the ID 1 (the pet that newStore adds) and
+// zero options, so that a new method of petstore.Store needs no case here.
 func call(ctx context.Context, s *faultstore.Store, m faultstore.Method) error {
-	var err error
-	switch m {
-	case faultstore.Add:
-		_, _, err = s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
-	case faultstore.Get:
-		_, err = s.Get(ctx, 1)
-	case faultstore.List:
-		_, err = s.List(ctx, petstore.ListOptions{})
+	f := reflect.ValueOf(s).MethodByName(string(m))
+	var args []reflect.Value
+	for i := range f.Type().NumIn() {
+		switch in := f.Type().In(i); in {
+		case reflect.TypeFor[context.Context]():
+			args = append(args, reflect.ValueOf(ctx))
+		case reflect.TypeFor[petstore.NewPet]():
+			args = append(args, reflect.ValueOf(petstore.NewPet{Name: "Rex", CategoryID: 1}))
+		case reflect.TypeFor[int64]():
+			args = append(args, reflect.ValueOf(int64(1)))
+		default:
+			args = append(args, reflect.Zero(in))
+		}
 	}
+	out := f.Call(args)
+	err, _ := out[len(out)-1].Interface().(error)
 	return err
 }
 
@@ -37,8 +48,25 @@ func newStore(t *testing.T) (*faultstore.Store, *memstore.Store) {
 }
 
 // methods returns every method of a Store.
-func methods() []faultstore.Method {
-	return []faultstore.Method{faultstore.Add, faultstore.Get, faultstore.List}
+func methods() []faultstore.Method { return faultstore.Methods() }
+
+// TestMethodsAreTheStores checks that Methods names every method of
+// petstore.Store, each once, so that growing the Store interface fails here
+// until the new method gets its fault.
+func TestMethodsAreTheStores(t *testing.T) {
+	var want []string
+	store := reflect.TypeFor[petstore.Store]()
+	for i := range store.NumMethod() {
+		want = append(want, store.Method(i).Name)
+	}
+	var got []string
+	for _, m := range faultstore.Methods() {
+		got = append(got, string(m))
+	}
+	slices.Sort(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("faultstore.Methods (-the methods of petstore.Store +Methods):\n%s", diff)
+	}
 }
 
 func TestNoFaultCallsTheWrappedStore(t *testing.T) {
@@ -167,8 +195,8 @@ func TestTotalCalls(t *testing.T) {
 		_ = call(context.Background(), s, m)
 	}
 	_ = call(context.Background(), s, faultstore.Get)
-	if got := s.TotalCalls(); got != 4 {
-		t.Errorf("TotalCalls = %d, want 4", got)
+	if got, want := s.TotalCalls(), len(methods())+1; got != want {
+		t.Errorf("TotalCalls = %d, want %d", got, want)
 	}
 	if got := s.Calls(faultstore.Get); got != 2 {
 		t.Errorf("Calls(Get) = %d, want 2", got)
