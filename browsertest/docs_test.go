@@ -176,7 +176,11 @@ func TestDocsPageInChromium(t *testing.T) {
 	); err != nil {
 		t.Fatalf("opening %s: %v", docs, err)
 	}
-	if diff := cmp.Diff([]string{"GET /pets", "POST /pets", "GET /pets/{petId}"}, ops); diff != "" {
+	var want []string // the page lists the operations in the route table's order
+	for _, r := range petstore.Routes() {
+		want = append(want, r.Method+" "+r.Pattern)
+	}
+	if diff := cmp.Diff(want, ops); diff != "" {
 		t.Errorf("operations on the page (-want +got):\n%s", diff)
 	}
 
