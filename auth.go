@@ -11,23 +11,6 @@ import (
 	"github.com/petstore-go/petstore/internal/token68"
 )
 
-// Operation names an operation of the API, as the API specification names it. An
-// Authenticator receives it so that a key can be allowed some operations and
-// not others.
-type Operation string
-
-// The operations of the API (see Routes). OpNone means a request for no
-// operation of the API: an unknown path or method, which is authenticated
-// with OpNone before it is answered so that unauthenticated callers learn
-// nothing about routes, or the OpenAPI document and the documentation page,
-// which are served without authentication.
-const (
-	OpListPets  Operation = "listPets"
-	OpCreatePet Operation = "createPet"
-	OpGetPet    Operation = "getPet"
-	OpNone      Operation = ""
-)
-
 // An Authenticator decides whether a bearer token may perform an operation.
 //
 // Authenticate is called once per request with the request's context, the

@@ -6,6 +6,23 @@ import (
 	"strings"
 )
 
+// Operation names an operation of the API, as the API specification names
+// it. An Authenticator receives it so that a key can be allowed some
+// operations and not others.
+type Operation string
+
+// The operations of the API, one for each route (see Routes). OpNone means
+// a request for no operation of the API: an unknown path or method, which is
+// authenticated with OpNone before it is answered so that unauthenticated
+// callers learn nothing about routes, or the OpenAPI document and the
+// documentation page, which are served without authentication.
+const (
+	OpListPets  Operation = "listPets"
+	OpCreatePet Operation = "createPet"
+	OpGetPet    Operation = "getPet"
+	OpNone      Operation = ""
+)
+
 // apiRoutes is the API: each operation with the method and path pattern that
 // reach it and the function that serves it. It is the one source of the
 // API's wire facts in Go: newRouter derives from it the Operation passed to
@@ -13,8 +30,9 @@ import (
 // template that an Observer sees; Routes and Allow give it to the test
 // harnesses; and a test checks the OpenAPI document against it.
 //
-// To add an operation, add a row here, write its serve function beside the
-// others in operations.go, and give Store the method it needs.
+// To add an operation, name it among the Operations above, add a row here,
+// write its serve function beside the others in operations.go, and give
+// Store the method it needs (CONTRIBUTING.md lists every step).
 func apiRoutes() []route {
 	return []route{
 		{method: http.MethodGet, pattern: "/pets", op: OpListPets, serve: (*handler).listPets},
