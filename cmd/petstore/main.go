@@ -12,9 +12,12 @@
 //
 // petstore -help lists the flags and the environment variables.
 //
-// API keys come from PETSTORE_API_KEYS, separated by commas. When it is
-// empty, petstore makes a random key and prints it once on start, so that
-// the first run needs no setup.
+// API keys come from PETSTORE_API_KEYS, separated by commas. A key may be
+// given a name, as alice:KEY: keys with one name are one caller, so that a
+// create retried across a key rotation is replayed rather than made twice;
+// a key without a name is named by a fingerprint of it. When the variable
+// is empty, petstore makes a random key and prints it once on start, so
+// that the first run needs no setup.
 //
 // Pets are kept in a SQLite file, petstore.db in the working directory,
 // unless -data or PETSTORE_DATA names another file (the flag wins). The
