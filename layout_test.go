@@ -1,6 +1,7 @@
 package petstore_test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -35,7 +36,34 @@ const testkitPath = modulePath + "/internal/testkit"
 // build tag is checked too.
 func layoutViolations(root string) ([]string, error) {
 	var bad []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := walkGoFiles(root, parser.ImportsOnly, func(rel string, f *ast.File) error {
+		pkg := path.Join(modulePath, path.Dir(rel))
+		inTestkit := pkg == testkitPath || strings.HasPrefix(pkg, testkitPath+"/")
+		inInternal := strings.HasPrefix(pkg, modulePath+"/internal/")
+		isTest := strings.HasSuffix(rel, "_test.go")
+		for _, spec := range f.Imports {
+			imp, err := strconv.Unquote(spec.Path.Value)
+			if err != nil {
+				return err
+			}
+			switch {
+			case inInternal && !inTestkit && imp == modulePath:
+				bad = append(bad, rel+" imports the root package: only internal/testkit may")
+			case !isTest && !inTestkit && (imp == testkitPath || strings.HasPrefix(imp, testkitPath+"/")):
+				bad = append(bad, rel+" imports "+imp+": only tests may")
+			}
+		}
+		return nil
+	})
+	return bad, err
+}
+
+// walkGoFiles parses, with mode, every .go file under root, nested modules
+// and files behind build tags included, and calls visit with its path
+// relative to root (with forward slashes). It skips testdata and the
+// directories whose names start with "." or "_", as the go command does.
+func walkGoFiles(root string, mode parser.Mode, visit func(rel string, f *ast.File) error) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -53,31 +81,12 @@ func layoutViolations(root string) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		rel = filepath.ToSlash(rel)
-		pkg := path.Join(modulePath, path.Dir(rel))
-		inTestkit := pkg == testkitPath || strings.HasPrefix(pkg, testkitPath+"/")
-		inInternal := strings.HasPrefix(pkg, modulePath+"/internal/")
-		isTest := strings.HasSuffix(name, "_test.go")
-
-		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, mode|parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
-		for _, spec := range f.Imports {
-			imp, err := strconv.Unquote(spec.Path.Value)
-			if err != nil {
-				return err
-			}
-			switch {
-			case inInternal && !inTestkit && imp == modulePath:
-				bad = append(bad, rel+" imports the root package: only internal/testkit may")
-			case !isTest && !inTestkit && (imp == testkitPath || strings.HasPrefix(imp, testkitPath+"/")):
-				bad = append(bad, rel+" imports "+imp+": only tests may")
-			}
-		}
-		return nil
+		return visit(filepath.ToSlash(rel), f)
 	})
-	return bad, err
 }
 
 // TestLayout checks the repository itself: no package under internal/ points

@@ -2,10 +2,8 @@ package petstore_test
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -24,29 +22,8 @@ func unassertedStores(root string) ([]string, error) {
 	type key struct{ dir, typ string }
 	looks := map[key]bool{}
 	asserted := map[key]bool{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if p != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(name, ".go") {
-			return nil
-		}
-		rel, err := filepath.Rel(root, filepath.Dir(p))
-		if err != nil {
-			return err
-		}
-		dir := filepath.ToSlash(rel)
-		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	err := walkGoFiles(root, 0, func(rel string, f *ast.File) error {
+		dir := path.Dir(rel)
 		for _, decl := range f.Decls {
 			switch decl := decl.(type) {
 			case *ast.FuncDecl:
