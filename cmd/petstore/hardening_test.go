@@ -538,15 +538,8 @@ func TestConnsIdleAndHandshakes(t *testing.T) {
 				}
 				conn.Write([]byte{0x16, 0x03, 0x01, 0x02, 0x00}) // a handshake record of 512 bytes, never sent
 				halfOpen.Add(1)
-				done := make(chan struct{})
-				go func() {
-					io.Copy(io.Discard, conn)
-					close(done)
-				}()
-				select {
-				case <-done:
+				if heldUntilClosed(conn, stop) {
 					closedByServer.Add(1)
-				case <-stop:
 				}
 				conn.Close()
 			}
@@ -575,15 +568,8 @@ func TestConnsIdleAndHandshakes(t *testing.T) {
 					resp.Body.Close()
 					idle.Add(1)
 				}
-				done := make(chan struct{})
-				go func() {
-					io.Copy(io.Discard, r) // until the server closes the connection
-					close(done)
-				}()
-				select {
-				case <-done:
+				if heldUntilClosed(r, stop) {
 					closedByServer.Add(1)
-				case <-stop:
 				}
 				conn.Close()
 			}
@@ -597,18 +583,8 @@ func TestConnsIdleAndHandshakes(t *testing.T) {
 	var latencies []time.Duration
 	var failures []string
 	for i := range requests {
-		req, _ := http.NewRequest("GET", p.baseURL+"/pets", nil)
-		req.Header.Set("Authorization", "Bearer "+key)
 		t0 := time.Now()
-		resp, err := client.Do(req)
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				err = fmt.Errorf("status %s", resp.Status)
-			}
-		}
-		if err != nil {
+		if err := getOK(client, p, key); err != nil {
 			failures = append(failures, fmt.Sprintf("request %d after %v: %v", i+1, time.Since(t0).Round(time.Millisecond), err))
 			continue
 		}
@@ -635,4 +611,20 @@ func TestConnsIdleAndHandshakes(t *testing.T) {
 func newHPACK(w io.Writer) func(name, value string) {
 	enc := hpack.NewEncoder(w)
 	return func(name, value string) { enc.WriteField(hpack.HeaderField{Name: name, Value: value}) }
+}
+
+// heldUntilClosed reads r until the server closes the connection, and
+// reports true, or until stop is closed, and reports false.
+func heldUntilClosed(r io.Reader, stop <-chan struct{}) bool {
+	done := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, r)
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-stop:
+		return false
+	}
 }
