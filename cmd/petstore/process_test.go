@@ -52,12 +52,12 @@ type serverProcess struct {
 var servingLine = regexp.MustCompile(`(?m)^serving (https?://([^/\s]+)(/\S*)?)/pets$`)
 
 // startServer starts bin listening on a free port of 127.0.0.1, with args,
-// the API key key and the variables in env, and waits until it prints its
-// URL. Variables of the test's environment named PETSTORE_* are left out,
-// so that the server uses its defaults. It runs in a new temporary
-// directory, where its default data file goes. When the test ends, a
-// process that still runs is stopped with SIGTERM, and killed if it does
-// not stop.
+// the API key key and the variables in env, and waits until it has printed
+// its URL and its start-up log. Variables of the test's environment named
+// PETSTORE_* are left out, so that the server uses its defaults. It runs in
+// a new temporary directory, where its default data file goes. When the
+// test ends, a process that still runs is stopped with SIGTERM, and killed
+// if it does not stop.
 func startServer(t *testing.T, bin, key string, env []string, args ...string) *serverProcess {
 	t.Helper()
 	return startServerIn(t, t.TempDir(), bin, key, env, args...)
@@ -124,7 +124,9 @@ func startServerErrIn(t *testing.T, dir, bin, key string, env []string, args ...
 	for {
 		if m := servingLine.FindStringSubmatch(p.stdout.String()); m != nil {
 			p.baseURL, p.addr, p.path = m[1], m[2], m[3]+"/pets"
-			return p, nil
+			// The start-up log is written before the URL, but through another
+			// pipe: wait for its last line, so that tests may read all of it.
+			return p, waitForLog(p, "petstore: listening", 10*time.Second)
 		}
 		select {
 		case <-p.exited:
