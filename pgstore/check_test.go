@@ -70,14 +70,7 @@ func servingGrants(schema, role string) []string {
 func TestCheckServingRole(t *testing.T) {
 	admin := pgPool(t)
 	ctx := context.Background()
-	schema := pgSchema(t, admin)
-	owner, err := pgstore.New(admin, pgstore.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := owner.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	schema := pgMigratedSchema(t, admin)
 	role, pool := pgRole(t, admin)
 	for _, g := range servingGrants(schema, role) {
 		if _, err := admin.Exec(ctx, g); err != nil {
@@ -134,14 +127,7 @@ func TestCheckServingRole(t *testing.T) {
 func TestCheckMissingGrant(t *testing.T) {
 	admin := pgPool(t)
 	ctx := context.Background()
-	schema := pgSchema(t, admin)
-	owner, err := pgstore.New(admin, pgstore.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := owner.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	schema := pgMigratedSchema(t, admin)
 	role, pool := pgRole(t, admin)
 	s, err := pgstore.New(pool, pgstore.WithSchema(schema))
 	if err != nil {

@@ -197,15 +197,7 @@ func TestErrorsWhenServerEndsConnection(t *testing.T) {
 func errorsLockedStore(t *testing.T, admin, pool *pgxpool.Pool) *pgstore.Store {
 	t.Helper()
 	ctx := context.Background()
-	schema := pgSchema(t, admin)
-	// Migrated through admin, whose statements have no timeout.
-	migrator, err := pgstore.New(admin, pgstore.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := migrator.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	schema := pgMigratedSchema(t, admin)
 	s, err := pgstore.New(pool, pgstore.WithSchema(schema))
 	if err != nil {
 		t.Fatal(err)

@@ -51,6 +51,23 @@ func pgSchema(tb testing.TB, pool *pgxpool.Pool) string {
 	return schema
 }
 
+// pgMigratedSchema returns a fresh schema (see pgSchema) with the Store's
+// tables created in it through admin, whose statements have no timeout and
+// which owns them: a Store on another pool, as another role, finds them
+// ready.
+func pgMigratedSchema(tb testing.TB, admin *pgxpool.Pool) string {
+	tb.Helper()
+	schema := pgSchema(tb, admin)
+	owner, err := pgstore.New(admin, pgstore.WithSchema(schema))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := owner.Migrate(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return schema
+}
+
 // pgStore returns a migrated Store on pool, in a fresh schema of its own.
 func pgStore(tb testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) *pgstore.Store {
 	tb.Helper()
