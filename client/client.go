@@ -34,7 +34,6 @@ type Client struct {
 	origin    string        // the base URL's origin (see origin)
 	timeout   time.Duration // of one request; 0 for none
 	maxList   int           // the most pets that List collects without a Limit
-	etags     *etagCache    // answers with an ETag, for If-None-Match; nil for none
 
 	minBackoff, maxBackoff time.Duration
 
@@ -78,7 +77,6 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		origin:     origin(base),
 		timeout:    DefaultTimeout,
 		maxList:    DefaultMaxListPets,
-		etags:      newETagCache(DefaultETagCacheBytes),
 		minBackoff: DefaultMinBackoff,
 		maxBackoff: DefaultMaxBackoff,
 		sleep:      sleep,
@@ -160,7 +158,6 @@ type call struct {
 	key    string // the API key, "" for none
 	body   []byte // the request body, nil for none
 	idem   string // the Idempotency-Key, "" for none
-	inm    string // the If-None-Match of the current request, "" for none
 	limit  int64  // the most bytes read of a successful answer
 }
 
@@ -185,30 +182,14 @@ type answer struct {
 // a failure to reach the server gives one that wraps
 // petstore.ErrUnavailable and the failure; a done context gives one that
 // wraps ctx.Err().
-//
-// A GET of an answer kept with its ETag (see WithETagCache) carries
-// If-None-Match, and a 304 gives the answer kept; a new answer with an
-// ETag is kept.
 func (c *Client) do(cl *call, target string, want int) (answer, error) {
 	var last error // the error of the latest attempt
-	key := cacheKey{apiKey: cl.key, url: target}
-	kept, isKept := cached{}, false
-	if cl.method == http.MethodGet {
-		kept, isKept = c.etags.get(key)
-	}
-	cl.inm = kept.etag
 	for attempt := 0; ; attempt++ {
 		if err := cl.ctx.Err(); err != nil {
 			return answer{}, c.ctxError(cl, target, err, last)
 		}
 		ans, status, err := c.send(cl, target)
-		if err == nil && status == http.StatusNotModified && isKept {
-			return answer{header: kept.header, body: kept.body}, nil
-		}
 		if err == nil && status == want {
-			if cl.method == http.MethodGet {
-				c.etags.keep(key, ans)
-			}
 			return ans, nil
 		}
 		var retryAfter time.Duration
@@ -307,9 +288,6 @@ func (c *Client) sendCtx(ctx context.Context, cl *call, target string) (answer, 
 	}
 	if cl.idem != "" {
 		h["Idempotency-Key"] = []string{cl.idem}
-	}
-	if cl.inm != "" {
-		h["If-None-Match"] = []string{cl.inm}
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
