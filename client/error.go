@@ -92,7 +92,8 @@ func errorAnswer(status int, body []byte) *Error {
 // or port), which the client does not follow, so that the API key and the
 // request go nowhere else: not to another port of the same host, and never
 // from https to plain http. The error names the origin refused. A Link
-// header whose next page is at another origin gives it too.
+// header whose next page is not under the base URL, at another origin or
+// outside its path, gives it too.
 var ErrRedirectRefused = errors.New("client: redirect refused")
 
 // ErrBadResponse is wrapped by the error of an answer that the client does

@@ -196,29 +196,65 @@ func allIDs(t *testing.T, base string) (ids []int64, last error) {
 }
 
 // TestAllLinks checks how All follows Link headers that a server other than
-// petstore.New might send: never to another host, and never yielding a pet
-// twice.
+// petstore.New might send: only under the base URL, and never yielding a
+// pet twice.
 func TestAllLinks(t *testing.T) {
-	t.Run("to another host", func(t *testing.T) {
-		var elsewhere atomic.Int32
-		other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			elsewhere.Add(1)
-			w.Write([]byte("[]"))
-		}))
-		defer other.Close()
-		srv := linkServer(t, map[string][2]string{
-			"limit=100": {`<?page=2>; rel="next"`, `[{"id":1,"name":"a","categoryId":1}]`},
-			"page=2":    {`<` + other.URL + `/v1/pets?page=3>; rel="next"`, `[{"id":2,"name":"b","categoryId":1}]`},
+	t.Run("leaving the base URL", func(t *testing.T) {
+		other := newKeyLog(t, false)
+		// The same origin as the base URL: pages at /v1/pets, and a log of
+		// every request elsewhere.
+		same := newKeyLog(t, false)
+		record := same.Config.Handler
+		var next atomic.Value // the Link of the second page
+		same.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.URL.Path != "/v1/pets":
+				record.ServeHTTP(w, r)
+			case r.URL.RawQuery == "page=2":
+				w.Header().Set("Link", next.Load().(string))
+				w.Write([]byte(`[{"id":2,"name":"b","categoryId":1}]`))
+			case r.URL.RawQuery == "page=3":
+				w.Write([]byte(`[{"id":3,"name":"c","categoryId":1}]`))
+			default:
+				w.Header().Set("Link", `<?page=2>; rel="next"`)
+				w.Write([]byte(`[{"id":1,"name":"a","categoryId":1}]`))
+			}
 		})
-		ids, last := allIDs(t, srv.URL+"/v1")
-		if diff := cmp.Diff([]int64{1, 2}, ids); diff != "" {
-			t.Errorf("IDs (-want +got):\n%s", diff)
-		}
-		if !errors.Is(last, client.ErrRedirectRefused) || !strings.Contains(last.Error(), "not at "+srv.URL) {
-			t.Errorf("the last error = %v; want one saying the link leaves %s", last, srv.URL)
-		}
-		if n := elsewhere.Load(); n != 0 {
-			t.Errorf("%d requests reached the other host", n)
+		base := same.URL + "/v1"
+		for _, tt := range []struct {
+			name, link string
+			refused    bool
+		}{
+			{"another host", other.URL + "/v1/pets?page=3", true},
+			{"another path", "/elsewhere?page=3", true},
+			{"a relative path out of the base", "../elsewhere?page=3", true},
+			{"dot segments", same.URL + "/v1/../elsewhere?page=3", true},
+			{"percent-encoded dot segments", "/v1/%2e%2e/elsewhere?page=3", true},
+			{"a path that only starts with the base's", "/v1x/pets?page=3", true},
+			{"the base path itself", "/v1?page=3", true},
+			{"an absolute URL under the base", base + "/pets?page=3", false},
+			{"a path under the base", "/v1/pets?page=3", false},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				next.Store("<" + tt.link + `>; rel="next"`)
+				before := len(same.received()) + len(other.received())
+				ids, last := allIDs(t, base)
+				want := []int64{1, 2, 3}
+				if tt.refused {
+					want = want[:2]
+					if !errors.Is(last, client.ErrRedirectRefused) || !strings.Contains(last.Error(), "not under the base URL "+base+";") {
+						t.Errorf("the last error = %v; want one wrapping ErrRedirectRefused, saying the link leaves %s", last, base)
+					}
+				} else if last != nil {
+					t.Errorf("the last error = %v; want none", last)
+				}
+				if diff := cmp.Diff(want, ids); diff != "" {
+					t.Errorf("IDs (-want +got):\n%s", diff)
+				}
+				if k := append(same.received(), other.received()...); len(k) != before {
+					t.Errorf("requests outside the base URL arrived, with the keys %q", k[before:])
+				}
+			})
 		}
 	})
 

@@ -9,6 +9,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -141,8 +142,9 @@ func (c *Client) List(ctx context.Context, opts petstore.ListOptions) ([]petstor
 // petstore.MaxNameLength, or one of another status than opts.Status.
 //
 // On an error, the iterator yields it with the zero Pet and stops. It
-// follows a Link only to the origin (scheme, host and port) of the base
-// URL, so that the API key is never sent elsewhere.
+// follows a Link only under the base URL, at its origin (scheme, host and
+// port) and below its path, so that the API key is never sent elsewhere:
+// a next page anywhere else gives an error wrapping ErrRedirectRefused.
 func (c *Client) All(ctx context.Context, opts petstore.ListOptions) iter.Seq2[petstore.Pet, error] {
 	return func(yield func(petstore.Pet, error) bool) {
 		if opts.Limit < 0 {
@@ -225,8 +227,7 @@ func (c *Client) firstPage(opts petstore.ListOptions) string {
 }
 
 // resolve resolves the reference ref of a Link header of the answer to a
-// request for target, and checks that it stays at the base URL's scheme and
-// host.
+// request for target, and checks that it stays under the base URL.
 func (c *Client) resolve(target, ref string) (string, error) {
 	from, err := url.Parse(target)
 	if err != nil {
@@ -237,11 +238,19 @@ func (c *Client) resolve(target, ref string) (string, error) {
 		return "", fmt.Errorf("client: GET %s: the Link header's next page %q is not a URL: %w", target, ref, err)
 	}
 	next := from.ResolveReference(r)
-	if origin(next) != c.origin {
-		return "", fmt.Errorf("client: GET %s: %w: the Link header's next page %s is not at %s://%s; the client does not follow it, so as not to send the API key elsewhere",
-			target, ErrRedirectRefused, cut(next.Redacted()), c.base.Scheme, c.base.Host)
+	if origin(next) != c.origin || !c.underBase(next.Path) {
+		return "", fmt.Errorf("client: GET %s: %w: the Link header's next page %s is not under the base URL %s; the client does not follow it, so as not to send the API key elsewhere",
+			target, ErrRedirectRefused, cut(next.Redacted()), c.base)
 	}
 	return next.String(), nil
+}
+
+// underBase reports whether the path p, decoded, is below the base URL's
+// path, also once its dot segments are resolved, as a server may do with
+// those that were percent-encoded.
+func (c *Client) underBase(p string) bool {
+	prefix := c.base.Path + "/"
+	return strings.HasPrefix(p, prefix) && strings.HasPrefix(path.Clean(p), prefix)
 }
 
 // errNoLink is returned by parseLink for a malformed header.
