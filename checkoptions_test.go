@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/docspage"
 	"github.com/petstore-go/petstore/memstore"
 )
 
@@ -19,13 +20,13 @@ func TestCheckOptions(t *testing.T) {
 		wantErr bool
 	}{
 		{"none", nil, false},
-		{"valid", []petstore.Option{petstore.WithBasePath("/api"), petstore.WithStoreTimeout(time.Second), petstore.WithDocs(true)}, false},
+		{"valid", []petstore.Option{petstore.WithBasePath("/api"), petstore.WithStoreTimeout(time.Second), petstore.WithDocs(docspage.Files())}, false},
 		{"valid keys", []petstore.Option{petstore.WithAuthenticator(petstore.APIKeys("k1", "k2"))}, false},
 		{"base path", []petstore.Option{petstore.WithBasePath("v1/")}, true},
 		{"store timeout", []petstore.Option{petstore.WithStoreTimeout(-time.Second)}, true},
 		{"nil option", []petstore.Option{nil}, true},
 		{"bad key", []petstore.Option{petstore.WithAuthenticator(petstore.APIKeys("a key"))}, true},
-		{"docs without the document", []petstore.Option{petstore.WithDocs(true), petstore.WithOpenAPI(false)}, true},
+		{"docs without the document", []petstore.Option{petstore.WithDocs(docspage.Files()), petstore.WithOpenAPI(false)}, true},
 		{"two mistakes", []petstore.Option{petstore.WithBasePath("v1"), petstore.WithMaxBodyBytes(-1)}, true},
 	}
 	for _, tt := range tests {

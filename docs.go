@@ -3,10 +3,14 @@ package petstore
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
 	"net/http"
+	"path"
 	"time"
-
-	"github.com/petstore-go/petstore/internal/docsui"
 )
 
 // DocsPath is the path, under the base path, of the interactive
@@ -14,38 +18,67 @@ import (
 // page's own files are served below it, as in "/v1/docs/swagger-ui.css".
 const DocsPath = "/docs"
 
-// docsRoutes returns a row of the route table for the page and for each of
-// its files, all served without authentication like the OpenAPI document
-// that the page reads.
-func docsRoutes() []route {
-	files := docsui.Files()
-	routes := make([]route, 0, len(files))
-	for _, f := range files {
-		pattern := DocsPath
-		if f.Name != "" {
-			pattern += "/" + f.Name
+// docsContentTypes maps the extension of each kind of file that a page may
+// hold to its Content-Type.
+var docsContentTypes = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+	".png":  "image/png",
+}
+
+// docsRoutes reads the files of a page from fsys and returns a row of the
+// route table for each: index.html at DocsPath, every other file below it.
+// All are served without authentication like the OpenAPI document that the
+// page reads.
+func docsRoutes(fsys fs.FS) ([]route, error) {
+	var routes []route
+	hasIndex := false
+	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
 		}
-		routes = append(routes, route{method: http.MethodGet, pattern: pattern, serve: serveDocsFile(f), public: true})
+		contentType, ok := docsContentTypes[path.Ext(name)]
+		if !ok {
+			return fmt.Errorf("%s has no known Content-Type; a page holds only .html, .js, .css and .png files", name)
+		}
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return err
+		}
+		pattern := DocsPath + "/" + name
+		if name == "index.html" {
+			pattern, hasIndex = DocsPath, true
+		}
+		routes = append(routes, route{method: http.MethodGet, pattern: pattern, serve: serveDocsFile(contentType, data), public: true})
+		return nil
+	})
+	if err == nil && !hasIndex {
+		err = errors.New("the page has no index.html")
 	}
-	return routes
+	if err != nil {
+		return nil, fmt.Errorf("WithDocs: %w", err)
+	}
+	return routes, nil
 }
 
 // serveDocsFile returns the serve function of one file of the page. It
 // answers under the page's Content-Security-Policy, with a strong ETag that
 // a browser revalidates (If-None-Match gets 304), HEAD and ranges as
 // http.ServeContent does.
-func serveDocsFile(f docsui.File) serveFunc {
-	contentType := []string{f.ContentType}
-	etag := []string{f.ETag}
+func serveDocsFile(contentType string, data []byte) serveFunc {
+	sum := sha256.Sum256(data)
+	ct := []string{contentType}
+	etag := []string{`"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`}
 	return func(_ *handler, _ context.Context, w http.ResponseWriter, r *http.Request, _ pathParams) error {
 		h := w.Header()
-		h["Content-Type"] = contentType
+		h["Content-Type"] = ct
 		h["Etag"] = etag
 		h["Cache-Control"] = docsCacheControl
 		h["Content-Security-Policy"] = docsCSP
 		h["X-Content-Type-Options"] = docsNoSniff
 		h["Referrer-Policy"] = docsReferrer
-		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(f.Data))
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
 		return nil
 	}
 }
@@ -53,7 +86,10 @@ func serveDocsFile(f docsui.File) serveFunc {
 // Header values of the page's files. They are never modified.
 var (
 	docsCacheControl = []string{"no-cache"}
-	docsCSP          = []string{docsui.ContentSecurityPolicy}
-	docsNoSniff      = []string{"nosniff"}
-	docsReferrer     = []string{"no-referrer"}
+	// Scripts, styles, fetches and images from the page's own origin only
+	// (and images from data: URLs, which Swagger UI uses for its icons), no
+	// <base> element, and no framing by another page.
+	docsCSP      = []string{"default-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'"}
+	docsNoSniff  = []string{"nosniff"}
+	docsReferrer = []string{"no-referrer"}
 )

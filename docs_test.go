@@ -4,14 +4,18 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/gorilla/mux"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/docspage"
 	"github.com/petstore-go/petstore/memstore"
 )
 
@@ -50,7 +54,7 @@ func TestDocsPageUnderAHostRouter(t *testing.T) {
 	for _, base := range []string{"/v1", "/api/animals/v1", ""} {
 		t.Run("base="+base, func(t *testing.T) {
 			r := mux.NewRouter()
-			r.PathPrefix("/host").Handler(http.StripPrefix("/host", newHandler(t, memstore.New(), petstore.WithBasePath(base), petstore.WithDocs(true))))
+			r.PathPrefix("/host").Handler(http.StripPrefix("/host", newHandler(t, memstore.New(), petstore.WithBasePath(base), petstore.WithDocs(docspage.Files()))))
 			srv := httptest.NewServer(r)
 			defer srv.Close()
 			page := srv.URL + "/host" + base + petstore.DocsPath
@@ -112,7 +116,7 @@ func TestDocsPageUnderAHostRouter(t *testing.T) {
 // and no-cache, and that If-None-Match with the tag answers 304 with no
 // body.
 func TestDocsFilesRevalidate(t *testing.T) {
-	srv := httptest.NewServer(newHandler(t, memstore.New(), petstore.WithDocs(true)))
+	srv := httptest.NewServer(newHandler(t, memstore.New(), petstore.WithDocs(docspage.Files())))
 	defer srv.Close()
 	for _, path := range []string{"/v1/docs", "/v1/docs/swagger-ui-bundle.js"} {
 		resp, _ := fetch(t, srv, srv.URL+path, nil)
@@ -132,8 +136,9 @@ func TestDocsFilesRevalidate(t *testing.T) {
 // and 404 with one.
 func TestDocsOff(t *testing.T) {
 	for name, opts := range map[string][]petstore.Option{
-		"default":         nil,
-		"WithDocs(false)": {petstore.WithDocs(false)},
+		"default":                    nil,
+		"WithDocs(nil)":              {petstore.WithDocs(nil)},
+		"WithDocs(nil) after a page": {petstore.WithDocs(docspage.Files()), petstore.WithDocs(nil)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			srv := httptest.NewServer(newHandler(t, memstore.New(), opts...))
@@ -155,8 +160,75 @@ func TestDocsOff(t *testing.T) {
 // document it reads, and names the option that fixes it.
 func TestDocsNeedTheDocument(t *testing.T) {
 	_, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(testKey)),
-		petstore.WithDocs(true), petstore.WithOpenAPI(false))
+		petstore.WithDocs(docspage.Files()), petstore.WithOpenAPI(false))
 	if err == nil || !strings.Contains(err.Error(), "WithOpenAPI(false)") {
-		t.Errorf("New(WithDocs(true), WithOpenAPI(false)) = %v, want an error naming WithOpenAPI(false)", err)
+		t.Errorf("New(WithDocs(docspage.Files()), WithOpenAPI(false)) = %v, want an error naming WithOpenAPI(false)", err)
+	}
+}
+
+// TestDocsPageOfTheHost serves a page of the host's own, with a file in a
+// directory, and checks that each file is served at its path below the
+// page's, byte for byte, with its Content-Type and the page's policy.
+func TestDocsPageOfTheHost(t *testing.T) {
+	page := fstest.MapFS{
+		"index.html":      {Data: []byte(`<script src="docs/js/page.js"></script>`)},
+		"js/page.js":      {Data: []byte(`document.title = "pets";`)},
+		"style/page.css":  {Data: []byte(`body { margin: 0 }`)},
+		"images/logo.png": {Data: []byte("\x89PNG")},
+	}
+	srv := httptest.NewServer(newHandler(t, memstore.New(), petstore.WithDocs(page)))
+	defer srv.Close()
+	for path, want := range map[string]struct{ contentType, body string }{
+		"/v1/docs":                 {"text/html; charset=utf-8", string(page["index.html"].Data)},
+		"/v1/docs/js/page.js":      {"text/javascript; charset=utf-8", string(page["js/page.js"].Data)},
+		"/v1/docs/style/page.css":  {"text/css; charset=utf-8", string(page["style/page.css"].Data)},
+		"/v1/docs/images/logo.png": {"image/png", string(page["images/logo.png"].Data)},
+	} {
+		resp, body := fetch(t, srv, srv.URL+path, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != want.contentType || body != want.body {
+			t.Errorf("GET %s = %d %s %q, want 200 %s %q", path, resp.StatusCode, resp.Header.Get("Content-Type"), body, want.contentType, want.body)
+		}
+		if got := resp.Header.Get("Content-Security-Policy"); got != docsCSP {
+			t.Errorf("GET %s: policy %q, want %q", path, got, docsCSP)
+		}
+	}
+	if resp, _ := fetch(t, srv, srv.URL+"/v1/docs/index.html", http.Header{"Authorization": {"Bearer " + testKey}}); resp.StatusCode != 404 {
+		t.Errorf("GET /v1/docs/index.html = %d, want 404: the page is served at /v1/docs only", resp.StatusCode)
+	}
+}
+
+// TestDocsPageMistakes checks that New refuses a page that it cannot serve
+// and names WithDocs and the file at fault.
+func TestDocsPageMistakes(t *testing.T) {
+	tests := map[string]struct {
+		page fstest.MapFS
+		want string
+	}{
+		"no index.html":     {fstest.MapFS{"page.html": {}}, "no index.html"},
+		"unknown extension": {fstest.MapFS{"index.html": {}, "notes.txt": {}}, "notes.txt"},
+		"no extension":      {fstest.MapFS{"index.html": {}, "LICENSE": {}}, "LICENSE"},
+		"empty":             {fstest.MapFS{}, "no index.html"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(testKey)),
+				petstore.WithDocs(tt.page))
+			if err == nil || !strings.Contains(err.Error(), "WithDocs: ") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("New(WithDocs(%v)) = %v, want an error from WithDocs naming %q", tt.page, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestHandlerDoesNotLinkTheDocsPage checks that the package petstore does
+// not depend on docspage, so that a host that serves no page does not
+// carry Swagger UI in its binary.
+func TestHandlerDoesNotLinkTheDocsPage(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", modulePath).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", modulePath, err)
+	}
+	if deps := strings.Fields(string(out)); slices.Contains(deps, modulePath+"/docspage") {
+		t.Errorf("the package petstore depends on docspage:\n%s", out)
 	}
 }

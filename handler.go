@@ -68,7 +68,7 @@ func configure(opts []Option) (config, []error) {
 			errs = append(errs, err)
 		}
 	}
-	if c.docs && !c.openAPI {
+	if c.docs != nil && !c.openAPI {
 		errs = append(errs, errors.New("WithDocs: the page reads the OpenAPI document; drop WithOpenAPI(false)"))
 	}
 	if c.openAPI {

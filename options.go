@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -31,8 +32,8 @@ type config struct {
 	retryAfter   time.Duration
 	storeTimeout time.Duration
 	openAPI      bool
-	openAPIDoc   []byte // the document served when openAPI is set, made by configure
-	docs         bool
+	openAPIDoc   []byte  // the document served when openAPI is set, made by configure
+	docs         []route // the page's files, nil when WithDocs is off
 	observe      func(context.Context, Observation)
 	credential   *Credential // nil for the bearer token
 }
@@ -205,22 +206,36 @@ func WithOpenAPI(serve bool) Option {
 	})
 }
 
-// WithDocs sets whether the handler serves an interactive documentation page
-// for its OpenAPI document at the base path followed by DocsPath ("/v1/docs"
-// by default). The default is false.
+// WithDocs serves an interactive documentation page for the handler's
+// OpenAPI document, made of the files of page, at the base path followed by
+// DocsPath ("/v1/docs" by default): page's index.html there and each other
+// file below it, as in "/v1/docs/swagger-ui.css". The page is off by
+// default, and a nil page turns it off. Package
+// [github.com/petstore-go/petstore/docspage] holds Swagger UI's page, for
+// WithDocs(docspage.Files()); the package petstore does not import it, so a
+// host that serves no page does not carry it.
 //
-// The page is Swagger UI, embedded in the module with everything it loads:
-// no request leaves the host, and it is served under a
-// Content-Security-Policy that allows only its own origin. It reads the
-// document by a relative URL, so it works under any base path and behind a
-// host router that adds a prefix. Its "Try it out" sends requests with the
-// API key that the user types into its Authorize dialog; the page itself and
-// its files are served without authentication, like the document. WithDocs
-// needs the document: with WithOpenAPI(false), New reports an error.
-func WithDocs(serve bool) Option {
+// Every file is served under a Content-Security-Policy that allows only the
+// page's own origin, so no request leaves the host: page holds everything it
+// loads, with no inline script or style. The page and its files are served
+// without authentication, like the document, with a strong ETag that a
+// browser revalidates. Swagger UI's page reads the document by a relative
+// URL, so it works under any base path and behind a host router that adds
+// a prefix, and its "Try it out" sends requests with the API key that the
+// user types into its Authorize dialog.
+//
+// New reads page's files, and reports an error when page has no
+// index.html, when it holds a file other than .html, .js, .css or .png, or
+// with WithOpenAPI(false), since the page reads the document.
+func WithDocs(page fs.FS) Option {
 	return optionFunc(func(c *config) error {
-		c.docs = serve
-		return nil
+		if page == nil {
+			c.docs = nil
+			return nil
+		}
+		var err error
+		c.docs, err = docsRoutes(page)
+		return err
 	})
 }
 

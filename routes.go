@@ -59,10 +59,7 @@ func handlerRoutes(c *config) []route {
 	if c.openAPI {
 		routes = append(routes, route{method: http.MethodGet, pattern: OpenAPIPath, serve: (*handler).serveOpenAPI, public: true})
 	}
-	if c.docs {
-		routes = append(routes, docsRoutes()...)
-	}
-	return routes
+	return append(routes, c.docs...)
 }
 
 // A Route is one operation of the API as the handler routes it.

@@ -3,6 +3,7 @@ package petstore
 import (
 	"net/http"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -65,7 +66,11 @@ func TestRoutesAreTheTable(t *testing.T) {
 		t.Errorf("Routes (-want +got):\n%s", diff)
 	}
 	c := defaultConfig()
-	c.docs = true
+	var err error
+	c.docs, err = docsRoutes(fstest.MapFS{"index.html": {}, "page.js": {}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range handlerRoutes(&c)[len(want):] {
 		if !r.public || r.op != OpNone {
 			t.Errorf("route %s %s: public %v, operation %q; a route beside the API is public with OpNone", r.method, r.pattern, r.public, r.op)

@@ -23,6 +23,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/docspage"
 	"github.com/petstore-go/petstore/memstore"
 )
 
@@ -134,7 +135,7 @@ func TestDocsPageInChromium(t *testing.T) {
 
 	store := memstore.New()
 	api, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(key)),
-		petstore.WithBasePath("/zoo/api/v1"), petstore.WithDocs(true))
+		petstore.WithBasePath("/zoo/api/v1"), petstore.WithDocs(docspage.Files()))
 	if err != nil {
 		t.Fatal(err)
 	}

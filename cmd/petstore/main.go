@@ -111,6 +111,7 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/docspage"
 )
 
 func main() {
@@ -281,7 +282,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		petstore.WithBasePath(c.basePath),
 		petstore.WithLogger(logger),
 		petstore.WithStoreTimeout(c.limits.storeTimeout),
-		petstore.WithDocs(true),
+		petstore.WithDocs(docspage.Files()),
 	}, obs.options...)...)
 	if err != nil {
 		return err
