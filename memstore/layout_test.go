@@ -31,7 +31,7 @@ func TestZeroValueIsReady(t *testing.T) {
 }
 
 // TestAddAllocatesOnlyThePet checks that storing a pet costs no allocation
-// of its own beyond the amortised growth of the chunks and indexes: fewer
+// of its own beyond the amortised growth of the slices that hold it: fewer
 // than one allocation per 100 pets added.
 func TestAddAllocatesOnlyThePet(t *testing.T) {
 	s := memstore.New()
