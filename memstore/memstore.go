@@ -27,7 +27,7 @@
 // after it stores a new pet. Expired keys are forgotten a few at each Add,
 // so that no Add stalls, and under a steady stream of keyed creates the
 // keys held, and their memory, level off at one retention's worth: about
-// 130 bytes a key beyond its text. PrunedKeys counts the keys forgotten, and
+// 140 bytes a key beyond its text. PrunedKeys counts the keys forgotten, and
 // WithLogger logs each pass that forgets some at debug level.
 //
 // Keys age by time.Now. A test that needs a key to expire gives the Store a
@@ -97,7 +97,7 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var now int64
-	if keyed || s.keys.n > 0 { // spare the clock when there are no keys
+	if keyed || len(s.keys.queue) > 0 { // spare the clock when there are no keys
 		now = s.clock()
 		s.pruneKeys(now)
 	}
