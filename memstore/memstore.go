@@ -7,7 +7,10 @@
 // petstore.New:
 //
 //	store := memstore.New()
-//	h, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(auth))
+//	h, err := petstore.New(
+//		petstore.WithStore(store),
+//		petstore.WithAuthenticator(petstore.APIKeys(os.Getenv("API_KEY"))),
+//	)
 //
 // A Store is safe for concurrent use. It assigns IDs 1, 2, 3 and so on. As
 // the API is append-only, a pet once added never changes and is never
@@ -25,9 +28,9 @@
 // 24 hours (petstore.MinKeyRetention), unless WithKeyRetention sets a
 // longer one. A retry within the retention gets the first pet back; one
 // after it stores a new pet. Expired keys are forgotten a few at each Add,
-// so that no Add stalls, and under a steady stream of keyed creates the
-// keys held, and their memory, level off at one retention's worth: about
-// 140 bytes a key beyond its text. PrunedKeys counts the keys forgotten, and
+// however many expire at once, and under a steady stream of keyed creates
+// the keys held, and their memory, level off at one retention's worth:
+// about 140 bytes a key beyond its text. PrunedKeys counts the keys forgotten, and
 // WithLogger logs each pass that forgets some at debug level.
 //
 // Keys age by time.Now. A test that needs a key to expire gives the Store a
@@ -58,6 +61,9 @@ type Store struct {
 	mu sync.RWMutex
 	// pets are the pets stored: the pet with ID i is pets[i-1]. A Pet holds
 	// only values and immutable strings, so a copy of one aliases nothing.
+	// When append outgrows the slice, that Add copies every pet under the
+	// lock: a few milliseconds at 100,000 pets, tens at a million, once per
+	// quarter more pets.
 	pets []petstore.Pet
 	// byStatus holds the IDs of the pets with each status, ascending, for
 	// List to find a page by binary search. Made by the first Add of a pet
