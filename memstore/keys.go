@@ -43,20 +43,16 @@ type queuedKey struct {
 // keys are the idempotency keys of a Store. Its zero value holds none.
 type keys struct {
 	byKey map[idempotencyKey]storedKey
-	// queue holds the keys in the order stored, in chunks of keyChunk:
-	// queue[0][head:] is the front. Neither end ever copies the others.
-	queue [][]queuedKey
-	head  int
-	n     int // keys in the queue
+	// queue holds the keys in the order stored, the oldest first. Popping
+	// reslices it, and append moves the rest to a new array once the old one
+	// is used up, so its memory stays within a few times the keys held.
+	queue []queuedKey
 
 	pruning   bool  // a pass is running
 	passStart int64 // when the last pass began
 	passN     int64 // keys the running pass has dropped
 	pruned    int64 // keys dropped, ever
 }
-
-// keyChunk is the number of keys in a chunk of the queue.
-const keyChunk = 1024
 
 // lookup returns the ID of the pet stored under k, unless k is unknown or
 // has expired at now.
@@ -78,31 +74,7 @@ func (ks *keys) add(k idempotencyKey, id, now int64) {
 	k.key = strings.Clone(k.key)
 	sk := storedKey{id: id, at: now}
 	ks.byKey[k] = sk
-	last := len(ks.queue) - 1
-	if last < 0 || len(ks.queue[last]) == keyChunk {
-		ks.queue = append(ks.queue, make([]queuedKey, 0, keyChunk))
-		last++
-	}
-	ks.queue[last] = append(ks.queue[last], queuedKey{key: k, storedKey: sk})
-	ks.n++
-}
-
-// front returns the key at the front of the queue, which must not be empty.
-func (ks *keys) front() *queuedKey { return &ks.queue[0][ks.head] }
-
-// pop drops the key at the front of the queue, which must not be empty.
-func (ks *keys) pop() {
-	ks.queue[0][ks.head] = queuedKey{}
-	ks.head++
-	ks.n--
-	if ks.head == keyChunk || ks.n == 0 {
-		ks.queue[0] = nil
-		ks.queue = ks.queue[1:]
-		ks.head = 0
-		if ks.n == 0 {
-			ks.queue = nil
-		}
-	}
+	ks.queue = append(ks.queue, queuedKey{key: k, storedKey: sk})
 }
 
 // prune runs one step of pruning at now: it begins a pass if pruneInterval
@@ -112,34 +84,32 @@ func (ks *keys) pop() {
 // ended.
 func (ks *keys) prune(now int64, retention time.Duration) int64 {
 	if !ks.pruning {
-		if ks.n == 0 || now-ks.passStart < int64(pruneInterval) {
+		if len(ks.queue) == 0 || now-ks.passStart < int64(pruneInterval) {
 			return -1
 		}
 		ks.pruning, ks.passStart, ks.passN = true, now, 0
 	}
 	for range pruneStep {
-		if ks.n == 0 || now-ks.front().at <= int64(retention) {
+		if len(ks.queue) == 0 || now-ks.queue[0].at <= int64(retention) {
 			ks.pruning = false
 			if ks.passN == 0 {
 				return -1
 			}
 			return ks.passN
 		}
-		q := ks.front()
+		q := ks.queue[0]
 		if sk, ok := ks.byKey[q.key]; ok && sk.id == q.id { // not stored again since
 			delete(ks.byKey, q.key)
 		}
-		ks.pop()
+		ks.queue[0] = queuedKey{} // let the key's text go
+		ks.queue = ks.queue[1:]
 		ks.passN++
 		ks.pruned++
 	}
 	return -1
 }
 
-// held returns the number of keys in the map and in the queue.
-func (ks *keys) held() (mapped, queued int) { return len(ks.byKey), ks.n }
-
-// retention returns the key retention, with its default.
+// keyRetention returns the key retention, with its default.
 func (s *Store) keyRetention() time.Duration {
 	if s.retention == 0 {
 		return petstore.MinKeyRetention
@@ -170,9 +140,8 @@ func (s *Store) pruneKeys(now int64) {
 	if n < 0 || s.log == nil {
 		return
 	}
-	mapped, _ := s.keys.held()
 	s.log.LogAttrs(context.Background(), slog.LevelDebug, "memstore: forgot idempotency keys past their retention",
-		slog.Int64("forgotten", n), slog.Int("held", mapped), slog.Duration("retention", s.keyRetention()))
+		slog.Int64("forgotten", n), slog.Int("held", len(s.keys.byKey)), slog.Duration("retention", s.keyRetention()))
 }
 
 // PrunedKeys returns the number of idempotency keys that the store has
