@@ -22,7 +22,6 @@ func petBody(p petstore.NewPet) []byte {
 
 // authTargets returns a request for each operation, with the endpoint's key.
 func (st *serverT) authTargets() []*http.Request {
-	st.t.Helper()
 	body := petBody(petstore.NewPet{Name: st.name("must not be created"), CategoryID: 1})
 	return []*http.Request{
 		st.newRequest(http.MethodGet, st.url("/pets"), nil),
@@ -46,7 +45,6 @@ const anyError = "(any)"
 // wantChallenge reports a violation when x does not carry the Bearer
 // challenge with the given error parameter ("" for none).
 func (st *serverT) wantChallenge(x *exchange, errParam string) {
-	st.t.Helper()
 	want := challenge{Headers: 1, Scheme: "bearer", Realm: "petstore", Error: errParam}
 	values := x.resp.Header.Values("WWW-Authenticate")
 	got := challenge{Headers: len(values)}
@@ -67,7 +65,6 @@ func (st *serverT) wantChallenge(x *exchange, errParam string) {
 // unauthorized sends req with the Authorization header set to auth, or
 // without one when auth is empty, and checks the 401 answer.
 func (st *serverT) unauthorized(req *http.Request, auth, errParam string) {
-	st.t.Helper()
 	req.Header.Del("Authorization")
 	if auth != "" {
 		req.Header.Set("Authorization", auth)

@@ -48,14 +48,13 @@ func (x *exchange) String() string {
 // newRequest returns a request with the endpoint's API key and, when body
 // is not nil, Content-Type: application/json.
 func (st *serverT) newRequest(method, rawURL string, body []byte) *http.Request {
-	st.t.Helper()
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(st.t.Context(), method, rawURL, r)
 	if err != nil {
-		st.t.Fatalf("petstoretest: making the request %s %s: %v", method, rawURL, err)
+		st.t.Fatalf("making the request %s %s: %v", method, rawURL, err)
 	}
 	req.Header.Set("Authorization", "Bearer "+st.e.APIKey)
 	if body != nil {
@@ -67,7 +66,6 @@ func (st *serverT) newRequest(method, rawURL string, body []byte) *http.Request 
 // do sends req, reads the whole response and checks the headers that every
 // response carries.
 func (st *serverT) do(req *http.Request) *exchange {
-	st.t.Helper()
 	ctx, cancel := context.WithTimeout(req.Context(), requestTimeout)
 	defer cancel()
 	req = req.WithContext(ctx)
@@ -87,7 +85,6 @@ func (st *serverT) do(req *http.Request) *exchange {
 
 // send makes a request with the endpoint's API key and sends it.
 func (st *serverT) send(method, rawURL string, body []byte) *exchange {
-	st.t.Helper()
 	x := st.do(st.newRequest(method, rawURL, body))
 	x.sent = body
 	return x
@@ -101,7 +98,6 @@ type commonHeaders struct {
 }
 
 func (st *serverT) checkCommonHeaders(x *exchange) {
-	st.t.Helper()
 	h := x.resp.Header
 	got := commonHeaders{ContentTypeOptions: strings.ToLower(h.Get("X-Content-Type-Options"))}
 	if mt, _, err := mime.ParseMediaType(h.Get("Content-Type")); err == nil {
@@ -152,7 +148,6 @@ func snippet(body []byte) string {
 // wantStatus reports a violation when x's status is not want, and tells
 // whether it was.
 func (st *serverT) wantStatus(x *exchange, want int) bool {
-	st.t.Helper()
 	if got := x.resp.StatusCode; got != want {
 		st.errorf("%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s", x, want, got, snippet(x.body))
 		return false
@@ -176,7 +171,6 @@ type errorShape struct {
 // wantError reports a violation when x is not an error response with the
 // given status and code and the body {"code","message","status"}.
 func (st *serverT) wantError(x *exchange, status int, code string) {
-	st.t.Helper()
 	want := errorShape{HTTPStatus: status, Members: []string{"code", "message", "status"}, Code: code, Status: status, HasMessage: true}
 	got := errorShape{HTTPStatus: x.resp.StatusCode}
 	what := fmt.Sprintf("%s: error response", x)
@@ -253,7 +247,6 @@ func decodePet(raw json.RawMessage) (petstore.Pet, error) {
 // pet decodes x's body as one pet, reporting a violation of clause when it
 // is not.
 func (st *serverT) pet(clause string, x *exchange) (petstore.Pet, bool) {
-	st.t.Helper()
 	p, err := decodePet(x.body)
 	if err != nil {
 		st.errorfClause(clause, "%s: the body is not a pet: %v", x, err)
@@ -265,7 +258,6 @@ func (st *serverT) pet(clause string, x *exchange) (petstore.Pet, bool) {
 // pets decodes x's body as a JSON array of pets, reporting a violation of
 // clause when it is not.
 func (st *serverT) pets(clause string, x *exchange) ([]petstore.Pet, bool) {
-	st.t.Helper()
 	var raws []json.RawMessage
 	if err := json.Unmarshal(x.body, &raws); err != nil || raws == nil {
 		st.errorfClause(clause, "%s: the body is not a JSON array: %s", x, snippet(x.body))
@@ -368,7 +360,6 @@ func parseParam(s string) (name, value, rest string, err error) {
 // against the request's URL, or nil when there is none. It reports a
 // violation when the Link header cannot be parsed or has rel twice.
 func (st *serverT) linkRel(x *exchange, rel string) *url.URL {
-	st.t.Helper()
 	links, err := parseLinks(x.resp.Header.Values("Link"))
 	if err != nil {
 		st.errorf("%s: Link header: %v", x, err)

@@ -11,7 +11,6 @@ import (
 
 // postKeyed sends POST /pets with p and an Idempotency-Key.
 func (st *serverT) postKeyed(key string, p petstore.NewPet) *exchange {
-	st.t.Helper()
 	body := petBody(p)
 	req := st.newRequest(http.MethodPost, st.url("/pets"), body)
 	req.Header.Set("Idempotency-Key", key)

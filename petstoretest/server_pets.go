@@ -17,21 +17,19 @@ import (
 // checks the answer against clauseCreate and stops the subtest when the pet
 // was not created.
 func (st *serverT) create(p petstore.NewPet) petstore.Pet {
-	st.t.Helper()
 	return st.createAs(p, "application/json")
 }
 
 // createAs is create with the given Content-Type.
 func (st *serverT) createAs(p petstore.NewPet, contentType string) petstore.Pet {
-	st.t.Helper()
 	body := petBody(p)
 	req := st.newRequest(http.MethodPost, st.url("/pets"), body)
 	req.Header.Set("Content-Type", contentType)
 	x := st.do(req)
 	x.sent = body
 	if x.resp.StatusCode != http.StatusCreated {
-		st.t.Fatalf("%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s\nrule: %s",
-			x, http.StatusCreated, x.resp.StatusCode, snippet(x.body), clauseCreate)
+		st.errorfClause(clauseCreate, "%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s", x, http.StatusCreated, x.resp.StatusCode, snippet(x.body))
+		st.t.FailNow()
 	}
 	got, ok := st.pet(clauseCreate, x)
 	if !ok {
@@ -57,7 +55,6 @@ func (st *serverT) createAs(p petstore.NewPet, contentType string) petstore.Pet 
 // get fetches the pet with the given ID and reports a violation when it is
 // not want.
 func (st *serverT) get(rawURL string, want petstore.Pet) *exchange {
-	st.t.Helper()
 	x := st.send(http.MethodGet, rawURL, nil)
 	if st.wantStatus(x, http.StatusOK) {
 		if got, ok := st.pet(st.clause, x); ok {

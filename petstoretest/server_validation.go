@@ -12,7 +12,6 @@ import (
 
 // invalidQueries sends GET /pets with each query and checks the 400 answer.
 func (st *serverT) invalidQueries(queries ...string) {
-	st.t.Helper()
 	for _, q := range queries {
 		st.wantError(st.send(http.MethodGet, st.url("/pets?"+q), nil), http.StatusBadRequest, "invalid_parameter")
 	}
