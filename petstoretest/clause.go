@@ -145,7 +145,7 @@ func (e *clauseError) Error() string {
 		b.WriteString("\n" + f)
 	}
 	if n := len(e.failures) - maxShown; n > 0 {
-		fmt.Fprintf(&b, "\nand %s more, not shown", failures(n))
+		fmt.Fprintf(&b, "\nand %d more, not shown", n)
 	}
 	return b.String()
 }

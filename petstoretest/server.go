@@ -117,22 +117,30 @@ func newServerSuite(e Endpoint) (*serverSuite, error) {
 // check runs the rule of c.
 func (s *serverSuite) check(ctx context.Context, c serverCase) error {
 	return runClause(ctx, clause{name: c.name, sentence: c.clause}, "", func(ct *clauseT) {
-		c.test(&serverT{
+		st := &serverT{
 			t:      ct,
 			clause: c.clause,
 			e:      s.e,
 			base:   s.e.BaseURL,
 			client: s.client,
 			names:  "petstoretest " + s.run + " " + c.name,
-		})
+		}
+		if c.requests != nil {
+			st.sendAll(c.requests(st))
+		}
+		if c.test != nil {
+			c.test(st)
+		}
 	})
 }
 
-// A serverCase is one rule of the API and the test that enforces it.
+// A serverCase is one rule of the API and the requests and test that
+// enforce it.
 type serverCase struct {
-	name   string // the subtest's name
-	clause string // the rule that test enforces
-	test   func(st *serverT)
+	name     string // the subtest's name
+	clause   string // the rule that it enforces
+	requests func(st *serverT) []request
+	test     func(st *serverT)
 }
 
 // serverT is the state of one rule of TestServer.
