@@ -2,29 +2,31 @@ package petstore_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
-	"github.com/petstore-go/petstore/internal/testkit/wirecases"
 	"github.com/petstore-go/petstore/memstore"
 )
 
 // The one way the tests of this package build a handler, send it requests
 // and check its answers.
 
-// testKey is the API key that newHandler's handler accepts.
-const testKey = wirecases.Key
+// testKey is the API key that newHandler's handler accepts. The saved
+// inputs of FuzzAuthorization hold it too.
+const testKey = "fuzz-key-0123456789"
 
 // newHandler returns the handler on store, accepting testKey, with opts
 // applied after those two, so that they may replace them.
@@ -38,11 +40,15 @@ func newHandler(tb testing.TB, store petstore.Store, opts ...petstore.Option) ht
 	return h
 }
 
-// seededStore returns a memstore holding wirecases.Seed.
+// seededStore returns a memstore holding "pet 1" to "pet 30", with IDs 1 to
+// 30, in categories 1 to 5, their statuses cycling through available,
+// pending, sold and none: more than a default page.
 func seededStore(tb testing.TB) *memstore.Store {
 	tb.Helper()
 	store := memstore.New()
-	for _, p := range wirecases.Seed() {
+	statuses := append(petstore.Statuses(), "")
+	for i := range 30 {
+		p := petstore.NewPet{Name: "pet " + strconv.Itoa(i+1), CategoryID: int64(i%5 + 1), Status: statuses[i%len(statuses)]}
 		if _, _, err := store.Add(context.Background(), p, petstore.AddOptions{}); err != nil {
 			tb.Fatal(err)
 		}
@@ -84,26 +90,66 @@ func newRequest(tb testing.TB, method, target, body string, header http.Header) 
 // newRequestContext is newRequest with ctx.
 func newRequestContext(tb testing.TB, ctx context.Context, method, target, body string, header http.Header) *http.Request {
 	tb.Helper()
-	r, err := wirecases.NewRequest(ctx, "", method, target, body, header)
+	u, err := url.ParseRequestURI(target)
+	if err != nil {
+		tb.Fatalf("a server would reject the target %q before the handler: %v", target, err)
+	}
+	r, err := http.NewRequestWithContext(ctx, cmp.Or(method, http.MethodGet), "http://petstore.test/", strings.NewReader(body))
 	if err != nil {
 		tb.Fatal(err)
+	}
+	r.URL, r.RequestURI = u, target
+	r.Header.Set("Authorization", "Bearer "+testKey)
+	if body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		if v == nil {
+			r.Header.Del(k)
+		} else {
+			r.Header[http.CanonicalHeaderKey(k)] = v
+		}
 	}
 	return r
 }
 
-// checkResponse checks what every answer carries (wirecases.CheckResponse)
-// and, when it has a body (wirecases.HasBody), a Content-Length that
-// matches it. It returns the error body's code, or "" for a success.
+// checkResponse checks what every answer carries and returns the error
+// body's code, or "" for a success: exactly one X-Content-Type-Options:
+// nosniff, one Cache-Control: no-store unless it has an ETag, and, when it
+// has a body, one Content-Type: application/json and a Content-Length that
+// matches it. An error's body is exactly {code, message, status}, with a
+// code that goes with the HTTP status, that status, and a message.
+// (petstoretest.TestServer checks the rest of the headers over a real
+// connection.)
 func checkResponse(tb testing.TB, w *httptest.ResponseRecorder) httpapi.Code {
 	tb.Helper()
-	code, err := wirecases.CheckResponse(false, w.Code, w.Header(), w.Body.Bytes())
-	if err != nil {
-		tb.Fatal(err)
+	want := map[string]string{"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store", "Content-Type": "application/json",
+		"Content-Length": strconv.Itoa(w.Body.Len())}
+	if w.Header().Get("ETag") != "" {
+		delete(want, "Cache-Control")
 	}
-	if got, want := w.Header().Get("Content-Length"), fmt.Sprint(w.Body.Len()); got != want && wirecases.HasBody(w.Code) {
-		tb.Fatalf("Content-Length = %q, but the body has %s bytes", got, want)
+	if w.Code == http.StatusNoContent || w.Code == http.StatusNotModified {
+		want = map[string]string{"X-Content-Type-Options": "nosniff", "Content-Type": "", "Content-Length": ""}
 	}
-	return code
+	for k, v := range want {
+		if got := w.Header().Values(k); v == "" && len(got) > 0 || v != "" && !slices.Equal(got, []string{v}) {
+			tb.Fatalf("status %d: header %s = %q, want %q", w.Code, k, got, v)
+		}
+	}
+	if w.Code < 400 {
+		if w.Body.Len() > 0 && !json.Valid(w.Body.Bytes()) {
+			tb.Fatalf("status %d with a body that is not JSON: %q", w.Code, w.Body)
+		}
+		return ""
+	}
+	var e httpapi.Error
+	d := json.NewDecoder(bytes.NewReader(w.Body.Bytes()))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&e); err != nil || e.Code.Status() != w.Code || e.Status != w.Code || e.Message == "" ||
+		w.Code == http.StatusInternalServerError && e.Code != httpapi.CodeInternal {
+		tb.Fatalf("status %d: error body %s is not {code, message, status} with a code of that status: %v", w.Code, w.Body, err)
+	}
+	return e.Code
 }
 
 // snapshot returns every pet in store, checking that Len agrees.
@@ -122,7 +168,7 @@ func snapshot(tb testing.TB, store *memstore.Store) []petstore.Pet {
 // checkUnchanged fails unless store holds exactly the pets of before.
 func checkUnchanged(tb testing.TB, store *memstore.Store, before []petstore.Pet) {
 	tb.Helper()
-	if diff := cmp.Diff(before, snapshot(tb, store)); diff != "" {
+	if diff := gocmp.Diff(before, snapshot(tb, store)); diff != "" {
 		tb.Fatalf("store changed by a rejected request (-before +after):\n%s", diff)
 	}
 }

@@ -21,7 +21,7 @@ type brokenStore struct {
 	mu   sync.Mutex
 	pets []petstore.Pet             // in ascending order of ID
 	last int64                      // the last ID assigned
-	next atomic.Int64               // the last ID drawn, for the bug id-before-lock
+	next atomic.Int64               // the last ID drawn, for the bugs id-before-lock and id-unguarded
 	keys map[[2]string]petstore.Pet // by principal and idempotency key
 }
 
@@ -44,7 +44,7 @@ var brokenStoreBugs = []string{
 	"category-truncated",     // Add stores CategoryID in 32 bits
 	"context-ignored",        // no method looks at its context
 	"aliasing",               // List returns a slice of the store's own array
-	"no-locking",             // no mutex at all
+	"id-unguarded",           // Add reads and writes the ID counter without the lock
 	"no-validation",          // Add stores any NewPet
 	"id-before-lock",         // Add draws the ID before it takes the lock that makes the pet visible
 	"key-ignored",            // Add ignores the idempotency key: every retry creates again
@@ -60,9 +60,6 @@ func newBrokenStore(bug string) (*brokenStore, error) {
 }
 
 func (s *brokenStore) lock() (unlock func()) {
-	if s.bug == "no-locking" {
-		return func() {}
-	}
 	s.mu.Lock()
 	return s.mu.Unlock
 }
@@ -83,6 +80,9 @@ func (s *brokenStore) Add(ctx context.Context, p petstore.NewPet, opts petstore.
 	}
 	if s.bug == "id-before-lock" && opts.IdempotencyKey == "" {
 		return s.addDrawnID(p), false, nil
+	}
+	if s.bug == "id-unguarded" && opts.IdempotencyKey == "" {
+		return s.addUnguardedID(p), false, nil
 	}
 	defer s.lock()()
 	key := [2]string{petstore.Principal(ctx), opts.IdempotencyKey}
@@ -135,6 +135,21 @@ func (s *brokenStore) addDrawnID(p petstore.NewPet) petstore.Pet {
 	defer s.lock()()
 	i, _ := slices.BinarySearchFunc(s.pets, pet.ID, func(p petstore.Pet, id int64) int { return cmp.Compare(p.ID, id) })
 	s.pets = slices.Insert(s.pets, i, pet)
+	return pet
+}
+
+// addUnguardedID adds p under an ID that it reads from the counter and
+// writes back without holding the lock, as a store that forgot to guard its
+// counter does: two Adds at once can get the same ID. (The counter is
+// atomic, so that the race detector does not end the test that hosts the
+// bug; the lost update is the bug.)
+func (s *brokenStore) addUnguardedID(p petstore.NewPet) petstore.Pet {
+	id := s.next.Load() + 1
+	runtime.Gosched() // where another Add reads the same counter
+	s.next.Store(id)
+	pet := petstore.Pet{ID: id, NewPet: p}
+	defer s.lock()()
+	s.pets = append(s.pets, pet)
 	return pet
 }
 

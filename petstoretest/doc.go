@@ -1,12 +1,11 @@
-// Package petstoretest implements support for testing implementations of
-// petstore.Store and servers of the animal store API, the way testing/fstest
-// serves io/fs and testing/slogtest serves log/slog.
+// Package petstoretest checks implementations of petstore.Store and servers
+// of the animal store API, the way testing/fstest checks an fs.FS.
 //
-// TestStore checks a Store against every clause of the contract in the doc
-// comment of petstore.Store. Each clause runs as its own subtest on a new,
-// empty store, and a failure names the sentence of the contract that the
-// store broke, with a diff (-want +got) of what the contract wants and what
-// the store did. Typical usage inside a test is:
+// TestStore checks a Store against each clause of the contract in the doc
+// comment of petstore.Store, one subtest per clause, each on a new, empty
+// store. A failure names the clause and its sentence, shows a diff (-want
+// +got), and ends with the go test command that runs that clause alone.
+// Typical usage inside a test is:
 //
 //	func TestConformance(t *testing.T) {
 //		petstoretest.TestStore(t, func(t *testing.T) petstore.Store {
@@ -15,14 +14,9 @@
 //	}
 //
 // TestDurability checks a Store that can be closed and opened again on the
-// same data, a file or a database, for what TestStore cannot see: that pets
-// (every field), IDs and idempotency keys survive a reopen, that no ID is
-// used again after one, and that an Add cancelled or interrupted by the
-// close has stored its pet with its key, or neither. Each clause runs as its
-// own subtest on a new, empty set of data that the function given to
-// TestDurability makes; the OpenFunc that it returns opens a Store on that
-// data and returns the function that closes it. Typical usage inside a test
-// is:
+// same data: pets, IDs and idempotency keys survive a reopen, no ID is used
+// again, and an Add interrupted by the close stored all or nothing.
+// Typical usage inside a test is:
 //
 //	func TestDurability(t *testing.T) {
 //		petstoretest.TestDurability(t, func(t *testing.T) petstoretest.OpenFunc {
@@ -37,26 +31,17 @@
 //		})
 //	}
 //
-// TestServer checks a running server of the API from the outside, through
-// HTTP only: the handler that petstore.New returns, mounted anywhere, or a
-// deployed service. It checks every response and header that the API specification
-// and the package's wire decisions define and that a client can provoke:
-// authentication and validation failures, creating and getting pets, the
-// Location, Link, Deprecation and Sunset headers, pagination, 404, 405, 413,
-// 415 and HEAD. It does not assume an empty store: it creates the pets that
-// it checks, with names unique to the run, finds them among others and
-// leaves them there. Typical usage inside a test is:
+// TestServer checks a running server of the API through HTTP only, by base
+// URL and API key: every answer and header that a client can provoke. It
+// creates the pets that it checks, with names unique to the run, so it
+// needs no empty store. Typical usage inside a test is:
 //
-//	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys("key")))
-//	if err != nil {
-//		t.Fatal(err)
-//	}
-//	srv := httptest.NewServer(h)
+//	srv := httptest.NewServer(handler) // or a deployed server
 //	defer srv.Close()
 //	petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: srv.URL + "/v1", APIKey: "key"})
 //
-// A server with another body limit than the default says so in
-// Endpoint.MaxBodyBytes.
+// CheckStore and CheckServer are the cores of TestStore and TestServer:
+// they return the failed clauses as an error instead of failing a test.
 //
 // Run the suites with the race detector (go test -race): the clauses about
 // concurrent use can only show a missing lock when it is on.

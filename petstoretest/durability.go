@@ -1,6 +1,8 @@
 package petstoretest
 
 import (
+	"cmp"
+	"context"
 	"testing"
 
 	"github.com/petstore-go/petstore"
@@ -41,20 +43,21 @@ type OpenFunc func(t *testing.T) (store petstore.Store, close func() error)
 // clause accepts both outcomes, but not half of one.
 func TestDurability(t *testing.T, newData func(t *testing.T) OpenFunc) {
 	t.Helper()
-	runClauses(t, durabilityCases, durabilityCase.info, func(t *testing.T, c durabilityCase, failedNeed clauseInfo) {
-		open := newData(t)
-		if open == nil {
-			t.Fatal("petstoretest: newData returned a nil OpenFunc")
+	_ = runClauses(t, durabilityCases, durabilityCase.info, func(c durabilityCase, failedNeed string) error {
+		t.Helper()
+		var err error
+		if !t.Run(c.name, func(t *testing.T) {
+			t.Helper()
+			open := newData(t)
+			if open == nil {
+				t.Fatal("petstoretest: newData returned a nil OpenFunc")
+			}
+			err = c.check(t.Context(), func() (petstore.Store, func() error) { return open(t) }, failedNeed)
+			report(t, err)
+		}) {
+			return cmp.Or(err, errFailed)
 		}
-		dt := &durableT{
-			storeT: &storeT{t: t, clause: c.clause, ctx: t.Context(), failedNeed: failedNeed.name, failedNeedClause: failedNeed.clause},
-			open:   open,
-		}
-		t.Cleanup(dt.closeAtEnd)
-		defer dt.summarize()
-		dt.openStore()
-		dt.requireEmpty()
-		c.test(dt)
+		return nil
 	})
 }
 
@@ -68,23 +71,34 @@ type durabilityCase struct {
 	test  func(dt *durableT)
 }
 
-func (c durabilityCase) info() clauseInfo { return clauseInfo{c.name, c.clause, c.needs} }
+func (c durabilityCase) info() clause { return clause{c.name, c.clause, c.needs} }
 
-// durableT is the state of one subtest of TestDurability: a storeT whose
+// check runs the clause on the set of data that open opens, which must be
+// new and empty.
+func (c durabilityCase) check(ctx context.Context, open func() (petstore.Store, func() error), failedNeed string) error {
+	return runClause(ctx, c.info(), failedNeed, func(ct *clauseT) {
+		dt := &durableT{storeT: &storeT{t: ct, ctx: ctx}, open: open}
+		defer dt.closeAtEnd()
+		dt.openStore()
+		dt.requireEmpty()
+		c.test(dt)
+	})
+}
+
+// durableT is the state of one clause of TestDurability: a storeT whose
 // store can be closed and opened again.
 type durableT struct {
 	*storeT
-	open  OpenFunc
+	open  func() (petstore.Store, func() error)
 	close func() error // the open store's close; nil when none is open
 	opens int          // how many times the store was opened
 }
 
 // openStore opens the store and stops the subtest when open returns nil.
 func (dt *durableT) openStore() {
-	dt.t.Helper()
-	s, closeFn := dt.open(dt.t)
+	s, closeFn := dt.open()
 	if s == nil || closeFn == nil {
-		dt.t.Fatalf("petstoretest: the OpenFunc returned a nil Store or close function (open %d)", dt.opens+1)
+		dt.t.Fatalf("the OpenFunc returned a nil Store or close function (open %d)", dt.opens+1)
 	}
 	dt.s, dt.close = s, closeFn
 	dt.opens++
@@ -92,17 +106,15 @@ func (dt *durableT) openStore() {
 
 // closeStore closes the open store and stops the subtest when close fails.
 func (dt *durableT) closeStore() {
-	dt.t.Helper()
 	closeFn := dt.close
 	dt.close = nil
 	if err := closeFn(); err != nil {
-		dt.t.Fatalf("petstoretest: closing the store (open %d): %v", dt.opens, err)
+		dt.t.Fatalf("closing the store (open %d): %v", dt.opens, err)
 	}
 }
 
 // reopen closes the store and opens it again on the same data.
 func (dt *durableT) reopen() {
-	dt.t.Helper()
 	dt.closeStore()
 	dt.openStore()
 }
@@ -111,7 +123,7 @@ func (dt *durableT) reopen() {
 func (dt *durableT) closeAtEnd() {
 	if dt.close != nil {
 		if err := dt.close(); err != nil {
-			dt.t.Errorf("petstoretest: closing the store at the end of the subtest: %v", err)
+			dt.t.Errorf("closing the store at the end of the clause: %v", err)
 		}
 	}
 }

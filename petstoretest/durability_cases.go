@@ -43,7 +43,6 @@ var durabilityCases = []durabilityCase{
 // checkPets checks that the store holds exactly want, sorted by ID, through
 // List with and without a status filter and through Get; when says when.
 func (dt *durableT) checkPets(when string, want []petstore.Pet) {
-	dt.t.Helper()
 	dt.diff("List(ListOptions{}) "+when, want, dt.list(petstore.ListOptions{}))
 	for _, status := range statuses[1:] {
 		opts := petstore.ListOptions{Status: status}
@@ -102,7 +101,6 @@ type addResult struct {
 
 // wantReplay checks that a keyed Add by principal of p replays first.
 func (dt *durableT) wantReplay(when, principal, key string, p petstore.NewPet, first petstore.Pet) {
-	dt.t.Helper()
 	pet, replayed, err := dt.addKeyed(principal, key, p)
 	got := addResult{Pet: pet, Replayed: replayed}
 	if err != nil {
@@ -198,7 +196,6 @@ const (
 // in flight. It returns every Add made when each has returned and the store
 // is closed.
 func (dt *durableT) interruptAdds(round int) []*attempt {
-	dt.t.Helper()
 	s, closeFn := dt.s, dt.close
 	dt.close = nil
 	ctx := petstore.WithPrincipal(dt.ctx, interruptedPrincipal)
@@ -274,7 +271,7 @@ func (dt *durableT) interruptAdds(round int) []*attempt {
 		}
 	}
 	if err := <-closed; err != nil {
-		dt.t.Fatalf("petstoretest: closing the store while Adds were in flight: %v", err)
+		dt.t.Fatalf("closing the store while Adds were in flight: %v", err)
 	}
 	return attempts
 }
@@ -284,7 +281,6 @@ func (dt *durableT) interruptAdds(round int) []*attempt {
 // kept from earlier rounds are still there. It returns the pets of the
 // attempts, as their keyed retries returned them.
 func (dt *durableT) checkInterrupted(round int, kept []petstore.Pet, attempts []*attempt) []petstore.Pet {
-	dt.t.Helper()
 	when := fmt.Sprintf("after the close that interrupted round %d of Adds, and a reopen", round+1)
 	byName := map[string][]petstore.Pet{}
 	for _, p := range dt.list(petstore.ListOptions{}) {
@@ -294,20 +290,6 @@ func (dt *durableT) checkInterrupted(round int, kept []petstore.Pet, attempts []
 		if !slices.Contains(byName[p.Name], p) {
 			dt.errorf("%s, the pet %+v of an earlier round is gone", when, p)
 		}
-	}
-	var ok, canceled, other int
-	for _, a := range attempts {
-		switch {
-		case a.err == nil:
-			ok++
-		case errors.Is(a.err, context.Canceled):
-			canceled++
-		default:
-			other++
-		}
-	}
-	if dt.failedNeed == "" { // else its failures are not shown either
-		dt.t.Logf("round %d: of %d Adds, %d returned a pet, %d an error wrapping context.Canceled, %d another error", round+1, len(attempts), ok, canceled, other)
 	}
 	var stored []petstore.Pet
 	for _, a := range attempts {

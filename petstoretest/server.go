@@ -1,7 +1,9 @@
 package petstoretest
 
 import (
+	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -57,12 +59,49 @@ type Endpoint struct {
 // run one after another.
 func TestServer(t *testing.T, e Endpoint) {
 	t.Helper()
-	base := strings.TrimSuffix(e.BaseURL, "/")
-	if u, err := url.Parse(base); err != nil || u.Scheme == "" || u.Host == "" {
-		t.Fatalf("petstoretest: Endpoint.BaseURL %q is not an absolute URL such as http://127.0.0.1:8080/v1", e.BaseURL)
+	s, err := newServerSuite(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range serverCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Helper()
+			report(t, s.check(t.Context(), c))
+		})
+	}
+}
+
+// CheckServer is the core of TestServer: it checks the server at e and
+// returns an error for each rule that the server broke, joined, or nil.
+// Each error names its rule, as in petstoretest: clause "auth-missing"
+// failed: ...
+func CheckServer(e Endpoint) error {
+	s, err := newServerSuite(e)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range serverCases {
+		errs = append(errs, s.check(context.Background(), c))
+	}
+	return errors.Join(errs...)
+}
+
+// A serverSuite is what the rules of TestServer share: the endpoint, with
+// its defaults filled in, and a prefix of pet names unique to the run.
+type serverSuite struct {
+	e      Endpoint
+	client *http.Client
+	run    string
+}
+
+func newServerSuite(e Endpoint) (*serverSuite, error) {
+	e.BaseURL = strings.TrimSuffix(e.BaseURL, "/")
+	if u, err := url.Parse(e.BaseURL); err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("petstoretest: Endpoint.BaseURL %q is not an absolute URL such as http://127.0.0.1:8080/v1", e.BaseURL)
 	}
 	if e.APIKey == "" {
-		t.Fatal("petstoretest: Endpoint.APIKey is empty; give a key that the server accepts")
+		return nil, errors.New("petstoretest: Endpoint.APIKey is empty; give a key that the server accepts")
 	}
 	if e.MaxBodyBytes == 0 {
 		e.MaxBodyBytes = petstore.DefaultMaxBodyBytes
@@ -72,33 +111,41 @@ func TestServer(t *testing.T, e Endpoint) {
 		client = *e.Client
 	}
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	run := rand.Text()[:8]
-
-	for _, c := range serverCases {
-		t.Run(c.name, func(t *testing.T) {
-			c.test(&serverT{
-				t:      t,
-				clause: c.clause,
-				e:      e,
-				base:   base,
-				client: &client,
-				names:  "petstoretest " + run + " " + c.name,
-			})
-		})
-	}
+	return &serverSuite{e: e, client: &client, run: rand.Text()[:8]}, nil
 }
 
-// A serverCase is one rule of the API and the test that enforces it.
+// check runs the rule of c.
+func (s *serverSuite) check(ctx context.Context, c serverCase) error {
+	return runClause(ctx, clause{name: c.name, sentence: c.clause}, "", func(ct *clauseT) {
+		st := &serverT{
+			t:      ct,
+			clause: c.clause,
+			e:      s.e,
+			base:   s.e.BaseURL,
+			client: s.client,
+			names:  "petstoretest " + s.run + " " + c.name,
+		}
+		if c.requests != nil {
+			st.sendAll(c.requests(st))
+		}
+		if c.test != nil {
+			c.test(st)
+		}
+	})
+}
+
+// A serverCase is one rule of the API and the requests and test that
+// enforce it.
 type serverCase struct {
-	name   string // the subtest's name
-	clause string // the rule that test enforces
-	test   func(st *serverT)
+	name     string // the subtest's name
+	clause   string // the rule that it enforces
+	requests func(st *serverT) []request
+	test     func(st *serverT)
 }
 
-// serverT is the state of one subtest of TestServer. Its failure methods
-// append the rule under test to every message.
+// serverT is the state of one rule of TestServer.
 type serverT struct {
-	t      *testing.T
+	t      *clauseT
 	clause string
 	e      Endpoint
 	base   string // e.BaseURL without a trailing slash
@@ -109,32 +156,31 @@ type serverT struct {
 
 // errorf reports a violation of the rule under test and goes on.
 func (st *serverT) errorf(format string, args ...any) {
-	st.t.Helper()
 	st.errorfClause(st.clause, format, args...)
 }
 
 // errorfClause reports a violation of the given rule and goes on.
 func (st *serverT) errorfClause(clause, format string, args ...any) {
-	st.t.Helper()
-	st.t.Errorf("%s\nrule: %s", fmt.Sprintf(format, args...), clause)
+	msg := fmt.Sprintf(format, args...)
+	if clause != st.clause {
+		msg += "\nrule: " + clause
+	}
+	st.t.Errorf("%s", msg)
 }
 
 // fatalf reports a violation of the rule under test and stops the subtest.
 func (st *serverT) fatalf(format string, args ...any) {
-	st.t.Helper()
-	st.t.Fatalf("%s\nrule: %s", fmt.Sprintf(format, args...), st.clause)
+	st.t.Fatalf(format, args...)
 }
 
 // diff reports a violation of the rule under test when got differs from
 // want, and tells whether they were equal.
 func (st *serverT) diff(what string, want, got any) bool {
-	st.t.Helper()
 	return st.diffClause(st.clause, what, want, got)
 }
 
 // diffClause is diff for the given rule.
 func (st *serverT) diffClause(clause, what string, want, got any) bool {
-	st.t.Helper()
 	if d := diffEmpty(want, got); d != "" {
 		st.errorfClause(clause, "%s (-want +got):\n%s", what, d)
 		return false

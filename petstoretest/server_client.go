@@ -26,7 +26,7 @@ const maxResponseBytes = 8 << 20
 
 // headersClause is the rule that every response obeys, whatever the
 // subtest checks.
-const headersClause = "Every response, errors included, has X-Content-Type-Options: nosniff and Cache-Control: no-store, except one with an ETag (a pet, a full page), which only a private cache may keep; one with a body (any but a 204 or a 304) has Content-Type: application/json, and one without has no Content-Type and no body."
+const headersClause = "Every response, errors included, has one X-Content-Type-Options: nosniff and one Cache-Control: no-store, except a 200 or 304 with a strong ETag (a pet, a full page), which only a private cache may keep (Cache-Control: private, max-age=3600, or private, no-cache for a full page that no page follows yet) and which has Vary: Authorization; one with a body (any but a 204 or a 304) has one Content-Type: application/json, and one without has no Content-Type and no body."
 
 // An exchange is a request and the response to it.
 type exchange struct {
@@ -48,14 +48,13 @@ func (x *exchange) String() string {
 // newRequest returns a request with the endpoint's API key and, when body
 // is not nil, Content-Type: application/json.
 func (st *serverT) newRequest(method, rawURL string, body []byte) *http.Request {
-	st.t.Helper()
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(st.t.Context(), method, rawURL, r)
 	if err != nil {
-		st.t.Fatalf("petstoretest: making the request %s %s: %v", method, rawURL, err)
+		st.t.Fatalf("making the request %s %s: %v", method, rawURL, err)
 	}
 	req.Header.Set("Authorization", "Bearer "+st.e.APIKey)
 	if body != nil {
@@ -67,7 +66,6 @@ func (st *serverT) newRequest(method, rawURL string, body []byte) *http.Request 
 // do sends req, reads the whole response and checks the headers that every
 // response carries.
 func (st *serverT) do(req *http.Request) *exchange {
-	st.t.Helper()
 	ctx, cancel := context.WithTimeout(req.Context(), requestTimeout)
 	defer cancel()
 	req = req.WithContext(ctx)
@@ -87,7 +85,6 @@ func (st *serverT) do(req *http.Request) *exchange {
 
 // send makes a request with the endpoint's API key and sends it.
 func (st *serverT) send(method, rawURL string, body []byte) *exchange {
-	st.t.Helper()
 	x := st.do(st.newRequest(method, rawURL, body))
 	x.sent = body
 	return x
@@ -95,36 +92,42 @@ func (st *serverT) send(method, rawURL string, body []byte) *exchange {
 
 // commonHeaders is what checkCommonHeaders compares.
 type commonHeaders struct {
-	ContentType        string // the media type, without parameters
-	CacheControl       string // "no-store" or "private" when a directive says so
-	ContentTypeOptions string
+	ContentType        []string // the media types, without parameters
+	CacheControl       []string
+	ContentTypeOptions []string
+	Vary               []string
+	StrongTag          bool // there is exactly one ETag, and it is strong
 }
 
+// tagged are the Cache-Control values of an answer with an ETag: a pet or
+// a full page that others follow, which a private cache may keep for an
+// hour, and a full page that none follows yet, which it must revalidate
+// before each use.
+var tagged = []string{"private, max-age=3600", "private, no-cache"}
+
 func (st *serverT) checkCommonHeaders(x *exchange) {
-	st.t.Helper()
 	h := x.resp.Header
-	got := commonHeaders{ContentTypeOptions: strings.ToLower(h.Get("X-Content-Type-Options"))}
-	if mt, _, err := mime.ParseMediaType(h.Get("Content-Type")); err == nil {
-		got.ContentType = mt
-	} else {
-		got.ContentType = h.Get("Content-Type")
+	got := commonHeaders{CacheControl: h.Values("Cache-Control"), ContentTypeOptions: h.Values("X-Content-Type-Options"), Vary: h.Values("Vary")}
+	for _, v := range h.Values("Content-Type") {
+		if mt, _, err := mime.ParseMediaType(v); err == nil {
+			v = mt
+		}
+		got.ContentType = append(got.ContentType, v)
 	}
-	for _, v := range h.Values("Cache-Control") {
-		for d := range strings.SplitSeq(v, ",") {
-			switch d := strings.ToLower(strings.TrimSpace(d)); {
-			case d == "no-store":
-				got.CacheControl = d
-			case d == "private" && got.CacheControl == "":
-				got.CacheControl = d
-			}
+	want := commonHeaders{ContentType: []string{"application/json"}, CacheControl: []string{"no-store"}, ContentTypeOptions: []string{"nosniff"}}
+	if tags := h.Values("ETag"); len(tags) > 0 || x.resp.StatusCode == http.StatusNotModified {
+		got.StrongTag = len(tags) == 1 && len(tags[0]) > 2 && strings.HasPrefix(tags[0], `"`) && strings.HasSuffix(tags[0], `"`)
+		want.StrongTag, want.Vary = true, []string{"Authorization"}
+		want.CacheControl = got.CacheControl
+		if len(got.CacheControl) != 1 || !slices.Contains(tagged, got.CacheControl[0]) {
+			want.CacheControl = tagged[:1]
+		}
+		if s := x.resp.StatusCode; s != http.StatusOK && s != http.StatusNotModified {
+			st.errorfClause(headersClause, "%s: %d response with an ETag %q: only a 200 or a 304 has one", x, s, tags)
 		}
 	}
-	want := commonHeaders{ContentType: "application/json", CacheControl: "no-store", ContentTypeOptions: "nosniff"}
-	if h.Get("ETag") != "" {
-		want.CacheControl = "private"
-	}
 	if !hasBody(x.resp.StatusCode) {
-		want.ContentType = ""
+		want.ContentType = nil
 		if len(x.body) > 0 {
 			st.errorfClause(headersClause, "%s: %d response with a body of %d bytes", x, x.resp.StatusCode, len(x.body))
 		}
@@ -152,7 +155,6 @@ func snippet(body []byte) string {
 // wantStatus reports a violation when x's status is not want, and tells
 // whether it was.
 func (st *serverT) wantStatus(x *exchange, want int) bool {
-	st.t.Helper()
 	if got := x.resp.StatusCode; got != want {
 		st.errorf("%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s", x, want, got, snippet(x.body))
 		return false
@@ -176,7 +178,6 @@ type errorShape struct {
 // wantError reports a violation when x is not an error response with the
 // given status and code and the body {"code","message","status"}.
 func (st *serverT) wantError(x *exchange, status int, code string) {
-	st.t.Helper()
 	want := errorShape{HTTPStatus: status, Members: []string{"code", "message", "status"}, Code: code, Status: status, HasMessage: true}
 	got := errorShape{HTTPStatus: x.resp.StatusCode}
 	what := fmt.Sprintf("%s: error response", x)
@@ -253,7 +254,6 @@ func decodePet(raw json.RawMessage) (petstore.Pet, error) {
 // pet decodes x's body as one pet, reporting a violation of clause when it
 // is not.
 func (st *serverT) pet(clause string, x *exchange) (petstore.Pet, bool) {
-	st.t.Helper()
 	p, err := decodePet(x.body)
 	if err != nil {
 		st.errorfClause(clause, "%s: the body is not a pet: %v", x, err)
@@ -265,7 +265,6 @@ func (st *serverT) pet(clause string, x *exchange) (petstore.Pet, bool) {
 // pets decodes x's body as a JSON array of pets, reporting a violation of
 // clause when it is not.
 func (st *serverT) pets(clause string, x *exchange) ([]petstore.Pet, bool) {
-	st.t.Helper()
 	var raws []json.RawMessage
 	if err := json.Unmarshal(x.body, &raws); err != nil || raws == nil {
 		st.errorfClause(clause, "%s: the body is not a JSON array: %s", x, snippet(x.body))
@@ -368,7 +367,6 @@ func parseParam(s string) (name, value, rest string, err error) {
 // against the request's URL, or nil when there is none. It reports a
 // violation when the Link header cannot be parsed or has rel twice.
 func (st *serverT) linkRel(x *exchange, rel string) *url.URL {
-	st.t.Helper()
 	links, err := parseLinks(x.resp.Header.Values("Link"))
 	if err != nil {
 		st.errorf("%s: Link header: %v", x, err)
@@ -391,24 +389,4 @@ func (st *serverT) linkRel(x *exchange, rel string) *url.URL {
 		found = x.req.URL.ResolveReference(ref)
 	}
 	return found
-}
-
-// parseChallenge parses a WWW-Authenticate value that holds one challenge:
-// a scheme and auth-params.
-func parseChallenge(v string) (scheme string, params map[string]string, err error) {
-	v = strings.TrimSpace(v)
-	scheme, s, _ := strings.Cut(v, " ")
-	params = map[string]string{}
-	for {
-		s = strings.TrimLeft(s, " \t,")
-		if s == "" {
-			return scheme, params, nil
-		}
-		var name, value string
-		name, value, s, err = parseParam(s)
-		if err != nil {
-			return scheme, nil, err
-		}
-		params[strings.ToLower(name)] = value
-	}
 }

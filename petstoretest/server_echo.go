@@ -33,7 +33,6 @@ import (
 // description of the echo that shows the body, or "", "" when it echoes
 // none.
 func (st *serverT) echoedCredential(x *exchange) (cred, desc string) {
-	st.t.Helper()
 	auth := x.req.Header.Get("Authorization")
 	creds := sentCredentials(auth, st.e.APIKey)
 	if len(creds) == 0 || len(x.body) == 0 {
@@ -89,14 +88,13 @@ func replaceCredentials(auth string, creds []string) string {
 // resendWith sends x's request again with the Authorization header set to
 // auth and returns the answer, or nil after reporting why it could not.
 func (st *serverT) resendWith(x *exchange, auth string) *exchange {
-	st.t.Helper()
 	ctx, cancel := context.WithTimeout(st.t.Context(), requestTimeout)
 	defer cancel()
 	req := x.req.Clone(ctx)
 	if x.req.GetBody != nil {
 		body, err := x.req.GetBody()
 		if err != nil {
-			st.t.Errorf("petstoretest: %s: resending the request to tell an echoed credential from the server's own text: %v", x, err)
+			st.t.Errorf("%s: resending the request to tell an echoed credential from the server's own text: %v", x, err)
 			return nil
 		}
 		req.Body = body

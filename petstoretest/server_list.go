@@ -24,7 +24,6 @@ type listPage struct {
 // pages, and tells whether all checks passed; it stops at the first page
 // that does not advance, so that a broken Link cannot make it loop.
 func (st *serverT) walk(start string, visit func(p listPage) bool) bool {
-	st.t.Helper()
 	list, err := url.Parse(st.url("/pets"))
 	if err != nil {
 		st.t.Fatalf("petstoretest: %v", err)
@@ -77,7 +76,6 @@ func (st *serverT) walk(start string, visit func(p listPage) bool) bool {
 // collect walks from start and returns the pets of created that it visits,
 // in the order visited.
 func (st *serverT) collect(start string, created map[int64]petstore.Pet, between func(page int)) []petstore.Pet {
-	st.t.Helper()
 	var visited []petstore.Pet
 	page := 0
 	st.walk(start, func(p listPage) bool {
@@ -101,7 +99,6 @@ func (st *serverT) collect(start string, created map[int64]petstore.Pet, between
 // pages from there, instead of from the start of a store that may hold many
 // pets, takes few requests.
 func (st *serverT) startAt(query string, id int64, limit int) string {
-	st.t.Helper()
 	var at *url.URL
 	st.walk(st.url("/pets?"+query), func(p listPage) bool {
 		if len(p.pets) > 0 && p.pets[len(p.pets)-1].ID >= id {
@@ -123,7 +120,6 @@ func (st *serverT) startAt(query string, id int64, limit int) string {
 // createEach creates one pet for each status and one without, n times over,
 // and returns them by ID.
 func (st *serverT) createEach(n int) map[int64]petstore.Pet {
-	st.t.Helper()
 	created := map[int64]petstore.Pet{}
 	for i := range n {
 		for _, s := range statuses {

@@ -1,6 +1,8 @@
 package petstoretest
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -17,21 +19,24 @@ import (
 // checks the answer against clauseCreate and stops the subtest when the pet
 // was not created.
 func (st *serverT) create(p petstore.NewPet) petstore.Pet {
-	st.t.Helper()
 	return st.createAs(p, "application/json")
 }
 
 // createAs is create with the given Content-Type.
 func (st *serverT) createAs(p petstore.NewPet, contentType string) petstore.Pet {
-	st.t.Helper()
-	body := petBody(p)
+	return st.createRaw(petBody(p), contentType, p)
+}
+
+// createRaw sends body, which must create p, with the given Content-Type,
+// as create does.
+func (st *serverT) createRaw(body []byte, contentType string, p petstore.NewPet) petstore.Pet {
 	req := st.newRequest(http.MethodPost, st.url("/pets"), body)
 	req.Header.Set("Content-Type", contentType)
 	x := st.do(req)
 	x.sent = body
 	if x.resp.StatusCode != http.StatusCreated {
-		st.t.Fatalf("%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s\nrule: %s",
-			x, http.StatusCreated, x.resp.StatusCode, snippet(x.body), clauseCreate)
+		st.errorfClause(clauseCreate, "%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s", x, http.StatusCreated, x.resp.StatusCode, snippet(x.body))
+		st.t.FailNow()
 	}
 	got, ok := st.pet(clauseCreate, x)
 	if !ok {
@@ -57,7 +62,6 @@ func (st *serverT) createAs(p petstore.NewPet, contentType string) petstore.Pet 
 // get fetches the pet with the given ID and reports a violation when it is
 // not want.
 func (st *serverT) get(rawURL string, want petstore.Pet) *exchange {
-	st.t.Helper()
 	x := st.send(http.MethodGet, rawURL, nil)
 	if st.wantStatus(x, http.StatusOK) {
 		if got, ok := st.pet(st.clause, x); ok {
@@ -65,6 +69,15 @@ func (st *serverT) get(rawURL string, want petstore.Pet) *exchange {
 		}
 	}
 	return x
+}
+
+// petBody returns p as a request body.
+func petBody(p petstore.NewPet) []byte {
+	b, err := json.Marshal(p)
+	if err != nil {
+		panic(err) // a NewPet always marshals
+	}
+	return b
 }
 
 // petURL returns the URL of the pet with the given ID.
@@ -89,6 +102,30 @@ func httpCreate(st *serverT) {
 		{petstore.NewPet{Name: st.longName(), CategoryID: math.MaxInt64 - 1}, "application/json;charset=UTF-8"},
 	} {
 		p := st.createAs(tc.pet, tc.contentType)
+		st.get(st.petURL(p.ID), p)
+	}
+	// Bodies that a JSON decoder must read as the pet, NAME standing for a
+	// name unique to the run.
+	long := st.name("long")
+	long += strings.Repeat("é", petstore.MaxNameLength-utf8.RuneCountInString(long))
+	for _, tc := range []struct {
+		body, contentType string
+		want              petstore.NewPet
+	}{
+		{`{"name":"NAME","categoryId":1,"status":"pending"}`, "application/json", petstore.NewPet{Name: "NAME", CategoryID: 1, Status: petstore.StatusPending}},
+		{`{"na\u006de":"NAME","categoryId":1}`, "application/json", petstore.NewPet{Name: "NAME", CategoryID: 1}},
+		{`{"name":"\u00e9\ud83d\udc15\/ NAME","categoryId":2,"status":"sold"}`, "application/json", petstore.NewPet{Name: "é🐕/ NAME", CategoryID: 2, Status: petstore.StatusSold}},
+		{`{"name":"\ud83d\udc36 NAME","categoryId":1}`, "application/json", petstore.NewPet{Name: "🐶 NAME", CategoryID: 1}},
+		{"{\"name\":\"\xef\xbb\xbfNAME\",\"categoryId\":1}", "application/json", petstore.NewPet{Name: "\ufeffNAME", CategoryID: 1}},
+		{`{"name":"` + long + `","categoryId":1}`, "application/json", petstore.NewPet{Name: long, CategoryID: 1}},
+		{`{"categoryId":9223372036854775807,"name":"Ünïcødé 🐕 NAME"}`, "application/json; charset=utf-8", petstore.NewPet{Name: "Ünïcødé 🐕 NAME", CategoryID: math.MaxInt64}},
+		{`{"name":"NAME","categoryId":1}`, "APPLICATION/JSON", petstore.NewPet{Name: "NAME", CategoryID: 1}},
+		{` { "name" : "A\"<b>\\ NAME" , "categoryId" : 1 } `, "Application/JSON", petstore.NewPet{Name: `A"<b>\ NAME`, CategoryID: 1}},
+	} {
+		n := st.name("raw")
+		want := tc.want
+		want.Name = strings.ReplaceAll(want.Name, "NAME", n)
+		p := st.createRaw([]byte(strings.ReplaceAll(tc.body, "NAME", n)), tc.contentType, want)
 		st.get(st.petURL(p.ID), p)
 	}
 }
@@ -139,8 +176,51 @@ func httpGetDeprecation(st *serverT) {
 	}
 }
 
-func httpGetUnknown(st *serverT) {
-	for _, id := range []string{"0", "-1", "9223372036854775807", "-9223372036854775808"} {
-		st.wantError(st.send(http.MethodGet, st.url("/pets/"+id), nil), http.StatusNotFound, "not_found")
+func httpConditional(st *serverT) {
+	a := st.create(petstore.NewPet{Name: st.name("tagged"), CategoryID: 1})
+	b := st.create(petstore.NewPet{Name: st.name("tagged"), CategoryID: 1})
+	path := "/pets/" + strconv.FormatInt(a.ID, 10)
+	x := st.get(st.url(path), a)
+	tag := x.resp.Header.Get("ETag")
+	final := map[string]string{"ETag": tag, "Cache-Control": "private, max-age=3600", "Vary": "Authorization"}
+	if !st.diff(x.String()+": the headers of a pet", final, map[string]string{
+		"ETag": cmp.Or(tag, "a strong tag"), "Cache-Control": x.resp.Header.Get("Cache-Control"), "Vary": x.resp.Header.Get("Vary"),
+	}) {
+		return
+	}
+	inm := func(v string) http.Header { return http.Header{"If-None-Match": {v}} }
+	reqs := []request{
+		{path: path, header: inm(tag), status: 304, want: final},
+		{method: http.MethodHead, path: path, header: inm(tag), status: 304, want: final},
+		{path: path, header: inm("W/" + tag), status: 304, want: final},
+		{path: path, header: inm(`"0000000000000000", ` + tag), status: 304, want: final},
+		{path: path, header: inm("*"), status: 304, want: final},
+		{path: path, header: inm("junk"), status: 200, want: final},
+		{path: "/pets/0", header: inm("*"), status: 404, code: "not_found", want: map[string]string{"ETag": "", "Cache-Control": "no-store", "Vary": ""}},
+	}
+
+	// A page of one pet, with more after it, is full.
+	page := st.send(http.MethodGet, st.url("/pets?limit=1"), nil)
+	next := st.linkRel(page, "next")
+	if !st.wantStatus(page, http.StatusOK) || next == nil {
+		st.errorf("%s: no next Link, though more pets follow: Link %q", page, page.resp.Header.Values("Link"))
+		return
+	}
+	pageTag := page.resp.Header.Get("ETag")
+	reqs = append(reqs, request{path: "/pets?limit=1", header: inm(pageTag), status: 304, want: map[string]string{
+		"ETag": pageTag, "Cache-Control": "private, max-age=3600", "Vary": "Authorization", "Link": page.resp.Header.Get("Link"),
+	}})
+	st.sendAll(reqs)
+
+	// Another pet, or the next page, with a tag that is not theirs.
+	req := st.newRequest(http.MethodGet, st.petURL(b.ID), nil)
+	req.Header.Set("If-None-Match", tag)
+	if other := st.do(req); st.wantStatus(other, http.StatusOK) && other.resp.Header.Get("ETag") == tag {
+		st.errorf("%s: pets %d and %d have the same ETag %s", other, a.ID, b.ID, tag)
+	}
+	req = st.newRequest(http.MethodGet, next.String(), nil)
+	req.Header.Set("If-None-Match", pageTag)
+	if other := st.do(req); st.wantStatus(other, http.StatusOK) && other.resp.Header.Get("ETag") == pageTag {
+		st.errorf("%s: two pages have the same ETag %s", other, pageTag)
 	}
 }

@@ -11,7 +11,6 @@ import (
 // subtest, with one clear line, when the store says it does not support
 // idempotency keys.
 func (st *storeT) addKeyed(principal, key string, p petstore.NewPet) (petstore.Pet, bool, error) {
-	st.t.Helper()
 	ctx := petstore.WithPrincipal(st.ctx, principal)
 	pet, replayed, err := st.s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: key})
 	if errors.Is(err, errors.ErrUnsupported) {
