@@ -224,6 +224,7 @@ func TestDocsPageMistakes(t *testing.T) {
 // not depend on docspage, so that a host that serves no page does not
 // carry Swagger UI in its binary.
 func TestHandlerDoesNotLinkTheDocsPage(t *testing.T) {
+	const modulePath = "github.com/petstore-go/petstore"
 	out, err := exec.Command("go", "list", "-deps", modulePath).Output()
 	if err != nil {
 		t.Fatalf("go list -deps %s: %v", modulePath, err)
