@@ -3,8 +3,9 @@
 // host mounts under its own router, on a Store and behind an Authenticator
 // that the host chooses.
 //
-// A host needs a Store (memstore.New keeps pets in memory; pgstore keeps them
-// in PostgreSQL) and an Authenticator (APIKeys accepts a fixed set of keys):
+// A host needs a Store (memstore.New keeps pets in memory, sqlitestore in a
+// SQLite file, pgstore in PostgreSQL) and an Authenticator (APIKeys accepts
+// a fixed set of keys):
 //
 //	store := memstore.New()
 //	h, err := petstore.New(

@@ -30,9 +30,10 @@ const (
 // template that an Observer sees; Routes and Allow give it to the test
 // harnesses; and a test checks the OpenAPI document against it.
 //
-// To add an operation, name it among the Operations above, add a row here,
-// write its serve function beside the others in operations.go, and give
-// Store the method it needs (CONTRIBUTING.md lists every step).
+// To add an operation, name it among the Operations above, add a row here
+// and write its serve function beside the others in operations.go. One that
+// needs more than Store's methods asks for a small optional interface, never
+// a new method of Store (CONTRIBUTING.md lists every step).
 func apiRoutes() []route {
 	return []route{
 		{method: http.MethodGet, pattern: "/pets", op: OpListPets, serve: (*handler).listPets},

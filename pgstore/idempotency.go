@@ -22,7 +22,14 @@ type keyID struct{ principal, key string }
 // The lock and the rows are two statements of one implicit transaction,
 // sent at once: the second statement's snapshot is taken when the lock is
 // held, so that every key committed by an earlier Add is seen, and none
-// can be in progress.
+// can be in progress; a second Add with a key waits at the lock and then
+// finds it, so ErrIdempotencyKeyInUse never occurs. This relies on READ
+// COMMITTED, PostgreSQL's default: under a role whose default isolation is
+// REPEATABLE READ or stricter, a key committed while a batch waits at the
+// lock fails that batch with a unique violation instead. Within a batch a
+// key is sent once, with the first call that has it; later calls with it
+// get that call's pet, replayed, or ErrIdempotencyKeyReused. A key already
+// stored answers only its own call: the batch's other pets are stored.
 func (s *Store) insertKeyed(ctx context.Context, b *batchBuf, calls []*addCall, passed func()) error {
 	return s.cancellable(ctx, func(qctx context.Context, conn *pgxpool.Conn) error {
 		batch := &pgx.Batch{}

@@ -8,7 +8,12 @@ import (
 )
 
 // Pruning: the keys of a Store's table are forgotten once their retention
-// has passed, in passes of small steps.
+// has passed, in passes of small steps: each statement deletes the oldest
+// expired keys, at most pruneStep of them, statement after statement until
+// fewer are left, so that no statement holds many row locks or runs long
+// and creates never wait for it. A key past its retention that is not yet
+// deleted is still answered. Every Store prunes its table, skipping the rows
+// another Store is deleting.
 const (
 	// pruneEvery is the least time, on the Store's clock, between the
 	// starts of two passes of one Store.

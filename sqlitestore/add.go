@@ -21,7 +21,12 @@ const maxBatch = 128
 // Pruning: a pass deletes at most pruneStep keys whose retention has
 // passed, and passes run at most once per pruneInterval of the Store's
 // clock, unless the last pass found more than it could delete, in which
-// case the next batch runs another.
+// case the next batch runs another. A pass runs inside the write
+// transaction of a batch of Add, where it shares the commit and holds up a
+// create by one step at most; a store that takes no creates deletes
+// nothing, and does not grow either. A key's age is measured on the wall
+// clock, in the file, so that it holds across restarts and between
+// processes: a step of the system clock ages every key by that step.
 const (
 	pruneStep     = 1000
 	pruneInterval = time.Minute
@@ -99,6 +104,20 @@ type addCall struct {
 // finds none in flight is written at once, alone; calls that arrive while a
 // batch is in flight wait for the next one, and each batch takes up to max
 // of the calls waiting, in the order they came.
+//
+// A commit costs an fsync, which is most of what a create costs, so a batch
+// shares one among all its calls. There is no timer: a batch is whatever
+// queued during the previous one, so a lone caller waits for nothing but its
+// own commit. Each call gets its own outcome: a keyed call looks its key up
+// inside the transaction, so it sees every key committed before, by any
+// process, and the keys of the calls before it in the batch, and gets the
+// pet stored first (replayed) or ErrIdempotencyKeyReused while the batch
+// goes on. A batch is never reported in part: when a statement or the
+// commit fails, the transaction is rolled back and every call of the batch,
+// replays included, gets the error. A call whose context ends while it
+// queues leaves with nothing stored; one whose batch is being written waits
+// for the batch's outcome, which is interrupted, storing nothing, when every
+// call of it has given up.
 type adder struct {
 	max int
 

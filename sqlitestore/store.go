@@ -135,8 +135,19 @@ func checkPath(path string) (string, error) {
 }
 
 // dsn returns the data source name of a connection to file with the given
-// parameters and the pragmas that every connection runs (see the package
-// doc).
+// parameters and the pragmas that every connection runs:
+//
+//   - busy_timeout: a connection that finds the file locked by another
+//     process waits rather than fail at once; a done context ends the wait
+//     sooner.
+//   - synchronous=FULL: every commit is flushed to the disk (fsync) before
+//     Add returns, so an acknowledged pet survives a power loss, not only a
+//     crash of the process. NORMAL, common with WAL, may lose the last
+//     commits on power loss.
+//   - foreign_keys=ON: a key's row must name a stored pet.
+//
+// journal_mode=WAL is kept in the file itself (open sets it): readers read the last commit and never wait for the writer, nor the
+// writer for them.
 func dsn(file string, params url.Values) string {
 	params.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	params.Add("_pragma", "synchronous(FULL)")
@@ -145,7 +156,13 @@ func dsn(file string, params url.Values) string {
 }
 
 // writerDSN returns the data source name of the writer's connection to
-// file: BEGIN starts an IMMEDIATE transaction.
+// file: BEGIN starts an IMMEDIATE transaction, which takes the write lock
+// before it reads. A deferred transaction that reads and then writes fails
+// with SQLITE_BUSY_SNAPSHOT when another connection wrote in between, which
+// is common under load. A lone create without a key is one INSERT run as a
+// transaction of its own, which SQLite runs the same way: it takes the
+// write lock first. Writes run on this one connection; Get and List run on
+// a pool of reader connections.
 func writerDSN(file string) string {
 	return dsn(file, url.Values{"_txlock": {"immediate"}})
 }

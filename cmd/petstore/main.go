@@ -2,95 +2,37 @@
 //
 // Usage:
 //
-//	petstore [-addr localhost:8080] [-base-path /v1]
-//	         [-data petstore.db | -store memory | -postgres URL]
-//	         [-tls-cert FILE -tls-key FILE] [-tls-min-version 1.2]
-//	         [-tls-reload-interval 10s] [-store-timeout 5s] [-write-timeout 30s]
-//	         [-max-conns N] [-max-bodies 256] [-body-timeout 10s]
-//	         [-admin-addr localhost:9090] [-access-log] [-migrate=false]
+//	petstore [flags]
 //	petstore migrate [-postgres URL]
 //
-// petstore -help lists the flags and the environment variables.
+// petstore -help lists the flags and the environment variables;
+// docs/operating.md in the repository explains them.
 //
-// API keys come from PETSTORE_API_KEYS, separated by commas. A key may be
-// given a name, as alice:KEY: keys with one name are one caller, so that a
-// create retried across a key rotation is replayed rather than made twice;
-// a key without a name is named by a fingerprint of it. When the variable
-// is empty, petstore makes a random key and prints it once on start, so
-// that the first run needs no setup.
+// With no flag, petstore needs no setup: it makes an API key for the run
+// and prints it, serves the API on localhost:8080 under /v1, and keeps pets
+// in petstore.db, a SQLite file in the working directory, made when missing.
+// A pet is on disk before its create is answered. PETSTORE_API_KEYS gives
+// the keys instead, separated by commas; NAME:KEY names the caller of a key,
+// so that its old and new key share idempotency keys across a rotation.
 //
-// Pets are kept in a SQLite file, petstore.db in the working directory,
-// unless -data or PETSTORE_DATA names another file (the flag wins). The
-// file and its directory's other files (petstore.db-wal and petstore.db-shm,
-// SQLite's write-ahead log) are made when missing; a pet is on disk before
-// its create is answered, so neither a crash nor a power cut loses it. The
-// start-up log gives the file's absolute path.
+// -data (or PETSTORE_DATA) names another data file, -store memory keeps pets
+// in memory for a throwaway run, and -postgres (or PETSTORE_POSTGRES_URL)
+// keeps them in PostgreSQL, where several instances can serve one
+// catalogue. On PostgreSQL, petstore migrates its tables on start; with
+// -migrate=false it does not, so that it can serve as a role that may not
+// change the schema, after "petstore migrate" has run as the tables' owner.
+// Either way it checks at start, and on /readyz, that the tables are at the
+// version it needs and the role holds every privilege, and says which
+// command or GRANT fixes it otherwise.
 //
-// With -store memory, pets are kept in memory and lost when the process
-// stops: for a throwaway run. With -postgres or PETSTORE_POSTGRES_URL
-// giving the URL of a PostgreSQL database, such as
-// postgres://user:password@host:5432/database, petstore creates or upgrades
-// its tables on start (several instances may start at once; nothing is
-// changed when they are current) and keeps pets there, so that any number
-// of instances can serve one catalogue. "petstore migrate" migrates alone,
-// says what it did and exits; with -migrate=false the server does not
-// migrate, so that it can run as a role that may not change the schema.
-// Either way it checks at start, and on /readyz, that the tables are at
-// the version it needs and that the role holds every privilege it needs,
-// and otherwise says which command or GRANT fixes it. The flag
-// wins over the variable; prefer the variable, as a flag's value, password
-// included, is visible to other users of the host. Naming two stores (a
-// data file and a PostgreSQL URL, or -store memory and either) stops the
-// server at start.
-//
-// With -tls-cert and -tls-key (or PETSTORE_TLS_CERT and PETSTORE_TLS_KEY;
-// the flags win), naming the PEM files of a certificate chain and its
-// private key, petstore serves HTTPS, with HTTP/2 for clients that offer
-// it, and TLS 1.2 or, with -tls-min-version 1.3, TLS 1.3 at the least. It
-// refuses to start on a pair that is missing, unreadable, mismatched,
-// expired or not yet valid, saying which file is at fault. The pair is
-// read again when either file changes (checked every -tls-reload-interval,
-// 10s by default; 0 turns the check off) and on SIGHUP: new connections
-// get the new certificate, connections already open keep theirs, and a new
-// pair that would be refused is logged while the previous one goes on
-// serving. Without TLS, petstore serves plain HTTP and says on start that
-// API keys then travel unencrypted unless a proxy in front terminates TLS.
-//
-// With -admin-addr (or PETSTORE_ADMIN_ADDR; the flag wins), petstore serves
-// on that address, apart from the API, /metrics (request counts and
-// latencies by route, method and status, and who still calls deprecated
-// operations, in the Prometheus text format), /healthz (200 while the
-// process runs) and /readyz (200 while the store answers within a second,
-// 503 otherwise and while shutting down). When the standard
-// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set,
-// it sends a trace span per request over OTLP (HTTP), continuing the
-// caller's trace from its traceparent header. With -access-log it logs a
-// line per request: method, route, status, error code, duration and the
-// caller's principal, never a credential nor the query.
-//
-// The server logs with log/slog to standard error, prints the URL it
-// listens on, cuts off slow or oversized requests with its timeouts and
-// header limit (16 KiB for the request line and headers, counted as
-// HTTP/1.1 sends them over HTTP/2 too), and on SIGINT or
-// SIGTERM stops accepting connections and finishes the requests in flight
-// before it exits; a second signal exits at once, with status 1.
-//
-// Every store call has a deadline, -store-timeout, past which the request
-// is answered 503; it must be below -write-timeout, so that the client
-// hears the answer. -max-conns caps the connections served at once (by
-// default the open-file limit less 64; more wait to be accepted, and a full
-// server closes an idle or stalled connection to make room), a 401 closes
-// its connection, and OPTIONS * is answered by the API, with 401 without a
-// key. -max-bodies caps the requests with a body read at once across the
-// process; more wait up to -body-timeout and are then answered 503, and a
-// body must arrive within -body-timeout. Over HTTP/2 a connection has at
-// most 100 requests open, and one that floods control frames is closed.
-//
-// Configuration that cannot work (a key no bearer token can carry, a
-// PETSTORE_API_KEYS of commas alone, a base path no request can match, a
-// store timeout not below the write timeout, a search_path schema that
-// does not exist) stops the server at start with exit status 2 and a
-// message that says why.
+// -tls-cert and -tls-key serve HTTPS, reloading the pair when its files
+// change or on SIGHUP. -admin-addr serves /metrics, /healthz and /readyz
+// apart from the API; OTEL_EXPORTER_OTLP_ENDPOINT sends a trace span per
+// request; -access-log logs a line per request. Timeouts and limits on
+// connections, heads and bodies bound what one client can make the server
+// hold. On SIGINT or SIGTERM it finishes the requests in flight and exits;
+// a second signal exits at once. Configuration that cannot work stops it at
+// start with exit status 2 and a message that says why.
 package main
 
 import (

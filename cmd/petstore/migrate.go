@@ -22,7 +22,7 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, "Usage: "+migrateCommand+" [-postgres URL]\n\n"+
 				"Creates or upgrades the PostgreSQL tables to the schema version this release needs, says what it did and exits.\n"+
-				"Run it as the tables' owner; then serve with -migrate=false as a role that holds only the grants in the README.\n\nFlags:\n")
+				"Run it as the tables' owner; then serve with -migrate=false as a role that holds only the grants in docs/postgres.md.\n\nFlags:\n")
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return err

@@ -20,23 +20,23 @@ import (
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 )
 
-// readmeRole returns what the README's section on a role that only serves
-// says to run: the SQL that creates the role and grants it its privileges,
+// docsRole returns what docs/postgres.md's section on a role that only
+// serves says to run: the SQL that creates the role and grants it its privileges,
 // one statement a line, and the arguments it gives the server.
-func readmeRole(t *testing.T) (statements []string, serveArgs []string) {
+func docsRole(t *testing.T) (statements []string, serveArgs []string) {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile("../../docs/postgres.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n### Migrating apart, and serving as a role that may not change the schema\n")
+	_, section, ok := strings.Cut(string(page), "\n## Migrating apart, and serving as a role that may not change the schema\n")
 	if !ok {
-		t.Fatal("README.md has no section \"Migrating apart, and serving as a role that may not change the schema\"")
+		t.Fatal("docs/postgres.md has no section \"Migrating apart, and serving as a role that may not change the schema\"")
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	_, block, ok := strings.Cut(section, "```sql\n")
 	if !ok {
-		t.Fatal("the README's section on the serving role has no ```sql block")
+		t.Fatal("docs/postgres.md's section on the serving role has no ```sql block")
 	}
 	block, _, _ = strings.Cut(block, "```\n")
 	for line := range strings.Lines(block) {
@@ -46,7 +46,7 @@ func readmeRole(t *testing.T) (statements []string, serveArgs []string) {
 	}
 	m := regexp.MustCompile(`(?m)^    PETSTORE_POSTGRES_URL='postgres://petstore_app:[^']*' go run \./cmd/petstore(.*)$`).FindStringSubmatch(section)
 	if m == nil {
-		t.Fatal("the README's section on the serving role does not say how to start the server as petstore_app")
+		t.Fatal("docs/postgres.md's section on the serving role does not say how to start the server as petstore_app")
 	}
 	return statements, strings.Fields(m[1])
 }
@@ -105,7 +105,7 @@ func runMigrateCommand(t *testing.T, bin, databaseURL string) (string, error) {
 	return string(out), nil
 }
 
-// roleGrant runs the README's statements for role in schema, leaving out
+// roleGrant runs the statements of docs/postgres.md for role in schema, leaving out
 // those for which skip returns true.
 func roleGrant(t *testing.T, statements []string, schema, role string, skip func(string) bool) {
 	t.Helper()
@@ -122,18 +122,18 @@ func roleGrant(t *testing.T, statements []string, schema, role string, skip func
 	}
 }
 
-// TestREADMEServingRole creates the serving role exactly as the README
+// TestDocsServingRole creates the serving role exactly as docs/postgres.md
 // says, after "petstore migrate" as the owner, starts the server as it as
-// the README says, and creates pets with and without idempotency keys,
+// the page says, and creates pets with and without idempotency keys,
 // through HTTP and the Go client (which keys every create).
-func TestREADMEServingRole(t *testing.T) {
+func TestDocsServingRole(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
 	}
 	pgtest.URL(t)
-	statements, args := readmeRole(t)
+	statements, args := docsRole(t)
 	if len(statements) < 2 || !strings.HasPrefix(statements[0], "CREATE ROLE petstore_app LOGIN") {
-		t.Fatalf("the README's SQL does not start with CREATE ROLE petstore_app LOGIN:\n%s", strings.Join(statements, "\n"))
+		t.Fatalf("docs/postgres.md's SQL does not start with CREATE ROLE petstore_app LOGIN:\n%s", strings.Join(statements, "\n"))
 	}
 	bin := buildServer(t)
 	schema, role, roleURL := roleSetup(t, bin)
@@ -187,15 +187,15 @@ func TestREADMEServingRole(t *testing.T) {
 	}
 }
 
-// TestServingRoleMissingGrant leaves out each GRANT of the README's in turn:
-// the server started as the README says refuses to start, naming the
+// TestServingRoleMissingGrant leaves out each GRANT of docs/postgres.md in turn:
+// the server started as the page says refuses to start, naming the
 // statement.
 func TestServingRoleMissingGrant(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
 	}
 	pgtest.URL(t)
-	statements, args := readmeRole(t)
+	statements, args := docsRole(t)
 	bin := buildServer(t)
 	for _, left := range statements[1:] {
 		t.Run(left, func(t *testing.T) {

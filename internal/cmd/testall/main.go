@@ -6,17 +6,25 @@
 //	go run ./internal/cmd/testall [go test flags, such as -race, -short, -count=1, -run X]
 //
 // It runs "go test -json" with the flags given over the packages of every
-// module that go.work lists, prints the output of each test that fails as
-// it fails (and of each package that fails to build or to run), and ends
-// with a line of the form
+// module that go.work lists (run from inside one module with GOWORK=off, the
+// packages of that module alone). It prints the output of each test that
+// fails as it fails, and of each package that fails to build or to run, and
+// a line for each module as its last package finishes:
+//
+//	ok    github.com/petstore-go/petstore/otelpetstore  4.1s  38 passed, 0 failed, 0 skipped
+//
+// The time is the sum of its packages' test times, as go test reports them.
+// At the end come the tests skipped, grouped by reason, each group with how
+// to include those tests; then the helper tests, which no run skips: a test
+// whose skip message says that another test runs it ("run by", "in a
+// subprocess") only does its work inside that test's subprocess, and is
+// counted apart from the skips. The last line is
 //
 //	N passed, N failed, N skipped
 //
-// followed, for the skipped tests, by their reasons, grouped, each with how
-// to include those tests. It exits with status 1 when a test or a package
-// failed and, when the environment has CI=true, also when a PostgreSQL or a
-// browser test was skipped: there, a test that did not run must not pass
-// for one that did.
+// It exits with status 1 when a test or a package failed and, when the
+// environment has CI=true, also when a PostgreSQL or a browser test was
+// skipped: there, a test that did not run must not pass for one that did.
 package main
 
 import (
@@ -30,6 +38,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 func main() {
@@ -46,8 +55,21 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		fmt.Fprintf(stderr, "testall: listing the modules (run it from the repository's root): %v\n", err)
 		return 1
 	}
-	packages := strings.Fields(string(out))
-	test := exec.Command("go", append(append([]string{"test", "-json"}, args...), packages...)...)
+	patterns := strings.Fields(string(out))
+	list = exec.Command("go", append([]string{"list", "-f", "{{.ImportPath}} {{.Module.Path}}"}, patterns...)...)
+	list.Stderr = stderr
+	out, err = list.Output()
+	if err != nil {
+		fmt.Fprintf(stderr, "testall: listing the packages: %v\n", err)
+		return 1
+	}
+	moduleOf := map[string]string{}
+	for line := range strings.Lines(string(out)) {
+		if pkg, module, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+			moduleOf[pkg] = module
+		}
+	}
+	test := exec.Command("go", append(append([]string{"test", "-json"}, args...), patterns...)...)
 	test.Stderr = stderr
 	events, err := test.StdoutPipe()
 	if err != nil {
@@ -58,7 +80,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		fmt.Fprintf(stderr, "testall: %v\n", err)
 		return 1
 	}
-	s := newSummary(stdout)
+	s := newSummary(stdout, moduleOf)
 	readErr := s.read(events)
 	waitErr := test.Wait()
 	if readErr != nil {
@@ -75,20 +97,72 @@ type event struct {
 	ImportPath string // of build-output and build-fail
 	Test       string
 	Output     string
+	Elapsed    float64 // seconds, on a package's or a test's last event
+}
+
+// counts are the tests of a run, or of one module, by outcome.
+type counts struct {
+	passed, failed, skipped int
+}
+
+func (c counts) String() string {
+	return fmt.Sprintf("%d passed, %d failed, %d skipped", c.passed, c.failed, c.skipped)
+}
+
+// module is what a run has seen so far of one module's packages.
+type module struct {
+	counts
+	left    int           // packages still to finish
+	seen    bool          // a test or a package of it has finished
+	elapsed time.Duration // the sum of its packages' test times
+	broken  bool          // a package failed without a failing test
 }
 
 // summary follows the events of a run and reports on it.
 type summary struct {
-	out                     io.Writer
-	passed, failed, skipped int
-	failedPackages          int
-	output                  map[string][]string // by package and test: the lines so far
-	skips                   map[string][]string // by reason: the tests skipped for it
-	failedTests             map[string]bool     // packages with a failed test
+	out            io.Writer
+	total          counts
+	failedPackages int
+	moduleOf       map[string]string   // by package: its module
+	modules        map[string]*module  // by path
+	output         map[string][]string // by package and test: the lines so far
+	skips          map[string][]string // by reason: the tests skipped for it
+	helpers        []string            // tests that only run inside another's subprocess
+	failedTests    map[string]bool     // packages with a failed test
 }
 
-func newSummary(out io.Writer) *summary {
-	return &summary{out: out, output: map[string][]string{}, skips: map[string][]string{}, failedTests: map[string]bool{}}
+// newSummary returns a summary that writes to out and reports each module of
+// moduleOf (a module by package) when the last of its packages finishes.
+func newSummary(out io.Writer, moduleOf map[string]string) *summary {
+	s := &summary{
+		out:         out,
+		moduleOf:    moduleOf,
+		modules:     map[string]*module{},
+		output:      map[string][]string{},
+		skips:       map[string][]string{},
+		failedTests: map[string]bool{},
+	}
+	for _, path := range moduleOf {
+		if s.modules[path] == nil {
+			s.modules[path] = &module{}
+		}
+		s.modules[path].left++
+	}
+	return s
+}
+
+// module returns the module of pkg, or a module of pkg alone when the
+// packages listed at the start did not include it.
+func (s *summary) module(pkg string) (path string, m *module) {
+	path, ok := s.moduleOf[pkg]
+	if !ok {
+		path = pkg
+		s.moduleOf[pkg] = path
+		s.modules[path] = &module{left: 1}
+	}
+	m = s.modules[path]
+	m.seen = true
+	return path, m
 }
 
 // read consumes the events of r until it ends.
@@ -115,31 +189,79 @@ func (s *summary) handle(e event) {
 		fmt.Fprint(s.out, e.Output)
 	case "output":
 		s.output[id] = append(s.output[id], e.Output)
-	case "pass":
-		if e.Test != "" {
-			s.passed++
-		}
-		delete(s.output, id)
-	case "skip":
-		if e.Test != "" {
-			s.skipped++
-			reason := skipReason(s.output[id])
-			s.skips[reason] = append(s.skips[reason], e.Package+"."+e.Test)
-		}
-		delete(s.output, id)
-	case "fail":
-		if e.Test != "" {
-			s.failed++
-			s.failedTests[e.Package] = true
-			fmt.Fprintf(s.out, "--- FAIL: %s (%s)\n%s", e.Test, e.Package, strings.Join(s.output[id], ""))
-		} else if !s.failedTests[e.Package] {
-			// A package that failed without a failing test: it did not
-			// build, its TestMain failed, or it timed out.
-			s.failedPackages++
-			fmt.Fprintf(s.out, "--- FAIL: package %s\n%s", e.Package, strings.Join(s.output[id], ""))
+	case "pass", "skip", "fail":
+		if e.Test == "" {
+			s.packageDone(e)
+		} else {
+			s.testDone(e)
 		}
 		delete(s.output, id)
 	}
+}
+
+// testDone counts a test that passed, failed or skipped.
+func (s *summary) testDone(e event) {
+	_, m := s.module(e.Package)
+	id := e.Package + " " + e.Test
+	switch e.Action {
+	case "pass":
+		s.total.passed++
+		m.passed++
+	case "skip":
+		reason := skipReason(s.output[id])
+		if isHelper(reason) {
+			s.helpers = append(s.helpers, e.Package+"."+e.Test)
+			return
+		}
+		s.total.skipped++
+		m.skipped++
+		s.skips[reason] = append(s.skips[reason], e.Package+"."+e.Test)
+	case "fail":
+		s.total.failed++
+		m.failed++
+		s.failedTests[e.Package] = true
+		fmt.Fprintf(s.out, "--- FAIL: %s (%s)\n%s", e.Test, e.Package, strings.Join(s.output[id], ""))
+	}
+}
+
+// packageDone follows the last event of a package, and reports its module
+// when that was the module's last package.
+func (s *summary) packageDone(e event) {
+	path, m := s.module(e.Package)
+	m.elapsed += time.Duration(e.Elapsed * float64(time.Second))
+	if e.Action == "fail" && !s.failedTests[e.Package] {
+		// A package that failed without a failing test: it did not build,
+		// its TestMain failed, or it timed out.
+		m.broken = true
+		s.failedPackages++
+		fmt.Fprintf(s.out, "--- FAIL: package %s\n%s", e.Package, strings.Join(s.output[e.Package+" "], ""))
+	}
+	m.left--
+	if m.left == 0 {
+		s.report(path, m)
+	}
+}
+
+// report prints the line of a module: ok or FAIL once its packages have
+// all finished, "stopped" when the run ended before they did.
+func (s *summary) report(path string, m *module) {
+	status := "ok"
+	switch {
+	case m.broken || m.failed > 0:
+		status = "FAIL"
+	case m.left > 0:
+		status = "stopped"
+	}
+	fmt.Fprintf(s.out, "%-4s  %s  %s  %v\n", status, path, seconds(m.elapsed), m.counts)
+	delete(s.modules, path)
+}
+
+// seconds formats d as "4.1s", or "2m24s" from a minute on.
+func seconds(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Round(time.Second).String()
 }
 
 // skipLine matches the line of a test's output that t.Skip wrote.
@@ -154,6 +276,13 @@ func skipReason(lines []string) string {
 		}
 	}
 	return "no reason given"
+}
+
+// isHelper reports whether a skip message says that another test runs the
+// skipped one, in a subprocess where it does its work: such a test is a
+// part of that test, not one left out.
+func isHelper(reason string) bool {
+	return strings.Contains(reason, "run by") || strings.Contains(reason, "in a subprocess")
 }
 
 // kind names what a reason to skip is about, and how to include the tests
@@ -172,14 +301,22 @@ func kind(reason string) (what, include string) {
 	return "", ""
 }
 
-// finish prints the summary and returns the exit status: 1 when a test or
-// a package failed (or go test did, as goFailed says), or, under ci, when
-// a PostgreSQL or browser test was skipped.
+// finish reports the modules not reported yet, the skips and the helpers,
+// then the totals, and returns the exit status: 1 when a test or a package
+// failed (or go test did, as goFailed says), or, under ci, when a
+// PostgreSQL or browser test was skipped.
 func (s *summary) finish(goFailed, ci bool) int {
-	fmt.Fprintf(s.out, "\n%d passed, %d failed, %d skipped\n", s.passed, s.failed, s.skipped)
-	if s.failedPackages > 0 {
-		fmt.Fprintf(s.out, "%d packages failed to build or to run (see above)\n", s.failedPackages)
+	var unfinished []string
+	for path, m := range s.modules {
+		if m.seen {
+			unfinished = append(unfinished, path)
+		}
 	}
+	slices.Sort(unfinished)
+	for _, path := range unfinished {
+		s.report(path, s.modules[path])
+	}
+	fmt.Fprintln(s.out)
 	type group struct {
 		reason string
 		tests  []string
@@ -198,27 +335,43 @@ func (s *summary) finish(goFailed, ci bool) int {
 			what += " "
 			mustRun += len(g.tests)
 		}
-		slices.Sort(g.tests)
-		examples := g.tests[:min(3, len(g.tests))]
-		more := ""
-		if len(g.tests) > len(examples) {
-			more = ", …"
-		}
-		noun := "tests"
-		if len(g.tests) == 1 {
-			noun = "test"
-		}
-		fmt.Fprintf(s.out, "%d %s%s skipped: %s (%s%s)\n", len(g.tests), what, noun, g.reason, strings.Join(examples, ", "), more)
+		fmt.Fprintf(s.out, "%d %s%s skipped: %s (%s)\n", len(g.tests), what, plural(len(g.tests), "test"), g.reason, examples(g.tests))
 		if include != "" {
 			fmt.Fprintf(s.out, "\tto include them: %s\n", include)
 		}
 	}
+	if n := len(s.helpers); n > 0 {
+		fmt.Fprintf(s.out, "%d helper %s, run by other tests in subprocesses, not counted (%s)\n", n, plural(n, "test"), examples(s.helpers))
+	}
+	if s.failedPackages > 0 {
+		fmt.Fprintf(s.out, "%d %s failed to build or to run (see above)\n", s.failedPackages, plural(s.failedPackages, "package"))
+	}
+	status := 0
 	switch {
-	case s.failed > 0 || s.failedPackages > 0 || goFailed:
-		return 1
+	case s.total.failed > 0 || s.failedPackages > 0 || goFailed:
+		status = 1
 	case ci && mustRun > 0:
 		fmt.Fprintf(s.out, "CI=true: %d PostgreSQL or browser tests were skipped, and CI must run them\n", mustRun)
-		return 1
+		status = 1
 	}
-	return 0
+	fmt.Fprintln(s.out, s.total)
+	return status
+}
+
+// examples returns the first three of tests, sorted, and "…" if there are
+// more.
+func examples(tests []string) string {
+	tests = slices.Sorted(slices.Values(tests))
+	if len(tests) > 3 {
+		return strings.Join(tests[:3], ", ") + ", …"
+	}
+	return strings.Join(tests, ", ")
+}
+
+// plural returns noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
 }

@@ -11,9 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestHelpMatchesREADME compares the flags and the environment variables
-// that -help lists with the README's table of them, both ways.
-func TestHelpMatchesREADME(t *testing.T) {
+// TestHelpMatchesDocs compares the flags and the environment variables
+// that -help lists with the table of them in docs/operating.md, both ways.
+func TestHelpMatchesDocs(t *testing.T) {
 	var help bytes.Buffer
 	if _, err := parseConfig([]string{"-help"}, func(string) string { return "" }, &help); err == nil {
 		t.Fatal("parseConfig(-help) succeeded; want flag.ErrHelp")
@@ -25,13 +25,13 @@ func TestHelpMatchesREADME(t *testing.T) {
 	helpFlags := names(regexp.MustCompile(`(?m)^  (-[a-z0-9-]+)`), flagsPart)
 	helpVars := names(regexp.MustCompile(`\b((?:PETSTORE|OTEL)_[A-Z0-9_]+)`), envPart)
 
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile("../../docs/operating.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, table, ok := strings.Cut(string(readme), "\n| flag | variable | default | |\n")
+	_, table, ok := strings.Cut(string(page), "\n| flag | variable | default | |\n")
 	if !ok {
-		t.Fatal("README.md has no table of flags and variables (| flag | variable | default | |)")
+		t.Fatal("docs/operating.md has no table of flags and variables (| flag | variable | default | |)")
 	}
 	var flagCells, varCells strings.Builder
 	for line := range strings.Lines(table) {
@@ -49,10 +49,10 @@ func TestHelpMatchesREADME(t *testing.T) {
 	readmeVars := names(regexp.MustCompile("`((?:PETSTORE|OTEL)_[A-Z0-9_]+)`"), varCells.String())
 
 	if diff := cmp.Diff(helpFlags, readmeFlags); diff != "" {
-		t.Errorf("flags: -help (-) and the README's table (+) differ:\n%s", diff)
+		t.Errorf("flags: -help (-) and docs/operating.md's table (+) differ:\n%s", diff)
 	}
 	if diff := cmp.Diff(helpVars, readmeVars); diff != "" {
-		t.Errorf("environment variables: -help (-) and the README's table (+) differ:\n%s", diff)
+		t.Errorf("environment variables: -help (-) and docs/operating.md's table (+) differ:\n%s", diff)
 	}
 	for _, v := range []string{adminAddrVar, otlpEndpointVar, apiKeysVar} {
 		if !slices.Contains(helpVars, v) {
