@@ -1,0 +1,254 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/testkit/pgtest"
+	"github.com/petstore-go/petstore/petstoretest"
+	"github.com/petstore-go/petstore/pgstore"
+)
+
+// A replicated is a throwaway primary and a hot standby of it, with a pool
+// on each.
+type replicated struct {
+	primary, standby   *pgtest.Cluster
+	pool, replicaPool *pgxpool.Pool
+}
+
+// pgReplicated starts a primary and a hot standby of it in temporary
+// directories (see pgtest.Cluster.NewStandby). It skips the test where
+// PostgreSQL's server binaries are not installed, and fails it there under
+// CI=true.
+func pgReplicated(t *testing.T) *replicated {
+	t.Helper()
+	r := &replicated{primary: pgtest.NewCluster(t)}
+	r.primary.Start(t)
+	r.standby = r.primary.NewStandby(t)
+	r.standby.Start(t)
+	r.pool = clusterPool(t, r.primary, 8)
+	r.replicaPool = clusterPool(t, r.standby, 8)
+	return r
+}
+
+// clusterPool opens a pool of size connections on c, closed when the test
+// ends.
+func clusterPool(t *testing.T, c *pgtest.Cluster, size int32) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = size
+	cfg.ConnConfig.ConnectTimeout = 2 * time.Second
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// replicaStore returns a Store on r's primary, reading from its standby,
+// on the table of a fresh schema, migrated, once the standby serves it.
+// It is closed when the test ends.
+func (r *replicated) replicaStore(t *testing.T, opts ...pgstore.Option) *pgstore.Store {
+	t.Helper()
+	return r.storeOn(t, pgMigratedSchema(t, r.pool), opts...)
+}
+
+// storeOn returns a Store with a replica on the table in schema, once the
+// standby serves it, closed when the test ends.
+func (r *replicated) storeOn(t *testing.T, schema string, opts ...pgstore.Option) *pgstore.Store {
+	t.Helper()
+	opts = append([]pgstore.Option{pgstore.WithSchema(schema), pgstore.WithReplicas(r.replicaPool)}, opts...)
+	s, err := pgstore.New(r.pool, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	pgAwait(t, r.replicaPool, "the standby to replay the table", `SELECT to_regclass($1) IS NOT NULL`, s.Table())
+	awaitServing(t, s, true)
+	return s
+}
+
+// awaitServing waits until the Store's first replica serves, or does not,
+// as want says, and fails the test if that takes more than ten seconds.
+func awaitServing(t *testing.T, s *pgstore.Store, want bool) pgstore.ReplicaStatus {
+	t.Helper()
+	var st pgstore.ReplicaStatus
+	for range 1000 {
+		st = s.ReadStats().Replicas[0]
+		if st.Serving == want {
+			return st
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("waited 10s for the replica's Serving to be %v: %+v", want, st)
+	return st
+}
+
+// TestReplicaStore runs the conformance suite on Stores that read from a
+// hot standby.
+func TestReplicaStore(t *testing.T) {
+	r := pgReplicated(t)
+	petstoretest.TestStore(t, func(t *testing.T) petstore.Store {
+		return r.replicaStore(t)
+	})
+}
+
+// TestReplicaPaused pauses the standby's replay: the Store that added a pet
+// still finds it at once, by Get and by List, from the primary, and counts
+// the fallbacks; another Store may not list it while the standby lags
+// within the bound, finds it by Get, and lists it once the lag passes the
+// bound. Once replay resumes, reads go back to the standby.
+func TestReplicaPaused(t *testing.T) {
+	r := pgReplicated(t)
+	const maxLag = 2 * time.Second
+	schema := pgMigratedSchema(t, r.pool)
+	s := r.storeOn(t, schema, pgstore.WithReplicaMaxLag(maxLag))
+	other := r.storeOn(t, schema, pgstore.WithReplicaMaxLag(maxLag))
+	ctx := context.Background()
+	before, _, err := s.Add(ctx, petstore.NewPet{Name: "before the pause", CategoryID: 1}, petstore.AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgAwait(t, r.replicaPool, "the standby to replay the first pet", `SELECT EXISTS (SELECT FROM `+s.Table()+` WHERE id = $1)`, before.ID)
+
+	if _, err := r.replicaPool.Exec(ctx, `SELECT pg_wal_replay_pause()`); err != nil {
+		t.Fatal(err)
+	}
+	pgAwait(t, r.replicaPool, "replay to pause", `SELECT pg_get_wal_replay_pause_state() = 'paused'`)
+	paused := time.Now()
+	start := s.ReadStats()
+	pet, _, err := s.Add(ctx, petstore.NewPet{Name: "during the pause", CategoryID: 2}, petstore.AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
+		t.Errorf("Get(%d) on the Store that added it = %+v, %v; want %+v", pet.ID, got, err, pet)
+	}
+	if got, err := s.List(ctx, petstore.ListOptions{}); err != nil || !slices.Contains(got, pet) {
+		t.Errorf("List on the Store that added pet %d = %+v, %v; want it listed", pet.ID, got, err)
+	}
+	if got := s.ReadStats(); got.Fallback-start.Fallback != 2 || got.Replica != start.Replica {
+		t.Errorf("after a Get and a List of a pet the paused standby lacks: %d fallbacks and %d reads on the replica; want 2 and 0",
+			got.Fallback-start.Fallback, got.Replica-start.Replica)
+	}
+
+	// Another Store: a Get finds the pet on the primary; a List may miss
+	// it while the standby lags within the bound.
+	if got, err := other.Get(ctx, pet.ID); err != nil || got != pet {
+		t.Errorf("Get(%d) on another Store = %+v, %v; want %+v", pet.ID, got, err, pet)
+	}
+	if got, err := other.Get(ctx, pet.ID+1); !errors.Is(err, petstore.ErrNotFound) {
+		t.Errorf("Get(%d), past the last pet, on another Store = %+v, %v; want ErrNotFound", pet.ID+1, got, err)
+	}
+	got, err := other.List(ctx, petstore.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lagged := time.Since(paused); lagged < maxLag/2 && (slices.Contains(got, pet) || !slices.Contains(got, before)) {
+		t.Errorf("another Store listed %+v %v after the pause, within the bound; want the standby's stale list, with pet %d and without pet %d",
+			got, lagged, before.ID, pet.ID)
+	}
+	st := awaitServing(t, other, false)
+	// The replica's last check before the pause may have come up to an
+	// interval before it.
+	if lagged := time.Since(paused); lagged < maxLag-pgstore.ReplicaCheckInterval {
+		t.Errorf("the replica stopped serving %v after the pause, with a lag of %v; want it serving until the lag passes %v", lagged, st.Lag, maxLag)
+	}
+	if got, err := other.List(ctx, petstore.ListOptions{}); err != nil || !slices.Contains(got, pet) {
+		t.Errorf("List on another Store past the bound = %+v, %v; want pet %d listed", got, err, pet.ID)
+	}
+
+	if _, err := r.replicaPool.Exec(ctx, `SELECT pg_wal_replay_resume()`); err != nil {
+		t.Fatal(err)
+	}
+	awaitServing(t, other, true)
+	start = s.ReadStats()
+	if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
+		t.Errorf("Get(%d) after the standby resumed = %+v, %v; want %+v", pet.ID, got, err, pet)
+	}
+	if got := s.ReadStats(); got.Replica-start.Replica != 1 {
+		t.Errorf("after replay resumed, %d of a Get were served by the replica; want 1 (stats %+v)", got.Replica-start.Replica, got)
+	}
+}
+
+// TestReplicaRestart stops the standby under a Store and starts it again:
+// no read or create fails, every read finds the Store's own pets, and
+// reads go back to the standby once it is back.
+func TestReplicaRestart(t *testing.T) {
+	r := pgReplicated(t)
+	s := r.replicaStore(t)
+	ctx := context.Background()
+	step := func(phase string) {
+		t.Helper()
+		pet, _, err := s.Add(ctx, petstore.NewPet{Name: phase, CategoryID: 1}, petstore.AddOptions{})
+		if err != nil {
+			t.Fatalf("%s: Add: %v", phase, err)
+		}
+		if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
+			t.Fatalf("%s: Get(%d) = %+v, %v; want %+v", phase, pet.ID, got, err, pet)
+		}
+		page, err := s.List(ctx, petstore.ListOptions{After: pet.ID - 1, Limit: 1})
+		if err != nil || len(page) != 1 || page[0] != pet {
+			t.Fatalf("%s: List after %d = %+v, %v; want [%+v]", phase, pet.ID-1, page, err, pet)
+		}
+	}
+	step("before")
+	r.standby.Stop(t)
+	for range 20 {
+		step("standby stopped")
+	}
+	st := awaitServing(t, s, false)
+	if st.Err == nil || !errors.Is(st.Err, petstore.ErrUnavailable) {
+		t.Errorf("the stopped replica's status = %+v; want an error wrapping ErrUnavailable", st)
+	}
+	for range 20 {
+		step("standby stopped")
+	}
+	down := s.ReadStats()
+	r.standby.Start(t)
+	awaitServing(t, s, true)
+	for range 20 {
+		step("standby started again")
+	}
+	if got := s.ReadStats(); got.Replica-down.Replica < 20 {
+		t.Errorf("after the standby came back, %d of 40 reads were served by it; want at least 20 (stats %+v)", got.Replica-down.Replica, got)
+	}
+	t.Logf("reads: %+v", s.ReadStats())
+}
+
+// TestReplicaPromoted promotes the standby: it no longer follows the
+// primary, and reads leave it without failing.
+func TestReplicaPromoted(t *testing.T) {
+	r := pgReplicated(t)
+	s := r.replicaStore(t)
+	ctx := context.Background()
+	r.standby.Promote(t)
+	st := awaitServing(t, s, false)
+	if st.Err == nil || !strings.Contains(st.Err.Error(), "not a standby") {
+		t.Errorf("the promoted replica's status = %+v; want an error saying it is not a standby", st)
+	}
+	before := s.ReadStats()
+	pet, _, err := s.Add(ctx, petstore.NewPet{Name: "after the promotion", CategoryID: 1}, petstore.AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
+		t.Errorf("Get(%d) = %+v, %v; want %+v", pet.ID, got, err, pet)
+	}
+	if got, err := s.List(ctx, petstore.ListOptions{}); err != nil || !slices.Contains(got, pet) {
+		t.Errorf("List = %+v, %v; want pet %d listed", got, err, pet.ID)
+	}
+	if got := s.ReadStats(); got.Primary-before.Primary != 2 || got.Replica != before.Replica {
+		t.Errorf("after the promotion, %d reads went to the primary and %d to the replica; want 2 and 0", got.Primary-before.Primary, got.Replica-before.Replica)
+	}
+}
