@@ -3,8 +3,10 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +20,7 @@ import (
 // A replicated is a throwaway primary and a hot standby of it, with a pool
 // on each.
 type replicated struct {
-	primary, standby   *pgtest.Cluster
+	primary, standby  *pgtest.Cluster
 	pool, replicaPool *pgxpool.Pool
 }
 
@@ -251,4 +253,86 @@ func TestReplicaPromoted(t *testing.T) {
 	if got := s.ReadStats(); got.Primary-before.Primary != 2 || got.Replica != before.Replica {
 		t.Errorf("after the promotion, %d reads went to the primary and %d to the replica; want 2 and 0", got.Primary-before.Primary, got.Replica-before.Replica)
 	}
+}
+
+// TestReplicaMixedLoad runs a steady mixed load through one Store with a
+// healthy standby: workers that each add a pet, then get it and list the
+// page that starts at it. No read may miss the pet its worker added, and
+// at least 90% of the reads must be served by the standby. It logs the
+// read latencies beside those of the same load on the primary alone, and
+// the waits for the standby to replay the Store's last pet.
+//
+//	go test -run TestReplicaMixedLoad -v ./pgstore
+func TestReplicaMixedLoad(t *testing.T) {
+	r := pgReplicated(t)
+	s := r.replicaStore(t)
+	withReplica := mixedLoad(t, s)
+	st := s.ReadStats()
+	reads := st.Replica + st.Primary + st.Fallback
+	share := float64(st.Replica) / float64(reads)
+	alone := mixedLoad(t, pgStore(t, r.pool))
+
+	t.Logf("%d reads: %.1f%% served by the standby, %d by the primary, %d fallbacks; %d waited for the standby to replay the Store's last pet, %v on average",
+		reads, 100*share, st.Primary, st.Fallback, st.Waits, meanWait(st))
+	t.Logf("read latency with the standby: p50 %v, p99 %v; on the primary alone: p50 %v, p99 %v",
+		percentile(withReplica, 50), percentile(withReplica, 99), percentile(alone, 50), percentile(alone, 99))
+	if share < 0.9 {
+		t.Errorf("%.1f%% of the reads were served by the standby; want at least 90%% (stats %+v)", 100*share, st)
+	}
+}
+
+// mixedLoad runs 4 workers, each adding 250 pets one after another and,
+// after each, getting it and listing the page of 5 that starts at it; it
+// fails the test when a read misses the pet, and returns the durations of
+// the reads.
+func mixedLoad(t *testing.T, s petstore.Store) []time.Duration {
+	t.Helper()
+	const workers, rounds = 4, 250
+	ctx := context.Background()
+	durations := make([][]time.Duration, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range rounds {
+				pet, _, err := s.Add(ctx, petstore.NewPet{Name: fmt.Sprintf("worker %d pet %d", w, i), CategoryID: 1}, petstore.AddOptions{})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				start := time.Now()
+				got, err := s.Get(ctx, pet.ID)
+				durations[w] = append(durations[w], time.Since(start))
+				if err != nil || got != pet {
+					t.Errorf("Get(%d) right after its Add = %+v, %v; want %+v", pet.ID, got, err, pet)
+					return
+				}
+				start = time.Now()
+				page, err := s.List(ctx, petstore.ListOptions{After: pet.ID - 1, Limit: 5})
+				durations[w] = append(durations[w], time.Since(start))
+				if err != nil || len(page) == 0 || page[0] != pet {
+					t.Errorf("List after %d right after its Add = %+v, %v; want %+v first", pet.ID-1, page, err, pet)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	return slices.Concat(durations...)
+}
+
+// percentile returns the p-th percentile of ds, which it sorts.
+func percentile(ds []time.Duration, p int) time.Duration {
+	slices.Sort(ds)
+	return ds[(len(ds)-1)*p/100].Round(time.Microsecond)
+}
+
+// meanWait returns the mean time that the reads of st waited.
+func meanWait(st pgstore.ReadStats) time.Duration {
+	if st.Waits == 0 {
+		return 0
+	}
+	return (st.WaitTime / time.Duration(st.Waits)).Round(time.Microsecond)
 }
