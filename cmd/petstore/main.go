@@ -41,7 +41,10 @@
 // wins over the variable; prefer the variable, as a flag's value, password
 // included, is visible to other users of the host. Naming two stores (a
 // data file and a PostgreSQL URL, or -store memory and either) stops the
-// server at start.
+// server at start. PETSTORE_POSTGRES_REPLICA_URLS, the URLs of hot
+// standbys of that database separated by commas, sends reads to them
+// (docs/replicas.md); /readyz and /metrics report their lag and where
+// reads were served.
 //
 // With -tls-cert and -tls-key (or PETSTORE_TLS_CERT and PETSTORE_TLS_KEY;
 // the flags win), naming the PEM files of a certificate chain and its
@@ -134,6 +137,7 @@ type config struct {
 	store             storeKind // the store to keep pets in
 	dataFile          string    // the SQLite file, for storeSQLite
 	postgresURL       string    // for storePostgres
+	replicaURLs       string    // hot standbys to read from, comma-separated; for storePostgres
 	readHeaderTimeout time.Duration
 	shutdownTimeout   time.Duration
 
@@ -268,7 +272,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if c.accessLog {
 		accessLog = logger
 	}
-	obs, err := newObservability(ctx, c.adminAddr != "", c.tracing, accessLog)
+	obs, err := newObservability(ctx, c.adminAddr != "", c.tracing, accessLog, replicaCollectors(store)...)
 	if err != nil {
 		return err
 	}
@@ -331,7 +335,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			"-tls-cert and -tls-key serve HTTPS")
 	}
 	if c.adminAddr != "" {
-		a := &admin{metrics: obs.metrics, store: store, check: check, logger: logger,
+		a := &admin{metrics: obs.metrics, store: store, check: check, replicas: replicaProbes(store), logger: logger,
 			redact: func(s string) string { return postgresRedact(s, c.postgresURL) }}
 		stopAdmin, err := serveAdmin(ctx, c.adminAddr, a, stdout)
 		if err != nil {
