@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/testkit/loadtest"
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 	"github.com/petstore-go/petstore/petstoretest"
 	"github.com/petstore-go/petstore/pgstore"
@@ -335,4 +338,74 @@ func meanWait(st pgstore.ReadStats) time.Duration {
 		return 0
 	}
 	return (st.WaitTime / time.Duration(st.Waits)).Round(time.Microsecond)
+}
+
+// TestReplicaLoadTwoProcesses makes the load of TestLoadTwoProcesses
+// through two server processes on a throwaway primary, each reading from
+// its hot standby, the clients' requests alternating between them: a
+// client's get of its pet goes to either process and must find it. A
+// reader that pages with a cursor through a third Store, which reads from
+// the standby, must see every pet exactly once. The load test then checks
+// every acknowledged pet through both processes, once the maximum lag has
+// passed, as docs/replicas.md says a reader on another instance may need.
+// PETSTORE_LOAD_CREATES sets the number of creates, 3,000 by default.
+func TestReplicaLoadTwoProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the two-process load test with a standby in -short mode; run go test without -short for it")
+	}
+	r := pgReplicated(t)
+	schema := pgMigratedSchema(t, r.pool)
+	reader := r.storeOn(t, schema)
+	env := []string{pgtest.URLVar + "=" + r.primary.URL(), loadReplicaVar + "=" + r.standby.URL()}
+	front, served := loadFront(t, loadStartServer(t, schema, env...), loadStartServer(t, schema, env...))
+
+	creates := 3000
+	if os.Getenv(loadtest.EnvCreates) != "" {
+		creates = loadtest.Creates(t)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), loadtest.Bound(t))
+	defer cancel()
+	var (
+		done   atomic.Bool
+		paging = make(chan map[int64]int, 1)
+	)
+	go func() { paging <- loadPage(ctx, t, reader, &done) }()
+	c := loadtest.Config{
+		BaseURL: front.URL + petstore.DefaultBasePath,
+		APIKey:  loadKey,
+		Clients: 16,
+		Creates: creates,
+		Settle:  pgstore.DefaultReplicaMaxLag + pgstore.ReplicaCheckInterval,
+	}
+	res := loadtest.Run(ctx, t, c)
+	done.Store(true)
+	seen := <-paging
+	t.Logf("pgstore, two processes reading from a standby, %d clients: %v; the processes served %d and %d requests; the paging reader's reads: %+v",
+		c.Clients, res, served[0].Load(), served[1].Load(), reader.ReadStats())
+	if res.Created != c.Creates || res.Verified != c.Creates {
+		t.Errorf("%d creates: %d acknowledged, %d verified; want all of them", c.Creates, res.Created, res.Verified)
+	}
+	primary, err := pgstore.New(r.pool, pgstore.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := primary.List(ctx, petstore.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	missed := 0
+	for _, p := range all {
+		if seen[p.ID] != 1 {
+			missed++
+			if missed <= 10 {
+				t.Errorf("the reader paging during the load saw pet %d %d times; want once", p.ID, seen[p.ID])
+			}
+		}
+	}
+	if missed > 0 || len(seen) != len(all) {
+		t.Errorf("the reader saw %d pets, %d of them not exactly once; the table holds %d", len(seen), missed, len(all))
+	}
+	if st := reader.ReadStats(); st.Replica == 0 {
+		t.Errorf("the paging reader read nothing from the standby: %+v", st)
+	}
 }
