@@ -282,6 +282,42 @@ func TestReplicaMixedLoad(t *testing.T) {
 	if share < 0.9 {
 		t.Errorf("%.1f%% of the reads were served by the standby; want at least 90%% (stats %+v)", 100*share, st)
 	}
+
+	// The waits alone: one caller adds and gets, one pet after another,
+	// while another Store adds steadily; each Get's wait is what it adds
+	// to the Store's WaitTime.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	busy := r.storeOn(t, strings.Split(s.Table(), `"`)[1])
+	for range 2 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				_, _, _ = busy.Add(ctx, petstore.NewPet{Name: "busy", CategoryID: 1}, petstore.AddOptions{})
+			}
+		})
+	}
+	var waits []time.Duration
+	const gets = 300
+	for i := range gets {
+		pet, _, err := s.Add(ctx, petstore.NewPet{Name: fmt.Sprintf("probe %d", i), CategoryID: 1}, petstore.AddOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := s.ReadStats().WaitTime
+		if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
+			t.Fatalf("Get(%d) right after its Add = %+v, %v; want %+v", pet.ID, got, err, pet)
+		}
+		if w := s.ReadStats().WaitTime - before; w > 0 {
+			waits = append(waits, w)
+		}
+	}
+	cancel()
+	if len(waits) > 0 {
+		t.Logf("%d of %d Gets right after their Add waited for the standby: p50 %v, p99 %v",
+			len(waits), gets, percentile(waits, 50), percentile(waits, 99))
+	}
 }
 
 // mixedLoad runs 4 workers, each adding 250 pets one after another and,
