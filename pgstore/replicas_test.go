@@ -445,3 +445,46 @@ func TestReplicaLoadTwoProcesses(t *testing.T) {
 		t.Errorf("the paging reader read nothing from the standby: %+v", st)
 	}
 }
+
+// TestReplicaFailingReads reads through a replica pool whose role may not
+// read the table: every read fails there, and is served by the primary
+// without failing, counted as a fallback.
+func TestReplicaFailingReads(t *testing.T) {
+	r := pgReplicated(t)
+	ctx := context.Background()
+	if _, err := r.pool.Exec(ctx, `CREATE ROLE pgstore_no_select LOGIN`); err != nil {
+		t.Fatal(err)
+	}
+	cfg := r.replicaPool.Config()
+	cfg.ConnConfig.User = "pgstore_no_select"
+	denied, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer denied.Close()
+	schema := pgMigratedSchema(t, r.pool)
+	s, err := pgstore.New(r.pool, pgstore.WithSchema(schema), pgstore.WithReplicas(denied))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	pgAwait(t, r.replicaPool, "the standby to replay the table", `SELECT to_regclass($1) IS NOT NULL`, s.Table())
+	awaitServing(t, s, true)
+
+	pet, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := s.ReadStats()
+	if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
+		t.Errorf("Get(%d) = %+v, %v; want %+v", pet.ID, got, err, pet)
+	}
+	awaitServing(t, s, true) // a check found it answering again
+	if got, err := s.List(ctx, petstore.ListOptions{}); err != nil || !slices.Contains(got, pet) {
+		t.Errorf("List = %+v, %v; want pet %d listed", got, err, pet.ID)
+	}
+	if got := s.ReadStats(); got.Fallback-before.Fallback != 2 || got.Replica != before.Replica {
+		t.Errorf("after a Get and a List that the replica refused: %d fallbacks and %d reads on the replica; want 2 and 0",
+			got.Fallback-before.Fallback, got.Replica-before.Replica)
+	}
+}
