@@ -66,6 +66,9 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 	if c.err != nil {
 		return petstore.Pet{}, false, c.err
 	}
+	if s.replicas != nil {
+		s.replicas.wrote(c.id)
+	}
 	if c.replayed {
 		return petstore.Pet{ID: c.id, NewPet: c.stored}, true, nil
 	}

@@ -41,3 +41,36 @@ func Example() {
 	}
 	log.Fatal(http.ListenAndServe(":8080", api))
 }
+
+// ExampleWithReplicas reads from a hot standby of the primary: Get and List
+// go to it, while Add, and every read of a pet that the standby has yet to
+// replay, go to the primary. It needs two servers, so it is compiled but
+// not run by go test.
+func ExampleWithReplicas() {
+	ctx := context.Background()
+	primary, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer primary.Close()
+	standby, err := pgxpool.New(ctx, os.Getenv("STANDBY_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer standby.Close()
+
+	store, err := pgstore.New(primary, pgstore.WithReplicas(standby))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close() // stops the checks of the standby
+
+	api, err := petstore.New(
+		petstore.WithStore(store),
+		petstore.WithAuthenticator(petstore.APIKeys(os.Getenv("API_KEY"))),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Fatal(http.ListenAndServe(":8080", api))
+}

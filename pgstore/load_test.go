@@ -45,6 +45,10 @@ func TestLoad(t *testing.T) {
 // serve, on the schema it holds.
 const loadServerVar = "PGSTORE_LOAD_SERVER_SCHEMA"
 
+// loadReplicaVar names the environment variable that gives TestLoadServer
+// a standby to read from.
+const loadReplicaVar = "PGSTORE_LOAD_SERVER_REPLICA"
+
 // loadKey is the API key of the load servers.
 const loadKey = "load-two-key"
 
@@ -58,19 +62,7 @@ func TestLoadTwoProcesses(t *testing.T) {
 	pool := pgPool(t, func(c *pgxpool.Config) { c.MaxConns = 4 })
 	store := pgStore(t, pool)
 	schema := strings.Split(store.Table(), `"`)[1]
-	backends := []*url.URL{loadStartServer(t, schema), loadStartServer(t, schema)}
-
-	var next, served [2]atomic.Int64
-	proxy := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			i := next[0].Add(1) % 2
-			served[i].Add(1)
-			r.SetURL(backends[i])
-		},
-		Transport: &http.Transport{MaxIdleConnsPerHost: 128, IdleConnTimeout: time.Minute},
-	}
-	front := httptest.NewServer(proxy)
-	defer front.Close()
+	front, served := loadFront(t, loadStartServer(t, schema), loadStartServer(t, schema))
 
 	ctx, cancel := context.WithTimeout(context.Background(), loadtest.Bound(t))
 	defer cancel()
@@ -114,6 +106,25 @@ func TestLoadTwoProcesses(t *testing.T) {
 	}
 }
 
+// loadFront serves, on loopback, a proxy that sends the requests to the
+// two backends in turn, and counts the requests that each was sent. It is
+// closed when the test ends.
+func loadFront(t *testing.T, backends ...*url.URL) (*httptest.Server, *[2]atomic.Int64) {
+	var next atomic.Int64
+	served := new([2]atomic.Int64)
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			i := next.Add(1) % 2
+			served[i].Add(1)
+			r.SetURL(backends[i])
+		},
+		Transport: &http.Transport{MaxIdleConnsPerHost: 128, IdleConnTimeout: time.Minute},
+	}
+	front := httptest.NewServer(proxy)
+	t.Cleanup(front.Close)
+	return front, served
+}
+
 // loadPage pages through store with a cursor, 50 pets a page, until done is
 // set and a page comes back empty, and returns how often it saw each ID.
 func loadPage(ctx context.Context, t *testing.T, store *pgstore.Store, done *atomic.Bool) map[int64]int {
@@ -145,12 +156,12 @@ func loadPage(ctx context.Context, t *testing.T, store *pgstore.Store, done *ato
 }
 
 // loadStartServer runs this test binary as a server process on the table
-// in schema, and returns its base URL. The process ends when the test
-// does.
-func loadStartServer(t *testing.T, schema string) *url.URL {
+// in schema, with the variables in env added to its environment, and
+// returns its base URL. The process ends when the test does.
+func loadStartServer(t *testing.T, schema string, env ...string) *url.URL {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestLoadServer$", "-test.count=1")
-	cmd.Env = append(os.Environ(), loadServerVar+"="+schema)
+	cmd.Env = append(append(os.Environ(), loadServerVar+"="+schema), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -201,17 +212,28 @@ func loadStartServer(t *testing.T, schema string) *url.URL {
 // TestLoadServer is the server process of TestLoadTwoProcesses: it serves
 // the API on the table in the schema that PGSTORE_LOAD_SERVER_SCHEMA names,
 // through a pool of 16 connections, on a free port of 127.0.0.1, until its
-// standard input closes. Without the variable it is skipped.
+// standard input closes. When PGSTORE_LOAD_SERVER_REPLICA names the URL of
+// a standby, it reads from it too. Without the schema it is skipped.
 func TestLoadServer(t *testing.T) {
 	schema := os.Getenv(loadServerVar)
 	if schema == "" {
 		t.Skip("the server process of TestLoadTwoProcesses, run by it")
 	}
 	pool := pgPool(t, func(c *pgxpool.Config) { c.MaxConns = 16 })
-	store, err := pgstore.New(pool, pgstore.WithSchema(schema))
+	opts := []pgstore.Option{pgstore.WithSchema(schema)}
+	if u := os.Getenv(loadReplicaVar); u != "" {
+		replica, err := pgxpool.New(context.Background(), u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer replica.Close()
+		opts = append(opts, pgstore.WithReplicas(replica))
+	}
+	store, err := pgstore.New(pool, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer store.Close()
 	h, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(loadKey)))
 	if err != nil {
 		t.Fatal(err)

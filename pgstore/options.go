@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 )
 
@@ -29,6 +30,10 @@ type config struct {
 	retention time.Duration
 	now       func() time.Time
 	logger    *slog.Logger
+
+	replicas      []*pgxpool.Pool
+	replicaWait   time.Duration
+	replicaMaxLag time.Duration
 }
 
 // Defaults of the options.
@@ -57,6 +62,9 @@ func defaultConfig() config {
 		retention: petstore.MinKeyRetention,
 		now:       time.Now,
 		logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+
+		replicaWait:   DefaultReplicaWait,
+		replicaMaxLag: DefaultReplicaMaxLag,
 	}
 }
 

@@ -47,6 +47,10 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 		{"no retention", pool, []pgstore.Option{pgstore.WithKeyRetention(0)}, "WithKeyRetention: 0s"},
 		{"nil clock", pool, []pgstore.Option{pgstore.WithClock(nil)}, "WithClock: the clock is nil"},
 		{"nil logger", pool, []pgstore.Option{pgstore.WithLogger(nil)}, "WithLogger: the logger is nil"},
+		{"nil replica", pool, []pgstore.Option{pgstore.WithReplicas(pool, nil)}, "WithReplicas: pool 2 of 2 is nil; open each with pgxpool.New"},
+		{"negative replica wait", pool, []pgstore.Option{pgstore.WithReplicaWait(-time.Millisecond)}, "WithReplicaWait: -1ms is negative; use a wait such as 5ms, or 0 not to wait"},
+		{"max lag within a check", pool, []pgstore.Option{pgstore.WithReplicaMaxLag(pgstore.ReplicaCheckInterval)},
+			"WithReplicaMaxLag: 100ms is not longer than ReplicaCheckInterval (100ms); use a bound such as 1s"},
 		{"every mistake", nil, []pgstore.Option{pgstore.WithTable(""), pgstore.WithMaxBatch(0)}, "pgxpool.New\nWithTable: the table name is empty; give a name such as \"pets\"\nWithMaxBatch"},
 	}
 	for _, tt := range tests {

@@ -57,6 +57,9 @@ type Store struct {
 
 	// One statement per need: the LIMIT is always bound, NULL for no cap.
 	addSQL, lockSQL, addKeyedSQL, addKeyedOneSQL, pruneSQL, getSQL, listSQL, listStatusSQL string
+	// On a replica: the highest ID its snapshot holds, and with it the pet
+	// of an ID if there is one.
+	horizonSQL, getReplicaSQL string
 
 	retention time.Duration
 	now       func() time.Time
@@ -64,6 +67,8 @@ type Store struct {
 
 	adds  adder  // the Adds waiting to be inserted together
 	prune pruner // the passes that forget expired keys
+
+	replicas *replicaSet // nil without WithReplicas
 }
 
 var _ petstore.Store = (*Store)(nil)
@@ -89,7 +94,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	}
 	t := qualify(c.table)
 	const columns = "id, name, category_id, coalesce(status, '')"
-	return &Store{
+	s := &Store{
 		pool:     pool,
 		schema:   c.schema,
 		table:    c.table,
@@ -194,13 +199,23 @@ SELECT 1::bigint, id, true, name, category_id, status FROM stored`, t, qualify(c
 		// on an order of branches that SQL does not promise. A test checks
 		// the plans with EXPLAIN.
 		listStatusSQL: fmt.Sprintf(`SELECT %s FROM %s WHERE (status, id) > ($3, $1) AND status <= $3 ORDER BY status, id LIMIT $2`, columns, t),
+		// IDs are in commit order (see the package doc), so a snapshot
+		// that holds the pet with the highest ID holds every pet below it:
+		// a pet below it that the snapshot lacks does not exist.
+		horizonSQL: fmt.Sprintf(`SELECT coalesce(max(id), 0) FROM %s`, t),
+		getReplicaSQL: fmt.Sprintf(`SELECT h.id, p.id IS NOT NULL, coalesce(p.name, ''), coalesce(p.category_id, 0), coalesce(p.status, '')
+FROM (SELECT coalesce(max(id), 0) AS id FROM %[1]s) h LEFT JOIN %[1]s p ON p.id = $1`, t),
 
 		retention: c.retention,
 		now:       c.now,
 		logger:    c.logger,
 
 		adds: adder{max: c.maxBatch},
-	}, nil
+	}
+	if len(c.replicas) > 0 {
+		s.replicas = newReplicaSet(pool, c)
+	}
+	return s, nil
 }
 
 // Table returns the table that holds the pets, quoted and, when a schema is
@@ -208,9 +223,35 @@ SELECT 1::bigint, id, true, name, category_id, status FROM stored`, t, qualify(c
 func (s *Store) Table() string { return s.relation }
 
 // Get returns the pet with the given ID, or an error wrapping
-// petstore.ErrNotFound.
+// petstore.ErrNotFound. With WithReplicas, a replica answers when it can;
+// a pet it lacks is looked for on the primary unless the replica holds a
+// pet with a higher ID, which proves it absent (see WithReplicas).
 func (s *Store) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 	pet := petstore.Pet{ID: id}
+	if s.replicas != nil {
+		found := false
+		ok, err := s.replicas.read(ctx, func(ctx context.Context, pool *pgxpool.Pool, own int64) (replicaOutcome, error) {
+			var horizon int64
+			err := pool.QueryRow(ctx, s.getReplicaSQL, id).Scan(&horizon, &found, &pet.Name, &pet.CategoryID, (*statusScanner)(&pet.Status))
+			switch {
+			case err != nil:
+				return unsure, err
+			case found || id <= horizon:
+				return answered, nil
+			case id <= own:
+				return behind, nil
+			}
+			return unsure, nil
+		})
+		switch {
+		case err != nil:
+			return petstore.Pet{}, wrapError(ctx, fmt.Sprintf("get pet %d", id), err)
+		case ok && found:
+			return pet, nil
+		case ok:
+			return petstore.Pet{}, fmt.Errorf("pgstore: pet %d: %w", id, petstore.ErrNotFound)
+		}
+	}
 	err := s.pool.QueryRow(ctx, s.getSQL, id).Scan(&pet.Name, &pet.CategoryID, (*statusScanner)(&pet.Status))
 	if err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -243,17 +284,55 @@ func (s *Store) appendList(ctx context.Context, dst []petstore.Pet, opts petstor
 	if opts.Limit > 0 {
 		limit = opts.Limit
 	}
-	var (
-		rows pgx.Rows
-		err  error
-	)
-	if opts.Status == "" {
-		rows, err = s.pool.Query(ctx, s.listSQL, opts.After, limit)
-	} else {
-		rows, err = s.pool.Query(ctx, s.listStatusSQL, opts.After, limit, string(opts.Status))
+	query, args := s.listSQL, []any{opts.After, limit}
+	if opts.Status != "" {
+		query, args = s.listStatusSQL, append(args, string(opts.Status))
 	}
+	if s.replicas != nil {
+		// The replica's highest ID, then the page, in one round trip: the
+		// page's snapshot is taken after the first statement's, so it holds
+		// at least the pets that the first saw.
+		var page []petstore.Pet
+		ok, err := s.replicas.read(ctx, func(ctx context.Context, pool *pgxpool.Pool, own int64) (replicaOutcome, error) {
+			b := &pgx.Batch{}
+			b.Queue(s.horizonSQL)
+			b.Queue(query, args...)
+			results := pool.SendBatch(ctx, b)
+			defer results.Close()
+			var horizon int64
+			if err := results.QueryRow().Scan(&horizon); err != nil {
+				return unsure, err
+			}
+			if horizon < own {
+				return behind, nil
+			}
+			rows, err := results.Query()
+			page, err = scanPets(dst, rows, err)
+			if err == nil {
+				err = results.Close()
+			}
+			return answered, err
+		})
+		switch {
+		case err != nil:
+			return dst, wrapError(ctx, "list pets", err)
+		case ok:
+			return page, nil
+		}
+	}
+	rows, err := s.pool.Query(ctx, query, args...)
+	page, err := scanPets(dst, rows, err)
 	if err != nil {
 		return dst, wrapError(ctx, "list pets", err)
+	}
+	return page, nil
+}
+
+// scanPets appends to dst the pets of the rows that a list query returned,
+// or, on error, returns dst as it was given and the error.
+func scanPets(dst []petstore.Pet, rows pgx.Rows, err error) ([]petstore.Pet, error) {
+	if err != nil {
+		return dst, err
 	}
 	defer rows.Close()
 	// The destinations are built once and reused for every row; the status
@@ -264,12 +343,12 @@ func (s *Store) appendList(ctx context.Context, dst []petstore.Pet, opts petstor
 	n := len(dst)
 	for rows.Next() {
 		if err := rows.Scan(dest[:]...); err != nil {
-			return dst[:n], wrapError(ctx, "list pets", err)
+			return dst[:n], err
 		}
 		dst = append(dst, p)
 	}
 	if err := rows.Err(); err != nil {
-		return dst[:n], wrapError(ctx, "list pets", err)
+		return dst[:n], err
 	}
 	return dst, nil
 }

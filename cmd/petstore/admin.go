@@ -39,6 +39,10 @@ type admin struct {
 	// that is not at the version needed, or a privilege that the
 	// database role lacks, with the statement that fixes it.
 	check func(context.Context) error
+	// replicas, when not nil, tells the state of the store's replicas,
+	// which /readyz reports; a replica that does not serve makes no
+	// difference to readiness, since the primary serves its reads.
+	replicas func() []replicaProbe
 	// redact removes secrets, such as a database password, from the text
 	// of a store's error.
 	redact   func(string) string
@@ -59,8 +63,9 @@ func (a *admin) handler() http.Handler {
 
 // probeBody is the JSON body of /healthz and /readyz.
 type probeBody struct {
-	Status string `json:"status"`           // "ok" or "unavailable"
-	Reason string `json:"reason,omitempty"` // why it is unavailable
+	Status   string         `json:"status"`             // "ok" or "unavailable"
+	Reason   string         `json:"reason,omitempty"`   // why it is unavailable
+	Replicas []replicaProbe `json:"replicas,omitempty"` // the store's replicas, if any
 }
 
 // ready answers /readyz.
@@ -83,7 +88,11 @@ func (a *admin) ready(w http.ResponseWriter, r *http.Request) {
 	}
 	_, err := a.store.List(ctx, petstore.ListOptions{Limit: 1})
 	if err == nil {
-		writeStatus(w, http.StatusOK, probeBody{Status: "ok"})
+		body := probeBody{Status: "ok"}
+		if a.replicas != nil {
+			body.Replicas = a.replicas()
+		}
+		writeStatus(w, http.StatusOK, body)
 		return
 	}
 	reason := "the store failed a list of one pet: " + a.redact(err.Error())

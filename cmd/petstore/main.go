@@ -25,6 +25,9 @@
 // version it needs and the role holds every privilege, and says which
 // command or GRANT fixes it otherwise.
 //
+// PETSTORE_POSTGRES_REPLICA_URLS, the URLs of hot standbys of that
+// database separated by commas, sends reads to them (docs/replicas.md).
+//
 // -tls-cert and -tls-key serve HTTPS, reloading the pair when its files
 // change or on SIGHUP. -admin-addr serves /metrics, /healthz and /readyz
 // apart from the API; OTEL_EXPORTER_OTLP_ENDPOINT sends a trace span per
@@ -77,6 +80,7 @@ type config struct {
 	store             storeKind // the store to keep pets in
 	dataFile          string    // the SQLite file, for storeSQLite
 	postgresURL       string    // for storePostgres
+	replicaURLs       string    // hot standbys to read from, comma-separated; for storePostgres
 	readHeaderTimeout time.Duration
 	shutdownTimeout   time.Duration
 
@@ -211,7 +215,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if c.accessLog {
 		accessLog = logger
 	}
-	obs, err := newObservability(ctx, c.adminAddr != "", c.tracing, accessLog)
+	obs, err := newObservability(ctx, c.adminAddr != "", c.tracing, accessLog, replicaCollectors(store)...)
 	if err != nil {
 		return err
 	}
@@ -274,7 +278,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			"-tls-cert and -tls-key serve HTTPS")
 	}
 	if c.adminAddr != "" {
-		a := &admin{metrics: obs.metrics, store: store, check: check, logger: logger,
+		a := &admin{metrics: obs.metrics, store: store, check: check, replicas: replicaProbes(store), logger: logger,
 			redact: func(s string) string { return postgresRedact(s, c.postgresURL) }}
 		stopAdmin, err := serveAdmin(ctx, c.adminAddr, a, stdout)
 		if err != nil {

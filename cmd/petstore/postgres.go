@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
@@ -31,7 +32,7 @@ const postgresConnectTimeout = 5 * time.Second
 // upgrades the pets table, checks that the role may serve from it, and
 // returns a store on it and a function that closes the pool.
 func openPostgres(ctx context.Context, rawURL string, logger *slog.Logger) (petstore.Store, func(), error) {
-	store, closePool, err := openPostgresStore(ctx, rawURL, true, logger)
+	store, closePool, err := openPostgresStore(ctx, rawURL, "", true, logger)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -49,15 +50,26 @@ const migrateCommand = "petstore migrate"
 // they are at the version needed and that the role holds every privilege
 // that serving needs, and refuses to go on otherwise, saying which command
 // or GRANT fixes it. Neither its errors nor its log show the URL's
-// password.
-func openPostgresStore(ctx context.Context, rawURL string, migrate bool, logger *slog.Logger) (*pgstore.Store, func(), error) {
-	store, pool, cfg, err := postgresPool(ctx, rawURL)
+// password. The store reads from the hot standbys at the comma-separated
+// replicaURLs, if any.
+func openPostgresStore(ctx context.Context, rawURL, replicaURLs string, migrate bool, logger *slog.Logger) (*pgstore.Store, func(), error) {
+	replicas, closeReplicas, err := openReplicas(ctx, replicaURLs, logger)
 	if err != nil {
 		return nil, nil, err
 	}
+	store, pool, cfg, err := postgresPool(ctx, rawURL, pgstore.WithReplicas(replicas...))
+	if err != nil {
+		closeReplicas()
+		return nil, nil, err
+	}
+	closePool := func() {
+		store.Close()
+		pool.Close()
+		closeReplicas()
+	}
 	if migrate {
 		if err := store.Migrate(ctx); err != nil {
-			pool.Close()
+			closePool()
 			if errors.Is(err, pgstore.ErrNoSchema) || errors.Is(err, pgstore.ErrPrivilege) {
 				return nil, nil, errors.New(postgresRedact(err.Error(), rawURL))
 			}
@@ -67,7 +79,7 @@ func openPostgresStore(ctx context.Context, rawURL string, migrate bool, logger 
 		}
 	}
 	if err := store.Check(ctx); err != nil {
-		pool.Close()
+		closePool()
 		msg := postgresRedact(withoutUnavailable(err), rawURL)
 		if errors.Is(err, pgstore.ErrNotMigrated) {
 			msg += fmt.Sprintf("; with this database's URL, run %s as a role that may create tables", migrateCommand)
@@ -76,7 +88,7 @@ func openPostgresStore(ctx context.Context, rawURL string, migrate bool, logger 
 	}
 	var schema string
 	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
-		pool.Close()
+		closePool()
 		return nil, nil, fmt.Errorf("cannot reach PostgreSQL: %s", postgresRedact(withoutUnavailable(err), rawURL))
 	}
 	logger.Info("petstore: storing pets in PostgreSQL",
@@ -88,12 +100,12 @@ func openPostgresStore(ctx context.Context, rawURL string, migrate bool, logger 
 		"table", pgstore.DefaultTable,
 		"max_conns", cfg.MaxConns,
 	)
-	return store, pool.Close, nil
+	return store, closePool, nil
 }
 
 // postgresPool opens a pool on the PostgreSQL server at rawURL and a store
 // on it, and connects once, so that an unreachable server stops the start.
-func postgresPool(ctx context.Context, rawURL string) (*pgstore.Store, *pgxpool.Pool, *pgxpool.Config, error) {
+func postgresPool(ctx context.Context, rawURL string, opts ...pgstore.Option) (*pgstore.Store, *pgxpool.Pool, *pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("the PostgreSQL URL (-postgres or %s) is not valid: %s; "+
@@ -107,14 +119,21 @@ func postgresPool(ctx context.Context, rawURL string) (*pgstore.Store, *pgxpool.
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("opening the PostgreSQL pool: %s", postgresRedact(err.Error(), rawURL))
 	}
-	store, err := pgstore.New(pool)
+	store, err := pgstore.New(pool, opts...)
 	if err != nil {
 		pool.Close()
 		return nil, nil, nil, err
 	}
 	if err := pool.Ping(ctx); err != nil {
+		store.Close()
 		pool.Close()
-		return nil, nil, nil, fmt.Errorf("cannot reach PostgreSQL: %s", postgresRedact(withoutUnavailable(err), rawURL))
+		msg := withoutUnavailable(err)
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "3D000" { // invalid_catalog_name
+			msg += fmt.Sprintf("; create it, as a role that may create databases, with CREATE DATABASE %s; or name another database in the URL",
+				pgx.Identifier{cfg.ConnConfig.Database}.Sanitize())
+		}
+		return nil, nil, nil, fmt.Errorf("cannot reach PostgreSQL: %s", postgresRedact(msg, rawURL))
 	}
 	return store, pool, cfg, nil
 }

@@ -167,6 +167,30 @@ func TestStartupMissingSchema(t *testing.T) {
 	}
 }
 
+// TestStartupMissingDatabase starts the server on PostgreSQL with a URL
+// naming a database that does not exist: it refuses to start, with the
+// statement that creates it.
+func TestStartupMissingDatabase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	u, err := url.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	database := "petstore_missing_" + hex.EncodeToString(b)
+	u.Path = "/" + database
+
+	code, _, stderr := runToExit(t, buildServer(t), []string{"PETSTORE_API_KEYS=k", "PETSTORE_POSTGRES_URL=" + u.String()})
+	want := `database "` + database + `" does not exist (SQLSTATE 3D000); create it, as a role that may create databases, ` +
+		`with CREATE DATABASE "` + database + `"; or name another database in the URL` + "\n"
+	if !strings.HasPrefix(stderr, "petstore: cannot reach PostgreSQL: ") || !strings.HasSuffix(stderr, want) || code != 2 {
+		t.Errorf("exit status %d (want 2); stderr:\n%s\nwant it to end with:\n%s", code, stderr, want)
+	}
+}
+
 // TestStartupLogsSchema checks that the log line that says where pets are
 // kept names the schema in effect.
 func TestStartupLogsSchema(t *testing.T) {

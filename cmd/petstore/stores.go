@@ -69,6 +69,10 @@ func (c *config) chooseStore(flag string, getenv func(string) string) error {
 	case c.store == storePostgres && data:
 		return fmt.Errorf("two stores are named: -store postgres, and a data file by %s; drop one of them", dataFrom)
 	}
+	if c.replicaURLs = getenv(replicaURLsVar); c.replicaURLs != "" && c.store != storePostgres {
+		return fmt.Errorf("%s names PostgreSQL replicas, but pets are kept in %s; name the primary in %s, or unset %s",
+			replicaURLsVar, c.store, postgresURLVar, replicaURLsVar)
+	}
 	if c.store == storeSQLite && c.dataFile == "" {
 		c.dataFile = defaultDataFile
 	}
@@ -81,7 +85,7 @@ func (c *config) chooseStore(flag string, getenv func(string) string) error {
 func openStore(ctx context.Context, c config, logger *slog.Logger) (store petstore.Store, check func(context.Context) error, release func(), err error) {
 	switch c.store {
 	case storePostgres:
-		s, closePool, err := openPostgresStore(ctx, c.postgresURL, c.migrate, logger)
+		s, closePool, err := openPostgresStore(ctx, c.postgresURL, c.replicaURLs, c.migrate, logger)
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -54,6 +54,8 @@ func TestChooseStore(t *testing.T) {
 			wantErr: "-store postgres needs the database's URL in PETSTORE_POSTGRES_URL or -postgres"},
 		{name: "postgres and a data file", args: []string{"-store", "postgres", "-postgres", url}, env: map[string]string{"PETSTORE_DATA": "x.db"},
 			wantErr: "two stores are named: a data file by PETSTORE_DATA (x.db) and PostgreSQL by -postgres; keep one of them"},
+		{name: "replicas without PostgreSQL", env: map[string]string{"PETSTORE_POSTGRES_REPLICA_URLS": url},
+			wantErr: "PETSTORE_POSTGRES_REPLICA_URLS names PostgreSQL replicas, but pets are kept in sqlite; name the primary in PETSTORE_POSTGRES_URL, or unset PETSTORE_POSTGRES_REPLICA_URLS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

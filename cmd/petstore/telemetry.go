@@ -92,8 +92,9 @@ type observability struct {
 // newObservability sets up what the flags and the environment ask for:
 // metrics when withMetrics (for -admin-addr), traces when tracing (see
 // tracingConfig), and an access log line per request on accessLog when it
-// is not nil. With none of them, it adds no observer.
-func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog *slog.Logger) (*observability, error) {
+// is not nil. With none of them, it adds no observer. The metrics include
+// those of collectors.
+func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog *slog.Logger, collectors ...prometheus.Collector) (*observability, error) {
 	o := &observability{wrap: func(h http.Handler) http.Handler { return h }}
 	var observers []func(context.Context, petstore.Observation)
 	if withMetrics || tracing {
@@ -107,7 +108,7 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 		}
 		var meters metric.MeterProvider = metricnoop.NewMeterProvider()
 		if withMetrics {
-			mp, handler, err := newPrometheusMetrics(res)
+			mp, handler, err := newPrometheusMetrics(res, collectors...)
 			if err != nil {
 				return nil, err
 			}
@@ -154,14 +155,13 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 // runtime's and the process's, the returned handler serves in the
 // Prometheus text format, named the Prometheus way
 // (http.server.request.duration becomes
-// http_server_request_duration_seconds).
-func newPrometheusMetrics(res *resource.Resource) (*sdkmetric.MeterProvider, http.Handler, error) {
+// http_server_request_duration_seconds), with those of extra.
+func newPrometheusMetrics(res *resource.Resource, extra ...prometheus.Collector) (*sdkmetric.MeterProvider, http.Handler, error) {
 	registry := prometheus.NewRegistry()
-	if err := errors.Join(
-		registry.Register(collectors.NewGoCollector()),
-		registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
-	); err != nil {
-		return nil, nil, fmt.Errorf("registering the Go and process collectors: %w", err)
+	for _, c := range append([]prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}, extra...) {
+		if err := registry.Register(c); err != nil {
+			return nil, nil, fmt.Errorf("registering a collector of metrics: %w", err)
+		}
 	}
 	exporter, err := otelprom.New(
 		otelprom.WithRegisterer(registry),

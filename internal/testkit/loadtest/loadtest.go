@@ -92,6 +92,10 @@ type Config struct {
 	// After every fifth create, a client also lists a page and gets one of
 	// the pets it created.
 	Creates int
+	// Settle is how long Run waits between the load and the verification:
+	// for a store whose readers may lag behind its writers by at most a
+	// stated bound, the bound. The default, 0, verifies at once.
+	Settle time.Duration
 }
 
 // Result counts what a run did.
@@ -145,6 +149,10 @@ func Run(ctx context.Context, t testing.TB, c Config) Result {
 	r.Creates, r.Lists, r.Gets = cl.creates.Load(), cl.lists.Load(), cl.gets.Load()
 	r.Created = len(created)
 
+	select {
+	case <-time.After(c.Settle):
+	case <-ctx.Done():
+	}
 	start = time.Now()
 	r.Verified = cl.verify(ctx, t, c.Clients, created)
 	r.Verify = time.Since(start)

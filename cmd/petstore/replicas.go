@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/pgstore"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// replicaURLsVar names the environment variable that holds the URLs of
+// PostgreSQL hot standbys to read from, separated by commas.
+const replicaURLsVar = "PETSTORE_POSTGRES_REPLICA_URLS"
+
+// openReplicas opens a pool on each of the comma-separated URLs in urls and
+// logs where each reads from, without its password. It does not connect: a
+// replica that is down at start is skipped until it answers. The returned
+// function closes the pools.
+func openReplicas(ctx context.Context, urls string, logger *slog.Logger) ([]*pgxpool.Pool, func(), error) {
+	var pools []*pgxpool.Pool
+	closeAll := func() {
+		for _, p := range pools {
+			p.Close()
+		}
+	}
+	for i, rawURL := range strings.Split(urls, ",") {
+		rawURL = strings.TrimSpace(rawURL)
+		if rawURL == "" {
+			continue
+		}
+		cfg, err := pgxpool.ParseConfig(rawURL)
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("URL %d of %s is not valid: %s; the form is postgres://user:password@host:5432/database",
+				i+1, replicaURLsVar, postgresRedact(postgresParseReason(err), rawURL))
+		}
+		if cfg.ConnConfig.ConnectTimeout == 0 {
+			cfg.ConnConfig.ConnectTimeout = postgresConnectTimeout
+		}
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("opening the pool of URL %d of %s: %s", i+1, replicaURLsVar, postgresRedact(err.Error(), rawURL))
+		}
+		pools = append(pools, pool)
+		logger.Info("petstore: reading pets from a PostgreSQL replica",
+			"host", cfg.ConnConfig.Host,
+			"port", cfg.ConnConfig.Port,
+			"database", cfg.ConnConfig.Database,
+			"user", cfg.ConnConfig.User,
+			"max_conns", cfg.MaxConns,
+		)
+	}
+	return pools, closeAll, nil
+}
+
+// replicaProbe is what /readyz says of a replica.
+type replicaProbe struct {
+	Name       string  `json:"name"`
+	Serving    bool    `json:"serving"`
+	LagSeconds float64 `json:"lag_seconds"`
+	Reason     string  `json:"reason,omitempty"` // why it does not serve
+}
+
+// replicaProbes returns the function that /readyz asks for the state of
+// store's replicas, or nil when it has none.
+func replicaProbes(store petstore.Store) func() []replicaProbe {
+	s, ok := store.(*pgstore.Store)
+	if !ok || len(s.ReadStats().Replicas) == 0 {
+		return nil
+	}
+	return func() []replicaProbe {
+		var probes []replicaProbe
+		for _, r := range s.ReadStats().Replicas {
+			p := replicaProbe{Name: r.Name, Serving: r.Serving, LagSeconds: r.Lag.Seconds()}
+			switch {
+			case r.Err != nil:
+				p.Reason = r.Err.Error()
+			case !r.Serving:
+				p.Reason = "it lags too far behind the primary, or a read on it failed since its last check"
+			}
+			probes = append(probes, p)
+		}
+		return probes
+	}
+}
+
+// readsCollector exports a pgstore.Store's ReadStats to Prometheus.
+type readsCollector struct{ store *pgstore.Store }
+
+var (
+	readsDesc = prometheus.NewDesc("petstore_store_reads_total",
+		"Reads of pets (Get and List) by where they were served: replica, primary (no replica could serve), "+
+			"or fallback (tried on a replica, served by the primary).", []string{"served_by"}, nil)
+	waitsDesc = prometheus.NewDesc("petstore_replica_waits_total",
+		"Reads that waited for a replica to replay this instance's last created pet.", nil, nil)
+	waitDesc = prometheus.NewDesc("petstore_replica_wait_seconds_total",
+		"Time that reads waited for a replica to replay this instance's last created pet.", nil, nil)
+	lagDesc = prometheus.NewDesc("petstore_replica_lag_seconds",
+		"How far the replica lags behind the primary: it has replayed every commit older than this, as of its last check.",
+		[]string{"replica"}, nil)
+	servingDesc = prometheus.NewDesc("petstore_replica_serving",
+		"1 when reads go to the replica, 0 when it is skipped (unreachable, promoted, or lagging past the bound).",
+		[]string{"replica"}, nil)
+)
+
+// replicaCollectors returns the collector of store's reads when store is
+// a pgstore.Store with replicas, and none otherwise.
+func replicaCollectors(store petstore.Store) []prometheus.Collector {
+	if s, ok := store.(*pgstore.Store); ok && len(s.ReadStats().Replicas) > 0 {
+		return []prometheus.Collector{readsCollector{s}}
+	}
+	return nil
+}
+
+// Describe implements prometheus.Collector.
+func (c readsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{readsDesc, waitsDesc, waitDesc, lagDesc, servingDesc} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c readsCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.store.ReadStats()
+	ch <- prometheus.MustNewConstMetric(readsDesc, prometheus.CounterValue, float64(st.Replica), "replica")
+	ch <- prometheus.MustNewConstMetric(readsDesc, prometheus.CounterValue, float64(st.Primary), "primary")
+	ch <- prometheus.MustNewConstMetric(readsDesc, prometheus.CounterValue, float64(st.Fallback), "fallback")
+	ch <- prometheus.MustNewConstMetric(waitsDesc, prometheus.CounterValue, float64(st.Waits))
+	ch <- prometheus.MustNewConstMetric(waitDesc, prometheus.CounterValue, st.WaitTime.Seconds())
+	for _, r := range st.Replicas {
+		serving := 0.0
+		if r.Serving {
+			serving = 1
+		}
+		ch <- prometheus.MustNewConstMetric(lagDesc, prometheus.GaugeValue, r.Lag.Seconds(), r.Name)
+		ch <- prometheus.MustNewConstMetric(servingDesc, prometheus.GaugeValue, serving, r.Name)
+	}
+}

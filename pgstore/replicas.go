@@ -1,0 +1,404 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Defaults of the replica options.
+const (
+	// DefaultReplicaWait is how long a read waits for a replica to show
+	// the Store's last pet, unless WithReplicaWait chooses another time.
+	DefaultReplicaWait = 5 * time.Millisecond
+	// DefaultReplicaMaxLag is how far a replica may lag behind the primary
+	// and still serve reads, unless WithReplicaMaxLag chooses another
+	// bound.
+	DefaultReplicaMaxLag = time.Second
+	// ReplicaCheckInterval is how often a Store with replicas checks each
+	// of them: whether it answers, is still a standby, and how far it lags.
+	ReplicaCheckInterval = 100 * time.Millisecond
+)
+
+// replicaCheckTimeout bounds the statements of one check.
+const replicaCheckTimeout = 2 * time.Second
+
+// WithReplicas gives the Store read pools on hot standbys of its primary:
+// Get and List are served by them, in turn, while Add, the idempotency
+// keys, Migrate and Check stay on the primary, the pool given to New. The
+// caller owns the pools, as it owns the primary's. By default a Store reads
+// from the primary alone.
+//
+// The petstore.Store contract holds: a pet that this Store's Add returned
+// is seen at once by this Store's Get and List, a Get never answers
+// petstore.ErrNotFound for a pet that exists because a replica lags, and a
+// replica that is unreachable, lags past WithReplicaMaxLag or was promoted
+// is skipped without failing a read. A reader on another Store, in another
+// process, sees every pet whose Add returned more than the maximum lag
+// before its read began; see docs/replicas.md for what it may miss.
+//
+// New then starts a goroutine that checks each replica every
+// ReplicaCheckInterval, until Close.
+func WithReplicas(pools ...*pgxpool.Pool) Option {
+	return optionFunc(func(c *config) error {
+		for i, p := range pools {
+			if p == nil {
+				return fmt.Errorf("WithReplicas: pool %d of %d is nil; open each with pgxpool.New", i+1, len(pools))
+			}
+		}
+		c.replicas = pools
+		return nil
+	})
+}
+
+// WithReplicaWait sets how long a read on a replica waits, at most, for
+// the replica to replay the last pet that this Store's Add returned, before
+// it is served by the primary instead and counted as a fallback. The
+// default is DefaultReplicaWait, 5 ms; 0 sends such a read to the primary
+// at once.
+func WithReplicaWait(d time.Duration) Option {
+	return optionFunc(func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("WithReplicaWait: %v is negative; use a wait such as %v, or 0 not to wait", d, DefaultReplicaWait)
+		}
+		c.replicaWait = d
+		return nil
+	})
+}
+
+// WithReplicaMaxLag sets how far a replica may lag behind the primary and
+// still serve reads: a replica is used only while its last check showed
+// that it had replayed every commit made before this bound. This is the
+// most that a reader may miss of the pets that other Stores added. The
+// default is DefaultReplicaMaxLag, 1 s; it must be longer than
+// ReplicaCheckInterval, or no replica would ever be used.
+func WithReplicaMaxLag(d time.Duration) Option {
+	return optionFunc(func(c *config) error {
+		if d <= ReplicaCheckInterval {
+			return fmt.Errorf("WithReplicaMaxLag: %v is not longer than ReplicaCheckInterval (%v); use a bound such as %v",
+				d, ReplicaCheckInterval, DefaultReplicaMaxLag)
+		}
+		c.replicaMaxLag = d
+		return nil
+	})
+}
+
+// ReadStats tells how a Store's reads were served and how its replicas
+// fare. Reads are counted only when the Store has replicas.
+type ReadStats struct {
+	// Replica counts the reads served by a replica.
+	Replica int64
+	// Primary counts the reads served by the primary because no replica
+	// could serve them: every one was unreachable, lagged past the
+	// maximum lag, or was promoted.
+	Primary int64
+	// Fallback counts the reads tried on a replica and then served by the
+	// primary: the replica had not replayed this Store's last pet within
+	// the wait, could not tell that a pet does not exist, or failed.
+	Fallback int64
+	// Waits counts the reads that waited for a replica to replay this
+	// Store's last pet, and WaitTime is the total time they waited.
+	Waits    int64
+	WaitTime time.Duration
+	// Replicas describes each replica, in the order given to WithReplicas,
+	// as of its last check.
+	Replicas []ReplicaStatus
+}
+
+// ReplicaStatus describes a replica as of its last check.
+type ReplicaStatus struct {
+	// Name is the replica's host, port and database, as
+	// "host:port/database": never a password.
+	Name string
+	// Serving reports whether reads go to the replica.
+	Serving bool
+	// Lag is how far the replica lags: it has replayed every commit that
+	// the primary made Lag ago. It keeps growing while the replica is
+	// unreachable. It is zero before the first check.
+	Lag time.Duration
+	// LagBytes is how much of the primary's WAL the replica had yet to
+	// replay.
+	LagBytes int64
+	// Err says why the replica does not serve, when it is unreachable or
+	// no longer a standby; nil otherwise.
+	Err error
+}
+
+// ReadStats returns how the Store's reads were served and how its
+// replicas fare.
+func (s *Store) ReadStats() ReadStats {
+	rs := s.replicas
+	if rs == nil {
+		return ReadStats{}
+	}
+	st := ReadStats{
+		Replica:  rs.replicaReads.Load(),
+		Primary:  rs.primaryReads.Load(),
+		Fallback: rs.fallbacks.Load(),
+		Waits:    rs.waits.Load(),
+		WaitTime: time.Duration(rs.waited.Load()),
+	}
+	now := time.Now()
+	for _, r := range rs.members {
+		status := ReplicaStatus{Name: r.name}
+		if c := r.state.Load(); c != nil {
+			status.Serving = rs.serving(r, c, now)
+			status.Lag = now.Sub(c.caughtUp)
+			status.LagBytes, status.Err = c.lagBytes, c.err
+		}
+		st.Replicas = append(st.Replicas, status)
+	}
+	return st
+}
+
+// Close stops the checks of the replicas that New started for
+// WithReplicas; reads then go to the primary once the replicas' last
+// checks are older than the maximum lag. Close closes no pool. A Store
+// without replicas needs no Close.
+func (s *Store) Close() {
+	if rs := s.replicas; rs != nil {
+		rs.closeOnce.Do(func() {
+			rs.stop()
+			<-rs.done
+		})
+	}
+}
+
+// A replicaSet is a Store's replicas and what it knows of them.
+type replicaSet struct {
+	members []*replica
+	wait    time.Duration
+	maxLag  time.Duration
+
+	next    atomic.Uint32 // turns the reads among the replicas
+	written atomic.Int64  // the highest ID that the Store's Add returned
+
+	replicaReads, primaryReads, fallbacks, waits atomic.Int64
+	waited                                       atomic.Int64 // nanoseconds
+
+	stop      context.CancelFunc
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+// A replica is a read pool and the outcome of its last check.
+type replica struct {
+	pool  *pgxpool.Pool
+	name  string
+	state atomic.Pointer[replicaCheck] // nil until the first check
+	// failed is set when a read on the replica fails, so that reads skip
+	// it until a check finds it answering again.
+	failed atomic.Bool
+}
+
+// A replicaCheck is what a check found.
+type replicaCheck struct {
+	caughtUp time.Time // every commit made on the primary before it is replayed
+	lagBytes int64
+	err      error // why the replica cannot serve; nil when it can
+}
+
+// newReplicaSet returns the replicas of c, checked every interval from a
+// goroutine that runs until Close.
+func newReplicaSet(primary *pgxpool.Pool, c config) *replicaSet {
+	rs := &replicaSet{wait: c.replicaWait, maxLag: c.replicaMaxLag, done: make(chan struct{})}
+	for _, p := range c.replicas {
+		cc := p.Config().ConnConfig
+		name := cc.Host + ":" + strconv.Itoa(int(cc.Port)) + "/" + cc.Database
+		rs.members = append(rs.members, &replica{pool: p, name: name})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rs.stop = cancel
+	go rs.run(ctx, primary, ReplicaCheckInterval)
+	return rs
+}
+
+// wrote records that the Store's Add returned the pet with the given ID.
+func (rs *replicaSet) wrote(id int64) {
+	for {
+		w := rs.written.Load()
+		if id <= w || rs.written.CompareAndSwap(w, id) {
+			return
+		}
+	}
+}
+
+// serving reports whether r, whose last check is c, may serve a read now.
+func (rs *replicaSet) serving(r *replica, c *replicaCheck, now time.Time) bool {
+	return c.err == nil && !r.failed.Load() && now.Sub(c.caughtUp) <= rs.maxLag
+}
+
+// pick returns the next replica that may serve a read, or nil.
+func (rs *replicaSet) pick() *replica {
+	n := uint32(len(rs.members))
+	start := rs.next.Add(1)
+	now := time.Now()
+	for i := range n {
+		r := rs.members[(start+i)%n]
+		if c := r.state.Load(); c != nil && rs.serving(r, c, now) {
+			return r
+		}
+	}
+	return nil
+}
+
+// A replicaOutcome is what a replica's answer to a read is worth.
+type replicaOutcome int
+
+const (
+	// answered: the answer is the read's.
+	answered replicaOutcome = iota
+	// behind: the replica has yet to replay this Store's last pet; it may
+	// have soon.
+	behind
+	// unsure: the replica cannot tell; the primary must.
+	unsure
+)
+
+// A replicaRead tries a read on a replica's pool. own is the highest ID
+// that the Store's Add had returned when the read began: the answer counts
+// only if the replica's snapshot holds that pet.
+type replicaRead func(ctx context.Context, pool *pgxpool.Pool, own int64) (replicaOutcome, error)
+
+// read tries a read on a replica that may serve it, waiting up to rs.wait
+// while the replica is behind, and reports whether the replica answered;
+// when it did not, the caller reads from the primary. It fails only when
+// ctx is done.
+func (rs *replicaSet) read(ctx context.Context, try replicaRead) (bool, error) {
+	r := rs.pick()
+	if r == nil {
+		rs.primaryReads.Add(1)
+		return false, nil
+	}
+	own := rs.written.Load()
+	var waitStart time.Time
+	defer func() {
+		if !waitStart.IsZero() {
+			rs.waits.Add(1)
+			rs.waited.Add(int64(time.Since(waitStart)))
+		}
+	}()
+	for pause := 100 * time.Microsecond; ; pause = min(2*pause, time.Millisecond) {
+		out, err := try(ctx, r.pool, own)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return false, err
+		case err != nil:
+			r.failed.Store(true) // until a check finds it answering
+		case out == answered:
+			rs.replicaReads.Add(1)
+			return true, nil
+		case out == behind:
+			if waitStart.IsZero() {
+				waitStart = time.Now()
+			}
+			if time.Since(waitStart)+pause <= rs.wait {
+				t := time.NewTimer(pause)
+				select {
+				case <-t.C:
+					continue
+				case <-ctx.Done():
+					t.Stop()
+					return false, ctx.Err()
+				}
+			}
+		}
+		rs.fallbacks.Add(1)
+		return false, nil
+	}
+}
+
+// run checks the replicas every interval until ctx is done.
+func (rs *replicaSet) run(ctx context.Context, primary *pgxpool.Pool, interval time.Duration) {
+	defer close(rs.done)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	var samples []walSample
+	for {
+		samples = rs.check(ctx, primary, samples)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// A walSample is the primary's WAL position at a time: every commit
+// made before the time ends at or before the position.
+type walSample struct {
+	at  time.Time
+	lsn int64
+}
+
+// check reads the primary's WAL position, then asks each replica whether
+// it is still a standby and how much WAL it has replayed, and records what
+// it found. A replica that has replayed the position of a sample has every
+// commit made before that sample's time, so its lag is at most the time
+// since then. samples are the recent samples, oldest first; check returns
+// them with the new one, less those too old to matter.
+func (rs *replicaSet) check(ctx context.Context, primary *pgxpool.Pool, samples []walSample) []walSample {
+	ctx, cancel := context.WithTimeout(ctx, replicaCheckTimeout)
+	defer cancel()
+	at := time.Now()
+	var lsn int64
+	if err := primary.QueryRow(ctx, `SELECT (pg_current_wal_lsn() - '0/0')::int8`).Scan(&lsn); err == nil {
+		samples = append(samples, walSample{at, lsn})
+	}
+	// Keep the samples that can still tell a lag within twice the bound.
+	old := 0
+	for old < len(samples)-1 && at.Sub(samples[old].at) > 2*rs.maxLag {
+		old++
+	}
+	samples = samples[old:]
+
+	var wg sync.WaitGroup
+	for _, r := range rs.members {
+		wg.Go(func() { r.state.Store(rs.checkOne(ctx, r, samples)) })
+	}
+	wg.Wait()
+	return samples
+}
+
+// checkOne checks one replica against the primary's samples.
+func (rs *replicaSet) checkOne(ctx context.Context, r *replica, samples []walSample) *replicaCheck {
+	c := &replicaCheck{}
+	if prev := r.state.Load(); prev != nil {
+		c.caughtUp = prev.caughtUp
+	}
+	var (
+		recovering bool
+		replayed   *int64
+	)
+	err := r.pool.QueryRow(ctx, `SELECT pg_is_in_recovery(), (pg_last_wal_replay_lsn() - '0/0')::int8`).Scan(&recovering, &replayed)
+	switch {
+	case err != nil:
+		c.err = wrapError(ctx, "check replica "+r.name, err)
+		return c
+	case !recovering:
+		c.err = errors.New("pgstore: replica " + r.name + " is not a standby (pg_is_in_recovery() is false): it was promoted, or is another primary")
+		return c
+	case replayed == nil:
+		c.err = errors.New("pgstore: replica " + r.name + " has replayed no WAL yet")
+		return c
+	}
+	for i := len(samples) - 1; i >= 0; i-- {
+		if samples[i].lsn <= *replayed {
+			if samples[i].at.After(c.caughtUp) {
+				c.caughtUp = samples[i].at
+			}
+			break
+		}
+	}
+	if len(samples) > 0 {
+		c.lagBytes = max(0, samples[len(samples)-1].lsn-*replayed)
+	}
+	r.failed.Store(false)
+	return c
+}

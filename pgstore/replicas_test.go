@@ -1,0 +1,490 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/testkit/loadtest"
+	"github.com/petstore-go/petstore/internal/testkit/pgtest"
+	"github.com/petstore-go/petstore/petstoretest"
+	"github.com/petstore-go/petstore/pgstore"
+)
+
+// A replicated is a throwaway primary and a hot standby of it, with a pool
+// on each.
+type replicated struct {
+	primary, standby  *pgtest.Cluster
+	pool, replicaPool *pgxpool.Pool
+}
+
+// pgReplicated starts a primary and a hot standby of it in temporary
+// directories (see pgtest.Cluster.NewStandby). It skips the test where
+// PostgreSQL's server binaries are not installed, and fails it there under
+// CI=true.
+func pgReplicated(t *testing.T) *replicated {
+	t.Helper()
+	r := &replicated{primary: pgtest.NewCluster(t)}
+	r.primary.Start(t)
+	r.standby = r.primary.NewStandby(t)
+	r.standby.Start(t)
+	r.pool = clusterPool(t, r.primary, 8)
+	r.replicaPool = clusterPool(t, r.standby, 8)
+	return r
+}
+
+// clusterPool opens a pool of size connections on c, closed when the test
+// ends.
+func clusterPool(t *testing.T, c *pgtest.Cluster, size int32) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = size
+	cfg.ConnConfig.ConnectTimeout = 2 * time.Second
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// replicaStore returns a Store on r's primary, reading from its standby,
+// on the table of a fresh schema, migrated, once the standby serves it.
+// It is closed when the test ends.
+func (r *replicated) replicaStore(t *testing.T, opts ...pgstore.Option) *pgstore.Store {
+	t.Helper()
+	return r.storeOn(t, pgMigratedSchema(t, r.pool), opts...)
+}
+
+// storeOn returns a Store with a replica on the table in schema, once the
+// standby serves it, closed when the test ends.
+func (r *replicated) storeOn(t *testing.T, schema string, opts ...pgstore.Option) *pgstore.Store {
+	t.Helper()
+	opts = append([]pgstore.Option{pgstore.WithSchema(schema), pgstore.WithReplicas(r.replicaPool)}, opts...)
+	s, err := pgstore.New(r.pool, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	pgAwait(t, r.replicaPool, "the standby to replay the table", `SELECT to_regclass($1) IS NOT NULL`, s.Table())
+	awaitServing(t, s, true)
+	return s
+}
+
+// awaitServing waits until the Store's first replica serves, or does not,
+// as want says, and fails the test if that takes more than ten seconds.
+func awaitServing(t *testing.T, s *pgstore.Store, want bool) pgstore.ReplicaStatus {
+	t.Helper()
+	var st pgstore.ReplicaStatus
+	for range 1000 {
+		st = s.ReadStats().Replicas[0]
+		if st.Serving == want {
+			return st
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("waited 10s for the replica's Serving to be %v: %+v", want, st)
+	return st
+}
+
+// TestReplicaStore runs the conformance suite on Stores that read from a
+// hot standby.
+func TestReplicaStore(t *testing.T) {
+	r := pgReplicated(t)
+	petstoretest.TestStore(t, func(t *testing.T) petstore.Store {
+		return r.replicaStore(t)
+	})
+}
+
+// TestReplicaPaused pauses the standby's replay: the Store that added a pet
+// still finds it at once, by Get and by List, from the primary, and counts
+// the fallbacks; another Store may not list it while the standby lags
+// within the bound, finds it by Get, and lists it once the lag passes the
+// bound. Once replay resumes, reads go back to the standby.
+func TestReplicaPaused(t *testing.T) {
+	r := pgReplicated(t)
+	const maxLag = 2 * time.Second
+	schema := pgMigratedSchema(t, r.pool)
+	s := r.storeOn(t, schema, pgstore.WithReplicaMaxLag(maxLag))
+	other := r.storeOn(t, schema, pgstore.WithReplicaMaxLag(maxLag))
+	ctx := context.Background()
+	before, _, err := s.Add(ctx, petstore.NewPet{Name: "before the pause", CategoryID: 1}, petstore.AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgAwait(t, r.replicaPool, "the standby to replay the first pet", `SELECT EXISTS (SELECT FROM `+s.Table()+` WHERE id = $1)`, before.ID)
+
+	if _, err := r.replicaPool.Exec(ctx, `SELECT pg_wal_replay_pause()`); err != nil {
+		t.Fatal(err)
+	}
+	pgAwait(t, r.replicaPool, "replay to pause", `SELECT pg_get_wal_replay_pause_state() = 'paused'`)
+	paused := time.Now()
+	start := s.ReadStats()
+	pet, _, err := s.Add(ctx, petstore.NewPet{Name: "during the pause", CategoryID: 2}, petstore.AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
+		t.Errorf("Get(%d) on the Store that added it = %+v, %v; want %+v", pet.ID, got, err, pet)
+	}
+	if got, err := s.List(ctx, petstore.ListOptions{}); err != nil || !slices.Contains(got, pet) {
+		t.Errorf("List on the Store that added pet %d = %+v, %v; want it listed", pet.ID, got, err)
+	}
+	if got := s.ReadStats(); got.Fallback-start.Fallback != 2 || got.Replica != start.Replica {
+		t.Errorf("after a Get and a List of a pet the paused standby lacks: %d fallbacks and %d reads on the replica; want 2 and 0",
+			got.Fallback-start.Fallback, got.Replica-start.Replica)
+	}
+
+	// Another Store: a Get finds the pet on the primary; a List may miss
+	// it while the standby lags within the bound.
+	if got, err := other.Get(ctx, pet.ID); err != nil || got != pet {
+		t.Errorf("Get(%d) on another Store = %+v, %v; want %+v", pet.ID, got, err, pet)
+	}
+	if got, err := other.Get(ctx, pet.ID+1); !errors.Is(err, petstore.ErrNotFound) {
+		t.Errorf("Get(%d), past the last pet, on another Store = %+v, %v; want ErrNotFound", pet.ID+1, got, err)
+	}
+	got, err := other.List(ctx, petstore.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lagged := time.Since(paused); lagged < maxLag/2 && (slices.Contains(got, pet) || !slices.Contains(got, before)) {
+		t.Errorf("another Store listed %+v %v after the pause, within the bound; want the standby's stale list, with pet %d and without pet %d",
+			got, lagged, before.ID, pet.ID)
+	}
+	st := awaitServing(t, other, false)
+	// The replica's last check before the pause may have come up to an
+	// interval before it.
+	if lagged := time.Since(paused); lagged < maxLag-pgstore.ReplicaCheckInterval {
+		t.Errorf("the replica stopped serving %v after the pause, with a lag of %v; want it serving until the lag passes %v", lagged, st.Lag, maxLag)
+	}
+	if got, err := other.List(ctx, petstore.ListOptions{}); err != nil || !slices.Contains(got, pet) {
+		t.Errorf("List on another Store past the bound = %+v, %v; want pet %d listed", got, err, pet.ID)
+	}
+
+	if _, err := r.replicaPool.Exec(ctx, `SELECT pg_wal_replay_resume()`); err != nil {
+		t.Fatal(err)
+	}
+	awaitServing(t, other, true)
+	start = s.ReadStats()
+	if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
+		t.Errorf("Get(%d) after the standby resumed = %+v, %v; want %+v", pet.ID, got, err, pet)
+	}
+	if got := s.ReadStats(); got.Replica-start.Replica != 1 {
+		t.Errorf("after replay resumed, %d of a Get were served by the replica; want 1 (stats %+v)", got.Replica-start.Replica, got)
+	}
+}
+
+// TestReplicaRestart stops the standby under a Store and starts it again:
+// no read or create fails, every read finds the Store's own pets, and
+// reads go back to the standby once it is back.
+func TestReplicaRestart(t *testing.T) {
+	r := pgReplicated(t)
+	s := r.replicaStore(t)
+	ctx := context.Background()
+	step := func(phase string) {
+		t.Helper()
+		pet, _, err := s.Add(ctx, petstore.NewPet{Name: phase, CategoryID: 1}, petstore.AddOptions{})
+		if err != nil {
+			t.Fatalf("%s: Add: %v", phase, err)
+		}
+		if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
+			t.Fatalf("%s: Get(%d) = %+v, %v; want %+v", phase, pet.ID, got, err, pet)
+		}
+		page, err := s.List(ctx, petstore.ListOptions{After: pet.ID - 1, Limit: 1})
+		if err != nil || len(page) != 1 || page[0] != pet {
+			t.Fatalf("%s: List after %d = %+v, %v; want [%+v]", phase, pet.ID-1, page, err, pet)
+		}
+	}
+	step("before")
+	r.standby.Stop(t)
+	for range 20 {
+		step("standby stopped")
+	}
+	st := awaitServing(t, s, false)
+	if st.Err == nil || !errors.Is(st.Err, petstore.ErrUnavailable) {
+		t.Errorf("the stopped replica's status = %+v; want an error wrapping ErrUnavailable", st)
+	}
+	for range 20 {
+		step("standby stopped")
+	}
+	down := s.ReadStats()
+	r.standby.Start(t)
+	awaitServing(t, s, true)
+	for range 20 {
+		step("standby started again")
+	}
+	if got := s.ReadStats(); got.Replica-down.Replica < 20 {
+		t.Errorf("after the standby came back, %d of 40 reads were served by it; want at least 20 (stats %+v)", got.Replica-down.Replica, got)
+	}
+	t.Logf("reads: %+v", s.ReadStats())
+}
+
+// TestReplicaPromoted promotes the standby: it no longer follows the
+// primary, and reads leave it without failing.
+func TestReplicaPromoted(t *testing.T) {
+	r := pgReplicated(t)
+	s := r.replicaStore(t)
+	ctx := context.Background()
+	r.standby.Promote(t)
+	st := awaitServing(t, s, false)
+	if st.Err == nil || !strings.Contains(st.Err.Error(), "not a standby") {
+		t.Errorf("the promoted replica's status = %+v; want an error saying it is not a standby", st)
+	}
+	before := s.ReadStats()
+	pet, _, err := s.Add(ctx, petstore.NewPet{Name: "after the promotion", CategoryID: 1}, petstore.AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
+		t.Errorf("Get(%d) = %+v, %v; want %+v", pet.ID, got, err, pet)
+	}
+	if got, err := s.List(ctx, petstore.ListOptions{}); err != nil || !slices.Contains(got, pet) {
+		t.Errorf("List = %+v, %v; want pet %d listed", got, err, pet.ID)
+	}
+	if got := s.ReadStats(); got.Primary-before.Primary != 2 || got.Replica != before.Replica {
+		t.Errorf("after the promotion, %d reads went to the primary and %d to the replica; want 2 and 0", got.Primary-before.Primary, got.Replica-before.Replica)
+	}
+}
+
+// TestReplicaMixedLoad runs a steady mixed load through one Store with a
+// healthy standby: workers that each add a pet, then get it and list the
+// page that starts at it. No read may miss the pet its worker added, and
+// at least 90% of the reads must be served by the standby. It logs the
+// read latencies beside those of the same load on the primary alone, and
+// the waits for the standby to replay the Store's last pet.
+//
+//	go test -run TestReplicaMixedLoad -v ./pgstore
+func TestReplicaMixedLoad(t *testing.T) {
+	r := pgReplicated(t)
+	s := r.replicaStore(t)
+	withReplica := mixedLoad(t, s)
+	st := s.ReadStats()
+	reads := st.Replica + st.Primary + st.Fallback
+	share := float64(st.Replica) / float64(reads)
+	alone := mixedLoad(t, pgStore(t, r.pool))
+
+	t.Logf("%d reads: %.1f%% served by the standby, %d by the primary, %d fallbacks; %d waited for the standby to replay the Store's last pet, %v on average",
+		reads, 100*share, st.Primary, st.Fallback, st.Waits, meanWait(st))
+	t.Logf("read latency with the standby: p50 %v, p99 %v; on the primary alone: p50 %v, p99 %v",
+		percentile(withReplica, 50), percentile(withReplica, 99), percentile(alone, 50), percentile(alone, 99))
+	if share < 0.9 {
+		t.Errorf("%.1f%% of the reads were served by the standby; want at least 90%% (stats %+v)", 100*share, st)
+	}
+
+	// The waits alone: one caller adds and gets, one pet after another,
+	// while another Store adds steadily; each Get's wait is what it adds
+	// to the Store's WaitTime.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	busy := r.storeOn(t, strings.Split(s.Table(), `"`)[1])
+	for range 2 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				_, _, _ = busy.Add(ctx, petstore.NewPet{Name: "busy", CategoryID: 1}, petstore.AddOptions{})
+			}
+		})
+	}
+	var waits []time.Duration
+	const gets = 300
+	for i := range gets {
+		pet, _, err := s.Add(ctx, petstore.NewPet{Name: fmt.Sprintf("probe %d", i), CategoryID: 1}, petstore.AddOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := s.ReadStats().WaitTime
+		if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
+			t.Fatalf("Get(%d) right after its Add = %+v, %v; want %+v", pet.ID, got, err, pet)
+		}
+		if w := s.ReadStats().WaitTime - before; w > 0 {
+			waits = append(waits, w)
+		}
+	}
+	cancel()
+	if len(waits) > 0 {
+		t.Logf("%d of %d Gets right after their Add waited for the standby: p50 %v, p99 %v",
+			len(waits), gets, percentile(waits, 50), percentile(waits, 99))
+	}
+}
+
+// mixedLoad runs 4 workers, each adding 250 pets one after another and,
+// after each, getting it and listing the page of 5 that starts at it; it
+// fails the test when a read misses the pet, and returns the durations of
+// the reads.
+func mixedLoad(t *testing.T, s petstore.Store) []time.Duration {
+	t.Helper()
+	const workers, rounds = 4, 250
+	ctx := context.Background()
+	durations := make([][]time.Duration, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range rounds {
+				pet, _, err := s.Add(ctx, petstore.NewPet{Name: fmt.Sprintf("worker %d pet %d", w, i), CategoryID: 1}, petstore.AddOptions{})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				start := time.Now()
+				got, err := s.Get(ctx, pet.ID)
+				durations[w] = append(durations[w], time.Since(start))
+				if err != nil || got != pet {
+					t.Errorf("Get(%d) right after its Add = %+v, %v; want %+v", pet.ID, got, err, pet)
+					return
+				}
+				start = time.Now()
+				page, err := s.List(ctx, petstore.ListOptions{After: pet.ID - 1, Limit: 5})
+				durations[w] = append(durations[w], time.Since(start))
+				if err != nil || len(page) == 0 || page[0] != pet {
+					t.Errorf("List after %d right after its Add = %+v, %v; want %+v first", pet.ID-1, page, err, pet)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	return slices.Concat(durations...)
+}
+
+// percentile returns the p-th percentile of ds, which it sorts.
+func percentile(ds []time.Duration, p int) time.Duration {
+	slices.Sort(ds)
+	return ds[(len(ds)-1)*p/100].Round(time.Microsecond)
+}
+
+// meanWait returns the mean time that the reads of st waited.
+func meanWait(st pgstore.ReadStats) time.Duration {
+	if st.Waits == 0 {
+		return 0
+	}
+	return (st.WaitTime / time.Duration(st.Waits)).Round(time.Microsecond)
+}
+
+// TestReplicaLoadTwoProcesses makes the load of TestLoadTwoProcesses
+// through two server processes on a throwaway primary, each reading from
+// its hot standby, the clients' requests alternating between them: a
+// client's get of its pet goes to either process and must find it. A
+// reader that pages with a cursor through a third Store, which reads from
+// the standby, must see every pet exactly once. The load test then checks
+// every acknowledged pet through both processes, once the maximum lag has
+// passed, as docs/replicas.md says a reader on another instance may need.
+// PETSTORE_LOAD_CREATES sets the number of creates, 3,000 by default.
+func TestReplicaLoadTwoProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the two-process load test with a standby in -short mode; run go test without -short for it")
+	}
+	r := pgReplicated(t)
+	schema := pgMigratedSchema(t, r.pool)
+	reader := r.storeOn(t, schema)
+	env := []string{pgtest.URLVar + "=" + r.primary.URL(), loadReplicaVar + "=" + r.standby.URL()}
+	front, served := loadFront(t, loadStartServer(t, schema, env...), loadStartServer(t, schema, env...))
+
+	creates := 3000
+	if os.Getenv(loadtest.EnvCreates) != "" {
+		creates = loadtest.Creates(t)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), loadtest.Bound(t))
+	defer cancel()
+	var (
+		done   atomic.Bool
+		paging = make(chan map[int64]int, 1)
+	)
+	go func() { paging <- loadPage(ctx, t, reader, &done) }()
+	c := loadtest.Config{
+		BaseURL: front.URL + petstore.DefaultBasePath,
+		APIKey:  loadKey,
+		Clients: 16,
+		Creates: creates,
+		Settle:  pgstore.DefaultReplicaMaxLag + pgstore.ReplicaCheckInterval,
+	}
+	res := loadtest.Run(ctx, t, c)
+	done.Store(true)
+	seen := <-paging
+	t.Logf("pgstore, two processes reading from a standby, %d clients: %v; the processes served %d and %d requests; the paging reader's reads: %+v",
+		c.Clients, res, served[0].Load(), served[1].Load(), reader.ReadStats())
+	if res.Created != c.Creates || res.Verified != c.Creates {
+		t.Errorf("%d creates: %d acknowledged, %d verified; want all of them", c.Creates, res.Created, res.Verified)
+	}
+	primary, err := pgstore.New(r.pool, pgstore.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := primary.List(ctx, petstore.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	missed := 0
+	for _, p := range all {
+		if seen[p.ID] != 1 {
+			missed++
+			if missed <= 10 {
+				t.Errorf("the reader paging during the load saw pet %d %d times; want once", p.ID, seen[p.ID])
+			}
+		}
+	}
+	if missed > 0 || len(seen) != len(all) {
+		t.Errorf("the reader saw %d pets, %d of them not exactly once; the table holds %d", len(seen), missed, len(all))
+	}
+	if st := reader.ReadStats(); st.Replica == 0 {
+		t.Errorf("the paging reader read nothing from the standby: %+v", st)
+	}
+}
+
+// TestReplicaFailingReads reads through a replica pool whose role may not
+// read the table: every read fails there, and is served by the primary
+// without failing, counted as a fallback.
+func TestReplicaFailingReads(t *testing.T) {
+	r := pgReplicated(t)
+	ctx := context.Background()
+	if _, err := r.pool.Exec(ctx, `CREATE ROLE pgstore_no_select LOGIN`); err != nil {
+		t.Fatal(err)
+	}
+	cfg := r.replicaPool.Config()
+	cfg.ConnConfig.User = "pgstore_no_select"
+	denied, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer denied.Close()
+	schema := pgMigratedSchema(t, r.pool)
+	s, err := pgstore.New(r.pool, pgstore.WithSchema(schema), pgstore.WithReplicas(denied))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	pgAwait(t, r.replicaPool, "the standby to replay the table", `SELECT to_regclass($1) IS NOT NULL`, s.Table())
+	awaitServing(t, s, true)
+
+	pet, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := s.ReadStats()
+	if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
+		t.Errorf("Get(%d) = %+v, %v; want %+v", pet.ID, got, err, pet)
+	}
+	awaitServing(t, s, true) // a check found it answering again
+	if got, err := s.List(ctx, petstore.ListOptions{}); err != nil || !slices.Contains(got, pet) {
+		t.Errorf("List = %+v, %v; want pet %d listed", got, err, pet.ID)
+	}
+	if got := s.ReadStats(); got.Fallback-before.Fallback != 2 || got.Replica != before.Replica {
+		t.Errorf("after a Get and a List that the replica refused: %d fallbacks and %d reads on the replica; want 2 and 0",
+			got.Fallback-before.Fallback, got.Replica-before.Replica)
+	}
+}
