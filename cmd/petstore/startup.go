@@ -28,6 +28,9 @@ Environment:
   ` + postgresURLVar + `
     	PostgreSQL URL to keep pets in, as -postgres (the flag wins); prefer it to the
     	flag, whose value other users of the host can see
+  ` + replicaURLsVar + `
+    	URLs of hot standbys of that database, separated by commas, that serve reads
+    	(docs/replicas.md)
   ` + tlsCertVar + `, ` + tlsKeyVar + `
     	PEM files of the certificate chain and its key, as -tls-cert and -tls-key
     	(the flags win)
