@@ -15,9 +15,10 @@
 //	api, err := petstore.New(petstore.WithStore(store), ...)
 //
 // The caller owns the pool and decides its size and timeouts. A Store holds
-// no state of its own besides the SQL it sends and the calls of Add waiting
-// to be inserted, so any number of Stores, in one process or many, may share
-// a table.
+// no state of its own besides the SQL it sends, the calls of Add waiting to
+// be inserted and, with WithReplicas, the health of each standby (checked
+// in the background until Close), so any number of Stores, in one process
+// or many, may share a table.
 //
 // Migrate creates the tables (DefaultTable, "pets", unless WithTable or
 // WithSchema choose another place) and upgrades them in later releases; it
