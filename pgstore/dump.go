@@ -19,8 +19,9 @@ type Record struct {
 	// Principal and Key are the key's scope and the key, or both empty
 	// when no key is kept for the pet.
 	Principal, Key string
-	// KeyAge is how long ago the key was stored, by the Store's clock.
-	KeyAge time.Duration
+	// KeyCreated is when the key was stored, by the Store's clock; the key
+	// is forgotten once its retention has passed from then.
+	KeyCreated time.Time
 }
 
 // ErrNotEmpty is wrapped by the error of Import into a table that holds,
@@ -43,10 +44,9 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 			return
 		}
 		defer tx.Rollback(context.WithoutCancel(ctx))
-		now := s.now()
 		rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT p.id, p.name, p.category_id, coalesce(p.status, ''), coalesce(k.principal, ''), coalesce(k.key, ''), k.created_at
 FROM %s p LEFT JOIN %s k ON k.pet_id = p.id AND k.created_at >= $1
-ORDER BY p.id`, s.relation, s.keys), now.Add(-s.retention))
+ORDER BY p.id`, s.relation, s.keys), s.now().Add(-s.retention))
 		if err != nil {
 			yield(Record{}, wrapError(ctx, "export", err))
 			return
@@ -62,7 +62,7 @@ ORDER BY p.id`, s.relation, s.keys), now.Add(-s.retention))
 				return
 			}
 			if created != nil {
-				r.KeyAge = max(0, now.Sub(*created))
+				r.KeyCreated = created.UTC()
 			}
 			if !yield(r, nil) {
 				return
@@ -75,9 +75,9 @@ ORDER BY p.id`, s.relation, s.keys), now.Add(-s.retention))
 }
 
 // Import stores the records, in one transaction, in a table that has never
-// held a pet, keeping every ID and key: each key is stored as made KeyAge
-// before now, by the Store's clock, and forgotten when its retention has
-// passed. The IDs must ascend, as Export gives them; the table's identity
+// held a pet, keeping every ID and key: each key is forgotten when its retention
+// has passed from KeyCreated, by the Store's clock, as it would have been
+// in the store it came from. The IDs must ascend, as Export gives them; the table's identity
 // sequence is then set past the highest, so that the next pet created gets
 // an ID above every imported one. It returns the number of pets stored.
 // Run it as the tables' owner: setting the sequence needs UPDATE on it.
@@ -129,7 +129,6 @@ SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[])`, 
 		return nil
 	}
 	b.reset(1)
-	now := s.now()
 	var last int64
 	for r, err := range records {
 		if err != nil {
@@ -140,7 +139,7 @@ SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[])`, 
 			return 0, fmt.Errorf("pgstore: import: record %d: %w", n, err)
 		}
 		last = r.ID
-		b.add(r, now)
+		b.add(r)
 		if len(b.ids) == importBatch {
 			if err := flush(); err != nil {
 				return 0, err
@@ -177,7 +176,7 @@ func (b *importBuf) reset(first int64) {
 	b.principals, b.keys, b.created = b.principals[:0], b.keys[:0], b.created[:0]
 }
 
-func (b *importBuf) add(r Record, now time.Time) {
+func (b *importBuf) add(r Record) {
 	b.ids = append(b.ids, r.ID)
 	b.names = append(b.names, r.Name)
 	b.cats = append(b.cats, r.CategoryID)
@@ -186,7 +185,7 @@ func (b *importBuf) add(r Record, now time.Time) {
 		b.principals = append(b.principals, r.Principal)
 		b.keys = append(b.keys, r.Key)
 		b.keyPets = append(b.keyPets, r.ID)
-		b.created = append(b.created, now.Add(-r.KeyAge))
+		b.created = append(b.created, r.KeyCreated)
 	}
 }
 
@@ -197,10 +196,10 @@ func (r Record) check(last int64) error {
 		return fmt.Errorf("pet ID %d: IDs are positive", r.ID)
 	case r.ID <= last:
 		return fmt.Errorf("pet ID %d after %d: IDs must ascend, as Export gives them", r.ID, last)
-	case r.Key == "" && (r.Principal != "" || r.KeyAge != 0):
-		return fmt.Errorf("pet %d: a key's principal or age without the key", r.ID)
-	case r.KeyAge < 0:
-		return fmt.Errorf("pet %d: the key's age %v is negative", r.ID, r.KeyAge)
+	case r.Key == "" && (r.Principal != "" || !r.KeyCreated.IsZero()):
+		return fmt.Errorf("pet %d: a key's principal or time without the key", r.ID)
+	case r.Key != "" && r.KeyCreated.IsZero():
+		return fmt.Errorf("pet %d: a key without the time it was stored", r.ID)
 	}
 	if err := r.NewPet.Validate(); err != nil {
 		return fmt.Errorf("pet %d: %w", r.ID, err)

@@ -67,11 +67,12 @@ func TestExportImport(t *testing.T) {
 	clk.advance(petstore.MinKeyRetention + time.Hour)
 	plain := addPet(src, "no key", "")
 	keyed := addPet(src, "keyed", "k1")
+	stored := clk.now()
 	clk.advance(time.Minute)
 	want := []pgstore.Record{
 		{Pet: expired},
 		{Pet: plain},
-		{Pet: keyed, Principal: "alice", Key: "k1", KeyAge: time.Minute},
+		{Pet: keyed, Principal: "alice", Key: "k1", KeyCreated: stored},
 	}
 	if diff := cmp.Diff(want, exported(t, src)); diff != "" {
 		t.Fatalf("Export (-want +got):\n%s", diff)
@@ -112,8 +113,8 @@ func TestImportRefuses(t *testing.T) {
 		{"IDs not ascending", []pgstore.Record{pet(2), pet(1)}, "record 2: pet ID 1 after 2"},
 		{"invalid pet", []pgstore.Record{pet(1), {Pet: petstore.Pet{ID: 2}}}, "record 2: pet 2"},
 		{"duplicate key", []pgstore.Record{
-			{Pet: pet(1).Pet, Principal: "alice", Key: "k"},
-			{Pet: pet(2).Pet, Principal: "alice", Key: "k"},
+			{Pet: pet(1).Pet, Principal: "alice", Key: "k", KeyCreated: time.Now()},
+			{Pet: pet(2).Pet, Principal: "alice", Key: "k", KeyCreated: time.Now()},
 		}, "records 1 to 2"},
 	}
 	for _, tt := range tests {

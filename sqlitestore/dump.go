@@ -19,8 +19,9 @@ type Record struct {
 	// Principal and Key are the key's scope and the key, or both empty
 	// when no key is kept for the pet.
 	Principal, Key string
-	// KeyAge is how long ago the key was stored, by the Store's clock.
-	KeyAge time.Duration
+	// KeyCreated is when the key was stored, by the Store's clock; the key
+	// is forgotten once its retention has passed from then.
+	KeyCreated time.Time
 }
 
 // ErrNotEmpty is wrapped by the error of Import into a Store that holds,
@@ -52,8 +53,7 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 			return
 		}
 		defer tx.Rollback()
-		now := s.now()
-		rows, err := tx.QueryContext(ctx, sqlExport, now.Add(-s.retention).UnixMilli())
+		rows, err := tx.QueryContext(ctx, sqlExport, s.now().Add(-s.retention).UnixMilli())
 		if err != nil {
 			yield(Record{}, s.readError(ctx, "export", err))
 			return
@@ -71,7 +71,7 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 			}
 			r.Status = status(st)
 			if r.Key != "" {
-				r.KeyAge = max(0, now.Sub(time.UnixMilli(created)))
+				r.KeyCreated = time.UnixMilli(created).UTC()
 			}
 			if !yield(r, nil) {
 				return
@@ -84,9 +84,9 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 }
 
 // Import stores the records, in one transaction, in a Store that has never
-// held a pet, keeping every ID and key: each key is stored as made KeyAge
-// before now, by the Store's clock, and forgotten when its retention has
-// passed. The IDs must ascend, as Export gives them; the next pet created
+// held a pet, keeping every ID and key: each key is forgotten when its retention
+// has passed from KeyCreated, by the Store's clock, as it would have been
+// in the store it came from. The IDs must ascend, as Export gives them; the next pet created
 // gets an ID above the highest imported. It returns the number of pets
 // stored.
 //
@@ -133,7 +133,6 @@ func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n
 	if err != nil {
 		return 0, wrapError(ctx, s.file, "import", err)
 	}
-	now := s.now()
 	var last int64
 	for r, err := range records {
 		if err != nil {
@@ -148,7 +147,7 @@ func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n
 			return 0, wrapError(ctx, s.file, fmt.Sprintf("import: record %d (pet %d)", n, r.ID), err)
 		}
 		if r.Key != "" {
-			if _, err := insertKey.ExecContext(ctx, r.Principal, r.Key, r.ID, now.Add(-r.KeyAge).UnixMilli()); err != nil {
+			if _, err := insertKey.ExecContext(ctx, r.Principal, r.Key, r.ID, r.KeyCreated.UnixMilli()); err != nil {
 				return 0, wrapError(ctx, s.file, fmt.Sprintf("import: record %d (pet %d)", n, r.ID), err)
 			}
 		}
@@ -166,10 +165,10 @@ func (r Record) check(last int64) error {
 		return fmt.Errorf("pet ID %d: IDs are positive", r.ID)
 	case r.ID <= last:
 		return fmt.Errorf("pet ID %d after %d: IDs must ascend, as Export gives them", r.ID, last)
-	case r.Key == "" && (r.Principal != "" || r.KeyAge != 0):
-		return fmt.Errorf("pet %d: a key's principal or age without the key", r.ID)
-	case r.KeyAge < 0:
-		return fmt.Errorf("pet %d: the key's age %v is negative", r.ID, r.KeyAge)
+	case r.Key == "" && (r.Principal != "" || !r.KeyCreated.IsZero()):
+		return fmt.Errorf("pet %d: a key's principal or time without the key", r.ID)
+	case r.Key != "" && r.KeyCreated.IsZero():
+		return fmt.Errorf("pet %d: a key without the time it was stored", r.ID)
 	}
 	if err := r.NewPet.Validate(); err != nil {
 		return fmt.Errorf("pet %d: %w", r.ID, err)

@@ -39,17 +39,18 @@ func TestExportImport(t *testing.T) {
 	clk.advance(petstore.MinKeyRetention + time.Hour)
 	plain := add(t, src, "no key", "")
 	keyed := add(t, src, "keyed", "k1")
+	stored := clk.now()
 	clk.advance(time.Minute)
 	want := []sqlitestore.Record{
 		{Pet: expired},
 		{Pet: plain},
-		{Pet: keyed, Principal: "alice", Key: "k1", KeyAge: time.Minute},
+		{Pet: keyed, Principal: "alice", Key: "k1", KeyCreated: stored},
 	}
 	if diff := cmp.Diff(want, records(t, src)); diff != "" {
 		t.Fatalf("Export (-want +got):\n%s", diff)
 	}
 
-	dstClock := newClock()
+	dstClock := &clock{t: clk.now()}
 	dst := open(t, newPath(t), sqlitestore.WithClock(dstClock.now))
 	n, err := dst.Import(ctx, src.Export(ctx))
 	if err != nil || n != 3 {
@@ -90,8 +91,8 @@ func TestImportRefuses(t *testing.T) {
 		{"invalid pet", []sqlitestore.Record{pet(1), {Pet: petstore.Pet{ID: 2}}}, "record 2: pet 2"},
 		{"principal without key", []sqlitestore.Record{{Pet: pet(1).Pet, Principal: "alice"}}, "without the key"},
 		{"duplicate key", []sqlitestore.Record{
-			{Pet: pet(1).Pet, Principal: "alice", Key: "k"},
-			{Pet: pet(2).Pet, Principal: "alice", Key: "k"},
+			{Pet: pet(1).Pet, Principal: "alice", Key: "k", KeyCreated: time.Now()},
+			{Pet: pet(2).Pet, Principal: "alice", Key: "k", KeyCreated: time.Now()},
 		}, "record 2 (pet 2)"},
 	}
 	for _, tt := range tests {

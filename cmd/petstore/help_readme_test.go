@@ -25,25 +25,28 @@ func TestHelpMatchesREADME(t *testing.T) {
 	helpFlags := names(regexp.MustCompile(`(?m)^  (-[a-z0-9-]+)`), flagsPart)
 	helpVars := names(regexp.MustCompile(`\b((?:PETSTORE|OTEL)_[A-Z0-9_]+)`), envPart)
 
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, table, ok := strings.Cut(string(readme), "\n| flag | variable | default | |\n")
-	if !ok {
-		t.Fatal("README.md has no table of flags and variables (| flag | variable | default | |)")
-	}
+	// The README's table, and the one of the operating guide on backups.
 	var flagCells, varCells strings.Builder
-	for line := range strings.Lines(table) {
-		if !strings.HasPrefix(line, "|") {
-			break
+	for _, doc := range []string{"../../README.md", "../../docs/backup.md"} {
+		text, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
 		}
-		cells := strings.Split(line, "|")
-		if len(cells) < 4 {
-			continue
+		_, table, ok := strings.Cut(string(text), "\n| flag | variable | default | |\n")
+		if !ok {
+			t.Fatalf("%s has no table of flags and variables (| flag | variable | default | |)", doc)
 		}
-		flagCells.WriteString(cells[1] + "\n")
-		varCells.WriteString(cells[2] + "\n")
+		for line := range strings.Lines(table) {
+			if !strings.HasPrefix(line, "|") {
+				break
+			}
+			cells := strings.Split(line, "|")
+			if len(cells) < 4 {
+				continue
+			}
+			flagCells.WriteString(cells[1] + "\n")
+			varCells.WriteString(cells[2] + "\n")
+		}
 	}
 	readmeFlags := names(regexp.MustCompile("`(-[a-z0-9-]+)`"), flagCells.String())
 	readmeVars := names(regexp.MustCompile("`((?:PETSTORE|OTEL)_[A-Z0-9_]+)`"), varCells.String())
