@@ -316,3 +316,16 @@ func TestMadeKeySurvivesRestart(t *testing.T) {
 		t.Errorf("GET with the first start's key after a restart: %v, %v; want 200", a, err)
 	}
 }
+
+// newCommand returns a command that runs bin with args in dir, without the
+// test's PETSTORE_* variables.
+func newCommand(dir, bin string, args ...string) *exec.Cmd {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PETSTORE_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	return cmd
+}
