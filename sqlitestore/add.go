@@ -243,7 +243,9 @@ func (s *Store) write(batch []*addCall) {
 			c.out, c.replayed = petstore.Pet{}, false
 			c.err = wrapError(c.ctx, s.file, "add pet", err)
 		}
+		return
 	}
+	s.boundWAL(ctx)
 }
 
 // batchContext returns a context for the transaction of a batch: it carries

@@ -125,3 +125,13 @@ func (c *clock) advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
 }
+
+// add adds a pet named name, with key when it is not empty.
+func add(t *testing.T, s petstore.Store, name, key string) petstore.Pet {
+	t.Helper()
+	p, _, err := s.Add(petstore.WithPrincipal(context.Background(), "alice"), petstore.NewPet{Name: name, CategoryID: 1, Status: petstore.StatusAvailable}, petstore.AddOptions{IdempotencyKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -157,3 +157,29 @@ func migrate(ctx context.Context, conn *sql.Conn, file string) (err error) {
 	_, err = conn.ExecContext(ctx, "COMMIT")
 	return err
 }
+
+// quickCheck runs PRAGMA quick_check on the file behind conn and returns an
+// error that names the file and the first problem found, if any. It reads
+// the whole file once: see docs/backup.md for what that costs.
+func quickCheck(ctx context.Context, conn interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, file string) error {
+	rows, err := conn.QueryContext(ctx, "PRAGMA quick_check(1)")
+	if err != nil {
+		return fmt.Errorf("sqlitestore: %s: quick_check: %w", file, err)
+	}
+	defer rows.Close()
+	var result string
+	if rows.Next() {
+		if err := rows.Scan(&result); err != nil {
+			return fmt.Errorf("sqlitestore: %s: quick_check: %w", file, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlitestore: %s: quick_check: %w", file, err)
+	}
+	if result != "ok" {
+		return fmt.Errorf("sqlitestore: %s is damaged: quick_check says %q; restore it from a backup (petstore restore)", file, result)
+	}
+	return nil
+}

@@ -23,6 +23,7 @@ type config struct {
 	retention time.Duration
 	now       func() time.Time
 	logger    *slog.Logger
+	walLimit  int64
 }
 
 func defaultConfig() config {
@@ -30,6 +31,7 @@ func defaultConfig() config {
 		retention: petstore.MinKeyRetention,
 		now:       time.Now,
 		logger:    slog.New(slog.DiscardHandler),
+		walLimit:  DefaultWALLimit,
 	}
 }
 
@@ -71,6 +73,32 @@ func WithLogger(l *slog.Logger) Option {
 			return errors.New("WithLogger: the logger is nil; give slog.New(slog.DiscardHandler) to discard")
 		}
 		c.logger = l
+		return nil
+	})
+}
+
+// DefaultWALLimit is the size of the -wal file past which a Store
+// checkpoints it and truncates it, unless WithWALLimit sets another.
+const DefaultWALLimit = 64 << 20
+
+// WithWALLimit sets the size, in bytes, past which a Store copies the
+// -wal file's commits into the data file and truncates it (a TRUNCATE
+// checkpoint), at most once a second, after a commit; it is also the
+// file's journal_size_limit, the size SQLite cuts it back to when it
+// starts it over. The default is DefaultWALLimit (64 MiB); at least 64 KiB.
+//
+// SQLite checkpoints on its own every thousand pages or so, but cannot
+// reuse or shrink the file while a reader, in any process, holds a
+// snapshot older than its end; the file then grows with every commit. The
+// checkpoint that WithWALLimit asks for never waits for such a reader: it
+// fails at once (see CheckpointsBlocked), and the next one, a second or more
+// later, brings the file back under the limit once the reader has let go.
+func WithWALLimit(bytes int64) Option {
+	return optionFunc(func(c *config) error {
+		if bytes < 64<<10 {
+			return fmt.Errorf("WithWALLimit: %d bytes is below 64 KiB; give at least 65536", bytes)
+		}
+		c.walLimit = bytes
 		return nil
 	})
 }

@@ -54,6 +54,10 @@ type Store struct {
 	pruned    atomic.Int64 // keys forgotten since Open
 	commits   atomic.Int64 // write transactions committed by Add, for tests
 	nextPrune time.Time    // the earliest time of the next pass; used only by the batch in flight
+
+	wal wal // keeps the -wal file's size bounded
+
+	inode fileID // the data file as opened, for Check
 }
 
 // Open opens the SQLite file at path, or creates it when it does not exist,
@@ -77,9 +81,29 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	warnSharedDir(file, c.logger)
+	if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
+		// Another Store may make it first; then it is checked as any file.
+		if err := createFile(file); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+		if err := checkOwnership(file); err != nil {
+			return nil, err
+		}
+	}
 	s := &Store{file: file, retention: c.retention, now: c.now, logger: c.logger}
 	s.adds.max = maxBatch
-	if err := s.open(); err != nil {
+	s.wal.limit = c.walLimit
+	err = s.open()
+	if err == nil {
+		// Again, now that SQLite has opened or made the -wal and -shm
+		// files: another user may have made them meanwhile.
+		err = checkOwnership(file)
+	}
+	if err == nil {
+		s.inode, err = statID(file)
+	}
+	if err != nil {
 		s.closeHandles()
 		return nil, err
 	}
@@ -98,6 +122,9 @@ func checkPath(path string) (string, error) {
 	}
 	if strings.ContainsRune(file, '?') {
 		return "", fmt.Errorf("sqlitestore.Open: %s: the path contains '?', which SQLite's driver reads as the start of options; rename the file", file)
+	}
+	if err := checkOwnership(file); err != nil {
+		return "", err
 	}
 	fi, err := os.Stat(file)
 	switch {
@@ -230,6 +257,12 @@ func (s *Store) open() error {
 			return err
 		}
 		return fail("migrate", err)
+	}
+	if err := quickCheck(ctx, s.w, s.file); err != nil {
+		return err
+	}
+	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA journal_size_limit = %d", s.wal.limit)); err != nil {
+		return fail("set the journal size limit", err)
 	}
 	prepare := func(conn interface {
 		PrepareContext(context.Context, string) (*sql.Stmt, error)

@@ -45,7 +45,10 @@ type admin struct {
 	replicas func() []replicaProbe
 	// redact removes secrets, such as a database password, from the text
 	// of a store's error.
-	redact   func(string) string
+	redact func(string) string
+	// backups, when not nil, reports when the last scheduled backup that
+	// succeeded is too old.
+	backups  func() error
 	logger   *slog.Logger
 	draining atomic.Bool // set when the server starts shutting down
 }
@@ -82,6 +85,14 @@ func (a *admin) ready(w http.ResponseWriter, r *http.Request) {
 		if err := a.check(ctx); err != nil && (ctx.Err() == nil || !errors.Is(err, context.DeadlineExceeded)) {
 			reason := "the store cannot serve: " + a.redact(err.Error())
 			a.logger.Error("petstore: not ready", "reason", reason, "took", time.Since(start).Round(time.Millisecond))
+			writeStatus(w, http.StatusServiceUnavailable, probeBody{Status: "unavailable", Reason: reason})
+			return
+		}
+	}
+	if a.backups != nil {
+		if err := a.backups(); err != nil {
+			reason := "scheduled backups are failing: " + err.Error()
+			a.logger.Error("petstore: not ready", "reason", reason)
 			writeStatus(w, http.StatusServiceUnavailable, probeBody{Status: "unavailable", Reason: reason})
 			return
 		}

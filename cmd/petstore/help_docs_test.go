@@ -25,25 +25,28 @@ func TestHelpMatchesDocs(t *testing.T) {
 	helpFlags := names(regexp.MustCompile(`(?m)^  (-[a-z0-9-]+)`), flagsPart)
 	helpVars := names(regexp.MustCompile(`\b((?:PETSTORE|OTEL)_[A-Z0-9_]+)`), envPart)
 
-	page, err := os.ReadFile("../../docs/operating.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, table, ok := strings.Cut(string(page), "\n| flag | variable | default | |\n")
-	if !ok {
-		t.Fatal("docs/operating.md has no table of flags and variables (| flag | variable | default | |)")
-	}
+	// The operating guide's table, and the one of the guide on backups.
 	var flagCells, varCells strings.Builder
-	for line := range strings.Lines(table) {
-		if !strings.HasPrefix(line, "|") {
-			break
+	for _, doc := range []string{"../../docs/operating.md", "../../docs/backup.md"} {
+		text, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
 		}
-		cells := strings.Split(line, "|")
-		if len(cells) < 4 {
-			continue
+		_, table, ok := strings.Cut(string(text), "\n| flag | variable | default | |\n")
+		if !ok {
+			t.Fatalf("%s has no table of flags and variables (| flag | variable | default | |)", doc)
 		}
-		flagCells.WriteString(cells[1] + "\n")
-		varCells.WriteString(cells[2] + "\n")
+		for line := range strings.Lines(table) {
+			if !strings.HasPrefix(line, "|") {
+				break
+			}
+			cells := strings.Split(line, "|")
+			if len(cells) < 4 {
+				continue
+			}
+			flagCells.WriteString(cells[1] + "\n")
+			varCells.WriteString(cells[2] + "\n")
+		}
 	}
 	readmeFlags := names(regexp.MustCompile("`(-[a-z0-9-]+)`"), flagCells.String())
 	readmeVars := names(regexp.MustCompile("`((?:PETSTORE|OTEL)_[A-Z0-9_]+)`"), varCells.String())

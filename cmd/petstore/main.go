@@ -57,6 +57,7 @@ import (
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/docspage"
+	"github.com/petstore-go/petstore/sqlitestore"
 )
 
 func main() {
@@ -92,6 +93,8 @@ type config struct {
 
 	migrate bool // whether to migrate the PostgreSQL tables before serving
 
+	backups backupFlags
+
 	adminAddr string // "" for no admin endpoints
 	accessLog bool
 	tracing   bool // whether to send traces over OTLP
@@ -123,6 +126,7 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 	fs.StringVar(&c.adminAddr, "admin-addr", "", "`address` to serve /metrics, /healthz and /readyz on, apart from the API; empty for none (default $"+adminAddrVar+")")
 	fs.BoolVar(&c.accessLog, "access-log", false, "log a line per request")
 	c.limits.register(fs, openFileLimit())
+	c.backups.register(fs)
 	if err := parseFlags(fs, args, help); err != nil {
 		return c, err
 	}
@@ -130,6 +134,9 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 		return c, fmt.Errorf("unexpected arguments %q; see -help", fs.Args())
 	}
 	if err := c.chooseStore(*storeFlag, getenv); err != nil {
+		return c, err
+	}
+	if err := c.backups.fromEnv(fs, getenv, c.store); err != nil {
 		return c, err
 	}
 	if c.adminAddr == "" {
@@ -175,6 +182,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && args[0] == "migrate" {
 		return runMigrate(ctx, args[1:], getenv, stdout)
 	}
+	if len(args) > 0 && dataCommand(args[0]) != nil {
+		return dataCommand(args[0])(ctx, args[1:], getenv, stdout, stderr)
+	}
 	c, err := parseConfig(args, getenv, stdout)
 	if err != nil {
 		return err
@@ -196,20 +206,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	if len(c.keys) == 0 {
-		key, err := randomKey()
-		if err != nil {
-			return err
-		}
-		c.keys = []string{key}
-		fmt.Fprintf(stdout, "PETSTORE_API_KEYS is not set; this run accepts the API key %s\n", key)
-	}
-
 	store, check, closeStore, err := openStore(ctx, c, logger)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
+	// Only now that the store is open and checked: a run that refuses to
+	// serve prints no key.
+	if len(c.keys) == 0 {
+		if c.keys, err = madeKey(store, stdout); err != nil {
+			return err
+		}
+	}
+	sqlite, _ := store.(*sqlitestore.Store)
+	backups, stopBackups, err := startBackups(ctx, sqlite, c.backups, logger)
+	if err != nil {
+		return err
+	}
+	defer stopBackups()
 
 	var accessLog *slog.Logger
 	if c.accessLog {
@@ -220,6 +234,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer obs.shutdown(logger)
+	if obs.meters != nil {
+		if err := registerDataMetrics(obs.meters, sqlite, backups); err != nil {
+			return err
+		}
+	}
 
 	auth := apiKeysAuthenticator(c.keys)
 	api, err := petstore.New(append([]petstore.Option{
@@ -280,6 +299,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if c.adminAddr != "" {
 		a := &admin{metrics: obs.metrics, store: store, check: check, replicas: replicaProbes(store), logger: logger,
 			redact: func(s string) string { return postgresRedact(s, c.postgresURL) }}
+		if backups != nil {
+			a.backups = backups.check
+		}
 		stopAdmin, err := serveAdmin(ctx, c.adminAddr, a, stdout)
 		if err != nil {
 			ln.Close()

@@ -36,6 +36,9 @@ Environment:
     	(the flags win)
   ` + adminAddrVar + `
     	address of /metrics, /healthz and /readyz, as -admin-addr (the flag wins)
+  ` + backupDirVar + `, ` + backupIntervalVar + `, ` + backupKeepVar + `
+    	scheduled backups of the SQLite file, as -backup-dir, -backup-interval and
+    	-backup-keep (the flags win)
   ` + otlpEndpointVar + `, ` + otlpTracesEndpointVar + `
     	OTLP collector to send a trace span per request to, over HTTP (port 4318);
     	unset, nothing is traced
@@ -58,7 +61,10 @@ func parseFlags(fs *flag.FlagSet, args []string, help io.Writer) error {
 	err := fs.Parse(args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(help, "Usage: petstore [flags]\n       "+migrateCommand+" [-postgres URL]\n\nServes the animal store API over HTTP or HTTPS; "+migrateCommand+" creates or upgrades the PostgreSQL tables and exits.\n\nFlags:\n")
+		fmt.Fprint(help, "Usage: petstore [flags]\n       "+migrateCommand+" [-postgres URL]\n"+
+			"       petstore backup|restore|export|import ... (each with -help)\n\n"+
+			"Serves the animal store API over HTTP or HTTPS; "+migrateCommand+" creates or upgrades the PostgreSQL tables and exits; "+
+			"backup and restore copy the SQLite file, export and import move pets and keys between stores (docs/backup.md).\n\nFlags:\n")
 		fs.SetOutput(help)
 		fs.PrintDefaults()
 		fmt.Fprint(help, environmentHelp)

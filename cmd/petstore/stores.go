@@ -95,12 +95,15 @@ func openStore(ctx context.Context, c config, logger *slog.Logger) (store petsto
 		return memstore.New(), nil, func() {}, nil
 	}
 	s, closeFile, err := openSQLite(c.dataFile, logger)
-	return s, nil, closeFile, err
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return s, s.Check, closeFile, nil
 }
 
 // openSQLite opens the SQLite file at path, making it when it is missing,
 // and returns a store on it and a function that closes it.
-func openSQLite(path string, logger *slog.Logger) (petstore.Store, func(), error) {
+func openSQLite(path string, logger *slog.Logger) (*sqlitestore.Store, func(), error) {
 	store, err := sqlitestore.Open(path, sqlitestore.WithLogger(logger))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w; -data or %s names another file, -store memory keeps pets in memory", err, dataFileVar)

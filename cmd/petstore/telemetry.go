@@ -83,8 +83,9 @@ type observability struct {
 	// traces are sent, as is otherwise.
 	wrap func(http.Handler) http.Handler
 	// metrics serves /metrics in the Prometheus text format, or is nil
-	// when metrics are off.
+	// when metrics are off; meters are the meters it serves.
 	metrics http.Handler
+	meters  metric.MeterProvider
 	// closers shut the providers down, flushing the spans not yet sent.
 	closers []func(context.Context) error
 }
@@ -112,7 +113,7 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 			if err != nil {
 				return nil, err
 			}
-			meters, o.metrics = mp, handler
+			meters, o.metrics, o.meters = mp, handler, mp
 			o.closers = append(o.closers, mp.Shutdown)
 		}
 		var tracers trace.TracerProvider = tracenoop.NewTracerProvider()

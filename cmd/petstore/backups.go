@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/petstore-go/petstore/sqlitestore"
+)
+
+// The environment variables that, like the -backup-* flags, schedule
+// backups.
+const (
+	backupDirVar      = "PETSTORE_BACKUP_DIR"
+	backupIntervalVar = "PETSTORE_BACKUP_INTERVAL"
+	backupKeepVar     = "PETSTORE_BACKUP_KEEP"
+)
+
+// backupFlags are the flags of scheduled backups: off unless dir is set.
+type backupFlags struct {
+	dir      string
+	interval time.Duration
+	keep     int
+}
+
+func (b *backupFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&b.dir, "backup-dir", "", "`directory` to back the SQLite file up to, every -backup-interval; empty for no scheduled backups (default $"+backupDirVar+")")
+	fs.DurationVar(&b.interval, "backup-interval", time.Hour, "how often to back up to -backup-dir (default $"+backupIntervalVar+", else 1h)")
+	fs.IntVar(&b.keep, "backup-keep", 24, "how many backups to keep in -backup-dir; older ones are removed (default $"+backupKeepVar+", else 24)")
+}
+
+// fromEnv fills in, from the environment, what the flags parsed into fs
+// did not set, and checks the result for store, the store chosen.
+func (b *backupFlags) fromEnv(fs *flag.FlagSet, getenv func(string) string, store storeKind) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["backup-dir"] {
+		b.dir = getenv(backupDirVar)
+	}
+	if v := getenv(backupIntervalVar); v != "" && !set["backup-interval"] {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("%s=%s: want a duration such as 1h or 30m", backupIntervalVar, v)
+		}
+		b.interval = d
+	}
+	if v := getenv(backupKeepVar); v != "" && !set["backup-keep"] {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("%s=%s: want a number of backups", backupKeepVar, v)
+		}
+		b.keep = n
+	}
+	switch {
+	case b.dir == "":
+		return nil
+	case store != storeSQLite:
+		return fmt.Errorf("-backup-dir: scheduled backups copy the SQLite data file; with %s, back up with the database's own tools (pg_dump), or none for -store memory", store)
+	case b.interval <= 0:
+		return fmt.Errorf("-backup-interval %v: want more than 0", b.interval)
+	case b.keep < 1:
+		return fmt.Errorf("-backup-keep %d: want 1 or more", b.keep)
+	}
+	return nil
+}
+
+// backupScheduler backs the data file up to a directory: once at start,
+// then every interval, keeping the newest backups. Each run logs its
+// outcome; the counts and the time of the last success are for /metrics,
+// and check is for /readyz.
+type backupScheduler struct {
+	src    string
+	flags  backupFlags
+	logger *slog.Logger
+	start  time.Time
+
+	lastOK    atomic.Int64 // Unix nanoseconds of the last success, 0 before the first
+	successes atomic.Int64
+	failures  atomic.Int64
+}
+
+// backupPrefix and backupSuffix frame the names of scheduled backups:
+// petstore-20260102T150405.000Z.db, which sort by time.
+const (
+	backupPrefix = "petstore-"
+	backupSuffix = ".db"
+)
+
+// newBackupScheduler makes the directory of flags, owner-only when it is
+// missing, and returns a scheduler of backups of src into it.
+func newBackupScheduler(src string, flags backupFlags, logger *slog.Logger) (*backupScheduler, error) {
+	if err := os.MkdirAll(flags.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("-backup-dir: %w", err)
+	}
+	dir, err := filepath.Abs(flags.dir)
+	if err != nil {
+		return nil, fmt.Errorf("-backup-dir: %w", err)
+	}
+	flags.dir = dir
+	return &backupScheduler{src: src, flags: flags, logger: logger, start: time.Now()}, nil
+}
+
+// run backs up at once and then every interval until ctx is done.
+func (b *backupScheduler) run(ctx context.Context) {
+	b.logger.Info("petstore: backing up the data file on a schedule", "dir", b.flags.dir, "interval", b.flags.interval, "keep", b.flags.keep)
+	tick := time.NewTicker(b.flags.interval)
+	defer tick.Stop()
+	for {
+		b.once(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// once takes one backup and removes those past the number to keep.
+func (b *backupScheduler) once(ctx context.Context) {
+	name := filepath.Join(b.flags.dir, backupPrefix+time.Now().UTC().Format("20060102T150405.000Z")+backupSuffix)
+	info, err := sqlitestore.Backup(ctx, b.src, name)
+	if err != nil {
+		if ctx.Err() != nil {
+			return // shutting down
+		}
+		b.failures.Add(1)
+		b.logger.Error("petstore: scheduled backup failed", "path", name, "err", err, "failures", b.failures.Load())
+		return
+	}
+	b.successes.Add(1)
+	b.lastOK.Store(time.Now().UnixNano())
+	b.logger.Info("petstore: backed up", "path", info.Path, "pets", info.Pets, "bytes", info.Bytes, "took", info.Duration.Round(time.Millisecond))
+	if err := b.prune(); err != nil {
+		b.logger.Warn("petstore: removing old backups", "dir", b.flags.dir, "err", err)
+	}
+}
+
+// prune removes all but the newest flags.keep backups of the directory.
+func (b *backupScheduler) prune() error {
+	entries, err := os.ReadDir(b.flags.dir)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, backupPrefix) && strings.HasSuffix(n, backupSuffix) && e.Type().IsRegular() {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	var errs []error
+	for _, n := range names[:max(0, len(names)-b.flags.keep)] {
+		errs = append(errs, os.Remove(filepath.Join(b.flags.dir, n)))
+	}
+	return errors.Join(errs...)
+}
+
+// check reports an error when the last successful backup, or the start
+// when there has been none, is older than twice the interval.
+func (b *backupScheduler) check() error {
+	last := b.start
+	if ns := b.lastOK.Load(); ns != 0 {
+		last = time.Unix(0, ns)
+	}
+	age := time.Since(last)
+	if age <= 2*b.flags.interval {
+		return nil
+	}
+	if b.lastOK.Load() == 0 {
+		return fmt.Errorf("no backup has succeeded in the %v since start (-backup-interval %v; %d failed; see the log)", age.Round(time.Second), b.flags.interval, b.failures.Load())
+	}
+	return fmt.Errorf("the last successful backup is %v old, more than twice -backup-interval (%v); %d failed since start (see the log)", age.Round(time.Second), b.flags.interval, b.failures.Load())
+}
+
+// startBackups starts the scheduled backups of store that flags ask for,
+// and returns the scheduler, nil when there is none, and a function that
+// stops it and waits for a backup in flight.
+func startBackups(ctx context.Context, store *sqlitestore.Store, flags backupFlags, logger *slog.Logger) (*backupScheduler, func(), error) {
+	if flags.dir == "" || store == nil {
+		return nil, func() {}, nil
+	}
+	b, err := newBackupScheduler(store.Path(), flags, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.run(ctx)
+	}()
+	return b, func() { cancel(); <-done }, nil
+}

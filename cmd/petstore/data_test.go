@@ -1,0 +1,341 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/sqlitestore"
+)
+
+// runCommand runs bin with args in dir, with the variables in env and no
+// other PETSTORE_* variable, and returns its standard output and error.
+func runCommand(t *testing.T, dir, bin string, env []string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PETSTORE_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+// mustRun is runCommand that fails the test when the command fails.
+func mustRun(t *testing.T, dir, bin string, env []string, args ...string) string {
+	t.Helper()
+	out, errOut, err := runCommand(t, dir, bin, env, args...)
+	if err != nil {
+		t.Fatalf("petstore %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out, errOut)
+	}
+	return out
+}
+
+// createPet creates p through the server at baseURL, with idemKey unless
+// it is empty, and returns the answer.
+func createPet(t *testing.T, baseURL, key, idemKey string, p petstore.NewPet) apiAnswer {
+	t.Helper()
+	req, err := newCreate(context.Background(), baseURL, key, idemKey, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := do(http.DefaultClient, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// openPets returns every pet of the data file at path.
+func openPets(t *testing.T, path string) []petstore.Pet {
+	t.Helper()
+	s, err := sqlitestore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	pets, err := s.List(context.Background(), petstore.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pets
+}
+
+// TestBackupWhileServing backs the data file up while 16 clients create
+// pets, keyed and unkeyed: no create fails, the backup holds every pet
+// acknowledged before it began, and a server started on the backup
+// replays the keyed creates. It logs the p99 latency of the creates made
+// during the backup.
+func TestBackupWhileServing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that runs the server as a process in -short mode")
+	}
+	const key = "backup-key"
+	bin := buildServer(t)
+	dir := t.TempDir()
+	p := startServerIn(t, dir, bin, key, nil)
+	type create struct {
+		pet          petstore.Pet
+		idemKey      string
+		start, acked time.Time
+	}
+	var (
+		mu      sync.Mutex
+		creates []create
+		stop    atomic.Bool
+		wg      sync.WaitGroup
+	)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+	for w := range 16 {
+		wg.Go(func() {
+			for i := 0; !stop.Load(); i++ {
+				idemKey := ""
+				if i%2 == 0 {
+					idemKey = fmt.Sprintf("c%d-%d", w, i)
+				}
+				np := petstore.NewPet{Name: fmt.Sprintf("c%d %d", w, i), CategoryID: 1}
+				req, _ := newCreate(context.Background(), p.baseURL, key, idemKey, np)
+				start := time.Now()
+				a, err := do(client, req)
+				if err != nil || a.status != http.StatusCreated {
+					t.Errorf("create during the backup: %v %v", a, err)
+					return
+				}
+				pet, _ := a.pet()
+				mu.Lock()
+				creates = append(creates, create{pet, idemKey, start, time.Now()})
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(time.Second)
+	backup := filepath.Join(dir, "backup.db")
+	began := time.Now()
+	out := mustRun(t, dir, bin, nil, "backup", backup)
+	ended := time.Now()
+	time.Sleep(200 * time.Millisecond)
+	stop.Store(true)
+	wg.Wait()
+	if !regexp.MustCompile(`^backed up \d+ pets to \S+: \d+ bytes in \S+\n$`).MatchString(out) {
+		t.Errorf("petstore backup printed %q; want what it wrote: pets, bytes, time", out)
+	}
+
+	var during []time.Duration
+	for _, c := range creates {
+		if c.start.After(began) && c.start.Before(ended) {
+			during = append(during, c.acked.Sub(c.start))
+		}
+	}
+	slices.Sort(during)
+	if len(during) > 0 {
+		t.Logf("%d creates in all; %d began during the backup (%v): p99 latency %v, max %v",
+			len(creates), len(during), ended.Sub(began).Round(time.Millisecond), during[len(during)*99/100], during[len(during)-1])
+	}
+
+	got := map[int64]petstore.Pet{}
+	for _, pet := range openPets(t, backup) {
+		got[pet.ID] = pet
+	}
+	var keyed []create
+	for _, c := range creates {
+		if !c.acked.Before(began) {
+			continue
+		}
+		if diff := cmp.Diff(c.pet, got[c.pet.ID]); diff != "" {
+			t.Fatalf("a pet acknowledged before the backup began (-want +backup):\n%s", diff)
+		}
+		if c.idemKey != "" && len(keyed) < 50 {
+			keyed = append(keyed, c)
+		}
+	}
+	served := startServer(t, bin, key, nil, "-data", backup)
+	for _, c := range keyed {
+		a := createPet(t, served.baseURL, key, c.idemKey, c.pet.NewPet)
+		if pet, _ := a.pet(); a.status != http.StatusCreated || !a.replayed() || pet != c.pet {
+			t.Fatalf("keyed retry of pet %d on a server of the backup: %v; want it replayed", c.pet.ID, a)
+		}
+	}
+}
+
+// exportFile writes n pets, every other one keyed, in the export format,
+// a line at a time, so that the test's own memory stays small: a child
+// process starts with its parent's peak resident memory.
+func exportFile(t *testing.T, path string, n int) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := bufio.NewWriter(f)
+	b.WriteString(exportHeader + "\n")
+	created := time.Now().UTC().Format(keyTimeLayout)
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(b, `{"id":%d,"name":"pet %d","categoryId":%d,"status":"available"`, i, i, i%100+1)
+		if i%2 == 0 {
+			fmt.Fprintf(b, `,"idempotencyKey":{"principal":"alice","key":"k%d","createdAt":"%s"}`, i, created)
+		}
+		b.WriteString("}\n")
+	}
+	if err := errors.Join(b.Flush(), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBackupKilled kills petstore backup with SIGKILL at random moments:
+// the backup file is each time the previous one or a complete new one, and
+// the data file stays whole.
+func TestBackupKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that runs the server as a process in -short mode")
+	}
+	const pets = 100_000
+	bin := buildServer(t)
+	dir := t.TempDir()
+	exportFile(t, filepath.Join(dir, "seed.jsonl"), pets)
+	mustRun(t, dir, bin, nil, "import", "seed.jsonl")
+	p := startServerIn(t, dir, bin, "kill-key", nil)
+	backup := filepath.Join(dir, "backup.db")
+	start := time.Now()
+	mustRun(t, dir, bin, nil, "backup", backup)
+	took := time.Since(start)
+	hash := func() [32]byte {
+		b, err := os.ReadFile(backup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sha256.Sum256(b)
+	}
+	prev := hash()
+	kinds := map[string]int{}
+	for round := range 8 {
+		cmd := exec.Command(bin, "backup", backup)
+		cmd.Dir = dir
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// From the start of the process to past its usual end.
+		time.Sleep(time.Duration(float64(took) * 1.5 * rand.Float64()))
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		switch now := hash(); {
+		case now == prev:
+			kinds["the same bytes (the previous one, or a new one of the same data)"]++
+		default:
+			if n := len(openPets(t, backup)); n != pets {
+				t.Fatalf("round %d: the backup holds %d pets; want %d or the previous backup", round, n, pets)
+			}
+			kinds["complete"]++
+			prev = hash() // opening it may have changed it
+		}
+	}
+	t.Logf("after each kill the backup was: %v (a backup took %v)", kinds, took)
+	a := createPet(t, p.baseURL, "kill-key", "", petstore.NewPet{Name: "after", CategoryID: 1})
+	if pet, _ := a.pet(); a.status != http.StatusCreated || pet.ID != pets+1 {
+		t.Errorf("a create on the live file after the kills: %v; want pet %d", a, pets+1)
+	}
+}
+
+// TestRestoreWhileServing checks that petstore restore refuses while the
+// server holds the data file, and replaces it, keeping the old one, once
+// the server has stopped.
+func TestRestoreWhileServing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that runs the server as a process in -short mode")
+	}
+	const key = "restore-key"
+	bin := buildServer(t)
+	dir := t.TempDir()
+	p := startServerIn(t, dir, bin, key, nil)
+	first, _ := createPet(t, p.baseURL, key, "", petstore.NewPet{Name: "kept", CategoryID: 1}).pet()
+	mustRun(t, dir, bin, nil, "backup", "backup.db")
+	createPet(t, p.baseURL, key, "", petstore.NewPet{Name: "after the backup", CategoryID: 1})
+	_, errOut, err := runCommand(t, dir, bin, nil, "restore", "backup.db")
+	if err == nil || !strings.Contains(errOut, "stop it first") {
+		t.Fatalf("restore while serving: %v, %s; want a refusal that says to stop the server", err, errOut)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.wait(t, 10*time.Second)
+	out := mustRun(t, dir, bin, nil, "restore", "backup.db")
+	replaced := regexp.MustCompile(`kept as (\S+)\n`).FindStringSubmatch(out)
+	if replaced == nil {
+		t.Fatalf("restore printed %q; want where the replaced file is kept", out)
+	}
+	if diff := cmp.Diff([]petstore.Pet{first}, openPets(t, filepath.Join(dir, defaultDataFile))); diff != "" {
+		t.Errorf("restored pets (-want +got):\n%s", diff)
+	}
+	if n := len(openPets(t, replaced[1])); n != 2 {
+		t.Errorf("the replaced file holds %d pets; want 2", n)
+	}
+}
+
+// TestMadeKeySurvivesRestart starts the server twice without
+// PETSTORE_API_KEYS: the second start accepts the key the first printed,
+// kept owner-only beside the data file, as are the data file's own files.
+func TestMadeKeySurvivesRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that runs the server as a process in -short mode")
+	}
+	bin := buildServer(t)
+	dir := t.TempDir()
+	keyLine := regexp.MustCompile(`this run accepts the API key (\S+)\n`)
+	p := startServerIn(t, dir, bin, "", nil)
+	m := keyLine.FindStringSubmatch(p.stdout.String())
+	if m == nil {
+		t.Fatalf("the first start printed no key:\n%s", p.stdout)
+	}
+	pet, _ := createPet(t, p.baseURL, m[1], "", petstore.NewPet{Name: "Rex", CategoryID: 1}).pet()
+	for _, name := range []string{defaultDataFile, defaultDataFile + "-wal", defaultDataFile + "-shm", defaultDataFile + ".key"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, %v; want mode 0600", name, fi.Mode(), err)
+		}
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.wait(t, 10*time.Second)
+
+	again := startServerIn(t, dir, bin, "", nil)
+	if m2 := keyLine.FindStringSubmatch(again.stdout.String()); m2 == nil || m2[1] != m[1] {
+		t.Errorf("the second start printed %q; want the first start's key again", again.stdout)
+	}
+	req, _ := newGet(context.Background(), again.baseURL, m[1], fmt.Sprintf("/pets/%d", pet.ID))
+	if a, err := do(http.DefaultClient, req); err != nil || a.status != http.StatusOK {
+		t.Errorf("GET with the first start's key after a restart: %v, %v; want 200", a, err)
+	}
+}
+
+// newCommand returns a command that runs bin with args in dir, without the
+// test's PETSTORE_* variables.
+func newCommand(dir, bin string, args ...string) *exec.Cmd {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PETSTORE_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	return cmd
+}

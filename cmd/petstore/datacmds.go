@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"iter"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/petstore-go/petstore/pgstore"
+	"github.com/petstore-go/petstore/sqlitestore"
+)
+
+// dataCommand returns the subcommand called name that works on the data
+// (backup, restore, export, import), or nil when there is none.
+func dataCommand(name string) func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	switch name {
+	case "backup":
+		return runBackup
+	case "restore":
+		return runRestore
+	case "export":
+		return runExport
+	case "import":
+		return runImport
+	}
+	return nil
+}
+
+// subcommandFlags parses args into fs, a subcommand's flags, with usage
+// and a line of description for -help; it wants exactly nargs arguments
+// (or at most, when maxOnly).
+func subcommandFlags(fs *flag.FlagSet, args []string, usage, about string, nargs int, maxOnly bool, stdout io.Writer) error {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "Usage: %s\n\n%s\n\nFlags:\n", usage, about)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return err
+		}
+		return fmt.Errorf("%v; usage: %s", err, usage)
+	}
+	if fs.NArg() > nargs || (!maxOnly && fs.NArg() < nargs) {
+		return fmt.Errorf("usage: %s", usage)
+	}
+	return nil
+}
+
+// dataFile returns the SQLite file that -data (flag, "" when not given),
+// PETSTORE_DATA or the default names.
+func dataFile(flag string, getenv func(string) string) string {
+	switch {
+	case flag != "":
+		return flag
+	case getenv(dataFileVar) != "":
+		return getenv(dataFileVar)
+	}
+	return defaultDataFile
+}
+
+// runBackup is petstore backup FILE: a consistent copy of the data file
+// while the server runs (see sqlitestore.Backup).
+func runBackup(ctx context.Context, args []string, getenv func(string) string, stdout, _ io.Writer) error {
+	fs := flag.NewFlagSet("petstore backup", flag.ContinueOnError)
+	data := fs.String("data", "", "SQLite `file` to back up (default $"+dataFileVar+", else "+defaultDataFile+")")
+	if err := subcommandFlags(fs, args, "petstore backup [-data FILE] BACKUP",
+		"Writes a consistent copy of the data file to BACKUP, while the server goes on serving; BACKUP is replaced only once the copy is complete.", 1, false, stdout); err != nil {
+		return err
+	}
+	info, err := sqlitestore.Backup(ctx, dataFile(*data, getenv), fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "backed up %d pets to %s: %d bytes in %v\n", info.Pets, info.Path, info.Bytes, info.Duration.Round(time.Millisecond))
+	return nil
+}
+
+// runRestore is petstore restore BACKUP: it replaces the data file, which
+// no server may hold, with BACKUP (see sqlitestore.Restore).
+func runRestore(ctx context.Context, args []string, getenv func(string) string, stdout, _ io.Writer) error {
+	fs := flag.NewFlagSet("petstore restore", flag.ContinueOnError)
+	data := fs.String("data", "", "SQLite `file` to replace (default $"+dataFileVar+", else "+defaultDataFile+")")
+	if err := subcommandFlags(fs, args, "petstore restore [-data FILE] BACKUP",
+		"Replaces the data file with a copy of BACKUP, keeping the file it replaces beside it. Stop the server first: it refuses while one holds the file.", 1, false, stdout); err != nil {
+		return err
+	}
+	file, _ := filepath.Abs(dataFile(*data, getenv))
+	replaced, err := sqlitestore.Restore(ctx, fs.Arg(0), file)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "restored %s from %s\n", file, fs.Arg(0))
+	if replaced != "" {
+		fmt.Fprintf(stdout, "the file it replaced is kept as %s\n", replaced)
+	}
+	return nil
+}
+
+// dumpStore is a store that export reads and import fills.
+type dumpStore struct {
+	name    string
+	export  func(context.Context) iter.Seq2[sqlitestore.Record, error]
+	fill    func(context.Context, iter.Seq2[sqlitestore.Record, error]) (int64, error)
+	release func()
+}
+
+// openDumpStore opens the store that -data, -postgres and the environment
+// name, as the server would choose it. With mustExist, a SQLite file that
+// does not exist is refused rather than made; with migrate, PostgreSQL's
+// tables are made or upgraded.
+func openDumpStore(ctx context.Context, data, postgresURL string, getenv func(string) string, mustExist, migrate bool) (*dumpStore, error) {
+	c := config{dataFile: data, postgresURL: postgresURL}
+	if err := c.chooseStore("", getenv); err != nil {
+		return nil, err
+	}
+	logger := slog.New(slog.DiscardHandler)
+	if c.store == storePostgres {
+		s, closePool, err := openPostgresStore(ctx, c.postgresURL, "", migrate, logger) // export and import read and write the primary
+		if err != nil {
+			return nil, err
+		}
+		return &dumpStore{
+			name: "PostgreSQL table " + s.Table(),
+			export: func(ctx context.Context) iter.Seq2[sqlitestore.Record, error] {
+				return func(yield func(sqlitestore.Record, error) bool) {
+					for r, err := range s.Export(ctx) {
+						if !yield(sqlitestore.Record(r), err) {
+							return
+						}
+					}
+				}
+			},
+			fill: func(ctx context.Context, records iter.Seq2[sqlitestore.Record, error]) (int64, error) {
+				return s.Import(ctx, func(yield func(pgstore.Record, error) bool) {
+					for r, err := range records {
+						if !yield(pgstore.Record(r), err) {
+							return
+						}
+					}
+				})
+			},
+			release: closePool,
+		}, nil
+	}
+	if _, err := os.Stat(c.dataFile); mustExist && errors.Is(err, fs.ErrNotExist) {
+		abs, _ := filepath.Abs(c.dataFile)
+		return nil, fmt.Errorf("%s does not exist; -data or %s names the data file, %s a PostgreSQL database", abs, dataFileVar, postgresURLVar)
+	}
+	s, err := sqlitestore.Open(c.dataFile)
+	if err != nil {
+		return nil, err
+	}
+	return &dumpStore{name: s.Path(), export: s.Export, fill: s.Import, release: func() { s.Close() }}, nil
+}
+
+// storeFlags registers -data and -postgres on fs.
+func storeFlags(fs *flag.FlagSet, verb string) (data, postgresURL *string) {
+	data = fs.String("data", "", "SQLite `file` to "+verb+" (default $"+dataFileVar+", else "+defaultDataFile+")")
+	postgresURL = fs.String("postgres", "", "PostgreSQL `URL` to "+verb+", instead of a data file (default $"+postgresURLVar+")")
+	return data, postgresURL
+}
+
+// runExport is petstore export: every pet and live idempotency key, as JSON
+// lines (see exportHeader), to standard output or -o.
+func runExport(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("petstore export", flag.ContinueOnError)
+	data, postgresURL := storeFlags(fs, "export")
+	out := fs.String("o", "", "`file` to write to, made owner-only, since it holds the callers' keys (default: standard output)")
+	if err := subcommandFlags(fs, args, "petstore export [-data FILE | -postgres URL] [-o FILE]",
+		"Writes every pet and every idempotency key still kept, with its caller and age, as JSON lines in ID order, for petstore import.", 0, false, stdout); err != nil {
+		return err
+	}
+	s, err := openDumpStore(ctx, *data, *postgresURL, getenv, true, false)
+	if err != nil {
+		return err
+	}
+	defer s.release()
+	w := stdout
+	if *out != "" {
+		f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	start := time.Now()
+	pets, keys, err := writeExport(w, s.export(ctx))
+	if err != nil {
+		return fmt.Errorf("export from %s: %w", s.name, err)
+	}
+	if f, ok := w.(*os.File); ok && *out != "" {
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "exported %d pets and %d idempotency keys from %s in %v\n", pets, keys, s.name, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// runImport is petstore import: it loads what petstore export wrote into
+// an empty store.
+func runImport(ctx context.Context, args []string, getenv func(string) string, stdout, _ io.Writer) error {
+	fs := flag.NewFlagSet("petstore import", flag.ContinueOnError)
+	data, postgresURL := storeFlags(fs, "fill")
+	if err := subcommandFlags(fs, args, "petstore import [-data FILE | -postgres URL] [EXPORT]",
+		"Loads what petstore export wrote (from EXPORT, or standard input) into a store that has never held a pet, keeping every ID and key.", 1, true, stdout); err != nil {
+		return err
+	}
+	var in io.Reader = os.Stdin
+	if fs.NArg() == 1 {
+		f, err := os.Open(fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	s, err := openDumpStore(ctx, *data, *postgresURL, getenv, false, true)
+	if err != nil {
+		return err
+	}
+	defer s.release()
+	start := time.Now()
+	n, err := s.fill(ctx, readExport(in))
+	if err != nil {
+		return fmt.Errorf("import into %s: %w; nothing was imported", s.name, err)
+	}
+	fmt.Fprintf(stdout, "imported %d pets into %s in %v\n", n, s.name, time.Since(start).Round(time.Millisecond))
+	return nil
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"io"
+
+	"errors"
+	"fmt"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/sqlitestore"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// keyFile returns the file beside the data file at dataFile that keeps the
+// API key the server made, when PETSTORE_API_KEYS is unset.
+func keyFile(dataFile string) string { return dataFile + ".key" }
+
+// keptKey returns the API key kept in file, or makes one, keeps it there
+// (owner-only, 0600) and returns it, so that the key a client was given
+// still works after a restart. made says which. It refuses a file that
+// another user could have written or may read: a symbolic link, one owned
+// by another user, one that the group or others may read or write.
+func keptKey(file string) (key string, made bool, err error) {
+	b, err := readKeyFile(file)
+	if err == nil {
+		return b, false, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", false, err
+	}
+	key, err = randomKey()
+	if err != nil {
+		return "", false, err
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		// Another server, starting at once, made it first.
+		b, err := readKeyFile(file)
+		return b, false, err
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("keeping the API key: %w", err)
+	}
+	if _, err := f.WriteString(key + "\n"); err != nil {
+		f.Close()
+		os.Remove(file)
+		return "", false, fmt.Errorf("keeping the API key: %w", err)
+	}
+	if err := errors.Join(f.Sync(), f.Close()); err != nil {
+		os.Remove(file)
+		return "", false, fmt.Errorf("keeping the API key: %w", err)
+	}
+	return key, true, nil
+}
+
+// readKeyFile reads the key kept in file, after checking that only this
+// process's user may read or write it.
+func readKeyFile(file string) (string, error) {
+	fi, err := os.Lstat(file)
+	if err != nil {
+		return "", err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 || !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s, which keeps the API key, is not a regular file; remove it to have a new key made", file)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return "", fmt.Errorf("%s, which keeps the API key, is owned by uid %d, not by this process's user (uid %d); remove it to have a new key made", file, st.Uid, os.Geteuid())
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return "", fmt.Errorf("%s, which keeps the API key, may be read or written by other users (mode %v); chmod 600 it, or remove it to have a new key made", file, perm)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	key := strings.TrimSpace(string(b))
+	if len(key) < 32 || strings.ContainsAny(key, " \t,:") {
+		return "", fmt.Errorf("%s does not hold an API key that petstore made; remove it to have a new key made", file)
+	}
+	return key, nil
+}
+
+// madeKey returns the API key of a run without PETSTORE_API_KEYS, and
+// prints it: on a SQLite store the key kept beside the data file (made on
+// the first start), otherwise a new key for this run alone.
+func madeKey(store petstore.Store, stdout io.Writer) ([]string, error) {
+	s, ok := store.(*sqlitestore.Store)
+	if !ok {
+		key, err := randomKey()
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(stdout, "PETSTORE_API_KEYS is not set; this run accepts the API key %s\n", key)
+		return []string{key}, nil
+	}
+	file := keyFile(s.Path())
+	key, made, err := keptKey(file)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stdout, "PETSTORE_API_KEYS is not set; this run accepts the API key %s\n", key)
+	if made {
+		fmt.Fprintf(stdout, "the key is kept in %s (owner-only) and accepted again on the next start; set PETSTORE_API_KEYS to choose keys\n", file)
+	} else {
+		fmt.Fprintf(stdout, "the key was made on an earlier start and is kept in %s\n", file)
+	}
+	return []string{key}, nil
+}

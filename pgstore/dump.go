@@ -1,0 +1,208 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/petstore-go/petstore"
+)
+
+// A Record is a pet as Export gives it and Import takes it, with the
+// idempotency key of the create that stored it while the Store keeps that
+// key.
+type Record struct {
+	petstore.Pet
+	// Principal and Key are the key's scope and the key, or both empty
+	// when no key is kept for the pet.
+	Principal, Key string
+	// KeyCreated is when the key was stored, by the Store's clock; the key
+	// is forgotten once its retention has passed from then.
+	KeyCreated time.Time
+}
+
+// ErrNotEmpty is wrapped by the error of Import into a table that holds,
+// or has ever held, a pet.
+var ErrNotEmpty = errors.New("pgstore: the table is not empty")
+
+// importBatch is the number of rows that Import sends in one statement.
+const importBatch = 1000
+
+// Export returns every pet of the table in ascending ID order, each with
+// its idempotency key while the Store keeps it, all read in one REPEATABLE
+// READ transaction: pets created meanwhile are left out. Rows arrive one
+// at a time, so memory stays flat however many pets there are; Adds go on
+// meanwhile. Stopping the loop early ends the read.
+func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+		if err != nil {
+			yield(Record{}, wrapError(ctx, "export", err))
+			return
+		}
+		defer tx.Rollback(context.WithoutCancel(ctx))
+		rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT p.id, p.name, p.category_id, coalesce(p.status, ''), coalesce(k.principal, ''), coalesce(k.key, ''), k.created_at
+FROM %s p LEFT JOIN %s k ON k.pet_id = p.id AND k.created_at >= $1
+ORDER BY p.id`, s.relation, s.keys), s.now().Add(-s.retention))
+		if err != nil {
+			yield(Record{}, wrapError(ctx, "export", err))
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				r       Record
+				created *time.Time
+			)
+			if err := rows.Scan(&r.ID, &r.Name, &r.CategoryID, (*statusScanner)(&r.Status), &r.Principal, &r.Key, &created); err != nil {
+				yield(Record{}, wrapError(ctx, "export", err))
+				return
+			}
+			if created != nil {
+				r.KeyCreated = created.UTC()
+			}
+			if !yield(r, nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(Record{}, wrapError(ctx, "export", err))
+		}
+	}
+}
+
+// Import stores the records, in one transaction, in a table that has never
+// held a pet, keeping every ID and key: each key is forgotten when its retention
+// has passed from KeyCreated, by the Store's clock, as it would have been
+// in the store it came from. The IDs must ascend, as Export gives them; the table's identity
+// sequence is then set past the highest, so that the next pet created gets
+// an ID above every imported one. It returns the number of pets stored.
+// Run it as the tables' owner: setting the sequence needs UPDATE on it.
+//
+// Import refuses a table that holds, or has held, a pet, with an error
+// wrapping ErrNotEmpty. When a record is invalid, records yields an error,
+// or ctx is done, it stores nothing and returns the error, which names the
+// record by its position (1 for the first) and ID. It holds at most
+// importBatch records in memory; Adds on the table wait for it to finish.
+func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n int64, err error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return 0, wrapError(ctx, "import", err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	// The lock that Add takes: no create runs while the table is filled.
+	if _, err := tx.Exec(ctx, s.lockSQL, s.relation); err != nil {
+		return 0, wrapError(ctx, "import", err)
+	}
+	var used bool
+	if err := tx.QueryRow(ctx, fmt.Sprintf(`SELECT EXISTS (SELECT FROM %s) OR pg_sequence_last_value(pg_get_serial_sequence($1, 'id')) IS NOT NULL`, s.relation), s.relation).Scan(&used); err != nil {
+		return 0, wrapError(ctx, "import", err)
+	}
+	if used {
+		return 0, fmt.Errorf("pgstore: import into %s: %w: import only into a new table", s.relation, ErrNotEmpty)
+	}
+	var b importBuf
+	flush := func() error {
+		if len(b.ids) == 0 {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (id, name, category_id, status) OVERRIDING SYSTEM VALUE
+SELECT r.id, r.name, r.category_id, nullif(r.status, '') FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[]) AS r (id, name, category_id, status)`, s.relation),
+			b.ids, b.names, b.cats, b.statuses); err != nil {
+			return wrapError(ctx, fmt.Sprintf("import: records %d to %d (pets %d to %d)", b.first, n, b.ids[0], b.ids[len(b.ids)-1]), err)
+		}
+		if len(b.keys) > 0 {
+			if _, err := tx.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (principal, key, pet_id, created_at)
+SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[])`, s.keys),
+				b.principals, b.keys, b.keyPets, b.created); err != nil {
+				return wrapError(ctx, fmt.Sprintf("import: the keys of records %d to %d (pets %d to %d)", b.first, n, b.ids[0], b.ids[len(b.ids)-1]), err)
+			}
+		}
+		b.reset(n + 1)
+		return nil
+	}
+	b.reset(1)
+	var last int64
+	for r, err := range records {
+		if err != nil {
+			return 0, err
+		}
+		n++
+		if err := r.check(last); err != nil {
+			return 0, fmt.Errorf("pgstore: import: record %d: %w", n, err)
+		}
+		last = r.ID
+		b.add(r)
+		if len(b.ids) == importBatch {
+			if err := flush(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		if _, err := tx.Exec(ctx, `SELECT setval(pg_get_serial_sequence($1, 'id'), $2)`, s.relation, last); err != nil {
+			return 0, wrapError(ctx, "import: set the ID sequence", err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, wrapError(ctx, "import", err)
+	}
+	return n, nil
+}
+
+// importBuf holds the columns of the rows of one batch of Import.
+type importBuf struct {
+	first              int64 // the position of the batch's first record
+	ids, cats, keyPets []int64
+	names, statuses    []string
+	principals, keys   []string
+	created            []time.Time
+}
+
+func (b *importBuf) reset(first int64) {
+	b.first = first
+	b.ids, b.cats, b.keyPets = b.ids[:0], b.cats[:0], b.keyPets[:0]
+	b.names, b.statuses = b.names[:0], b.statuses[:0]
+	b.principals, b.keys, b.created = b.principals[:0], b.keys[:0], b.created[:0]
+}
+
+func (b *importBuf) add(r Record) {
+	b.ids = append(b.ids, r.ID)
+	b.names = append(b.names, r.Name)
+	b.cats = append(b.cats, r.CategoryID)
+	b.statuses = append(b.statuses, string(r.Status))
+	if r.Key != "" {
+		b.principals = append(b.principals, r.Principal)
+		b.keys = append(b.keys, r.Key)
+		b.keyPets = append(b.keyPets, r.ID)
+		b.created = append(b.created, r.KeyCreated)
+	}
+}
+
+// check reports what makes r unfit for Import after a record with ID last.
+func (r Record) check(last int64) error {
+	switch {
+	case r.ID <= 0:
+		return fmt.Errorf("pet ID %d: IDs are positive", r.ID)
+	case r.ID <= last:
+		return fmt.Errorf("pet ID %d after %d: IDs must ascend, as Export gives them", r.ID, last)
+	case r.Key == "" && (r.Principal != "" || !r.KeyCreated.IsZero()):
+		return fmt.Errorf("pet %d: a key's principal or time without the key", r.ID)
+	case r.Key != "" && r.KeyCreated.IsZero():
+		return fmt.Errorf("pet %d: a key without the time it was stored", r.ID)
+	}
+	if err := r.NewPet.Validate(); err != nil {
+		return fmt.Errorf("pet %d: %w", r.ID, err)
+	}
+	return nil
+}

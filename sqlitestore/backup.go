@@ -1,0 +1,180 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// BackupInfo describes a backup that Backup wrote.
+type BackupInfo struct {
+	Path     string        // the backup's absolute path
+	Pets     int64         // the pets it holds
+	Bytes    int64         // its size
+	Duration time.Duration // how long it took
+}
+
+// Backup writes a consistent copy of the petstore data file src to dst,
+// while Stores in this process or others go on reading and writing src.
+// The copy is SQLite's VACUUM INTO, inside one read transaction: it holds
+// every commit made before it began, those still in src's -wal file
+// included, and none made after. It never stops a writer, since WAL lets
+// readers and the writer run at once; while it runs, the -wal file cannot
+// be checkpointed past the copy's snapshot and grows (see WithWALLimit).
+//
+// The copy is written to a new file beside dst, owner-only (0600), flushed
+// to the disk, checked (its header, its pets counted) and only then
+// renamed to dst, and the directory flushed: dst is always either what it
+// was before or a complete new backup, even if the process is killed or
+// the machine loses power. A killed Backup may leave its temporary file,
+// named .BASE.*.tmp beside dst. A backup is itself a data file, in
+// rollback-journal mode until a Store opens it.
+//
+// Backup refuses a src that does not exist or is not a petstore data file
+// of a version this package knows, and a dst that has a -wal file beside
+// it: that is a data file in use, not a backup. When ctx is done, Backup
+// stops, leaves dst as it was, and returns ctx's error.
+func Backup(ctx context.Context, src, dst string) (BackupInfo, error) {
+	start := time.Now()
+	src, err := filepath.Abs(src)
+	if err != nil {
+		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
+	}
+	if dst, err = filepath.Abs(dst); err != nil {
+		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
+	}
+	if _, err := os.Lstat(dst + "-wal"); err == nil {
+		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %s has a -wal file beside it, so a store uses it as its data file; give another path", dst)
+	}
+	if fi, err := os.Stat(dst); err == nil && !fi.Mode().IsRegular() {
+		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %s is not a regular file; give the path of a file", dst)
+	}
+	db, err := openExisting(ctx, src, url.Values{})
+	if err != nil {
+		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
+	}
+	defer db.Close()
+
+	// VACUUM INTO accepts an empty file, so the temporary file is made
+	// first, with its mode, and never follows a link.
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*.tmp")
+	if err != nil {
+		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
+	}
+	tmpName := tmp.Name()
+	keep := false
+	defer func() {
+		if !keep {
+			os.Remove(tmpName)
+		}
+	}()
+	if err := tmp.Close(); err != nil {
+		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", tmpName); err != nil {
+		return BackupInfo{}, wrapError(ctx, src, "backup", err)
+	}
+	info := BackupInfo{Path: dst}
+	if info.Pets, err = countPets(ctx, tmpName); err != nil {
+		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: checking the copy: %w", err)
+	}
+	if info.Bytes, err = syncFile(tmpName); err != nil {
+		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
+	}
+	if err := os.Rename(tmpName, dst); err != nil {
+		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
+	}
+	keep = true
+	if err := syncDir(filepath.Dir(dst)); err != nil {
+		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
+	}
+	info.Duration = time.Since(start)
+	return info, nil
+}
+
+// openExisting opens a pool of one connection on the petstore data file
+// at file, which must exist, and checks its header as Open does; a file
+// with no schema yet is refused too, as it holds no store. params are
+// added to the pragmas of every connection.
+func openExisting(ctx context.Context, file string, params url.Values) (*sql.DB, error) {
+	fi, err := os.Stat(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s does not exist; give the path of a petstore data file", file)
+	case err != nil:
+		return nil, err
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file; give the path of a petstore data file", file)
+	}
+	db, err := sql.Open("sqlite", dsn(file, params))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	db.SetMaxOpenConns(1)
+	h, err := readHeader(ctx, db)
+	if err == nil {
+		err = h.check(file)
+	}
+	if err == nil && h.applicationID != applicationID {
+		err = fmt.Errorf("%s is not a petstore data file: it holds no petstore schema", file)
+	}
+	if code(err) == sqlite3.SQLITE_NOTADB {
+		err = fmt.Errorf("%s is not a SQLite database; give the path of a petstore data file: %w", file, err)
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// countPets returns the number of pets in the data file at file.
+func countPets(ctx context.Context, file string) (int64, error) {
+	db, err := sql.Open("sqlite", dsn(file, url.Values{"_pragma": {"query_only(ON)"}}))
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	var n int64
+	err = db.QueryRowContext(ctx, "SELECT count(*) FROM pets").Scan(&n)
+	return n, err
+}
+
+// syncFile flushes the file at name to the disk and returns its size.
+func syncFile(name string) (int64, error) {
+	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), f.Close()
+}
+
+// syncDir flushes the directory dir, so that a rename in it survives a
+// power loss.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return err
+	}
+	return d.Close()
+}

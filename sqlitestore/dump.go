@@ -1,0 +1,177 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/petstore-go/petstore"
+)
+
+// A Record is a pet as Export gives it and Import takes it, with the
+// idempotency key of the create that stored it while the Store keeps that
+// key.
+type Record struct {
+	petstore.Pet
+	// Principal and Key are the key's scope and the key, or both empty
+	// when no key is kept for the pet.
+	Principal, Key string
+	// KeyCreated is when the key was stored, by the Store's clock; the key
+	// is forgotten once its retention has passed from then.
+	KeyCreated time.Time
+}
+
+// ErrNotEmpty is wrapped by the error of Import into a Store that holds,
+// or has ever held, a pet.
+var ErrNotEmpty = errors.New("sqlitestore: the store is not empty")
+
+// sqlExport reads every pet, in ID order, with its key when it is still
+// kept. pet_keys has no index on pet_id: SQLite builds one for the
+// query, in its temporary files, once.
+const sqlExport = `SELECT p.id, p.name, p.category_id, coalesce(p.status, ''), coalesce(k.principal, ''), coalesce(k.key, ''), coalesce(k.created_at, 0)
+FROM pets p LEFT JOIN pet_keys k ON k.pet_id = p.id AND k.created_at >= ?
+ORDER BY p.id`
+
+// Export returns every pet of the Store in ascending ID order, each with
+// its idempotency key while the Store keeps it, all read from one
+// snapshot: pets created meanwhile are left out. It reads one row at a
+// time, so memory stays flat however many pets there are, and it never
+// holds up a create; while it runs, the -wal file cannot be checkpointed
+// past its snapshot. Stopping the loop early ends the read.
+func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		if s.closed.Load() {
+			yield(Record{}, closedError(s.file, "export"))
+			return
+		}
+		tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			yield(Record{}, s.readError(ctx, "export", err))
+			return
+		}
+		defer tx.Rollback()
+		rows, err := tx.QueryContext(ctx, sqlExport, s.now().Add(-s.retention).UnixMilli())
+		if err != nil {
+			yield(Record{}, s.readError(ctx, "export", err))
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				r       Record
+				st      string
+				created int64
+			)
+			if err := rows.Scan(&r.ID, &r.Name, &r.CategoryID, &st, &r.Principal, &r.Key, &created); err != nil {
+				yield(Record{}, s.readError(ctx, "export", err))
+				return
+			}
+			r.Status = status(st)
+			if r.Key != "" {
+				r.KeyCreated = time.UnixMilli(created).UTC()
+			}
+			if !yield(r, nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(Record{}, s.readError(ctx, "export", err))
+		}
+	}
+}
+
+// Import stores the records, in one transaction, in a Store that has never
+// held a pet, keeping every ID and key: each key is forgotten when its retention
+// has passed from KeyCreated, by the Store's clock, as it would have been
+// in the store it came from. The IDs must ascend, as Export gives them; the next pet created
+// gets an ID above the highest imported. It returns the number of pets
+// stored.
+//
+// Import refuses a Store that holds, or has held, a pet, with an error
+// wrapping ErrNotEmpty. When a record is invalid, records yields an error,
+// or ctx is done, it stores nothing and returns the error, which names the
+// record by its position (1 for the first) and ID. It reads one record at
+// a time; SQLite keeps the transaction's pages in the -wal file, not in
+// memory. Creates of the Store wait for the transaction to end (up to the
+// busy timeout of 10 seconds, past which they fail with
+// petstore.ErrUnavailable): import into a store that is not serving.
+func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n int64, err error) {
+	if s.closed.Load() {
+		return 0, closedError(s.file, "import")
+	}
+	// A connection of its own: the Store's writer belongs to its batches.
+	db, err := sql.Open("sqlite", writerDSN(s.file))
+	if err != nil {
+		return 0, wrapError(ctx, s.file, "import", err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the writer's lock first
+	if err != nil {
+		return 0, wrapError(ctx, s.file, "import", err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	var used bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pets) OR EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'pets')`).Scan(&used); err != nil {
+		return 0, wrapError(ctx, s.file, "import", err)
+	}
+	if used {
+		return 0, fmt.Errorf("sqlitestore: %s: import: %w: import only into a new file", s.file, ErrNotEmpty)
+	}
+	insertPet, err := tx.PrepareContext(ctx, `INSERT INTO pets (id, name, category_id, status) VALUES (?, ?, ?, NULLIF(?, ''))`)
+	if err != nil {
+		return 0, wrapError(ctx, s.file, "import", err)
+	}
+	insertKey, err := tx.PrepareContext(ctx, sqlInsertKey)
+	if err != nil {
+		return 0, wrapError(ctx, s.file, "import", err)
+	}
+	var last int64
+	for r, err := range records {
+		if err != nil {
+			return 0, err
+		}
+		n++
+		if err := r.check(last); err != nil {
+			return 0, fmt.Errorf("sqlitestore: import: record %d: %w", n, err)
+		}
+		last = r.ID
+		if _, err := insertPet.ExecContext(ctx, r.ID, r.Name, r.CategoryID, string(r.Status)); err != nil {
+			return 0, wrapError(ctx, s.file, fmt.Sprintf("import: record %d (pet %d)", n, r.ID), err)
+		}
+		if r.Key != "" {
+			if _, err := insertKey.ExecContext(ctx, r.Principal, r.Key, r.ID, r.KeyCreated.UnixMilli()); err != nil {
+				return 0, wrapError(ctx, s.file, fmt.Sprintf("import: record %d (pet %d)", n, r.ID), err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, wrapError(ctx, s.file, "import", err)
+	}
+	return n, nil
+}
+
+// check reports what makes r unfit for Import after a record with ID last.
+func (r Record) check(last int64) error {
+	switch {
+	case r.ID <= 0:
+		return fmt.Errorf("pet ID %d: IDs are positive", r.ID)
+	case r.ID <= last:
+		return fmt.Errorf("pet ID %d after %d: IDs must ascend, as Export gives them", r.ID, last)
+	case r.Key == "" && (r.Principal != "" || !r.KeyCreated.IsZero()):
+		return fmt.Errorf("pet %d: a key's principal or time without the key", r.ID)
+	case r.Key != "" && r.KeyCreated.IsZero():
+		return fmt.Errorf("pet %d: a key without the time it was stored", r.ID)
+	}
+	if err := r.NewPet.Validate(); err != nil {
+		return fmt.Errorf("pet %d: %w", r.ID, err)
+	}
+	return nil
+}

@@ -1,0 +1,124 @@
+package sqlitestore_test
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/sqlitestore"
+)
+
+// records collects what Export yields.
+func records(t *testing.T, s *sqlitestore.Store) []sqlitestore.Record {
+	t.Helper()
+	var rs []sqlitestore.Record
+	for r, err := range s.Export(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// TestExportImport exports a store with keys, live and forgotten, imports
+// it into a new one, and checks that the new store exports the same, that
+// keyed retries replay and that the next ID is past every imported one.
+func TestExportImport(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	src := open(t, newPath(t), sqlitestore.WithClock(clk.now))
+	expired := add(t, src, "key forgotten", "old")
+	clk.advance(petstore.MinKeyRetention + time.Hour)
+	plain := add(t, src, "no key", "")
+	keyed := add(t, src, "keyed", "k1")
+	stored := clk.now()
+	clk.advance(time.Minute)
+	want := []sqlitestore.Record{
+		{Pet: expired},
+		{Pet: plain},
+		{Pet: keyed, Principal: "alice", Key: "k1", KeyCreated: stored},
+	}
+	if diff := cmp.Diff(want, records(t, src)); diff != "" {
+		t.Fatalf("Export (-want +got):\n%s", diff)
+	}
+
+	dstClock := &clock{t: clk.now()}
+	dst := open(t, newPath(t), sqlitestore.WithClock(dstClock.now))
+	n, err := dst.Import(ctx, src.Export(ctx))
+	if err != nil || n != 3 {
+		t.Fatalf("Import: %d, %v; want 3 pets", n, err)
+	}
+	if diff := cmp.Diff(want, records(t, dst)); diff != "" {
+		t.Errorf("Export after Import (-want +got):\n%s", diff)
+	}
+	if p := add(t, dst, "keyed", "k1"); p != keyed {
+		t.Errorf("keyed retry after Import: %v; want %v replayed", p, keyed)
+	}
+	if p := add(t, dst, "next", ""); p.ID <= keyed.ID {
+		t.Errorf("the first pet after Import has ID %d; want one above %d", p.ID, keyed.ID)
+	}
+	dstClock.advance(petstore.MinKeyRetention)
+	if p := add(t, dst, "keyed", "k1"); p == keyed {
+		t.Errorf("the imported key outlived its retention, counted from its first use")
+	}
+
+	if _, err := dst.Import(ctx, src.Export(ctx)); !errors.Is(err, sqlitestore.ErrNotEmpty) {
+		t.Errorf("Import into a store with pets: %v; want ErrNotEmpty", err)
+	}
+}
+
+// TestImportRefuses checks that Import stores nothing from input it
+// refuses, and names the record.
+func TestImportRefuses(t *testing.T) {
+	pet := func(id int64) sqlitestore.Record {
+		return sqlitestore.Record{Pet: petstore.Pet{ID: id, NewPet: petstore.NewPet{Name: "Rex", CategoryID: 1}}}
+	}
+	tests := []struct {
+		name     string
+		records  []sqlitestore.Record
+		wantText string
+	}{
+		{"IDs not ascending", []sqlitestore.Record{pet(2), pet(1)}, "record 2: pet ID 1 after 2"},
+		{"ID not positive", []sqlitestore.Record{pet(0)}, "record 1: pet ID 0"},
+		{"invalid pet", []sqlitestore.Record{pet(1), {Pet: petstore.Pet{ID: 2}}}, "record 2: pet 2"},
+		{"principal without key", []sqlitestore.Record{{Pet: pet(1).Pet, Principal: "alice"}}, "without the key"},
+		{"duplicate key", []sqlitestore.Record{
+			{Pet: pet(1).Pet, Principal: "alice", Key: "k", KeyCreated: time.Now()},
+			{Pet: pet(2).Pet, Principal: "alice", Key: "k", KeyCreated: time.Now()},
+		}, "record 2 (pet 2)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := open(t, newPath(t))
+			_, err := s.Import(context.Background(), seq(tt.records))
+			if err == nil || !strings.Contains(err.Error(), tt.wantText) {
+				t.Fatalf("Import: %v; want an error that says %q", err, tt.wantText)
+			}
+			if got := all(t, s); len(got) != 0 {
+				t.Errorf("Import stored %v after an error", got)
+			}
+			if _, err := s.Import(context.Background(), seq([]sqlitestore.Record{pet(1)})); err != nil {
+				t.Errorf("Import after a refused one: %v; want the store still empty", err)
+			}
+		})
+	}
+}
+
+// seq yields the records.
+func seq(rs []sqlitestore.Record) iter.Seq2[sqlitestore.Record, error] {
+	return func(yield func(sqlitestore.Record, error) bool) {
+		for r := range slices.Values(rs) {
+			if !yield(r, nil) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package sqlitestore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// companions are the suffixes of the files that SQLite keeps beside a
+// database in WAL mode.
+var companions = [...]string{"-wal", "-shm"}
+
+// createFile creates the data file at file, owner-only (0600), refusing to
+// follow a symbolic link or to take a file that appeared meanwhile. SQLite
+// then creates the -wal and -shm files with the same mode.
+func createFile(file string) error {
+	f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("sqlitestore.Open: %s: create: %w", file, err)
+	}
+	// The mode given to OpenFile passes through the umask, which can only
+	// take bits away; chmod makes sure of owner read and write.
+	err = errors.Join(f.Chmod(0o600), f.Close())
+	if err != nil {
+		return fmt.Errorf("sqlitestore.Open: %s: create: %w", file, err)
+	}
+	return nil
+}
+
+// checkOwnership refuses a data file, or one of its -wal and -shm files,
+// that this process must not adopt: a symbolic link (writes would go where
+// it points), a file owned by another user, or one that the group or others
+// may write. Any of them lets another user rewrite pets or plant an
+// idempotency key. Files that do not exist are fine: SQLite creates them
+// with the data file's mode.
+func checkOwnership(file string) error {
+	for _, name := range []string{file, file + companions[0], file + companions[1]} {
+		fi, err := os.Lstat(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("sqlitestore.Open: %s: %w", name, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("sqlitestore.Open: %s is a symbolic link; a store opens only a regular file it owns: give the path of the file itself", name)
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			continue // not a Unix file system: nothing more to check
+		}
+		if uid := os.Geteuid(); int(st.Uid) != uid {
+			return fmt.Errorf("sqlitestore.Open: %s is owned by uid %d, not by this process's user (uid %d), who could then read and change the pets; "+
+				"if it is yours, chown it; if not, remove it, or keep the data file in a directory that only you may write", name, st.Uid, uid)
+		}
+		if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+			return fmt.Errorf("sqlitestore.Open: %s may be written by other users (mode %v), who could then change the pets; "+
+				"make it owner-only: chmod 600 %s", name, perm, name)
+		}
+	}
+	return nil
+}
+
+// warnSharedDir logs a warning when others may write the directory of
+// file: they may then create, replace or (without the sticky bit) remove
+// the files beside it.
+func warnSharedDir(file string, logger *slog.Logger) {
+	dir := filepath.Dir(file)
+	fi, err := os.Stat(dir)
+	if err != nil || fi.Mode().Perm()&0o002 == 0 {
+		return
+	}
+	logger.Warn("sqlitestore: the data file's directory may be written by every user, who may create files beside it; keep the data file in a directory of its own",
+		slog.String("path", file), slog.String("directory", dir), slog.String("mode", fi.Mode().String()))
+}

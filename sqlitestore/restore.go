@@ -1,0 +1,115 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// ErrInUse is wrapped by the error of Restore when another connection, in
+// this process or another (a running server), has the data file open.
+var ErrInUse = errors.New("sqlitestore: the data file is in use")
+
+// Restore replaces the data file at file with a copy of the backup at
+// backup, and returns the path that the file it replaced was renamed to,
+// beside it, or "" when there was none.
+//
+// It checks backup as Open checks a file (a petstore data file, of a
+// schema version this package knows) and with PRAGMA quick_check, and
+// copies it beside file (as Backup does, so that backup itself is left
+// untouched). It then takes an exclusive lock on file, which it gets only
+// when no connection has it open: a Store keeps a lock on its file for as
+// long as it is open, so Restore refuses, with an error wrapping ErrInUse,
+// while any Store, in any process, serves it. Under the lock it copies the
+// -wal file's commits into file and removes the -wal file, renames file to
+// FILE.replaced-TIME (UTC, to the second) and the copy to file, and
+// flushes the directory. A killed Restore leaves file as it was, or the
+// backup in its place; a server that starts while Restore runs may open
+// either. Stop the server first.
+func Restore(ctx context.Context, backup, file string) (replaced string, err error) {
+	file, err = filepath.Abs(file)
+	if err != nil {
+		return "", fmt.Errorf("sqlitestore.Restore: %w", err)
+	}
+	db, err := openExisting(ctx, backup, url.Values{})
+	if err == nil {
+		err = quickCheck(ctx, db, backup)
+		db.Close()
+	}
+	if err != nil {
+		return "", fmt.Errorf("sqlitestore.Restore: %w", err)
+	}
+	if _, err := os.Lstat(file); err == nil {
+		if err := checkOwnership(file); err != nil {
+			return "", err
+		}
+	}
+	copied := filepath.Join(filepath.Dir(file), "."+filepath.Base(file)+".restore")
+	os.Remove(copied) // a copy left by a killed Restore
+	if _, err := Backup(ctx, backup, copied); err != nil {
+		return "", fmt.Errorf("sqlitestore.Restore: copying %s: %w", backup, err)
+	}
+	defer os.Remove(copied) // gone when renamed
+
+	if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
+		if err := os.Rename(copied, file); err != nil {
+			return "", fmt.Errorf("sqlitestore.Restore: %w", err)
+		}
+		return "", syncDir(filepath.Dir(file))
+	}
+	// The exclusive lock, kept until the connection closes, after the
+	// renames: no other connection can open the old file meanwhile.
+	lock, err := sql.Open("sqlite", file+"?"+url.Values{"_pragma": {"busy_timeout(0)", "locking_mode(EXCLUSIVE)"}}.Encode())
+	if err != nil {
+		return "", fmt.Errorf("sqlitestore.Restore: %w", err)
+	}
+	defer lock.Close()
+	conn, err := lock.Conn(ctx)
+	if err != nil {
+		return "", fmt.Errorf("sqlitestore.Restore: %s: %w", file, err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN EXCLUSIVE"); err != nil {
+		if code(err) == sqlite3.SQLITE_BUSY || code(err) == sqlite3.SQLITE_LOCKED {
+			return "", fmt.Errorf("sqlitestore.Restore: %s is open in another connection, such as a running server: %w; stop it first", file, ErrInUse)
+		}
+		return "", fmt.Errorf("sqlitestore.Restore: %s: %w", file, err)
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return "", fmt.Errorf("sqlitestore.Restore: %s: %w", file, err)
+	}
+	// Leaving WAL mode copies the -wal file's commits into the file and
+	// removes it, so that the file kept aside is whole and no -wal file
+	// of it is left to be read with the restored one.
+	var mode string
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode = DELETE").Scan(&mode); err != nil {
+		return "", fmt.Errorf("sqlitestore.Restore: %s: %w", file, err)
+	}
+	if _, err := os.Lstat(file + "-wal"); err == nil {
+		return "", fmt.Errorf("sqlitestore.Restore: %s-wal is still there after a checkpoint; nothing was changed", file)
+	}
+	replaced = file + ".replaced-" + time.Now().UTC().Format("20060102T150405Z")
+	if err := os.Rename(file, replaced); err != nil {
+		return "", fmt.Errorf("sqlitestore.Restore: %w", err)
+	}
+	if err := os.Rename(copied, file); err != nil {
+		return "", fmt.Errorf("sqlitestore.Restore: %w (the data file is now %s)", err, replaced)
+	}
+	if err := syncDir(filepath.Dir(file)); err != nil {
+		return replaced, fmt.Errorf("sqlitestore.Restore: %w", err)
+	}
+	// The lock's rollback journal, if SQLite kept one, belongs to the
+	// file now kept aside.
+	conn.Close()
+	lock.Close()
+	os.Remove(file + "-journal")
+	return replaced, nil
+}
