@@ -26,11 +26,11 @@ func appendPets(dst []byte, pets []Pet) []byte {
 // encoding/json makes of it.
 func appendPet(dst []byte, p *Pet) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = jsontext.AppendInt(dst, p.ID)
+	dst = strconv.AppendInt(dst, p.ID, 10)
 	dst = append(dst, `,"name":`...)
 	dst = jsontext.AppendString(dst, p.Name)
 	dst = append(dst, `,"categoryId":`...)
-	dst = jsontext.AppendInt(dst, p.CategoryID)
+	dst = strconv.AppendInt(dst, p.CategoryID, 10)
 	switch {
 	case p.Status == "":
 		return append(dst, '}')

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"unsafe"
 
 	"github.com/petstore-go/petstore/httpapi"
 	"github.com/petstore-go/petstore/internal/body"
@@ -108,8 +107,7 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 	if replayed {
 		w.Header()["Idempotent-Replayed"] = idempotentReplayed
 	}
-	var loc [len("pets/") + 20]byte // one allocation for the value, not three
-	w.Header()["Location"] = []string{string(strconv.AppendInt(append(loc[:0], "pets/"...), pet.ID, 10))}
+	w.Header()["Location"] = []string{"pets/" + strconv.FormatInt(pet.ID, 10)}
 	*buf = appendPet((*buf)[:0], &pet)
 	respond.JSON(w, r, http.StatusCreated, *buf)
 	return nil
@@ -145,23 +143,8 @@ func (h *handler) serveOpenAPI(_ context.Context, w http.ResponseWriter, r *http
 }
 
 // linkValue returns the value of the Link header to the page that q asks
-// for, in one allocation: a header value costs a string and a slice, and
-// here both share one block of memory (TestPerfAllocs counts it).
+// for.
 func (q listQuery) linkValue() []string {
-	v := new(struct {
-		value [1]string
-		bytes [maxLinkLen]byte
-	})
-	b := q.appendLink(v.bytes[:0])
-	if len(b) > len(v.bytes) { // not from v.bytes: cannot happen, as maxLinkLen is the longest
-		return []string{string(b)}
-	}
-	// v.bytes is written only here, so the string is as immutable as any.
-	v.value[0] = unsafe.String(&v.bytes[0], len(b))
-	return v.value[:]
+	var b [128]byte // room for the longest, so that appendLink need not grow it
+	return []string{string(q.appendLink(b[:0]))}
 }
-
-// maxLinkLen bounds the length of the Link values that appendLink makes,
-// those of the largest limit, the longest status and the longest cursor
-// included (TestLinkValue checks it).
-const maxLinkLen = 96

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/petstore-go/petstore/internal/jsontext"
 	"github.com/petstore-go/petstore/internal/respond"
@@ -87,6 +88,6 @@ func appendError(dst []byte, code Code, message string) []byte {
 	dst = append(dst, `,"message":`...)
 	dst = jsontext.AppendString(dst, message)
 	dst = append(dst, `,"status":`...)
-	dst = jsontext.AppendInt(dst, int64(code.Status()))
+	dst = strconv.AppendInt(dst, int64(code.Status()), 10)
 	return append(dst, '}')
 }
