@@ -1,4 +1,4 @@
-package jsontext
+package wirejson
 
 import "unicode/utf8"
 

@@ -1,4 +1,4 @@
-package jsontext_test
+package wirejson_test
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/petstore-go/petstore/internal/jsontext"
+	"github.com/petstore-go/petstore/internal/wirejson"
 )
 
 // encodeStrings are strings that exercise every branch of AppendString,
@@ -49,7 +49,7 @@ var encodeStrings = []struct {
 func TestAppendString(t *testing.T) {
 	for _, c := range encodeStrings {
 		t.Run(c.name, func(t *testing.T) {
-			got := jsontext.AppendString([]byte("prefix:"), c.in)
+			got := wirejson.AppendString([]byte("prefix:"), c.in)
 			if diff := cmp.Diff("prefix:"+c.want, string(got)); diff != "" {
 				t.Errorf("AppendString(%q) (-want +got):\n%s", c.in, diff)
 			}
@@ -71,7 +71,7 @@ func FuzzAppendString(f *testing.F) {
 
 // encodeCheckString checks AppendString(s) against encoding/json.
 func encodeCheckString(t *testing.T, s string) {
-	got := jsontext.AppendString(nil, s)
+	got := wirejson.AppendString(nil, s)
 	if !json.Valid(got) {
 		t.Fatalf("AppendString(%q) = %s: not valid JSON", s, got)
 	}
