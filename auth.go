@@ -178,17 +178,6 @@ type apiKeys struct {
 }
 
 func (a apiKeys) Authenticate(ctx context.Context, _ Operation, token string) (context.Context, error) {
-	p, err := a.principal(token)
-	if err != nil {
-		return nil, err
-	}
-	return context.WithValue(ctx, principalKey{}, p), nil
-}
-
-// principal returns the principal of the key that token is, or
-// ErrUnauthorized. The handler calls it instead of Authenticate, and carries
-// the principal to the store itself at no cost (see storeCtx).
-func (a apiKeys) principal(token string) (*string, error) {
 	got := sha256.Sum256([]byte(token))
 	match := -1
 	for i := range a.digests {
@@ -197,7 +186,7 @@ func (a apiKeys) principal(token string) (*string, error) {
 	if match < 0 {
 		return nil, ErrUnauthorized
 	}
-	return &a.principals[match], nil
+	return context.WithValue(ctx, principalKey{}, &a.principals[match]), nil
 }
 
 // check returns an error naming every reason why a can never authenticate.
@@ -234,43 +223,10 @@ func Principal(ctx context.Context) string {
 	return ""
 }
 
-// callerCtx is the context that the operations receive: the one that the
-// Authenticator returned, with what names the caller, so that a principal
-// costs nothing until it is used. The handler takes one from its pool per
-// request and puts it back once it has answered; only the operations and
-// the guard see it, never a Store (see guardedStore), and only from the
-// request's goroutine, so Value makes the fingerprint without a lock.
-type callerCtx struct {
-	context.Context        // what the Authenticator returned
-	principal       string // set by APIKeys, or once made by Value; "" otherwise
-	token           string // the bearer token, for a fingerprint
-}
-
-// Value answers the principal's key with the caller's principal: the one
-// that APIKeys or the Authenticator set or, when there is none, a
-// fingerprint of the token, made once. It passes every other key on.
-func (c *callerCtx) Value(key any) any {
-	if _, ok := key.(principalKey); ok {
-		if c.principal == "" {
-			v := c.Context.Value(key)
-			if p, _ := v.(*string); (p != nil && *p != "") || c.token == "" {
-				return v
-			}
-			c.principal = tokenPrincipal(c.token)
-		}
-		return &c.principal
-	}
-	return c.Context.Value(key)
-}
-
 // tokenPrincipal is the principal of a caller whose Authenticator names
 // none: "token-" and the first 8 bytes of the token's SHA-256 digest in hex,
 // which tells tokens apart without revealing them.
 func tokenPrincipal(token string) string {
-	const prefix = "token-"
 	d := sha256.Sum256([]byte(token))
-	var b [len(prefix) + 16]byte
-	copy(b[:], prefix)
-	hex.Encode(b[len(prefix):], d[:8])
-	return string(b[:])
+	return "token-" + hex.EncodeToString(d[:8])
 }

@@ -13,16 +13,16 @@ import (
 //   - Every call runs under the store deadline (WithStoreTimeout); past it,
 //     the call returns an error wrapping context.DeadlineExceeded, which is
 //     answered 503.
-//   - The store's context is a storeCtx over the context that the
+//   - The store's context is one of its own over the context that the
 //     Authenticator returned, and carries the caller's principal, never ""
-//     (see callerCtx).
+//     (see handler.authenticate). No other call shares it, so a store may
+//     keep it after the call has returned.
 //   - A create, once it reaches the store, runs to completion under that
 //     deadline whether or not the client still waits: a client that hangs up
 //     does not abort it half-way. Reads stop as soon as the client goes.
 type guardedStore struct {
 	s       Store
 	timeout time.Duration
-	ctxs    storeCtxPool
 }
 
 var _ Store = (*guardedStore)(nil)
@@ -31,25 +31,25 @@ func (g *guardedStore) Add(ctx context.Context, p NewPet, opts AddOptions) (Pet,
 	if err := ctx.Err(); err != nil {
 		return Pet{}, false, err
 	}
-	sctx := g.ctxs.get(ctx, g.timeout, true)
-	defer g.ctxs.put(sctx)
-	return g.s.Add(sctx, p, opts)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.timeout)
+	defer cancel()
+	return g.s.Add(ctx, p, opts)
 }
 
 func (g *guardedStore) Get(ctx context.Context, id int64) (Pet, error) {
 	if err := ctx.Err(); err != nil {
 		return Pet{}, err
 	}
-	sctx := g.ctxs.get(ctx, g.timeout, false)
-	defer g.ctxs.put(sctx)
-	return g.s.Get(sctx, id)
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	return g.s.Get(ctx, id)
 }
 
 func (g *guardedStore) List(ctx context.Context, opts ListOptions) ([]Pet, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	sctx := g.ctxs.get(ctx, g.timeout, false)
-	defer g.ctxs.put(sctx)
-	return g.s.List(sctx, opts)
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	return g.s.List(ctx, opts)
 }

@@ -9,11 +9,9 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/petstore-go/petstore/httpapi"
-	"github.com/petstore-go/petstore/internal/body"
 	"github.com/petstore-go/petstore/internal/clip"
 )
 
@@ -84,7 +82,6 @@ func configure(opts []Option) (config, []error) {
 // newHandler returns the handler of a configuration without mistakes.
 func newHandler(c *config) *handler {
 	retry := (c.retryAfter + time.Second - 1) / time.Second
-	keys, isKeys := c.auth.(apiKeys)
 	cred := credentialAnswers{challengeNone: challengeNone, challengeReject: challengeReject,
 		missing:  "an API key is required; send it in the header Authorization: Bearer KEY",
 		rejected: "the API key is not valid; send a valid one in the header Authorization: Bearer KEY"}
@@ -97,8 +94,6 @@ func newHandler(c *config) *handler {
 		credential:  cred,
 		store:       guardedStore{s: c.store, timeout: c.storeTimeout},
 		auth:        c.auth,
-		keys:        keys,
-		isKeys:      isKeys,
 		log:         c.logger,
 		maxBody:     c.maxBody,
 		router:      newRouter(c.basePath, handlerRoutes(c)),
@@ -112,20 +107,16 @@ func newHandler(c *config) *handler {
 }
 
 // handler serves the API. Everything in it is set by New and read-only
-// afterwards, except the pools.
+// afterwards, except the idempotency keys of the creates in progress.
 type handler struct {
 	credential credentialAnswers
 	store      guardedStore
 	auth       Authenticator
-	keys       apiKeys // auth, when it is an APIKeys
-	isKeys     bool
 	log        *slog.Logger
 	maxBody    int64
-	buffers    body.Pool
 	router     router
 	openAPI    []byte // the document that serveOpenAPI serves
 
-	callers  sync.Pool   // of *callerCtx, one per request
 	running  runningKeys // the idempotency keys of the creates in progress
 	petsPath string      // base + "/pets", for messages
 	observe  func(context.Context, Observation)
@@ -151,26 +142,22 @@ var (
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var d dispatch
 	if h.observe == nil {
-		defer d.done(h)
 		h.serve(w, r, &d)
 		return
 	}
 	start := time.Now()
 	ow := &observedWriter{ResponseWriter: w}
-	defer func() {
-		h.observe(r.Context(), d.observation(r, ow.status, time.Since(start)))
-		d.done(h)
-	}()
+	defer func() { h.observe(r.Context(), d.observation(r, ow.status, time.Since(start))) }()
 	h.serve(ow, r, &d)
 }
 
 // A dispatch is what serve learned of a request on its way: what an
 // Observation reports beside the status and the duration.
 type dispatch struct {
-	route  *route       // the route that answered, or nil
-	res    *resource    // the resource of the path, or nil for an unknown path
-	caller *callerCtx   // the authenticated caller, or nil
-	code   httpapi.Code // the error code of the answer, or "" for a success
+	route  *route          // the route that answered, or nil
+	res    *resource       // the resource of the path, or nil for an unknown path
+	caller context.Context // the authenticated caller's context, or nil
+	code   httpapi.Code    // the error code of the answer, or "" for a success
 }
 
 // observation describes the request r that d dispatched, answered with
@@ -187,14 +174,6 @@ func (d *dispatch) observation(r *http.Request, status int, elapsed time.Duratio
 		o.Principal = Principal(d.caller)
 	}
 	return o
-}
-
-// done puts d's caller back into h's pool once the request is answered and
-// observed.
-func (d *dispatch) done(h *handler) {
-	if d.caller != nil {
-		h.putCaller(d.caller)
-	}
 }
 
 // serve answers r, recording in d what it learns on the way.
@@ -244,42 +223,29 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *dispatch) {
 }
 
 // authenticate asks the Authenticator whether the request's credential (its
-// bearer token, unless WithCredential says otherwise) may perform op. It returns the context for the operations, a callerCtx from
-// h.callers that the caller puts back once it has answered.
-//
-// An APIKeys is asked for the key's principal directly, which the callerCtx
-// then carries without a context.WithValue: the same answer as its
-// Authenticate, at no cost.
-func (h *handler) authenticate(ctx context.Context, op Operation, r *http.Request) (*callerCtx, error) {
+// bearer token, unless WithCredential says otherwise) may perform op. It
+// returns the context for the operations and the store: the one that the
+// Authenticator returned, carrying the caller's principal, which is a
+// fingerprint of the credential when the Authenticator named none.
+func (h *handler) authenticate(ctx context.Context, op Operation, r *http.Request) (context.Context, error) {
 	token, err := h.token(r)
 	if err != nil {
 		return nil, err
 	}
-	principal := ""
-	if h.isKeys {
-		p, err := h.keys.principal(token)
-		if err != nil {
-			return nil, err
-		}
-		principal = *p
-	} else {
-		authCtx, err := h.auth.Authenticate(ctx, op, token)
-		switch {
-		case err == nil && authCtx != nil:
-			ctx = authCtx
-		case err == nil:
-		case errors.Is(err, ErrUnauthorized), errors.Is(err, ErrForbidden):
-			return nil, err
-		default:
-			return nil, authenticatorError{err}
-		}
+	authCtx, err := h.auth.Authenticate(ctx, op, token)
+	switch {
+	case err == nil && authCtx != nil:
+		ctx = authCtx
+	case err == nil:
+	case errors.Is(err, ErrUnauthorized), errors.Is(err, ErrForbidden):
+		return nil, err
+	default:
+		return nil, authenticatorError{err}
 	}
-	c, _ := h.callers.Get().(*callerCtx)
-	if c == nil {
-		c = &callerCtx{}
+	if Principal(ctx) == "" {
+		ctx = WithPrincipal(ctx, tokenPrincipal(token))
 	}
-	*c = callerCtx{Context: ctx, principal: principal, token: token}
-	return c, nil
+	return ctx, nil
 }
 
 // credentialAnswers is where the handler finds a request's credential and
@@ -301,12 +267,6 @@ func (h *handler) token(r *http.Request) (string, error) {
 		return t, nil
 	}
 	return "", httpapi.ErrNoCredentials
-}
-
-// putCaller puts c back into h.callers, for another request.
-func (h *handler) putCaller(c *callerCtx) {
-	*c = callerCtx{}
-	h.callers.Put(c)
 }
 
 // panicked logs a panic with its stack and answers 500. A panic with

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/petstore-go/petstore/httpapi"
-	"github.com/petstore-go/petstore/internal/jsontext"
+	"github.com/petstore-go/petstore/internal/wirejson"
 )
 
 // appendPets appends pets to dst as a JSON array.
@@ -26,11 +26,11 @@ func appendPets(dst []byte, pets []Pet) []byte {
 // encoding/json makes of it.
 func appendPet(dst []byte, p *Pet) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = jsontext.AppendInt(dst, p.ID)
+	dst = strconv.AppendInt(dst, p.ID, 10)
 	dst = append(dst, `,"name":`...)
-	dst = jsontext.AppendString(dst, p.Name)
+	dst = wirejson.AppendString(dst, p.Name)
 	dst = append(dst, `,"categoryId":`...)
-	dst = jsontext.AppendInt(dst, p.CategoryID)
+	dst = strconv.AppendInt(dst, p.CategoryID, 10)
 	switch {
 	case p.Status == "":
 		return append(dst, '}')
@@ -40,7 +40,7 @@ func appendPet(dst []byte, p *Pet) []byte {
 		return append(dst, `"}`...)
 	}
 	dst = append(dst, `,"status":`...)
-	dst = jsontext.AppendString(dst, string(p.Status))
+	dst = wirejson.AppendString(dst, string(p.Status))
 	return append(dst, '}')
 }
 
@@ -60,7 +60,7 @@ func decodeNewPet(body []byte) (NewPet, error) {
 func decodeNewPetText(body []byte) (NewPet, error) {
 	var p NewPet
 	var hasName, hasCategory, hasStatus bool
-	d := jsontext.NewDecoder(body)
+	d := wirejson.NewDecoder(body)
 	err := d.Object(func(name []byte) error {
 		var err error
 		switch string(name) {
@@ -97,7 +97,7 @@ func decodeNewPetText(body []byte) (NewPet, error) {
 		return fmt.Errorf("unknown member %s; a pet has name, categoryId and status", quoteShort(name))
 	})
 	if err != nil {
-		var syntax *jsontext.SyntaxError
+		var syntax *wirejson.SyntaxError
 		if errors.As(err, &syntax) {
 			return NewPet{}, fmt.Errorf("the body is not valid: %w", err)
 		}
@@ -133,7 +133,7 @@ func memberError(member, want string, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, jsontext.ErrNull):
+	case errors.Is(err, wirejson.ErrNull):
 		return fmt.Errorf("%s is null; it must be %s", member, want)
 	}
 	return fmt.Errorf("%s must be %s: %w", member, want, err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"unsafe"
 
 	"github.com/petstore-go/petstore/httpapi"
 	"github.com/petstore-go/petstore/internal/body"
@@ -28,8 +27,6 @@ func (h *handler) listPets(ctx context.Context, w http.ResponseWriter, r *http.R
 	if err != nil {
 		return err
 	}
-	buf := h.buffers.Get()
-	defer h.buffers.Put(buf)
 	more := len(pets) > q.limit
 	if more {
 		pets = pets[:q.limit]
@@ -37,14 +34,14 @@ func (h *handler) listPets(ctx context.Context, w http.ResponseWriter, r *http.R
 		next.after = pets[len(pets)-1].ID
 		w.Header()["Link"] = next.linkValue()
 	}
-	*buf = appendPets((*buf)[:0], pets)
+	b := appendPets(make([]byte, 0, 2+80*len(pets)), pets) // a pet takes about 70 bytes
 	switch {
 	case more: // pets never change, and none can join a page that others follow
-		respond.Cacheable(w, r, *buf, respond.NewTag(*buf, 1), cacheFinal)
+		respond.Cacheable(w, r, b, respond.NewTag(b, 1), cacheFinal)
 	case len(pets) == q.limit: // final but for the Link it gains when a pet is added
-		respond.Cacheable(w, r, *buf, respond.NewTag(*buf, 0), cacheLastFull)
+		respond.Cacheable(w, r, b, respond.NewTag(b, 0), cacheLastFull)
 	default: // the last page, which grows as pets are added
-		respond.JSON(w, r, http.StatusOK, *buf)
+		respond.JSON(w, r, http.StatusOK, b)
 	}
 	return nil
 }
@@ -75,10 +72,7 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 		return &requestError{code: httpapi.CodeUnsupportedMediaType, header: "Accept-Post", value: acceptPost,
 			message: "the body must be JSON; send Content-Type: application/json"}
 	}
-	buf := h.buffers.Get()
-	defer h.buffers.Put(buf)
-	b, err := body.Read(r, h.maxBody, *buf)
-	*buf = b[:0]
+	b, err := body.Read(r, h.maxBody, make([]byte, 0, 512))
 	switch {
 	case errors.Is(err, body.ErrTooLarge):
 		return &requestError{code: httpapi.CodePayloadTooLarge,
@@ -108,10 +102,8 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 	if replayed {
 		w.Header()["Idempotent-Replayed"] = idempotentReplayed
 	}
-	var loc [len("pets/") + 20]byte // one allocation for the value, not three
-	w.Header()["Location"] = []string{string(strconv.AppendInt(append(loc[:0], "pets/"...), pet.ID, 10))}
-	*buf = appendPet((*buf)[:0], &pet)
-	respond.JSON(w, r, http.StatusCreated, *buf)
+	w.Header()["Location"] = []string{"pets/" + strconv.FormatInt(pet.ID, 10)}
+	respond.JSON(w, r, http.StatusCreated, appendPet(b[:0], &pet))
 	return nil
 }
 
@@ -130,10 +122,8 @@ func (h *handler) getPet(ctx context.Context, w http.ResponseWriter, r *http.Req
 	if err != nil {
 		return err
 	}
-	buf := h.buffers.Get()
-	defer h.buffers.Put(buf)
-	*buf = appendPet(*buf, &pet)
-	respond.Cacheable(w, r, *buf, respond.NewTag(*buf, 0), cacheFinal)
+	b := appendPet(make([]byte, 0, 128), &pet)
+	respond.Cacheable(w, r, b, respond.NewTag(b, 0), cacheFinal)
 	return nil
 }
 
@@ -145,23 +135,8 @@ func (h *handler) serveOpenAPI(_ context.Context, w http.ResponseWriter, r *http
 }
 
 // linkValue returns the value of the Link header to the page that q asks
-// for, in one allocation: a header value costs a string and a slice, and
-// here both share one block of memory (TestPerfAllocs counts it).
+// for.
 func (q listQuery) linkValue() []string {
-	v := new(struct {
-		value [1]string
-		bytes [maxLinkLen]byte
-	})
-	b := q.appendLink(v.bytes[:0])
-	if len(b) > len(v.bytes) { // not from v.bytes: cannot happen, as maxLinkLen is the longest
-		return []string{string(b)}
-	}
-	// v.bytes is written only here, so the string is as immutable as any.
-	v.value[0] = unsafe.String(&v.bytes[0], len(b))
-	return v.value[:]
+	var b [128]byte // room for the longest, so that appendLink need not grow it
+	return []string{string(q.appendLink(b[:0]))}
 }
-
-// maxLinkLen bounds the length of the Link values that appendLink makes,
-// those of the largest limit, the longest status and the longest cursor
-// included (TestLinkValue checks it).
-const maxLinkLen = 96

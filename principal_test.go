@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -193,7 +194,7 @@ func (s *checkingStore) List(ctx context.Context, opts petstore.ListOptions) ([]
 type tokenKey struct{}
 
 // TestPrincipalConcurrent: under concurrent requests from many callers,
-// whose store contexts the handler reuses, every store call sees its own
+// each store call with a context of its own, every store call sees its own
 // caller's principal, whether or not the store asked for Done.
 func TestPrincipalConcurrent(t *testing.T) {
 	store := &checkingStore{Store: memstore.New()}
@@ -229,5 +230,82 @@ func TestPrincipalConcurrent(t *testing.T) {
 	// Each caller's 5 keys, sent 10 times each, stored one pet each.
 	if n := store.Len(); n != callers*5 {
 		t.Errorf("the store holds %d pets, want %d: one per caller and key", n, callers*5)
+	}
+}
+
+// keepingStore is a Store that keeps the context of every Get, as a store
+// that writes an audit log after the call would, and reads the principal
+// from it once the call has returned.
+type keepingStore struct {
+	petstore.Store
+	owner map[int64]string // the principal that may get each pet
+	kept  sync.WaitGroup
+	gets  atomic.Int64
+	bad   atomic.Int64 // reads of the kept context that gave another principal, or panicked
+}
+
+var _ petstore.Store = (*keepingStore)(nil)
+
+func (s *keepingStore) Get(ctx context.Context, id int64) (petstore.Pet, error) {
+	s.gets.Add(1)
+	kept := context.WithoutCancel(ctx)
+	want := s.owner[id]
+	s.kept.Go(func() {
+		defer func() {
+			if recover() != nil {
+				s.bad.Add(1)
+			}
+		}()
+		time.Sleep(time.Millisecond) // the call has returned, and other calls have started
+		if petstore.Principal(kept) != want {
+			s.bad.Add(1)
+		}
+	})
+	return s.Store.Get(ctx, id)
+}
+
+// TestPrincipalKeptContext: a Store may keep the context of a call after it
+// has returned, and always reads its own caller's principal from it, even
+// while other callers' calls run.
+func TestPrincipalKeptContext(t *testing.T) {
+	const aliceKey, bobKey = "alice-key", "bob-key"
+	mem := memstore.New()
+	owner := map[int64]string{}
+	for _, who := range []string{"alice", "bob"} {
+		p, _, err := mem.Add(context.Background(), petstore.NewPet{Name: who, CategoryID: 1}, petstore.AddOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner[p.ID] = who
+	}
+	store := &keepingStore{Store: mem, owner: owner}
+	h := newHandler(t, store, petstore.WithAuthenticator(petstore.NamedAPIKeys(
+		petstore.APIKey{Principal: "alice", Key: aliceKey},
+		petstore.APIKey{Principal: "bob", Key: bobKey},
+	)))
+	const perCaller, requests = 4, 500
+	var wg sync.WaitGroup
+	for id, who := range owner {
+		key := map[string]string{"alice": aliceKey, "bob": bobKey}[who]
+		header := http.Header{"Authorization": {"Bearer " + key}}
+		for range perCaller {
+			wg.Go(func() {
+				for range requests {
+					r := newRequest(t, http.MethodGet, fmt.Sprint("/v1/pets/", id), "", header)
+					if w := serve(h, r); w.Code != http.StatusOK {
+						t.Errorf("GET pet %d as %s: %d %s", id, who, w.Code, w.Body)
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	store.kept.Wait()
+	if n, want := store.gets.Load(), int64(len(owner)*perCaller*requests); n != want {
+		t.Errorf("the store was called %d times, want %d", n, want)
+	}
+	if n := store.bad.Load(); n != 0 {
+		t.Errorf("%d of %d kept contexts gave another caller's principal, or panicked", n, store.gets.Load())
 	}
 }

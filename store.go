@@ -65,17 +65,28 @@ import (
 //
 // Concurrency: a Store is safe for concurrent use by multiple goroutines.
 //
-// Contexts: a method uses its ctx only until it returns; it may keep what
-// ctx holds (its principal, say), but not ctx itself. The handler reuses
-// the context of a store call for a later call once the first has
-// returned, so a goroutine that outlives the call must not read it. In a
-// call from the handler, Principal(ctx) is never "": an Authenticator that
-// names no principal gets a fingerprint of the caller's token (see
-// Authenticator).
+// Contexts: every call has a context of its own, which no other call
+// shares: the context that the Authenticator returned, under the store
+// deadline (WithStoreTimeout), carrying the caller's principal. A method may
+// keep it as long as it likes, through context.WithoutCancel to write an
+// audit record once the call has returned, say: Principal of it is always
+// its own caller's. In a call from the handler, Principal(ctx) is never "":
+// an Authenticator that names no principal gets a fingerprint of the
+// caller's token (see Authenticator).
 //
-// The handler calls a Store through these three methods and no others: it
-// looks for no optional method. A host that wraps a store by embedding it
-// and overriding a method, to hide another tenant's pets from List say, is
+// How Store grows: Store itself gains no method, which would break every
+// Store outside this module and be promoted through a host's wrapper that
+// embeds one. A new operation comes as a small optional interface of its
+// own (a Deleter, say) that New checks for once: when the store lacks it,
+// the operation's route is absent (from dispatch, the Allow header of a
+// 405, Routes, the OpenAPI document and the docs page), and petstoretest
+// runs the operation's clauses only for a store that has it, as
+// testing/fstest does for ReadDirFS. A wrapper that embeds the Store
+// interface lacks the new interface, so it fails closed: it never serves an
+// operation that it did not mean to. No optional interface is an
+// alternative to one of these three methods (a faster List, say): the
+// handler calls them and nothing in their stead, so a host that wraps a
+// store and overrides List, to hide another tenant's pets say, is always
 // served through its override.
 type Store interface {
 	// Add stores p under a new ID and returns it as stored; replayed

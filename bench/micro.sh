@@ -78,7 +78,7 @@ awk '$1 ~ /^BenchmarkEncodePage\// { split($1, p, "/"); med[p[2]] = $2; low[p[2]
 rm -f "$out.medians"
 
 echo
-echo "go test -count 1 -run 'TestPerfAllocs' -v .   (limits: list 10, get 8, create 14, 401 6)"
+echo "go test -count 1 -run 'TestPerfAllocs' -v .   (limits: list 13, get 9, create 12, 401 3)"
 go test -count 1 -run 'TestPerfAllocs' -v . | sed -n 's/.*perf_allocs_test.go:[0-9]*: /  /p'
 echo
 echo "go test -count 1 -run 'TestPerfMemoryPerPet' -v ./memstore   (limit 96)"

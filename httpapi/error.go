@@ -2,9 +2,10 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 
-	"github.com/petstore-go/petstore/internal/jsontext"
 	"github.com/petstore-go/petstore/internal/respond"
+	"github.com/petstore-go/petstore/internal/wirejson"
 )
 
 // Code is the stable, machine-readable code of an error response. Clients
@@ -83,10 +84,10 @@ func WriteError(w http.ResponseWriter, r *http.Request, code Code, message strin
 // appendError appends the JSON error body for code and message to dst.
 func appendError(dst []byte, code Code, message string) []byte {
 	dst = append(dst, `{"code":`...)
-	dst = jsontext.AppendString(dst, string(code))
+	dst = wirejson.AppendString(dst, string(code))
 	dst = append(dst, `,"message":`...)
-	dst = jsontext.AppendString(dst, message)
+	dst = wirejson.AppendString(dst, message)
 	dst = append(dst, `,"status":`...)
-	dst = jsontext.AppendInt(dst, int64(code.Status()))
+	dst = strconv.AppendInt(dst, int64(code.Status()), 10)
 	return append(dst, '}')
 }

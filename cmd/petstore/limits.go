@@ -1,6 +1,7 @@
 package main
 
 import (
+	"container/list"
 	"errors"
 	"flag"
 	"fmt"
@@ -117,11 +118,7 @@ const (
 // connection closes or becomes one of those.
 //
 // It learns each connection's state from the http.Server's ConnState,
-// which must call track. net/http calls it twice per request on a kept-alive
-// connection (active, then idle again), so track takes the mutex but
-// allocates nothing: the lists of idle and fresh connections are linked
-// through the connections themselves (connList). BenchmarkConnLimiterTrack
-// measures it.
+// which must call track.
 type connLimiter struct {
 	net.Listener
 	max       int
@@ -130,8 +127,8 @@ type connLimiter struct {
 
 	mu      sync.Mutex
 	open    int
-	idle    connList      // connections in StateIdle, longest idle first
-	fresh   connList      // connections in StateNew, oldest first
+	idle    list.List     // of the *limitedConn in StateIdle, longest idle first
+	fresh   list.List     // of the *limitedConn in StateNew, oldest first
 	changed chan struct{} // holds a signal when a place may have come free
 	done    chan struct{} // closed by Close
 	once    sync.Once
@@ -158,7 +155,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		if l.open < l.max {
 			l.open++
 			lc.since = now
-			l.fresh.pushBack(lc)
+			lc.listLocked(&l.fresh)
 			l.mu.Unlock()
 			return lc, nil
 		}
@@ -189,10 +186,11 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 func (l *connLimiter) victimLocked(now time.Time) (*limitedConn, time.Duration) {
 	wait := time.Hour // until a connection closes
 	for _, q := range []struct {
-		list  *connList
+		list  *list.List
 		grace time.Duration
 	}{{&l.idle, l.idleGrace}, {&l.fresh, l.grace}} {
-		if lc := q.list.head; lc != nil {
+		if e := q.list.Front(); e != nil {
+			lc := e.Value.(*limitedConn)
 			age := now.Sub(lc.since)
 			if age >= q.grace {
 				return lc, 0
@@ -254,11 +252,11 @@ func (l *connLimiter) setState(lc *limitedConn, state http.ConnState) {
 	switch state {
 	case http.StateNew:
 		lc.since = time.Now()
-		l.fresh.pushBack(lc)
+		lc.listLocked(&l.fresh)
 		l.signal()
 	case http.StateIdle:
 		lc.since = time.Now()
-		l.idle.pushBack(lc)
+		lc.listLocked(&l.idle)
 		l.signal()
 	}
 }
@@ -270,47 +268,23 @@ type limitedConn struct {
 	since   time.Time // when it was accepted, or became idle
 	dropped bool      // its place is given up
 
-	// Guarded by l.mu: the list it is in (l.idle or l.fresh), or nil, and
-	// its neighbours there.
-	list       *connList
-	prev, next *limitedConn
+	// Guarded by l.mu: the list it is in (l.idle or l.fresh) and its
+	// element there, or nil.
+	list *list.List
+	elem *list.Element
 }
 
+// listLocked adds c, which is in no list, at the back of q.
+func (c *limitedConn) listLocked(q *list.List) {
+	c.list, c.elem = q, q.PushBack(c)
+}
+
+// unlistLocked takes c out of its list, if it is in one.
 func (c *limitedConn) unlistLocked() {
 	if c.list != nil {
-		c.list.remove(c)
+		c.list.Remove(c.elem)
+		c.list, c.elem = nil, nil
 	}
-}
-
-// connList is a list of connections in the order they joined it, linked
-// through their prev and next fields so that joining it allocates nothing.
-// Its zero value is empty. Its user guards it.
-type connList struct{ head, tail *limitedConn }
-
-// pushBack adds c, which is in no list, at the back.
-func (q *connList) pushBack(c *limitedConn) {
-	c.list, c.prev, c.next = q, q.tail, nil
-	if q.tail != nil {
-		q.tail.next = c
-	} else {
-		q.head = c
-	}
-	q.tail = c
-}
-
-// remove takes c, which is in q, out of q.
-func (q *connList) remove(c *limitedConn) {
-	if c.prev != nil {
-		c.prev.next = c.next
-	} else {
-		q.head = c.next
-	}
-	if c.next != nil {
-		c.next.prev = c.prev
-	} else {
-		q.tail = c.prev
-	}
-	c.list, c.prev, c.next = nil, nil, nil
 }
 
 // Close closes the connection and frees its place.

@@ -4,7 +4,6 @@ import (
 	"hash/crc32"
 	"net/http"
 	"strconv"
-	"unsafe"
 )
 
 // TagLen is the length of a Tag: a quote, 16 hexadecimal digits, a quote.
@@ -48,17 +47,10 @@ var varyAuthorization = []string{"Authorization"}
 // cacheControl says, with the strong entity tag tag and
 // Vary: Authorization (the answer is the caller's). When the request's
 // If-None-Match matches tag, it answers 304 Not Modified with the same
-// headers and no body instead. The ETag and Content-Length values share one
-// allocation.
+// headers and no body instead.
 func Cacheable(w http.ResponseWriter, r *http.Request, body []byte, tag Tag, cacheControl []string) {
 	h := w.Header()
-	v := new(struct {
-		values [2]string
-		bytes  [TagLen + 20]byte
-	})
-	copy(v.bytes[:], tag[:])
-	v.values[0] = unsafe.String(&v.bytes[0], TagLen) // v.bytes is written only here
-	h["Etag"] = v.values[0:1:1]
+	h["Etag"] = []string{string(tag[:])}
 	h["Cache-Control"] = cacheControl
 	h["Vary"] = varyAuthorization
 	h["X-Content-Type-Options"] = noSniff
@@ -66,9 +58,7 @@ func Cacheable(w http.ResponseWriter, r *http.Request, body []byte, tag Tag, cac
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	n := strconv.AppendInt(v.bytes[TagLen:TagLen], int64(len(body)), 10)
-	v.values[1] = unsafe.String(&n[0], len(n))
-	h["Content-Length"] = v.values[1:2:2]
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	h["Content-Type"] = jsonContentType
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {

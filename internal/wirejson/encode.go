@@ -1,9 +1,6 @@
-package jsontext
+package wirejson
 
-import (
-	"strconv"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 const hex = "0123456789abcdef"
 
@@ -64,39 +61,3 @@ func AppendString(dst []byte, s string) []byte {
 func safe(b byte) bool {
 	return b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
 }
-
-// AppendInt appends the decimal form of n to dst, a JSON number, as
-// strconv.AppendInt(dst, n, 10) does, faster for the non-negative numbers
-// that IDs are.
-func AppendInt(dst []byte, n int64) []byte {
-	if n < 0 {
-		return strconv.AppendInt(dst, n, 10)
-	}
-	if n < 10 {
-		return append(dst, byte('0'+n))
-	}
-	// Two digits at a time, from the last, into a buffer on the stack.
-	var buf [20]byte
-	i := len(buf)
-	u := uint64(n)
-	for u >= 100 {
-		q := u / 100
-		r := 2 * (u - q*100)
-		i -= 2
-		buf[i], buf[i+1] = digitPairs[r], digitPairs[r+1]
-		u = q
-	}
-	if u >= 10 {
-		i -= 2
-		buf[i], buf[i+1] = digitPairs[2*u], digitPairs[2*u+1]
-	} else {
-		i--
-		buf[i] = byte('0' + u)
-	}
-	return append(dst, buf[i:]...)
-}
-
-// digitPairs holds the two digits of 00 to 99, one pair after another.
-const digitPairs = "00010203040506070809" + "10111213141516171819" + "20212223242526272829" +
-	"30313233343536373839" + "40414243444546474849" + "50515253545556575859" +
-	"60616263646566676869" + "70717273747576777879" + "80818283848586878889" + "90919293949596979899"

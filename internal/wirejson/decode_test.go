@@ -1,4 +1,4 @@
-package jsontext_test
+package wirejson_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/petstore-go/petstore/internal/jsontext"
+	"github.com/petstore-go/petstore/internal/wirejson"
 )
 
 // decodeAll reads data as one object whose members named s... are strings
@@ -18,7 +18,7 @@ import (
 // members in order, as "name=value".
 func decodeAll(data []byte) ([]string, error) {
 	var got []string
-	d := jsontext.NewDecoder(data)
+	d := wirejson.NewDecoder(data)
 	err := d.Object(func(name []byte) error {
 		n := string(name)
 		switch {
@@ -117,11 +117,11 @@ func TestDecoder(t *testing.T) {
 				t.Errorf("%q (-want +got):\n%s", name, diff)
 			}
 		case tt.wantErr == "null":
-			if !errors.Is(err, jsontext.ErrNull) {
+			if !errors.Is(err, wirejson.ErrNull) {
 				t.Errorf("%q: err = %v, want ErrNull", name, err)
 			}
 		default:
-			var se *jsontext.SyntaxError
+			var se *wirejson.SyntaxError
 			if !errors.As(err, &se) {
 				t.Errorf("%q: err = %v, want a *SyntaxError", name, err)
 				continue
@@ -195,13 +195,13 @@ func FuzzDecoder(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, err := decodeAll(data)
 		if err != nil {
-			var se *jsontext.SyntaxError
+			var se *wirejson.SyntaxError
 			switch {
 			case errors.As(err, &se):
 				if se.Offset < 0 || se.Offset > len(data) {
 					t.Fatalf("offset %d outside the %d-byte document", se.Offset, len(data))
 				}
-			case errors.Is(err, jsontext.ErrNull), strings.HasPrefix(err.Error(), "unknown member"):
+			case errors.Is(err, wirejson.ErrNull), strings.HasPrefix(err.Error(), "unknown member"):
 			default:
 				t.Fatalf("unexpected error %v", err)
 			}

@@ -1,7 +1,7 @@
-// Package jsontext reads and writes the JSON text of the API without
-// reflection: a strict decoder for request objects, and encoders that append
-// strings and integers exactly as encoding/json would write them.
-package jsontext
+// Package wirejson reads and writes the JSON text of the API without
+// reflection: a strict decoder for request objects, and an encoder that
+// appends strings exactly as encoding/json would write them.
+package wirejson
 
 import (
 	"errors"
@@ -40,7 +40,7 @@ func (e *SyntaxError) Error() string {
 }
 
 // ErrNull is returned by the value methods when the member's value is null.
-var ErrNull = errors.New("jsontext: value is null")
+var ErrNull = errors.New("wirejson: value is null")
 
 func (d *Decoder) errorf(format string, args ...any) error {
 	return &SyntaxError{Offset: d.pos, Msg: fmt.Sprintf(format, args...)}

@@ -1,15 +1,14 @@
-package jsontext_test
+package wirejson_test
 
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/petstore-go/petstore/internal/jsontext"
+	"github.com/petstore-go/petstore/internal/wirejson"
 )
 
 // encodeStrings are strings that exercise every branch of AppendString,
@@ -50,7 +49,7 @@ var encodeStrings = []struct {
 func TestAppendString(t *testing.T) {
 	for _, c := range encodeStrings {
 		t.Run(c.name, func(t *testing.T) {
-			got := jsontext.AppendString([]byte("prefix:"), c.in)
+			got := wirejson.AppendString([]byte("prefix:"), c.in)
 			if diff := cmp.Diff("prefix:"+c.want, string(got)); diff != "" {
 				t.Errorf("AppendString(%q) (-want +got):\n%s", c.in, diff)
 			}
@@ -72,7 +71,7 @@ func FuzzAppendString(f *testing.F) {
 
 // encodeCheckString checks AppendString(s) against encoding/json.
 func encodeCheckString(t *testing.T, s string) {
-	got := jsontext.AppendString(nil, s)
+	got := wirejson.AppendString(nil, s)
 	if !json.Valid(got) {
 		t.Fatalf("AppendString(%q) = %s: not valid JSON", s, got)
 	}
@@ -95,32 +94,5 @@ func encodeCheckString(t *testing.T, s string) {
 	}
 	if utf8.ValidString(s) && gotValue != s {
 		t.Errorf("AppendString(%q) decodes to %q, not to itself", s, gotValue)
-	}
-}
-
-// encodeInts are numbers around every length and sign that AppendInt
-// handles differently.
-var encodeInts = []int64{0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 9999, 10000, 12345, 99999, 100000,
-	123456789, 1<<31 - 1, 1 << 32, 999999999999999999, 1<<63 - 1, -1, -9, -10, -12345, -1 << 63}
-
-// TestAppendInt checks AppendInt against strconv.AppendInt.
-func TestAppendInt(t *testing.T) {
-	for _, n := range encodeInts {
-		encodeCheckInt(t, n)
-	}
-}
-
-// FuzzAppendInt checks AppendInt against strconv.AppendInt for any int64.
-func FuzzAppendInt(f *testing.F) {
-	for _, n := range encodeInts {
-		f.Add(n)
-	}
-	f.Fuzz(encodeCheckInt)
-}
-
-func encodeCheckInt(t *testing.T, n int64) {
-	got := string(jsontext.AppendInt([]byte("x"), n))
-	if want := "x" + strconv.FormatInt(n, 10); got != want {
-		t.Errorf("AppendInt(%d) = %q, want %q", n, got, want)
 	}
 }
