@@ -27,6 +27,8 @@ func (h *handler) listPets(ctx context.Context, w http.ResponseWriter, r *http.R
 	if err != nil {
 		return err
 	}
+	buf := h.buffers.Get()
+	defer h.buffers.Put(buf)
 	more := len(pets) > q.limit
 	if more {
 		pets = pets[:q.limit]
@@ -34,14 +36,14 @@ func (h *handler) listPets(ctx context.Context, w http.ResponseWriter, r *http.R
 		next.after = pets[len(pets)-1].ID
 		w.Header()["Link"] = next.linkValue()
 	}
-	b := appendPets(make([]byte, 0, 2+80*len(pets)), pets) // a pet takes about 70 bytes
+	*buf = appendPets((*buf)[:0], pets)
 	switch {
 	case more: // pets never change, and none can join a page that others follow
-		respond.Cacheable(w, r, b, respond.NewTag(b, 1), cacheFinal)
+		respond.Cacheable(w, r, *buf, respond.NewTag(*buf, 1), cacheFinal)
 	case len(pets) == q.limit: // final but for the Link it gains when a pet is added
-		respond.Cacheable(w, r, b, respond.NewTag(b, 0), cacheLastFull)
+		respond.Cacheable(w, r, *buf, respond.NewTag(*buf, 0), cacheLastFull)
 	default: // the last page, which grows as pets are added
-		respond.JSON(w, r, http.StatusOK, b)
+		respond.JSON(w, r, http.StatusOK, *buf)
 	}
 	return nil
 }
@@ -72,7 +74,10 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 		return &requestError{code: httpapi.CodeUnsupportedMediaType, header: "Accept-Post", value: acceptPost,
 			message: "the body must be JSON; send Content-Type: application/json"}
 	}
-	b, err := body.Read(r, h.maxBody, make([]byte, 0, 512))
+	buf := h.buffers.Get()
+	defer h.buffers.Put(buf)
+	b, err := body.Read(r, h.maxBody, *buf)
+	*buf = b[:0]
 	switch {
 	case errors.Is(err, body.ErrTooLarge):
 		return &requestError{code: httpapi.CodePayloadTooLarge,
@@ -103,7 +108,8 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 		w.Header()["Idempotent-Replayed"] = idempotentReplayed
 	}
 	w.Header()["Location"] = []string{"pets/" + strconv.FormatInt(pet.ID, 10)}
-	respond.JSON(w, r, http.StatusCreated, appendPet(b[:0], &pet))
+	*buf = appendPet((*buf)[:0], &pet)
+	respond.JSON(w, r, http.StatusCreated, *buf)
 	return nil
 }
 
@@ -122,8 +128,10 @@ func (h *handler) getPet(ctx context.Context, w http.ResponseWriter, r *http.Req
 	if err != nil {
 		return err
 	}
-	b := appendPet(make([]byte, 0, 128), &pet)
-	respond.Cacheable(w, r, b, respond.NewTag(b, 0), cacheFinal)
+	buf := h.buffers.Get()
+	defer h.buffers.Put(buf)
+	*buf = appendPet(*buf, &pet)
+	respond.Cacheable(w, r, *buf, respond.NewTag(*buf, 0), cacheFinal)
 	return nil
 }
 

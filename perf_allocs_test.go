@@ -9,23 +9,29 @@ var perfAllocLimits = []struct {
 	op    string // a benchCases name
 	limit float64
 }{
-	{"ListPets", 13},
-	{"ListPetsByStatus", 13},
-	{"ListPetsNextPage", 13},
-	{"GetPet", 9},
-	{"CreatePet", 12},
+	{"ListPets", 12},
+	{"ListPetsByStatus", 12},
+	{"ListPetsNextPage", 12},
+	{"GetPet", 8},
+	{"CreatePet", 11},
 	{"Unauthorized", 3},
 	{"InvalidToken", 3},
 }
 
 // TestPerfAllocs checks the allocations per request of the operations and
-// of a 401: a list of 20 at most 13, a get at most 9, a create at most 12
+// of a 401: a list of 20 at most 12, a get at most 8, a create at most 11
 // and a 401 at most 3. Of these, each request's context with the caller's
 // principal (context.WithValue) costs 1, each store call's context under the
-// store deadline (context.WithTimeout), which a Store may keep, costs 4, the
-// buffer that a body is read or encoded into costs 1, and each header value
-// that depends on the answer (ETag, Content-Length, Link, Location) costs
-// its string and its slice.
+// store deadline (context.WithTimeout), which a Store may keep, costs 4, and
+// each header value that depends on the answer (ETag, Content-Length, Link,
+// Location) costs its string and its slice.
+//
+// Under the race detector, sync.Pool drops a quarter of what it is given, on
+// purpose, so every limit is raised by raceAllowance, what the body buffer
+// costs to make again; .ci/run also runs this test without the race
+// detector, where the limits hold exactly.
+const raceAllowance = 2
+
 func TestPerfAllocs(t *testing.T) {
 	store := benchStore(t, benchPets)
 	h := benchHandler(t, store)
@@ -47,9 +53,13 @@ func TestPerfAllocs(t *testing.T) {
 			if status != c.want {
 				t.Fatalf("status %d, want %d", status, c.want)
 			}
+			limit := l.limit
+			if raceEnabled {
+				limit += raceAllowance
+			}
 			t.Logf("%s: %v allocations per request", l.op, allocs)
-			if allocs > l.limit {
-				t.Errorf("%s: %v allocations per request, want at most %v", l.op, allocs, l.limit)
+			if allocs > limit {
+				t.Errorf("%s: %v allocations per request, want at most %v", l.op, allocs, limit)
 			}
 		})
 	}

@@ -1,5 +1,5 @@
-// Package body reads request bodies: the JSON media type check and a
-// bounded read.
+// Package body reads request bodies: the JSON media type check, a bounded
+// read into a reused buffer, and the pool of those buffers.
 package body
 
 import (
@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 )
 
 // ErrTooLarge is returned by Read for a body over the limit.
@@ -53,4 +54,33 @@ func Read(r *http.Request, limit int64, buf []byte) ([]byte, error) {
 			return buf, err
 		}
 	}
+}
+
+// A Pool recycles the byte slices that requests are read into and
+// responses are encoded into, so that a request in the steady state
+// allocates none. The zero value is ready to use.
+type Pool struct {
+	pool sync.Pool
+}
+
+// maxPooled is the capacity above which a buffer is dropped instead of
+// pooled, so that one large request does not pin memory for ever.
+const maxPooled = 64 << 10
+
+// Get returns an empty buffer.
+func (p *Pool) Get() *[]byte {
+	if b, ok := p.pool.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, 0, 2048)
+	return &b
+}
+
+// Put returns b to the pool. The caller must not use it afterwards.
+func (p *Pool) Put(b *[]byte) {
+	if cap(*b) > maxPooled {
+		return
+	}
+	*b = (*b)[:0]
+	p.pool.Put(b)
 }
