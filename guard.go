@@ -13,8 +13,8 @@ import (
 //   - Every call runs under the store deadline (WithStoreTimeout); past it,
 //     the call returns an error wrapping context.DeadlineExceeded, which is
 //     answered 503.
-//   - The store's context is one of its own over the context that the
-//     Authenticator returned, and carries the caller's principal, never ""
+//   - The store's context is one of its own (a storeCtx) over the context
+//     that the Authenticator returned, and carries the caller's principal, never ""
 //     (see handler.authenticate). No other call shares it, so a store may
 //     keep it after the call has returned.
 //   - A create, once it reaches the store, runs to completion under that
@@ -31,25 +31,25 @@ func (g *guardedStore) Add(ctx context.Context, p NewPet, opts AddOptions) (Pet,
 	if err := ctx.Err(); err != nil {
 		return Pet{}, false, err
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.timeout)
-	defer cancel()
-	return g.s.Add(ctx, p, opts)
+	sctx := withStoreDeadline(ctx, g.timeout, true)
+	defer sctx.release()
+	return g.s.Add(sctx, p, opts)
 }
 
 func (g *guardedStore) Get(ctx context.Context, id int64) (Pet, error) {
 	if err := ctx.Err(); err != nil {
 		return Pet{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, g.timeout)
-	defer cancel()
-	return g.s.Get(ctx, id)
+	sctx := withStoreDeadline(ctx, g.timeout, false)
+	defer sctx.release()
+	return g.s.Get(sctx, id)
 }
 
 func (g *guardedStore) List(ctx context.Context, opts ListOptions) ([]Pet, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, g.timeout)
-	defer cancel()
-	return g.s.List(ctx, opts)
+	sctx := withStoreDeadline(ctx, g.timeout, false)
+	defer sctx.release()
+	return g.s.List(sctx, opts)
 }

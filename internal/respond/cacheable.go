@@ -49,8 +49,13 @@ var varyAuthorization = []string{"Authorization"}
 // If-None-Match matches tag, it answers 304 Not Modified with the same
 // headers and no body instead.
 func Cacheable(w http.ResponseWriter, r *http.Request, body []byte, tag Tag, cacheControl []string) {
+	// The ETag and Content-Length values are two parts of one string, held
+	// in one array: two allocations for the two headers.
+	var b [TagLen + 20]byte
+	s := string(strconv.AppendInt(b[:copy(b[:], tag[:])], int64(len(body)), 10))
+	values := &[2]string{s[:TagLen], s[TagLen:]}
 	h := w.Header()
-	h["Etag"] = []string{string(tag[:])}
+	h["Etag"] = values[0:1:1]
 	h["Cache-Control"] = cacheControl
 	h["Vary"] = varyAuthorization
 	h["X-Content-Type-Options"] = noSniff
@@ -58,7 +63,7 @@ func Cacheable(w http.ResponseWriter, r *http.Request, body []byte, tag Tag, cac
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	h["Content-Length"] = values[1:2:2]
 	h["Content-Type"] = jsonContentType
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
