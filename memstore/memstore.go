@@ -59,12 +59,13 @@ type Store struct {
 	log       *slog.Logger     // nil: none
 
 	mu sync.RWMutex
-	// pets are the pets stored: the pet with ID i is pets[i-1]. A Pet holds
-	// only values and immutable strings, so a copy of one aliases nothing.
-	// When append outgrows the slice, that Add copies every pet under the
-	// lock: a few milliseconds at 100,000 pets, tens at a million, once per
-	// quarter more pets.
-	pets []petstore.Pet
+	// chunks hold the pets stored, chunkSize to a chunk (see pet). A Pet
+	// holds only values and immutable strings, so a copy of one aliases
+	// nothing. A chunk never moves once made, so an Add never copies the
+	// pets before it, as growing one slice of every pet would, under the
+	// lock, every quarter more pets.
+	chunks [][]petstore.Pet
+	n      int64 // the number of pets, and the ID of the last
 	// byStatus holds the IDs of the pets with each status, ascending, for
 	// List to find a page by binary search. Made by the first Add of a pet
 	// with a status.
@@ -74,6 +75,15 @@ type Store struct {
 }
 
 var _ petstore.Store = (*Store)(nil)
+
+// chunkSize is the number of pets in a chunk.
+const chunkSize = 1024
+
+// pet returns the pet with ID id, which is from 1 to s.n. The caller holds
+// s.mu.
+func (s *Store) pet(id int64) petstore.Pet {
+	return s.chunks[(id-1)/chunkSize][(id-1)%chunkSize]
+}
 
 // New returns an empty Store with opts applied.
 func New(opts ...Option) *Store {
@@ -109,15 +119,20 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 	}
 	if keyed {
 		if id, ok := s.keys.lookup(key, now, s.keyRetention()); ok {
-			stored := s.pets[id-1]
+			stored := s.pet(id)
 			if stored.NewPet != p {
 				return petstore.Pet{}, false, fmt.Errorf("memstore: add pet: %w", petstore.ErrIdempotencyKeyReused)
 			}
 			return stored, true, nil
 		}
 	}
-	pet := petstore.Pet{ID: int64(len(s.pets)) + 1, NewPet: p}
-	s.pets = append(s.pets, pet)
+	if s.n%chunkSize == 0 {
+		s.chunks = append(s.chunks, make([]petstore.Pet, 0, chunkSize))
+	}
+	s.n++
+	pet := petstore.Pet{ID: s.n, NewPet: p}
+	last := &s.chunks[len(s.chunks)-1]
+	*last = append(*last, pet)
 	if p.Status != "" {
 		if s.byStatus == nil {
 			s.byStatus = make(map[petstore.Status][]int64)
@@ -138,10 +153,10 @@ func (s *Store) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if id < 1 || id > int64(len(s.pets)) {
+	if id < 1 || id > s.n {
 		return petstore.Pet{}, fmt.Errorf("memstore: pet %d: %w", id, petstore.ErrNotFound)
 	}
-	return s.pets[id-1], nil
+	return s.pet(id), nil
 }
 
 // List returns the pets that opts selects, ascending by ID, in a new slice.
@@ -153,12 +168,16 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if opts.Status == "" {
-		// IDs are dense: the pets with ID > after start at index after.
-		page := s.pets[min(after, int64(len(s.pets))):]
-		if opts.Limit > 0 && len(page) > opts.Limit {
-			page = page[:opts.Limit]
+		// IDs are dense: the page is the pets after+1, after+2, and so on.
+		first, last := min(after, s.n)+1, s.n
+		if opts.Limit > 0 && last-first >= int64(opts.Limit) {
+			last = first + int64(opts.Limit) - 1
 		}
-		return append(make([]petstore.Pet, 0, len(page)), page...), nil
+		pets := make([]petstore.Pet, 0, last-first+1)
+		for id := first; id <= last; id++ {
+			pets = append(pets, s.pet(id))
+		}
+		return pets, nil
 	}
 	ids := s.byStatus[opts.Status] // none for an invalid status
 	first, found := slices.BinarySearch(ids, after)
@@ -171,7 +190,7 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 	}
 	pets := make([]petstore.Pet, len(ids))
 	for i, id := range ids {
-		pets[i] = s.pets[id-1]
+		pets[i] = s.pet(id)
 	}
 	return pets, nil
 }
@@ -180,5 +199,5 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 func (s *Store) Len() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return len(s.pets)
+	return int(s.n)
 }
