@@ -14,8 +14,9 @@ import (
 type requestError struct {
 	code    httpapi.Code
 	message string
-	header  string   // a header that the answer carries, or ""
-	value   []string // its value, shared and never modified
+	fields  []httpapi.FieldError // the problems with parts of the request, if any
+	header  string               // a header that the answer carries, or ""
+	value   []string             // its value, shared and never modified
 }
 
 func (e *requestError) Error() string { return e.message }
@@ -29,9 +30,10 @@ func (e authenticatorError) Unwrap() error { return e.err }
 
 // An answer is how the handler answers a failure and what it logs of it.
 type answer struct {
-	code    httpapi.Code // and so the status
-	message string       // for the client
-	header  string       // a header that the answer carries, or ""
+	code    httpapi.Code         // and so the status
+	message string               // for the client
+	fields  []httpapi.FieldError // the problems with parts of the request, if any
+	header  string               // a header that the answer carries, or ""
 	value   []string
 	level   slog.Level // the level it is logged at, when log is set
 	log     string     // the log message, or "" to log nothing
@@ -43,7 +45,7 @@ type answer struct {
 // reports whether the request's context is done, the client having gone.
 func (h *handler) answerFor(op Operation, err error, clientGone bool) answer {
 	if req, ok := err.(*requestError); ok { // returned as it is, never wrapped
-		return answer{code: req.code, message: req.message, header: req.header, value: req.value}
+		return answer{code: req.code, message: req.message, fields: req.fields, header: req.header, value: req.value}
 	}
 	switch {
 	case errors.Is(err, httpapi.ErrNoCredentials):
@@ -65,12 +67,12 @@ func (h *handler) answerFor(op Operation, err error, clientGone bool) answer {
 		return answer{code: httpapi.CodeIdempotencyKeyInUse, header: "Retry-After", value: h.retryAfter,
 			message: "a create with this Idempotency-Key is still running; retry later"}
 	case errors.Is(err, ErrInvalidPet):
-		message := "the store does not accept this pet" // a rule of the store's own; its text is not for the client
-		var invalid invalidPet
-		if errors.As(err, &invalid) {
-			message = invalid.Error()
+		// Only the problems of Validate are told: a rule of the store's own
+		// has a text that is not for the client.
+		if problems := petProblems(err); len(problems) > 0 {
+			return answer{code: httpapi.CodeInvalidBody, message: joinDetails(problems), fields: problems}
 		}
-		return answer{code: httpapi.CodeInvalidBody, message: message}
+		return answer{code: httpapi.CodeInvalidBody, message: "the store does not accept this pet"}
 	case errors.Is(err, context.Canceled) && clientGone:
 		// The client hung up: nobody reads the answer, and nothing failed.
 		return answer{code: CodeClientClosedRequest, level: slog.LevelDebug, log: "petstore: client went away"}
@@ -116,7 +118,7 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, op Operation, err
 	if a.header != "" {
 		w.Header()[a.header] = a.value
 	}
-	httpapi.WriteError(w, r, a.code, a.message)
+	httpapi.WriteError(w, r, a.code, a.message, a.fields...)
 	return a.code
 }
 

@@ -36,7 +36,7 @@ func (h *handler) listPets(ctx context.Context, w http.ResponseWriter, r *http.R
 		next.after = pets[len(pets)-1].ID
 		w.Header()["Link"] = next.linkValue()
 	}
-	*buf = appendPets((*buf)[:0], pets)
+	*buf = append(appendPets((*buf)[:0], pets), '\n')
 	switch {
 	case more: // pets never change, and none can join a page that others follow
 		respond.Cacheable(w, r, *buf, respond.NewTag(*buf, 1), cacheFinal)
@@ -108,7 +108,7 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 		w.Header()["Idempotent-Replayed"] = idempotentReplayed
 	}
 	w.Header()["Location"] = []string{"pets/" + strconv.FormatInt(pet.ID, 10)}
-	*buf = appendPet((*buf)[:0], &pet)
+	*buf = append(appendPet((*buf)[:0], &pet), '\n')
 	respond.JSON(w, r, http.StatusCreated, *buf)
 	return nil
 }
@@ -130,7 +130,7 @@ func (h *handler) getPet(ctx context.Context, w http.ResponseWriter, r *http.Req
 	}
 	buf := h.buffers.Get()
 	defer h.buffers.Put(buf)
-	*buf = appendPet(*buf, &pet)
+	*buf = append(appendPet(*buf, &pet), '\n')
 	respond.Cacheable(w, r, *buf, respond.NewTag(*buf, 0), cacheFinal)
 	return nil
 }

@@ -1,11 +1,14 @@
 package petstore
 
 import (
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/petstore-go/petstore/httpapi"
 )
 
 // Status is the availability of a pet. The zero value means the pet has no
@@ -65,8 +68,7 @@ var (
 	msgQueryStatus = "status must be " + statusChoices
 	msgQueryLimit  = "limit must be an integer from 1 to " + strconv.Itoa(MaxPageSize)
 	msgKeyLength   = "Idempotency-Key must be 1 to " + strconv.Itoa(MaxIdempotencyKeyLength) + " characters long"
-	errNameTooLong = invalidPet(msgNameTooLong)
-	errPetStatus   = invalidPet(msgPetStatus)
+	errPetStatus   = invalidPet{field: "status", msg: msgPetStatus}
 )
 
 // NewPet is a pet as a client submits it, before the store assigns an ID.
@@ -80,35 +82,77 @@ type NewPet struct {
 	Status Status `json:"status,omitempty"`
 }
 
-// Validate reports the first reason why the handler would reject p, or nil:
-// a name that is blank, longer than MaxNameLength characters, not valid
-// UTF-8 or holding control characters; a CategoryID below 1; or a Status
-// that is set but not valid. The error wraps ErrInvalidPet, and its text
-// names the field and the rule, without the field's value.
+// Validate reports every reason why the handler would reject p, or nil: a
+// name that is blank, longer than MaxNameLength characters, not valid UTF-8
+// or holding control characters; a CategoryID below 1; or a Status that is
+// set but not valid. It reports at most one problem per field, in the order
+// name, categoryId, status. The error wraps ErrInvalidPet; with several
+// problems it is an errors.Join of one error for each, whose text is their
+// messages, one per line. Each message names the field and the rule,
+// without the field's value.
 func (p NewPet) Validate() error {
-	switch {
-	case strings.TrimSpace(p.Name) == "":
-		return invalidPet("name must not be blank")
-	case !utf8.ValidString(p.Name):
-		return invalidPet("name must be valid UTF-8")
-	case utf8.RuneCountInString(p.Name) > MaxNameLength:
-		return errNameTooLong
-	case strings.IndexFunc(p.Name, unicode.IsControl) >= 0:
-		return invalidPet("name must not contain control characters")
-	case p.CategoryID < 1:
-		return invalidPet("categoryId must be 1 or greater")
-	case p.Status != "" && !p.Status.Valid():
-		return errPetStatus
+	var problems []error
+	if msg := nameProblem(p.Name); msg != "" {
+		problems = append(problems, invalidPet{field: "name", msg: msg})
 	}
-	return nil
+	if p.CategoryID < 1 {
+		problems = append(problems, invalidPet{field: "categoryId", msg: "categoryId must be 1 or greater"})
+	}
+	if p.Status != "" && !p.Status.Valid() {
+		problems = append(problems, errPetStatus)
+	}
+	if len(problems) == 1 {
+		return problems[0]
+	}
+	return errors.Join(problems...)
 }
 
-// invalidPet is an error that wraps ErrInvalidPet and reads as its message
-// alone, so that the handler can send it to the client as it is.
-type invalidPet string
+// nameProblem says what is wrong with a pet's name, or "".
+func nameProblem(name string) string {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return "name must not be blank"
+	case !utf8.ValidString(name):
+		return "name must be valid UTF-8"
+	case utf8.RuneCountInString(name) > MaxNameLength:
+		return msgNameTooLong
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return "name must not contain control characters"
+	}
+	return ""
+}
 
-func (e invalidPet) Error() string        { return string(e) }
+// invalidPet is one problem with one field of a pet: an error that wraps
+// ErrInvalidPet and reads as its message alone, so that the handler can
+// send it to the client as it is.
+type invalidPet struct {
+	field string // the field's JSON name
+	msg   string
+}
+
+func (e invalidPet) Error() string        { return e.msg }
 func (e invalidPet) Is(target error) bool { return target == ErrInvalidPet }
+
+// petProblems returns the problems with fields that err, from Validate or a
+// Store, reports, in their order, as the handler answers them.
+func petProblems(err error) []httpapi.FieldError {
+	var problems []httpapi.FieldError
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case invalidPet:
+			problems = append(problems, httpapi.FieldError{Pointer: "/" + e.field, Detail: e.msg})
+		case interface{ Unwrap() []error }:
+			for _, err := range e.Unwrap() {
+				walk(err)
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
+		}
+	}
+	walk(err)
+	return problems
+}
 
 // Pet is a stored pet: a NewPet with the ID its store assigned.
 type Pet struct {

@@ -2,6 +2,7 @@ package petstore
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,12 +23,23 @@ type listQuery struct {
 	after  int64
 }
 
+// listParams are the parameters of GET /pets, in the order in which their
+// problems are reported.
+var listParams = [...]string{"limit", "status", "cursor"}
+
 // parseListQuery parses the query of GET /pets. Parameters other than limit,
 // status and cursor are ignored; each of those may be given at most once.
-// The error's text is meant for the client.
+// The error reports the problem with each parameter that has one (the
+// first, when it has several), in the order of listParams.
 func parseListQuery(raw string) (listQuery, error) {
 	q := listQuery{limit: DefaultPageSize}
-	var seen [3]bool
+	var seen [len(listParams)]bool
+	var problems [len(listParams)]string
+	problem := func(i int, detail string) {
+		if problems[i] == "" {
+			problems[i] = detail
+		}
+	}
 	for raw != "" {
 		var param string
 		param, raw, _ = strings.Cut(raw, "&")
@@ -36,43 +48,47 @@ func parseListQuery(raw string) (listQuery, error) {
 		if err != nil {
 			continue // not one of ours
 		}
-		var i int
-		switch key {
-		case "limit":
-			i = 0
-		case "status":
-			i = 1
-		case "cursor":
-			i = 2
-		default:
+		i := slices.Index(listParams[:], key)
+		if i < 0 {
 			continue
 		}
 		if seen[i] {
-			return q, invalidParameter(key + " is given more than once; give it once")
+			problem(i, key+" is given more than once; give it once")
+			continue
 		}
 		seen[i] = true
 		if value, err = unescapeQuery(value); err != nil {
-			return q, invalidParameter(key + " is not validly percent-encoded")
+			problem(i, key+" is not validly percent-encoded")
+			continue
 		}
-		switch i {
-		case 0:
+		switch key {
+		case "limit":
 			n, ok := parseDigits(value)
 			if !ok || n < 1 || n > MaxPageSize {
-				return q, invalidParameter(msgQueryLimit)
+				problem(i, msgQueryLimit)
 			}
 			q.limit = int(n)
-		case 1:
+		case "status":
 			q.status = Status(value)
 			if !q.status.Valid() {
-				return q, invalidParameter(msgQueryStatus)
+				problem(i, msgQueryStatus)
 			}
-		case 2:
+		case "cursor":
 			after, ok := parseCursor(value)
 			if !ok {
-				return q, invalidParameter("cursor is not valid; follow the Link header of the previous page")
+				problem(i, "cursor is not valid; follow the Link header of the previous page")
 			}
 			q.after = after
 		}
+	}
+	var fields []httpapi.FieldError
+	for i, detail := range problems {
+		if detail != "" {
+			fields = append(fields, httpapi.FieldError{Parameter: listParams[i], Detail: detail})
+		}
+	}
+	if fields != nil {
+		return q, &requestError{code: httpapi.CodeInvalidParameter, message: joinDetails(fields), fields: fields}
 	}
 	return q, nil
 }

@@ -12,7 +12,8 @@ import (
 // branch on the code, not on the message, which may change.
 type Code string
 
-// The error codes, each with the HTTP status that Status returns for it.
+// The error codes. Each has the HTTP status that Status returns for it, the
+// title that Title returns and the type URI that Type returns.
 const (
 	CodeInvalidParameter     Code = "invalid_parameter"      // 400: a query or path parameter is malformed or out of range
 	CodeInvalidBody          Code = "invalid_body"           // 400: the request body is not an acceptable JSON object
@@ -28,66 +29,153 @@ const (
 	CodeUnavailable          Code = "unavailable"            // 503: a temporary failure; retry later
 )
 
-// Status returns the HTTP status that goes with c: the one table from error
-// code to status. An unknown code gives 500.
+// codes is the one table of the codes: each one's status and title. An
+// unknown code is CodeInternal's.
+var codes = map[Code]struct {
+	status int
+	title  string
+}{
+	CodeInvalidParameter:     {http.StatusBadRequest, "Invalid parameter"},
+	CodeInvalidBody:          {http.StatusBadRequest, "Invalid body"},
+	CodeUnauthorized:         {http.StatusUnauthorized, "Unauthorized"},
+	CodeForbidden:            {http.StatusForbidden, "Forbidden"},
+	CodeNotFound:             {http.StatusNotFound, "Not found"},
+	CodeMethodNotAllowed:     {http.StatusMethodNotAllowed, "Method not allowed"},
+	CodeIdempotencyKeyInUse:  {http.StatusConflict, "Idempotency key in use"},
+	CodeIdempotencyKeyReused: {http.StatusUnprocessableEntity, "Idempotency key reused"},
+	CodePayloadTooLarge:      {http.StatusRequestEntityTooLarge, "Payload too large"},
+	CodeUnsupportedMediaType: {http.StatusUnsupportedMediaType, "Unsupported media type"},
+	CodeInternal:             {http.StatusInternalServerError, "Internal error"},
+	CodeUnavailable:          {http.StatusServiceUnavailable, "Unavailable"},
+}
+
+// TypeBase is the start of every error type URI: the type of a code is
+// TypeBase followed by the code, the anchor of the code's section on the
+// page that explains every code.
+const TypeBase = "https://github.com/petstore-go/petstore/blob/main/docs/errors.md#"
+
+// Status returns the HTTP status that goes with c. An unknown code gives
+// 500.
 func (c Code) Status() int {
-	switch c {
-	case CodeInvalidParameter, CodeInvalidBody:
-		return http.StatusBadRequest
-	case CodeUnauthorized:
-		return http.StatusUnauthorized
-	case CodeForbidden:
-		return http.StatusForbidden
-	case CodeNotFound:
-		return http.StatusNotFound
-	case CodeMethodNotAllowed:
-		return http.StatusMethodNotAllowed
-	case CodeIdempotencyKeyInUse:
-		return http.StatusConflict
-	case CodeIdempotencyKeyReused:
-		return http.StatusUnprocessableEntity
-	case CodePayloadTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case CodeUnsupportedMediaType:
-		return http.StatusUnsupportedMediaType
-	case CodeUnavailable:
-		return http.StatusServiceUnavailable
+	if e, ok := codes[c]; ok {
+		return e.status
 	}
 	return http.StatusInternalServerError
 }
 
-// Error is the body of every error response:
+// Title returns the short summary of c, the same for every error with that
+// code (RFC 9457's "title"). An unknown code gives CodeInternal's.
+func (c Code) Title() string {
+	if e, ok := codes[c]; ok {
+		return e.title
+	}
+	return codes[CodeInternal].title
+}
+
+// Type returns the URI that identifies c (RFC 9457's "type"): TypeBase
+// followed by c. An unknown code gives CodeInternal's.
+func (c Code) Type() string {
+	if _, ok := codes[c]; ok {
+		return TypeBase + string(c)
+	}
+	return TypeBase + string(CodeInternal)
+}
+
+// Error is the body of every error response, in the shape of RFC 9457's
+// problem details with three members of its own first:
 //
-//	{"code":"not_found","message":"no pet has ID 7","status":404}
+//	{"code":"invalid_body","message":"name must not be blank; categoryId must be 1 or greater",
+//	 "status":400,"type":"https://…/errors.md#invalid_body","title":"Invalid body",
+//	 "errors":[{"pointer":"/name","detail":"name must not be blank"},
+//	           {"pointer":"/categoryId","detail":"categoryId must be 1 or greater"}]}
 //
-// Status always equals the response's HTTP status.
+// Status always equals the response's HTTP status; Type and Title follow
+// from Code. Errors is present when the request had problems with
+// particular fields or parameters, one entry for each, in a stable order.
 type Error struct {
-	Code    Code   `json:"code"`
-	Message string `json:"message"`
-	Status  int    `json:"status"`
+	Code    Code         `json:"code"`
+	Message string       `json:"message"`
+	Status  int          `json:"status"`
+	Type    string       `json:"type"`
+	Title   string       `json:"title"`
+	Errors  []FieldError `json:"errors,omitempty"`
 }
 
 // Error returns the code and the message.
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 
-// WriteError answers r with the error body for code and message and the
-// status that goes with code, with the headers of every response of the API:
-// Content-Type: application/json, Cache-Control: no-store and
-// X-Content-Type-Options: nosniff. A HEAD request gets no body. The message
-// must say what was wrong and how to fix it, and must not contain
-// credentials or internal detail.
-func WriteError(w http.ResponseWriter, r *http.Request, code Code, message string) {
-	var buf [256]byte
-	respond.JSON(w, r, code.Status(), appendError(buf[:0], code, message))
+// A FieldError is one problem with one part of a request: a member of the
+// JSON body, named by Pointer, or a query parameter, named by Parameter.
+// Exactly one of the two is set.
+type FieldError struct {
+	// Pointer is a JSON Pointer (RFC 6901) to the member of the request
+	// body, such as "/name".
+	Pointer string `json:"pointer,omitempty"`
+	// Parameter is the name of the query parameter, such as "limit".
+	Parameter string `json:"parameter,omitempty"`
+	// Detail says what is wrong with it and how to fix it.
+	Detail string `json:"detail"`
 }
 
-// appendError appends the JSON error body for code and message to dst.
-func appendError(dst []byte, code Code, message string) []byte {
+// The media types of error bodies.
+const (
+	MediaTypeJSON    = "application/json"
+	MediaTypeProblem = "application/problem+json"
+)
+
+// WriteError answers r with the error body for code, message and the field
+// errors, if any, and the status that goes with code, with the headers of
+// every response of the API: Content-Type, Cache-Control: no-store and
+// X-Content-Type-Options: nosniff. The Content-Type is
+// application/problem+json when r's Accept header prefers it to
+// application/json (see PrefersProblem), and application/json otherwise. A
+// HEAD request gets no body. The message must say what was wrong and how to
+// fix it, and must not contain credentials or internal detail.
+func WriteError(w http.ResponseWriter, r *http.Request, code Code, message string, fields ...FieldError) {
+	var buf [512]byte
+	body := appendError(buf[:0], code, message, fields...)
+	mediaType := MediaTypeJSON
+	if PrefersProblem(r) {
+		mediaType = MediaTypeProblem
+	}
+	respond.Document(w, r, code.Status(), mediaType, body)
+}
+
+// appendError appends to dst the JSON text of the Error for code, message
+// and fields, ending with a newline: the body that WriteError writes.
+func appendError(dst []byte, code Code, message string, fields ...FieldError) []byte {
 	dst = append(dst, `{"code":`...)
 	dst = wirejson.AppendString(dst, string(code))
 	dst = append(dst, `,"message":`...)
 	dst = wirejson.AppendString(dst, message)
 	dst = append(dst, `,"status":`...)
 	dst = strconv.AppendInt(dst, int64(code.Status()), 10)
-	return append(dst, '}')
+	dst = append(dst, `,"type":`...)
+	dst = wirejson.AppendString(dst, code.Type())
+	dst = append(dst, `,"title":`...)
+	dst = wirejson.AppendString(dst, code.Title())
+	if len(fields) > 0 {
+		dst = append(dst, `,"errors":[`...)
+		for i, f := range fields {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, '{')
+			if f.Pointer != "" {
+				dst = append(dst, `"pointer":`...)
+				dst = wirejson.AppendString(dst, f.Pointer)
+				dst = append(dst, ',')
+			}
+			if f.Parameter != "" {
+				dst = append(dst, `"parameter":`...)
+				dst = wirejson.AppendString(dst, f.Parameter)
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `"detail":`...)
+			dst = wirejson.AppendString(dst, f.Detail)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, "}\n"...)
 }

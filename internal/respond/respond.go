@@ -20,8 +20,22 @@ var (
 // X-Content-Type-Options: nosniff and Content-Length. A HEAD request gets the
 // same headers and no body.
 func JSON(w http.ResponseWriter, r *http.Request, status int, body []byte) {
+	write(w, r, status, jsonContentType, body)
+}
+
+// Document is JSON with the Content-Type mediaType, such as
+// application/problem+json.
+func Document(w http.ResponseWriter, r *http.Request, status int, mediaType string, body []byte) {
+	ct := jsonContentType
+	if mediaType != ct[0] {
+		ct = []string{mediaType}
+	}
+	write(w, r, status, ct, body)
+}
+
+func write(w http.ResponseWriter, r *http.Request, status int, contentType []string, body []byte) {
 	h := w.Header()
-	h["Content-Type"] = jsonContentType
+	h["Content-Type"] = contentType
 	h["Cache-Control"] = noStore
 	h["X-Content-Type-Options"] = noSniff
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}

@@ -4,6 +4,7 @@
 package wirejson
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -42,6 +43,18 @@ func (e *SyntaxError) Error() string {
 // ErrNull is returned by the value methods when the member's value is null.
 var ErrNull = errors.New("wirejson: value is null")
 
+// ErrType is wrapped by the errors of the value methods when the member's
+// value is well-formed JSON of another type, or a number that is not an
+// int64. The value has then been skipped, so that the object can be read
+// on: the error is about the member, not the document.
+var ErrType = errors.New("jsontext: value of another type")
+
+// typeError is an error wrapping ErrType whose text is msg.
+type typeError string
+
+func (e typeError) Error() string        { return string(e) }
+func (e typeError) Is(target error) bool { return target == ErrType }
+
 func (d *Decoder) errorf(format string, args ...any) error {
 	return &SyntaxError{Offset: d.pos, Msg: fmt.Sprintf(format, args...)}
 }
@@ -59,7 +72,7 @@ func (d *Decoder) skipSpace() {
 
 // Object reads the document as one JSON object, calling member for each
 // member name in order. member must read the value with exactly one of the
-// value methods (String, StringBytes, Int64) or return an error, which Object returns.
+// value methods (String, StringBytes, Int64, Skip) or return an error, which Object returns.
 func (d *Decoder) Object(member func(name []byte) error) error {
 	d.skipSpace()
 	if d.pos >= len(d.data) {
@@ -136,9 +149,135 @@ func (d *Decoder) StringBytes() ([]byte, error) {
 		return nil, ErrNull
 	}
 	if d.pos >= len(d.data) || d.data[d.pos] != '"' {
-		return nil, d.errorf("expected a string")
+		return nil, d.skipMistyped("expected a string")
 	}
 	return d.stringBytes()
+}
+
+// Skip reads over the next value, of any type, as the value of a member
+// that the caller does not read. It returns a *SyntaxError for a malformed
+// value.
+func (d *Decoder) Skip() error { return d.skip(0) }
+
+// skipMistyped skips the value at d.pos, which is not of the type a value
+// method expected, and returns an error wrapping ErrType with the text msg,
+// or the *SyntaxError that makes the value unreadable.
+func (d *Decoder) skipMistyped(msg string) error {
+	if err := d.skip(0); err != nil {
+		return err
+	}
+	return typeError(msg)
+}
+
+// maxDepth is how deeply arrays and objects may nest in a skipped value.
+const maxDepth = 64
+
+// skip reads over one JSON value of any type, nested depth deep.
+func (d *Decoder) skip(depth int) error {
+	if depth > maxDepth {
+		return d.errorf("values nested more than %d deep", maxDepth)
+	}
+	if d.pos >= len(d.data) {
+		return d.errorf("unexpected end of document; expected a value")
+	}
+	switch c := d.data[d.pos]; {
+	case c == '"':
+		_, err := d.stringBytes()
+		return err
+	case c == '{', c == '[':
+		end := byte('}')
+		if c == '[' {
+			end = ']'
+		}
+		d.pos++
+		d.skipSpace()
+		if d.pos < len(d.data) && d.data[d.pos] == end {
+			d.pos++
+			return nil
+		}
+		for {
+			d.skipSpace()
+			if end == '}' {
+				if d.pos >= len(d.data) || d.data[d.pos] != '"' {
+					return d.errorf("expected a member name in double quotes")
+				}
+				if _, err := d.stringBytes(); err != nil {
+					return err
+				}
+				d.skipSpace()
+				if d.pos >= len(d.data) || d.data[d.pos] != ':' {
+					return d.errorf("expected a colon after the member name")
+				}
+				d.pos++
+				d.skipSpace()
+			}
+			if err := d.skip(depth + 1); err != nil {
+				return err
+			}
+			d.skipSpace()
+			if d.pos >= len(d.data) {
+				return d.errorf("unexpected end of document in a nested value")
+			}
+			if d.data[d.pos] == end {
+				d.pos++
+				return nil
+			}
+			if d.data[d.pos] != ',' {
+				return d.errorf("expected a comma or the end of a nested value")
+			}
+			d.pos++
+		}
+	case c == '-' || '0' <= c && c <= '9':
+		return d.number()
+	}
+	for _, lit := range [...]string{"true", "false", "null"} {
+		if len(d.data)-d.pos >= len(lit) && string(d.data[d.pos:d.pos+len(lit)]) == lit {
+			d.pos += len(lit)
+			return nil
+		}
+	}
+	return d.errorf("expected a JSON value")
+}
+
+// number reads over a JSON number (RFC 8259, section 6).
+func (d *Decoder) number() error {
+	start := d.pos
+	if d.data[d.pos] == '-' {
+		d.pos++
+	}
+	digits := d.digits()
+	switch {
+	case digits == 0:
+		return d.errorf("expected a digit")
+	case digits > 1 && d.data[start] == '0', digits > 1 && d.data[start] == '-' && d.data[start+1] == '0':
+		d.pos = start
+		return d.errorf("leading zero in a number")
+	}
+	if d.pos < len(d.data) && d.data[d.pos] == '.' {
+		d.pos++
+		if d.digits() == 0 {
+			return d.errorf("expected a digit after the decimal point")
+		}
+	}
+	if d.pos < len(d.data) && (d.data[d.pos] == 'e' || d.data[d.pos] == 'E') {
+		d.pos++
+		if d.pos < len(d.data) && (d.data[d.pos] == '+' || d.data[d.pos] == '-') {
+			d.pos++
+		}
+		if d.digits() == 0 {
+			return d.errorf("expected a digit in the exponent")
+		}
+	}
+	return nil
+}
+
+// digits reads over ASCII digits and returns how many it read.
+func (d *Decoder) digits() int {
+	start := d.pos
+	for d.pos < len(d.data) && '0' <= d.data[d.pos] && d.data[d.pos] <= '9' {
+		d.pos++
+	}
+	return d.pos - start
 }
 
 // stringBytes reads a JSON string starting at its opening quote. The result
@@ -248,39 +387,27 @@ func (d *Decoder) hex4() (rune, error) {
 }
 
 // Int64 reads a JSON number that is an integer in the range of int64,
-// written without a fraction or exponent. It returns ErrNull for null and a
-// *SyntaxError for any other kind of value or number.
+// written without a fraction or exponent. It returns ErrNull for null, an
+// error wrapping ErrType for a value of another type or another number,
+// and a *SyntaxError for a malformed value.
 func (d *Decoder) Int64() (int64, error) {
 	if d.null() {
 		return 0, ErrNull
 	}
+	if d.pos >= len(d.data) || d.data[d.pos] != '-' && (d.data[d.pos] < '0' || d.data[d.pos] > '9') {
+		return 0, d.skipMistyped("expected an integer")
+	}
 	start := d.pos
-	if d.pos < len(d.data) && d.data[d.pos] == '-' {
-		d.pos++
+	if err := d.number(); err != nil {
+		return 0, err
 	}
-	digits := d.pos
-	for d.pos < len(d.data) && '0' <= d.data[d.pos] && d.data[d.pos] <= '9' {
-		d.pos++
+	text := d.data[start:d.pos]
+	if bytes.ContainsAny(text, ".eE") {
+		return 0, typeError("expected an integer without fraction or exponent")
 	}
-	if d.pos == digits {
-		d.pos = start
-		return 0, d.errorf("expected an integer")
-	}
-	if d.data[digits] == '0' && d.pos-digits > 1 {
-		d.pos = start
-		return 0, d.errorf("leading zero in a number")
-	}
-	if d.pos < len(d.data) {
-		switch d.data[d.pos] {
-		case '.', 'e', 'E':
-			d.pos = start
-			return 0, d.errorf("expected an integer without fraction or exponent")
-		}
-	}
-	n, err := strconv.ParseInt(string(d.data[start:d.pos]), 10, 64)
+	n, err := strconv.ParseInt(string(text), 10, 64)
 	if err != nil {
-		d.pos = start
-		return 0, d.errorf("integer out of range")
+		return 0, typeError("integer out of range")
 	}
 	return n, nil
 }

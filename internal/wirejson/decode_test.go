@@ -73,19 +73,24 @@ func TestDecoder(t *testing.T) {
 		{`{'s':'a'}`, nil, "expected a member name"},
 		{`{"s":null}`, nil, "null"},
 		{`{"i":null}`, nil, "null"},
-		{`{"s":nul}`, nil, "expected a string"},
-		{`{"s":1}`, nil, "expected a string"},
-		{`{"i":"1"}`, nil, "expected an integer"},
-		{`{"i":true}`, nil, "expected an integer"},
-		{`{"i":+1}`, nil, "expected an integer"},
-		{`{"i":-}`, nil, "expected an integer"},
+		{`{"s":nul}`, nil, "expected a JSON value"},
+		{`{"s":1}`, nil, "type: expected a string"},
+		{`{"s":{"a":[1,2.5e-3,true,null,"x"]}}`, nil, "type: expected a string"},
+		{`{"s":[1,}`, nil, "expected a JSON value"},
+		{`{"i":"1"}`, nil, "type: expected an integer"},
+		{`{"i":true}`, nil, "type: expected an integer"},
+		{`{"i":+1}`, nil, "expected a JSON value"},
+		{`{"i":-}`, nil, "expected a digit"},
+		{`{"i":1.}`, nil, "expected a digit after the decimal point"},
+		{`{"i":1e}`, nil, "expected a digit in the exponent"},
+		{`{"i":-01}`, nil, "leading zero"},
 		{`{"i":01}`, nil, "leading zero"},
-		{`{"i":1.0}`, nil, "expected an integer without fraction"},
-		{`{"i":1e2}`, nil, "expected an integer without fraction"},
-		{`{"i":1E2}`, nil, "expected an integer without fraction"},
-		{`{"i":9223372036854775808}`, nil, "integer out of range"},
-		{`{"i":-9223372036854775809}`, nil, "integer out of range"},
-		{`{"i":` + strings.Repeat("9", 10000) + `}`, nil, "integer out of range"},
+		{`{"i":1.0}`, nil, "type: expected an integer without fraction"},
+		{`{"i":1e2}`, nil, "type: expected an integer without fraction"},
+		{`{"i":1E2}`, nil, "type: expected an integer without fraction"},
+		{`{"i":9223372036854775808}`, nil, "type: integer out of range"},
+		{`{"i":-9223372036854775809}`, nil, "type: integer out of range"},
+		{`{"i":` + strings.Repeat("9", 10000) + `}`, nil, "type: integer out of range"},
 		{`{"i":1 2}`, nil, "expected a comma"},
 		{"{\"s\":\"a\x00b\"}", nil, "control character"},
 		{"{\"s\":\"a\nb\"}", nil, "control character"},
@@ -101,7 +106,7 @@ func TestDecoder(t *testing.T) {
 		{`{"s":"\uZZZZ"}`, nil, "invalid \\u escape"},
 		{`{"s":"\`, nil, "unexpected end of document in an escape"},
 		{`{"s":"abc`, nil, "unexpected end of document in a string"},
-		{`{"s":` + strings.Repeat("[", 100000), nil, "expected a string"},
+		{`{"s":` + strings.Repeat("[", 100000), nil, "values nested more than 64 deep"},
 	}
 	for _, tt := range tests {
 		got, err := decodeAll([]byte(tt.doc))
@@ -119,6 +124,10 @@ func TestDecoder(t *testing.T) {
 		case tt.wantErr == "null":
 			if !errors.Is(err, wirejson.ErrNull) {
 				t.Errorf("%q: err = %v, want ErrNull", name, err)
+			}
+		case strings.HasPrefix(tt.wantErr, "type: "):
+			if !errors.Is(err, wirejson.ErrType) || err.Error() != strings.TrimPrefix(tt.wantErr, "type: ") && !strings.HasPrefix(err.Error(), strings.TrimPrefix(tt.wantErr, "type: ")) {
+				t.Errorf("%q: err = %v, want ErrType with %q", name, err, tt.wantErr)
 			}
 		default:
 			var se *wirejson.SyntaxError
@@ -184,7 +193,7 @@ func decodeWant(data []byte) ([]string, bool) {
 // FuzzDecoder compares Decoder with encoding/json: every document that
 // Decoder accepts, encoding/json accepts too and reads the same members
 // and values from; a rejection is a *SyntaxError with an offset inside the
-// document, ErrNull, or the caller's own error; and nothing panics.
+// document, ErrNull, ErrType, or the caller's own error; and nothing panics.
 func FuzzDecoder(f *testing.F) {
 	for _, doc := range []string{
 		`{"s":"a","i":1}`, `{"s":"\u00e9\ud83d\udc36","i":-12}`, `{"s":null}`, `{"i":1e2}`,
@@ -201,7 +210,7 @@ func FuzzDecoder(f *testing.F) {
 				if se.Offset < 0 || se.Offset > len(data) {
 					t.Fatalf("offset %d outside the %d-byte document", se.Offset, len(data))
 				}
-			case errors.Is(err, wirejson.ErrNull), strings.HasPrefix(err.Error(), "unknown member"):
+			case errors.Is(err, wirejson.ErrNull), errors.Is(err, wirejson.ErrType), strings.HasPrefix(err.Error(), "unknown member"):
 			default:
 				t.Fatalf("unexpected error %v", err)
 			}
@@ -223,4 +232,38 @@ func FuzzDecoder(f *testing.F) {
 			t.Fatalf("members of %q (-encoding/json +Decoder):\n%s", data, diff)
 		}
 	})
+}
+
+// TestDecoderReadsOnAfterTypeError checks that a value of another type is
+// skipped whole, so that the members after it are read.
+func TestDecoderReadsOnAfterTypeError(t *testing.T) {
+	doc := `{"s1":{"a":[1,{"b":"}"}]},"i1":"x","i2":1.5,"s2":"ok","i3":7}`
+	var got []string
+	d := wirejson.NewDecoder([]byte(doc))
+	err := d.Object(func(name []byte) error {
+		var err error
+		var v any
+		if name[0] == 's' {
+			v, err = d.String()
+		} else {
+			v, err = d.Int64()
+		}
+		switch {
+		case errors.Is(err, wirejson.ErrType):
+			got = append(got, string(name)+": "+err.Error())
+		case err != nil:
+			return err
+		default:
+			got = append(got, fmt.Sprintf("%s=%v", name, v))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"s1: expected a string", "i1: expected an integer",
+		"i2: expected an integer without fraction or exponent", "s2=ok", "i3=7"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("members (-want +got):\n%s", diff)
+	}
 }
