@@ -1,6 +1,7 @@
 package petstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -49,8 +50,12 @@ func (h *handler) answerFor(op Operation, err error, clientGone bool) answer {
 	}
 	switch {
 	case errors.Is(err, httpapi.ErrNoCredentials):
+		message := h.credential.missing
+		if se := (*httpapi.SchemeError)(nil); errors.As(err, &se) {
+			message = "the Authorization header uses " + cmp.Or(se.Scheme, "another scheme") + "; " + message
+		}
 		return answer{code: httpapi.CodeUnauthorized, header: "Www-Authenticate", value: h.credential.challengeNone,
-			message: h.credential.missing}
+			message: message}
 	case errors.Is(err, httpapi.ErrMalformedToken), errors.Is(err, ErrUnauthorized):
 		return answer{code: httpapi.CodeUnauthorized, header: "Www-Authenticate", value: h.credential.challengeReject,
 			message: h.credential.rejected}
@@ -59,7 +64,7 @@ func (h *handler) answerFor(op Operation, err error, clientGone bool) answer {
 		if op != OpNone {
 			what = string(op)
 		}
-		return answer{code: httpapi.CodeForbidden, message: "the API key is valid but may not perform " + what + "; use a key that may"}
+		return answer{code: httpapi.CodeForbidden, message: h.credential.forbidden + what + "; use one that may"}
 	case errors.Is(err, ErrIdempotencyKeyReused):
 		return answer{code: httpapi.CodeIdempotencyKeyReused,
 			message: "this Idempotency-Key was used for another pet; send another Idempotency-Key for a new pet"}

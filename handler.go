@@ -67,6 +67,10 @@ func configure(opts []Option) (config, []error) {
 			errs = append(errs, err)
 		}
 	}
+	if c.credential != nil && c.openAPI {
+		errs = append(errs, errors.New("WithCredential: the served OpenAPI document and docs page describe the bearer token, which this credential replaces; "+
+			"add WithOpenAPI(false) and serve a document of your own"))
+	}
 	if c.docs != nil && !c.openAPI {
 		errs = append(errs, errors.New("WithDocs: the page reads the OpenAPI document; drop WithOpenAPI(false)"))
 	}
@@ -84,12 +88,13 @@ func configure(opts []Option) (config, []error) {
 func newHandler(c *config) *handler {
 	retry := (c.retryAfter + time.Second - 1) / time.Second
 	cred := credentialAnswers{challengeNone: challengeNone, challengeReject: challengeReject,
-		missing:  "an API key is required; send it in the header Authorization: Bearer KEY",
-		rejected: "the API key is not valid; send a valid one in the header Authorization: Bearer KEY"}
+		missing:   "an API key is required; send it in the header Authorization: Bearer KEY",
+		rejected:  "the API key is not valid; send a valid one in the header Authorization: Bearer KEY",
+		forbidden: "the API key is valid but may not perform "}
 	if c.credential != nil {
 		challenge := []string{c.credential.Challenge}
 		cred = credentialAnswers{from: c.credential.From, challengeNone: challenge, challengeReject: challenge,
-			missing: c.credential.Missing, rejected: c.credential.Rejected}
+			missing: c.credential.Missing, rejected: c.credential.Rejected, forbidden: "the credential is valid but may not perform "}
 	}
 	return &handler{
 		credential:  cred,
@@ -256,6 +261,7 @@ type credentialAnswers struct {
 	from                           func(*http.Request) string // nil for the bearer token
 	challengeNone, challengeReject []string                   // WWW-Authenticate of the 401s, shared
 	missing, rejected              string                     // the messages of the 401s
+	forbidden                      string                     // the start of the 403's message, before the operation
 }
 
 // token returns the credential of r: its bearer token, or what the host's

@@ -277,7 +277,8 @@ type Credential struct {
 //	})
 //
 // The Authorization header is then ignored. The OpenAPI document that the
-// handler serves (WithOpenAPI) still describes bearer authentication: a
+// handler serves, and so the docs page, describe bearer authentication, so
+// New refuses WithCredential unless WithOpenAPI(false) turns them off: a
 // host that changes the credential serves a document of its own, or none.
 func WithCredential(c Credential) Option {
 	return optionFunc(func(cfg *config) error {

@@ -82,3 +82,38 @@ func TestBearerTokenEveryByte(t *testing.T) {
 		}
 	}
 }
+
+func TestBearerTokenNamesTheScheme(t *testing.T) {
+	tests := []struct {
+		header, scheme string // scheme "-" for a plain ErrNoCredentials
+	}{
+		{"Basic dXNlcjpwYXNz", "Basic"},
+		{"basic dXNlcjpwYXNz", "Basic"},
+		{"Digest username=\"a\"", "Digest"},
+		{"s3cr3t-key-sent-without-a-scheme", ""},
+		{"Token s3cr3t", ""},
+		{"Bearer", "-"},
+		{"  ", "-"},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set("Authorization", tt.header)
+		_, err := httpapi.BearerToken(r)
+		if !errors.Is(err, httpapi.ErrNoCredentials) {
+			t.Errorf("%q: err = %v, want ErrNoCredentials", tt.header, err)
+		}
+		var se *httpapi.SchemeError
+		switch {
+		case tt.scheme == "-":
+			if errors.As(err, &se) {
+				t.Errorf("%q: err = %v, want no SchemeError", tt.header, err)
+			}
+		case !errors.As(err, &se):
+			t.Errorf("%q: err = %v, want a SchemeError", tt.header, err)
+		case se.Scheme != tt.scheme:
+			t.Errorf("%q: Scheme %q, want %q", tt.header, se.Scheme, tt.scheme)
+		case strings.Contains(err.Error(), "s3cr3t"):
+			t.Errorf("%q: the error %q repeats the credential", tt.header, err)
+		}
+	}
+}

@@ -6,4 +6,8 @@
 // handler beside routes of its own can answer them in the same format:
 //
 //	httpapi.WriteError(w, r, httpapi.CodeNotFound, "no such order; list orders at /store/orders")
+//
+// Errors are problem details (RFC 9457): WriteError adds each code's type and
+// title, lists the problems with fields it is given, and answers
+// application/problem+json to a client that prefers it.
 package httpapi
