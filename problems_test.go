@@ -1,0 +1,214 @@
+package petstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+// problemsKey is the API key of the tests of field errors.
+const problemsKey = "problems-key"
+
+// answerOf sends a request to a handler on a store with one pet and returns
+// its status, Content-Type and decoded error body, checking that the store
+// is left as it was.
+func answerOf(t *testing.T, method, target, body string, header http.Header) (int, string, httpapi.Error) {
+	t.Helper()
+	store := memstore.New()
+	if _, _, err := store.Add(context.Background(), petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(problemsKey)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest(method, target, strings.NewReader(body))
+	r.Header.Set("Authorization", "Bearer "+problemsKey)
+	if method == http.MethodPost {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		r.Header[k] = v
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	var e httpapi.Error
+	if !strings.HasSuffix(w.Body.String(), "}\n") {
+		t.Errorf("body %q does not end with a newline", w.Body)
+	}
+	d := json.NewDecoder(w.Body)
+	d.DisallowUnknownFields()
+	if err := d.Decode(&e); err != nil {
+		t.Fatalf("error body: %v", err)
+	}
+	pets, err := store.List(context.Background(), petstore.ListOptions{})
+	if err != nil || len(pets) != 1 {
+		t.Errorf("after the request the store holds %d pets (%v), want the one it had", len(pets), err)
+	}
+	return w.Code, w.Header().Get("Content-Type"), e
+}
+
+func TestCreateReportsEveryProblem(t *testing.T) {
+	blank := httpapi.FieldError{Pointer: "/name", Detail: "name must not be blank"}
+	category := httpapi.FieldError{Pointer: "/categoryId", Detail: "categoryId must be 1 or greater"}
+	status := httpapi.FieldError{Pointer: "/status", Detail: `status must be "available", "pending" or "sold"; omit it for none`}
+	id := httpapi.FieldError{Pointer: "/id", Detail: "id is assigned by the store; remove it from the body"}
+	tests := []struct {
+		name, body string
+		want       []httpapi.FieldError
+	}{
+		{"name blank", `{"name":" ","categoryId":1}`, []httpapi.FieldError{blank}},
+		{"name too long", `{"name":"` + strings.Repeat("a", petstore.MaxNameLength+1) + `","categoryId":1}`,
+			[]httpapi.FieldError{{Pointer: "/name", Detail: "name is longer than 256 characters; shorten it"}}},
+		{"name control", `{"name":"a\u0007","categoryId":1}`,
+			[]httpapi.FieldError{{Pointer: "/name", Detail: "name must not contain control characters"}}},
+		{"name wrong type", `{"name":["Rex"],"categoryId":1}`,
+			[]httpapi.FieldError{{Pointer: "/name", Detail: "name must be a string: expected a string"}}},
+		{"name null", `{"name":null,"categoryId":1}`,
+			[]httpapi.FieldError{{Pointer: "/name", Detail: "name is null; it must be a string"}}},
+		{"name missing", `{"categoryId":1}`, []httpapi.FieldError{{Pointer: "/name", Detail: "name is required"}}},
+		{"categoryId zero", `{"name":"Rex","categoryId":0}`, []httpapi.FieldError{category}},
+		{"categoryId fraction", `{"name":"Rex","categoryId":1.5}`,
+			[]httpapi.FieldError{{Pointer: "/categoryId", Detail: "categoryId must be an integer: expected an integer without fraction or exponent"}}},
+		{"categoryId missing", `{"name":"Rex"}`, []httpapi.FieldError{{Pointer: "/categoryId", Detail: "categoryId is required"}}},
+		{"status", `{"name":"Rex","categoryId":1,"status":"lost"}`, []httpapi.FieldError{status}},
+		{"id", `{"id":7,"name":"Rex","categoryId":1}`, []httpapi.FieldError{id}},
+		{"unknown", `{"name":"Rex","categoryId":1,"colour":{"a":[1,2]},"a/b~c":true}`, []httpapi.FieldError{
+			{Pointer: "/colour", Detail: `unknown member "colour"; a pet has name, categoryId and status`},
+			{Pointer: "/a~1b~0c", Detail: `unknown member "a/b~c"; a pet has name, categoryId and status`}}},
+		{"name twice", `{"name":"Rex","name":"Max","categoryId":1}`,
+			[]httpapi.FieldError{{Pointer: "/name", Detail: "name is given more than once; give it once"}}},
+		// Every field wrong at once, in another order than the answer's.
+		{"all", `{"colour":"red","status":"lost","id":7,"categoryId":0,"name":""}`, []httpapi.FieldError{blank, category, status, id,
+			{Pointer: "/colour", Detail: `unknown member "colour"; a pet has name, categoryId and status`}}},
+		{"all missing", `{}`, []httpapi.FieldError{{Pointer: "/name", Detail: "name is required"},
+			{Pointer: "/categoryId", Detail: "categoryId is required"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, contentType, got := answerOf(t, http.MethodPost, "/v1/pets", tt.body, nil)
+			details := make([]string, len(tt.want))
+			for i, f := range tt.want {
+				details[i] = f.Detail
+			}
+			want := httpapi.Error{Code: httpapi.CodeInvalidBody, Message: strings.Join(details, "; "), Status: 400,
+				Type: httpapi.CodeInvalidBody.Type(), Title: "Invalid body", Errors: tt.want}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			if status != 400 || contentType != "application/json" {
+				t.Errorf("status %d, Content-Type %q, want 400 application/json", status, contentType)
+			}
+		})
+	}
+}
+
+func TestCreateThatIsNotAnObjectIsOneProblem(t *testing.T) {
+	for _, body := range []string{`[]`, `{"name":"Rex",`, `{"name":"Rex","categoryId":1}x`, `{"name":"Rex","categoryId":01}`} {
+		_, _, got := answerOf(t, http.MethodPost, "/v1/pets", body, nil)
+		if got.Code != httpapi.CodeInvalidBody || got.Errors != nil || !strings.HasPrefix(got.Message, "the body is not valid") {
+			t.Errorf("%s: %+v, want one invalid_body without errors", body, got)
+		}
+	}
+}
+
+func TestCreateCapsItsProblems(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"name":"Rex","categoryId":1`)
+	for i := range 100 {
+		b.WriteString(`,"m` + strings.Repeat("x", i) + `":1`)
+	}
+	b.WriteString(`}`)
+	_, _, got := answerOf(t, http.MethodPost, "/v1/pets", b.String(), nil)
+	if len(got.Errors) != 16 || got.Errors[0].Pointer != "/m" {
+		t.Errorf("%d errors, the first %+v; want the first 16", len(got.Errors), got.Errors[0])
+	}
+}
+
+func TestListReportsEveryProblem(t *testing.T) {
+	limit := httpapi.FieldError{Parameter: "limit", Detail: "limit must be an integer from 1 to 100"}
+	status := httpapi.FieldError{Parameter: "status", Detail: `status must be "available", "pending" or "sold"`}
+	cursor := httpapi.FieldError{Parameter: "cursor", Detail: "cursor is not valid; follow the Link header of the previous page"}
+	tests := []struct {
+		query string
+		want  []httpapi.FieldError
+	}{
+		{"limit=0", []httpapi.FieldError{limit}},
+		{"status=lost", []httpapi.FieldError{status}},
+		{"cursor=!", []httpapi.FieldError{cursor}},
+		{"cursor=!&status=lost&limit=x", []httpapi.FieldError{limit, status, cursor}},
+		{"limit=5&limit=6&status=sold", []httpapi.FieldError{{Parameter: "limit", Detail: "limit is given more than once; give it once"}}},
+	}
+	for _, tt := range tests {
+		_, _, got := answerOf(t, http.MethodGet, "/v1/pets?"+tt.query, "", nil)
+		details := make([]string, len(tt.want))
+		for i, f := range tt.want {
+			details[i] = f.Detail
+		}
+		want := httpapi.Error{Code: httpapi.CodeInvalidParameter, Message: strings.Join(details, "; "), Status: 400,
+			Type: httpapi.CodeInvalidParameter.Type(), Title: "Invalid parameter", Errors: tt.want}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.query, diff)
+		}
+	}
+}
+
+func TestProblemJSONWhenAskedFor(t *testing.T) {
+	tests := []struct {
+		accept, want string
+	}{
+		{"", "application/json"},
+		{"application/json", "application/json"},
+		{"*/*", "application/json"},
+		{"application/problem+json", "application/problem+json"},
+		{"application/json;q=0.5, application/problem+json", "application/problem+json"},
+	}
+	for _, tt := range tests {
+		header := http.Header{}
+		if tt.accept != "" {
+			header.Set("Accept", tt.accept)
+		}
+		for _, target := range []string{"/v1/pets/99", "/v1/pets?limit=0"} {
+			_, contentType, got := answerOf(t, http.MethodGet, target, "", header)
+			if contentType != tt.want || got.Type == "" || got.Title == "" {
+				t.Errorf("Accept %q, %s: Content-Type %q, type %q, title %q; want %s with a type and title", tt.accept, target, contentType, got.Type, got.Title, tt.want)
+			}
+		}
+	}
+}
+
+func TestUnauthorizedNamesTheScheme(t *testing.T) {
+	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(problemsKey)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ authorization, want string }{
+		{"Basic cHJvYmxlbXM6a2V5", "the Authorization header uses Basic; an API key is required; send it in the header Authorization: Bearer KEY"},
+		{problemsKey, "the Authorization header uses another scheme; an API key is required; send it in the header Authorization: Bearer KEY"},
+		{"", "an API key is required; send it in the header Authorization: Bearer KEY"},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
+		if tt.authorization != "" {
+			r.Header.Set("Authorization", tt.authorization)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		var e httpapi.Error
+		if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil {
+			t.Fatal(err)
+		}
+		if w.Code != 401 || e.Message != tt.want {
+			t.Errorf("Authorization %q: %d %q, want 401 %q", tt.authorization, w.Code, e.Message, tt.want)
+		}
+	}
+}
