@@ -43,6 +43,10 @@ type Error struct {
 	// wrong and how to fix it, or a description of the answer when it did
 	// not have the API's error body.
 	Message string
+	// Fields are the problems with members of the request's body or with
+	// its query parameters, one for each, as the answer listed them, or nil
+	// when it listed none (see httpapi.Error).
+	Fields []httpapi.FieldError
 }
 
 // Error returns the status, the code and the message.
@@ -84,7 +88,7 @@ func errorAnswer(status int, body []byte) *Error {
 		return &Error{Status: status, Message: "the server answered " + strconv.Itoa(status) + " " +
 			http.StatusText(status) + " without the API's error body; check the base URL and any proxy in between"}
 	}
-	return &Error{Status: status, Code: b.Code, Message: b.Message}
+	return &Error{Status: status, Code: b.Code, Message: b.Message, Fields: b.Errors}
 }
 
 // ErrRedirectRefused is wrapped by the error of a request that the server

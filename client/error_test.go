@@ -241,3 +241,25 @@ func TestContextDone(t *testing.T) {
 		t.Errorf("%d requests sent; want none", n)
 	}
 }
+
+// TestErrorFields: a create with several mistakes returns an Error that
+// lists each, as the server did.
+func TestErrorFields(t *testing.T) {
+	srv, _ := newMemServer(t)
+	_, _, err := newClient(t, srv.base).Add(context.Background(), petstore.NewPet{Name: " ", CategoryID: 0, Status: "lost"}, petstore.AddOptions{})
+	var e *client.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("err = %v, want a *client.Error", err)
+	}
+	want := []httpapi.FieldError{
+		{Pointer: "/name", Detail: "name must not be blank"},
+		{Pointer: "/categoryId", Detail: "categoryId must be 1 or greater"},
+		{Pointer: "/status", Detail: `status must be "available", "pending" or "sold"; omit it for none`},
+	}
+	if diff := cmp.Diff(want, e.Fields); diff != "" {
+		t.Errorf("Fields (-want +got):\n%s", diff)
+	}
+	if !errors.Is(err, petstore.ErrInvalidPet) {
+		t.Errorf("err = %v, want ErrInvalidPet", err)
+	}
+}
