@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/httpapi"
 )
 
 // requestTimeout bounds each request, so that a server that never answers
@@ -169,16 +170,43 @@ type errorShape struct {
 	Code       string
 	Status     int // the body's status member
 	HasMessage bool
+	// Type and Title are the body's type and title members, which follow
+	// from its code (httpapi.Code.Type and Title).
+	Type, Title string
+	// BadErrors describes the entries of the errors member that lack a
+	// pointer or a parameter, or a detail, or "".
+	BadErrors string
 	// EchoesCredential is a credential that the request sent and the body
 	// repeats; see echoedCredential.
 	EchoesCredential string
 	Body             string // only when the body is not a JSON object
 }
 
+// badFieldErrors describes what is wrong with the errors member of an
+// error body, or returns "": it must be a non-empty array of entries, each
+// with a pointer or a parameter, and a detail.
+func badFieldErrors(v json.RawMessage) string {
+	var entries []httpapi.FieldError
+	d := json.NewDecoder(bytes.NewReader(v))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&entries); err != nil || len(entries) == 0 {
+		return "errors is not a non-empty array of {pointer or parameter, detail}: " + string(v)
+	}
+	for _, e := range entries {
+		if (e.Pointer == "") == (e.Parameter == "") || e.Detail == "" {
+			return fmt.Sprintf("an entry of errors needs a pointer or a parameter, and a detail: %+v", e)
+		}
+	}
+	return ""
+}
+
 // wantError reports a violation when x is not an error response with the
-// given status and code and the body {"code","message","status"}.
+// given status and code and the body {"code","message","status","type",
+// "title"}, with "errors" where the server lists the problems with fields.
 func (st *serverT) wantError(x *exchange, status int, code string) {
-	want := errorShape{HTTPStatus: status, Members: []string{"code", "message", "status"}, Code: code, Status: status, HasMessage: true}
+	c := httpapi.Code(code)
+	want := errorShape{HTTPStatus: status, Members: []string{"code", "message", "status", "title", "type"}, Code: code, Status: status,
+		HasMessage: true, Type: c.Type(), Title: c.Title()}
 	got := errorShape{HTTPStatus: x.resp.StatusCode}
 	what := fmt.Sprintf("%s: error response", x)
 	if x.req.Method == http.MethodHead {
@@ -202,8 +230,16 @@ func (st *serverT) wantError(x *exchange, status int, code string) {
 				var m string
 				_ = json.Unmarshal(v, &m)
 				got.HasMessage = m != ""
+			case "type":
+				_ = json.Unmarshal(v, &got.Type)
+			case "title":
+				_ = json.Unmarshal(v, &got.Title)
+			case "errors":
+				want.Members = append(want.Members, "errors")
+				got.BadErrors = badFieldErrors(v)
 			}
 		}
+		slices.Sort(want.Members)
 		slices.Sort(got.Members)
 		var echo string
 		got.EchoesCredential, echo = st.echoedCredential(x)
