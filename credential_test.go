@@ -29,7 +29,7 @@ var teamToken = petstore.Credential{
 // its own authenticates by it, ignores Authorization, and answers a
 // missing or rejected credential with its own challenge and messages.
 func TestWithCredential(t *testing.T) {
-	h := newHandler(t, memstore.New(), petstore.WithCredential(teamToken))
+	h := newHandler(t, memstore.New(), petstore.WithCredential(teamToken), petstore.WithOpenAPI(false))
 	tests := []struct {
 		name        string
 		header      http.Header
@@ -78,7 +78,7 @@ func TestWithCredentialScrubbed(t *testing.T) {
 		}
 		return nil, fmt.Errorf("the team service is down, asked for %s", token)
 	})
-	h := newHandler(t, memstore.New(), petstore.WithCredential(teamToken), petstore.WithAuthenticator(failing),
+	h := newHandler(t, memstore.New(), petstore.WithCredential(teamToken), petstore.WithOpenAPI(false), petstore.WithAuthenticator(failing),
 		petstore.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
 		petstore.WithObserver(func(_ context.Context, o petstore.Observation) { principal = o.Principal }))
 	w := serve(h, newRequest(t, http.MethodGet, "/v1/pets", "", http.Header{"X-Team-Token": {"other-" + secret}}))
@@ -94,7 +94,8 @@ func TestWithCredentialScrubbed(t *testing.T) {
 	}
 }
 
-// TestWithCredentialRefused: New names every field that a Credential lacks.
+// TestWithCredentialRefused: New names every field that a Credential lacks,
+// and refuses to serve a document that describes another credential.
 func TestWithCredentialRefused(t *testing.T) {
 	tests := []struct {
 		name string
@@ -105,6 +106,8 @@ func TestWithCredentialRefused(t *testing.T) {
 		{"no messages", petstore.Credential{From: teamToken.From, Challenge: "X"}, "WithCredential: set Missing (the message of a 401 without a credential), Rejected"},
 		{"challenge with a newline", petstore.Credential{From: teamToken.From, Challenge: "X\r\nSet-Cookie: a=b", Missing: "m", Rejected: "r"},
 			"cannot be a header value"},
+		{"with the served document", teamToken, "WithCredential: the served OpenAPI document and docs page describe the bearer token, " +
+			"which this credential replaces; add WithOpenAPI(false)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,6 +131,7 @@ func ExampleWithCredential() {
 			Missing:   "a team token is required; send it in the header X-Team-Token",
 			Rejected:  "the team token is not valid; send a valid one in the header X-Team-Token",
 		}),
+		petstore.WithOpenAPI(false), // it would describe the bearer token
 	)
 	if err != nil {
 		panic(err)
@@ -136,14 +140,14 @@ func ExampleWithCredential() {
 	r.Header.Set("X-Team-Token", "team-a-key")
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
-	fmt.Println(w.Code, w.Body.String())
+	fmt.Print(w.Code, " ", w.Body.String())
 
 	w = httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/v1/pets", nil))
 	fmt.Println(w.Code, w.Header().Get("WWW-Authenticate"))
-	fmt.Println(w.Body.String())
+	fmt.Print(w.Body.String())
 	// Output:
 	// 200 []
 	// 401 TeamToken realm="petstore"
-	// {"code":"unauthorized","message":"a team token is required; send it in the header X-Team-Token","status":401}
+	// {"code":"unauthorized","message":"a team token is required; send it in the header X-Team-Token","status":401,"type":"https://github.com/petstore-go/petstore/blob/main/docs/errors.md#unauthorized","title":"Unauthorized"}
 }

@@ -51,8 +51,8 @@ func (h *handler) answerFor(op Operation, err error, clientGone bool) answer {
 	switch {
 	case errors.Is(err, httpapi.ErrNoCredentials):
 		message := h.credential.missing
-		if se := (*httpapi.SchemeError)(nil); errors.As(err, &se) {
-			message = "the Authorization header uses " + cmp.Or(se.Scheme, "another scheme") + "; " + message
+		if err != httpapi.ErrNoCredentials { // the common case, without the cost of errors.As
+			message = schemeMessage(err, message)
 		}
 		return answer{code: httpapi.CodeUnauthorized, header: "Www-Authenticate", value: h.credential.challengeNone,
 			message: message}
@@ -97,6 +97,16 @@ func (h *handler) answerFor(op Operation, err error, clientGone bool) answer {
 			header: "Retry-After", value: h.retryAfter, level: slog.LevelWarn, log: "petstore: store unavailable"}
 	}
 	return answer{code: httpapi.CodeInternal, message: "internal error", level: slog.LevelError, log: "petstore: store failed"}
+}
+
+// schemeMessage returns the message of a 401 for a credential of another
+// scheme than Bearer: missing, after the scheme's name when err names one.
+func schemeMessage(err error, missing string) string {
+	var se *httpapi.SchemeError
+	if !errors.As(err, &se) {
+		return missing
+	}
+	return "the Authorization header uses " + cmp.Or(se.Scheme, "another scheme") + "; " + missing
 }
 
 func isAuthenticatorError(err error) bool {

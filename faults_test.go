@@ -106,7 +106,7 @@ func faultsLevels(t *testing.T, env faultsEnv) []string {
 }
 
 // faultsInternalBody is the whole body of every 500.
-const faultsInternalBody = `{"code":"internal","message":"internal error","status":500}`
+const faultsInternalBody = `{"code":"internal","message":"internal error","status":500,"type":"https://github.com/petstore-go/petstore/blob/main/docs/errors.md#internal","title":"Internal error"}` + "\n"
 
 // TestFaultUnavailable: a store error wrapping ErrUnavailable gives 503
 // unavailable with Retry-After, for every operation, and changes nothing.

@@ -1,6 +1,7 @@
 package petstore_test
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -42,8 +43,10 @@ func fuzzAuthWant(values []string) (accepted, invalid bool) {
 // FuzzAuthorization sends GET /v1/pets with no, one or two arbitrary
 // Authorization headers. Only the oracle's accepted headers get 200; every
 // other request gets, header for header and byte for byte, the 401 of a
-// request without the header ("missing") or the 401 of a wrong key
-// ("invalid"), whatever the header held, so nothing of it is ever echoed.
+// request without the header ("missing"), the 401 of a wrong key
+// ("invalid"), or the 401 of a header of another scheme with another
+// credential (which names the scheme only when it is a registered one),
+// whatever the header held, so nothing else of it is ever echoed.
 func FuzzAuthorization(f *testing.F) {
 	f.Add(uint8(1), "Bearer "+testKey, "")
 	f.Add(uint8(2), "Bearer "+testKey, "Bearer "+testKey)
@@ -75,6 +78,12 @@ func FuzzAuthorization(f *testing.F) {
 			return
 		}
 		want := missing
+		var se *httpapi.SchemeError
+		if _, err := httpapi.BearerToken(r); errors.As(err, &se) {
+			other := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
+			other.Header.Set("Authorization", or(se.Scheme, "Unregistered")+" credential")
+			want = env.serve(other)
+		}
 		if invalid {
 			want = rejected
 		}
@@ -88,6 +97,14 @@ func FuzzAuthorization(f *testing.F) {
 			t.Fatalf("Authorization %q: body %s, want %s", values, got, want)
 		}
 	})
+}
+
+// or returns s, or otherwise when s is empty.
+func or(s, otherwise string) string {
+	if s == "" {
+		return otherwise
+	}
+	return s
 }
 
 // fuzzCheckChallenge fails unless w is a 401 unauthorized with the

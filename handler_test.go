@@ -50,9 +50,9 @@ func TestWire(t *testing.T) {
 		{"limit 2 after a cursor", "/v1/pets?limit=2&cursor=2", nil, 200, "", map[string]string{"Link": `<?limit=2&cursor=4>; rel="next"`}, page(3, 4)},
 		{"by status with limit", "/v1/pets?status=sold&limit=1", nil, 200, "", map[string]string{"Link": `<?limit=1&status=sold&cursor=3>; rel="next"`}, page(3, 3)},
 		{"limit equal to what is left", "/v1/pets?limit=4&cursor=q", nil, 200, "", map[string]string{"Link": ""}, page(27, 30)},
-		{"cursor at the end", "/v1/pets?cursor=u", nil, 200, "", map[string]string{"Link": ""}, "[]"},
-		{"cursor past the end", "/v1/pets?cursor=zzzzzz", nil, 200, "", map[string]string{"Link": ""}, "[]"},
-		{"cursor that is a word past the end", "/v1/pets?cursor=garbage", nil, 200, "", map[string]string{"Link": ""}, "[]"},
+		{"cursor at the end", "/v1/pets?cursor=u", nil, 200, "", map[string]string{"Link": ""}, "[]\n"},
+		{"cursor past the end", "/v1/pets?cursor=zzzzzz", nil, 200, "", map[string]string{"Link": ""}, "[]\n"},
+		{"cursor that is a word past the end", "/v1/pets?cursor=garbage", nil, 200, "", map[string]string{"Link": ""}, "[]\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			env := newEnv(t)

@@ -117,8 +117,10 @@ func newRequestContext(tb testing.TB, ctx context.Context, method, target, body 
 // body's code, or "" for a success: exactly one X-Content-Type-Options:
 // nosniff, one Cache-Control: no-store unless it has an ETag, and, when it
 // has a body, one Content-Type: application/json and a Content-Length that
-// matches it. An error's body is exactly {code, message, status}, with a
-// code that goes with the HTTP status, that status, and a message.
+// matches it; every body ends with a newline. An error's body is exactly
+// {code, message, status, type, title} and perhaps errors, with a code that
+// goes with the HTTP status, that status, that code's type and title, and a
+// message.
 // (petstoretest.TestServer checks the rest of the headers over a real
 // connection.)
 func checkResponse(tb testing.TB, w *httptest.ResponseRecorder) httpapi.Code {
@@ -136,6 +138,9 @@ func checkResponse(tb testing.TB, w *httptest.ResponseRecorder) httpapi.Code {
 			tb.Fatalf("status %d: header %s = %q, want %q", w.Code, k, got, v)
 		}
 	}
+	if w.Body.Len() > 0 && !bytes.HasSuffix(w.Body.Bytes(), []byte("}\n")) && !bytes.HasSuffix(w.Body.Bytes(), []byte("]\n")) {
+		tb.Fatalf("status %d: body %q does not end with a newline", w.Code, w.Body)
+	}
 	if w.Code < 400 {
 		if w.Body.Len() > 0 && !json.Valid(w.Body.Bytes()) {
 			tb.Fatalf("status %d with a body that is not JSON: %q", w.Code, w.Body)
@@ -146,8 +151,9 @@ func checkResponse(tb testing.TB, w *httptest.ResponseRecorder) httpapi.Code {
 	d := json.NewDecoder(bytes.NewReader(w.Body.Bytes()))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&e); err != nil || e.Code.Status() != w.Code || e.Status != w.Code || e.Message == "" ||
+		e.Type != e.Code.Type() || e.Title != e.Code.Title() ||
 		w.Code == http.StatusInternalServerError && e.Code != httpapi.CodeInternal {
-		tb.Fatalf("status %d: error body %s is not {code, message, status} with a code of that status: %v", w.Code, w.Body, err)
+		tb.Fatalf("status %d: error body %s is not {code, message, status, type, title} with a code of that status: %v", w.Code, w.Body, err)
 	}
 	return e.Code
 }
@@ -173,14 +179,15 @@ func checkUnchanged(tb testing.TB, store *memstore.Store, before []petstore.Pet)
 	}
 }
 
-// marshal returns v as encoding/json encodes it.
+// marshal returns v as encoding/json's Encoder writes it, ending with a
+// newline: the body that the handler answers with.
 func marshal(tb testing.TB, v any) string {
 	tb.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return string(b)
+	return string(b) + "\n"
 }
 
 // resolve resolves a relative reference from a header against the request

@@ -39,6 +39,7 @@ func TestMessagesNameBasePath(t *testing.T) {
 			if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
 				t.Fatal(err)
 			}
+			tt.want.Type, tt.want.Title = tt.want.Code.Type(), tt.want.Code.Title()
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("error body (-want +got):\n%s", diff)
 			}
@@ -62,6 +63,7 @@ func TestLongMethodCut(t *testing.T) {
 	}
 	want := httpapi.Error{Code: httpapi.CodeMethodNotAllowed, Status: 405,
 		Message: "method " + cut + " is not allowed here; use one of " + petstore.Allow("/pets")}
+	want.Type, want.Title = want.Code.Type(), want.Code.Title()
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("error body (-want +got):\n%s", diff)
 	}

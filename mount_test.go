@@ -147,7 +147,7 @@ func TestTwoHandlersShareNothing(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	if code, body := get("/b/v1/pets", "other"); code != 200 || body != "[]" {
+	if code, body := get("/b/v1/pets", "other"); code != 200 || body != "[]\n" {
 		t.Errorf("second handler lists %d %s, want 200 []", code, body)
 	}
 	if code, _ := get("/b/v1/pets/1", "other"); code != 404 {

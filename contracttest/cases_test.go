@@ -229,6 +229,8 @@ func TestContract(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := &http.Client{Transport: v.Transport(http.DefaultTransport)}
+	// The same requests from a client that prefers problem details.
+	problems := &http.Client{Transport: preferProblems{v.Transport(http.DefaultTransport)}}
 	ran := map[string]bool{}
 	parts := []struct {
 		name string
@@ -239,6 +241,11 @@ func TestContract(t *testing.T) {
 		}},
 		{"failures", func(t *testing.T) { contractFailures(t, client) }},
 		{"idempotency", func(t *testing.T) { contractIdempotency(t, client) }},
+		{"conformance suite, problem+json", func(t *testing.T) {
+			petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: base, APIKey: contractKey, Client: client,
+				Accept: "application/problem+json, application/json;q=0.9"})
+		}},
+		{"failures, problem+json", func(t *testing.T) { contractFailures(t, problems) }},
 	}
 	for _, part := range parts {
 		t.Run(part.name, func(t *testing.T) {
@@ -262,6 +269,16 @@ func TestContract(t *testing.T) {
 		total += n
 	}
 	t.Logf("%d exchanges checked, %d outcomes seen: %v", total, len(seen), seen)
+}
+
+// preferProblems is a RoundTripper that asks for application/problem+json,
+// as a client of RFC 9457 does.
+type preferProblems struct{ next http.RoundTripper }
+
+func (p preferProblems) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Accept", "application/problem+json, application/json;q=0.9")
+	return p.next.RoundTrip(req)
 }
 
 // contractFetch returns the body of a GET of url, without authentication.

@@ -29,24 +29,24 @@ const (
 	CodeUnavailable          Code = "unavailable"            // 503: a temporary failure; retry later
 )
 
-// codes is the one table of the codes: each one's status and title. An
-// unknown code is CodeInternal's.
+// codes is the one table of the codes: each one's status, title and type.
+// An unknown code is CodeInternal's.
 var codes = map[Code]struct {
-	status int
-	title  string
+	status     int
+	title, typ string
 }{
-	CodeInvalidParameter:     {http.StatusBadRequest, "Invalid parameter"},
-	CodeInvalidBody:          {http.StatusBadRequest, "Invalid body"},
-	CodeUnauthorized:         {http.StatusUnauthorized, "Unauthorized"},
-	CodeForbidden:            {http.StatusForbidden, "Forbidden"},
-	CodeNotFound:             {http.StatusNotFound, "Not found"},
-	CodeMethodNotAllowed:     {http.StatusMethodNotAllowed, "Method not allowed"},
-	CodeIdempotencyKeyInUse:  {http.StatusConflict, "Idempotency key in use"},
-	CodeIdempotencyKeyReused: {http.StatusUnprocessableEntity, "Idempotency key reused"},
-	CodePayloadTooLarge:      {http.StatusRequestEntityTooLarge, "Payload too large"},
-	CodeUnsupportedMediaType: {http.StatusUnsupportedMediaType, "Unsupported media type"},
-	CodeInternal:             {http.StatusInternalServerError, "Internal error"},
-	CodeUnavailable:          {http.StatusServiceUnavailable, "Unavailable"},
+	CodeInvalidParameter:     {http.StatusBadRequest, "Invalid parameter", TypeBase + string(CodeInvalidParameter)},
+	CodeInvalidBody:          {http.StatusBadRequest, "Invalid body", TypeBase + string(CodeInvalidBody)},
+	CodeUnauthorized:         {http.StatusUnauthorized, "Unauthorized", TypeBase + string(CodeUnauthorized)},
+	CodeForbidden:            {http.StatusForbidden, "Forbidden", TypeBase + string(CodeForbidden)},
+	CodeNotFound:             {http.StatusNotFound, "Not found", TypeBase + string(CodeNotFound)},
+	CodeMethodNotAllowed:     {http.StatusMethodNotAllowed, "Method not allowed", TypeBase + string(CodeMethodNotAllowed)},
+	CodeIdempotencyKeyInUse:  {http.StatusConflict, "Idempotency key in use", TypeBase + string(CodeIdempotencyKeyInUse)},
+	CodeIdempotencyKeyReused: {http.StatusUnprocessableEntity, "Idempotency key reused", TypeBase + string(CodeIdempotencyKeyReused)},
+	CodePayloadTooLarge:      {http.StatusRequestEntityTooLarge, "Payload too large", TypeBase + string(CodePayloadTooLarge)},
+	CodeUnsupportedMediaType: {http.StatusUnsupportedMediaType, "Unsupported media type", TypeBase + string(CodeUnsupportedMediaType)},
+	CodeInternal:             {http.StatusInternalServerError, "Internal error", TypeBase + string(CodeInternal)},
+	CodeUnavailable:          {http.StatusServiceUnavailable, "Unavailable", TypeBase + string(CodeUnavailable)},
 }
 
 // TypeBase is the start of every error type URI: the type of a code is
@@ -75,10 +75,10 @@ func (c Code) Title() string {
 // Type returns the URI that identifies c (RFC 9457's "type"): TypeBase
 // followed by c. An unknown code gives CodeInternal's.
 func (c Code) Type() string {
-	if _, ok := codes[c]; ok {
-		return TypeBase + string(c)
+	if e, ok := codes[c]; ok {
+		return e.typ
 	}
-	return TypeBase + string(CodeInternal)
+	return codes[CodeInternal].typ
 }
 
 // Error is the body of every error response, in the shape of RFC 9457's

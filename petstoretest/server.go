@@ -35,6 +35,12 @@ type Endpoint struct {
 	// set with petstore.WithMaxBodyBytes; 0 means the default,
 	// petstore.DefaultMaxBodyBytes (64 KiB).
 	MaxBodyBytes int64
+
+	// Accept, when set, is the Accept header of every request that sets
+	// none, such as "application/problem+json" to test the server's answers
+	// to a client that prefers problem details (RFC 9457): its errors must
+	// then have that Content-Type.
+	Accept string
 }
 
 // TestServer tests a running server of the animal store API through HTTP

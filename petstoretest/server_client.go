@@ -27,7 +27,7 @@ const maxResponseBytes = 8 << 20
 
 // headersClause is the rule that every response obeys, whatever the
 // subtest checks.
-const headersClause = "Every response, errors included, has one X-Content-Type-Options: nosniff and one Cache-Control: no-store, except a 200 or 304 with a strong ETag (a pet, a full page), which only a private cache may keep (Cache-Control: private, max-age=3600, or private, no-cache for a full page that no page follows yet) and which has Vary: Authorization; one with a body (any but a 204 or a 304) has one Content-Type: application/json, and one without has no Content-Type and no body."
+const headersClause = "Every response, errors included, has one X-Content-Type-Options: nosniff and one Cache-Control: no-store, except a 200 or 304 with a strong ETag (a pet, a full page), which only a private cache may keep (Cache-Control: private, max-age=3600, or private, no-cache for a full page that no page follows yet) and which has Vary: Authorization; one with a body (any but a 204 or a 304) has one Content-Type: application/json (application/problem+json for an error when the request's Accept prefers it), and one without has no Content-Type and no body."
 
 // An exchange is a request and the response to it.
 type exchange struct {
@@ -67,6 +67,9 @@ func (st *serverT) newRequest(method, rawURL string, body []byte) *http.Request 
 // do sends req, reads the whole response and checks the headers that every
 // response carries.
 func (st *serverT) do(req *http.Request) *exchange {
+	if st.e.Accept != "" && req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", st.e.Accept)
+	}
 	ctx, cancel := context.WithTimeout(req.Context(), requestTimeout)
 	defer cancel()
 	req = req.WithContext(ctx)
@@ -116,6 +119,9 @@ func (st *serverT) checkCommonHeaders(x *exchange) {
 		got.ContentType = append(got.ContentType, v)
 	}
 	want := commonHeaders{ContentType: []string{"application/json"}, CacheControl: []string{"no-store"}, ContentTypeOptions: []string{"nosniff"}}
+	if x.resp.StatusCode >= 400 && httpapi.PrefersProblem(x.req) {
+		want.ContentType = []string{httpapi.MediaTypeProblem}
+	}
 	if tags := h.Values("ETag"); len(tags) > 0 || x.resp.StatusCode == http.StatusNotModified {
 		got.StrongTag = len(tags) == 1 && len(tags[0]) > 2 && strings.HasPrefix(tags[0], `"`) && strings.HasSuffix(tags[0], `"`)
 		want.StrongTag, want.Vary = true, []string{"Authorization"}
