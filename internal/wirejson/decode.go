@@ -47,7 +47,7 @@ var ErrNull = errors.New("wirejson: value is null")
 // value is well-formed JSON of another type, or a number that is not an
 // int64. The value has then been skipped, so that the object can be read
 // on: the error is about the member, not the document.
-var ErrType = errors.New("jsontext: value of another type")
+var ErrType = errors.New("wirejson: value of another type")
 
 // typeError is an error wrapping ErrType whose text is msg.
 type typeError string
