@@ -167,7 +167,7 @@ func TestAccessLogServedAbuse(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if len(body) > 300 {
+		if len(body) > 400 { // the 405 with its type and title, and the method cut to 64 bytes
 			t.Errorf("%d-byte answer to a %d-byte method: %s", len(body), len(method), body)
 		}
 		return resp.StatusCode
