@@ -318,7 +318,7 @@ func Codes() []httpapi.Code {
 		httpapi.CodeInvalidParameter, httpapi.CodeInvalidBody, httpapi.CodeUnauthorized,
 		httpapi.CodeForbidden, httpapi.CodeNotFound, httpapi.CodeMethodNotAllowed,
 		httpapi.CodeIdempotencyKeyInUse, httpapi.CodePayloadTooLarge, httpapi.CodeUnsupportedMediaType,
-		httpapi.CodeIdempotencyKeyReused, httpapi.CodeInternal, httpapi.CodeUnavailable,
+		httpapi.CodeIdempotencyKeyReused, httpapi.CodeRateLimited, httpapi.CodeInternal, httpapi.CodeUnavailable,
 	}
 }
 
