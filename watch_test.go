@@ -4,9 +4,13 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -360,4 +364,180 @@ var _ petstore.Store = (*countingStore)(nil)
 func (s *countingStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
 	s.lists.Add(1)
 	return s.Store.List(ctx, opts)
+}
+
+// openIdle opens n watch streams on srv over raw connections, each read
+// up to its first heartbeat and then left idle, and returns them.
+func openIdle(t *testing.T, srv *httptest.Server, n int) []net.Conn {
+	t.Helper()
+	var conns []net.Conn
+	buf := make([]byte, 512)
+	for range n {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		fmt.Fprintf(c, "GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", testKey)
+		var got []byte
+		if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		for !strings.Contains(string(got), heartbeat) {
+			k, err := c.Read(buf)
+			if err != nil {
+				t.Fatalf("stream %d: %v after %q", len(conns), err, got)
+			}
+			got = append(got, buf[:k]...)
+		}
+		conns = append(conns, c)
+	}
+	return conns
+}
+
+const heartbeat = ": heartbeat\n\n"
+
+// heapAndStacks returns the memory that the heap and the goroutine stacks
+// hold, after a garbage collection.
+func heapAndStacks() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc + m.StackInuse
+}
+
+// TestWatchIdleStreams opens 10, then 1,000, idle streams, and counts the
+// store's List calls while they wait: one reader serves them all, so the
+// count does not grow with the number of streams. It reports the memory
+// that each stream holds and the store calls per second.
+func TestWatchIdleStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test of 1,000 streams in -short mode")
+	}
+	const poll, window = 10 * time.Millisecond, 500 * time.Millisecond
+	store := &countingStore{Store: memstore.New()}
+	srv := httptest.NewServer(newHandler(t, store, petstore.WithWatch(petstore.Watch{Poll: poll, MaxStreamsPerPrincipal: 1000})))
+	t.Cleanup(srv.Close)
+	var counts []int64
+	opened := 0
+	for _, n := range []int{10, 1000} {
+		before := heapAndStacks()
+		openIdle(t, srv, n-opened)
+		time.Sleep(100 * time.Millisecond) // for the last streams' first List
+		if n > 10 {
+			t.Logf("memory per idle stream: %.1f KiB (heap and stacks, both ends of the connection)",
+				float64(heapAndStacks()-before)/float64(n-opened)/1024)
+		}
+		opened = n
+		start := store.lists.Load()
+		time.Sleep(window)
+		counts = append(counts, store.lists.Load()-start)
+		t.Logf("%d idle streams: %d List calls in %v (%.0f a second; a poll every %v)", n, counts[len(counts)-1], window,
+			float64(counts[len(counts)-1])/window.Seconds(), poll)
+	}
+	if counts[0] == 0 || counts[1] > 2*counts[0]+5 {
+		t.Errorf("List calls while idle: %d with 10 streams, %d with 1,000; want them about equal (and not 0)", counts[0], counts[1])
+	}
+}
+
+// smallBuffers is a listener whose connections have small send buffers, so
+// that a client that stops reading fills them soon.
+type smallBuffers struct{ net.Listener }
+
+func (l smallBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		err = tc.SetWriteBuffer(8 << 10)
+	}
+	return c, err
+}
+
+// TestWatchStalledReader stops reading a stream while writers create pets
+// and another watcher reads them: the stalled stream is disconnected
+// within its write timeout once the buffers are full, and the others go
+// on. It logs how long the disconnect took and the writers' p99.
+func TestWatchStalledReader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that fills socket buffers in -short mode")
+	}
+	const writeTimeout = 500 * time.Millisecond
+	ended := make(chan time.Time, 2)
+	observe := func(_ context.Context, o petstore.WatchObservation) {
+		if o.Streams == -1 {
+			ended <- time.Now()
+		}
+	}
+	h := newHandler(t, memstore.New(), petstore.WithWatch(petstore.Watch{WriteTimeout: writeTimeout, Observe: observe}))
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener = smallBuffers{srv.Listener}
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	healthy := watch(t, srv, "", nil)
+	stalled, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
+	if err := stalled.(*net.TCPConn).SetReadBuffer(4 << 10); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(stalled, "GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", testKey)
+	start := time.Now() // it reads nothing from now on
+
+	stop := make(chan struct{})
+	var writers sync.WaitGroup
+	var mu sync.Mutex
+	var latencies []time.Duration
+	var last atomic.Int64
+	for range 4 {
+		writers.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				t0 := time.Now()
+				p := create(t, h, petstore.NewPet{Name: strings.Repeat("x", 200), CategoryID: 1})
+				mu.Lock()
+				latencies = append(latencies, time.Since(t0))
+				mu.Unlock()
+				for old := last.Load(); p.ID > old && !last.CompareAndSwap(old, p.ID); old = last.Load() {
+				}
+			}
+		})
+	}
+	var read, seen atomic.Int64 // events the healthy watcher read, and the last ID
+	go func() {
+		for {
+			e, _, err := healthy.next()
+			if err != nil {
+				return
+			}
+			read.Add(1)
+			id, _ := strconv.ParseInt(e.ID, 10, 64)
+			seen.Store(id)
+		}
+	}()
+	const bound = 20 * time.Second // the write timeout, and the time to fill the buffers, with slack
+	select {
+	case at := <-ended:
+		t.Logf("the stalled stream was disconnected %v after it stopped reading (write timeout %v)", at.Sub(start).Round(time.Millisecond), writeTimeout)
+	case <-time.After(bound):
+		t.Errorf("the stalled stream was not disconnected within %v", bound)
+	}
+	time.Sleep(200 * time.Millisecond) // the others go on meanwhile
+	close(stop)
+	writers.Wait()
+	waitFor(t, "the healthy watcher to read the last pet", func() bool { return seen.Load() == last.Load() })
+	n := read.Load()
+	mu.Lock()
+	slices.Sort(latencies)
+	p99 := latencies[len(latencies)*99/100]
+	mu.Unlock()
+	t.Logf("%d creates, p99 %v; the healthy watcher read %d events", len(latencies), p99, n)
+	if n != last.Load() {
+		t.Errorf("the healthy watcher read %d events, want %d", n, last.Load())
+	}
 }
