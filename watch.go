@@ -209,7 +209,7 @@ type view struct {
 
 // join registers a stream of the caller ctx with status; over a cap, it
 // returns the error to answer with.
-func (h *hub) join(ctx context.Context, status Status) (*view, error) {
+func (h *hub) join(ctx context.Context, status Status) (*view, *requestError) {
 	p := Principal(ctx)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -433,10 +433,10 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			message: "the server is shutting down; watch again, on another instance if there is one"}
 	default:
 	}
-	v, err := h.hub.join(ctx, q.status)
-	if err != nil {
-		err.(*requestError).header, err.(*requestError).value = "Retry-After", h.retryAfter
-		return err
+	v, refused := h.hub.join(ctx, q.status)
+	if refused != nil {
+		refused.header, refused.value = "Retry-After", h.retryAfter
+		return refused
 	}
 	defer h.hub.leave(ctx, v)
 	observe := func(WatchObservation) {}
@@ -455,7 +455,7 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return nil
 	}
 	s := stream{w: w, rc: http.NewResponseController(w), timeout: cfg.WriteTimeout}
-	defer s.rc.SetWriteDeadline(time.Time{}) //nolint:errcheck // the answer is over; the connection's own deadlines return
+	defer func() { _ = s.rc.SetWriteDeadline(time.Time{}) }() // the answer is over: no deadline of a stream's outlives it
 	if err := s.send(nil, nil); err != nil {
 		return nil
 	}
@@ -466,6 +466,7 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		pets, changed, ok := v.since(after)
 		next := lastID(pets)
 		if !ok { // behind v's log, or v has no start yet
+			var err error
 			if pets, next, err = h.hub.catchUp(ctx, v, after); err != nil {
 				if ctx.Err() == nil {
 					h.log.LogAttrs(ctx, slog.LevelWarn, "petstore: watch failed to read the store", slog.String("error", err.Error()))
