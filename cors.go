@@ -10,10 +10,11 @@ import (
 // middleware to allow in its answer to a preflight request
 // (Access-Control-Allow-Headers): Authorization for the API key,
 // Content-Type for a JSON body, Idempotency-Key for a create that is safe
-// to retry, and If-None-Match for a conditional GET. Each call returns a new
-// slice, which the caller may modify.
+// to retry, If-None-Match for a conditional GET, and Last-Event-ID for a
+// watch that resumes. Each call returns a new slice, which the caller may
+// modify.
 func CORSRequestHeaders() []string {
-	return []string{"Authorization", "Content-Type", "Idempotency-Key", "If-None-Match"}
+	return []string{"Authorization", "Content-Type", "Idempotency-Key", "If-None-Match", "Last-Event-ID"}
 }
 
 // CORSResponseHeaders returns the response headers that a browser client of

@@ -96,7 +96,7 @@ func newHandler(c *config) *handler {
 		cred = credentialAnswers{from: c.credential.From, challengeNone: challenge, challengeReject: challenge,
 			missing: c.credential.Missing, rejected: c.credential.Rejected, forbidden: "the credential is valid but may not perform "}
 	}
-	return &handler{
+	h := &handler{
 		credential:  cred,
 		store:       guardedStore{s: c.store, timeout: c.storeTimeout},
 		auth:        c.auth,
@@ -110,6 +110,8 @@ func newHandler(c *config) *handler {
 		deprecation: []string{"@" + strconv.FormatInt(c.deprecation.Unix(), 10)}, // RFC 9745
 		sunset:      []string{c.sunset.UTC().Format(http.TimeFormat)},            // RFC 8594
 	}
+	h.hub = newHub(c.watch, &h.store, c.logger)
+	return h
 }
 
 // handler serves the API. Everything in it is set by New and read-only
@@ -127,6 +129,7 @@ type handler struct {
 	running  runningKeys // the idempotency keys of the creates in progress
 	petsPath string      // base + "/pets", for messages
 	observe  func(context.Context, Observation)
+	hub      *hub // the watch streams of GET /pets
 
 	// Header values that depend on the options, shared by all responses.
 	retryAfter, deprecation, sunset []string

@@ -22,6 +22,9 @@ func (h *handler) listPets(ctx context.Context, w http.ResponseWriter, r *http.R
 	if err != nil {
 		return err
 	}
+	if wantsStream(r) {
+		return h.watch(ctx, w, r, q)
+	}
 	// One pet more than the page tells whether another page follows.
 	pets, err := h.store.List(ctx, ListOptions{Status: q.status, Limit: q.limit + 1, After: q.after})
 	if err != nil {
@@ -104,6 +107,7 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 	if err != nil {
 		return err
 	}
+	h.hub.created(pet.ID)
 	if replayed {
 		w.Header()["Idempotent-Replayed"] = idempotentReplayed
 	}

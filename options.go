@@ -36,6 +36,7 @@ type config struct {
 	docs         []route // the page's files, nil when WithDocs is off
 	observe      func(context.Context, Observation)
 	credential   *Credential // nil for the bearer token
+	watch        Watch
 }
 
 // Defaults of the options.
@@ -56,6 +57,7 @@ func defaultConfig() config {
 		retryAfter:   DefaultRetryAfter,
 		storeTimeout: DefaultStoreTimeout,
 		openAPI:      true,
+		watch:        defaultWatch(),
 	}
 }
 

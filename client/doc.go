@@ -26,6 +26,9 @@
 //		fmt.Println(pet.Name)
 //	}
 //
+// Watch goes on where All ends: it yields each pet as it is created, and
+// reconnects after a broken connection without missing or repeating one.
+//
 // All holds one page at a time. List collects a listing in a slice, at
 // most WithMaxListPets pets when ListOptions.Limit is 0; past that it
 // returns an error wrapping ErrTooManyPets.

@@ -25,6 +25,7 @@ const (
 	CodeIdempotencyKeyReused Code = "idempotency_key_reused" // 422: the Idempotency-Key was used for another request
 	CodePayloadTooLarge      Code = "payload_too_large"      // 413: the request body is over the limit
 	CodeUnsupportedMediaType Code = "unsupported_media_type" // 415: the request body is not application/json
+	CodeRateLimited          Code = "rate_limited"           // 429: too many requests, or streams, at once; retry later
 	CodeInternal             Code = "internal"               // 500: a failure the client cannot fix
 	CodeUnavailable          Code = "unavailable"            // 503: a temporary failure; retry later
 )
@@ -45,6 +46,7 @@ var codes = map[Code]struct {
 	CodeIdempotencyKeyReused: {http.StatusUnprocessableEntity, "Idempotency key reused", TypeBase + string(CodeIdempotencyKeyReused)},
 	CodePayloadTooLarge:      {http.StatusRequestEntityTooLarge, "Payload too large", TypeBase + string(CodePayloadTooLarge)},
 	CodeUnsupportedMediaType: {http.StatusUnsupportedMediaType, "Unsupported media type", TypeBase + string(CodeUnsupportedMediaType)},
+	CodeRateLimited:          {http.StatusTooManyRequests, "Too many requests", TypeBase + string(CodeRateLimited)},
 	CodeInternal:             {http.StatusInternalServerError, "Internal error", TypeBase + string(CodeInternal)},
 	CodeUnavailable:          {http.StatusServiceUnavailable, "Unavailable", TypeBase + string(CodeUnavailable)},
 }

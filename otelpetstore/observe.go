@@ -198,3 +198,18 @@ func (c *optionCache[K, V]) put(k K, v V) {
 	m[k] = v
 	c.m.Store(&m)
 }
+
+// ObserveWatch records a change in a petstore handler's watch streams;
+// pass it to the handler as petstore.WithWatch(petstore.Watch{Observe:
+// t.ObserveWatch}). It adds o.Streams to the petstore.watch.streams
+// up-down counter, the streams open (see WatchStreamsName), and o.Events
+// to the petstore.watch.events counter (see WatchEventsName), without
+// attributes, so that each has one series.
+func (t *Telemetry) ObserveWatch(ctx context.Context, o petstore.WatchObservation) {
+	if o.Streams != 0 {
+		t.streams.Add(ctx, int64(o.Streams))
+	}
+	if o.Events != 0 {
+		t.events.Add(ctx, int64(o.Events))
+	}
+}

@@ -31,6 +31,14 @@ const (
 	// OperationKey is the attribute that names the operation (such as
 	// getPet) on the DeprecatedRequestsName counter.
 	OperationKey = "petstore.operation"
+
+	// WatchStreamsName is the name of the up-down counter of the watch
+	// streams open (see ObserveWatch).
+	WatchStreamsName = "petstore.watch.streams"
+
+	// WatchEventsName is the name of the counter of the events sent on
+	// watch streams (see ObserveWatch).
+	WatchEventsName = "petstore.watch.events"
 )
 
 // Telemetry records OpenTelemetry traces and metrics of a petstore handler:
@@ -43,6 +51,8 @@ type Telemetry struct {
 	propagator propagation.TextMapPropagator
 	duration   metric.Float64Histogram
 	deprecated metric.Int64Counter
+	streams    metric.Int64UpDownCounter
+	events     metric.Int64Counter
 
 	durationSets   optionCache[durationKey, []metric.RecordOption]
 	deprecatedSets optionCache[deprecatedKey, []metric.AddOption]
@@ -89,11 +99,25 @@ func New(opts ...Option) (*Telemetry, error) {
 		return nil, fmt.Errorf("otelpetstore.New: the meter provider refused the %s counter: %w; "+
 			"check the views of the provider given by WithMeterProvider", DeprecatedRequestsName, err)
 	}
+	streams, err := meter.Int64UpDownCounter(WatchStreamsName,
+		metric.WithDescription("Watch streams open."), metric.WithUnit("{stream}"))
+	if err != nil {
+		return nil, fmt.Errorf("otelpetstore.New: the meter provider refused the %s counter: %w; "+
+			"check the views of the provider given by WithMeterProvider", WatchStreamsName, err)
+	}
+	events, err := meter.Int64Counter(WatchEventsName,
+		metric.WithDescription("Events sent on watch streams, one per pet."), metric.WithUnit("{event}"))
+	if err != nil {
+		return nil, fmt.Errorf("otelpetstore.New: the meter provider refused the %s counter: %w; "+
+			"check the views of the provider given by WithMeterProvider", WatchEventsName, err)
+	}
 	return &Telemetry{
 		tracer:     c.tracerProvider.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
 		propagator: c.propagator,
 		duration:   duration.Inst(),
 		deprecated: deprecated,
+		streams:    streams,
+		events:     events,
 	}, nil
 }
 

@@ -241,6 +241,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	auth := apiKeysAuthenticator(c.keys)
+	// Watch streams never end on their own: Shutdown would wait for them
+	// until its timeout. They end when this is closed (see below), and
+	// their clients resume elsewhere, or here after the restart.
+	endStreams := make(chan struct{})
 	api, err := petstore.New(append([]petstore.Option{
 		petstore.WithStore(store),
 		petstore.WithAuthenticator(auth),
@@ -248,6 +252,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		petstore.WithLogger(logger),
 		petstore.WithStoreTimeout(c.limits.storeTimeout),
 		petstore.WithDocs(docspage.Files()),
+		petstore.WithWatch(petstore.Watch{Done: endStreams, Observe: obs.watch}),
 	}, obs.options...)...)
 	if err != nil {
 		return err
@@ -275,6 +280,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		// everywhere else, rather than to net/http's answer of 200.
 		DisableGeneralOptionsHandler: true,
 	}
+	srv.RegisterOnShutdown(func() { close(endStreams) })
 	scheme := "http"
 	serve := srv.Serve
 	if certs != nil {

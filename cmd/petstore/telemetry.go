@@ -79,6 +79,8 @@ type observability struct {
 	// options are for petstore.New: an observer, or none at all when
 	// nothing observes, so that the handler spends nothing on it.
 	options []petstore.Option
+	// watch observes the watch streams when metrics are on, or is nil.
+	watch func(context.Context, petstore.WatchObservation)
 	// wrap wraps the API handler: in otelpetstore's Middleware when
 	// traces are sent, as is otherwise.
 	wrap func(http.Handler) http.Handler
@@ -137,6 +139,9 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 			return nil, err
 		}
 		observers = append(observers, tel.Observe)
+		if withMetrics {
+			o.watch = tel.ObserveWatch
+		}
 		if tracing {
 			// Only with traces: a span costs allocations per request even
 			// when nothing records it, and metrics need no span.

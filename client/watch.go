@@ -1,0 +1,186 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/petstore-go/petstore"
+)
+
+// watchIdle is how long Watch waits for any byte of a stream, a heartbeat
+// included, before it takes the connection for dead and reconnects: four
+// of the server's default heartbeats.
+const watchIdle = 4 * petstore.DefaultWatchHeartbeat
+
+// Watch returns an iterator over the pets that opts selects, in ascending
+// order of ID, that never ends on its own: first those stored with an ID
+// greater than opts.After and, when opts.Status is set, that status, then
+// each one created later, as the server's watch stream (GET /pets with
+// Accept: text/event-stream) sends it. opts.Limit is ignored.
+//
+// When the stream breaks (the server restarts, a proxy closes it, the
+// network fails, or nothing arrives for a minute), Watch connects again
+// with Last-Event-ID, the ID of the last pet yielded, after a jittered
+// exponential backoff (WithBackoff), or the wait that a 503 or 429 asks
+// for in Retry-After; the server goes on after that pet, so the iterator
+// misses and repeats none, on whichever instance it reaches. It never
+// yields a pet whose ID is not greater than the one before.
+//
+// The iterator yields an error with the zero Pet and stops when ctx is
+// done (the error wraps ctx.Err()), or when the server answers what a
+// reconnection cannot mend: 401, 403, 400, another error status, or
+// events that are not pets of the watch (ErrBadResponse). The timeout of
+// one request (WithTimeout) does not apply to a stream, but that of the
+// http.Client given to WithHTTPClient does: give one without Timeout.
+func (c *Client) Watch(ctx context.Context, opts petstore.ListOptions) iter.Seq2[petstore.Pet, error] {
+	return func(yield func(petstore.Pet, error) bool) {
+		last := opts.After
+		target := c.watchURL(opts)
+		for attempt := 0; ; attempt++ {
+			connected, wait, err := c.watchOnce(ctx, target, opts.Status, &last, last != opts.After, yield)
+			switch {
+			case errors.Is(err, errStopped):
+				return
+			case ctx.Err() != nil:
+				yield(petstore.Pet{}, fmt.Errorf("client: watch %s: %w", target, ctx.Err()))
+				return
+			case wait < 0:
+				yield(petstore.Pet{}, err)
+				return
+			}
+			if connected {
+				attempt = 0
+			}
+			if wait == 0 {
+				wait = c.backoff(attempt)
+			}
+			if err := c.sleep(ctx, wait); err != nil {
+				yield(petstore.Pet{}, fmt.Errorf("client: watch %s: %w", target, err))
+				return
+			}
+		}
+	}
+}
+
+// errStopped is watchOnce's error when the loop stopped the iterator.
+var errStopped = errors.New("the loop stopped")
+
+// watchURL returns the URL of the watch of the pets that opts selects.
+func (c *Client) watchURL(opts petstore.ListOptions) string {
+	q := url.Values{}
+	if opts.Status != "" {
+		q.Set("status", string(opts.Status))
+	}
+	if opts.After > 0 {
+		q.Set("cursor", string(petstore.AppendCursor(nil, opts.After)))
+	}
+	if len(q) == 0 {
+		return c.pets
+	}
+	return c.pets + "?" + q.Encode()
+}
+
+// watchOnce connects to the watch at target, resuming after *last with
+// Last-Event-ID when resume is set (target's cursor starts it otherwise), and
+// yields its pets until the stream ends. It reports whether the server
+// accepted the watch, and how long to wait before connecting again: 0 for
+// the backoff, or -1 when err is final.
+func (c *Client) watchOnce(ctx context.Context, target string, status petstore.Status, last *int64, resume bool,
+	yield func(petstore.Pet, error) bool) (connected bool, wait time.Duration, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return false, -1, fmt.Errorf("client: watch %s: %w", target, err)
+	}
+	h := req.Header
+	h["Accept"] = []string{"text/event-stream"}
+	h["User-Agent"] = []string{c.userAgent}
+	if key := c.newCall(ctx, http.MethodGet).key; key != "" {
+		h["Authorization"] = []string{"Bearer " + key}
+	}
+	if resume {
+		h["Last-Event-Id"] = []string{strconv.FormatInt(*last, 10)}
+	}
+	idle := time.AfterFunc(watchIdle, cancel)
+	defer idle.Stop()
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if errors.Is(err, ErrRedirectRefused) || !transient(err) {
+			return false, -1, fmt.Errorf("client: watch %s: %w", target, err)
+		}
+		return false, 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := readBody(resp, maxErrorBodyBytes)
+		e := fmt.Errorf("client: watch %s: %w", target, errorAnswer(resp.StatusCode, b))
+		if resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusTooManyRequests {
+			if wait = parseRetryAfter(resp.Header.Get("Retry-After")); wait > 0 {
+				wait += rand.N(wait/2 + 1)
+			}
+			return false, wait, e
+		}
+		return false, -1, e
+	}
+	if ct, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";"); !strings.EqualFold(strings.TrimSpace(ct), "text/event-stream") {
+		return false, -1, fmt.Errorf("client: watch %s: %w: the answer is %q, not a stream (text/event-stream)", target, ErrBadResponse, cut(ct))
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 4<<10), maxPetBytes)
+	var id, data string
+	for sc.Scan() {
+		idle.Reset(watchIdle)
+		line := sc.Text()
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch {
+		case line == "" && data != "":
+			p, err := watchedPet(id, data, status, *last)
+			if err != nil {
+				return true, -1, fmt.Errorf("client: watch %s: %w", target, err)
+			}
+			*last = p.ID
+			if !yield(p, nil) {
+				return true, 0, errStopped
+			}
+			id, data = "", ""
+		case line == "":
+			id = ""
+		case field == "id":
+			id = value
+		case field == "data":
+			data = value // a pet is one line of JSON
+		}
+	}
+	return true, 0, sc.Err()
+}
+
+// watchedPet decodes the event with id and data, and checks that it is a
+// pet of the watch of status that follows the pet with ID last.
+func watchedPet(id, data string, status petstore.Status, last int64) (petstore.Pet, error) {
+	var w wirePet
+	if err := json.Unmarshal([]byte(data), &w); err != nil {
+		return petstore.Pet{}, fmt.Errorf("%w: an event is not a pet: %w", ErrBadResponse, err)
+	}
+	p := w.pet()
+	switch {
+	case strconv.FormatInt(p.ID, 10) != id:
+		return p, fmt.Errorf("%w: the event with id %q holds the pet with ID %d", ErrBadResponse, cut(id), p.ID)
+	case p.ID <= last:
+		return p, fmt.Errorf("%w: the pet with ID %d follows the pet with ID %d; a watch goes in ascending order", ErrBadResponse, p.ID, last)
+	case status != "" && p.Status != status:
+		return p, fmt.Errorf("%w: the pet with ID %d has the status %q, not %q as asked", ErrBadResponse, p.ID, cut(string(p.Status)), status)
+	}
+	return p, nil
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/client"
+)
+
+// A watcher collects what client.Watch yields, on a goroutine of its own.
+type watcher struct {
+	status petstore.Status
+	mu     sync.Mutex
+	pets   []petstore.Pet
+	err    error
+}
+
+// startWatcher starts watching the server at baseURL for pets of status
+// ("" for all) until ctx ends.
+func startWatcher(ctx context.Context, t *testing.T, baseURL, key string, status petstore.Status, hc *http.Client) *watcher {
+	t.Helper()
+	opts := []client.Option{client.WithAPIKey(key), client.WithBackoff(50*time.Millisecond, time.Second)}
+	if hc != nil {
+		opts = append(opts, client.WithHTTPClient(hc))
+	}
+	c, err := client.New(baseURL, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &watcher{status: status}
+	go func() {
+		for p, err := range c.Watch(ctx, petstore.ListOptions{Status: status}) {
+			w.mu.Lock()
+			if err != nil {
+				w.err = err
+			} else {
+				w.pets = append(w.pets, p)
+			}
+			w.mu.Unlock()
+		}
+	}()
+	return w
+}
+
+// waitFor waits until w has seen the pets of want that match its status,
+// and fails the test unless it has seen exactly those, in order.
+func (w *watcher) waitFor(t *testing.T, want []petstore.Pet) {
+	t.Helper()
+	want = slices.DeleteFunc(slices.Clone(want), func(p petstore.Pet) bool { return w.status != "" && p.Status != w.status })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		w.mu.Lock()
+		got, err := slices.Clone(w.pets), w.err
+		w.mu.Unlock()
+		if len(got) >= len(want) || err != nil || time.Now().After(deadline) {
+			if diff := cmp.Diff(want, got); diff != "" || err != nil {
+				t.Errorf("the watcher of status %q saw %d pets of %d, then %v (-want +got):\n%s", w.status, len(got), len(want), err, diff)
+			}
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestServerWatchRestarts runs three watchers (one of sold pets) and 16
+// writers through the Go client against the server on its default store,
+// the SQLite file, and kills the server (SIGKILL) and starts it again twice
+// meanwhile. Each watcher sees every pet stored, of its status, exactly
+// once and in ID order.
+func TestServerWatchRestarts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	const key = "watch-key"
+	bin, dir := buildServer(t), t.TempDir()
+	p := startServerIn(t, dir, bin, key, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var watchers []*watcher
+	for _, st := range []petstore.Status{"", petstore.StatusSold, ""} {
+		watchers = append(watchers, startWatcher(ctx, t, p.baseURL, key, st, nil))
+	}
+	writers, stop := sync.WaitGroup{}, make(chan struct{})
+	for i := range 16 {
+		writers.Go(func() {
+			c := newClient(t, p, key)
+			statuses := append(petstore.Statuses(), "")
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				// An error (the server is down past the retries) leaves
+				// the pet stored or not: the list at the end is the truth.
+				_, _, _ = c.Add(ctx, petstore.NewPet{Name: fmt.Sprint("w", i, "-", n), CategoryID: 1,
+					Status: statuses[(i+n)%len(statuses)]}, petstore.AddOptions{})
+			}
+		})
+	}
+	for range 2 {
+		time.Sleep(time.Second)
+		if err := p.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		<-p.exited
+		p = startServerIn(t, dir, bin, key, nil, "-addr", p.addr) // the same address, which the clients know
+	}
+	time.Sleep(time.Second)
+	close(stop)
+	writers.Wait()
+	stored := allPets(ctx, t, p, key)
+	t.Logf("%d pets stored", len(stored))
+	for _, w := range watchers {
+		w.waitFor(t, stored)
+	}
+}
+
+// TestServerWatchPostgres runs two servers on one PostgreSQL database: a
+// watcher of one sees the pets created through the other.
+func TestServerWatchPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	postgresServerURL(t)
+	const key = "watch-pg-key"
+	bin := buildServer(t)
+	_, serverURL := postgresSchema(t)
+	a := startServer(t, bin, key, []string{postgresURLVar + "=" + serverURL})
+	b := startServer(t, bin, key, []string{postgresURLVar + "=" + serverURL})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	w := startWatcher(ctx, t, a.baseURL, key, "", nil)
+	c := newClient(t, b, key)
+	var created []petstore.Pet
+	for i := range 20 {
+		p, _, err := c.Add(ctx, petstore.NewPet{Name: fmt.Sprint("pet ", i), CategoryID: 1}, petstore.AddOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		created = append(created, p)
+	}
+	w.waitFor(t, created)
+}
+
+// TestServerWatchProtocols watches over HTTP/1.1 and HTTP/2 a server whose
+// -write-timeout is 1s: a stream silent for longer still carries the next
+// pet, since each write sets its own deadline.
+func TestServerWatchProtocols(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	const key = "watch-proto-key"
+	bin := buildServer(t)
+	ca := newTestCA(t)
+	certFile, keyFile := pairFiles(t, ca.valid(t))
+	h2 := ca.client()
+	h2.Timeout = 0
+	tests := []struct {
+		name  string
+		env   []string
+		hc    *http.Client
+		proto int
+	}{
+		{"HTTP/1.1", nil, &http.Client{}, 1},
+		{"HTTP/2", []string{tlsCertVar + "=" + certFile, tlsKeyVar + "=" + keyFile}, h2, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startServer(t, bin, key, tt.env, "-write-timeout", "1s", "-store-timeout", "500ms")
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, p.baseURL+"/pets", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Accept", "text/event-stream")
+			resp, err := tt.hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.ProtoMajor != tt.proto || resp.StatusCode != http.StatusOK {
+				t.Fatalf("%s %d, want HTTP/%d 200", resp.Proto, resp.StatusCode, tt.proto)
+			}
+			time.Sleep(2500 * time.Millisecond) // silent, past the write timeout
+			c, err := client.New(p.baseURL, client.WithAPIKey(key), client.WithHTTPClient(tt.hc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pet, _, err := c.Add(t.Context(), petstore.NewPet{Name: "late", CategoryID: 1}, petstore.AddOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := bufio.NewScanner(resp.Body)
+			want := fmt.Sprint("id: ", pet.ID)
+			for lines.Scan() && !strings.HasPrefix(lines.Text(), "id: ") {
+			}
+			if lines.Text() != want {
+				t.Errorf("the stream gave %q (%v), want %q", lines.Text(), lines.Err(), want)
+			}
+		})
+	}
+}
+
+// TestServerWatchMetrics checks the metrics of watch streams that the
+// admin endpoint serves: the streams open and the events sent.
+func TestServerWatchMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	const key = "watch-metrics-key"
+	p := startServer(t, buildServer(t), key, nil, "-admin-addr", "127.0.0.1:0")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	w := startWatcher(ctx, t, p.baseURL, key, "", nil)
+	c := newClient(t, p, key)
+	var created []petstore.Pet
+	for i := range 3 {
+		pet, _, err := c.Add(ctx, petstore.NewPet{Name: fmt.Sprint("pet ", i), CategoryID: 1}, petstore.AddOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		created = append(created, pet)
+	}
+	w.waitFor(t, created)
+	families := scrape(t, adminURL(t, p)+"/metrics")
+	got := map[string]float64{}
+	for _, name := range []string{"petstore_watch_streams", "petstore_watch_events_total"} {
+		for _, m := range families[name].GetMetric() {
+			got[name] += m.GetGauge().GetValue() + m.GetCounter().GetValue()
+		}
+	}
+	want := map[string]float64{"petstore_watch_streams": 1, "petstore_watch_events_total": 3}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

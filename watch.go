@@ -1,0 +1,540 @@
+package petstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/petstore-go/petstore/httpapi"
+)
+
+// Watch configures the watch streams of GET /pets (see WithWatch). A zero
+// field takes its default.
+type Watch struct {
+	// Poll is the longest wait between two reads of the store for pets
+	// created elsewhere (by another instance on the same database, say).
+	// Pets created through the handler itself are sent at once. The
+	// default is DefaultWatchPoll, 1 second.
+	Poll time.Duration
+	// Heartbeat is the longest a stream stays silent: past it, the handler
+	// sends a comment line, so that no proxy closes an idle stream. The
+	// default is DefaultWatchHeartbeat, 15 seconds.
+	Heartbeat time.Duration
+	// WriteTimeout bounds each write to a stream, of one heartbeat or up
+	// to 100 events. A client that does not take a write within it is
+	// disconnected; it resumes with Last-Event-ID. Each write sets its own
+	// deadline, so the server's WriteTimeout does not cut a healthy stream.
+	// The default is DefaultWatchWriteTimeout, 10 seconds.
+	WriteTimeout time.Duration
+	// MaxStreams caps the streams open at once on the handler; a watch over
+	// it is answered 429 rate_limited with Retry-After. The default is
+	// DefaultMaxStreams, 1000.
+	MaxStreams int
+	// MaxStreamsPerPrincipal caps the streams that one principal (see
+	// Principal) holds open at once; a watch over it is answered 429
+	// rate_limited with Retry-After. The default is
+	// DefaultMaxStreamsPerPrincipal, 100.
+	MaxStreamsPerPrincipal int
+	// Done, when it is closed, ends every open stream and answers later
+	// watches 503 unavailable with Retry-After, so that a server shutting
+	// down does not wait for its streams: close it from
+	// http.Server.RegisterOnShutdown. Its clients resume elsewhere with
+	// Last-Event-ID. A stream also ends when its request's context ends.
+	// The default, nil, is never closed.
+	Done <-chan struct{}
+	// Observe, when set, is called with each change in the streams: one
+	// opened or ended, events sent. It is called from the stream's
+	// goroutine and must be safe for concurrent use. otelpetstore's
+	// Telemetry.ObserveWatch records it as metrics.
+	Observe func(ctx context.Context, o WatchObservation)
+}
+
+// A WatchObservation is one change in a handler's watch streams (see
+// Watch.Observe).
+type WatchObservation struct {
+	// Streams is 1 when a stream opens, -1 when it ends, 0 otherwise.
+	Streams int
+	// Events is the number of events just sent on a stream.
+	Events int
+}
+
+// Defaults of Watch.
+const (
+	DefaultWatchPoll              = time.Second
+	DefaultWatchHeartbeat         = 15 * time.Second
+	DefaultWatchWriteTimeout      = 10 * time.Second
+	DefaultMaxStreams             = 1000
+	DefaultMaxStreamsPerPrincipal = 100
+)
+
+// WithWatch configures the watch streams of GET /pets, which a client asks
+// for with Accept: text/event-stream: the pets after the cursor, or after
+// the ID of Last-Event-ID, then each new pet as it is created, each as an
+// event whose id is the pet's ID and whose data is the pet's JSON. A client
+// that reconnects with Last-Event-ID misses and repeats no pet, on any
+// instance serving the same store. Without the option, watches have the
+// defaults of Watch.
+func WithWatch(w Watch) Option {
+	return optionFunc(func(c *config) error {
+		var errs []error
+		for _, d := range []struct {
+			name string
+			v    *time.Duration
+			def  time.Duration
+		}{{"Poll", &w.Poll, DefaultWatchPoll}, {"Heartbeat", &w.Heartbeat, DefaultWatchHeartbeat},
+			{"WriteTimeout", &w.WriteTimeout, DefaultWatchWriteTimeout}} {
+			switch {
+			case *d.v < 0:
+				errs = append(errs, fmt.Errorf("WithWatch: %s is %v; use a positive duration, or 0 for %v", d.name, *d.v, d.def))
+			case *d.v == 0:
+				*d.v = d.def
+			}
+		}
+		for _, n := range []struct {
+			name string
+			v    *int
+			def  int
+		}{{"MaxStreams", &w.MaxStreams, DefaultMaxStreams}, {"MaxStreamsPerPrincipal", &w.MaxStreamsPerPrincipal, DefaultMaxStreamsPerPrincipal}} {
+			switch {
+			case *n.v < 0:
+				errs = append(errs, fmt.Errorf("WithWatch: %s is %d; use a positive cap, or 0 for %d", n.name, *n.v, n.def))
+			case *n.v == 0:
+				*n.v = n.def
+			}
+		}
+		c.watch = w
+		return errors.Join(errs...)
+	})
+}
+
+// defaultWatch is the configuration of watches without WithWatch.
+func defaultWatch() Watch {
+	return Watch{Poll: DefaultWatchPoll, Heartbeat: DefaultWatchHeartbeat, WriteTimeout: DefaultWatchWriteTimeout,
+		MaxStreams: DefaultMaxStreams, MaxStreamsPerPrincipal: DefaultMaxStreamsPerPrincipal}
+}
+
+// wantsStream reports whether r asks for a watch: one of its Accept media
+// ranges is text/event-stream, without q=0. A client that asks for JSON, or
+// for anything, is answered a page of JSON.
+func wantsStream(r *http.Request) bool {
+	for _, v := range r.Header["Accept"] {
+		for v != "" {
+			var mr string
+			mr, v, _ = strings.Cut(v, ",")
+			typ, params, _ := strings.Cut(mr, ";")
+			if strings.EqualFold(strings.TrimSpace(typ), "text/event-stream") {
+				q := strings.ReplaceAll(params, " ", "")
+				return !strings.HasPrefix(q, "q=0") || strings.Trim(q[2:], "0.") != ""
+			}
+		}
+	}
+	return false
+}
+
+// watchPage is the most pets read by one store call of a watch, and sent
+// in one write.
+const watchPage = 100
+
+// maxViewLog is the most recent pets that a view keeps for its streams. A
+// stream further behind reads the store itself until it catches up.
+const maxViewLog = 1024
+
+// A hub serves the watch streams of one handler. One reader goroutine,
+// running while any stream is open, reads the store for every stream: it
+// keeps one view per principal and status filter, and reads each view's new
+// pets at most once per poll, or at once when the handler has created a
+// pet. Streams of one view share what it read, so the store calls per poll
+// depend on the number of views, never on the number of streams in them.
+type hub struct {
+	cfg   Watch
+	store *guardedStore
+	log   *slog.Logger
+
+	wake chan struct{} // a pet was created here; buffered, never closed
+
+	mu           sync.Mutex
+	views        map[viewKey]*view
+	open         int            // streams
+	perPrincipal map[string]int // streams by principal
+	reading      bool           // the reader goroutine runs
+
+	seen atomic.Int64 // the greatest ID of a pet that the store returned
+}
+
+// newHub returns the hub of a handler with store.
+func newHub(cfg Watch, store *guardedStore, log *slog.Logger) *hub {
+	return &hub{cfg: cfg, store: store, log: log, wake: make(chan struct{}, 1),
+		views: map[viewKey]*view{}, perPrincipal: map[string]int{}}
+}
+
+// created tells the hub that the handler has created a pet, so that its
+// streams need not wait for the next poll.
+func (h *hub) created(id int64) {
+	h.saw(id)
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// A viewKey names what a stream sees: its caller and its status filter.
+type viewKey struct {
+	principal string
+	status    Status
+}
+
+// A view is what the streams of one viewKey share: the pets the reader has
+// read for them. log holds every pet that List returns for the view with an
+// ID in (start, last], in ascending order.
+type view struct {
+	ctx    context.Context // the store calls' context: the first stream's caller, without its cancellation
+	status Status
+	users  int // streams, guarded by the hub's mu
+
+	mu      sync.Mutex
+	primed  bool // start and last are set
+	start   int64
+	last    int64
+	log     []Pet
+	changed chan struct{} // closed when log grows, then replaced
+}
+
+// join registers a stream of the caller ctx with status; over a cap, it
+// returns the error to answer with.
+func (h *hub) join(ctx context.Context, status Status) (*view, *requestError) {
+	p := Principal(ctx)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.open >= h.cfg.MaxStreams:
+		return nil, &requestError{code: httpapi.CodeRateLimited, message: "the server holds as many watch streams as it allows; retry later"}
+	case h.perPrincipal[p] >= h.cfg.MaxStreamsPerPrincipal:
+		return nil, &requestError{code: httpapi.CodeRateLimited, message: "this caller holds " +
+			strconv.Itoa(h.cfg.MaxStreamsPerPrincipal) + " watch streams, the most allowed; close one or retry later"}
+	}
+	k := viewKey{principal: p, status: status}
+	v := h.views[k]
+	if v == nil {
+		v = &view{ctx: context.WithoutCancel(ctx), status: status, changed: make(chan struct{})}
+		h.views[k] = v
+	}
+	v.users++
+	h.open++
+	h.perPrincipal[p]++
+	if !h.reading {
+		h.reading = true
+		go h.read()
+	}
+	return v, nil
+}
+
+// leave unregisters a stream of the caller ctx from v.
+func (h *hub) leave(ctx context.Context, v *view) {
+	p := Principal(ctx)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.open--
+	if h.perPrincipal[p]--; h.perPrincipal[p] == 0 {
+		delete(h.perPrincipal, p)
+	}
+	if v.users--; v.users == 0 {
+		delete(h.views, viewKey{principal: p, status: v.status})
+	}
+}
+
+// read is the reader goroutine: it reads every view's new pets once per
+// poll, or when woken by a create, until no stream is open.
+func (h *hub) read() {
+	t := time.NewTimer(h.cfg.Poll)
+	defer t.Stop()
+	var views []*view
+	for {
+		select {
+		case <-t.C:
+		case <-h.wake:
+			t.Stop()
+		}
+		h.mu.Lock()
+		if len(h.views) == 0 {
+			h.reading = false
+			h.mu.Unlock()
+			return
+		}
+		views = views[:0]
+		for _, v := range h.views {
+			views = append(views, v)
+		}
+		h.mu.Unlock()
+		for _, v := range views {
+			if err := h.poll(v); err != nil {
+				h.log.LogAttrs(context.Background(), slog.LevelWarn, "petstore: watch failed to read the store",
+					slog.String("error", err.Error()))
+			}
+		}
+		t.Reset(h.cfg.Poll)
+	}
+}
+
+// poll reads v's pets after the last it holds, unless no stream has
+// caught up with the store yet and so set where v starts.
+func (h *hub) poll(v *view) error {
+	v.mu.Lock()
+	primed, last := v.primed, v.last
+	v.mu.Unlock()
+	if !primed {
+		return nil
+	}
+	for {
+		pets, err := h.store.List(v.ctx, ListOptions{Status: v.status, Limit: watchPage, After: last})
+		if err != nil {
+			return err
+		}
+		if len(pets) == 0 {
+			return nil
+		}
+		last = pets[len(pets)-1].ID
+		h.saw(last)
+		v.append(pets)
+		if len(pets) < watchPage {
+			return nil
+		}
+	}
+}
+
+// append adds pets, which follow v's last, to v's log, and wakes its
+// streams.
+func (v *view) append(pets []Pet) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.log)+len(pets) > maxViewLog { // drop the older half, to a new array that no stream holds
+		drop := min(len(v.log), len(v.log)+len(pets)-maxViewLog/2)
+		if drop > 0 {
+			v.start = v.log[drop-1].ID
+			v.log = append([]Pet(nil), v.log[drop:]...)
+		}
+	}
+	v.log = append(v.log, pets...)
+	v.last = pets[len(pets)-1].ID
+	close(v.changed)
+	v.changed = make(chan struct{})
+}
+
+// since returns the pets of v's log after after, and a channel closed when
+// more arrive. ok is false when v cannot tell: it holds no pets from right
+// after after, so the stream must read the store itself.
+func (v *view) since(after int64) (pets []Pet, changed <-chan struct{}, ok bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.primed || after < v.start {
+		return nil, nil, false
+	}
+	i := sort.Search(len(v.log), func(i int) bool { return v.log[i].ID > after })
+	n := min(len(v.log), i+watchPage)
+	return v.log[i:n:n], v.changed, true
+}
+
+// position reports whether v has a start yet, and what it is.
+func (v *view) position() (primed bool, start int64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.primed, v.start
+}
+
+// prime gives v its start, unless it has one.
+func (v *view) prime(start int64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.primed {
+		v.primed, v.start, v.last = true, start, start
+	}
+}
+
+// saw records id, the ID of a pet that the store returned.
+func (h *hub) saw(id int64) {
+	for {
+		old := h.seen.Load()
+		if id <= old || h.seen.CompareAndSwap(old, id) {
+			return
+		}
+	}
+}
+
+// catchUp reads from the store, with the caller's ctx, the next pets of v
+// after after, for a stream that v's log cannot serve. It returns them and
+// the position after which the stream goes on.
+//
+// Once the stream has caught up with the store (a short page), v can serve
+// it: catchUp gives v its start if it has none, or moves the stream on to
+// v's start. Either is safe only at a position that no pet of the view
+// will appear at or below later. The store promises that no pet appears
+// below one it has returned (see Store), so that is a position at or below
+// the ID of a pet that the store has returned: the last of the page, or
+// else the stream's own position if no greater ID has been seen. A
+// position ahead of every pet, from a made-up cursor, never becomes a
+// view's start, which would hide the pets below it from every stream.
+func (h *hub) catchUp(ctx context.Context, v *view, after int64) ([]Pet, int64, error) {
+	primed, start := v.position()
+	pets, err := h.store.List(ctx, ListOptions{Status: v.status, Limit: watchPage, After: after})
+	if err != nil {
+		return nil, after, err
+	}
+	next := max(after, lastID(pets))
+	h.saw(lastID(pets))
+	switch {
+	case len(pets) == watchPage: // more follow
+	case primed:
+		// The page, read after v had its start, holds every pet of the
+		// view after the stream's position, and none can appear up to
+		// start: start is at or below a pet that was returned earlier.
+		next = max(next, start)
+	case len(pets) > 0:
+		v.prime(next)
+	default:
+		v.prime(min(after, h.seen.Load()))
+	}
+	return pets, next, nil
+}
+
+// Header values of a watch stream. They are never modified.
+var (
+	eventStream = []string{"text/event-stream"}
+	noStore     = []string{"no-store"}
+	noSniff     = []string{"nosniff"}
+)
+
+// watch answers GET /pets with Accept: text/event-stream: the stream of the
+// pets that q selects after q.after, or after Last-Event-ID, which wins.
+// Once the answer has started, it ends the stream on a failure, after
+// logging it, and returns nil: the client resumes with Last-Event-ID.
+func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Request, q listQuery) error {
+	if v := r.Header["Last-Event-Id"]; len(v) > 0 {
+		id, ok := parseDigits(v[0])
+		if len(v) > 1 || !ok {
+			return invalidParameter("Last-Event-ID must be the id of an event of the stream, a pet ID; send it once, as received")
+		}
+		q.after = id
+	}
+	cfg := &h.hub.cfg
+	select {
+	case <-cfg.Done:
+		return &requestError{code: httpapi.CodeUnavailable, header: "Retry-After", value: h.retryAfter,
+			message: "the server is shutting down; watch again, on another instance if there is one"}
+	default:
+	}
+	v, refused := h.hub.join(ctx, q.status)
+	if refused != nil {
+		refused.header, refused.value = "Retry-After", h.retryAfter
+		return refused
+	}
+	defer h.hub.leave(ctx, v)
+	observe := func(WatchObservation) {}
+	if cfg.Observe != nil {
+		observe = func(o WatchObservation) { cfg.Observe(ctx, o) }
+	}
+	observe(WatchObservation{Streams: 1})
+	defer observe(WatchObservation{Streams: -1})
+
+	hdr := w.Header()
+	hdr["Content-Type"] = eventStream
+	hdr["Cache-Control"] = noStore
+	hdr["X-Content-Type-Options"] = noSniff
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return nil
+	}
+	s := stream{w: w, rc: http.NewResponseController(w), timeout: cfg.WriteTimeout}
+	defer func() { _ = s.rc.SetWriteDeadline(time.Time{}) }() // the answer is over: no deadline of a stream's outlives it
+	if err := s.send(nil, nil); err != nil {
+		return nil
+	}
+	heartbeat := time.NewTimer(cfg.Heartbeat)
+	defer heartbeat.Stop()
+	after := q.after
+	for {
+		pets, changed, ok := v.since(after)
+		next := lastID(pets)
+		if !ok { // behind v's log, or v has no start yet
+			var err error
+			if pets, next, err = h.hub.catchUp(ctx, v, after); err != nil {
+				if ctx.Err() == nil {
+					h.log.LogAttrs(ctx, slog.LevelWarn, "petstore: watch failed to read the store", slog.String("error", err.Error()))
+				}
+				return nil
+			}
+		}
+		if len(pets) > 0 {
+			if err := s.send(s.buf[:0], pets); err != nil {
+				return nil
+			}
+			observe(WatchObservation{Events: len(pets)})
+			heartbeat.Reset(cfg.Heartbeat)
+		}
+		if !ok || len(pets) > 0 {
+			after = next
+			continue
+		}
+		select {
+		case <-changed:
+		case <-heartbeat.C:
+			if err := s.send(nil, nil); err != nil {
+				return nil
+			}
+			heartbeat.Reset(cfg.Heartbeat)
+		case <-ctx.Done():
+			return nil
+		case <-cfg.Done:
+			return nil
+		}
+	}
+}
+
+// lastID returns the ID of the last of pets, or 0 for none.
+func lastID(pets []Pet) int64 {
+	if len(pets) == 0 {
+		return 0
+	}
+	return pets[len(pets)-1].ID
+}
+
+// A stream writes the events of one watch.
+type stream struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	buf     []byte
+}
+
+// heartbeatLine is the comment that a stream sends when it has been silent
+// for the heartbeat interval, and once when it opens.
+const heartbeatLine = ": heartbeat\n\n"
+
+// send writes one event for each of pets, or a heartbeat for none, and
+// flushes them, within the write timeout.
+func (s *stream) send(buf []byte, pets []Pet) error {
+	if len(pets) == 0 {
+		buf = append(buf, heartbeatLine...)
+	}
+	for i := range pets {
+		buf = append(buf, "id: "...)
+		buf = strconv.AppendInt(buf, pets[i].ID, 10)
+		buf = append(buf, "\ndata: "...)
+		buf = appendPet(buf, &pets[i])
+		buf = append(buf, "\n\n"...)
+	}
+	s.buf = buf
+	if err := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	if _, err := s.w.Write(buf); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}

@@ -1,0 +1,542 @@
+package petstore_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+// An event is one event of a watch stream.
+type event struct{ ID, Data string }
+
+// A watcher reads the events of one watch stream.
+type watcher struct {
+	resp *http.Response
+	r    *bufio.Reader
+}
+
+// watch opens a watch of the pets at target (under srv's /v1/pets) with
+// header, and checks that it is answered 200 text/event-stream.
+func watch(t *testing.T, srv *httptest.Server, target string, header http.Header) *watcher {
+	t.Helper()
+	resp := watchRequest(t, srv, target, header)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Fatalf("watch %s: %d %s %s", target, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	w := &watcher{resp: resp, r: bufio.NewReader(resp.Body)}
+	t.Cleanup(w.close)
+	return w
+}
+
+// watchRequest sends a watch request and returns its response.
+func watchRequest(t *testing.T, srv *httptest.Server, target string, header http.Header) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/v1/pets"+target, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	req.Header.Set("Accept", "text/event-stream")
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func (w *watcher) close() { w.resp.Body.Close() }
+
+// next returns the next event, and how many comments came before it. It
+// returns an error when the stream ends.
+func (w *watcher) next() (event, int, error) {
+	var e event
+	comments := 0
+	for {
+		line, err := w.r.ReadString('\n')
+		if err != nil {
+			return e, comments, err
+		}
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case line == "" && e.ID != "":
+			return e, comments, nil
+		case line == "":
+		case strings.HasPrefix(line, ":"):
+			comments++
+		case strings.HasPrefix(line, "id: "):
+			e.ID = line[len("id: "):]
+		case strings.HasPrefix(line, "data: "):
+			e.Data = line[len("data: "):]
+		default:
+			return e, comments, errors.New("unexpected line " + strconv.Quote(line))
+		}
+	}
+}
+
+// events reads n events.
+func (w *watcher) events(t *testing.T, n int) []event {
+	t.Helper()
+	var got []event
+	for range n {
+		e, _, err := w.next()
+		if err != nil {
+			t.Fatalf("after %d events: %v", len(got), err)
+		}
+		got = append(got, e)
+	}
+	return got
+}
+
+// eventsOf returns the events of pets: each pet's ID, and its JSON as GET
+// /pets/{petId} answers it.
+func eventsOf(t *testing.T, h http.Handler, pets []petstore.Pet) []event {
+	t.Helper()
+	var want []event
+	for _, p := range pets {
+		id := strconv.FormatInt(p.ID, 10)
+		w := serve(h, newRequest(t, http.MethodGet, "/v1/pets/"+id, "", nil))
+		if w.Code != http.StatusOK {
+			t.Fatalf("GET pet %s: %d", id, w.Code)
+		}
+		want = append(want, event{ID: id, Data: w.Body.String()})
+	}
+	return want
+}
+
+// create adds p through h, as a client would.
+func create(t testing.TB, h http.Handler, p petstore.NewPet) petstore.Pet {
+	t.Helper()
+	w := serve(h, newRequest(t, http.MethodPost, "/v1/pets", marshal(t, p), nil))
+	if w.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", w.Code, w.Body)
+	}
+	return petstore.Pet{ID: mustID(t, w.Header().Get("Location")), NewPet: p}
+}
+
+func mustID(t testing.TB, location string) int64 {
+	t.Helper()
+	id, err := strconv.ParseInt(strings.TrimPrefix(location, "pets/"), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// A watch sends the pets after its cursor (or Last-Event-ID, which wins),
+// then each pet created, each as GET /pets/{petId} gives it, only those of
+// its status filter.
+func TestWatchEvents(t *testing.T) {
+	seeded := snapshot(t, seededStore(t)) // the pets of every newEnv
+	tests := []struct {
+		name   string
+		target string
+		header http.Header
+		status petstore.Status
+		after  int64
+	}{
+		{name: "all", target: ""},
+		{name: "cursor", target: "?cursor=" + string(petstore.AppendCursor(nil, 3)), after: 3},
+		{name: "status", target: "?status=sold", status: petstore.StatusSold},
+		{name: "Last-Event-ID", target: "?cursor=" + string(petstore.AppendCursor(nil, 3)),
+			header: http.Header{"Last-Event-Id": {"5"}}, after: 5},
+		{name: "Last-Event-ID and status", target: "?status=available&limit=1",
+			header: http.Header{"Last-Event-Id": {"1"}}, status: petstore.StatusAvailable, after: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newEnv(t, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
+			srv := httptest.NewServer(env.h)
+			t.Cleanup(srv.Close) // after the watches' cleanups, which end them
+			selected := func(pets []petstore.Pet) []petstore.Pet {
+				var out []petstore.Pet
+				for _, p := range pets {
+					if p.ID > tt.after && (tt.status == "" || p.Status == tt.status) {
+						out = append(out, p)
+					}
+				}
+				return out
+			}
+			w := watch(t, srv, tt.target, tt.header)
+			want := eventsOf(t, env.h, selected(seeded))
+			if diff := cmp.Diff(want, w.events(t, len(want))); diff != "" {
+				t.Errorf("the stored pets (-want +got):\n%s", diff)
+			}
+			var created []petstore.Pet
+			for _, st := range []petstore.Status{petstore.StatusPending, "", petstore.StatusSold, petstore.StatusAvailable} {
+				created = append(created, create(t, env.h, petstore.NewPet{Name: "new " + string(st), CategoryID: 1, Status: st}))
+			}
+			want = eventsOf(t, env.h, selected(created))
+			if diff := cmp.Diff(want, w.events(t, len(want))); diff != "" {
+				t.Errorf("the created pets (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A client that asks for JSON, or for a stream with q=0, gets a page, and
+// HEAD of a watch gets its headers alone.
+func TestWatchNegotiation(t *testing.T) {
+	env := newEnv(t)
+	for _, accept := range []string{"application/json", "*/*", "text/event-stream;q=0", "text/event-stream; q=0.0"} {
+		w := env.serve(newRequest(t, http.MethodGet, "/v1/pets?limit=2", "", http.Header{"Accept": {accept}}))
+		if got := w.Header().Get("Content-Type"); w.Code != http.StatusOK || got != "application/json" {
+			t.Errorf("Accept: %s: %d %s, want 200 application/json", accept, w.Code, got)
+		}
+	}
+	for _, accept := range []string{"text/event-stream", "application/json;q=0.5, TEXT/EVENT-STREAM;q=0.9"} {
+		w := env.serve(newRequest(t, http.MethodHead, "/v1/pets", "", http.Header{"Accept": {accept}}))
+		want := http.Header{"Content-Type": {"text/event-stream"}, "Cache-Control": {"no-store"}, "X-Content-Type-Options": {"nosniff"}}
+		if diff := cmp.Diff(want, w.Header()); w.Code != http.StatusOK || diff != "" || w.Body.Len() != 0 {
+			t.Errorf("HEAD with Accept: %s: %d, body %q, headers (-want +got):\n%s", accept, w.Code, w.Body, diff)
+		}
+	}
+}
+
+// A watch is refused as a list is, and over the caps with 429
+// rate_limited and Retry-After.
+func TestWatchRefused(t *testing.T) {
+	env := newEnv(t, petstore.WithWatch(petstore.Watch{MaxStreams: 2, MaxStreamsPerPrincipal: 1}),
+		petstore.WithAuthenticator(petstore.APIKeys(testKey, "other-key-0123456789", "third-key-0123456789")))
+	srv := httptest.NewServer(env.h)
+	t.Cleanup(srv.Close) // after the watches' cleanups, which end them
+	refused := func(target string, header http.Header, status int, code httpapi.Code, retry bool) {
+		t.Helper()
+		resp := watchRequest(t, srv, target, header)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != status || !strings.Contains(string(b), `"code":"`+string(code)+`"`) || (resp.Header.Get("Retry-After") == "1") != retry {
+			t.Errorf("%s %v: %d %s Retry-After %q, want %d %s", target, header, resp.StatusCode, b, resp.Header.Get("Retry-After"), status, code)
+		}
+	}
+	refused("", http.Header{"Authorization": {"Bearer wrong"}}, 401, httpapi.CodeUnauthorized, false)
+	refused("?status=lost", nil, 400, httpapi.CodeInvalidParameter, false)
+	for _, id := range []string{"x", "-1", "1.5", "99999999999999999999"} {
+		refused("", http.Header{"Last-Event-Id": {id}}, 400, httpapi.CodeInvalidParameter, false)
+	}
+	first := watch(t, srv, "", nil)
+	refused("", nil, 429, httpapi.CodeRateLimited, true) // the principal's one stream
+	watch(t, srv, "", http.Header{"Authorization": {"Bearer other-key-0123456789"}})
+	refused("", http.Header{"Authorization": {"Bearer third-key-0123456789"}}, 429, httpapi.CodeRateLimited, true) // the server's two
+	first.close()
+	waitFor(t, "the first stream's place to free", func() bool {
+		resp := watchRequest(t, srv, "", nil)
+		defer resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+// waitFor polls cond until it holds, or fails the test after 10 seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// A silent stream sends heartbeats, and closing Watch.Done ends every
+// stream and refuses new ones with 503.
+func TestWatchHeartbeatAndDone(t *testing.T) {
+	done := make(chan struct{})
+	env := newEnv(t, petstore.WithWatch(petstore.Watch{Heartbeat: 20 * time.Millisecond, Done: done}))
+	srv := httptest.NewServer(env.h)
+	t.Cleanup(srv.Close) // after the watches' cleanups, which end them
+	w := watch(t, srv, "?cursor="+string(petstore.AppendCursor(nil, 1000)), nil)
+	create(t, env.h, petstore.NewPet{Name: "before the cursor", CategoryID: 1})
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		close(done)
+	}()
+	_, comments, err := w.next()
+	if !errors.Is(err, io.EOF) || comments < 3 {
+		t.Errorf("the stream ended with %v after %d comments; want io.EOF after several heartbeats", err, comments)
+	}
+	resp := watchRequest(t, srv, "", nil)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a watch after Done: %d, Retry-After %q; want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+}
+
+// hidingStore is a host's store that hides the pets named "secret ..."
+// from List, from every caller.
+type hidingStore struct{ petstore.Store }
+
+var _ petstore.Store = hidingStore{}
+
+func (s hidingStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	pets, err := s.Store.List(ctx, opts)
+	out := pets[:0]
+	for _, p := range pets {
+		if !strings.HasPrefix(p.Name, "secret") {
+			out = append(out, p)
+		}
+	}
+	return out, err
+}
+
+// A watch reads through the Store's List, so a host's List decides what
+// it shows, in the stored pets and in those created later.
+func TestWatchReadsThroughList(t *testing.T) {
+	store := memstore.New()
+	h := newHandler(t, hidingStore{store})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close) // after the watches' cleanups, which end them
+	var shown []petstore.Pet
+	add := func(name string) {
+		p := create(t, h, petstore.NewPet{Name: name, CategoryID: 1})
+		if !strings.HasPrefix(name, "secret") {
+			shown = append(shown, p)
+		}
+	}
+	add("a")
+	add("secret b")
+	w := watch(t, srv, "", nil)
+	add("secret c")
+	add("d")
+	want := eventsOf(t, h, shown)
+	if diff := cmp.Diff(want, w.events(t, len(want))); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// Watch.Observe sees streams open and end and the events sent.
+func TestWatchObserve(t *testing.T) {
+	var mu sync.Mutex
+	var got []petstore.WatchObservation
+	observe := func(_ context.Context, o petstore.WatchObservation) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, o)
+	}
+	env := newEnv(t, petstore.WithWatch(petstore.Watch{Observe: observe}))
+	srv := httptest.NewServer(env.h)
+	t.Cleanup(srv.Close) // after the watches' cleanups, which end them
+	w := watch(t, srv, "?cursor="+string(petstore.AppendCursor(nil, int64(len(snapshot(t, env.store))-2))), nil)
+	w.events(t, 2)
+	create(t, env.h, petstore.NewPet{Name: "new", CategoryID: 1})
+	w.events(t, 1)
+	w.close()
+	waitFor(t, "the stream to end", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) > 0 && got[len(got)-1].Streams == -1
+	})
+	want := []petstore.WatchObservation{{Streams: 1}, {Events: 2}, {Events: 1}, {Streams: -1}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// countingStore counts the calls of List.
+type countingStore struct {
+	petstore.Store
+	lists atomic.Int64
+}
+
+var _ petstore.Store = (*countingStore)(nil)
+
+func (s *countingStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	s.lists.Add(1)
+	return s.Store.List(ctx, opts)
+}
+
+// openIdle opens n watch streams on srv over raw connections, each read
+// up to its first heartbeat and then left idle, and returns them.
+func openIdle(t *testing.T, srv *httptest.Server, n int) []net.Conn {
+	t.Helper()
+	var conns []net.Conn
+	buf := make([]byte, 512)
+	for range n {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		fmt.Fprintf(c, "GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", testKey)
+		var got []byte
+		if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		for !strings.Contains(string(got), heartbeat) {
+			k, err := c.Read(buf)
+			if err != nil {
+				t.Fatalf("stream %d: %v after %q", len(conns), err, got)
+			}
+			got = append(got, buf[:k]...)
+		}
+		conns = append(conns, c)
+	}
+	return conns
+}
+
+const heartbeat = ": heartbeat\n\n"
+
+// heapAndStacks returns the memory that the heap and the goroutine stacks
+// hold, after a garbage collection.
+func heapAndStacks() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc + m.StackInuse
+}
+
+// TestWatchIdleStreams opens 10, then 1,000, idle streams, and counts the
+// store's List calls while they wait: one reader serves them all, so the
+// count does not grow with the number of streams. It reports the memory
+// that each stream holds and the store calls per second.
+func TestWatchIdleStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test of 1,000 streams in -short mode")
+	}
+	const poll, window = 10 * time.Millisecond, 500 * time.Millisecond
+	store := &countingStore{Store: memstore.New()}
+	srv := httptest.NewServer(newHandler(t, store, petstore.WithWatch(petstore.Watch{Poll: poll, MaxStreamsPerPrincipal: 1000})))
+	t.Cleanup(srv.Close)
+	var counts []int64
+	opened := 0
+	for _, n := range []int{10, 1000} {
+		before := heapAndStacks()
+		openIdle(t, srv, n-opened)
+		time.Sleep(100 * time.Millisecond) // for the last streams' first List
+		if n > 10 {
+			t.Logf("memory per idle stream: %.1f KiB (heap and stacks, both ends of the connection)",
+				float64(heapAndStacks()-before)/float64(n-opened)/1024)
+		}
+		opened = n
+		start := store.lists.Load()
+		time.Sleep(window)
+		counts = append(counts, store.lists.Load()-start)
+		t.Logf("%d idle streams: %d List calls in %v (%.0f a second; a poll every %v)", n, counts[len(counts)-1], window,
+			float64(counts[len(counts)-1])/window.Seconds(), poll)
+	}
+	if counts[0] == 0 || counts[1] > 2*counts[0]+5 {
+		t.Errorf("List calls while idle: %d with 10 streams, %d with 1,000; want them about equal (and not 0)", counts[0], counts[1])
+	}
+}
+
+// smallBuffers is a listener whose connections have small send buffers, so
+// that a client that stops reading fills them soon.
+type smallBuffers struct{ net.Listener }
+
+func (l smallBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		err = tc.SetWriteBuffer(8 << 10)
+	}
+	return c, err
+}
+
+// TestWatchStalledReader stops reading a stream while writers create pets
+// and another watcher reads them: the stalled stream is disconnected
+// within its write timeout once the buffers are full, and the others go
+// on. It logs how long the disconnect took and the writers' p99.
+func TestWatchStalledReader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that fills socket buffers in -short mode")
+	}
+	const writeTimeout = 500 * time.Millisecond
+	ended := make(chan time.Time, 2)
+	observe := func(_ context.Context, o petstore.WatchObservation) {
+		if o.Streams == -1 {
+			ended <- time.Now()
+		}
+	}
+	h := newHandler(t, memstore.New(), petstore.WithWatch(petstore.Watch{WriteTimeout: writeTimeout, Observe: observe}))
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener = smallBuffers{srv.Listener}
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	healthy := watch(t, srv, "", nil)
+	stalled, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
+	if err := stalled.(*net.TCPConn).SetReadBuffer(4 << 10); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(stalled, "GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", testKey)
+	start := time.Now() // it reads nothing from now on
+
+	stop := make(chan struct{})
+	var writers sync.WaitGroup
+	var mu sync.Mutex
+	var latencies []time.Duration
+	var last atomic.Int64
+	for range 4 {
+		writers.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				t0 := time.Now()
+				p := create(t, h, petstore.NewPet{Name: strings.Repeat("x", 200), CategoryID: 1})
+				mu.Lock()
+				latencies = append(latencies, time.Since(t0))
+				mu.Unlock()
+				for old := last.Load(); p.ID > old && !last.CompareAndSwap(old, p.ID); old = last.Load() {
+				}
+			}
+		})
+	}
+	var read, seen atomic.Int64 // events the healthy watcher read, and the last ID
+	go func() {
+		for {
+			e, _, err := healthy.next()
+			if err != nil {
+				return
+			}
+			read.Add(1)
+			id, _ := strconv.ParseInt(e.ID, 10, 64)
+			seen.Store(id)
+		}
+	}()
+	const bound = 20 * time.Second // the write timeout, and the time to fill the buffers, with slack
+	select {
+	case at := <-ended:
+		t.Logf("the stalled stream was disconnected %v after it stopped reading (write timeout %v)", at.Sub(start).Round(time.Millisecond), writeTimeout)
+	case <-time.After(bound):
+		t.Errorf("the stalled stream was not disconnected within %v", bound)
+	}
+	time.Sleep(200 * time.Millisecond) // the others go on meanwhile
+	close(stop)
+	writers.Wait()
+	waitFor(t, "the healthy watcher to read the last pet", func() bool { return seen.Load() == last.Load() })
+	n := read.Load()
+	mu.Lock()
+	slices.Sort(latencies)
+	p99 := latencies[len(latencies)*99/100]
+	mu.Unlock()
+	t.Logf("%d creates, p99 %v; the healthy watcher read %d events", len(latencies), p99, n)
+	if n != last.Load() {
+		t.Errorf("the healthy watcher read %d events, want %d", n, last.Load())
+	}
+}
