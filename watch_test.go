@@ -111,7 +111,8 @@ func (w *watcher) events(t *testing.T, n int) []event {
 }
 
 // eventsOf returns the events of pets: each pet's ID, and its JSON as GET
-// /pets/{petId} answers it.
+// /pets/{petId} answers it, without the body's final newline, which ends
+// the data line.
 func eventsOf(t *testing.T, h http.Handler, pets []petstore.Pet) []event {
 	t.Helper()
 	var want []event
@@ -121,7 +122,7 @@ func eventsOf(t *testing.T, h http.Handler, pets []petstore.Pet) []event {
 		if w.Code != http.StatusOK {
 			t.Fatalf("GET pet %s: %d", id, w.Code)
 		}
-		want = append(want, event{ID: id, Data: w.Body.String()})
+		want = append(want, event{ID: id, Data: strings.TrimSuffix(w.Body.String(), "\n")})
 	}
 	return want
 }

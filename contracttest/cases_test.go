@@ -246,6 +246,7 @@ func TestContract(t *testing.T) {
 				Accept: "application/problem+json, application/json;q=0.9"})
 		}},
 		{"failures, problem+json", func(t *testing.T) { contractFailures(t, problems) }},
+		{"watch over its cap", func(t *testing.T) { contractWatchCap(t, client) }},
 	}
 	for _, part := range parts {
 		t.Run(part.name, func(t *testing.T) {
@@ -279,6 +280,37 @@ func (p preferProblems) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	req.Header.Set("Accept", "application/problem+json, application/json;q=0.9")
 	return p.next.RoundTrip(req)
+}
+
+// contractWatchCap opens the one watch stream that a caller may hold, with
+// a client that does not check it (the validator reads a body to its end,
+// which a stream has not), and sends a second watch through client, which
+// is answered 429 with Retry-After.
+func contractWatchCap(t *testing.T, client *http.Client) {
+	base := contractServer(t, memstore.New(), petstore.WithWatch(petstore.Watch{MaxStreamsPerPrincipal: 1})) + petstore.DefaultBasePath
+	watch := func(c *http.Client) *http.Response {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/pets", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+contractKey)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	first := watch(http.DefaultClient)
+	defer first.Body.Close()
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("the first watch: %d, want 200", first.StatusCode)
+	}
+	second := watch(client)
+	second.Body.Close()
+	if second.StatusCode != http.StatusTooManyRequests || second.Header.Get("Retry-After") == "" {
+		t.Errorf("a second watch: %d with Retry-After %q, want 429 with one", second.StatusCode, second.Header.Get("Retry-After"))
+	}
 }
 
 // contractFetch returns the body of a GET of url, without authentication.
