@@ -4,9 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -217,19 +215,5 @@ func TestDocsPageMistakes(t *testing.T) {
 				t.Errorf("New(WithDocs(%v)) = %v, want an error from WithDocs naming %q", tt.page, err, tt.want)
 			}
 		})
-	}
-}
-
-// TestHandlerDoesNotLinkTheDocsPage checks that the package petstore does
-// not depend on docspage, so that a host that serves no page does not
-// carry Swagger UI in its binary.
-func TestHandlerDoesNotLinkTheDocsPage(t *testing.T) {
-	const modulePath = "github.com/petstore-go/petstore"
-	out, err := exec.Command("go", "list", "-deps", modulePath).Output()
-	if err != nil {
-		t.Fatalf("go list -deps %s: %v", modulePath, err)
-	}
-	if deps := strings.Fields(string(out)); slices.Contains(deps, modulePath+"/docspage") {
-		t.Errorf("the package petstore depends on docspage:\n%s", out)
 	}
 }
