@@ -174,8 +174,11 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 			last = first + int64(opts.Limit) - 1
 		}
 		pets := make([]petstore.Pet, 0, last-first+1)
-		for id := first; id <= last; id++ {
-			pets = append(pets, s.pet(id))
+		for id := first; id <= last; { // a chunk at a time
+			chunk := s.chunks[(id-1)/chunkSize][(id-1)%chunkSize:]
+			n := min(int64(len(chunk)), last-id+1)
+			pets = append(pets, chunk[:n]...)
+			id += n
 		}
 		return pets, nil
 	}
