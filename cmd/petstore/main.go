@@ -84,6 +84,8 @@ type config struct {
 	replicaURLs       string    // hot standbys to read from, comma-separated; for storePostgres
 	readHeaderTimeout time.Duration
 	shutdownTimeout   time.Duration
+	watchStreams      int // the watch streams open at once on the server
+	watchPerCaller    int // and for one principal
 
 	tlsCert, tlsKey   string // both set, or neither
 	tlsMinVersion     uint16 // tls.VersionTLS12 or tls.VersionTLS13
@@ -114,6 +116,8 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 	fs.StringVar(&c.basePath, "base-path", petstore.DefaultBasePath, "`path` under which the API is served")
 	fs.DurationVar(&c.readHeaderTimeout, "read-header-timeout", 5*time.Second, "how long a client may take to send the request headers")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long requests in flight may take to finish on shutdown")
+	fs.IntVar(&c.watchStreams, "watch-max-streams", petstore.DefaultMaxStreams, "watch streams (GET /pets as text/event-stream) open at once; more are answered 429")
+	fs.IntVar(&c.watchPerCaller, "watch-max-per-caller", petstore.DefaultMaxStreamsPerPrincipal, "watch streams that one caller may hold open at once; more are answered 429")
 	storeFlag := fs.String("store", "", "`kind` of store to keep pets in: sqlite (the default: a data file), memory (lost on exit) or postgres")
 	fs.StringVar(&c.dataFile, "data", "", "SQLite `file` to keep pets in (default $"+dataFileVar+", else "+defaultDataFile+" in the working directory)")
 	fs.StringVar(&c.postgresURL, "postgres", "", "PostgreSQL `URL` to keep pets in, instead of a data file (default $"+postgresURLVar+")")
@@ -252,7 +256,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		petstore.WithLogger(logger),
 		petstore.WithStoreTimeout(c.limits.storeTimeout),
 		petstore.WithDocs(docspage.Files()),
-		petstore.WithWatch(petstore.Watch{Done: endStreams, Observe: obs.watch}),
+		petstore.WithWatch(petstore.Watch{Done: endStreams, Observe: obs.watch,
+			MaxStreams: c.watchStreams, MaxStreamsPerPrincipal: c.watchPerCaller}),
 	}, obs.options...)...)
 	if err != nil {
 		return err

@@ -244,3 +244,36 @@ func TestServerWatchMetrics(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestServerWatchCaps checks that -watch-max-per-caller caps one caller's
+// streams: a second watch of the caller is answered 429 with Retry-After,
+// while another caller still gets its stream.
+func TestServerWatchCaps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
+	p := startServer(t, buildServer(t), "alice:watch-key-a,bob:watch-key-b", nil, "-watch-max-per-caller", "1")
+	watch := func(key string) *http.Response {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, p.baseURL+"/pets", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	if resp := watch("watch-key-a"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("alice's first watch: %d, want 200", resp.StatusCode)
+	}
+	if resp := watch("watch-key-a"); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("alice's second watch: %d, Retry-After %q; want 429 with one", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if resp := watch("watch-key-b"); resp.StatusCode != http.StatusOK {
+		t.Errorf("bob's watch: %d, want 200", resp.StatusCode)
+	}
+}
