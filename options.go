@@ -36,6 +36,7 @@ type config struct {
 	docs         []route // the page's files, nil when WithDocs is off
 	observe      func(context.Context, Observation)
 	credential   *Credential // nil for the bearer token
+	rateLimit    RateLimit
 }
 
 // Defaults of the options.

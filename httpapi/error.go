@@ -26,6 +26,7 @@ const (
 	CodePayloadTooLarge      Code = "payload_too_large"      // 413: the request body is over the limit
 	CodeUnsupportedMediaType Code = "unsupported_media_type" // 415: the request body is not application/json
 	CodeInternal             Code = "internal"               // 500: a failure the client cannot fix
+	CodeRateLimited          Code = "rate_limited"           // 429: the caller is over its budget; retry after Retry-After
 	CodeUnavailable          Code = "unavailable"            // 503: a temporary failure; retry later
 )
 
@@ -46,6 +47,7 @@ var codes = map[Code]struct {
 	CodePayloadTooLarge:      {http.StatusRequestEntityTooLarge, "Payload too large", TypeBase + string(CodePayloadTooLarge)},
 	CodeUnsupportedMediaType: {http.StatusUnsupportedMediaType, "Unsupported media type", TypeBase + string(CodeUnsupportedMediaType)},
 	CodeInternal:             {http.StatusInternalServerError, "Internal error", TypeBase + string(CodeInternal)},
+	CodeRateLimited:          {http.StatusTooManyRequests, "Too many requests", TypeBase + string(CodeRateLimited)},
 	CodeUnavailable:          {http.StatusServiceUnavailable, "Unavailable", TypeBase + string(CodeUnavailable)},
 }
 
