@@ -3,7 +3,10 @@ package petstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"sync"
@@ -13,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/memstore"
 )
 
 // fakeClock is a clock that a test moves.
@@ -289,15 +293,24 @@ func TestRateLimitAllocs(t *testing.T) {
 }
 
 // BenchmarkHandlerRateLimited serves the operations of rateLimitedCases
-// with a limiter whose budget they never meet: compare with
-// BenchmarkHandler's impl=petstore.
+// without a limiter and with one whose budget they never meet, side by
+// side. Compare them with
+//
+//	go test -run '^$' -bench 'HandlerRateLimited' -benchmem -count 10 . > bench.txt
+//	benchstat -col /limiter bench.txt
 func BenchmarkHandlerRateLimited(b *testing.B) {
 	store := benchStore(b, benchPets)
-	h := newHandler(b, store, petstore.WithAuthenticator(petstore.APIKeys(benchKey)), petstore.WithRateLimit(generousLimits()))
 	for _, name := range rateLimitedCases {
 		c := perfCase(b, name)
-		req := newBenchRequest(c.method, c.target, c.key, benchBody(c), c.header...)
-		b.Run("op="+name, func(b *testing.B) { benchServe(b, h, req, c.want) })
+		for _, limiter := range []string{"off", "on"} {
+			var limit petstore.RateLimit
+			if limiter == "on" {
+				limit = generousLimits()
+			}
+			h := newHandler(b, store, petstore.WithAuthenticator(petstore.APIKeys(benchKey)), petstore.WithRateLimit(limit))
+			req := newBenchRequest(c.method, c.target, c.key, benchBody(c), c.header...)
+			b.Run("op="+name+"/limiter="+limiter, func(b *testing.B) { benchServe(b, h, req, c.want) })
+		}
 	}
 }
 
@@ -307,4 +320,31 @@ func benchBody(c benchCase) []byte {
 		return nil
 	}
 	return []byte(c.body)
+}
+
+// Each caller gets a budget of requests: here a burst of two reads, then
+// one every 10 seconds. The third read at once is answered 429 with the
+// wait in Retry-After.
+func ExampleWithRateLimit() {
+	h, err := petstore.New(
+		petstore.WithStore(memstore.New()),
+		petstore.WithAuthenticator(petstore.APIKeys("secret-key")),
+		petstore.WithRateLimit(petstore.RateLimit{
+			Reads: petstore.NewLimiter(petstore.Rate{PerSecond: 0.1, Burst: 2}, 0),
+		}),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for range 3 {
+		r := httptest.NewRequest("GET", "/v1/pets", nil)
+		r.Header.Set("Authorization", "Bearer secret-key")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		fmt.Printf("%d Retry-After: %q\n", w.Code, w.Header().Get("Retry-After"))
+	}
+	// Output:
+	// 200 Retry-After: ""
+	// 200 Retry-After: ""
+	// 429 Retry-After: "10"
 }
