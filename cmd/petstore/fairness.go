@@ -117,8 +117,8 @@ func callerOf(ctx context.Context) string {
 
 // limitCallers wraps h so that a caller with its share of requests in
 // flight is answered 429 rate_limited with Retry-After: 1, and its
-// connection closed (over HTTP/1.1; over HTTP/2 the stream ends), rather
-// than served. A request without a valid key is passed on, to be
+// HTTP/1.1 connection closed (over HTTP/2 the stream ends), rather than
+// served. A request without a valid key is passed on, to be
 // answered 401. The request's caller is put in its context for the body
 // gate.
 func limitCallers(h http.Handler, who callers, share *callerShare) http.Handler {
@@ -131,7 +131,12 @@ func limitCallers(h http.Handler, who callers, share *callerShare) http.Handler 
 		}
 		if !share.take(caller) {
 			w.Header()["Retry-After"] = retry
-			w.Header().Set("Connection", "close")
+			if r.ProtoMajor == 1 {
+				// Over HTTP/2 the stream's end frees what it held; a
+				// GOAWAY would only make the client pay for a new
+				// handshake, and the server too.
+				w.Header().Set("Connection", "close")
+			}
 			httpapi.WriteError(w, r, httpapi.CodeRateLimited, "this API key has "+strconv.Itoa(share.max)+
 				" requests in flight, its share of the server; wait for an answer before sending more")
 			closeNow(w)
