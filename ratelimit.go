@@ -91,8 +91,8 @@ func WithRateLimit(l RateLimit) Option {
 	})
 }
 
-// errRateLimited is the error of a request over its budget: a requestError
-// made for each, since its Retry-After varies.
+// rateLimited returns the error of a request over its budget, to wait
+// wait: a requestError made for each, since its Retry-After varies.
 func rateLimited(wait time.Duration) *requestError {
 	secs := max(int64((wait+time.Second-1)/time.Second), 1)
 	return &requestError{code: httpapi.CodeRateLimited, header: "Retry-After", value: []string{strconv.FormatInt(secs, 10)},
