@@ -158,9 +158,8 @@ const minBodyRate = 1024
 // errNoPlace, which wraps petstore.ErrUnavailable: the handler answers it
 // 503 with Retry-After. A body that arrives too slowly is answered 408
 // Request Timeout, as net/http answers a head that does, and its
-// connection closed: whatever the handler answers to its failed read
-// (over HTTP/1.1 the connection's read deadline cancels the request, and
-// the handler would record 499) is not sent.
+// connection closed, in place of what the handler answers to its failed
+// read (400 invalid_body, which its metrics and access log record).
 func limitBodies(h http.Handler, g *bodyGate, timeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength == 0 {
