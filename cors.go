@@ -21,7 +21,7 @@ func CORSRequestHeaders() []string {
 // the API reads beyond those that CORS always exposes, for a host's CORS
 // middleware to expose (Access-Control-Expose-Headers): Link to the next
 // page, ETag for conditional GETs, Location of a created pet,
-// Idempotent-Replayed on a replayed create, Retry-After on 503 and 409,
+// Idempotent-Replayed on a replayed create, Retry-After on 429, 503 and 409,
 // WWW-Authenticate on 401, Allow on 405, Accept-Post on 415, and the
 // Deprecation and Sunset of GET /pets/{petId}. Each call returns a new
 // slice, which the caller may modify.

@@ -2,6 +2,7 @@ package petstore
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -10,6 +11,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"strings"
 	"time"
 )
 
@@ -65,11 +67,17 @@ func docsRoutes(fsys fs.FS) ([]route, error) {
 // serveDocsFile returns the serve function of one file of the page. It
 // answers under the page's Content-Security-Policy, with a strong ETag that
 // a browser revalidates (If-None-Match gets 304), HEAD and ranges as
-// http.ServeContent does.
+// http.ServeContent does. A file that gzip makes much smaller is
+// compressed once, here, and served compressed, with an ETag of its own,
+// to a client whose Accept-Encoding takes gzip: Swagger UI's script is a
+// sixth of its size so, and a client that reads slowly holds its
+// connection for a sixth of the time.
 func serveDocsFile(contentType string, data []byte) serveFunc {
 	sum := sha256.Sum256(data)
 	ct := []string{contentType}
 	etag := []string{`"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`}
+	gz := gzipped(data)
+	gzTag := []string{`"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `-gzip"`}
 	return func(_ *handler, _ context.Context, w http.ResponseWriter, r *http.Request, _ pathParams) error {
 		h := w.Header()
 		h["Content-Type"] = ct
@@ -78,9 +86,45 @@ func serveDocsFile(contentType string, data []byte) serveFunc {
 		h["Content-Security-Policy"] = docsCSP
 		h["X-Content-Type-Options"] = docsNoSniff
 		h["Referrer-Policy"] = docsReferrer
-		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
+		body := data
+		if gz != nil {
+			h["Vary"] = docsVary
+			if acceptsGzip(r.Header) {
+				h["Etag"], h["Content-Encoding"] = gzTag, docsGzip
+				body = gz
+			}
+		}
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
 		return nil
 	}
+}
+
+// gzipped returns data compressed with gzip, or nil when that saves less
+// than a quarter of it.
+func gzipped(data []byte) []byte {
+	var b bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression) // the level is valid
+	if _, err := zw.Write(data); err != nil || zw.Close() != nil || b.Len() > len(data)*3/4 {
+		return nil
+	}
+	return b.Bytes()
+}
+
+// acceptsGzip reports whether a request's Accept-Encoding takes gzip: it
+// names gzip (or "*") without q=0.
+func acceptsGzip(h http.Header) bool {
+	for _, v := range h["Accept-Encoding"] {
+		for part := range strings.SplitSeq(v, ",") {
+			coding, params, _ := strings.Cut(part, ";")
+			coding = strings.TrimSpace(coding)
+			if !strings.EqualFold(coding, "gzip") && coding != "*" {
+				continue
+			}
+			q := strings.ReplaceAll(strings.ToLower(params), " ", "")
+			return !strings.HasPrefix(q, "q=0") || strings.HasPrefix(q, "q=0.") && strings.Trim(q[4:], "0") != ""
+		}
+	}
+	return false
 }
 
 // Header values of the page's files. They are never modified.
@@ -91,5 +135,7 @@ var (
 	// <base> element, and no framing by another page.
 	docsCSP      = []string{"default-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'"}
 	docsNoSniff  = []string{"nosniff"}
+	docsVary     = []string{"Accept-Encoding"}
+	docsGzip     = []string{"gzip"}
 	docsReferrer = []string{"no-referrer"}
 )

@@ -78,6 +78,9 @@ func (h *handler) answerFor(op Operation, err error, clientGone bool) answer {
 			return answer{code: httpapi.CodeInvalidBody, message: joinDetails(problems), fields: problems}
 		}
 		return answer{code: httpapi.CodeInvalidBody, message: "the store does not accept this pet"}
+	case errors.Is(err, errLimiter):
+		return answer{code: httpapi.CodeUnavailable, message: "the rate limiter is unavailable; retry later",
+			header: "Retry-After", value: h.retryAfter, level: slog.LevelError, log: "petstore: rate limiter failed"}
 	case errors.Is(err, context.Canceled) && clientGone:
 		// The client hung up: nobody reads the answer, and nothing failed.
 		return answer{code: CodeClientClosedRequest, level: slog.LevelDebug, log: "petstore: client went away"}

@@ -106,6 +106,7 @@ func newHandler(c *config) *handler {
 		openAPI:     c.openAPIDoc,
 		petsPath:    c.basePath + "/pets",
 		observe:     c.observe,
+		rateLimit:   c.rateLimit,
 		retryAfter:  []string{strconv.FormatInt(int64(retry), 10)},
 		deprecation: []string{"@" + strconv.FormatInt(c.deprecation.Unix(), 10)}, // RFC 9745
 		sunset:      []string{c.sunset.UTC().Format(http.TimeFormat)},            // RFC 8594
@@ -130,6 +131,8 @@ type handler struct {
 	petsPath string      // base + "/pets", for messages
 	observe  func(context.Context, Observation)
 	hub      *hub // the watch streams of GET /pets
+
+	rateLimit RateLimit // the callers' budgets, if any
 
 	// Header values that depend on the options, shared by all responses.
 	retryAfter, deprecation, sunset []string
@@ -220,7 +223,12 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *dispatch) {
 			hdr["Sunset"] = h.sunset
 			hdr["Link"] = successor
 		}
-		err = rt.serve(h, ctx, w, r, params)
+		if d.caller != nil {
+			err = h.limit(ctx, op)
+		}
+		if err == nil {
+			err = rt.serve(h, ctx, w, r, params)
+		}
 	case res != nil:
 		err = &requestError{code: httpapi.CodeMethodNotAllowed, header: "Allow", value: res.allow,
 			message: "method " + clip.String(r.Method) + " is not allowed here; use one of " + res.allow[0]}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
 	"strconv"
 
 	"github.com/petstore-go/petstore/httpapi"
@@ -85,6 +86,11 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 	case errors.Is(err, body.ErrTooLarge):
 		return &requestError{code: httpapi.CodePayloadTooLarge,
 			message: "the body is larger than " + strconv.FormatInt(h.maxBody, 10) + " bytes; send a smaller pet"}
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// A read deadline that a host set on the body passed: the client
+		// is too slow, not gone, though over HTTP/1.1 the failed read of
+		// the connection cancels the request's context too.
+		return &requestError{code: httpapi.CodeInvalidBody, message: "the body did not arrive in time; send it again, faster"}
 	case err != nil && errors.Is(r.Context().Err(), context.Canceled):
 		return r.Context().Err() // the client went away while sending it
 	case errors.Is(err, ErrUnavailable):

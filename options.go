@@ -37,6 +37,7 @@ type config struct {
 	observe      func(context.Context, Observation)
 	credential   *Credential // nil for the bearer token
 	watch        Watch
+	rateLimit    RateLimit
 }
 
 // Defaults of the options.

@@ -64,7 +64,7 @@ func TestPerfAllocs(t *testing.T) {
 	}
 }
 
-func perfCase(t *testing.T, name string) benchCase {
+func perfCase(t testing.TB, name string) benchCase {
 	t.Helper()
 	for _, c := range benchCases {
 		if c.name == name {

@@ -210,10 +210,11 @@ func (c *Client) do(cl *call, target string, want int) (answer, error) {
 			retry = transient(err)
 		default:
 			e := errorAnswer(status, ans.body)
-			last = fmt.Errorf("client: %s %s: %w", cl.method, target, e)
-			retry = status == http.StatusServiceUnavailable ||
-				status == http.StatusConflict && cl.idem != "" && e.Code == httpapi.CodeIdempotencyKeyInUse
 			retryAfter = parseRetryAfter(ans.header.Get("Retry-After"))
+			e.RetryAfter = retryAfter
+			last = fmt.Errorf("client: %s %s: %w", cl.method, target, e)
+			retry = status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests ||
+				status == http.StatusConflict && cl.idem != "" && e.Code == httpapi.CodeIdempotencyKeyInUse
 		}
 		if !retry || attempt >= c.retries {
 			if retry && attempt > 0 {

@@ -39,7 +39,7 @@
 // on. An error answer is also an *Error, with the answer's status, code and
 // message, for errors.As.
 //
-// A Client retries what is safe to retry: 503 answers and transport
+// A Client retries what is safe to retry: 503 and 429 answers and transport
 // failures, waiting as Retry-After asks or with jittered exponential
 // backoff, never past the caller's context (WithRetries, WithBackoff). Each
 // request has a timeout of its own (WithTimeout). Every create carries an

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/petstore-go/petstore"
@@ -47,6 +48,10 @@ type Error struct {
 	// its query parameters, one for each, as the answer listed them, or nil
 	// when it listed none (see httpapi.Error).
 	Fields []httpapi.FieldError
+	// RetryAfter is the wait that the answer's Retry-After header asked
+	// for, or 0 when it had none: after a 429 rate_limited, how long until
+	// the caller's budget allows a request again.
+	RetryAfter time.Duration
 }
 
 // Error returns the status, the code and the message.

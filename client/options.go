@@ -122,7 +122,8 @@ func WithUserAgent(ua string) Option {
 }
 
 // WithRetries sets how many times a request that may succeed later is sent
-// again after its first attempt: one answered 503, a create answered 409
+// again after its first attempt: one answered 503 or 429 (the caller is over
+// its budget: nothing was done), a create answered 409
 // because the same create is still running, and one that failed in
 // transport (no answer, or a broken one). Other answers are never retried.
 // Zero turns retries off. The default is DefaultRetries, 4, so at most five

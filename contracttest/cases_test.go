@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
@@ -60,6 +61,14 @@ func contractFailing(fault faultstore.Fault) petstore.Store {
 	return fs
 }
 
+// contractRefuse is a petstore.Limiter that refuses every request, asking
+// for a wait of 1.5 s.
+type contractRefuse struct{}
+
+func (contractRefuse) Allow(context.Context, string) (time.Duration, error) {
+	return 1500 * time.Millisecond, nil
+}
+
 // A contractCase is one request and the status it must be answered with.
 type contractCase struct {
 	method, path string // the path under /v1
@@ -107,6 +116,11 @@ func contractFailures(t *testing.T, client *http.Client) {
 			opts: []petstore.Option{petstore.WithAuthenticator(petstore.AuthenticatorFunc(
 				func(context.Context, petstore.Operation, string) (context.Context, error) { panic("key server bug") }))},
 			cases: contractCasesFor(500),
+		},
+		{
+			name:  "over the budget",
+			opts:  []petstore.Option{petstore.WithRateLimit(petstore.RateLimit{Reads: contractRefuse{}, Creates: contractRefuse{}})},
+			cases: contractCasesFor(429),
 		},
 		{
 			name:  "store unavailable",

@@ -25,7 +25,7 @@ const (
 	CodeIdempotencyKeyReused Code = "idempotency_key_reused" // 422: the Idempotency-Key was used for another request
 	CodePayloadTooLarge      Code = "payload_too_large"      // 413: the request body is over the limit
 	CodeUnsupportedMediaType Code = "unsupported_media_type" // 415: the request body is not application/json
-	CodeRateLimited          Code = "rate_limited"           // 429: too many requests, or streams, at once; retry later
+	CodeRateLimited          Code = "rate_limited"           // 429: the caller is over its budget, its share or its streams; retry after Retry-After
 	CodeInternal             Code = "internal"               // 500: a failure the client cannot fix
 	CodeUnavailable          Code = "unavailable"            // 503: a temporary failure; retry later
 )

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -26,17 +27,19 @@ const bodiesPerConn = 16
 //
 // A request that finds no place waits, at most a given time, and then is
 // answered 503. When a place is given back, it goes to a waiting request of
-// the connection that holds the fewest places, so that a connection that
-// holds many cannot keep the others waiting.
+// the caller that holds the fewest places (one that holds none first), and
+// among its connections to the one that holds the fewest, so that a caller
+// or a connection that holds many cannot keep the others waiting.
 type bodyGate struct {
 	mu      sync.Mutex
 	free    int                      // places not held
 	perConn int                      // most places one connection holds
 	waiting map[*connBodies]struct{} // connections with requests waiting
+	callers map[string]int           // places held by caller; absent when none
 }
 
 func newBodyGate(places, perConn int) *bodyGate {
-	return &bodyGate{free: places, perConn: max(perConn, 1), waiting: make(map[*connBodies]struct{})}
+	return &bodyGate{free: places, perConn: max(perConn, 1), waiting: make(map[*connBodies]struct{}), callers: map[string]int{}}
 }
 
 // connBodies is one connection's share of a bodyGate.
@@ -47,22 +50,24 @@ type connBodies struct {
 
 // bodyWaiter is a request waiting for a place.
 type bodyWaiter struct {
+	caller  string
 	ready   chan struct{} // closed when the place is given
 	granted bool
 }
 
-// acquire takes a place for a request of the connection c, waiting up to
-// wait or until ctx is done. It reports whether it got one; when it did,
-// release must give it back.
-func (g *bodyGate) acquire(ctx context.Context, c *connBodies, wait time.Duration) bool {
+// acquire takes a place for a request of caller on the connection c,
+// waiting up to wait or until ctx is done. It reports whether it got one;
+// when it did, release must give it back.
+func (g *bodyGate) acquire(ctx context.Context, c *connBodies, caller string, wait time.Duration) bool {
 	g.mu.Lock()
 	if g.free > 0 && c.held < g.perConn && len(c.waiters) == 0 {
 		g.free--
 		c.held++
+		g.callers[caller]++
 		g.mu.Unlock()
 		return true
 	}
-	w := &bodyWaiter{ready: make(chan struct{})}
+	w := &bodyWaiter{caller: caller, ready: make(chan struct{})}
 	c.waiters = append(c.waiters, w)
 	g.waiting[c] = struct{}{}
 	g.mu.Unlock()
@@ -92,16 +97,23 @@ func (g *bodyGate) acquire(ctx context.Context, c *connBodies, wait time.Duratio
 	return false
 }
 
-// release gives back a place that c took.
-func (g *bodyGate) release(c *connBodies) {
+// release gives back a place that caller took on c.
+func (g *bodyGate) release(c *connBodies, caller string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	c.held--
+	if g.callers[caller]--; g.callers[caller] <= 0 {
+		delete(g.callers, caller)
+	}
 	g.free++
 	for g.free > 0 {
 		var next *connBodies
 		for w := range g.waiting {
-			if w.held < g.perConn && (next == nil || w.held < next.held) {
+			if w.held >= g.perConn {
+				continue
+			}
+			if next == nil || g.callers[w.waiters[0].caller] < g.callers[next.waiters[0].caller] ||
+				g.callers[w.waiters[0].caller] == g.callers[next.waiters[0].caller] && w.held < next.held {
 				next = w
 			}
 		}
@@ -117,6 +129,7 @@ func (g *bodyGate) release(c *connBodies) {
 		close(w.ready)
 		g.free--
 		next.held++
+		g.callers[w.caller]++
 	}
 }
 
@@ -129,13 +142,24 @@ func withConnBodies(ctx context.Context, _ net.Conn) context.Context {
 	return context.WithValue(ctx, connBodiesKey{}, &connBodies{})
 }
 
+// minBodyRate is the least rate, in bytes a second, at which a request
+// body must arrive once it has a place: a body that sends less in any
+// second is cut off and answered 408. A body of the API is at most 64 KiB,
+// so one that keeps to the floor takes at most a minute (and -body-timeout
+// bounds it anyway); one that drips holds its place for a second.
+const minBodyRate = 1024
+
 // limitBodies wraps h so that a request body takes a place in g when h
 // first reads it, waiting for a place for at most timeout, and then has
-// timeout to arrive; the place is held until h returns. The handler reads a
-// body only once it has authenticated the caller, so a request without a
-// valid key never takes a place and the key is checked once. A read that
-// finds no place in time fails with errNoPlace, which wraps
-// petstore.ErrUnavailable: the handler answers it 503 with Retry-After.
+// timeout to arrive, at minBodyRate at least; the place is held until h
+// returns. The handler reads a body only once it has authenticated the
+// caller, so a request without a valid key never takes a place and the key
+// is checked once. A read that finds no place in time fails with
+// errNoPlace, which wraps petstore.ErrUnavailable: the handler answers it
+// 503 with Retry-After. A body that arrives too slowly is answered 408
+// Request Timeout, as net/http answers a head that does, and its
+// connection closed, in place of what the handler answers to its failed
+// read (400 invalid_body, which its metrics and access log record).
 func limitBodies(h http.Handler, g *bodyGate, timeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength == 0 {
@@ -146,10 +170,12 @@ func limitBodies(h http.Handler, g *bodyGate, timeout time.Duration) http.Handle
 		if c == nil { // a connection that ConnContext did not see
 			c = &connBodies{}
 		}
-		b := &gatedBody{ReadCloser: r.Body, gate: g, conn: c, ctx: r.Context(), w: w, timeout: timeout}
+		sw := &stallWriter{ResponseWriter: w}
+		b := &gatedBody{ReadCloser: r.Body, gate: g, conn: c, caller: callerOf(r.Context()), ctx: r.Context(), w: w, timeout: timeout,
+			now: time.Now, stalled: &sw.stalled}
 		r.Body = b
 		defer b.release()
-		h.ServeHTTP(w, r)
+		h.ServeHTTP(sw, r)
 	})
 }
 
@@ -158,44 +184,103 @@ func limitBodies(h http.Handler, g *bodyGate, timeout time.Duration) http.Handle
 var errNoPlace = fmt.Errorf("the server is reading as many request bodies as it may: %w", petstore.ErrUnavailable)
 
 // gatedBody is a request body that takes a place in its bodyGate on its
-// first read, and then has a read deadline, which it lifts once the body has
-// been read to its end: the deadline bounds sending the body, not the
-// handler's work after it. (Over HTTP/1.1 the deadline is the connection's,
-// and one that passed while the handler works would cancel the request.)
+// first read, and then must arrive within its timeout, and at minBodyRate
+// on average after its first second: each byte read buys the rest of the
+// body 1/minBodyRate of a second. It keeps a read deadline at the time its
+// bytes have bought, which it lifts once the body has been read to its
+// end: the deadline bounds sending the body, not the handler's work after
+// it. (Over HTTP/1.1 the deadline is the connection's, and one that passed
+// while the handler works would cancel the request.)
 type gatedBody struct {
 	io.ReadCloser
 	gate    *bodyGate
 	conn    *connBodies
+	caller  string
 	ctx     context.Context
 	w       http.ResponseWriter
 	timeout time.Duration
+	now     func() time.Time
+	stalled *bool // set when the body arrived too slowly
 
 	held     bool // a place is held
 	refused  bool // no place came free in time
 	deadline bool // a read deadline is set
+	start    time.Time
+	got      int // bytes read
 }
 
 func (b *gatedBody) Read(p []byte) (int, error) {
 	if !b.held {
-		if b.refused || !b.gate.acquire(b.ctx, b.conn, b.timeout) {
+		if b.refused || !b.gate.acquire(b.ctx, b.conn, b.caller, b.timeout) {
 			b.refused = true
 			return 0, errNoPlace
 		}
 		b.held = true
-		b.deadline = http.NewResponseController(b.w).SetReadDeadline(time.Now().Add(b.timeout)) == nil
+		b.start = b.now()
 	}
+	bought := b.start.Add(time.Second + time.Duration(b.got)*time.Second/minBodyRate)
+	b.deadline = http.NewResponseController(b.w).SetReadDeadline(minTime(bought, b.start.Add(b.timeout))) == nil
 	n, err := b.ReadCloser.Read(p)
+	b.got += n
 	if errors.Is(err, io.EOF) && b.deadline {
 		b.deadline = false
 		_ = http.NewResponseController(b.w).SetReadDeadline(time.Time{}) // the connection is gone if this fails
 	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		*b.stalled = true
+	}
 	return n, err
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // release gives the place back, if the body took one.
 func (b *gatedBody) release() {
 	if b.held {
 		b.held = false
-		b.gate.release(b.conn)
+		b.gate.release(b.conn, b.caller)
 	}
 }
+
+// stallWriter is the ResponseWriter of limitBodies: once the body has
+// stalled, it answers 408 with Connection: close in place of what the
+// handler answers, and drops the rest.
+type stallWriter struct {
+	http.ResponseWriter
+	stalled  bool
+	answered bool // 408 was sent
+}
+
+func (w *stallWriter) WriteHeader(code int) {
+	if !w.stalled {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	if w.answered {
+		return
+	}
+	w.answered = true
+	h := w.ResponseWriter.Header()
+	clear(h)
+	h.Set("Connection", "close")
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.ResponseWriter.WriteHeader(http.StatusRequestTimeout)
+	fmt.Fprintf(w.ResponseWriter, "408 Request Timeout: the body arrived slower than %d bytes a second\n", minBodyRate)
+}
+
+func (w *stallWriter) Write(p []byte) (int, error) {
+	if !w.stalled {
+		return w.ResponseWriter.Write(p)
+	}
+	w.WriteHeader(http.StatusOK)
+	return len(p), nil
+}
+
+// Unwrap returns the ResponseWriter underneath, for http.ResponseController.
+func (w *stallWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -8,10 +8,12 @@ require (
 	github.com/petstore-go/petstore v0.0.0-00010101000000-000000000000
 	github.com/petstore-go/petstore/otelpetstore v0.0.0-00010101000000-000000000000
 	github.com/petstore-go/petstore/pgstore v0.0.0-00010101000000-000000000000
+	github.com/petstore-go/petstore/redislimit v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.0
 	github.com/prometheus/otlptranslator v1.0.0
+	github.com/redis/go-redis/v9 v9.23.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp v1.47.0
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0
@@ -28,6 +30,7 @@ require (
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
@@ -70,3 +73,5 @@ replace (
 )
 
 replace github.com/petstore-go/petstore/sqlitestore => ../../sqlitestore
+
+replace github.com/petstore-go/petstore/redislimit => ../../redislimit

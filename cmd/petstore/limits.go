@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/petstore-go/petstore"
 )
 
 // maxHeaderBytes is the http.Server's MaxHeaderBytes. net/http lets a
@@ -54,6 +57,7 @@ type limitFlags struct {
 	maxConns     int
 	openFiles    uint64        // the limit the default of maxConns was derived from; 0 when unknown
 	maxBodies    int           // requests with a body served at once
+	share        float64       // the most of maxBodies and maxConns that one caller holds
 	bodyTimeout  time.Duration // how long such a request may wait for a place, and then take to send its body
 }
 
@@ -72,6 +76,8 @@ func (l *limitFlags) register(fs *flag.FlagSet, openFiles uint64) {
 		"most client `connections` served at once, more waiting to be accepted; the default is the open-file limit less 64")
 	fs.IntVar(&l.maxBodies, "max-bodies", 256,
 		"most `requests` with a body served at once, over all connections; more wait for a place up to -body-timeout, then are answered 503")
+	fs.Float64Var(&l.share, "max-share", 0.25,
+		"most `fraction` of -max-bodies and of -max-conns that one caller (API key's name) may hold with requests in flight; more are answered 429")
 	fs.DurationVar(&l.bodyTimeout, "body-timeout", 10*time.Second,
 		"how long a request with a body may wait for a place among -max-bodies, and then how long it may take to send its body")
 }
@@ -90,11 +96,73 @@ func (l *limitFlags) check() error {
 		return fmt.Errorf("-max-conns %d: want 1 or more", l.maxConns)
 	case l.maxBodies < 1:
 		return fmt.Errorf("-max-bodies %d: want 1 or more", l.maxBodies)
+	case !(l.share > 0 && l.share <= 1):
+		return fmt.Errorf("-max-share %v: want a fraction above 0 and at most 1", l.share)
 	case l.bodyTimeout <= 0:
 		return fmt.Errorf("-body-timeout %v: want more than 0", l.bodyTimeout)
 	}
 	return nil
 }
+
+// perCaller returns the requests that one caller may have in flight at
+// once: its share of the body places and of the connections.
+func (l *limitFlags) perCaller() int {
+	return max(int(l.share*float64(min(l.maxBodies, l.maxConns))), 1)
+}
+
+// sockBuffer is the size asked of the kernel for the send and the receive
+// buffer of each accepted connection; Linux reserves twice as much, for
+// its bookkeeping, so a connection pins at most 256 KiB of kernel memory
+// however little its client reads.
+const sockBuffer = 64 << 10
+
+// Write deadlines. An answer must leave at a pace: each write the handler
+// makes (at most 32 KiB, as http.ServeContent copies) must drain within
+// writeGrace, or the connection is closed and its place freed. Answers
+// served without a key (the OpenAPI document and the docs page) must leave
+// within publicWriteTimeout in all; the API's within -write-timeout.
+const (
+	writeGrace         = 5 * time.Second
+	publicWriteTimeout = 10 * time.Second
+)
+
+// paceWrites wraps h so that every write of an answer has a deadline of
+// writeGrace from when it is made, and the answer as a whole one of
+// timeout from when it began, or publicWriteTimeout for the paths under
+// base that are served without a key.
+func paceWrites(h http.Handler, base string, timeout time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		end := time.Now().Add(timeout)
+		if p := r.URL.Path; p == base+petstore.OpenAPIPath || p == base+petstore.DocsPath || strings.HasPrefix(p, base+petstore.DocsPath+"/") {
+			end = time.Now().Add(publicWriteTimeout)
+		}
+		h.ServeHTTP(&pacedWriter{ResponseWriter: w, rc: http.NewResponseController(w), end: end}, r)
+	})
+}
+
+// pacedWriter is the ResponseWriter of paceWrites.
+type pacedWriter struct {
+	http.ResponseWriter
+	rc  *http.ResponseController
+	end time.Time
+}
+
+func (w *pacedWriter) WriteHeader(code int) {
+	w.pace()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *pacedWriter) Write(p []byte) (int, error) {
+	w.pace()
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *pacedWriter) pace() {
+	_ = w.rc.SetWriteDeadline(minTime(w.end, time.Now().Add(writeGrace))) // unsupported only for a test's recorder
+}
+
+// Unwrap returns the ResponseWriter underneath, for http.ResponseController.
+func (w *pacedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // newConnGrace is how long a new connection may go without a complete
 // request (for TLS, its handshake and then its request) before a full
@@ -147,6 +215,12 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		// Bound the kernel's buffers, which it would otherwise grow to
+		// megabytes for a client that does not read (see docs/limits.md).
+		_ = tc.SetWriteBuffer(sockBuffer)
+		_ = tc.SetReadBuffer(sockBuffer)
 	}
 	lc := &limitedConn{Conn: c, l: l}
 	for {

@@ -39,6 +39,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -92,6 +93,7 @@ type config struct {
 	tlsReloadInterval time.Duration
 
 	limits limitFlags
+	rates  rateFlags // the callers' budgets
 
 	migrate bool // whether to migrate the PostgreSQL tables before serving
 
@@ -130,6 +132,7 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 	fs.StringVar(&c.adminAddr, "admin-addr", "", "`address` to serve /metrics, /healthz and /readyz on, apart from the API; empty for none (default $"+adminAddrVar+")")
 	fs.BoolVar(&c.accessLog, "access-log", false, "log a line per request")
 	c.limits.register(fs, openFileLimit())
+	c.rates.register(fs)
 	c.backups.register(fs)
 	if err := parseFlags(fs, args, help); err != nil {
 		return c, err
@@ -141,6 +144,9 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 		return c, err
 	}
 	if err := c.backups.fromEnv(fs, getenv, c.store); err != nil {
+		return c, err
+	}
+	if err := c.rates.fromEnv(fs, getenv); err != nil {
 		return c, err
 	}
 	if c.adminAddr == "" {
@@ -244,12 +250,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 
+	rateLimit, closeLimiters, err := c.rates.limiters(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeLimiters()
+
 	auth := apiKeysAuthenticator(c.keys)
 	// Watch streams never end on their own: Shutdown would wait for them
 	// until its timeout. They end when this is closed (see below), and
 	// their clients resume elsewhere, or here after the restart.
 	endStreams := make(chan struct{})
 	api, err := petstore.New(append([]petstore.Option{
+		petstore.WithRateLimit(rateLimit),
 		petstore.WithStore(store),
 		petstore.WithAuthenticator(auth),
 		petstore.WithBasePath(c.basePath),
@@ -272,7 +285,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	bodies := newBodyGate(c.limits.maxBodies, bodiesPerConn)
 	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
 	srv := &http.Server{
-		Handler:           limitHead(closeOnUnauthorized(obs.wrap(limitBodies(api, bodies, c.limits.bodyTimeout)))),
+		Handler: paceWrites(limitHead(closeOnUnauthorized(obs.wrap(
+			limitCallers(limitBodies(api, bodies, c.limits.bodyTimeout), newCallers(c.keys), newCallerShare(c.limits.perCaller()))))),
+			c.basePath, c.limits.writeTimeout),
 		ReadHeaderTimeout: c.readHeaderTimeout,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      c.limits.writeTimeout,
@@ -322,7 +337,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	url := scheme + "://" + ln.Addr().String() + c.basePath
 	logger.Info("petstore: listening", "url", url, "docs", url+petstore.DocsPath, "max_conns", c.limits.maxConns, "open_files", c.limits.openFiles, "max_bodies", c.limits.maxBodies,
-		"store_timeout", c.limits.storeTimeout, "write_timeout", c.limits.writeTimeout)
+		"store_timeout", c.limits.storeTimeout, "write_timeout", c.limits.writeTimeout,
+		"read_limit", c.rates.reads.String(), "create_limit", c.rates.creates.String(), "limits_in", cmp.Or(redisRedact(c.rates.redisURL), "process"))
 	fmt.Fprintf(stdout, "serving %s/pets\n", url)
 
 	served := make(chan error, 1)

@@ -54,7 +54,9 @@ var servingLine = regexp.MustCompile(`(?m)^serving (https?://([^/\s]+)(/\S*)?)/p
 // startServer starts bin listening on a free port of 127.0.0.1, with args,
 // the API key key and the variables in env, and waits until it has printed
 // its URL and its start-up log. Variables of the test's environment named
-// PETSTORE_* are left out, so that the server uses its defaults. It runs in
+// PETSTORE_* are left out, so that the server uses its defaults, but for
+// the callers' budgets, which are off (noBudgets): most of these tests send
+// as fast as they can with one key, which the budgets exist to stop. It runs in
 // a new temporary directory, where its default data file goes. When the
 // test ends, a process that still runs is stopped with SIGTERM, and killed
 // if it does not stop.
@@ -95,6 +97,7 @@ func startServerErrIn(t *testing.T, dir, bin, key string, env []string, args ...
 		}
 	}
 	p.cmd.Env = append(p.cmd.Env, "PETSTORE_API_KEYS="+key)
+	p.cmd.Env = append(p.cmd.Env, noBudgets...)
 	p.cmd.Env = append(p.cmd.Env, env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {
@@ -182,6 +185,13 @@ func refused(addr string, bound time.Duration) error {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// noBudgets turns the callers' budgets off; defaultBudgets, in the env of
+// startServer, turns them on again at their defaults.
+var (
+	noBudgets      = []string{readLimitVar + "=off", createLimitVar + "=off"}
+	defaultBudgets = []string{readLimitVar + "=", createLimitVar + "="}
+)
 
 // syncBuffer collects what a process writes; it is safe for concurrent use.
 type syncBuffer struct {

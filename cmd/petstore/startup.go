@@ -34,6 +34,11 @@ Environment:
   ` + tlsCertVar + `, ` + tlsKeyVar + `
     	PEM files of the certificate chain and its key, as -tls-cert and -tls-key
     	(the flags win)
+  ` + readLimitVar + `, ` + createLimitVar + `
+    	budgets of each caller, as -read-limit and -create-limit (the flags win)
+  ` + redisURLVar + `
+    	Redis URL to keep the budgets in, shared by the instances that use it, as
+    	-redis (the flag wins)
   ` + adminAddrVar + `
     	address of /metrics, /healthz and /readyz, as -admin-addr (the flag wins)
   ` + backupDirVar + `, ` + backupIntervalVar + `, ` + backupKeepVar + `

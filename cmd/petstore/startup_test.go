@@ -242,11 +242,11 @@ func TestParseConfigLimits(t *testing.T) {
 		want    limitFlags
 		wantErr string
 	}{
-		{name: "defaults", want: limitFlags{storeTimeout: 5 * time.Second, writeTimeout: 30 * time.Second, maxConns: defaultMaxConns(openFileLimit())}},
+		{name: "defaults", want: limitFlags{share: 0.25, storeTimeout: 5 * time.Second, writeTimeout: 30 * time.Second, maxConns: defaultMaxConns(openFileLimit())}},
 		{name: "flags", args: []string{"-store-timeout", "2s", "-write-timeout", "3s", "-max-conns", "10"},
-			want: limitFlags{storeTimeout: 2 * time.Second, writeTimeout: 3 * time.Second, maxConns: 10}},
+			want: limitFlags{share: 0.25, storeTimeout: 2 * time.Second, writeTimeout: 3 * time.Second, maxConns: 10}},
 		{name: "store timeout just below", args: []string{"-store-timeout", "2999ms", "-write-timeout", "3s"},
-			want: limitFlags{storeTimeout: 2999 * time.Millisecond, writeTimeout: 3 * time.Second, maxConns: defaultMaxConns(openFileLimit())}},
+			want: limitFlags{share: 0.25, storeTimeout: 2999 * time.Millisecond, writeTimeout: 3 * time.Second, maxConns: defaultMaxConns(openFileLimit())}},
 		{name: "negative write timeout", args: []string{"-write-timeout", "-1s"}, wantErr: "-write-timeout -1s: want more than 0"},
 		{name: "negative store timeout", args: []string{"-store-timeout", "-1s"}, wantErr: "-store-timeout -1s: want more than 0"},
 		{name: "store timeout equal", args: []string{"-store-timeout", "3s", "-write-timeout", "3s"},
@@ -254,7 +254,7 @@ func TestParseConfigLimits(t *testing.T) {
 				"that the store timed out; lower -store-timeout or raise -write-timeout"},
 		{name: "negative max conns", args: []string{"-max-conns", "-5"}, wantErr: "-max-conns -5: want 1 or more"},
 		{name: "body limits", args: []string{"-max-bodies", "8", "-body-timeout", "2s"},
-			want: limitFlags{storeTimeout: 5 * time.Second, writeTimeout: 30 * time.Second, maxConns: defaultMaxConns(openFileLimit()),
+			want: limitFlags{share: 0.25, storeTimeout: 5 * time.Second, writeTimeout: 30 * time.Second, maxConns: defaultMaxConns(openFileLimit()),
 				maxBodies: 8, bodyTimeout: 2 * time.Second}},
 		{name: "no bodies", args: []string{"-max-bodies", "0"}, wantErr: "-max-bodies 0: want 1 or more"},
 		{name: "no body timeout", args: []string{"-body-timeout", "0s"}, wantErr: "-body-timeout 0s: want more than 0"},

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+// TestBodyGateCallerFirst: a place given back goes to a waiting request of
+// a caller that holds none, before the waiting requests of a caller that
+// holds many, whichever connections they come on.
+func TestBodyGateCallerFirst(t *testing.T) {
+	g := newBodyGate(2, 16)
+	ctx := context.Background()
+	a1, a2, a3, b := &connBodies{}, &connBodies{}, &connBodies{}, &connBodies{}
+	if !g.acquire(ctx, a1, "alice", time.Second) || !g.acquire(ctx, a2, "alice", time.Second) {
+		t.Fatal("the places were not given at once")
+	}
+	got := make(chan string, 2)
+	go func() {
+		if g.acquire(ctx, a3, "alice", 5*time.Second) { // a connection that holds none, of a caller that holds two
+			got <- "alice"
+		}
+	}()
+	time.Sleep(50 * time.Millisecond) // alice waits first
+	go func() {
+		if g.acquire(ctx, b, "bob", 5*time.Second) {
+			got <- "bob"
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	g.release(a1, "alice")
+	if first := <-got; first != "bob" {
+		t.Errorf("the place went to %s; want bob, who held none", first)
+	}
+	g.release(a2, "alice")
+	if second := <-got; second != "alice" {
+		t.Errorf("the next place went to %s; want alice", second)
+	}
+}
+
+// TestLimitCallers: a caller with its share of requests in flight is
+// answered 429 with Retry-After and Connection: close, whatever connection
+// it comes on, while another caller is served; a request without a valid
+// key is passed on to be answered 401.
+func TestLimitCallers(t *testing.T) {
+	const alice, bob = "alice-key-0123456789", "bob-key-0123456789"
+	entries := []string{"alice:" + alice, bob}
+	api, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(apiKeysAuthenticator(entries)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var holding sync.WaitGroup
+	blocking := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("hold") != "" {
+			holding.Done()
+			<-release
+		}
+		api.ServeHTTP(w, r)
+	})
+	share := newCallerShare(2)
+	h := limitCallers(blocking, newCallers(entries), share)
+	get := func(key, query string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodGet, "/v1/pets"+query, nil)
+		if key != "" {
+			r.Header.Set("Authorization", "Bearer "+key)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	holding.Add(2)
+	var done sync.WaitGroup
+	for range 2 {
+		done.Go(func() { get(alice, "?hold=1") })
+	}
+	holding.Wait()
+	if n := share.held("alice"); n != 2 {
+		t.Fatalf("alice holds %d requests; want 2", n)
+	}
+	w := get(alice, "")
+	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "1" || w.Header().Get("Connection") != "close" ||
+		!strings.Contains(w.Body.String(), `"code":"rate_limited"`) {
+		t.Errorf("alice's third request: %d %v %s; want 429 rate_limited with Retry-After: 1 and Connection: close", w.Code, w.Header(), w.Body)
+	}
+	if w := get(bob, ""); w.Code != http.StatusOK {
+		t.Errorf("bob's request while alice holds her share: %d; want 200", w.Code)
+	}
+	if w := get("not-a-key", ""); w.Code != http.StatusUnauthorized {
+		t.Errorf("a request with an unknown key: %d; want 401", w.Code)
+	}
+	close(release)
+	done.Wait()
+	if w := get(alice, ""); w.Code != http.StatusOK || share.held("alice") != 0 {
+		t.Errorf("alice's request once hers ended: %d, %d held; want 200, 0", w.Code, share.held("alice"))
+	}
+}
+
+// TestSlowBody408: a body that drips a byte every 200 ms, after a head
+// with a valid key, is cut off within a few seconds and answered 408
+// Request Timeout on the wire, never 499, and its connection closed; the
+// pet is not stored.
+func TestSlowBody408(t *testing.T) {
+	const key = "drip-key-0123456789"
+	store := memstore.New()
+	api, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(key)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(limitBodies(api, newBodyGate(4, 4), 10*time.Second))
+	srv.Config.ConnContext = withConnBodies
+	srv.Start()
+	defer srv.Close()
+
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(15 * time.Second))
+	body := `{"name":"Drip","categoryId":1}`
+	fmt.Fprintf(conn, "POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", key, len(body))
+	go func() {
+		for i := range len(body) {
+			if _, err := conn.Write([]byte{body[i]}); err != nil {
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	answer, err := io.ReadAll(conn)
+	elapsed := time.Since(start)
+	t.Logf("after %v: %q (%v)", elapsed.Round(time.Millisecond), answer, err)
+	if !strings.HasPrefix(string(answer), "HTTP/1.1 408 ") || !strings.Contains(string(answer), "Connection: close") {
+		t.Errorf("the answer to a dripping body is %q; want 408 with Connection: close", answer)
+	}
+	if elapsed > 5*time.Second {
+		t.Errorf("the dripping body held its place for %v; want it cut off within a few seconds", elapsed)
+	}
+	if store.Len() != 0 {
+		t.Errorf("%d pets stored; want none", store.Len())
+	}
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/redislimit"
+	"github.com/redis/go-redis/v9"
+)
+
+// The environment variables of the budgets, as -read-limit, -create-limit
+// and -redis.
+const (
+	readLimitVar   = "PETSTORE_READ_LIMIT"
+	createLimitVar = "PETSTORE_CREATE_LIMIT"
+	redisURLVar    = "PETSTORE_REDIS_URL"
+)
+
+// The default budgets of one caller: far above what a client that waits
+// for each answer asks for, and low enough that one key cannot take the
+// whole of a core or fill the disk.
+var (
+	defaultReadLimit   = budget{Rate: petstore.Rate{PerSecond: 200, Burst: 400}}
+	defaultCreateLimit = budget{Rate: petstore.Rate{PerSecond: 50, Burst: 100}}
+)
+
+// budget is the value of -read-limit and -create-limit: "RATE,BURST"
+// (requests a second, and at once), or "off".
+type budget struct {
+	petstore.Rate
+	off bool
+}
+
+func (b *budget) String() string {
+	if b.off {
+		return "off"
+	}
+	return strconv.FormatFloat(b.PerSecond, 'f', -1, 64) + "," + strconv.Itoa(b.Burst)
+}
+
+func (b *budget) Set(s string) error {
+	if strings.TrimSpace(s) == "off" {
+		*b = budget{off: true}
+		return nil
+	}
+	rate, burst, ok := strings.Cut(s, ",")
+	r, err1 := strconv.ParseFloat(strings.TrimSpace(rate), 64)
+	n, err2 := strconv.Atoi(strings.TrimSpace(burst))
+	if !ok || err1 != nil || err2 != nil || !(r > 0) || r > 1e9 || n < 1 {
+		return fmt.Errorf("%q: want RATE,BURST, such as 200,400 (requests a second, and at once), or off", s)
+	}
+	*b = budget{Rate: petstore.Rate{PerSecond: r, Burst: n}}
+	return nil
+}
+
+// rateFlags holds the flags of the callers' budgets.
+type rateFlags struct {
+	reads, creates budget
+	redisURL       string // "" keeps the budgets in the process
+	failOpen       bool
+}
+
+func (f *rateFlags) register(fs *flag.FlagSet) {
+	f.reads, f.creates = defaultReadLimit, defaultCreateLimit
+	fs.Var(&f.reads, "read-limit", "budget of each caller (API key's name) for listPets and getPet: `RATE,BURST`, requests a second and at once, "+
+		"or off; over it, 429 with Retry-After (default $"+readLimitVar+", else "+defaultReadLimit.String()+")")
+	fs.Var(&f.creates, "create-limit", "budget of each caller for createPet, as -read-limit (default $"+createLimitVar+", else "+defaultCreateLimit.String()+")")
+	fs.StringVar(&f.redisURL, "redis", "", "Redis `URL` to keep the budgets in, shared by every instance that uses it; empty keeps them in the process "+
+		"(default $"+redisURLVar+")")
+	fs.BoolVar(&f.failOpen, "rate-limit-fail-open", false, "serve requests when Redis cannot be reached, rather than answer 503")
+}
+
+// fromEnv sets what the flags did not from the environment.
+func (f *rateFlags) fromEnv(fs *flag.FlagSet, getenv func(string) string) error {
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	for _, v := range []struct {
+		flag, env string
+		b         *budget
+	}{{"read-limit", readLimitVar, &f.reads}, {"create-limit", createLimitVar, &f.creates}} {
+		if s := getenv(v.env); s != "" && !set[v.flag] {
+			if err := v.b.Set(s); err != nil {
+				return fmt.Errorf("%s=%w", v.env, err)
+			}
+		}
+	}
+	if f.redisURL == "" {
+		f.redisURL = getenv(redisURLVar)
+	}
+	if f.redisURL != "" {
+		if _, err := redis.ParseURL(f.redisURL); err != nil {
+			return fmt.Errorf("-redis: %v; want a URL such as redis://localhost:6379/0", err)
+		}
+	}
+	return nil
+}
+
+// limiters returns the handler's budgets, and a function that closes what
+// they hold. With a Redis URL, it checks that Redis answers.
+func (f *rateFlags) limiters(ctx context.Context) (petstore.RateLimit, func(), error) {
+	l := petstore.RateLimit{FailOpen: f.failOpen}
+	if f.redisURL == "" {
+		if !f.reads.off {
+			l.Reads = petstore.NewLimiter(f.reads.Rate, 0)
+		}
+		if !f.creates.off {
+			l.Creates = petstore.NewLimiter(f.creates.Rate, 0)
+		}
+		return l, func() {}, nil
+	}
+	opts, err := redis.ParseURL(f.redisURL)
+	if err != nil {
+		return l, nil, err
+	}
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = time.Second, time.Second, time.Second
+	rdb := redis.NewClient(opts)
+	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := rdb.Ping(pingCtx).Err(); err != nil && !f.failOpen {
+		rdb.Close()
+		return l, nil, fmt.Errorf("-redis %s: %v; start Redis, fix the URL, or set -rate-limit-fail-open", redisRedact(f.redisURL), err)
+	}
+	if !f.reads.off {
+		l.Reads = redislimit.New(rdb, "petstore:reads:", f.reads.Rate)
+	}
+	if !f.creates.off {
+		l.Creates = redislimit.New(rdb, "petstore:creates:", f.creates.Rate)
+	}
+	return l, func() { rdb.Close() }, nil
+}
+
+// redisRedact returns the Redis URL without its password.
+func redisRedact(u string) string {
+	opts, err := redis.ParseURL(u)
+	if err != nil || opts.Password == "" {
+		return u
+	}
+	return strings.ReplaceAll(u, opts.Password, "xxxxx")
+}

@@ -1,0 +1,6 @@
+package petstore
+
+import "time"
+
+// SetLimiterClock sets the clock of l, for tests that move time.
+func SetLimiterClock(l *MemoryLimiter, now func() time.Time) { l.now = now }

@@ -1,0 +1,350 @@
+package petstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+// fakeClock is a clock that a test moves.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// newClockedLimiter returns a MemoryLimiter of r on a clock the test moves.
+func newClockedLimiter(r petstore.Rate, maxKeys int) (*petstore.MemoryLimiter, *fakeClock) {
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	l := petstore.NewLimiter(r, maxKeys)
+	petstore.SetLimiterClock(l, clock.Now)
+	return l, clock
+}
+
+func TestMemoryLimiter(t *testing.T) {
+	ctx := context.Background()
+	l, clock := newClockedLimiter(petstore.Rate{PerSecond: 2, Burst: 3}, 0)
+	type step struct {
+		advance time.Duration
+		key     string
+		want    time.Duration
+	}
+	steps := []step{
+		// A burst of 3, then the 4th waits one interval, 500 ms.
+		{0, "a", 0}, {0, "a", 0}, {0, "a", 0}, {0, "a", 500 * time.Millisecond},
+		// Another key has a budget of its own.
+		{0, "b", 0},
+		// A refused request spends nothing: after 200 ms, 300 ms are left.
+		{200 * time.Millisecond, "a", 300 * time.Millisecond},
+		{300 * time.Millisecond, "a", 0}, {0, "a", 500 * time.Millisecond},
+		// An idle key fills up to its burst, no more.
+		{time.Hour, "a", 0}, {0, "a", 0}, {0, "a", 0}, {0, "a", 500 * time.Millisecond},
+	}
+	var got, want []time.Duration
+	for _, s := range steps {
+		clock.Add(s.advance)
+		wait, err := l.Allow(ctx, s.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want = append(got, wait), append(want, s.want)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("waits (-want +got):\n%s", diff)
+	}
+}
+
+// TestMemoryLimiterBound sees a million principals once each: the limiter
+// keeps at most maxKeys of them, and its memory stays under the bound that
+// its doc states, 100 bytes a key.
+func TestMemoryLimiterBound(t *testing.T) {
+	const maxKeys = 100_000
+	const bound = 100 * maxKeys // bytes
+	ctx := context.Background()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	l := petstore.NewLimiter(petstore.Rate{PerSecond: 1, Burst: 1}, maxKeys)
+	for i := range 1_000_000 {
+		if _, err := l.Allow(ctx, "principal-"+strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	used := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("a million principals: %d keys kept, %d bytes (%.1f a key kept)", l.Len(), used, float64(used)/float64(l.Len()))
+	if l.Len() > maxKeys {
+		t.Errorf("%d keys kept, want at most %d", l.Len(), maxKeys)
+	}
+	if used > bound {
+		t.Errorf("%d bytes held, want at most %d", used, bound)
+	}
+	runtime.KeepAlive(l)
+}
+
+// limiterFunc is a Limiter made of a function.
+type limiterFunc func(ctx context.Context, key string) (time.Duration, error)
+
+func (f limiterFunc) Allow(ctx context.Context, key string) (time.Duration, error) {
+	return f(ctx, key)
+}
+
+func TestRateLimit(t *testing.T) {
+	errDown := errors.New("limiter backend down")
+	type request struct {
+		method, target, body string
+		want                 int
+		retryAfter           string
+	}
+	get := func(want int, retryAfter string) request {
+		return request{method: http.MethodGet, target: "/v1/pets/1", want: want, retryAfter: retryAfter}
+	}
+	create := func(want int, retryAfter string) request {
+		return request{method: http.MethodPost, target: "/v1/pets", body: `{"name":"Rex","categoryId":1}`, want: want, retryAfter: retryAfter}
+	}
+	cases := []struct {
+		name     string
+		limit    func() petstore.RateLimit
+		requests []request
+		stored   int // pets added
+	}{{
+		name: "reads over their budget get 429; creates have a budget of their own",
+		limit: func() petstore.RateLimit {
+			return petstore.RateLimit{Reads: petstore.NewLimiter(petstore.Rate{PerSecond: 0.5, Burst: 2}, 0)}
+		},
+		requests: []request{get(200, ""), get(200, ""), get(429, "2"), create(201, ""), create(201, ""), create(201, "")},
+		stored:   3,
+	}, {
+		name: "a create over its budget stores nothing",
+		limit: func() petstore.RateLimit {
+			return petstore.RateLimit{Creates: petstore.NewLimiter(petstore.Rate{PerSecond: 1, Burst: 1}, 0)}
+		},
+		requests: []request{create(201, ""), create(429, "1"), create(429, "1"), get(200, "")},
+		stored:   1,
+	}, {
+		name: "Retry-After is the limiter's wait rounded up to whole seconds",
+		limit: func() petstore.RateLimit {
+			return petstore.RateLimit{Reads: limiterFunc(func(context.Context, string) (time.Duration, error) { return 2500 * time.Millisecond, nil })}
+		},
+		requests: []request{get(429, "3")},
+	}, {
+		name: "a wait under a second is one second",
+		limit: func() petstore.RateLimit {
+			return petstore.RateLimit{Reads: limiterFunc(func(context.Context, string) (time.Duration, error) { return time.Millisecond, nil })}
+		},
+		requests: []request{get(429, "1")},
+	}, {
+		name: "a limiter that fails gives 503",
+		limit: func() petstore.RateLimit {
+			fail := limiterFunc(func(context.Context, string) (time.Duration, error) { return 0, errDown })
+			return petstore.RateLimit{Reads: fail, Creates: fail}
+		},
+		requests: []request{get(503, "1"), create(503, "1")},
+	}, {
+		name: "a limiter that fails lets requests through with FailOpen",
+		limit: func() petstore.RateLimit {
+			fail := limiterFunc(func(context.Context, string) (time.Duration, error) { return 0, errDown })
+			return petstore.RateLimit{Reads: fail, Creates: fail, FailOpen: true}
+		},
+		requests: []request{get(200, ""), create(201, "")},
+		stored:   1,
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, petstore.WithRateLimit(c.limit()))
+			before := e.store.Len()
+			for i, r := range c.requests {
+				w := e.serve(newRequest(t, r.method, r.target, r.body, nil))
+				code := checkResponse(t, w)
+				if w.Code != r.want || w.Header().Get("Retry-After") != r.retryAfter {
+					t.Fatalf("request %d, %s %s: status %d, Retry-After %q; want %d, %q; body %s",
+						i, r.method, r.target, w.Code, w.Header().Get("Retry-After"), r.want, r.retryAfter, w.Body)
+				}
+				if w.Code == http.StatusTooManyRequests && code != httpapi.CodeRateLimited {
+					t.Fatalf("request %d: code %q, want %q", i, code, httpapi.CodeRateLimited)
+				}
+			}
+			if got := e.store.Len() - before; got != c.stored {
+				t.Errorf("%d pets stored, want %d", got, c.stored)
+			}
+		})
+	}
+}
+
+// TestRateLimitByPrincipal: a caller over its budget leaves another's
+// alone, and requests without a valid key, or for the public document,
+// spend no budget.
+func TestRateLimitByPrincipal(t *testing.T) {
+	const otherKey = "other-key-0123456789"
+	var keys []string
+	limiter := limiterFunc(func(_ context.Context, key string) (time.Duration, error) {
+		keys = append(keys, key)
+		if key == petstore.Principal(context.Background()) {
+			t.Error("the limiter was called with no principal")
+		}
+		if len(keys) > 1 && key == keys[0] {
+			return time.Second, nil
+		}
+		return 0, nil
+	})
+	h := newHandler(t, seededStore(t), petstore.WithAuthenticator(petstore.APIKeys(testKey, otherKey)),
+		petstore.WithRateLimit(petstore.RateLimit{Reads: limiter}))
+	statuses := []int{
+		serve(h, newRequest(t, http.MethodGet, "/v1/pets", "", nil)).Code,
+		serve(h, newRequest(t, http.MethodGet, "/v1/pets", "", nil)).Code,
+		serve(h, newRequest(t, http.MethodGet, "/v1/pets", "", http.Header{"Authorization": {"Bearer " + otherKey}})).Code,
+		serve(h, newRequest(t, http.MethodGet, "/v1/pets", "", http.Header{"Authorization": {"Bearer wrong"}})).Code,
+		serve(h, newRequest(t, http.MethodGet, "/v1/openapi.json", "", http.Header{"Authorization": nil})).Code,
+	}
+	if diff := cmp.Diff([]int{200, 429, 200, 401, 200}, statuses); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+	if len(keys) != 3 || keys[0] != keys[1] || keys[0] == keys[2] {
+		t.Errorf("the limiter saw the keys %q; want one principal twice, then another", keys)
+	}
+}
+
+func TestNewLimiterPanics(t *testing.T) {
+	for _, r := range []petstore.Rate{{PerSecond: 0, Burst: 1}, {PerSecond: 1, Burst: 0}, {PerSecond: -1, Burst: 5}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("NewLimiter(%+v, 0) did not panic", r)
+				}
+			}()
+			petstore.NewLimiter(r, 0)
+		}()
+	}
+}
+
+// BenchmarkMemoryLimiter is the cost of the limiter's check on the request
+// path: well under a microsecond, with no allocation.
+func BenchmarkMemoryLimiter(b *testing.B) {
+	l := petstore.NewLimiter(petstore.Rate{PerSecond: 1e9, Burst: 1 << 30}, 0)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if wait, _ := l.Allow(ctx, "token-0123456789abcdef"); wait > 0 {
+				b.Fatal("refused")
+			}
+		}
+	})
+}
+
+// generousLimits is a budget that the benchmarks never meet.
+func generousLimits() petstore.RateLimit {
+	r := petstore.Rate{PerSecond: 1e9, Burst: 1 << 30}
+	return petstore.RateLimit{Reads: petstore.NewLimiter(r, 0), Creates: petstore.NewLimiter(r, 0)}
+}
+
+// rateLimitedCases are the benchmark cases that the limiter's cost is
+// measured on.
+var rateLimitedCases = []string{"ListPets", "GetPet", "CreatePet"}
+
+// TestRateLimitAllocs checks that the limiter's check costs no allocation
+// on the request path.
+func TestRateLimitAllocs(t *testing.T) {
+	store := benchStore(t, 20_000) // GetPet reads pet 12345
+	for _, name := range rateLimitedCases {
+		c := perfCase(t, name)
+		var allocs [2]float64
+		for i, limit := range []petstore.RateLimit{{}, generousLimits()} {
+			h := newHandler(t, store, petstore.WithAuthenticator(petstore.APIKeys(benchKey)), petstore.WithRateLimit(limit))
+			req := newBenchRequest(c.method, c.target, c.key, benchBody(c), c.header...)
+			w := newBenchWriter()
+			allocs[i] = testing.AllocsPerRun(200, func() {
+				w.reset()
+				h.ServeHTTP(w, req.request())
+			})
+			if w.status != c.want {
+				t.Fatalf("%s: status %d, want %d", name, w.status, c.want)
+			}
+		}
+		if allocs[1] > allocs[0] && !raceEnabled {
+			t.Errorf("%s: %v allocations per request with the limiter, %v without", name, allocs[1], allocs[0])
+		}
+	}
+}
+
+// BenchmarkHandlerRateLimited serves the operations of rateLimitedCases
+// without a limiter and with one whose budget they never meet, side by
+// side. Compare them with
+//
+//	go test -run '^$' -bench 'HandlerRateLimited' -benchmem -count 10 . > bench.txt
+//	benchstat -col /limiter bench.txt
+func BenchmarkHandlerRateLimited(b *testing.B) {
+	store := benchStore(b, benchPets)
+	for _, name := range rateLimitedCases {
+		c := perfCase(b, name)
+		for _, limiter := range []string{"off", "on"} {
+			var limit petstore.RateLimit
+			if limiter == "on" {
+				limit = generousLimits()
+			}
+			h := newHandler(b, store, petstore.WithAuthenticator(petstore.APIKeys(benchKey)), petstore.WithRateLimit(limit))
+			req := newBenchRequest(c.method, c.target, c.key, benchBody(c), c.header...)
+			b.Run("op="+name+"/limiter="+limiter, func(b *testing.B) { benchServe(b, h, req, c.want) })
+		}
+	}
+}
+
+// benchBody returns the body of c, or nil for none.
+func benchBody(c benchCase) []byte {
+	if c.body == "" {
+		return nil
+	}
+	return []byte(c.body)
+}
+
+// Each caller gets a budget of requests: here a burst of two reads, then
+// one every 10 seconds. The third read at once is answered 429 with the
+// wait in Retry-After.
+func ExampleWithRateLimit() {
+	h, err := petstore.New(
+		petstore.WithStore(memstore.New()),
+		petstore.WithAuthenticator(petstore.APIKeys("secret-key")),
+		petstore.WithRateLimit(petstore.RateLimit{
+			Reads: petstore.NewLimiter(petstore.Rate{PerSecond: 0.1, Burst: 2}, 0),
+		}),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for range 3 {
+		r := httptest.NewRequest("GET", "/v1/pets", nil)
+		r.Header.Set("Authorization", "Bearer secret-key")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		fmt.Printf("%d Retry-After: %q\n", w.Code, w.Header().Get("Retry-After"))
+	}
+	// Output:
+	// 200 Retry-After: ""
+	// 200 Retry-After: ""
+	// 429 Retry-After: "10"
+}

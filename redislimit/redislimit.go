@@ -1,0 +1,87 @@
+// Package redislimit keeps the budgets of petstore.WithRateLimit in Redis,
+// so that the instances of a server behind one balancer share them: a
+// caller gets its budget once, however many instances serve it.
+//
+// A Limiter spends from a budget with the generic cell rate algorithm
+// (GCRA), as the in-process petstore.MemoryLimiter does, in one Lua script
+// that Redis runs atomically on its own clock: for each key, Redis holds the
+// time at which the key's bucket is full again, and the key expires then,
+// so Redis holds a key only for the callers that spent from their budget
+// within the last Burst intervals.
+//
+// Typical usage in a server:
+//
+//	rdb := redis.NewClient(opts)
+//	reads := redislimit.New(rdb, "petstore:reads:", petstore.Rate{PerSecond: 100, Burst: 200})
+//	creates := redislimit.New(rdb, "petstore:creates:", petstore.Rate{PerSecond: 20, Burst: 40})
+//	h, err := petstore.New(..., petstore.WithRateLimit(petstore.RateLimit{Reads: reads, Creates: creates}))
+//
+// It needs Redis 5 or later.
+package redislimit
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/petstore-go/petstore"
+	"github.com/redis/go-redis/v9"
+)
+
+// gcra spends one request of the budget of KEYS[1]. ARGV[1] is the
+// interval of the budget, ARGV[2] the interval times the burst, both in
+// microseconds. It returns 0 when the budget held a request, and
+// otherwise the microseconds until it holds one, spending nothing.
+var gcra = redis.NewScript(`
+local interval = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local full = tonumber(redis.call('GET', KEYS[1]) or now)
+if full < now then full = now end
+full = full + interval
+local ahead = full - now
+if ahead > window then
+	return math.ceil(ahead - window)
+end
+redis.call('SET', KEYS[1], string.format('%d', full), 'PX', math.ceil(ahead / 1000))
+return 0
+`)
+
+// A Limiter is a petstore.Limiter that keeps its budgets in Redis. It is
+// safe for concurrent use. Its Allow costs one round trip to Redis.
+type Limiter struct {
+	rdb      redis.Scripter
+	prefix   string
+	interval int64 // microseconds
+	window   int64 // microseconds
+}
+
+var _ petstore.Limiter = (*Limiter)(nil)
+
+// New returns a Limiter that keeps the budget r for each key in rdb, under
+// the Redis key prefix followed by the key (a principal). Limiters of
+// different budgets, such as reads and creates, need different prefixes;
+// instances that share a budget use the same prefix and rate. It panics
+// when r cannot work (a rate or burst that is not positive), as a
+// programming mistake.
+func New(rdb redis.Scripter, prefix string, r petstore.Rate) *Limiter {
+	if !(r.PerSecond > 0) || math.IsInf(r.PerSecond, 1) || r.Burst < 1 {
+		panic(fmt.Sprintf("redislimit.New: the rate %v a second with a burst of %d cannot work; use a positive rate and a burst of 1 or more",
+			r.PerSecond, r.Burst))
+	}
+	interval := max(r.Interval().Microseconds(), 1)
+	return &Limiter{rdb: rdb, prefix: prefix, interval: interval, window: interval * int64(r.Burst)}
+}
+
+// Allow spends one request of key's budget (see petstore.Limiter). It
+// returns an error when Redis cannot be reached or fails, which the
+// handler answers 503 unless petstore.RateLimit.FailOpen is set.
+func (l *Limiter) Allow(ctx context.Context, key string) (time.Duration, error) {
+	wait, err := gcra.Run(ctx, l.rdb, []string{l.prefix + key}, l.interval, l.window).Int64()
+	if err != nil {
+		return 0, fmt.Errorf("redislimit: %w", err)
+	}
+	return time.Duration(wait) * time.Microsecond, nil
+}
