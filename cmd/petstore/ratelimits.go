@@ -68,8 +68,8 @@ type rateFlags struct {
 func (f *rateFlags) register(fs *flag.FlagSet) {
 	f.reads, f.creates = defaultReadLimit, defaultCreateLimit
 	fs.Var(&f.reads, "read-limit", "budget of each caller (API key's name) for listPets and getPet: `RATE,BURST`, requests a second and at once, "+
-		"or off; over it, 429 with Retry-After (default $"+readLimitVar+", else "+defaultReadLimit.String()+")")
-	fs.Var(&f.creates, "create-limit", "budget of each caller for createPet, as -read-limit (default $"+createLimitVar+", else "+defaultCreateLimit.String()+")")
+		"or off; over it, 429 with Retry-After; $"+readLimitVar+" sets it too")
+	fs.Var(&f.creates, "create-limit", "budget of each caller for createPet, as -read-limit; $"+createLimitVar+" sets it too")
 	fs.StringVar(&f.redisURL, "redis", "", "Redis `URL` to keep the budgets in, shared by every instance that uses it; empty keeps them in the process "+
 		"(default $"+redisURLVar+")")
 	fs.BoolVar(&f.failOpen, "rate-limit-fail-open", false, "serve requests when Redis cannot be reached, rather than answer 503")
