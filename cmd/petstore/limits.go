@@ -129,12 +129,17 @@ const (
 // paceWrites wraps h so that every write of an answer has a deadline of
 // writeGrace from when it is made, and the answer as a whole one of
 // timeout from when it began, or publicWriteTimeout for the paths under
-// base that are served without a key.
+// base that are served without a key. A watch stream (an Accept of
+// text/event-stream) has no deadline as a whole: it lasts as long as its
+// client reads, and each of its writes must drain within writeGrace.
 func paceWrites(h http.Handler, base string, timeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		end := time.Now().Add(timeout)
-		if p := r.URL.Path; p == base+petstore.OpenAPIPath || p == base+petstore.DocsPath || strings.HasPrefix(p, base+petstore.DocsPath+"/") {
+		switch p := r.URL.Path; {
+		case p == base+petstore.OpenAPIPath || p == base+petstore.DocsPath || strings.HasPrefix(p, base+petstore.DocsPath+"/"):
 			end = time.Now().Add(publicWriteTimeout)
+		case strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
+			end = time.Time{}
 		}
 		h.ServeHTTP(&pacedWriter{ResponseWriter: w, rc: http.NewResponseController(w), end: end}, r)
 	})
@@ -144,7 +149,7 @@ func paceWrites(h http.Handler, base string, timeout time.Duration) http.Handler
 type pacedWriter struct {
 	http.ResponseWriter
 	rc  *http.ResponseController
-	end time.Time
+	end time.Time // zero for a watch stream
 }
 
 func (w *pacedWriter) WriteHeader(code int) {
@@ -158,7 +163,11 @@ func (w *pacedWriter) Write(p []byte) (int, error) {
 }
 
 func (w *pacedWriter) pace() {
-	_ = w.rc.SetWriteDeadline(minTime(w.end, time.Now().Add(writeGrace))) // unsupported only for a test's recorder
+	d := time.Now().Add(writeGrace)
+	if !w.end.IsZero() {
+		d = minTime(w.end, d)
+	}
+	_ = w.rc.SetWriteDeadline(d) // unsupported only for a test's recorder
 }
 
 // Unwrap returns the ResponseWriter underneath, for http.ResponseController.
