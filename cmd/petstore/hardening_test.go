@@ -124,7 +124,7 @@ func (n *normalClient) summary() (int, time.Duration, time.Duration) {
 	return len(l), l[len(l)/2], l[len(l)-1]
 }
 
-// TestH2StreamsMemory is the load test of issue 22's first point: 32 HTTP/2
+// TestH2StreamsMemory is the load test of HTTP/2 stream limits: 32 HTTP/2
 // connections with one valid key, each opening 250 POST streams that
 // declare a body of 65,536 bytes, send 65,535 and never finish, as fast as
 // the server lets them, for 12 seconds. The server's memory (the peak of
