@@ -89,18 +89,7 @@ func TestLoadTwoProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	missed := 0
-	for _, p := range all {
-		if seen[p.ID] != 1 {
-			missed++
-			if missed <= 10 {
-				t.Errorf("the reader paging during the load saw pet %d %d times; want once", p.ID, seen[p.ID])
-			}
-		}
-	}
-	if missed > 0 || len(seen) != len(all) {
-		t.Errorf("the reader saw %d pets, %d of them not exactly once; the table holds %d", len(seen), missed, len(all))
-	}
+	checkSeenOnce(t, seen, all)
 	if served[0].Load() == 0 || served[1].Load() == 0 {
 		t.Errorf("the processes served %d and %d requests; want both to serve", served[0].Load(), served[1].Load())
 	}
@@ -473,4 +462,22 @@ func loadKeyedPost(ctx context.Context, client *http.Client, target, key string,
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header, b, err
+}
+
+// checkSeenOnce fails t unless seen, the number of times a reader paging
+// during a load saw each pet by ID, holds every pet of all exactly once.
+func checkSeenOnce(t *testing.T, seen map[int64]int, all []petstore.Pet) {
+	t.Helper()
+	missed := 0
+	for _, p := range all {
+		if seen[p.ID] != 1 {
+			missed++
+			if missed <= 10 {
+				t.Errorf("the reader paging during the load saw pet %d %d times; want once", p.ID, seen[p.ID])
+			}
+		}
+	}
+	if missed > 0 || len(seen) != len(all) {
+		t.Errorf("the reader saw %d pets, %d of them not exactly once; the table holds %d", len(seen), missed, len(all))
+	}
 }

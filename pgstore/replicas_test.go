@@ -429,18 +429,7 @@ func TestReplicaLoadTwoProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	missed := 0
-	for _, p := range all {
-		if seen[p.ID] != 1 {
-			missed++
-			if missed <= 10 {
-				t.Errorf("the reader paging during the load saw pet %d %d times; want once", p.ID, seen[p.ID])
-			}
-		}
-	}
-	if missed > 0 || len(seen) != len(all) {
-		t.Errorf("the reader saw %d pets, %d of them not exactly once; the table holds %d", len(seen), missed, len(all))
-	}
+	checkSeenOnce(t, seen, all)
 	if st := reader.ReadStats(); st.Replica == 0 {
 		t.Errorf("the paging reader read nothing from the standby: %+v", st)
 	}
