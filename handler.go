@@ -111,6 +111,7 @@ func newHandler(c *config) *handler {
 		deprecation: []string{"@" + strconv.FormatInt(c.deprecation.Unix(), 10)}, // RFC 9745
 		sunset:      []string{c.sunset.UTC().Format(http.TimeFormat)},            // RFC 8594
 	}
+	h.inFlight = newInFlight(c.rateLimit.MaxInFlight, h.retryAfter)
 	h.hub = newHub(c.watch, &h.store, c.logger)
 	return h
 }
@@ -133,6 +134,7 @@ type handler struct {
 	hub      *hub // the watch streams of GET /pets
 
 	rateLimit RateLimit // the callers' budgets, if any
+	inFlight  *inFlight // the requests of each caller in flight, or nil for no bound
 
 	// Header values that depend on the options, shared by all responses.
 	retryAfter, deprecation, sunset []string
@@ -141,6 +143,7 @@ type handler struct {
 // Header values that every handler shares. They are never modified.
 var (
 	acceptPost         = []string{"application/json"}
+	connectionClose    = []string{"close"}
 	idempotentReplayed = []string{"true"}
 	successor          = []string{`<../pets>; rel="successor-version"`}
 	challengeNone      = []string{`Bearer realm="petstore"`}
@@ -223,7 +226,15 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *dispatch) {
 			hdr["Sunset"] = h.sunset
 			hdr["Link"] = successor
 		}
-		if d.caller != nil {
+		if d.caller != nil && h.inFlight != nil {
+			p := Principal(ctx)
+			if err = h.inFlight.take(p); err == nil {
+				defer h.inFlight.done(p)
+			} else if r.ProtoMajor == 1 {
+				w.Header()["Connection"] = connectionClose
+			}
+		}
+		if d.caller != nil && err == nil {
 			err = h.limit(ctx, op)
 		}
 		if err == nil {

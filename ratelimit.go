@@ -57,6 +57,17 @@ type RateLimit struct {
 	Reads Limiter
 	// Creates is the budget of createPet, by principal; nil sets none.
 	Creates Limiter
+	// MaxInFlight is the most requests that one principal may have in
+	// flight at once, over all its connections and streams (a watch stream
+	// counts for as long as it lasts). One more is answered 429
+	// rate_limited with the Retry-After of WithRetryAfter, and never
+	// reaches the store; over HTTP/1.1 the answer also closes its
+	// connection (Connection: close), so that a caller with more
+	// connections than its share gives them back. 0 sets no bound. It keeps one caller, however
+	// many connections it opens, from taking what the server has for all:
+	// a host that bounds its connections or the request bodies it reads at
+	// once sets it to a share of that bound (a quarter, say).
+	MaxInFlight int
 	// FailOpen serves a request when its Limiter fails. By default the
 	// handler answers it 503 with Retry-After, as when the store fails.
 	FailOpen bool
@@ -86,6 +97,9 @@ type RateLimit struct {
 // Creates: NewLimiter(Rate{PerSecond: 20, Burst: 40}, 0).
 func WithRateLimit(l RateLimit) Option {
 	return optionFunc(func(c *config) error {
+		if l.MaxInFlight < 0 {
+			return fmt.Errorf("WithRateLimit: MaxInFlight %d is negative; use 0 for no bound", l.MaxInFlight)
+		}
 		c.rateLimit = l
 		return nil
 	})
@@ -123,6 +137,46 @@ func (h *handler) limit(ctx context.Context, op Operation) error {
 		return rateLimited(wait)
 	}
 	return nil
+}
+
+// inFlight counts the requests that each principal has in flight, for
+// RateLimit.MaxInFlight. It holds only principals with requests in flight,
+// so its size is bounded by the requests served at once.
+type inFlight struct {
+	max  int
+	full *requestError // the answer to a request over max, shared
+
+	mu   sync.Mutex
+	busy map[string]int
+}
+
+func newInFlight(max int, retryAfter []string) *inFlight {
+	if max == 0 {
+		return nil
+	}
+	return &inFlight{max: max, busy: map[string]int{},
+		full: &requestError{code: httpapi.CodeRateLimited, header: "Retry-After", value: retryAfter,
+			message: "this API key has " + strconv.Itoa(max) + " requests in flight, the most it may; wait for an answer before sending another"}}
+}
+
+// take counts a request of principal in flight, or returns the error to
+// answer when principal has max already. done must follow a nil error.
+func (f *inFlight) take(principal string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.busy[principal] >= f.max {
+		return f.full
+	}
+	f.busy[principal]++
+	return nil
+}
+
+func (f *inFlight) done(principal string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.busy[principal]--; f.busy[principal] <= 0 {
+		delete(f.busy, principal)
+	}
 }
 
 // DefaultLimiterKeys is the number of keys that a Limiter made by NewLimiter

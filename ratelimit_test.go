@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -347,4 +348,98 @@ func ExampleWithRateLimit() {
 	// 200 Retry-After: ""
 	// 200 Retry-After: ""
 	// 429 Retry-After: "10"
+}
+
+// gatedGets is a Store whose Get of pet 1 waits until release is closed,
+// after saying so on arrived.
+type gatedGets struct {
+	*memstore.Store
+	arrived chan struct{}
+	release chan struct{}
+}
+
+func (s gatedGets) Get(ctx context.Context, id int64) (petstore.Pet, error) {
+	if id == 1 {
+		s.arrived <- struct{}{}
+		<-s.release
+	}
+	return s.Store.Get(ctx, id)
+}
+
+// TestMaxInFlight: a caller with MaxInFlight requests in flight is answered
+// 429 rate_limited with Retry-After, observed as such by operation, and a
+// create of it stores nothing; another caller is served meanwhile, and the
+// first is served again once its requests end.
+func TestMaxInFlight(t *testing.T) {
+	const otherKey = "other-key-0123456789"
+	store := gatedGets{Store: seededStore(t), arrived: make(chan struct{}), release: make(chan struct{})}
+	var mu sync.Mutex
+	var observed []petstore.Observation
+	h := newHandler(t, store, petstore.WithAuthenticator(petstore.APIKeys(testKey, otherKey)),
+		petstore.WithRetryAfter(3*time.Second),
+		petstore.WithRateLimit(petstore.RateLimit{MaxInFlight: 2}),
+		petstore.WithObserver(func(_ context.Context, o petstore.Observation) {
+			mu.Lock()
+			defer mu.Unlock()
+			observed = append(observed, o)
+		}))
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			if w := serve(h, newRequest(t, http.MethodGet, "/v1/pets/1", "", nil)); w.Code != http.StatusOK {
+				t.Errorf("a request within the bound: status %d, body %s", w.Code, w.Body)
+			}
+		})
+		<-store.arrived
+	}
+	before := store.Len()
+	for _, r := range []*http.Request{
+		newRequest(t, http.MethodGet, "/v1/pets?limit=1", "", nil),
+		newRequest(t, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`, nil),
+	} {
+		w := serve(h, r)
+		if code := checkResponse(t, w); w.Code != http.StatusTooManyRequests || code != httpapi.CodeRateLimited ||
+			w.Header().Get("Retry-After") != "3" || w.Header().Get("Connection") != "close" {
+			t.Errorf("%s %s over the bound: status %d, code %q, Retry-After %q, Connection %q; want 429 %s, 3, close",
+				r.Method, r.URL, w.Code, code, w.Header().Get("Retry-After"), w.Header().Get("Connection"), httpapi.CodeRateLimited)
+		}
+	}
+	if got := store.Len(); got != before {
+		t.Errorf("the create over the bound stored %d pets", got-before)
+	}
+	h2 := newRequest(t, http.MethodGet, "/v1/pets/2", "", nil)
+	h2.ProtoMajor, h2.Proto = 2, "HTTP/2.0"
+	if w := serve(h, h2); w.Code != http.StatusTooManyRequests || w.Header().Get("Connection") != "" {
+		t.Errorf("over the bound over HTTP/2: status %d, Connection %q; want 429 and none (the stream's end frees what it held)",
+			w.Code, w.Header().Get("Connection"))
+	}
+	other := http.Header{"Authorization": {"Bearer " + otherKey}}
+	if w := serve(h, newRequest(t, http.MethodGet, "/v1/pets/2", "", other)); w.Code != http.StatusOK {
+		t.Errorf("another caller: status %d, want 200; body %s", w.Code, w.Body)
+	}
+	close(store.release)
+	wg.Wait()
+	if w := serve(h, newRequest(t, http.MethodGet, "/v1/pets/2", "", nil)); w.Code != http.StatusOK {
+		t.Errorf("the first caller after its requests ended: status %d, want 200; body %s", w.Code, w.Body)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	var limited []string
+	for _, o := range observed {
+		if o.Code == httpapi.CodeRateLimited {
+			limited = append(limited, string(o.Operation)+" "+strconv.Itoa(o.Status)+" "+strconv.FormatBool(o.Principal != ""))
+		}
+	}
+	if diff := cmp.Diff([]string{"listPets 429 true", "createPet 429 true", "getPet 429 true"}, limited); diff != "" {
+		t.Errorf("the observed 429s (-want +got):\n%s", diff)
+	}
+}
+
+func TestMaxInFlightNegative(t *testing.T) {
+	_, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(testKey)),
+		petstore.WithRateLimit(petstore.RateLimit{MaxInFlight: -1}))
+	if err == nil || !strings.Contains(err.Error(), "MaxInFlight -1") {
+		t.Errorf("New with MaxInFlight -1: %v; want an error naming it", err)
+	}
 }
