@@ -186,8 +186,9 @@ func TestAttacks(t *testing.T) {
 				t.Errorf("the victim's p99 under attack is %v; want at most %v", p99(loud), limit)
 			}
 			// A connection that is not read from must be closed within
-			// writeGrace of its last write: read none until then.
-			time.Sleep(time.Until(start.Add(writeGrace + 2*time.Second)))
+			// one and a half writeGrace of its last write (see pace): read
+			// none until then.
+			time.Sleep(time.Until(start.Add(writeGrace*3/2 + 2*time.Second)))
 			open, deadline := 0, time.Now().Add(2*time.Second)
 			for _, conn := range conns {
 				if !closedBy(conn, deadline) {

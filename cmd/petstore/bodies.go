@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -144,40 +143,11 @@ func withConnBodies(ctx context.Context, _ net.Conn) context.Context {
 
 // minBodyRate is the least rate, in bytes a second, at which a request
 // body must arrive once it has a place: a body that sends less in any
-// second is cut off and answered 408. A body of the API is at most 64 KiB,
+// second is cut off, answered 400 invalid_body ("the body did not arrive in
+// time") and its connection closed. A body of the API is at most 64 KiB,
 // so one that keeps to the floor takes at most a minute (and -body-timeout
 // bounds it anyway); one that drips holds its place for a second.
 const minBodyRate = 1024
-
-// limitBodies wraps h so that a request body takes a place in g when h
-// first reads it, waiting for a place for at most timeout, and then has
-// timeout to arrive, at minBodyRate at least; the place is held until h
-// returns. The handler reads a body only once it has authenticated the
-// caller, so a request without a valid key never takes a place and the key
-// is checked once. A read that finds no place in time fails with
-// errNoPlace, which wraps petstore.ErrUnavailable: the handler answers it
-// 503 with Retry-After. A body that arrives too slowly is answered 408
-// Request Timeout, as net/http answers a head that does, and its
-// connection closed, in place of what the handler answers to its failed
-// read (400 invalid_body, which its metrics and access log record).
-func limitBodies(h http.Handler, g *bodyGate, timeout time.Duration) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength == 0 {
-			h.ServeHTTP(w, r)
-			return
-		}
-		c, _ := r.Context().Value(connBodiesKey{}).(*connBodies)
-		if c == nil { // a connection that ConnContext did not see
-			c = &connBodies{}
-		}
-		sw := &stallWriter{ResponseWriter: w}
-		b := &gatedBody{ReadCloser: r.Body, gate: g, conn: c, caller: callerOf(r.Context()), ctx: r.Context(), w: w, timeout: timeout,
-			now: time.Now, stalled: &sw.stalled}
-		r.Body = b
-		defer b.release()
-		h.ServeHTTP(sw, r)
-	})
-}
 
 // errNoPlace is what reading a body gives when no place in the bodyGate
 // came free in time.
@@ -190,17 +160,24 @@ var errNoPlace = fmt.Errorf("the server is reading as many request bodies as it 
 // bytes have bought, which it lifts once the body has been read to its
 // end: the deadline bounds sending the body, not the handler's work after
 // it. (Over HTTP/1.1 the deadline is the connection's, and one that passed
-// while the handler works would cancel the request.)
+// while the handler works would cancel the request.) A read that the
+// deadline cuts off fails with os.ErrDeadlineExceeded, which the API
+// handler answers 400 invalid_body; net/http then closes the connection,
+// since the rest of the body cannot be read.
+//
+// A read that finds no place in time fails with errNoPlace, which wraps
+// petstore.ErrUnavailable: the API handler answers it 503 with
+// Retry-After. The API handler reads a body only once it has authenticated
+// the caller, so a request without a valid key never takes a place.
 type gatedBody struct {
 	io.ReadCloser
 	gate    *bodyGate
 	conn    *connBodies
 	caller  string
 	ctx     context.Context
-	w       http.ResponseWriter
+	rc      *http.ResponseController
 	timeout time.Duration
 	now     func() time.Time
-	stalled *bool // set when the body arrived too slowly
 
 	held     bool // a place is held
 	refused  bool // no place came free in time
@@ -219,15 +196,12 @@ func (b *gatedBody) Read(p []byte) (int, error) {
 		b.start = b.now()
 	}
 	bought := b.start.Add(time.Second + time.Duration(b.got)*time.Second/minBodyRate)
-	b.deadline = http.NewResponseController(b.w).SetReadDeadline(minTime(bought, b.start.Add(b.timeout))) == nil
+	b.deadline = b.rc.SetReadDeadline(minTime(bought, b.start.Add(b.timeout))) == nil
 	n, err := b.ReadCloser.Read(p)
 	b.got += n
 	if errors.Is(err, io.EOF) && b.deadline {
 		b.deadline = false
-		_ = http.NewResponseController(b.w).SetReadDeadline(time.Time{}) // the connection is gone if this fails
-	}
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		*b.stalled = true
+		_ = b.rc.SetReadDeadline(time.Time{}) // the connection is gone if this fails
 	}
 	return n, err
 }
@@ -246,41 +220,3 @@ func (b *gatedBody) release() {
 		b.gate.release(b.conn, b.caller)
 	}
 }
-
-// stallWriter is the ResponseWriter of limitBodies: once the body has
-// stalled, it answers 408 with Connection: close in place of what the
-// handler answers, and drops the rest.
-type stallWriter struct {
-	http.ResponseWriter
-	stalled  bool
-	answered bool // 408 was sent
-}
-
-func (w *stallWriter) WriteHeader(code int) {
-	if !w.stalled {
-		w.ResponseWriter.WriteHeader(code)
-		return
-	}
-	if w.answered {
-		return
-	}
-	w.answered = true
-	h := w.ResponseWriter.Header()
-	clear(h)
-	h.Set("Connection", "close")
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.ResponseWriter.WriteHeader(http.StatusRequestTimeout)
-	fmt.Fprintf(w.ResponseWriter, "408 Request Timeout: the body arrived slower than %d bytes a second\n", minBodyRate)
-}
-
-func (w *stallWriter) Write(p []byte) (int, error) {
-	if !w.stalled {
-		return w.ResponseWriter.Write(p)
-	}
-	w.WriteHeader(http.StatusOK)
-	return len(p), nil
-}
-
-// Unwrap returns the ResponseWriter underneath, for http.ResponseController.
-func (w *stallWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -161,18 +161,18 @@ func TestConnsUnauthorizedCloses(t *testing.T) {
 	})
 }
 
-// TestUnauthorizedCloserController checks that http.ResponseController
-// reaches the ResponseWriter under closeOnUnauthorized, and that only a 401
-// gets Connection: close.
-func TestUnauthorizedCloserController(t *testing.T) {
-	for _, status := range []int{http.StatusOK, http.StatusUnauthorized, http.StatusForbidden} {
+// TestFrontWriterController checks that http.ResponseController reaches
+// the ResponseWriter under front, and that only a 401 gets Connection:
+// close from it.
+func TestFrontWriterController(t *testing.T) {
+	for _, status := range []int{http.StatusOK, http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests} {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
 			var flushErr error
-			h := closeOnUnauthorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := &front{api: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(status)
 				io.WriteString(w, "x")
 				flushErr = http.NewResponseController(w).Flush()
-			}))
+			}), base: "/v1"}
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
 			if flushErr != nil || !rec.Flushed {

@@ -49,28 +49,23 @@ func TestBodyGateCallerFirst(t *testing.T) {
 	}
 }
 
-// TestLimitCallers: a caller with its share of requests in flight is
-// answered 429 with Retry-After and Connection: close, whatever connection
-// it comes on, while another caller is served; a request without a valid
-// key is passed on to be answered 401.
-func TestLimitCallers(t *testing.T) {
+// TestFrontClosesOn429: behind front, a caller with its share of requests
+// in flight (the API handler's MaxInFlight) is answered 429 with
+// Retry-After and Connection: close, whatever connection it comes on,
+// while another caller is served; a request without a valid key is
+// answered 401 with Connection: close.
+func TestFrontClosesOn429(t *testing.T) {
 	const alice, bob = "alice-key-0123456789", "bob-key-0123456789"
 	entries := []string{"alice:" + alice, bob}
-	api, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(apiKeysAuthenticator(entries)))
+	release := make(chan struct{})
+	var holding sync.WaitGroup
+	api, err := petstore.New(petstore.WithStore(holdingStore{memstore.New(), &holding, release}),
+		petstore.WithAuthenticator(apiKeysAuthenticator(entries)),
+		petstore.WithRateLimit(petstore.RateLimit{MaxInFlight: 2}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	release := make(chan struct{})
-	var holding sync.WaitGroup
-	blocking := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("hold") != "" {
-			holding.Done()
-			<-release
-		}
-		api.ServeHTTP(w, r)
-	})
-	share := newCallerShare(2)
-	h := limitCallers(blocking, newCallers(entries), share)
+	h := &front{api: api, base: "/v1", who: newCallers(entries), bodies: newBodyGate(4, 4), bodyWait: time.Second}
 	get := func(key, query string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodGet, "/v1/pets"+query, nil)
 		if key != "" {
@@ -83,42 +78,55 @@ func TestLimitCallers(t *testing.T) {
 	holding.Add(2)
 	var done sync.WaitGroup
 	for range 2 {
-		done.Go(func() { get(alice, "?hold=1") })
+		done.Go(func() { get(alice, "?limit=7") })
 	}
 	holding.Wait()
-	if n := share.held("alice"); n != 2 {
-		t.Fatalf("alice holds %d requests; want 2", n)
-	}
 	w := get(alice, "")
-	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "1" || w.Header().Get("Connection") != "close" ||
+	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" || w.Header().Get("Connection") != "close" ||
 		!strings.Contains(w.Body.String(), `"code":"rate_limited"`) {
-		t.Errorf("alice's third request: %d %v %s; want 429 rate_limited with Retry-After: 1 and Connection: close", w.Code, w.Header(), w.Body)
+		t.Errorf("alice's third request: %d %v %s; want 429 rate_limited with Retry-After and Connection: close", w.Code, w.Header(), w.Body)
 	}
-	if w := get(bob, ""); w.Code != http.StatusOK {
-		t.Errorf("bob's request while alice holds her share: %d; want 200", w.Code)
+	if w := get(bob, ""); w.Code != http.StatusOK || w.Header().Get("Connection") != "" {
+		t.Errorf("bob's request while alice holds her share: %d, Connection %q; want 200, none", w.Code, w.Header().Get("Connection"))
 	}
-	if w := get("not-a-key", ""); w.Code != http.StatusUnauthorized {
-		t.Errorf("a request with an unknown key: %d; want 401", w.Code)
+	if w := get("not-a-key", ""); w.Code != http.StatusUnauthorized || w.Header().Get("Connection") != "close" {
+		t.Errorf("a request with an unknown key: %d, Connection %q; want 401, close", w.Code, w.Header().Get("Connection"))
 	}
 	close(release)
 	done.Wait()
-	if w := get(alice, ""); w.Code != http.StatusOK || share.held("alice") != 0 {
-		t.Errorf("alice's request once hers ended: %d, %d held; want 200, 0", w.Code, share.held("alice"))
+	if w := get(alice, ""); w.Code != http.StatusOK {
+		t.Errorf("alice's request once hers ended: %d; want 200", w.Code)
 	}
 }
 
-// TestSlowBody408: a body that drips a byte every 200 ms, after a head
-// with a valid key, is cut off within a few seconds and answered 408
-// Request Timeout on the wire, never 499, and its connection closed; the
-// pet is not stored.
-func TestSlowBody408(t *testing.T) {
+// holdingStore is a Store whose List of a page of 7 says so on holding and
+// waits for release.
+type holdingStore struct {
+	*memstore.Store
+	holding *sync.WaitGroup
+	release chan struct{}
+}
+
+func (s holdingStore) List(ctx context.Context, o petstore.ListOptions) ([]petstore.Pet, error) {
+	if o.Limit == 8 { // a page of 7, and one more to know whether another follows
+		s.holding.Done()
+		<-s.release
+	}
+	return s.Store.List(ctx, o)
+}
+
+// TestSlowBody400: a body that drips a byte every 200 ms, after a head
+// with a valid key, is cut off within a few seconds and answered 400
+// invalid_body on the wire, never 499, and its connection closed; the pet
+// is not stored.
+func TestSlowBody400(t *testing.T) {
 	const key = "drip-key-0123456789"
 	store := memstore.New()
 	api, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(key)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(limitBodies(api, newBodyGate(4, 4), 10*time.Second))
+	srv := httptest.NewUnstartedServer(&front{api: api, base: "/v1", who: newCallers([]string{key}), bodies: newBodyGate(4, 4), bodyWait: 10 * time.Second})
 	srv.Config.ConnContext = withConnBodies
 	srv.Start()
 	defer srv.Close()
@@ -143,8 +151,9 @@ func TestSlowBody408(t *testing.T) {
 	answer, err := io.ReadAll(conn)
 	elapsed := time.Since(start)
 	t.Logf("after %v: %q (%v)", elapsed.Round(time.Millisecond), answer, err)
-	if !strings.HasPrefix(string(answer), "HTTP/1.1 408 ") || !strings.Contains(string(answer), "Connection: close") {
-		t.Errorf("the answer to a dripping body is %q; want 408 with Connection: close", answer)
+	if !strings.HasPrefix(string(answer), "HTTP/1.1 400 ") || !strings.Contains(string(answer), "Connection: close") ||
+		!strings.Contains(string(answer), `"code":"invalid_body"`) {
+		t.Errorf("the answer to a dripping body is %q; want 400 invalid_body with Connection: close", answer)
 	}
 	if elapsed > 5*time.Second {
 		t.Errorf("the dripping body held its place for %v; want it cut off within a few seconds", elapsed)

@@ -192,23 +192,6 @@ func (m *frameMeter) ConnectionState() tls.ConnectionState { return m.tls.Connec
 // NetConn returns the TLS connection underneath.
 func (m *frameMeter) NetConn() net.Conn { return m.tls }
 
-// limitHead wraps h so that a request whose head, counted as HTTP/1.1 sends
-// it, is over maxHead is answered 431 without reaching h. net/http refuses
-// such heads itself over HTTP/1.1; over HTTP/2 the header fields come
-// compressed, and this is where the same limit is applied, to the request
-// alone, leaving the connection's other streams be.
-func limitHead(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ProtoMajor >= 2 && headSize(r) > maxHead {
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			w.WriteHeader(http.StatusRequestHeaderFieldsTooLarge)
-			fmt.Fprint(w, "431 Request Header Fields Too Large")
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
 // headSize returns the size of r's head as HTTP/1.1 would send it: the
 // request line, the Host field and the other fields, each on a line of its
 // own, and the blank line.

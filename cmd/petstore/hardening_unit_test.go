@@ -98,7 +98,7 @@ func TestLimitBodies(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := newBodyGate(1, 1)
-	h := limitBodies(api, g, 50*time.Millisecond)
+	h := &front{api: api, base: "/v1", who: newCallers([]string{key}), bodies: g, bodyWait: 50 * time.Millisecond}
 	post := func(key string, body io.Reader) *http.Request {
 		r := httptest.NewRequest("POST", "/v1/pets", body)
 		r.ContentLength = -1 // unknown, as a streamed body's

@@ -7,13 +7,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/petstore-go/petstore"
 )
 
 // maxHeaderBytes is the http.Server's MaxHeaderBytes. net/http lets a
@@ -115,63 +112,6 @@ func (l *limitFlags) perCaller() int {
 // its bookkeeping, so a connection pins at most 256 KiB of kernel memory
 // however little its client reads.
 const sockBuffer = 64 << 10
-
-// Write deadlines. An answer must leave at a pace: each write the handler
-// makes (at most 32 KiB, as http.ServeContent copies) must drain within
-// writeGrace, or the connection is closed and its place freed. Answers
-// served without a key (the OpenAPI document and the docs page) must leave
-// within publicWriteTimeout in all; the API's within -write-timeout.
-const (
-	writeGrace         = 5 * time.Second
-	publicWriteTimeout = 10 * time.Second
-)
-
-// paceWrites wraps h so that every write of an answer has a deadline of
-// writeGrace from when it is made, and the answer as a whole one of
-// timeout from when it began, or publicWriteTimeout for the paths under
-// base that are served without a key. A watch stream (an Accept of
-// text/event-stream) has no deadline as a whole: it lasts as long as its
-// client reads, and each of its writes must drain within writeGrace.
-func paceWrites(h http.Handler, base string, timeout time.Duration) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		end := time.Now().Add(timeout)
-		switch p := r.URL.Path; {
-		case p == base+petstore.OpenAPIPath || p == base+petstore.DocsPath || strings.HasPrefix(p, base+petstore.DocsPath+"/"):
-			end = time.Now().Add(publicWriteTimeout)
-		case strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
-			end = time.Time{}
-		}
-		h.ServeHTTP(&pacedWriter{ResponseWriter: w, rc: http.NewResponseController(w), end: end}, r)
-	})
-}
-
-// pacedWriter is the ResponseWriter of paceWrites.
-type pacedWriter struct {
-	http.ResponseWriter
-	rc  *http.ResponseController
-	end time.Time // zero for a watch stream
-}
-
-func (w *pacedWriter) WriteHeader(code int) {
-	w.pace()
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *pacedWriter) Write(p []byte) (int, error) {
-	w.pace()
-	return w.ResponseWriter.Write(p)
-}
-
-func (w *pacedWriter) pace() {
-	d := time.Now().Add(writeGrace)
-	if !w.end.IsZero() {
-		d = minTime(w.end, d)
-	}
-	_ = w.rc.SetWriteDeadline(d) // unsupported only for a test's recorder
-}
-
-// Unwrap returns the ResponseWriter underneath, for http.ResponseController.
-func (w *pacedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // newConnGrace is how long a new connection may go without a complete
 // request (for TLS, its handshake and then its request) before a full
@@ -344,12 +284,25 @@ func (l *connLimiter) setState(lc *limitedConn, state http.ConnState) {
 	}
 }
 
-// limitedConn is a connection of a connLimiter.
+// writeGrace is how long each write to a connection may take to drain:
+// past it the connection is closed and its place freed, whoever it serves,
+// so that a client that stops reading cannot hold it until the whole
+// answer's deadline.
+const writeGrace = 5 * time.Second
+
+// limitedConn is a connection of a connLimiter. Its writes keep a pace:
+// each must drain within writeGrace (see pace), within the deadline of the
+// answer as a whole that net/http (-write-timeout), front (a public
+// answer's) or a watch stream sets with SetWriteDeadline.
 type limitedConn struct {
 	net.Conn
 	l       *connLimiter
 	since   time.Time // when it was accepted, or became idle
 	dropped bool      // its place is given up
+
+	wmu   sync.Mutex
+	end   time.Time // the deadline set with SetWriteDeadline, or zero for none
+	armed time.Time // the write deadline set on Conn, or zero for none
 
 	// Guarded by l.mu: the list it is in (l.idle or l.fresh) and its
 	// element there, or nil.
@@ -368,6 +321,53 @@ func (c *limitedConn) unlistLocked() {
 		c.list.Remove(c.elem)
 		c.list, c.elem = nil, nil
 	}
+}
+
+// Write writes p within the pace of the connection's writes.
+func (c *limitedConn) Write(p []byte) (int, error) {
+	c.pace(time.Now())
+	return c.Conn.Write(p)
+}
+
+// pace makes sure that the write deadline in force gives a write starting
+// at now between writeGrace and one and a half times that to drain, never
+// past end. Each write then has at least writeGrace, and a connection that
+// writes often moves its deadline once in writeGrace/2, not at every write.
+func (c *limitedConn) pace(now time.Time) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	lo, hi := now.Add(writeGrace), now.Add(writeGrace+writeGrace/2)
+	if !c.end.IsZero() && c.end.Before(hi) {
+		hi = c.end
+		lo = minTime(lo, hi)
+	}
+	if c.armed.IsZero() || c.armed.Before(lo) || c.armed.After(hi) {
+		c.armed = hi
+		_ = c.Conn.SetWriteDeadline(hi) // fails only on a closed connection, whose write fails too
+	}
+}
+
+// SetWriteDeadline sets the deadline of the writes to come as a whole; each
+// must also drain within writeGrace. A deadline earlier than the one in
+// force applies at once, to a write under way too.
+func (c *limitedConn) SetWriteDeadline(t time.Time) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.end = t
+	if !t.IsZero() && (c.armed.IsZero() || t.Before(c.armed)) {
+		c.armed = t
+		return c.Conn.SetWriteDeadline(t)
+	}
+	return nil
+}
+
+// SetDeadline sets the read deadline, and the write deadline as
+// SetWriteDeadline does.
+func (c *limitedConn) SetDeadline(t time.Time) error {
+	if err := c.Conn.SetReadDeadline(t); err != nil {
+		return err
+	}
+	return c.SetWriteDeadline(t)
 }
 
 // Close closes the connection and frees its place.
@@ -389,38 +389,3 @@ func (c *limitedConn) CloseWrite() error {
 	}
 	return errors.ErrUnsupported
 }
-
-// closeOnUnauthorized wraps h so that every 401 answer closes its
-// connection (with Connection: close on HTTP/1.1, with GOAWAY on HTTP/2):
-// a client without a valid key cannot keep a connection, and the file
-// descriptor it holds, for the idle timeout.
-func closeOnUnauthorized(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(&unauthorizedCloser{ResponseWriter: w}, r)
-	})
-}
-
-// unauthorizedCloser is the ResponseWriter of closeOnUnauthorized. Unwrap
-// keeps http.ResponseController working through it.
-type unauthorizedCloser struct {
-	http.ResponseWriter
-	wroteHeader bool
-}
-
-func (w *unauthorizedCloser) WriteHeader(code int) {
-	if !w.wroteHeader && code == http.StatusUnauthorized {
-		w.Header().Set("Connection", "close")
-	}
-	if code >= 200 {
-		w.wroteHeader = true
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *unauthorizedCloser) Write(b []byte) (int, error) {
-	w.wroteHeader = true
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap returns the ResponseWriter underneath, for http.ResponseController.
-func (w *unauthorizedCloser) Unwrap() http.ResponseWriter { return w.ResponseWriter }

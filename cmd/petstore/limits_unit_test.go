@@ -2,6 +2,7 @@ package main
 
 import (
 	"container/list"
+	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -67,5 +68,49 @@ func TestConnLimiterOrder(t *testing.T) {
 				t.Errorf("victim = %d (%v), want %d", got, victim != nil, want)
 			}
 		})
+	}
+}
+
+// deadlineConn is a net.Conn that records the write deadlines set on it.
+type deadlineConn struct {
+	net.Conn
+	set []time.Time
+}
+
+func (c *deadlineConn) SetWriteDeadline(t time.Time) error {
+	c.set = append(c.set, t)
+	return nil
+}
+
+// TestWritePace: each write gets between writeGrace and one and a half
+// times that to drain, never past the deadline set for the answer, which
+// applies at once when it is earlier than the one in force; the deadline
+// underneath moves only when it must.
+func TestWritePace(t *testing.T) {
+	under := &deadlineConn{}
+	c := &limitedConn{Conn: under}
+	t0 := time.Unix(1_800_000_000, 0)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	const g = writeGrace
+	var want []time.Time
+
+	c.pace(at(0)) // the first write
+	want = append(want, at(g+g/2))
+	c.pace(at(time.Second)) // still has more than g: unchanged
+	c.pace(at(g/2 + time.Second))
+	want = append(want, at(g/2+time.Second+g+g/2)) // had less than g: moved
+	end := at(g/2 + 2*time.Second)
+	c.SetWriteDeadline(end) // earlier than the one in force: at once
+	want = append(want, end)
+	c.pace(at(g/2 + 1500*time.Millisecond)) // never past end: unchanged
+	c.SetWriteDeadline(time.Time{})         // no deadline as a whole
+	c.pace(at(2 * g))
+	want = append(want, at(2*g+g+g/2))
+	c.SetWriteDeadline(at(10 * g)) // later than the one in force: kept for later writes
+	c.pace(at(9*g + g/2))
+	want = append(want, at(10*g))
+
+	if diff := cmp.Diff(want, under.set); diff != "" {
+		t.Errorf("write deadlines set (-want +got):\n%s", diff)
 	}
 }

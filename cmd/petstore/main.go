@@ -255,6 +255,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer closeLimiters()
+	rateLimit.MaxInFlight = c.limits.perCaller()
 
 	auth := apiKeysAuthenticator(c.keys)
 	// Watch streams never end on their own: Shutdown would wait for them
@@ -285,9 +286,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	bodies := newBodyGate(c.limits.maxBodies, bodiesPerConn)
 	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
 	srv := &http.Server{
-		Handler: paceWrites(limitHead(closeOnUnauthorized(obs.wrap(
-			limitCallers(limitBodies(api, bodies, c.limits.bodyTimeout), newCallers(c.keys), newCallerShare(c.limits.perCaller()))))),
-			c.basePath, c.limits.writeTimeout),
+		Handler: &front{api: obs.wrap(api), base: c.basePath, who: newCallers(c.keys), bodies: bodies,
+			bodyWait: c.limits.bodyTimeout},
 		ReadHeaderTimeout: c.readHeaderTimeout,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      c.limits.writeTimeout,
