@@ -181,6 +181,7 @@ type gatedBody struct {
 
 	held     bool // a place is held
 	refused  bool // no place came free in time
+	ended    bool // read to its end
 	deadline bool // a read deadline is set
 	start    time.Time
 	got      int // bytes read
@@ -199,6 +200,7 @@ func (b *gatedBody) Read(p []byte) (int, error) {
 	b.deadline = b.rc.SetReadDeadline(minTime(bought, b.start.Add(b.timeout))) == nil
 	n, err := b.ReadCloser.Read(p)
 	b.got += n
+	b.ended = b.ended || errors.Is(err, io.EOF)
 	if errors.Is(err, io.EOF) && b.deadline {
 		b.deadline = false
 		_ = b.rc.SetReadDeadline(time.Time{}) // the connection is gone if this fails

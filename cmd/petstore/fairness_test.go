@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -160,5 +161,53 @@ func TestSlowBody400(t *testing.T) {
 	}
 	if store.Len() != 0 {
 		t.Errorf("%d pets stored; want none", store.Len())
+	}
+}
+
+// TestUnreadBodyCloses: a create over its budget, whose body never comes,
+// is answered 429 at once with Connection: close, and its connection
+// closed, rather than held while net/http waits for the rest of the body;
+// a create whose body was read keeps its connection.
+func TestUnreadBodyCloses(t *testing.T) {
+	const key = "budget-key-0123456789"
+	api, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(key)),
+		petstore.WithRateLimit(petstore.RateLimit{Creates: petstore.NewLimiter(petstore.Rate{PerSecond: 0.01, Burst: 1}, 0)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(&front{api: api, base: "/v1", who: newCallers([]string{key}), bodies: newBodyGate(4, 4), bodyWait: 10 * time.Second})
+	srv.Config.ConnContext = withConnBodies
+	srv.Config.ReadTimeout = 30 * time.Second
+	srv.Start()
+	defer srv.Close()
+
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(20 * time.Second))
+	body := `{"name":"Rex","categoryId":1}`
+	head := fmt.Sprintf("POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", key, len(body))
+	io.WriteString(conn, head+body) // within the budget: read, answered, and the connection kept
+	r := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil || resp.StatusCode != http.StatusCreated || resp.Close {
+		t.Fatalf("the first create: %v, %v; want 201 on a connection kept open", resp, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+
+	io.WriteString(conn, head) // over the budget, and its body never comes
+	start := time.Now()
+	resp, err = http.ReadResponse(r, nil)
+	if err != nil || resp.StatusCode != http.StatusTooManyRequests || !resp.Close {
+		t.Fatalf("the create over its budget: %v, %v; want 429 with Connection: close", resp, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	if _, err := r.ReadByte(); err != io.EOF {
+		t.Errorf("after the 429 the connection gave %v; want it closed", err)
+	}
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("the answer and the close took %v; want them at once, not after the read timeout", elapsed)
 	}
 }

@@ -22,9 +22,9 @@ const publicWriteTimeout = 10 * time.Second
 //   - a request body takes a place in the bodyGate and must arrive at
 //     minBodyRate (see gatedBody);
 //   - a 401 closes its connection, so that a caller without a valid key
-//     cannot keep one; an answer that closes its connection (a 401, or the
-//     API's 429 to a caller with its most requests in flight) does not
-//     wait for the rest of a request body.
+//     cannot keep one, and so does an answer over HTTP/1.1 that leaves the
+//     request's body unread (a 429, say), without waiting for the rest of
+//     a body that may never come.
 //
 // The per-caller budgets and the bound on each caller's requests in flight
 // are the API handler's (petstore.WithRateLimit), which answers, observes
@@ -57,9 +57,12 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rc: http.NewResponseController(w), timeout: f.bodyWait, now: time.Now}
 		r.Body = b
 		defer b.release()
+		if r.ProtoMajor == 1 {
+			fw.body = b
+		}
 	}
 	f.api.ServeHTTP(fw, r)
-	if fw.closes && r.ContentLength != 0 {
+	if fw.body != nil && fw.closes && !fw.body.ended {
 		// The connection closes after this answer: net/http need not wait
 		// for the rest of a body that may never come, which it would read
 		// up to -read-timeout before closing.
@@ -74,18 +77,21 @@ func (f *front) public(path string) bool {
 }
 
 // frontWriter is front's ResponseWriter: it adds Connection: close to a
-// 401 (over HTTP/2, net/http sends a GOAWAY for it), and notes an answer
-// that closes its connection. Unwrap keeps http.ResponseController working
-// through it.
+// 401 (over HTTP/2, net/http sends a GOAWAY for it), and over HTTP/1.1 to
+// an answer that leaves the request's body unread (a 429 of a budget, say),
+// since net/http would otherwise read the rest of that body, which may
+// never come, before it sends the answer. Unwrap keeps
+// http.ResponseController working through it.
 type frontWriter struct {
 	http.ResponseWriter
+	body        *gatedBody // the request's body over HTTP/1.1, or nil
 	wroteHeader bool
 	closes      bool // the answer has Connection: close
 }
 
 func (w *frontWriter) WriteHeader(code int) {
 	if !w.wroteHeader {
-		if code == http.StatusUnauthorized {
+		if code == http.StatusUnauthorized || w.body != nil && !w.body.ended && code >= 200 {
 			w.Header().Set("Connection", "close")
 		}
 		w.closes = w.Header().Get("Connection") == "close"
