@@ -165,9 +165,10 @@ func TestSlowBody400(t *testing.T) {
 }
 
 // TestUnreadBodyCloses: a create over its budget, whose body never comes,
-// is answered 429 at once with Connection: close, and its connection
-// closed, rather than held while net/http waits for the rest of the body;
-// a create whose body was read keeps its connection.
+// is answered 429 within unreadGrace with Connection: close, and its
+// connection closed, rather than held while net/http waits for the rest of
+// the body; a create whose body was read, and one over its budget whose
+// body came with its head, keep their connection.
 func TestUnreadBodyCloses(t *testing.T) {
 	const key = "budget-key-0123456789"
 	api, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(key)),
@@ -194,6 +195,13 @@ func TestUnreadBodyCloses(t *testing.T) {
 	resp, err := http.ReadResponse(r, nil)
 	if err != nil || resp.StatusCode != http.StatusCreated || resp.Close {
 		t.Fatalf("the first create: %v, %v; want 201 on a connection kept open", resp, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+
+	io.WriteString(conn, head+body) // over the budget, its body sent at once: the connection is kept
+	resp, err = http.ReadResponse(r, nil)
+	if err != nil || resp.StatusCode != http.StatusTooManyRequests || resp.Close {
+		t.Fatalf("a create over its budget with its body: %v, %v; want 429 on a connection kept open", resp, err)
 	}
 	io.Copy(io.Discard, resp.Body)
 

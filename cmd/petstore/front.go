@@ -22,9 +22,8 @@ const publicWriteTimeout = 10 * time.Second
 //   - a request body takes a place in the bodyGate and must arrive at
 //     minBodyRate (see gatedBody);
 //   - a 401 closes its connection, so that a caller without a valid key
-//     cannot keep one, and so does an answer over HTTP/1.1 that leaves the
-//     request's body unread (a 429, say), without waiting for the rest of
-//     a body that may never come.
+//     cannot keep one, and the rest of a body that the API left unread has
+//     unreadGrace to come, or its connection is closed.
 //
 // The per-caller budgets and the bound on each caller's requests in flight
 // are the API handler's (petstore.WithRateLimit), which answers, observes
@@ -57,18 +56,24 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rc: http.NewResponseController(w), timeout: f.bodyWait, now: time.Now}
 		r.Body = b
 		defer b.release()
-		if r.ProtoMajor == 1 {
-			fw.body = b
-		}
+		defer func() {
+			if !b.ended {
+				// net/http reads what is left of a body that the API
+				// left unread (a 401 or a 429, say) before it sends
+				// the answer or reuses the connection: a body sent at
+				// once is read at once, and the connection kept; one
+				// that does not come within unreadGrace closes the
+				// connection, rather than hold it up to -read-timeout.
+				_ = b.rc.SetReadDeadline(time.Now().Add(unreadGrace))
+			}
+		}()
 	}
 	f.api.ServeHTTP(fw, r)
-	if fw.body != nil && fw.closes && !fw.body.ended {
-		// The connection closes after this answer: net/http need not wait
-		// for the rest of a body that may never come, which it would read
-		// up to -read-timeout before closing.
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
-	}
 }
+
+// unreadGrace is how long the rest of a body that the API left unread may
+// take to arrive once the API has answered.
+const unreadGrace = 100 * time.Millisecond
 
 // public reports whether path is served without a key.
 func (f *front) public(path string) bool {
@@ -77,24 +82,16 @@ func (f *front) public(path string) bool {
 }
 
 // frontWriter is front's ResponseWriter: it adds Connection: close to a
-// 401 (over HTTP/2, net/http sends a GOAWAY for it), and over HTTP/1.1 to
-// an answer that leaves the request's body unread (a 429 of a budget, say),
-// since net/http would otherwise read the rest of that body, which may
-// never come, before it sends the answer. Unwrap keeps
+// 401 (over HTTP/2, net/http sends a GOAWAY for it). Unwrap keeps
 // http.ResponseController working through it.
 type frontWriter struct {
 	http.ResponseWriter
-	body        *gatedBody // the request's body over HTTP/1.1, or nil
 	wroteHeader bool
-	closes      bool // the answer has Connection: close
 }
 
 func (w *frontWriter) WriteHeader(code int) {
-	if !w.wroteHeader {
-		if code == http.StatusUnauthorized || w.body != nil && !w.body.ended && code >= 200 {
-			w.Header().Set("Connection", "close")
-		}
-		w.closes = w.Header().Get("Connection") == "close"
+	if !w.wroteHeader && code == http.StatusUnauthorized {
+		w.Header().Set("Connection", "close")
 	}
 	if code >= 200 {
 		w.wroteHeader = true
