@@ -215,10 +215,23 @@ func minTime(a, b time.Time) time.Time {
 	return b
 }
 
-// release gives the place back, if the body took one.
-func (b *gatedBody) release() {
+// unreadGrace is how long the rest of a body that the API left unread may
+// take to arrive once the API has answered.
+const unreadGrace = 100 * time.Millisecond
+
+// finish ends the body's request once the API has answered: it gives the
+// place back, if the body took one, and gives what is left of a body the
+// API left unread (a 401 or a 429, say) unreadGrace to come. net/http reads
+// that rest before it sends the answer or reuses the connection: a body
+// sent at once is read at once, and the connection kept; one that does not
+// come in time closes the connection, rather than hold it up to
+// -read-timeout.
+func (b *gatedBody) finish() {
 	if b.held {
 		b.held = false
 		b.gate.release(b.conn, b.caller)
+	}
+	if !b.ended {
+		_ = b.rc.SetReadDeadline(time.Now().Add(unreadGrace))
 	}
 }

@@ -127,17 +127,7 @@ func TestSlowBody400(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(&front{api: api, base: "/v1", who: newCallers([]string{key}), bodies: newBodyGate(4, 4), bodyWait: 10 * time.Second})
-	srv.Config.ConnContext = withConnBodies
-	srv.Start()
-	defer srv.Close()
-
-	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(15 * time.Second))
+	conn := dialFront(t, api, key, 15*time.Second)
 	body := `{"name":"Drip","categoryId":1}`
 	fmt.Fprintf(conn, "POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", key, len(body))
 	go func() {
@@ -176,18 +166,7 @@ func TestUnreadBodyCloses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(&front{api: api, base: "/v1", who: newCallers([]string{key}), bodies: newBodyGate(4, 4), bodyWait: 10 * time.Second})
-	srv.Config.ConnContext = withConnBodies
-	srv.Config.ReadTimeout = 30 * time.Second
-	srv.Start()
-	defer srv.Close()
-
-	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(20 * time.Second))
+	conn := dialFront(t, api, key, 20*time.Second)
 	body := `{"name":"Rex","categoryId":1}`
 	head := fmt.Sprintf("POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", key, len(body))
 	io.WriteString(conn, head+body) // within the budget: read, answered, and the connection kept
@@ -218,4 +197,23 @@ func TestUnreadBodyCloses(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > 5*time.Second {
 		t.Errorf("the answer and the close took %v; want them at once, not after the read timeout", elapsed)
 	}
+}
+
+// dialFront serves api behind front, accepting key, with the read timeout
+// of cmd/petstore's server, and returns a connection to it whose deadline
+// is d from now. Both close when the test ends.
+func dialFront(t *testing.T, api http.Handler, key string, d time.Duration) net.Conn {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(&front{api: api, base: "/v1", who: newCallers([]string{key}), bodies: newBodyGate(4, 4), bodyWait: 10 * time.Second})
+	srv.Config.ConnContext = withConnBodies
+	srv.Config.ReadTimeout = 30 * time.Second
+	srv.Start()
+	t.Cleanup(srv.Close)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	conn.SetDeadline(time.Now().Add(d))
+	return conn
 }

@@ -55,25 +55,10 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b := &gatedBody{ReadCloser: r.Body, gate: f.bodies, conn: c, caller: f.who.of(r), ctx: r.Context(),
 			rc: http.NewResponseController(w), timeout: f.bodyWait, now: time.Now}
 		r.Body = b
-		defer b.release()
-		defer func() {
-			if !b.ended {
-				// net/http reads what is left of a body that the API
-				// left unread (a 401 or a 429, say) before it sends
-				// the answer or reuses the connection: a body sent at
-				// once is read at once, and the connection kept; one
-				// that does not come within unreadGrace closes the
-				// connection, rather than hold it up to -read-timeout.
-				_ = b.rc.SetReadDeadline(time.Now().Add(unreadGrace))
-			}
-		}()
+		defer b.finish()
 	}
 	f.api.ServeHTTP(fw, r)
 }
-
-// unreadGrace is how long the rest of a body that the API left unread may
-// take to arrive once the API has answered.
-const unreadGrace = 100 * time.Millisecond
 
 // public reports whether path is served without a key.
 func (f *front) public(path string) bool {
