@@ -3,8 +3,9 @@
 # prints, for each, the figure that the performance targets are about: the
 # handler beside its bare baseline (ns/op and allocs/op), the cost of a page
 # at 1,000,000 pets over the cost at 1,000, appendPets over
-# encoding/json.Marshal, the allocations per request and the bytes per pet of
-# memstore. Each time is the median over COUNT runs.
+# encoding/json.Marshal, the allocations per request, and the bytes per pet
+# of memstore and those of them that the garbage collector scans. Each time
+# is the median over COUNT runs.
 #
 # Usage: bench/micro.sh        (from anywhere in the repository)
 #
@@ -78,9 +79,9 @@ awk '$1 ~ /^BenchmarkEncodePage\// { split($1, p, "/"); med[p[2]] = $2; low[p[2]
 rm -f "$out.medians"
 
 echo
-echo "go test -count 1 -run 'TestPerfAllocs' -v .   (limits: list 13, get 9, create 12, 401 3)"
+echo "go test -count 1 -run 'TestPerfAllocs' -v .   (limits: list 8, get 5, create 7, 401 3)"
 go test -count 1 -run 'TestPerfAllocs' -v . | sed -n 's/.*perf_allocs_test.go:[0-9]*: /  /p'
 echo
-echo "go test -count 1 -run 'TestPerfMemoryPerPet' -v ./memstore   (limit 96)"
-go test -count 1 -run 'TestPerfMemoryPerPet' -v ./memstore | sed -n 's/.*bench_test.go:[0-9]*: /  /p'
+echo "go test -count 1 -run 'TestPerfMemoryPerPet|TestPerfScannedPerPet' -v ./memstore   (limits 32 and 1)"
+go test -count 1 -run 'TestPerfMemoryPerPet|TestPerfScannedPerPet' -v ./memstore | sed -n 's/.*bench_test.go:[0-9]*: /  /p'
 if [ -z "${OUT:-}" ]; then rm -f "$out"; fi

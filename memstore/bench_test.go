@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"testing"
 
@@ -32,7 +33,7 @@ func benchFill(tb testing.TB, s petstore.Store, n int) int {
 
 // perfMaxBytesPerPet is the most heap memory that a pet may take in the
 // store beyond the bytes of its name.
-const perfMaxBytesPerPet = 96
+const perfMaxBytesPerPet = 32
 
 // TestPerfMemoryPerPet checks that the store holds 1,000,000 pets in at most
 // perfMaxBytesPerPet bytes per pet beyond the bytes of their names: the live
@@ -54,6 +55,34 @@ func TestPerfMemoryPerPet(t *testing.T) {
 	t.Logf("%d pets: %.1f bytes per pet beyond %d bytes of names", n, perPet, nameBytes)
 	if perPet > perfMaxBytesPerPet {
 		t.Errorf("%.1f bytes per pet beyond the names, want at most %d", perPet, perfMaxBytesPerPet)
+	}
+}
+
+// perfMaxScannedPerPet is the most heap memory that the garbage collector
+// may have to scan for a pet stored, in bytes.
+const perfMaxScannedPerPet = 1
+
+// TestPerfScannedPerPet checks that the pets stored hold no pointers for the
+// garbage collector to follow: with 1,000,000 pets, the scannable heap
+// (runtime/metrics' /gc/scan/heap:bytes) grows by at most
+// perfMaxScannedPerPet bytes a pet. A string per pet would add 48.
+func TestPerfScannedPerPet(t *testing.T) {
+	const n = 1_000_000
+	scannable := func() uint64 {
+		runtime.GC()
+		m := []metrics.Sample{{Name: "/gc/scan/heap:bytes"}}
+		metrics.Read(m)
+		return m[0].Value.Uint64()
+	}
+	before := scannable()
+	s := memstore.New()
+	benchFill(t, s, n)
+	after := scannable()
+	runtime.KeepAlive(s)
+	perPet := (float64(after) - float64(before)) / n
+	t.Logf("%d pets: %.2f scannable bytes per pet", n, perPet)
+	if perPet > perfMaxScannedPerPet {
+		t.Errorf("%.2f scannable bytes per pet, want at most %d", perPet, perfMaxScannedPerPet)
 	}
 }
 

@@ -15,8 +15,9 @@
 // A Store is safe for concurrent use. It assigns IDs 1, 2, 3 and so on. As
 // the API is append-only, a pet once added never changes and is never
 // removed, and its ID is never reused; the Store's memory grows with its
-// pets, about 70 bytes a pet beyond its name, and is given back only when
-// the Store itself is dropped. A Get, and a page of a List with or without
+// pets, about 25 bytes a pet beyond its name, with nothing in them for the
+// garbage collector to scan, and is given back only when the Store itself
+// is dropped. A Get, and a page of a List with or without
 // a status filter, cost the same however many pets are stored. The pets
 // that Get and List return are copies: changing them changes nothing in
 // the Store.
@@ -43,6 +44,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,14 +60,9 @@ type Store struct {
 	now       func() time.Time // nil: time.Now
 	log       *slog.Logger     // nil: none
 
-	mu sync.RWMutex
-	// chunks hold the pets stored, chunkSize to a chunk (see pet). A Pet
-	// holds only values and immutable strings, so a copy of one aliases
-	// nothing. A chunk never moves once made, so an Add never copies the
-	// pets before it, as growing one slice of every pet would, under the
-	// lock, every quarter more pets.
-	chunks [][]petstore.Pet
-	n      int64 // the number of pets, and the ID of the last
+	mu     sync.RWMutex
+	chunks []chunk // the pets stored, chunkSize to a chunk
+	n      int64   // the number of pets, and the ID of the last
 	// byStatus holds the IDs of the pets with each status, ascending, for
 	// List to find a page by binary search. Made by the first Add of a pet
 	// with a status.
@@ -79,10 +76,79 @@ var _ petstore.Store = (*Store)(nil)
 // chunkSize is the number of pets in a chunk.
 const chunkSize = 1024
 
-// pet returns the pet with ID id, which is from 1 to s.n. The caller holds
-// s.mu.
+// A chunk holds chunkSize pets, or fewer in the last chunk, without a
+// pointer for each: a string per pet would be a pointer that the garbage
+// collector follows in every cycle, which at a million pets costs a list a
+// tenth of the server's throughput (BENCHMARKS.md). So the names are stored
+// end to end in one byte slice, and Get and List copy them out into
+// strings. A chunk never moves once made, so an Add never copies the pets
+// before it, as growing one slice of every pet would, under the lock,
+// every quarter more pets.
+type chunk struct {
+	names []byte   // the names, end to end
+	pets  []record // the pets, in the order of their IDs
+}
+
+// A record is a pet in a chunk, but for its ID and its name.
+type record struct {
+	categoryID int64
+	end        uint32 // where the pet's name ends in its chunk's names
+	status     uint8  // an index in statuses
+}
+
+// statuses are the values of a pet's Status, by their index in a record.
+var statuses = [...]petstore.Status{"", petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold}
+
+// at returns the pet with ID id, which is from 1 to s.n, and the bytes of
+// its name. The caller holds s.mu.
+func (s *Store) at(id int64) (record, []byte) {
+	c, i := &s.chunks[(id-1)/chunkSize], (id-1)%chunkSize
+	start := uint32(0)
+	if i > 0 {
+		start = c.pets[i-1].end
+	}
+	r := c.pets[i]
+	return r, c.names[start:r.end]
+}
+
+// pet returns the pet with ID id, which is from 1 to s.n, with its name in
+// a string of its own. The caller holds s.mu.
 func (s *Store) pet(id int64) petstore.Pet {
-	return s.chunks[(id-1)/chunkSize][(id-1)%chunkSize]
+	r, name := s.at(id)
+	return r.pet(id, string(name))
+}
+
+// pets returns the pets with the given IDs, each from 1 to s.n, with their
+// names copied into one string. The caller holds s.mu.
+func (s *Store) pets(ids []int64) []petstore.Pet {
+	var page [petstore.MaxPageSize + 1][]byte // the most the handler asks for
+	names := page[:0]
+	if len(ids) > len(page) {
+		names = make([][]byte, 0, len(ids))
+	}
+	pets := make([]petstore.Pet, len(ids))
+	size := 0
+	for i, id := range ids {
+		r, name := s.at(id)
+		pets[i] = r.pet(id, "")
+		names = append(names, name)
+		size += len(name)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, name := range names {
+		b.Write(name)
+	}
+	all := b.String()
+	for i, name := range names {
+		pets[i].Name, all = all[:len(name)], all[len(name):]
+	}
+	return pets
+}
+
+// pet returns the pet of r, with the given ID and name.
+func (r record) pet(id int64, name string) petstore.Pet {
+	return petstore.Pet{ID: id, NewPet: petstore.NewPet{Name: name, CategoryID: r.categoryID, Status: statuses[r.status]}}
 }
 
 // New returns an empty Store with opts applied.
@@ -127,12 +193,18 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 		}
 	}
 	if s.n%chunkSize == 0 {
-		s.chunks = append(s.chunks, make([]petstore.Pet, 0, chunkSize))
+		room := chunkSize * 8 // for names as long as the last chunk's, most often enough
+		if len(s.chunks) > 0 {
+			room = len(s.chunks[len(s.chunks)-1].names)
+		}
+		s.chunks = append(s.chunks, chunk{names: make([]byte, 0, room), pets: make([]record, 0, chunkSize)})
 	}
 	s.n++
 	pet := petstore.Pet{ID: s.n, NewPet: p}
-	last := &s.chunks[len(s.chunks)-1]
-	*last = append(*last, pet)
+	c := &s.chunks[len(s.chunks)-1]
+	c.names = append(c.names, p.Name...)
+	c.pets = append(c.pets, record{categoryID: p.CategoryID, end: uint32(len(c.names)),
+		status: uint8(slices.Index(statuses[:], p.Status))})
 	if p.Status != "" {
 		if s.byStatus == nil {
 			s.byStatus = make(map[petstore.Status][]int64)
@@ -173,14 +245,15 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 		if opts.Limit > 0 && last-first >= int64(opts.Limit) {
 			last = first + int64(opts.Limit) - 1
 		}
-		pets := make([]petstore.Pet, 0, last-first+1)
-		for id := first; id <= last; { // a chunk at a time
-			chunk := s.chunks[(id-1)/chunkSize][(id-1)%chunkSize:]
-			n := min(int64(len(chunk)), last-id+1)
-			pets = append(pets, chunk[:n]...)
-			id += n
+		var page [petstore.MaxPageSize + 1]int64 // the most the handler asks for
+		ids := page[:0]
+		if n := last - first + 1; n > int64(len(page)) {
+			ids = make([]int64, 0, n)
 		}
-		return pets, nil
+		for id := first; id <= last; id++ {
+			ids = append(ids, id)
+		}
+		return s.pets(ids), nil
 	}
 	ids := s.byStatus[opts.Status] // none for an invalid status
 	first, found := slices.BinarySearch(ids, after)
@@ -191,11 +264,7 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 	if opts.Limit > 0 && len(ids) > opts.Limit {
 		ids = ids[:opts.Limit]
 	}
-	pets := make([]petstore.Pet, len(ids))
-	for i, id := range ids {
-		pets[i] = s.pet(id)
-	}
-	return pets, nil
+	return s.pets(ids), nil
 }
 
 // Len returns the number of pets stored.

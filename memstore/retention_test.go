@@ -157,7 +157,7 @@ func TestKeysHeapLevelsOff(t *testing.T) {
 	one := heapAfter(2 * perRet)
 	two := heapAfter(4 * perRet)
 	runtime.KeepAlive(s)
-	// The pets of the second stretch cost about 70 bytes each, the keys
+	// The pets of the second stretch cost about 25 bytes each, the keys
 	// they bring about 450: the heap may grow by the pets and some slack,
 	// never by a retention's worth of keys.
 	growth := int64(two) - int64(one)
