@@ -44,7 +44,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -121,26 +120,17 @@ func (s *Store) pet(id int64) petstore.Pet {
 // pets returns the pets with the given IDs, each from 1 to s.n, with their
 // names copied into one string. The caller holds s.mu.
 func (s *Store) pets(ids []int64) []petstore.Pet {
-	var page [petstore.MaxPageSize + 1][]byte // the most the handler asks for
-	names := page[:0]
-	if len(ids) > len(page) {
-		names = make([][]byte, 0, len(ids))
-	}
 	pets := make([]petstore.Pet, len(ids))
-	size := 0
+	var page [4096]byte
+	names := page[:0] // end to end
 	for i, id := range ids {
 		r, name := s.at(id)
 		pets[i] = r.pet(id, "")
-		names = append(names, name)
-		size += len(name)
+		names = append(names, name...)
 	}
-	var b strings.Builder
-	b.Grow(size)
-	for _, name := range names {
-		b.Write(name)
-	}
-	all := b.String()
-	for i, name := range names {
+	all := string(names)
+	for i, id := range ids {
+		_, name := s.at(id)
 		pets[i].Name, all = all[:len(name)], all[len(name):]
 	}
 	return pets
