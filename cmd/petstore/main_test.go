@@ -116,13 +116,7 @@ func TestParseConfigTLS(t *testing.T) {
 		ReloadInterval time.Duration
 	}
 	defaults := tlsConfig{MinVersion: "TLS 1.2", ReloadInterval: 10 * time.Second}
-	tests := []struct {
-		name    string
-		args    []string
-		env     map[string]string
-		want    tlsConfig
-		wantErr string
-	}{
+	tests := []configCase[tlsConfig]{
 		{name: "defaults: no TLS", want: defaults},
 		{name: "flags", args: []string{"-tls-cert", "c.pem", "-tls-key", "k.pem"},
 			want: tlsConfig{Cert: "c.pem", Key: "k.pem", MinVersion: "TLS 1.2", ReloadInterval: 10 * time.Second}},
@@ -139,17 +133,32 @@ func TestParseConfigTLS(t *testing.T) {
 		{name: "TLS 1.0", args: []string{"-tls-min-version", "1.0"}, wantErr: `-tls-min-version "1.0": want 1.2 or 1.3`},
 		{name: "negative interval", args: []string{"-tls-reload-interval", "-1s"}, wantErr: "-tls-reload-interval -1s: want 0 or more"},
 	}
-	for _, tt := range tests {
+	checkConfigs(t, tests, func(c config) tlsConfig {
+		return tlsConfig{Cert: c.tlsCert, Key: c.tlsKey, MinVersion: tls.VersionName(c.tlsMinVersion), ReloadInterval: c.tlsReloadInterval}
+	})
+}
+
+// A configCase is a case of a table of parseConfig: the arguments and the
+// environment, and what the test takes of the configuration, or the error.
+type configCase[T any] struct {
+	name    string
+	args    []string
+	env     map[string]string
+	want    T
+	wantErr string
+}
+
+// checkConfigs runs parseConfig on each case and compares what view takes of
+// the configuration, or the error, with the case's.
+func checkConfigs[T any](t *testing.T, cases []configCase[T], view func(config) T) {
+	t.Helper()
+	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			c, gotErr := parseConfigFor(tt.args, tt.env)
 			if gotErr != tt.wantErr {
 				t.Fatalf("parseConfig(%q) error = %q, want %q", tt.args, gotErr, tt.wantErr)
 			}
-			if gotErr != "" {
-				return
-			}
-			got := tlsConfig{Cert: c.tlsCert, Key: c.tlsKey, MinVersion: tls.VersionName(c.tlsMinVersion), ReloadInterval: c.tlsReloadInterval}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, view(c)); gotErr == "" && diff != "" {
 				t.Errorf("parseConfig(%q) (-want +got):\n%s", tt.args, diff)
 			}
 		})

@@ -23,13 +23,7 @@ func TestChooseStore(t *testing.T) {
 		DataFile string
 		Postgres string
 	}
-	tests := []struct {
-		name    string
-		args    []string
-		env     map[string]string
-		want    choice
-		wantErr string
-	}{
+	tests := []configCase[choice]{
 		{name: "default: petstore.db", want: choice{Store: storeSQLite, DataFile: "petstore.db"}},
 		{name: "-data", args: []string{"-data", "/var/lib/pets.db"}, want: choice{Store: storeSQLite, DataFile: "/var/lib/pets.db"}},
 		{name: "PETSTORE_DATA", env: map[string]string{"PETSTORE_DATA": "env.db"}, want: choice{Store: storeSQLite, DataFile: "env.db"}},
@@ -57,21 +51,7 @@ func TestChooseStore(t *testing.T) {
 		{name: "replicas without PostgreSQL", env: map[string]string{"PETSTORE_POSTGRES_REPLICA_URLS": url},
 			wantErr: "PETSTORE_POSTGRES_REPLICA_URLS names PostgreSQL replicas, but pets are kept in sqlite; name the primary in PETSTORE_POSTGRES_URL, or unset PETSTORE_POSTGRES_REPLICA_URLS"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, gotErr := parseConfigFor(tt.args, tt.env)
-			if gotErr != tt.wantErr {
-				t.Fatalf("parseConfig(%q) error = %q, want %q", tt.args, gotErr, tt.wantErr)
-			}
-			if gotErr != "" {
-				return
-			}
-			got := choice{Store: c.store, DataFile: c.dataFile, Postgres: c.postgresURL}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("parseConfig(%q) (-want +got):\n%s", tt.args, diff)
-			}
-		})
-	}
+	checkConfigs(t, tests, func(c config) choice { return choice{Store: c.store, DataFile: c.dataFile, Postgres: c.postgresURL} })
 }
 
 // TestServerKeepsPetsInItsDataFile starts the server as the README's first

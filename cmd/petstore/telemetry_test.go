@@ -71,13 +71,7 @@ func TestParseConfigAdmin(t *testing.T) {
 		AccessLog bool
 		Tracing   bool
 	}
-	tests := []struct {
-		name    string
-		args    []string
-		env     map[string]string
-		want    adminConfig
-		wantErr string
-	}{
+	tests := []configCase[adminConfig]{
 		{name: "defaults: all off", want: adminConfig{}},
 		{name: "flags", args: []string{"-admin-addr", "127.0.0.1:9090", "-access-log"},
 			want: adminConfig{AdminAddr: "127.0.0.1:9090", AccessLog: true}},
@@ -89,21 +83,9 @@ func TestParseConfigAdmin(t *testing.T) {
 			wantErr: "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: petstore sends traces over OTLP with http/protobuf only; " +
 				"set it to http/protobuf, or unset it, and point the endpoint at the collector's HTTP port (4318)"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, gotErr := parseConfigFor(tt.args, tt.env)
-			if gotErr != tt.wantErr {
-				t.Fatalf("parseConfig(%q) error = %q, want %q", tt.args, gotErr, tt.wantErr)
-			}
-			if gotErr != "" {
-				return
-			}
-			got := adminConfig{AdminAddr: c.adminAddr, AccessLog: c.accessLog, Tracing: c.tracing}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("parseConfig(%q) (-want +got):\n%s", tt.args, diff)
-			}
-		})
-	}
+	checkConfigs(t, tests, func(c config) adminConfig {
+		return adminConfig{AdminAddr: c.adminAddr, AccessLog: c.accessLog, Tracing: c.tracing}
+	})
 }
 
 // TestAccessLogObserver checks the fields of an access log line, with and
