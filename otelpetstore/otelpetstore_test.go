@@ -109,6 +109,32 @@ func (f *fixture) call(t testing.TB, method, path, key, body string, traceID tra
 	return resp.StatusCode
 }
 
+// observed is a handler observed by a Telemetry that keeps its spans and
+// metrics in memory, for the tests that serve without a server.
+type observed struct {
+	api    http.Handler
+	tel    *otelpetstore.Telemetry
+	tp     *sdktrace.TracerProvider
+	spans  *tracetest.SpanRecorder
+	reader *sdkmetric.ManualReader
+}
+
+// newObserved returns the handler of store, with keyA, observed.
+func newObserved(t *testing.T, store petstore.Store) observed {
+	o := observed{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
+	o.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(o.spans))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(o.reader))
+	var err error
+	if o.tel, err = otelpetstore.New(otelpetstore.WithMeterProvider(mp), otelpetstore.WithTracerProvider(o.tp)); err != nil {
+		t.Fatal(err)
+	}
+	if o.api, err = petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(keyA)),
+		petstore.WithObserver(o.tel.Observe)); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
 // parentSpan is the parent span ID of every traceparent that tests send.
 var parentSpan = trace.SpanID{0xb7, 0xad, 0x6b, 0x71, 0x69, 0x20, 0x33, 0x31}
 
@@ -431,33 +457,21 @@ func TestConcurrent(t *testing.T) {
 // TestObserveWithoutMiddleware checks that Observe alone records the
 // metrics, without url.scheme, and leaves a span it did not start alone.
 func TestObserveWithoutMiddleware(t *testing.T) {
-	spans := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	tel, err := otelpetstore.New(otelpetstore.WithMeterProvider(mp), otelpetstore.WithTracerProvider(tp))
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(keyA)),
-		petstore.WithObserver(tel.Observe))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, host := tp.Tracer("host").Start(context.Background(), "host span")
+	o := newObserved(t, memstore.New())
+	ctx, host := o.tp.Tracer("host").Start(context.Background(), "host span")
 	r := httptest.NewRequestWithContext(ctx, "GET", "/v1/pets/7", nil)
 	r.Header.Set("Authorization", "Bearer "+keyA)
 	w := httptest.NewRecorder()
-	api.ServeHTTP(w, r)
+	o.api.ServeHTTP(w, r)
 	host.End()
 	if w.Code != 404 {
 		t.Fatalf("status %d, want 404", w.Code)
 	}
-	ended := spans.Ended()
+	ended := o.spans.Ended()
 	if len(ended) != 1 || ended[0].Name() != "host span" || len(ended[0].Attributes()) != 0 {
-		t.Errorf("spans %v, want the host's span untouched", ended)
+		t.Errorf("o.spans %v, want the host's span untouched", ended)
 	}
-	rm, point := onlyDurationPoint(t, reader)
+	rm, point := onlyDurationPoint(t, o.reader)
 	want := map[string]string{"http.route": "/v1/pets/{petId}", "http.request.method": "GET",
 		"http.response.status_code": "404", "error.type": "not_found"}
 	if diff := cmp.Diff(want, attrMap(point.Attributes.ToSlice())); diff != "" {
@@ -570,19 +584,7 @@ func (abortingStore) List(context.Context, petstore.ListOptions) ([]petstore.Pet
 // sent ends its span, with status Error, and is recorded with error.type
 // _OTHER and no status.
 func TestAbortedRequest(t *testing.T) {
-	spans := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	tel, err := otelpetstore.New(otelpetstore.WithMeterProvider(mp), otelpetstore.WithTracerProvider(tp))
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := petstore.New(petstore.WithStore(abortingStore{}), petstore.WithAuthenticator(petstore.APIKeys(keyA)),
-		petstore.WithObserver(tel.Observe))
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := newObserved(t, abortingStore{})
 	r := httptest.NewRequest("GET", "/v1/pets", nil)
 	r.Header.Set("Authorization", "Bearer "+keyA)
 	func() {
@@ -591,11 +593,11 @@ func TestAbortedRequest(t *testing.T) {
 				t.Errorf("recovered %v, want http.ErrAbortHandler passed on", v)
 			}
 		}()
-		tel.Middleware(api).ServeHTTP(httptest.NewRecorder(), r)
+		o.tel.Middleware(o.api).ServeHTTP(httptest.NewRecorder(), r)
 	}()
-	ended := spans.Ended()
+	ended := o.spans.Ended()
 	if len(ended) != 1 {
-		t.Fatalf("%d spans ended, want 1", len(ended))
+		t.Fatalf("%d o.spans ended, want 1", len(ended))
 	}
 	if diff := cmp.Diff(sdktrace.Status{Code: codes.Error, Description: "_OTHER"}, ended[0].Status()); diff != "" {
 		t.Errorf("span status (-want +got):\n%s", diff)
@@ -605,7 +607,7 @@ func TestAbortedRequest(t *testing.T) {
 	if diff := cmp.Diff(want, attrMap(ended[0].Attributes())); diff != "" {
 		t.Errorf("span attributes (-want +got):\n%s", diff)
 	}
-	_, point := onlyDurationPoint(t, reader)
+	_, point := onlyDurationPoint(t, o.reader)
 	delete(want, "url.path")
 	if diff := cmp.Diff(want, attrMap(point.Attributes.ToSlice())); diff != "" {
 		t.Errorf("histogram attributes (-want +got):\n%s", diff)
@@ -616,27 +618,15 @@ func TestAbortedRequest(t *testing.T) {
 // recorded with status 499 and error.type client_closed_request, outside
 // the 5xx series, and that its span is not marked as an error.
 func TestClientClosedRequest(t *testing.T) {
-	spans := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	tel, err := otelpetstore.New(otelpetstore.WithMeterProvider(mp), otelpetstore.WithTracerProvider(tp))
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(keyA)),
-		petstore.WithObserver(tel.Observe))
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := newObserved(t, memstore.New())
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel() // the client hangs up before its request is served
 	r := httptest.NewRequestWithContext(ctx, "GET", "/v1/pets", nil)
 	r.Header.Set("Authorization", "Bearer "+keyA)
-	tel.Middleware(api).ServeHTTP(httptest.NewRecorder(), r)
-	ended := spans.Ended()
+	o.tel.Middleware(o.api).ServeHTTP(httptest.NewRecorder(), r)
+	ended := o.spans.Ended()
 	if len(ended) != 1 {
-		t.Fatalf("%d spans ended, want 1", len(ended))
+		t.Fatalf("%d o.spans ended, want 1", len(ended))
 	}
 	if diff := cmp.Diff(sdktrace.Status{Code: codes.Unset}, ended[0].Status()); diff != "" {
 		t.Errorf("span status (-want +got):\n%s", diff)
@@ -646,7 +636,7 @@ func TestClientClosedRequest(t *testing.T) {
 	if diff := cmp.Diff(want, attrMap(ended[0].Attributes())); diff != "" {
 		t.Errorf("span attributes (-want +got):\n%s", diff)
 	}
-	_, point := onlyDurationPoint(t, reader)
+	_, point := onlyDurationPoint(t, o.reader)
 	delete(want, "url.path")
 	if diff := cmp.Diff(want, attrMap(point.Attributes.ToSlice())); diff != "" {
 		t.Errorf("histogram attributes (-want +got):\n%s", diff)
