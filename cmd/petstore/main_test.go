@@ -150,7 +150,7 @@ type configCase[T any] struct {
 
 // checkConfigs runs parseConfig on each case and compares what view takes of
 // the configuration, or the error, with the case's.
-func checkConfigs[T any](t *testing.T, cases []configCase[T], view func(config) T) {
+func checkConfigs[T any](t *testing.T, cases []configCase[T], view func(config) T, opts ...cmp.Option) {
 	t.Helper()
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,7 +158,7 @@ func checkConfigs[T any](t *testing.T, cases []configCase[T], view func(config) 
 			if gotErr != tt.wantErr {
 				t.Fatalf("parseConfig(%q) error = %q, want %q", tt.args, gotErr, tt.wantErr)
 			}
-			if diff := cmp.Diff(tt.want, view(c)); gotErr == "" && diff != "" {
+			if diff := cmp.Diff(tt.want, view(c), opts...); gotErr == "" && diff != "" {
 				t.Errorf("parseConfig(%q) (-want +got):\n%s", tt.args, diff)
 			}
 		})

@@ -236,12 +236,7 @@ func TestStartupHelp(t *testing.T) {
 }
 
 func TestParseConfigLimits(t *testing.T) {
-	tests := []struct {
-		name    string
-		args    []string
-		want    limitFlags
-		wantErr string
-	}{
+	tests := []configCase[limitFlags]{
 		{name: "defaults", want: limitFlags{share: 0.25, storeTimeout: 5 * time.Second, writeTimeout: 30 * time.Second, maxConns: defaultMaxConns(openFileLimit())}},
 		{name: "flags", args: []string{"-store-timeout", "2s", "-write-timeout", "3s", "-max-conns", "10"},
 			want: limitFlags{share: 0.25, storeTimeout: 2 * time.Second, writeTimeout: 3 * time.Second, maxConns: 10}},
@@ -260,27 +255,19 @@ func TestParseConfigLimits(t *testing.T) {
 		{name: "no body timeout", args: []string{"-body-timeout", "0s"}, wantErr: "-body-timeout 0s: want more than 0"},
 		{name: "help", args: []string{"-help"}, wantErr: "flag: help requested"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, gotErr := parseConfigFor(tt.args, nil)
-			if gotErr != tt.wantErr {
-				t.Fatalf("parseConfig(%q) error = %q, want %q", tt.args, gotErr, tt.wantErr)
-			}
-			if gotErr != "" {
-				return
-			}
-			tt.want.openFiles = openFileLimit()
-			if tt.want.maxBodies == 0 {
-				tt.want.maxBodies = 256
-			}
-			if tt.want.bodyTimeout == 0 {
-				tt.want.bodyTimeout = 10 * time.Second
-			}
-			if diff := cmp.Diff(tt.want, c.limits, cmp.AllowUnexported(limitFlags{})); diff != "" {
-				t.Errorf("parseConfig(%q) limits (-want +got):\n%s", tt.args, diff)
-			}
-		})
-	}
+	// The cases leave out the open-file limit and, unless they set them, the
+	// defaults of -max-bodies and -body-timeout.
+	checkConfigs(t, tests, func(c config) limitFlags {
+		l := c.limits
+		l.openFiles = 0
+		if l.maxBodies == 256 {
+			l.maxBodies = 0
+		}
+		if l.bodyTimeout == 10*time.Second {
+			l.bodyTimeout = 0
+		}
+		return l
+	}, cmp.AllowUnexported(limitFlags{}))
 }
 
 func TestParseAPIKeys(t *testing.T) {
