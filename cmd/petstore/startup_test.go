@@ -138,56 +138,46 @@ func TestStartupRefuses(t *testing.T) {
 	}
 }
 
-// TestStartupMissingSchema starts the server on PostgreSQL with a
-// search_path naming a schema that does not exist: it refuses to start,
-// saying which schema is missing and how to create it.
-func TestStartupMissingSchema(t *testing.T) {
+// TestStartupMissingSchemaOrDatabase starts the server on PostgreSQL with a
+// search_path naming a schema that does not exist, and with a URL naming a
+// database that does not exist: it refuses to start, saying what is missing
+// and the statement that creates it.
+func TestStartupMissingSchemaOrDatabase(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
 	}
-	u, err := url.Parse(pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := buildServer(t)
 	b := make([]byte, 6)
 	rand.Read(b)
-	schema := "petstore_missing_" + hex.EncodeToString(b)
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-
-	code, stdout, stderr := runToExit(t, buildServer(t), []string{"PETSTORE_API_KEYS=k", "PETSTORE_POSTGRES_URL=" + u.String()})
-	want := `petstore: pgstore: the schema "` + schema + `" that PostgreSQL's search_path names does not exist, so there is nowhere ` +
-		"to create the pets table; create it with CREATE SCHEMA " + schema + ", or set search_path in the URL's query to a schema that exists\n"
-	if diff := cmp.Diff(want, stderr); diff != "" || code != 2 {
-		t.Errorf("exit status %d (want 2); stderr (-want +got):\n%s", code, diff)
-	}
-	if stdout != "" {
-		t.Errorf("the server printed to stdout before refusing to start:\n%s", stdout)
-	}
-}
-
-// TestStartupMissingDatabase starts the server on PostgreSQL with a URL
-// naming a database that does not exist: it refuses to start, with the
-// statement that creates it.
-func TestStartupMissingDatabase(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
-	u, err := url.Parse(pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	database := "petstore_missing_" + hex.EncodeToString(b)
-	u.Path = "/" + database
-
-	code, _, stderr := runToExit(t, buildServer(t), []string{"PETSTORE_API_KEYS=k", "PETSTORE_POSTGRES_URL=" + u.String()})
-	want := `database "` + database + `" does not exist (SQLSTATE 3D000); create it, as a role that may create databases, ` +
-		`with CREATE DATABASE "` + database + `"; or name another database in the URL` + "\n"
-	if !strings.HasPrefix(stderr, "petstore: cannot reach PostgreSQL: ") || !strings.HasSuffix(stderr, want) || code != 2 {
-		t.Errorf("exit status %d (want 2); stderr:\n%s\nwant it to end with:\n%s", code, stderr, want)
+	name := "petstore_missing_" + hex.EncodeToString(b)
+	for _, missing := range []string{"schema", "database"} {
+		t.Run(missing, func(t *testing.T) {
+			u, err := url.Parse(pgtest.URL(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What stderr starts and ends with.
+			prefix := `petstore: pgstore: the schema "` + name + `" that PostgreSQL's search_path names does not exist, so there is nowhere ` +
+				"to create the pets table; create it with CREATE SCHEMA " + name + ", or set search_path in the URL's query to a schema that exists\n"
+			suffix := prefix
+			if missing == "schema" {
+				q := u.Query()
+				q.Set("search_path", name)
+				u.RawQuery = q.Encode()
+			} else {
+				u.Path = "/" + name
+				prefix = "petstore: cannot reach PostgreSQL: "
+				suffix = `database "` + name + `" does not exist (SQLSTATE 3D000); create it, as a role that may create databases, ` +
+					`with CREATE DATABASE "` + name + `"; or name another database in the URL` + "\n"
+			}
+			code, stdout, stderr := runToExit(t, bin, []string{"PETSTORE_API_KEYS=k", "PETSTORE_POSTGRES_URL=" + u.String()})
+			if !strings.HasPrefix(stderr, prefix) || !strings.HasSuffix(stderr, suffix) || code != 2 {
+				t.Errorf("exit status %d (want 2); stderr:\n%s\nwant it to start with:\n%s\nand end with:\n%s", code, stderr, prefix, suffix)
+			}
+			if stdout != "" {
+				t.Errorf("the server printed to stdout before refusing to start:\n%s", stdout)
+			}
+		})
 	}
 }
 
