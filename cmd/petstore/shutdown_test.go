@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -13,6 +14,35 @@ import (
 
 	"github.com/petstore-go/petstore"
 )
+
+// holdCreate sends a create of body to the server p with key, its head with
+// Expect: 100-continue and then half of body once 100 Continue says that
+// the handler reads it: the create is then in flight. It returns the
+// connection and the reader of its answers.
+func holdCreate(t *testing.T, p *serverProcess, key, body string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if err := conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", p.path, p.addr, key, len(body))
+	answer := bufio.NewReader(conn)
+	if line, err := answer.ReadString('\n'); err != nil || line != "HTTP/1.1 100 Continue\r\n" {
+		t.Fatalf("waiting for 100 Continue: read %q, %v", line, err)
+	}
+	if line, err := answer.ReadString('\n'); err != nil || line != "\r\n" {
+		t.Fatalf("after 100 Continue: read %q, %v", line, err)
+	}
+	if _, err := io.WriteString(conn, body[:len(body)/2]); err != nil {
+		t.Fatal(err)
+	}
+	return conn, answer
+}
 
 // TestShutdownFinishesRequests starts the server as a process, begins a
 // create whose body arrives slowly, and signals the process once the
@@ -32,32 +62,8 @@ func TestShutdownFinishesRequests(t *testing.T) {
 			// The request: headers and half of the body now, the rest after
 			// the signal.
 			body := `{"name":"Slow Sam","categoryId":7,"status":"pending"}`
-			conn, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			if err := conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
-				t.Fatal(err)
-			}
-			// Expect: 100-continue makes the server say when the handler
-			// starts to read the body: then the request is in flight.
-			head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"+
-				"Content-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", p.path, p.addr, key, len(body))
-			if _, err := conn.Write([]byte(head)); err != nil {
-				t.Fatal(err)
-			}
-			answer := bufio.NewReader(conn)
-			if line, err := answer.ReadString('\n'); err != nil || line != "HTTP/1.1 100 Continue\r\n" {
-				t.Fatalf("waiting for 100 Continue: read %q, %v", line, err)
-			}
-			if line, err := answer.ReadString('\n'); err != nil || line != "\r\n" {
-				t.Fatalf("after 100 Continue: read %q, %v", line, err)
-			}
+			conn, answer := holdCreate(t, p, key, body)
 			half := len(body) / 2
-			if _, err := conn.Write([]byte(body[:half])); err != nil {
-				t.Fatal(err)
-			}
 
 			if err := p.cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -32,28 +31,7 @@ func TestShutdownSecondSignal(t *testing.T) {
 			p := startServer(t, bin, key, nil, "-shutdown-timeout", "1m")
 
 			body := `{"name":"Held","categoryId":1,"status":"available"}`
-			conn, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			if err := conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
-				t.Fatal(err)
-			}
-			// 100 Continue says that the handler reads the body: the request
-			// is in flight.
-			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"+
-				"Content-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", p.path, p.addr, key, len(body))
-			answer := bufio.NewReader(conn)
-			if line, err := answer.ReadString('\n'); err != nil || line != "HTTP/1.1 100 Continue\r\n" {
-				t.Fatalf("waiting for 100 Continue: read %q, %v", line, err)
-			}
-			if line, err := answer.ReadString('\n'); err != nil || line != "\r\n" {
-				t.Fatalf("after 100 Continue: read %q, %v", line, err)
-			}
-			if _, err := io.WriteString(conn, body[:len(body)/2]); err != nil {
-				t.Fatal(err)
-			}
+			_, answer := holdCreate(t, p, key, body)
 
 			if err := p.cmd.Process.Signal(sigs[0]); err != nil {
 				t.Fatal(err)
