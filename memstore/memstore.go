@@ -77,9 +77,9 @@ const chunkSize = 1024
 
 // A chunk holds chunkSize pets, or fewer in the last chunk, without a
 // pointer for each: a string per pet would be a pointer that the garbage
-// collector follows in every cycle, which at a million pets costs a list a
-// tenth of the server's throughput (BENCHMARKS.md). So the names are stored
-// end to end in one byte slice, and Get and List copy them out into
+// collector follows in every cycle (under the server's list load, 11.5 ms
+// of CPU a cycle against 1.3 ms without; BENCHMARKS.md). So the names are
+// stored end to end in one byte slice, and Get and List copy them out into
 // strings. A chunk never moves once made, so an Add never copies the pets
 // before it, as growing one slice of every pet would, under the lock,
 // every quarter more pets.
