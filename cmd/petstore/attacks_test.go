@@ -294,8 +294,11 @@ const p99Floor = time.Millisecond
 // one caller stall another.
 const strictP99Var = "PETSTORE_TEST_STRICT_P99"
 
-// p99Alarm is the floor of the p99 check when strictP99Var is not set.
-const p99Alarm = 25 * time.Millisecond
+// p99Alarm is the floor of the p99 check when strictP99Var is not set. A
+// server that lets one caller stall another stalls it for seconds (a body
+// or write deadline); a CI run with every module's tests on two cores has
+// put the victims' p99 at 50 ms under attack with a server that did not.
+const p99Alarm = 100 * time.Millisecond
 
 // The phases of each case of TestAttacks: the victims run warmUp
 // unmeasured, then quietFor with no attack, then loudFor under attack, and
