@@ -197,43 +197,57 @@ func victim(ctx context.Context, client *http.Client, baseURL, key string, n int
 	}
 }
 
-// victimRun is the victims' process, started by startVictims.
-type victimRun struct {
+// clients is a process of the test binary that runs clients, the victims
+// or the attackers.
+type clients struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
 	stderr *syncBuffer
 }
 
+// startClients starts the test binary bin with envVar set to cfg in JSON,
+// which makes it run the clients that envVar names, and kills the process
+// at the end of the test if it still runs.
+func startClients(t *testing.T, bin, envVar string, cfg any) clients {
+	t.Helper()
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := clients{cmd: exec.Command(bin), stderr: &syncBuffer{}}
+	c.cmd.Env = append(os.Environ(), envVar+"="+string(js))
+	c.cmd.Stderr = c.stderr
+	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.stdout = bufio.NewReader(out)
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if c.cmd.ProcessState == nil {
+			c.cmd.Process.Kill()
+			c.cmd.Wait()
+		}
+	})
+	return c
+}
+
+// victimRun is the victims' process, started by startVictims.
+type victimRun struct{ clients }
+
 // startVictims starts the victims' process, the test binary bin, against
 // p, a victim for each key, trusting the CA in caFile unless it is "", and
 // waits until it is ready.
 func startVictims(t *testing.T, bin string, p *serverProcess, caFile string, keys []string) *victimRun {
 	t.Helper()
-	cfg, err := json.Marshal(victimConfig{BaseURL: p.baseURL, Keys: keys, CAFile: caFile, MaxRun: 2 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := &victimRun{cmd: exec.Command(bin), stderr: &syncBuffer{}}
-	v.cmd.Env = append(os.Environ(), victimProcessVar+"="+string(cfg))
-	v.cmd.Stderr = v.stderr
-	if v.stdin, err = v.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := v.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v.stdout = bufio.NewReader(out)
-	if err := v.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if v.cmd.ProcessState == nil {
-			v.cmd.Process.Kill()
-			v.cmd.Wait()
-		}
-	})
+	v := &victimRun{startClients(t, bin, victimProcessVar,
+		victimConfig{BaseURL: p.baseURL, Keys: keys, CAFile: caFile, MaxRun: 2 * time.Minute})}
 	if line, err := v.stdout.ReadString('\n'); line != "ready\n" {
 		t.Fatalf("the victims' process said %q (%v); want ready; its stderr:\n%s", line, err, v.stderr)
 	}
@@ -644,37 +658,13 @@ func attackerProcess(cfg string) int {
 }
 
 // attackRun is the attackers' process, started by startAttack.
-type attackRun struct {
-	cmd    *exec.Cmd
-	stdout *bufio.Reader
-	stderr *syncBuffer
-}
+type attackRun struct{ clients }
 
 // startAttack starts the attackers' process, the test binary bin, with c
 // and waits until it says it has started.
 func startAttack(t *testing.T, bin string, c attackConfig) *attackRun {
 	t.Helper()
-	cfg, err := json.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &attackRun{cmd: exec.Command(bin), stderr: &syncBuffer{}}
-	a.cmd.Env = append(os.Environ(), attackerProcessVar+"="+string(cfg))
-	a.cmd.Stderr = a.stderr
-	out, err := a.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.stdout = bufio.NewReader(out)
-	if err := a.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if a.cmd.ProcessState == nil {
-			a.cmd.Process.Kill()
-			a.cmd.Wait()
-		}
-	})
+	a := &attackRun{startClients(t, bin, attackerProcessVar, c)}
 	a.expect(t, "started")
 	return a
 }
