@@ -144,7 +144,7 @@ type connLimiter struct {
 
 	mu      sync.Mutex
 	open    int
-	idle    list.List     // of the *limitedConn in StateIdle, longest idle first
+	idle    list.List     // of the *limitedConn that became idle, longest idle first
 	fresh   list.List     // of the *limitedConn in StateNew, oldest first
 	changed chan struct{} // holds a signal when a place may have come free
 	done    chan struct{} // closed by Close
@@ -210,15 +210,21 @@ func (l *connLimiter) victimLocked(now time.Time) (*limitedConn, time.Duration) 
 	wait := time.Hour // until a connection closes
 	for _, q := range []struct {
 		list  *list.List
+		state http.ConnState
 		grace time.Duration
-	}{{&l.idle, l.idleGrace}, {&l.fresh, l.grace}} {
-		if e := q.list.Front(); e != nil {
+	}{{&l.idle, http.StateIdle, l.idleGrace}, {&l.fresh, http.StateNew, l.grace}} {
+		for e := q.list.Front(); e != nil; e = q.list.Front() {
 			lc := e.Value.(*limitedConn)
+			if lc.state != q.state { // active since it was listed
+				lc.unlistLocked()
+				continue
+			}
 			age := now.Sub(lc.since)
 			if age >= q.grace {
 				return lc, 0
 			}
 			wait = min(wait, q.grace-age)
+			break
 		}
 	}
 	return nil, wait
@@ -271,7 +277,7 @@ func (l *connLimiter) setState(lc *limitedConn, state http.ConnState) {
 	if lc.dropped || lc.l != l {
 		return
 	}
-	lc.unlistLocked()
+	lc.state = state
 	switch state {
 	case http.StateNew:
 		lc.since = time.Now()
@@ -281,6 +287,9 @@ func (l *connLimiter) setState(lc *limitedConn, state http.ConnState) {
 		lc.since = time.Now()
 		lc.listLocked(&l.idle)
 		l.signal()
+	case http.StateActive: // it stays listed, for victimLocked to pass over: no allocation a request
+	default:
+		lc.unlistLocked()
 	}
 }
 
@@ -297,8 +306,9 @@ const writeGrace = 5 * time.Second
 type limitedConn struct {
 	net.Conn
 	l       *connLimiter
-	since   time.Time // when it was accepted, or became idle
-	dropped bool      // its place is given up
+	state   http.ConnState // its last state; guarded by l.mu
+	since   time.Time      // when it was accepted, or became idle
+	dropped bool           // its place is given up
 
 	wmu   sync.Mutex
 	end   time.Time // the deadline set with SetWriteDeadline, or zero for none
@@ -310,8 +320,13 @@ type limitedConn struct {
 	elem *list.Element
 }
 
-// listLocked adds c, which is in no list, at the back of q.
+// listLocked puts c at the back of q, taking it out of the list it is in.
 func (c *limitedConn) listLocked(q *list.List) {
+	if c.list == q {
+		q.MoveToBack(c.elem)
+		return
+	}
+	c.unlistLocked()
 	c.list, c.elem = q, q.PushBack(c)
 }
 

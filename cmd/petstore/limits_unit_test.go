@@ -11,7 +11,8 @@ import (
 )
 
 // TestConnLimiterOrder checks the order of the idle and fresh lists as
-// connections change state: the victim is the connection idle the longest,
+// connections change state, leaving out the active connections that
+// victimLocked passes over: the victim is the connection idle the longest,
 // then the oldest fresh one, and a connection that becomes idle again goes
 // to the back.
 func TestConnLimiterOrder(t *testing.T) {
@@ -28,7 +29,9 @@ func TestConnLimiterOrder(t *testing.T) {
 		{"all fresh", nil, nil, []int{0, 1, 2}},
 		{"idle in the order they became idle", []step{{2, http.StateIdle}, {0, http.StateIdle}}, []int{2, 0}, []int{1}},
 		{"idle again goes to the back", []step{{0, http.StateIdle}, {1, http.StateIdle}, {0, http.StateActive}, {0, http.StateIdle}}, []int{1, 0}, []int{2}},
-		{"active leaves both lists", []step{{1, http.StateActive}, {0, http.StateIdle}, {2, http.StateActive}}, []int{0}, nil},
+		{"active is passed over", []step{{1, http.StateActive}, {0, http.StateIdle}, {2, http.StateActive}}, []int{0}, nil},
+		{"the first idle one is passed over", []step{{0, http.StateIdle}, {1, http.StateIdle}, {0, http.StateActive}}, []int{1}, []int{2}},
+		{"all active", []step{{0, http.StateActive}, {1, http.StateActive}, {2, http.StateActive}}, nil, nil},
 		{"the middle one leaves", []step{{0, http.StateIdle}, {1, http.StateIdle}, {2, http.StateIdle}, {1, http.StateActive}}, []int{0, 2}, nil},
 		{"closed leaves", []step{{0, http.StateIdle}, {1, http.StateIdle}, {0, http.StateClosed}}, []int{1}, []int{2}},
 		{"hijacked leaves", []step{{0, http.StateHijacked}}, nil, []int{1, 2}},
@@ -45,16 +48,18 @@ func TestConnLimiterOrder(t *testing.T) {
 			for _, s := range tc.steps {
 				l.track(cs[s.conn], s.state)
 			}
-			walk := func(q *list.List) (got []int) {
+			walk := func(q *list.List, state http.ConnState) (got []int) {
 				for e := q.Front(); e != nil; e = e.Next() {
-					got = append(got, index[e.Value.(*limitedConn)])
+					if lc := e.Value.(*limitedConn); lc.state == state {
+						got = append(got, index[lc])
+					}
 				}
 				return got
 			}
-			if diff := cmp.Diff(tc.wantIdle, walk(&l.idle)); diff != "" {
+			if diff := cmp.Diff(tc.wantIdle, walk(&l.idle, http.StateIdle)); diff != "" {
 				t.Errorf("idle list (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantFresh, walk(&l.fresh)); diff != "" {
+			if diff := cmp.Diff(tc.wantFresh, walk(&l.fresh, http.StateNew)); diff != "" {
 				t.Errorf("fresh list (-want +got):\n%s", diff)
 			}
 			victim, _ := l.victimLocked(time.Now().Add(time.Hour))
