@@ -29,9 +29,6 @@ import (
 // abandoning clients come and go in turns of half a second, so that both
 // rates are measured across the same stretch of the run; it logs them.
 func TestPostgresAbandonedCreates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	postgresServerURL(t)
 	bin := buildServer(t)
 	const apiKey = "postgres-abandon-key"

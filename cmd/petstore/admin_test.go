@@ -173,9 +173,6 @@ func labels(m *dto.Metric) map[string]string {
 // getPet per principal; the admin endpoints are not on the API's port, and
 // the access log has a line per request without any key or query.
 func TestAdminMetrics(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	const keyA, keyB, wrongKey = "admin-metrics-key-a", "admin-metrics-key-b", "admin-metrics-wrong-key"
 	const querySecret = "admin-query-secret"
 	p := startServer(t, buildServer(t), keyA+","+keyB, nil, "-admin-addr", "127.0.0.1:0", "-access-log")
@@ -318,9 +315,6 @@ func TestAdminMetrics(t *testing.T) {
 // TestAdminOff starts the server without -admin-addr: it serves no admin
 // endpoints.
 func TestAdminOff(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	p := startServer(t, buildServer(t), "admin-off-key", nil)
 	if m := adminLine.FindString(p.stdout.String()); m != "" {
 		t.Errorf("without -admin-addr, the server prints %q", m)

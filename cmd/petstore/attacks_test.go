@@ -990,9 +990,6 @@ func (b *drippingBody) Close() error {
 // holdBound, a few seconds, whether it has a key or not. The server runs
 // on a CPU of its own and its clients on the others (see splitCPUs).
 func TestAttacks(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	bin, clients := buildServer(t), buildClients(t)
 	start, cpus := splitCPUs(t)
 	t.Log(cpus)

@@ -21,9 +21,6 @@ import (
 // server runs with one key per principal, and APIKeys authenticates each
 // key as a principal of its own.
 func TestPostgresClientStore(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	postgresServerURL(t)
 	bin := buildServer(t)
 	// The principals that the suite uses, "" for contexts without one.

@@ -92,9 +92,6 @@ type unauthorizedBody struct {
 // the handler, not net/http's general OPTIONS handler, answers it, with
 // the JSON 401, and closes the connection.
 func TestConnsOptionsStar(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	p := startServer(t, buildServer(t), "conns-key", nil)
 	resp, body, conn, r := exchange(t, p.addr, "OPTIONS * HTTP/1.1\r\nHost: "+p.addr+"\r\n\r\n")
 	var got unauthorizedBody
@@ -119,9 +116,6 @@ func TestConnsOptionsStar(t *testing.T) {
 // Connection: close and closes its connection, while a request with the key
 // keeps its connection for the next one.
 func TestConnsUnauthorizedCloses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	const key = "conns-key"
 	p := startServer(t, buildServer(t), key, nil)
 	tests := []struct {
@@ -194,9 +188,6 @@ func TestFrontWriterController(t *testing.T) {
 // a head of exactly 16,384 bytes is served and one byte more is answered
 // 431, as are heads just past the limit.
 func TestLimitsHeaderBoundary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	const key = "limits-key"
 	p := startServer(t, buildServer(t), key, nil)
 	for _, tt := range []struct {
@@ -232,9 +223,6 @@ func TestLimitsHeaderBoundary(t *testing.T) {
 // served, each request within a deadline, and the server must never run
 // out of file descriptors.
 func TestConnsFlood(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	const (
 		key        = "flood-key"
 		openFiles  = 256

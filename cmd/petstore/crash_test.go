@@ -22,9 +22,6 @@ const crashRounds = 5
 // kill is there with the same values, no ID and no name is there twice,
 // and a keyed retry of an acknowledged create replays it.
 func TestServerCrash(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	const key = "crash-key"
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)

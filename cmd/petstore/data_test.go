@@ -91,9 +91,6 @@ func openPets(t *testing.T, path string) []petstore.Pet {
 // replays the keyed creates. It logs the p99 latency of the creates made
 // during the backup.
 func TestBackupWhileServing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that runs the server as a process in -short mode")
-	}
 	const key = "backup-key"
 	bin := buildServer(t)
 	dir := t.TempDir()
@@ -210,9 +207,6 @@ func exportFile(t *testing.T, path string, n int) {
 // the backup file is each time the previous one or a complete new one, and
 // the data file stays whole.
 func TestBackupKilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that runs the server as a process in -short mode")
-	}
 	const pets = 100_000
 	bin := buildServer(t)
 	dir := t.TempDir()
@@ -264,9 +258,6 @@ func TestBackupKilled(t *testing.T) {
 // server holds the data file, and replaces it, keeping the old one, once
 // the server has stopped.
 func TestRestoreWhileServing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that runs the server as a process in -short mode")
-	}
 	const key = "restore-key"
 	bin := buildServer(t)
 	dir := t.TempDir()
@@ -297,9 +288,6 @@ func TestRestoreWhileServing(t *testing.T) {
 // PETSTORE_API_KEYS: the second start accepts the key the first printed,
 // kept owner-only beside the data file, as are the data file's own files.
 func TestMadeKeySurvivesRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that runs the server as a process in -short mode")
-	}
 	bin := buildServer(t)
 	dir := t.TempDir()
 	keyLine := regexp.MustCompile(`this run accepts the API key (\S+)\n`)

@@ -13,9 +13,6 @@ import (
 // backups stop succeeding for twice their interval, which /metrics counts,
 // and when the data file cannot take writes.
 func TestReadyzDataFile(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that runs the server as a process in -short mode")
-	}
 	dir := t.TempDir()
 	backups := filepath.Join(dir, "backups")
 	p := startServerIn(t, dir, buildServer(t), "ready-key", nil,
@@ -64,9 +61,6 @@ func TestReadyzDataFile(t *testing.T) {
 // TestReadyzReadOnlyFile checks that /readyz answers 503 while the data
 // file cannot be written, and 200 again once it can.
 func TestReadyzReadOnlyFile(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that runs the server as a process in -short mode")
-	}
 	dir := t.TempDir()
 	p := startServerIn(t, dir, buildServer(t), "ready-key", nil, "-admin-addr", "127.0.0.1:0")
 	admin := adminURL(t, p)

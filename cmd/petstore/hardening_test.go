@@ -289,9 +289,6 @@ func rawH2(t *testing.T, p *serverProcess, ca *testCA) (*tls.Conn, *http2.Framer
 // connection within a bound, while a client on another connection is
 // served.
 func TestH2ControlFloods(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	const (
 		key      = "flood-key"
 		bound    = 5 * time.Second // for the server to close a flooding connection
@@ -418,9 +415,6 @@ func floodOnce(t *testing.T, p *serverProcess, ca *testCA, key string, frame fun
 // the requests after it. Among the heads served is one with a single field
 // of 13,000 bytes.
 func TestHeaderLimitBothProtocols(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	const key = "header-key"
 	p, ca := startTLSServer(t, key)
 	host := p.addr
@@ -505,9 +499,6 @@ func TestHeaderLimitBothProtocols(t *testing.T) {
 // closes its connection. A client on new connections must be served, each
 // request within a bound.
 func TestConnsIdleAndHandshakes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	const (
 		key      = "slots-key"
 		maxConns = 8

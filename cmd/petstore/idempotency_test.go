@@ -24,9 +24,6 @@ import (
 // each. Every key creates exactly one pet, and every answer after the first
 // is that pet replayed (or 409 while the first still runs, then a replay).
 func TestPostgresIdempotencyTwoProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	postgresServerURL(t)
 	bin := buildServer(t)
 	const apiKey = "postgres-idempotency-key"

@@ -16,9 +16,6 @@ import (
 // sending the request headers one byte every 200ms without ever finishing
 // them: the server closes it once its header timeout (1s here) has passed.
 func TestLimitsSlowHeaders(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	const key = "limits-key"
 	p := startServer(t, buildServer(t), key, nil, "-read-header-timeout", "1s")
 
@@ -88,9 +85,6 @@ func TestLimitsSlowHeaders(t *testing.T) {
 // are answered 431, or the connection is closed, without reaching the
 // handler.
 func TestLimitsHeaderSize(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	const key = "limits-key"
 	p := startServer(t, buildServer(t), key, nil, "-read-header-timeout", "1s")
 

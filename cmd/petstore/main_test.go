@@ -17,9 +17,6 @@ import (
 // TestServerConformance runs the HTTP conformance suite against the server
 // running as a process on its default store, a SQLite file.
 func TestServerConformance(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	const key = "conformance-key"
 	p := startServer(t, buildServer(t), key, nil)
 	petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: p.baseURL, APIKey: key})
@@ -38,9 +35,6 @@ func TestServerConformance(t *testing.T) {
 // TestServerMakesAKey starts the server without keys: it prints one random
 // key, once, and accepts it.
 func TestServerMakesAKey(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	p := startServer(t, buildServer(t), "", nil)
 	lines := regexp.MustCompile(`this run accepts the API key (\S+)\n`).FindAllStringSubmatch(p.stdout.String(), -1)
 	if len(lines) != 1 || len(lines[0][1]) < 40 {

@@ -20,9 +20,6 @@ import (
 // same, a keyed retry on the new store replays the pet created before the
 // move, and the next create gets an ID above every imported one.
 func TestMoveBetweenStores(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that runs the server as a process in -short mode")
-	}
 	const key = "move-key"
 	_, pgURL := postgresSchema(t)
 	pgEnv := []string{postgresURLVar + "=" + pgURL}

@@ -313,9 +313,6 @@ func postgresListAll(client *http.Client, baseURL, key string) ([]petstore.Pet, 
 // TestPostgresProcesses runs cmd/petstore as a process on PostgreSQL: the
 // HTTP suite against one process, then two processes sharing one table.
 func TestPostgresProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	postgresServerURL(t)
 	bin := buildServer(t)
 

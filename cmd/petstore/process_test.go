@@ -21,9 +21,12 @@ import (
 // the URL it prints.
 
 // buildServer builds cmd/petstore into a temporary directory and returns the
-// executable's path.
+// executable's path. In -short mode it skips the test, which runs the server.
 func buildServer(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
+	}
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("building cmd/petstore needs the go command on PATH: %v", err)

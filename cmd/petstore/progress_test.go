@@ -109,9 +109,6 @@ const tcpEstablished = "01"
 // the bundle sent, and the page must arrive whole, intact, on the open
 // connection, more than two seconds after publicWriteTimeout had passed.
 func TestPublicWriteDeadline(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	bin := buildServer(t)
 	const key = "reader-key-0123456789"
 	lo, hi := publicWriteTimeout-time.Second, publicWriteTimeout+writeGrace*3/2+2*time.Second
@@ -526,9 +523,6 @@ func smallBuffers(network, address string, c syscall.RawConn) error {
 // the first 100 answers must each be a well-formed 200 with the pet that
 // its request asked for, in the order of the requests.
 func TestPipeliningBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	const (
 		key, otherKey = "piper-key-0123456789", "other-key-0123456789"
 		requests      = 20_000

@@ -48,9 +48,6 @@ func countPets(t *testing.T, baseURL, key string) int {
 // rate_limited with Retry-After and stores nothing, while another key
 // creates as before.
 func TestRateLimitCreates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	const attacker, victim, counter = "attacker-key-0123456789", "victim-key-0123456789", "counter-key-0123456789"
 	p := startServer(t, buildServer(t), attacker+","+victim+","+counter, nil, "-store", "memory", "-create-limit", "2,10")
 	before := countPets(t, p.baseURL, counter)
@@ -84,9 +81,6 @@ func TestRateLimitCreates(t *testing.T) {
 // burst, together. With the budgets kept in each process, each instance
 // gives the key its own budget.
 func TestRateLimitSharedRedis(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	redisURL := redistest.Start(t)
 	bin := buildServer(t)
 	const key = "shared-key-0123456789"

@@ -126,9 +126,6 @@ func curlRequest(t *testing.T, command, key, addr string) *http.Request {
 // body that the README shows; where it shows no "...", the headers are all
 // there are, but Date and Content-Length.
 func TestREADMESession(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	printed, steps := readmeSession(t)
 	if len(steps) < 5 {
 		t.Fatalf("found %d curl commands in the README's session; the parser is off", len(steps))

@@ -127,9 +127,6 @@ func roleGrant(t *testing.T, statements []string, schema, role string, skip func
 // the page says, and creates pets with and without idempotency keys,
 // through HTTP and the Go client (which keys every create).
 func TestDocsServingRole(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	pgtest.URL(t)
 	statements, args := docsRole(t)
 	if len(statements) < 2 || !strings.HasPrefix(statements[0], "CREATE ROLE petstore_app LOGIN") {
@@ -191,9 +188,6 @@ func TestDocsServingRole(t *testing.T) {
 // the server started as the page says refuses to start, naming the
 // statement.
 func TestServingRoleMissingGrant(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	pgtest.URL(t)
 	statements, args := docsRole(t)
 	bin := buildServer(t)
@@ -228,9 +222,6 @@ func TestServingRoleMissingGrant(t *testing.T) {
 // -migrate=false on tables not migrated refuses to start, naming the
 // command.
 func TestMigrateCommand(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	bin := buildServer(t)
 	schema, serverURL := postgresSchema(t)
 	code, _, stderr := runToExit(t, bin, []string{"PETSTORE_API_KEYS=k", postgresURLVar + "=" + serverURL}, "-migrate=false")

@@ -50,9 +50,6 @@ func holdCreate(t *testing.T, p *serverProcess, key, body string) (net.Conn, *bu
 // completes with 201, new connections are refused from then on, and the
 // process exits 0.
 func TestShutdownFinishesRequests(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	bin := buildServer(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {

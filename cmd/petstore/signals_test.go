@@ -17,9 +17,6 @@ import (
 // minute here); the second makes the process exit at once with status 1,
 // saying so, and the held connection is closed without an answer.
 func TestShutdownSecondSignal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	bin := buildServer(t)
 	for _, sigs := range [][2]syscall.Signal{
 		{syscall.SIGTERM, syscall.SIGTERM},

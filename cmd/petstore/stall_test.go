@@ -29,9 +29,6 @@ const defaultStoreTimeout = 5 * time.Second
 // without an Idempotency-Key; a client that hangs up meanwhile is not
 // logged as a failure; and once the lock goes, the server serves again.
 func TestPostgresLockedTable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	postgresServerURL(t)
 	bin := buildServer(t)
 	const key = "postgres-locked-key"

@@ -22,9 +22,6 @@ import (
 // says what is wrong, before it prints a key or serves, and none says that
 // the store is unavailable.
 func TestStartupRefuses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -143,9 +140,6 @@ func TestStartupRefuses(t *testing.T) {
 // database that does not exist: it refuses to start, saying what is missing
 // and the statement that creates it.
 func TestStartupMissingSchemaOrDatabase(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	bin := buildServer(t)
 	b := make([]byte, 6)
 	rand.Read(b)
@@ -199,9 +193,6 @@ func TestStartupLogsSchema(t *testing.T) {
 // TestStartupHelp checks that -help exits 0 and prints, to stdout, the
 // flags and the environment variables.
 func TestStartupHelp(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	bin := buildServer(t)
 	for _, arg := range []string{"-help", "-h", "--help"} {
 		t.Run(arg, func(t *testing.T) {

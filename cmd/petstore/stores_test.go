@@ -60,9 +60,6 @@ func TestChooseStore(t *testing.T) {
 // the pet is still there, in petstore.db, whose absolute path the start-up
 // log gives.
 func TestServerKeepsPetsInItsDataFile(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	bin := buildServer(t)
 	for _, stop := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(stop.String(), func(t *testing.T) {
@@ -101,9 +98,6 @@ func TestServerKeepsPetsInItsDataFile(t *testing.T) {
 // TestServerMemoryStore checks that -store memory writes no data file and
 // says that its pets are lost on exit.
 func TestServerMemoryStore(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	dir := t.TempDir()
 	p := startServerIn(t, dir, buildServer(t), "memory-key", nil, "-store", "memory")
 	if _, _, err := newClient(t, p, "memory-key").Add(t.Context(), petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{}); err != nil {
@@ -121,9 +115,6 @@ func TestServerMemoryStore(t *testing.T) {
 // be a store stops the server at start, with exit status 2 and a message
 // that names the file and the ways out, and that the file is left as it was.
 func TestServerRefusesAnUnusableDataFile(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	bin := buildServer(t)
 	notDB := filepath.Join(t.TempDir(), "notes.txt")
 	content := []byte(strings.Repeat("not a database\n", 400))

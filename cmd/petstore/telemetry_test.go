@@ -181,9 +181,6 @@ func (c *otlpCollector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // it; the access log names the trace; the spans are sent by the time the
 // server has exited.
 func TestTraces(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	collector := &otlpCollector{}
 	srv := httptest.NewServer(collector)
 	defer srv.Close()

@@ -77,9 +77,6 @@ func (w *watcher) waitFor(t *testing.T, want []petstore.Pet) {
 // meanwhile. Each watcher sees every pet stored, of its status, exactly
 // once and in ID order.
 func TestServerWatchRestarts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	const key = "watch-key"
 	bin, dir := buildServer(t), t.TempDir()
 	p := startServerIn(t, dir, bin, key, nil)
@@ -128,9 +125,6 @@ func TestServerWatchRestarts(t *testing.T) {
 // TestServerWatchPostgres runs two servers on one PostgreSQL database: a
 // watcher of one sees the pets created through the other.
 func TestServerWatchPostgres(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	postgresServerURL(t)
 	const key = "watch-pg-key"
 	bin := buildServer(t)
@@ -156,9 +150,6 @@ func TestServerWatchPostgres(t *testing.T) {
 // -write-timeout is 1s: a stream silent for longer still carries the next
 // pet, since each write sets its own deadline.
 func TestServerWatchProtocols(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	const key = "watch-proto-key"
 	bin := buildServer(t)
 	ca := newTestCA(t)
@@ -214,9 +205,6 @@ func TestServerWatchProtocols(t *testing.T) {
 // TestServerWatchMetrics checks the metrics of watch streams that the
 // admin endpoint serves: the streams open and the events sent.
 func TestServerWatchMetrics(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	const key = "watch-metrics-key"
 	p := startServer(t, buildServer(t), key, nil, "-admin-addr", "127.0.0.1:0")
 	ctx, cancel := context.WithCancel(t.Context())
@@ -249,9 +237,6 @@ func TestServerWatchMetrics(t *testing.T) {
 // streams: a second watch of the caller is answered 429 with Retry-After,
 // while another caller still gets its stream.
 func TestServerWatchCaps(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
-	}
 	p := startServer(t, buildServer(t), "alice:watch-key-a,bob:watch-key-b", nil, "-watch-max-per-caller", "1")
 	watch := func(key string) *http.Response {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, p.baseURL+"/pets", nil)
