@@ -217,3 +217,31 @@ func dialFront(t *testing.T, api http.Handler, key string, d time.Duration) net.
 	conn.SetDeadline(time.Now().Add(d))
 	return conn
 }
+
+// TestCallersOf: a request's caller is the name of its key, shared by the
+// keys of one name, or a name of its own for a key without one; a request
+// without a valid key has none.
+func TestCallersOf(t *testing.T) {
+	c := newCallers([]string{"alice:alice-key-1", "alice:alice-key-2", "plain-key"})
+	of := func(header string) string {
+		r := httptest.NewRequest("POST", "/v1/pets", nil)
+		if header != "" {
+			r.Header.Set("Authorization", header)
+		}
+		return c.of(r)
+	}
+	if got := of("Bearer alice-key-1"); got != "alice" {
+		t.Errorf("the first key of alice: caller %q; want alice", got)
+	}
+	if got := of("Bearer alice-key-2"); got != "alice" {
+		t.Errorf("the second key of alice: caller %q; want alice", got)
+	}
+	if got := of("Bearer plain-key"); got == "" || got == "alice" {
+		t.Errorf("a key without a name: caller %q; want a name of its own", got)
+	}
+	for _, h := range []string{"", "Bearer alice-key-3", "Bearer alice", "Basic alice-key-1"} {
+		if got := of(h); got != "" {
+			t.Errorf("Authorization %q: caller %q; want none", h, got)
+		}
+	}
+}
