@@ -54,7 +54,7 @@ func (c *storeCtx) Err() error {
 		if !c.detached {
 			err = c.Context.Err()
 		}
-		if err == nil && !time.Now().Before(c.deadline) {
+		if err == nil && time.Until(c.deadline) <= 0 { // reads only the monotonic clock
 			err = context.DeadlineExceeded
 		}
 		c.endLocked(err)
@@ -106,8 +106,10 @@ func (c *storeCtx) endLocked(err error) {
 // release ends the context, as the cancel function of context.WithTimeout
 // does, and stops the timer and the watch on the parent that Done started.
 func (c *storeCtx) release() {
-	c.end(context.Canceled)
 	c.mu.Lock()
+	if c.err == nil {
+		c.endLocked(context.Canceled)
+	}
 	stop := c.stop
 	c.stop = nil
 	c.mu.Unlock()
