@@ -434,6 +434,9 @@ func TestServeAdmin(t *testing.T) {
 	}
 	check("serving", "/readyz", 200)
 	cancel()
+	for end := time.Now().Add(5 * time.Second); !a.draining.Load() && time.Now().Before(end); { // set by a goroutine of its own
+		time.Sleep(time.Millisecond)
+	}
 	check("shutting down", "/readyz", 503)
 	check("shutting down", "/healthz", 200)
 	stop()
