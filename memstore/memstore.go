@@ -103,7 +103,8 @@ var statuses = [...]petstore.Status{"", petstore.StatusAvailable, petstore.Statu
 // pet returns the pet with ID id, which is from 1 to s.n. The caller holds
 // s.mu.
 func (s *Store) pet(id int64) petstore.Pet {
-	c, i := &s.chunks[(id-1)/chunkSize], (id-1)%chunkSize
+	n := uint64(id - 1) // unsigned, so that dividing is shifting
+	c, i := &s.chunks[n/chunkSize], n%chunkSize
 	start := uint32(0)
 	if i > 0 {
 		start = c.pets[i-1].end
