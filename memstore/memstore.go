@@ -100,20 +100,49 @@ type record struct {
 // statuses are the values of a pet's Status, by their index in a record.
 var statuses = [...]petstore.Status{"", petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold}
 
-// pet returns the pet with ID id, which is from 1 to s.n. The caller holds
-// s.mu.
-func (s *Store) pet(id int64) petstore.Pet {
+// at returns the chunk and the record of the pet with ID id, which is from
+// 1 to s.n, and where its name starts in the chunk's names. The caller
+// holds s.mu.
+func (s *Store) at(id int64) (*chunk, record, uint32) {
 	n := uint64(id - 1) // unsigned, so that dividing is shifting
 	c, i := &s.chunks[n/chunkSize], n%chunkSize
 	start := uint32(0)
 	if i > 0 {
 		start = c.pets[i-1].end
 	}
-	r := c.pets[i]
+	return c, c.pets[i], start
+}
+
+// pet returns the pet with ID id, which is from 1 to s.n. The caller holds
+// s.mu.
+func (s *Store) pet(id int64) petstore.Pet {
+	c, r, start := s.at(id)
 	if len(c.pets) < chunkSize {
 		return r.pet(id, string(c.filling[start:r.end]))
 	}
 	return r.pet(id, c.names[start:r.end])
+}
+
+// pets returns the pets with the given IDs, ascending, each from 1 to s.n.
+// Those in the chunk still filling, which can only be the last ones, have
+// their names copied out in one string. The caller holds s.mu.
+func (s *Store) pets(ids []int64) []petstore.Pet {
+	pets := make([]petstore.Pet, len(ids))
+	var copied string // the filling chunk's names, from the first such pet's
+	var from uint32   // where copied starts in them
+	for i, id := range ids {
+		c, r, start := s.at(id)
+		if len(c.pets) == chunkSize {
+			pets[i] = r.pet(id, c.names[start:r.end])
+			continue
+		}
+		if copied == "" { // names are never empty
+			_, last, _ := s.at(ids[len(ids)-1])
+			copied, from = string(c.filling[start:last.end]), start
+		}
+		pets[i] = r.pet(id, copied[start-from:r.end-from])
+	}
+	return pets
 }
 
 // pet returns the pet of r, with the given ID and name.
@@ -218,11 +247,15 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 		if opts.Limit > 0 && last-first >= int64(opts.Limit) {
 			last = first + int64(opts.Limit) - 1
 		}
-		pets := make([]petstore.Pet, 0, last-first+1)
-		for id := first; id <= last; id++ {
-			pets = append(pets, s.pet(id))
+		var page [petstore.MaxPageSize + 1]int64 // the most the handler asks for
+		ids := page[:0]
+		if n := last - first + 1; n > int64(len(page)) {
+			ids = make([]int64, 0, n)
 		}
-		return pets, nil
+		for id := first; id <= last; id++ {
+			ids = append(ids, id)
+		}
+		return s.pets(ids), nil
 	}
 	ids := s.byStatus[opts.Status] // none for an invalid status
 	first, found := slices.BinarySearch(ids, after)
@@ -233,11 +266,7 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 	if opts.Limit > 0 && len(ids) > opts.Limit {
 		ids = ids[:opts.Limit]
 	}
-	pets := make([]petstore.Pet, len(ids))
-	for i, id := range ids {
-		pets[i] = s.pet(id)
-	}
-	return pets, nil
+	return s.pets(ids), nil
 }
 
 // Len returns the number of pets stored.
