@@ -55,8 +55,10 @@ fi
 
 # flags BINARY: the flags of load.sh for a cmd/petstore build (see there).
 flags() {
-	if "$1" -h 2>&1 | grep -qE -- '^ +-store [a-z]'; then echo -n "-store memory"; fi
-	if "$1" -h 2>&1 | grep -qE -- '^ +-read-limit '; then echo -n " -read-limit off -create-limit off -max-share 1"; fi
+	local help
+	help=$("$1" -h 2>&1 || true) # whole, so that grep -q cannot cut it short (SIGPIPE, under pipefail)
+	if grep -qE -- '^ +-store [a-z]' <<<"$help"; then echo -n "-store memory"; fi
+	if grep -qE -- '^ +-read-limit ' <<<"$help"; then echo -n " -read-limit off -create-limit off -max-share 1"; fi
 }
 # waitport PORT: waits for a server to answer on PORT.
 waitport() {

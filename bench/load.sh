@@ -107,8 +107,10 @@ fi
 # them: the load comes from one key, far past any budget, and the script
 # measures the handler, not the limiter.
 memory_store() {
-	if "$1" -h 2>&1 | grep -qE -- '^ +-store [a-z]'; then echo -n "-store memory"; fi
-	if "$1" -h 2>&1 | grep -qE -- '^ +-read-limit '; then echo -n " -read-limit off -create-limit off -max-share 1"; fi
+	local help
+	help=$("$1" -h 2>&1 || true) # whole, so that grep -q cannot cut it short (SIGPIPE, under pipefail)
+	if grep -qE -- '^ +-store [a-z]' <<<"$help"; then echo -n "-store memory"; fi
+	if grep -qE -- '^ +-read-limit ' <<<"$help"; then echo -n " -read-limit off -create-limit off -max-share 1"; fi
 }
 petstore_store=$(memory_store "$work/petstore")
 against_store=
