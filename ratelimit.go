@@ -174,7 +174,9 @@ func (f *inFlight) take(principal string) error {
 func (f *inFlight) done(principal string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.busy[principal]--; f.busy[principal] <= 0 {
+	if n := f.busy[principal]; n > 1 {
+		f.busy[principal] = n - 1
+	} else {
 		delete(f.busy, principal)
 	}
 }

@@ -34,11 +34,10 @@ type bodyGate struct {
 	free    int                      // places not held
 	perConn int                      // most places one connection holds
 	waiting map[*connBodies]struct{} // connections with requests waiting
-	callers map[string]int           // places held by caller; absent when none
 }
 
 func newBodyGate(places, perConn int) *bodyGate {
-	return &bodyGate{free: places, perConn: max(perConn, 1), waiting: make(map[*connBodies]struct{}), callers: map[string]int{}}
+	return &bodyGate{free: places, perConn: max(perConn, 1), waiting: make(map[*connBodies]struct{})}
 }
 
 // connBodies is one connection's share of a bodyGate.
@@ -49,7 +48,7 @@ type connBodies struct {
 
 // bodyWaiter is a request waiting for a place.
 type bodyWaiter struct {
-	caller  string
+	caller  *caller
 	ready   chan struct{} // closed when the place is given
 	granted bool
 }
@@ -57,16 +56,16 @@ type bodyWaiter struct {
 // acquire takes a place for a request of caller on the connection c,
 // waiting up to wait or until ctx is done. It reports whether it got one;
 // when it did, release must give it back.
-func (g *bodyGate) acquire(ctx context.Context, c *connBodies, caller string, wait time.Duration) bool {
+func (g *bodyGate) acquire(ctx context.Context, c *connBodies, who *caller, wait time.Duration) bool {
 	g.mu.Lock()
 	if g.free > 0 && c.held < g.perConn && len(c.waiters) == 0 {
 		g.free--
 		c.held++
-		g.callers[caller]++
+		who.held++
 		g.mu.Unlock()
 		return true
 	}
-	w := &bodyWaiter{caller: caller, ready: make(chan struct{})}
+	w := &bodyWaiter{caller: who, ready: make(chan struct{})}
 	c.waiters = append(c.waiters, w)
 	g.waiting[c] = struct{}{}
 	g.mu.Unlock()
@@ -96,14 +95,12 @@ func (g *bodyGate) acquire(ctx context.Context, c *connBodies, caller string, wa
 	return false
 }
 
-// release gives back a place that caller took on c.
-func (g *bodyGate) release(c *connBodies, caller string) {
+// release gives back a place that who took on c.
+func (g *bodyGate) release(c *connBodies, who *caller) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	c.held--
-	if g.callers[caller]--; g.callers[caller] <= 0 {
-		delete(g.callers, caller)
-	}
+	who.held--
 	g.free++
 	for g.free > 0 {
 		var next *connBodies
@@ -111,8 +108,12 @@ func (g *bodyGate) release(c *connBodies, caller string) {
 			if w.held >= g.perConn {
 				continue
 			}
-			if next == nil || g.callers[w.waiters[0].caller] < g.callers[next.waiters[0].caller] ||
-				g.callers[w.waiters[0].caller] == g.callers[next.waiters[0].caller] && w.held < next.held {
+			if next == nil {
+				next = w
+				continue
+			}
+			held, nextHeld := w.waiters[0].caller.held, next.waiters[0].caller.held
+			if held < nextHeld || held == nextHeld && w.held < next.held {
 				next = w
 			}
 		}
@@ -128,7 +129,7 @@ func (g *bodyGate) release(c *connBodies, caller string) {
 		close(w.ready)
 		g.free--
 		next.held++
-		g.callers[w.caller]++
+		w.caller.held++
 	}
 }
 
@@ -173,9 +174,9 @@ type gatedBody struct {
 	io.ReadCloser
 	gate    *bodyGate
 	conn    *connBodies
-	caller  string
+	caller  *caller
 	ctx     context.Context
-	rc      *http.ResponseController
+	w       http.ResponseWriter // for its connection's read deadline
 	timeout time.Duration
 	now     func() time.Time
 
@@ -197,13 +198,13 @@ func (b *gatedBody) Read(p []byte) (int, error) {
 		b.start = b.now()
 	}
 	bought := b.start.Add(time.Second + time.Duration(b.got)*time.Second/minBodyRate)
-	b.deadline = b.rc.SetReadDeadline(minTime(bought, b.start.Add(b.timeout))) == nil
+	b.deadline = http.NewResponseController(b.w).SetReadDeadline(minTime(bought, b.start.Add(b.timeout))) == nil
 	n, err := b.ReadCloser.Read(p)
 	b.got += n
 	b.ended = b.ended || errors.Is(err, io.EOF)
 	if errors.Is(err, io.EOF) && b.deadline {
 		b.deadline = false
-		_ = b.rc.SetReadDeadline(time.Time{}) // the connection is gone if this fails
+		_ = http.NewResponseController(b.w).SetReadDeadline(time.Time{}) // the connection is gone if this fails
 	}
 	return n, err
 }
@@ -232,6 +233,6 @@ func (b *gatedBody) finish() {
 		b.gate.release(b.conn, b.caller)
 	}
 	if !b.ended {
-		_ = b.rc.SetReadDeadline(time.Now().Add(unreadGrace))
+		_ = http.NewResponseController(b.w).SetReadDeadline(time.Now().Add(unreadGrace))
 	}
 }

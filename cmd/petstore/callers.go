@@ -15,36 +15,49 @@ import (
 // fingerprint of the key. It holds each key by a 64-bit hash with a seed of
 // its own (hash/maphash), which costs a request some nanoseconds where
 // SHA-256 cost a third of a microsecond; it never holds or logs a key. A
-// token that is no key has no caller, unless it shares a key's hash (a
+// token that is no key is nobody's, unless it shares a key's hash (a
 // chance of one in 2⁶⁴ a token), which would only count its body in that
 // caller's share: the handler answers it 401 all the same.
 type callers struct {
-	seed  maphash.Seed
-	names map[uint64]string
+	seed   maphash.Seed
+	byHash map[uint64]*caller
+	nobody *caller // the caller of a request without a valid key
+}
+
+// A caller holds the API keys of one name. Callers are made once, at start,
+// so that the bodyGate keeps its count of their places in them.
+type caller struct {
+	name string
+	held int // places held in the bodyGate; guarded by its mu
 }
 
 // newCallers returns the callers of the entries of PETSTORE_API_KEYS.
 func newCallers(entries []string) callers {
-	c := callers{seed: maphash.MakeSeed(), names: map[uint64]string{}}
+	c := callers{seed: maphash.MakeSeed(), byHash: map[uint64]*caller{}, nobody: &caller{}}
+	named := map[string]*caller{}
 	for _, e := range entries {
-		name, key, named := strings.Cut(e, ":")
-		if !named {
+		name, key, ok := strings.Cut(e, ":")
+		if !ok {
 			name, key = "", e
 		}
 		if name == "" {
 			sum := sha256.Sum256([]byte(key))
 			name = "key:" + string(sum[:8])
 		}
-		c.names[maphash.String(c.seed, key)] = name
+		if named[name] == nil {
+			named[name] = &caller{name: name}
+		}
+		c.byHash[maphash.String(c.seed, key)] = named[name]
 	}
 	return c
 }
 
-// of returns the caller of r, or "" when r carries no valid key.
-func (c callers) of(r *http.Request) string {
+// of returns the caller of r: nobody when r carries no valid key.
+func (c callers) of(r *http.Request) *caller {
 	token, err := httpapi.BearerToken(r)
-	if err != nil {
-		return ""
+	who := c.byHash[maphash.String(c.seed, token)]
+	if err != nil || who == nil {
+		return c.nobody
 	}
-	return c.names[maphash.String(c.seed, token)]
+	return who
 }

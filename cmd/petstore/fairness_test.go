@@ -24,27 +24,28 @@ func TestBodyGateCallerFirst(t *testing.T) {
 	g := newBodyGate(2, 16)
 	ctx := context.Background()
 	a1, a2, a3, b := &connBodies{}, &connBodies{}, &connBodies{}, &connBodies{}
-	if !g.acquire(ctx, a1, "alice", time.Second) || !g.acquire(ctx, a2, "alice", time.Second) {
+	alice, bob := &caller{name: "alice"}, &caller{name: "bob"}
+	if !g.acquire(ctx, a1, alice, time.Second) || !g.acquire(ctx, a2, alice, time.Second) {
 		t.Fatal("the places were not given at once")
 	}
 	got := make(chan string, 2)
 	go func() {
-		if g.acquire(ctx, a3, "alice", 5*time.Second) { // a connection that holds none, of a caller that holds two
+		if g.acquire(ctx, a3, alice, 5*time.Second) { // a connection that holds none, of a caller that holds two
 			got <- "alice"
 		}
 	}()
 	time.Sleep(50 * time.Millisecond) // alice waits first
 	go func() {
-		if g.acquire(ctx, b, "bob", 5*time.Second) {
+		if g.acquire(ctx, b, bob, 5*time.Second) {
 			got <- "bob"
 		}
 	}()
 	time.Sleep(50 * time.Millisecond)
-	g.release(a1, "alice")
+	g.release(a1, alice)
 	if first := <-got; first != "bob" {
 		t.Errorf("the place went to %s; want bob, who held none", first)
 	}
-	g.release(a2, "alice")
+	g.release(a2, alice)
 	if second := <-got; second != "alice" {
 		t.Errorf("the next place went to %s; want alice", second)
 	}
@@ -228,7 +229,7 @@ func TestCallersOf(t *testing.T) {
 		if header != "" {
 			r.Header.Set("Authorization", header)
 		}
-		return c.of(r)
+		return c.of(r).name
 	}
 	if got := of("Bearer alice-key-1"); got != "alice" {
 		t.Errorf("the first key of alice: caller %q; want alice", got)

@@ -53,7 +53,7 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			c = &connBodies{}
 		}
 		b := &gatedBody{ReadCloser: r.Body, gate: f.bodies, conn: c, caller: f.who.of(r), ctx: r.Context(),
-			rc: http.NewResponseController(w), timeout: f.bodyWait, now: time.Now}
+			w: w, timeout: f.bodyWait, now: time.Now}
 		r.Body = b
 		defer b.finish()
 	}

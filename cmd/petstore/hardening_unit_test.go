@@ -22,42 +22,43 @@ import (
 func TestBodyGateFair(t *testing.T) {
 	g := newBodyGate(2, 2)
 	a, b := &connBodies{}, &connBodies{}
+	anyone := &caller{} // one caller, so that only the connections differ
 	ctx := context.Background()
 	for i := range 2 {
-		if !g.acquire(ctx, a, "", time.Second) {
+		if !g.acquire(ctx, a, anyone, time.Second) {
 			t.Fatalf("place %d was not given at once", i+1)
 		}
 	}
 	got := make(chan string, 2)
 	go func() {
-		if g.acquire(ctx, a, "", 5*time.Second) {
+		if g.acquire(ctx, a, anyone, 5*time.Second) {
 			got <- "a"
 		}
 	}()
 	time.Sleep(50 * time.Millisecond) // a waits first
 	go func() {
-		if g.acquire(ctx, b, "", 5*time.Second) {
+		if g.acquire(ctx, b, anyone, 5*time.Second) {
 			got <- "b"
 		}
 	}()
 	time.Sleep(50 * time.Millisecond)
-	g.release(a, "")
+	g.release(a, anyone)
 	if first := <-got; first != "b" {
 		t.Errorf("the place went to %s; want b, which held none", first)
 	}
-	g.release(a, "")
+	g.release(a, anyone)
 	if second := <-got; second != "a" {
 		t.Errorf("the next place went to %s; want a", second)
 	}
 
 	// The gate is full: a request that cannot wait long is refused, and
 	// one whose client goes away stops waiting.
-	if g.acquire(ctx, &connBodies{}, "", 20*time.Millisecond) {
+	if g.acquire(ctx, &connBodies{}, anyone, 20*time.Millisecond) {
 		t.Error("a full gate gave a place")
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if g.acquire(cctx, &connBodies{}, "", time.Minute) {
+	if g.acquire(cctx, &connBodies{}, anyone, time.Minute) {
 		t.Error("a full gate gave a place to a cancelled request")
 	}
 	g.mu.Lock()
@@ -74,14 +75,14 @@ func TestBodyGatePerConn(t *testing.T) {
 	a := &connBodies{}
 	ctx := context.Background()
 	for range 2 {
-		if !g.acquire(ctx, a, "", time.Second) {
+		if !g.acquire(ctx, a, &caller{}, time.Second) {
 			t.Fatal("a connection did not get its share")
 		}
 	}
-	if g.acquire(ctx, a, "", 20*time.Millisecond) {
+	if g.acquire(ctx, a, &caller{}, 20*time.Millisecond) {
 		t.Error("a connection got more than its share")
 	}
-	if !g.acquire(ctx, &connBodies{}, "", 20*time.Millisecond) {
+	if !g.acquire(ctx, &connBodies{}, &caller{}, 20*time.Millisecond) {
 		t.Error("another connection got no place while places were free")
 	}
 }
