@@ -53,7 +53,7 @@ type bodyWaiter struct {
 	granted bool
 }
 
-// acquire takes a place for a request of caller on the connection c,
+// acquire takes a place for a request of who on the connection c,
 // waiting up to wait or until ctx is done. It reports whether it got one;
 // when it did, release must give it back.
 func (g *bodyGate) acquire(ctx context.Context, c *connBodies, who *caller, wait time.Duration) bool {
