@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
 	"hash/maphash"
 	"net/http"
 	"strings"
@@ -9,10 +8,10 @@ import (
 	"github.com/petstore-go/petstore/httpapi"
 )
 
-// callers names the caller of a request before the API handler has
+// callers finds the caller of a request before the API handler has
 // authenticated it, for the bodyGate to share its places fairly, as the
-// handler will: by the name of its API key, or for a key without one by a
-// fingerprint of the key. It holds each key by a 64-bit hash with a seed of
+// handler will: the keys of one name are one caller, and a key without a
+// name is a caller of its own. It holds each key by a 64-bit hash with a seed of
 // its own (hash/maphash), which costs a request some nanoseconds where
 // SHA-256 cost a third of a microsecond; it never holds or logs a key. A
 // token that is no key is nobody's, unless it shares a key's hash (a
@@ -24,10 +23,10 @@ type callers struct {
 	nobody *caller // the caller of a request without a valid key
 }
 
-// A caller holds the API keys of one name. Callers are made once, at start,
-// so that the bodyGate keeps its count of their places in them.
+// A caller holds the API keys of one name, or one key without a name.
+// Callers are made once, at start, so that the bodyGate keeps its count of
+// their places in them.
 type caller struct {
-	name string
 	held int // places held in the bodyGate; guarded by its mu
 }
 
@@ -40,14 +39,14 @@ func newCallers(entries []string) callers {
 		if !ok {
 			name, key = "", e
 		}
-		if name == "" {
-			sum := sha256.Sum256([]byte(key))
-			name = "key:" + string(sum[:8])
+		who := named[name]
+		if who == nil {
+			who = &caller{}
+			if name != "" {
+				named[name] = who
+			}
 		}
-		if named[name] == nil {
-			named[name] = &caller{name: name}
-		}
-		c.byHash[maphash.String(c.seed, key)] = named[name]
+		c.byHash[maphash.String(c.seed, key)] = who
 	}
 	return c
 }

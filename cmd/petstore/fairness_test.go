@@ -24,7 +24,7 @@ func TestBodyGateCallerFirst(t *testing.T) {
 	g := newBodyGate(2, 16)
 	ctx := context.Background()
 	a1, a2, a3, b := &connBodies{}, &connBodies{}, &connBodies{}, &connBodies{}
-	alice, bob := &caller{name: "alice"}, &caller{name: "bob"}
+	alice, bob := &caller{}, &caller{}
 	if !g.acquire(ctx, a1, alice, time.Second) || !g.acquire(ctx, a2, alice, time.Second) {
 		t.Fatal("the places were not given at once")
 	}
@@ -219,30 +219,31 @@ func dialFront(t *testing.T, api http.Handler, key string, d time.Duration) net.
 	return conn
 }
 
-// TestCallersOf: a request's caller is the name of its key, shared by the
-// keys of one name, or a name of its own for a key without one; a request
-// without a valid key has none.
+// TestCallersOf: the keys of one name are one caller, a key without a name
+// is a caller of its own, and a request without a valid key is nobody's.
 func TestCallersOf(t *testing.T) {
-	c := newCallers([]string{"alice:alice-key-1", "alice:alice-key-2", "plain-key"})
-	of := func(header string) string {
+	c := newCallers([]string{"alice:alice-key-1", "alice:alice-key-2", "plain-key", ":other-plain-key"})
+	of := func(header string) *caller {
 		r := httptest.NewRequest("POST", "/v1/pets", nil)
 		if header != "" {
 			r.Header.Set("Authorization", header)
 		}
-		return c.of(r).name
+		return c.of(r)
 	}
-	if got := of("Bearer alice-key-1"); got != "alice" {
-		t.Errorf("the first key of alice: caller %q; want alice", got)
+	alice := of("Bearer alice-key-1")
+	if alice == c.nobody {
+		t.Error("the first key of alice: nobody; want alice")
 	}
-	if got := of("Bearer alice-key-2"); got != "alice" {
-		t.Errorf("the second key of alice: caller %q; want alice", got)
+	if got := of("Bearer alice-key-2"); got != alice {
+		t.Error("the second key of alice: another caller; want alice")
 	}
-	if got := of("Bearer plain-key"); got == "" || got == "alice" {
-		t.Errorf("a key without a name: caller %q; want a name of its own", got)
+	plain, other := of("Bearer plain-key"), of("Bearer other-plain-key")
+	if plain == c.nobody || plain == alice || other == c.nobody || other == alice || other == plain {
+		t.Error("keys without a name: not each a caller of its own")
 	}
-	for _, h := range []string{"", "Bearer alice-key-3", "Bearer alice", "Basic alice-key-1"} {
-		if got := of(h); got != "" {
-			t.Errorf("Authorization %q: caller %q; want none", h, got)
+	for _, h := range []string{"", "Bearer alice-key-3", "Bearer alice", "Basic alice-key-1", "Bearer :other-plain-key"} {
+		if got := of(h); got != c.nobody {
+			t.Errorf("Authorization %q: a caller; want nobody", h)
 		}
 	}
 }
