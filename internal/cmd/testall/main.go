@@ -7,9 +7,12 @@
 //
 // It runs "go test -json" with the flags given over the packages of every
 // module that go.work lists (run from inside one module with GOWORK=off, the
-// packages of that module alone). It prints the output of each test that
-// fails as it fails, and of each package that fails to build or to run, and
-// a line for each module as its last package finishes:
+// packages of that module alone), fresh (-count=1) and with -timeout=6m
+// unless the flags say otherwise. It prints the output of each test that
+// fails as it fails, and of each package that fails to build or to run; a
+// test still running when its package's binary stopped (a timeout's panic, a
+// crash) is printed with its output and counted as failed. A line for each
+// module comes as its last package finishes:
 //
 //	ok    github.com/petstore-go/petstore/otelpetstore  4.1s  38 passed, 0 failed, 0 skipped
 //
@@ -69,7 +72,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 			moduleOf[pkg] = module
 		}
 	}
-	test := exec.Command("go", append(append([]string{"test", "-json"}, args...), patterns...)...)
+	test := exec.Command("go", append(append([]string{"test", "-json"}, withDefaults(args)...), patterns...)...)
 	test.Stderr = stderr
 	events, err := test.StdoutPipe()
 	if err != nil {
@@ -88,6 +91,33 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		return 1
 	}
 	return s.finish(waitErr != nil, getenv("CI") == "true")
+}
+
+// defaultTimeout bounds each package's test binary when the flags do not:
+// a package that needs longer on two busy cores has a test that hangs or one
+// to make faster, and the timeout's panic names the tests still running.
+const defaultTimeout = "6m"
+
+// withDefaults returns the go test flags in args, preceded by -count=1 (a
+// cached result would repeat a skip whose cause has since been mended, such
+// as a browser installed after the first run) and -timeout=defaultTimeout,
+// each unless args sets it.
+func withDefaults(args []string) []string {
+	var defaults []string
+	for _, d := range []struct{ flag, value string }{{"count", "1"}, {"timeout", defaultTimeout}} {
+		if !slices.ContainsFunc(args, func(a string) bool { return isFlag(a, d.flag) }) {
+			defaults = append(defaults, "-"+d.flag+"="+d.value)
+		}
+	}
+	return append(defaults, args...)
+}
+
+// isFlag reports whether arg sets the flag name, as -name, --name, -name=v
+// or --name=v.
+func isFlag(arg, name string) bool {
+	arg = strings.TrimPrefix(strings.TrimPrefix(arg, "-"), "-")
+	arg, _, _ = strings.Cut(arg, "=")
+	return arg == name
 }
 
 // event is one line of "go test -json" (see "go doc test2json").
@@ -229,6 +259,9 @@ func (s *summary) testDone(e event) {
 func (s *summary) packageDone(e event) {
 	path, m := s.module(e.Package)
 	m.elapsed += time.Duration(e.Elapsed * float64(time.Second))
+	if e.Action == "fail" {
+		s.unfinished(e.Package, m)
+	}
 	if e.Action == "fail" && !s.failedTests[e.Package] {
 		// A package that failed without a failing test: it did not build,
 		// its TestMain failed, or it timed out.
@@ -239,6 +272,28 @@ func (s *summary) packageDone(e event) {
 	m.left--
 	if m.left == 0 {
 		s.report(path, m)
+	}
+}
+
+// unfinished reports, as failed, each test of pkg that started and never
+// ended, with its output: when a package's binary panics or times out, the
+// panic is written to the output of the tests still running, which get no
+// event of their own after it.
+func (s *summary) unfinished(pkg string, m *module) {
+	var tests []string
+	for id := range s.output {
+		if p, test, _ := strings.Cut(id, " "); p == pkg && test != "" {
+			tests = append(tests, test)
+		}
+	}
+	slices.Sort(tests)
+	for _, test := range tests {
+		id := pkg + " " + test
+		s.total.failed++
+		m.failed++
+		s.failedTests[pkg] = true
+		fmt.Fprintf(s.out, "--- FAIL: %s (%s) did not finish\n%s", test, pkg, strings.Join(s.output[id], ""))
+		delete(s.output, id)
 	}
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -177,6 +179,72 @@ func TestIsHelper(t *testing.T) {
 	for _, tt := range tests {
 		if got := isHelper(tt.reason); got != tt.want {
 			t.Errorf("isHelper(%q) = %v, want %v", tt.reason, got, tt.want)
+		}
+	}
+}
+
+// TestHungTestNamed runs a module whose test hangs past a short -timeout: the
+// run fails, counts the hung test as failed and prints its name and the
+// timeout's panic, which go test -json gives to the tests still running.
+func TestHungTestNamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs go test in -short mode")
+	}
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod": "module hang\n\ngo 1.26\n",
+		"hang_test.go": `package hang
+
+import (
+	"testing"
+	"time"
+)
+
+func TestQuick(t *testing.T) {}
+
+func TestHangs(t *testing.T) {
+	t.Log("waiting for ever")
+	time.Sleep(time.Hour)
+}
+`,
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	t.Setenv("GOWORK", "off")
+	var stdout, stderr strings.Builder
+	status := run([]string{"-timeout=3s"}, &stdout, &stderr, func(string) string { return "" })
+	out := stdout.String()
+	if status != 1 {
+		t.Errorf("exit status %d, want 1", status)
+	}
+	for _, want := range []string{
+		"--- FAIL: TestHangs (hang) did not finish\n",
+		"waiting for ever",
+		"panic: test timed out after 3s",
+		"1 passed, 1 failed, 0 skipped\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s\nstderr:\n%s", want, out, stderr.String())
+		}
+	}
+}
+
+func TestWithDefaults(t *testing.T) {
+	tests := []struct {
+		args, want []string
+	}{
+		{nil, []string{"-count=1", "-timeout=" + defaultTimeout}},
+		{[]string{"-race"}, []string{"-count=1", "-timeout=" + defaultTimeout, "-race"}},
+		{[]string{"-count=3", "--timeout", "1m"}, []string{"-count=3", "--timeout", "1m"}},
+		{[]string{"-timeout=20m", "-run", "X"}, []string{"-count=1", "-timeout=20m", "-run", "X"}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, withDefaults(tt.args)); diff != "" {
+			t.Errorf("withDefaults(%q) (-want +got):\n%s", tt.args, diff)
 		}
 	}
 }
