@@ -135,9 +135,9 @@ func TestDriftCaught(t *testing.T) {
 			wantErr: `response header "Location" doesn't match schema`,
 		},
 		{
-			name: "Deprecation missing", method: "GET", path: "/pets/1",
-			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Del("Deprecation") },
-			wantErr: `response header "Deprecation" missing`,
+			name: "Deprecation not a time", method: "GET", path: "/pets/1",
+			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Set("Deprecation", "true") },
+			wantErr: `response header "Deprecation"`,
 		},
 		{
 			name: "WWW-Authenticate missing", method: "GET", path: "/pets", key: "-",

@@ -15,9 +15,9 @@
 //   - a request that the document says is invalid must not succeed.
 //
 // HEAD is checked as GET without a body. Requests for paths or methods that
-// the document does not list are checked against the responses that it
-// describes for them (NotFound and MethodNotAllowed, and the authentication
-// failures), and the document itself against what the handler promises for
+// the document does not list are checked against the answers that it
+// describes for them in words (404 and 405 errors, the latter with Allow as
+// the route table gives it, and the authentication failures), and the document itself against what the handler promises for
 // it. The Validator records which operation answered with which status, so
 // that a test can list the documented ones that it never exercised.
 //
@@ -38,6 +38,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -160,26 +161,32 @@ func forbidUnlistedMembers(doc *openapi3.T) {
 
 // syntheticOperations returns operations for what the document describes in
 // words only: the answers to an unlisted method or path, and the document.
+// Those two answers are errors like Internal, whose content and headers
+// they share; a 405 also has Allow, with the values of the route table.
 func syntheticOperations(doc *openapi3.T) (map[string]*openapi3.Operation, error) {
-	ref := func(name string) (*openapi3.ResponseRef, error) {
+	named := map[int]string{401: "Unauthorized", 403: "Forbidden", 500: "Internal", 503: "Unavailable"}
+	responses := map[int]*openapi3.ResponseRef{}
+	for status, name := range named {
 		r := doc.Components.Responses[name]
 		if r == nil {
 			return nil, fmt.Errorf("contracttest: the document has no response %s", name)
 		}
-		return r, nil
-	}
-	named := map[int]string{
-		401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
-		500: "Internal", 503: "Unavailable",
-	}
-	responses := map[int]*openapi3.ResponseRef{}
-	for status, name := range named {
-		r, err := ref(name)
-		if err != nil {
-			return nil, err
-		}
 		responses[status] = r
 	}
+	internal := responses[500].Value
+	headers := internal.Headers
+	responses[404] = &openapi3.ResponseRef{Value: &openapi3.Response{Headers: headers, Content: internal.Content}}
+	var allow []any
+	for _, r := range append(petstore.Routes(), petstore.Route{Pattern: petstore.OpenAPIPath}) {
+		if a := petstore.Allow(r.Pattern); !slices.Contains(allow, any(a)) {
+			allow = append(allow, a)
+		}
+	}
+	allowHeader := &openapi3.Header{Parameter: openapi3.Parameter{Required: true, Schema: openapi3.NewStringSchema().WithEnum(allow...).NewRef()}}
+	withAllow := openapi3.Headers{"Allow": {Value: allowHeader}}
+	maps.Copy(withAllow, headers)
+	responses[405] = &openapi3.ResponseRef{Value: &openapi3.Response{Headers: withAllow, Content: internal.Content}}
+
 	op := func(statuses ...int) *openapi3.Operation {
 		rs := openapi3.NewResponses()
 		for _, s := range statuses {
@@ -187,7 +194,6 @@ func syntheticOperations(doc *openapi3.T) (map[string]*openapi3.Operation, error
 		}
 		return &openapi3.Operation{Responses: rs}
 	}
-	headers := responses[500].Value.Headers // Cache-Control and X-Content-Type-Options
 	document := openapi3.NewObjectSchema().WithRequired([]string{"openapi", "info", "paths"})
 	ok := &openapi3.Response{Headers: headers, Content: openapi3.NewContentWithJSONSchema(document)}
 	docOp := op(405)
