@@ -3,9 +3,8 @@
 //
 // TestStore checks a Store against each clause of the contract in the doc
 // comment of petstore.Store, one subtest per clause, each on a new, empty
-// store. A failure names the clause and its sentence, shows a diff (-want
-// +got), and ends with the go test command that runs that clause alone.
-// Typical usage inside a test is:
+// store. A failure names the clause and its sentence and shows a diff
+// (-want +got). Typical usage inside a test is:
 //
 //	func TestConformance(t *testing.T) {
 //		petstoretest.TestStore(t, func(t *testing.T) petstore.Store {

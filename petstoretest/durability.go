@@ -1,8 +1,6 @@
 package petstoretest
 
 import (
-	"cmp"
-	"context"
 	"testing"
 
 	"github.com/petstore-go/petstore"
@@ -43,22 +41,16 @@ type OpenFunc func(t *testing.T) (store petstore.Store, close func() error)
 // clause accepts both outcomes, but not half of one.
 func TestDurability(t *testing.T, newData func(t *testing.T) OpenFunc) {
 	t.Helper()
-	_ = runClauses(t, durabilityCases, durabilityCase.info, func(c durabilityCase, failedNeed string) error {
-		t.Helper()
-		var err error
-		if !t.Run(c.name, func(t *testing.T) {
-			t.Helper()
+	for _, c := range durabilityCases {
+		runClause(t, c.name, c.clause, func(r reporter) {
+			t := r.(*testing.T)
 			open := newData(t)
 			if open == nil {
 				t.Fatal("petstoretest: newData returned a nil OpenFunc")
 			}
-			err = c.check(t.Context(), func() (petstore.Store, func() error) { return open(t) }, failedNeed)
-			report(t, err)
-		}) {
-			return cmp.Or(err, errFailed)
-		}
-		return nil
-	})
+			c.run(r, func() (petstore.Store, func() error) { return open(t) })
+		})
+	}
 }
 
 // A durabilityCase is one clause of what a durable store keeps across a
@@ -66,23 +58,17 @@ func TestDurability(t *testing.T, newData func(t *testing.T) OpenFunc) {
 type durabilityCase struct {
 	name   string // the subtest's name
 	clause string // the sentence that the test enforces
-	// needs names the earlier cases whose clauses the test relies on.
-	needs []string
-	test  func(dt *durableT)
+	test   func(dt *durableT)
 }
 
-func (c durabilityCase) info() clause { return clause{c.name, c.clause, c.needs} }
-
-// check runs the clause on the set of data that open opens, which must be
+// run runs the clause on the set of data that open opens, which must be
 // new and empty.
-func (c durabilityCase) check(ctx context.Context, open func() (petstore.Store, func() error), failedNeed string) error {
-	return runClause(ctx, c.info(), failedNeed, func(ct *clauseT) {
-		dt := &durableT{storeT: &storeT{t: ct, ctx: ctx}, open: open}
-		defer dt.closeAtEnd()
-		dt.openStore()
-		dt.requireEmpty()
-		c.test(dt)
-	})
+func (c durabilityCase) run(r reporter, open func() (petstore.Store, func() error)) {
+	dt := &durableT{storeT: &storeT{t: r, ctx: r.Context()}, open: open}
+	defer dt.closeAtEnd()
+	dt.openStore()
+	dt.requireEmpty()
+	c.test(dt)
 }
 
 // durableT is the state of one clause of TestDurability: a storeT whose

@@ -23,19 +23,16 @@ var durabilityCases = []durabilityCase{
 	{
 		name:   "ids-never-reused",
 		clause: "IDs survive a reopen and are never reused: a pet added after a reopen gets an ID greater than the ID of every pet added before it.",
-		needs:  []string{"pets-survive"},
 		test:   testIDsNeverReused,
 	},
 	{
 		name:   "keys-survive",
 		clause: "Idempotency keys survive a reopen: after it, a keyed Add by the same principal with an equal NewPet stores nothing and returns the first pet, replayed; with another NewPet it returns an error wrapping ErrIdempotencyKeyReused; under another principal the key is another key.",
-		needs:  []string{"ids-never-reused"},
 		test:   testKeysSurvive,
 	},
 	{
 		name:   "add-interrupted",
 		clause: "An Add cancelled or interrupted by the close has stored all or nothing: after a reopen, each Add that returned a pet has stored it with its key, and each that returned an error has stored its pet together with its key, or neither.",
-		needs:  []string{"keys-survive"},
 		test:   testAddInterrupted,
 	},
 }

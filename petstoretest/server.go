@@ -1,7 +1,6 @@
 package petstoretest
 
 import (
-	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -70,10 +69,7 @@ func TestServer(t *testing.T, e Endpoint) {
 		t.Fatal(err)
 	}
 	for _, c := range serverCases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Helper()
-			report(t, s.check(t.Context(), c))
-		})
+		runClause(t, c.name, c.clause, func(r reporter) { s.check(r, c) })
 	}
 }
 
@@ -88,7 +84,7 @@ func CheckServer(e Endpoint) error {
 	}
 	var errs []error
 	for _, c := range serverCases {
-		errs = append(errs, s.check(context.Background(), c))
+		errs = append(errs, checkClause(c.name, c.clause, func(r reporter) { s.check(r, c) }))
 	}
 	return errors.Join(errs...)
 }
@@ -121,23 +117,14 @@ func newServerSuite(e Endpoint) (*serverSuite, error) {
 }
 
 // check runs the rule of c.
-func (s *serverSuite) check(ctx context.Context, c serverCase) error {
-	return runClause(ctx, clause{name: c.name, sentence: c.clause}, "", func(ct *clauseT) {
-		st := &serverT{
-			t:      ct,
-			clause: c.clause,
-			e:      s.e,
-			base:   s.e.BaseURL,
-			client: s.client,
-			names:  "petstoretest " + s.run + " " + c.name,
-		}
-		if c.requests != nil {
-			st.sendAll(c.requests(st))
-		}
-		if c.test != nil {
-			c.test(st)
-		}
-	})
+func (s *serverSuite) check(r reporter, c serverCase) {
+	st := &serverT{t: r, clause: c.clause, e: s.e, base: s.e.BaseURL, client: s.client, names: "petstoretest " + s.run + " " + c.name}
+	if c.requests != nil {
+		st.sendAll(c.requests(st))
+	}
+	if c.test != nil {
+		c.test(st)
+	}
 }
 
 // A serverCase is one rule of the API and the requests and test that
@@ -151,7 +138,7 @@ type serverCase struct {
 
 // serverT is the state of one rule of TestServer.
 type serverT struct {
-	t      *clauseT
+	t      reporter
 	clause string
 	e      Endpoint
 	base   string // e.BaseURL without a trailing slash

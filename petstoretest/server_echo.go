@@ -1,6 +1,7 @@
 package petstoretest
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -10,53 +11,76 @@ import (
 	"strings"
 )
 
-// A response echoes a credential when it repeats, as a credential, a
-// credential that its request sent. The check is built so that it does not
-// misreport a key that is also a word of the server's own messages, such as
-// the key "key" in "an API key is required":
-//
-//   - Only what the request sent counts: the credentials of its
-//     Authorization header (the part after the scheme, or the endpoint's key
-//     wherever the header holds it). A request without one echoes nothing.
-//   - An occurrence counts only as a whole token: not preceded or followed by
-//     a character that a token may hold, so the key "key" does not occur in
-//     "keys" or "monkey".
-//   - The server's own text does not count: when the credential occurs, the
-//     same request is sent again with the credential replaced by one that the
-//     suite makes up, and the credential echoes only when it occurs more often
-//     in the first body than in the second. When the second answer has
-//     another status (because the first request was authorized and the made-up
-//     credential is not), the bodies cannot be compared, and any occurrence
-//     counts.
+// A response echoes a credential when it repeats one that its request sent
+// (the part of its Authorization header after the scheme, and the
+// endpoint's key wherever the header holds it) where a credential leaks: in
+// a header value, or in a string value of its JSON body (the body itself
+// when it is not JSON), as a whole token, so that the key "key" does not
+// occur in "Idempotency-Key" or "monkey". The members code, type and title
+// of an error do not count: wantError requires them to be the API's own
+// words for the error's code. Nor does the rest of the server's own text:
+// when the credential occurs, the request is sent again with made-up
+// credentials, and it echoes only when it occurs more often in the first
+// answer than in the second, or the second has another status.
 
-// echoedCredential returns the credential that x's body echoes and a
-// description of the echo that shows the body, or "", "" when it echoes
-// none.
+// echoedCredential returns the credential that x echoes and a description
+// of where, or "", "" when it echoes none.
 func (st *serverT) echoedCredential(x *exchange) (cred, desc string) {
 	auth := x.req.Header.Get("Authorization")
 	creds := sentCredentials(auth, st.e.APIKey)
-	if len(creds) == 0 || len(x.body) == 0 {
-		return "", ""
-	}
 	var ref *exchange // the answer to the request with made-up credentials
 	for _, c := range creds {
-		n := countToken(x.body, c)
+		n, where := countToken(leakPlaces(x), c)
 		if n == 0 {
 			continue
 		}
 		if ref == nil {
-			ref = st.resendWith(x, replaceCredentials(auth, creds))
-			if ref == nil {
+			if ref = st.resendWith(x, replaceCredentials(auth, creds)); ref == nil {
 				return "", ""
 			}
 		}
-		if ref.resp.StatusCode == x.resp.StatusCode && countToken(ref.body, c) >= n {
+		if m, _ := countToken(leakPlaces(ref), c); ref.resp.StatusCode == x.resp.StatusCode && m >= n {
 			continue // the server's own text, not the credential
 		}
-		return c, fmt.Sprintf("the body repeats the credential %q of the request's header Authorization: %s; the body: %s",
-			c, auth, bodyAround(x.body, c))
+		return c, fmt.Sprintf("the answer repeats the credential %q of the request's header Authorization: %s; in %s", c, auth, snippet([]byte(where)))
 	}
 	return "", ""
+}
+
+// leakPlaces returns the places of x where a credential could leak: its
+// header values, and the string values of its JSON body but for an error's
+// code, type and title (or the body, when it is not JSON).
+func leakPlaces(x *exchange) []string {
+	var places []string
+	for _, vs := range x.resp.Header {
+		places = append(places, vs...)
+	}
+	var body any
+	if json.Unmarshal(x.body, &body) != nil {
+		return append(places, string(x.body))
+	}
+	if m, ok := body.(map[string]any); ok {
+		delete(m, "code")
+		delete(m, "type")
+		delete(m, "title")
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			places = append(places, v)
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(body)
+	return places
 }
 
 // sentCredentials returns the credentials of the Authorization header value
@@ -92,12 +116,7 @@ func (st *serverT) resendWith(x *exchange, auth string) *exchange {
 	defer cancel()
 	req := x.req.Clone(ctx)
 	if x.req.GetBody != nil {
-		body, err := x.req.GetBody()
-		if err != nil {
-			st.t.Errorf("%s: resending the request to tell an echoed credential from the server's own text: %v", x, err)
-			return nil
-		}
-		req.Body = body
+		req.Body, _ = x.req.GetBody() // a bytes.Reader's, which cannot fail
 	}
 	req.Header.Set("Authorization", auth)
 	resp, err := st.client.Do(req)
@@ -114,58 +133,26 @@ func (st *serverT) resendWith(x *exchange, auth string) *exchange {
 	return &exchange{req: req, resp: resp, body: body}
 }
 
-// countToken returns how often c occurs in body as a whole token, in the
-// bytes as sent and, for a JSON body, in its string values as decoded.
-func countToken(body []byte, c string) int {
-	n := countTokenIn(string(body), c)
-	var members map[string]json.RawMessage
-	if json.Unmarshal(body, &members) != nil {
-		return n
+// countToken returns how often c occurs in places with no token character
+// (of token68, RFC 9110, and of bearer tokens) right before or after it, and
+// the first place where it does.
+func countToken(places []string, c string) (n int, first string) {
+	isToken := func(b byte) bool {
+		return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || strings.IndexByte("-._~+/=", b) >= 0
 	}
-	for _, raw := range members {
-		var s string
-		if json.Unmarshal(raw, &s) == nil && s != string(raw[1:len(raw)-1]) {
-			n += countTokenIn(s, c)
+	for _, s := range places {
+		for i := 0; ; {
+			j := strings.Index(s[i:], c)
+			if j < 0 {
+				break
+			}
+			start, end := i+j, i+j+len(c)
+			if (start == 0 || !isToken(s[start-1])) && (end == len(s) || !isToken(s[end])) {
+				n++
+				first = cmp.Or(first, s)
+			}
+			i = start + 1
 		}
 	}
-	return n
-}
-
-// countTokenIn returns how often c occurs in s with no token character
-// right before or after it.
-func countTokenIn(s, c string) int {
-	n := 0
-	for i := 0; ; {
-		j := strings.Index(s[i:], c)
-		if j < 0 {
-			return n
-		}
-		start, end := i+j, i+j+len(c)
-		if (start == 0 || !isTokenChar(s[start-1])) && (end == len(s) || !isTokenChar(s[end])) {
-			n++
-		}
-		i = start + 1
-	}
-}
-
-// isTokenChar reports whether b may be part of a credential: the characters
-// of token68 (RFC 9110) and of bearer tokens.
-func isTokenChar(b byte) bool {
-	switch {
-	case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
-		return true
-	}
-	return strings.IndexByte("-._~+/=", b) >= 0
-}
-
-// bodyAround returns body for a message: all of it when it is short, else
-// the part around the first occurrence of c.
-func bodyAround(body []byte, c string) string {
-	const most = 300
-	if len(body) <= most {
-		return fmt.Sprintf("%q", body)
-	}
-	i := max(0, strings.Index(string(body), c)-most/2)
-	end := min(len(body), i+most)
-	return fmt.Sprintf("…%q…", body[i:end])
+	return n, first
 }

@@ -19,19 +19,13 @@ import (
 // the doc comment of petstore.Store. It runs each clause of the contract as
 // a subtest, named after the clause, on a store that it gets from newStore;
 // a failure names the clause and the sentence of the contract that the
-// store broke, and how to run that subtest alone.
+// store broke.
 //
 // newStore must return a new, empty store each time it is called. It may use
 // t to register cleanup. The subtests run one after another, never in
 // parallel, so a newStore that empties one shared database before returning
-// it is fine. The IDs of a new store need not start at 1.
-//
-// The simplest clauses run first, so the first failure shown is the one to
-// fix first. A subtest shows its first few failures and counts the rest. A
-// clause whose test relies on simpler clauses (list-limit relies on
-// list-ascending, for one) still runs when one of those failed, but when it
-// fails too it says so in one line instead of showing its failures, which
-// are most likely the same bug seen again; run it alone to see them.
+// it is fine. The IDs of a new store need not start at 1. The simplest
+// clauses run first, so the first failure shown is the one to fix first.
 //
 // Run TestStore with the race detector on: the clauses about concurrent use
 // can only show a missing lock when it is. Those clauses add about 1,000
@@ -40,36 +34,27 @@ import (
 // and miss a store that makes pets visible in another order than their IDs.
 func TestStore(t *testing.T, newStore func(t *testing.T) petstore.Store) {
 	t.Helper()
-	_ = runClauses(t, storeCases, storeCase.info, func(c storeCase, failedNeed string) error {
-		t.Helper()
-		var err error
-		if !t.Run(c.name, func(t *testing.T) {
-			t.Helper()
-			err = c.check(t.Context(), newStore(t), failedNeed)
-			report(t, err)
-		}) {
-			return cmp.Or(err, errFailed)
-		}
-		return nil
-	})
+	for _, c := range storeCases {
+		runClause(t, c.name, c.clause, func(r reporter) { c.run(r, newStore(r.(*testing.T))) })
+	}
 }
-
-// errFailed stands for a subtest that failed without a clauseError, such
-// as one whose newStore called t.Fatal.
-var errFailed = errors.New("petstoretest: subtest failed")
 
 // CheckStore is the core of TestStore: it checks the stores that newStore
 // returns, one new, empty store for each clause, and returns an error for
 // each clause that failed, joined, or nil. Each error names its clause, as
 // in petstoretest: clause "ids-unique" failed: ...
 func CheckStore(newStore func() (petstore.Store, error)) error {
-	return runClauses(nil, storeCases, storeCase.info, func(c storeCase, failedNeed string) error {
-		s, err := newStore()
-		if err != nil {
-			return fmt.Errorf("petstoretest: clause %q: newStore: %w", c.name, err)
-		}
-		return c.check(context.Background(), s, failedNeed)
-	})
+	var errs []error
+	for _, c := range storeCases {
+		errs = append(errs, checkClause(c.name, c.clause, func(r reporter) {
+			s, err := newStore()
+			if err != nil {
+				r.Fatalf("newStore: %v", err)
+			}
+			c.run(r, s)
+		}))
+	}
+	return errors.Join(errs...)
 }
 
 // A storeCase is one clause of the Store contract and the test that
@@ -77,29 +62,22 @@ func CheckStore(newStore func() (petstore.Store, error)) error {
 type storeCase struct {
 	name   string // the subtest's name
 	clause string // the sentence of the contract that test enforces
-	// needs names the earlier cases whose clauses the test relies on: when
-	// one of them fails, this test is likely to fail for the same reason.
-	needs []string
-	test  func(st *storeT)
+	test   func(st *storeT)
 }
 
-func (c storeCase) info() clause { return clause{c.name, c.clause, c.needs} }
-
-// check runs the clause on s, which must be new and empty.
-func (c storeCase) check(ctx context.Context, s petstore.Store, failedNeed string) error {
-	return runClause(ctx, c.info(), failedNeed, func(ct *clauseT) {
-		if s == nil {
-			ct.Fatalf("newStore returned a nil Store")
-		}
-		st := &storeT{t: ct, s: s, ctx: ctx}
-		st.requireEmpty()
-		c.test(st)
-	})
+// run runs the clause on s, which must be new and empty.
+func (c storeCase) run(r reporter, s petstore.Store) {
+	if s == nil {
+		r.Fatalf("newStore returned a nil Store")
+	}
+	st := &storeT{t: r, s: s, ctx: r.Context()}
+	st.requireEmpty()
+	c.test(st)
 }
 
 // storeT is the state of one clause of TestStore.
 type storeT struct {
-	t   *clauseT
+	t   reporter
 	s   petstore.Store
 	ctx context.Context
 }
