@@ -163,10 +163,27 @@ func snippet(body []byte) string {
 // whether it was.
 func (st *serverT) wantStatus(x *exchange, want int) bool {
 	if got := x.resp.StatusCode; got != want {
-		st.errorf("%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s", x, want, got, snippet(x.body))
+		if note := routerAnswer(x); note != "" {
+			st.errorf("%s: %s; want %d", x, note, want)
+		} else {
+			st.errorf("%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s", x, want, got, snippet(x.body))
+		}
 		return false
 	}
 	return true
+}
+
+// routerAnswer returns, for an error answer without the handler's JSON
+// error body, a sentence saying so: a router in front of the handler
+// answered, not the handler. It returns "" for any other answer, and for
+// HEAD, whose answers have no body.
+func routerAnswer(x *exchange) string {
+	var members map[string]json.RawMessage
+	if x.resp.StatusCode < 400 || x.req.Method == http.MethodHead || json.Unmarshal(x.body, &members) == nil && members["code"] != nil {
+		return ""
+	}
+	return fmt.Sprintf("the method %q was answered %d without the handler's JSON error body (%s), so a router in front of the handler answered, not the handler",
+		x.req.Method, x.resp.StatusCode, snippet(x.body))
 }
 
 // errorShape is what wantError compares of an error response.
@@ -252,6 +269,13 @@ func (st *serverT) wantError(x *exchange, status int, code string) {
 		if echo != "" {
 			what += " (" + echo + ")"
 		}
+	}
+	if note := routerAnswer(x); note != "" {
+		if _, echo := st.echoedCredential(x); echo != "" {
+			note += "; " + echo
+		}
+		st.errorf("%s: %s; want %d %s", x, note, status, code)
+		return
 	}
 	st.diff(what, want, got)
 }
