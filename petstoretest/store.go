@@ -5,13 +5,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-
 	"github.com/petstore-go/petstore"
 )
 
@@ -242,4 +247,729 @@ func outcome(v any, err error) string {
 		return "error: " + err.Error()
 	}
 	return fmt.Sprintf("no error, returned %+v", v)
+}
+
+// storeCases is the Store contract, one clause per case, the simplest
+// first: a case comes after every case that it needs, so that the first
+// failure TestStore shows is the one to fix first.
+var storeCases = []storeCase{
+	// Adding and listing: the clauses that every other test relies on.
+	{"ids-positive", "Add assigns each pet an ID that is positive.", testIDsPositive},
+	{"ids-unique", "Add assigns each pet an ID that is unique within the store.", testIDsUnique},
+	{"list-ascending", "List returns the pets in ascending order of ID.", testListAscending},
+	{"round-trip", "Add stores and returns the pet exactly as given (every field, any valid UTF-8 name) together with its ID; Get and List return the same values.", testRoundTrip},
+
+	// Get, validation and aliasing.
+	{"get-unknown", "Get returns an error wrapping ErrNotFound for an ID that no pet has, including IDs that are zero or negative.", testGetUnknown},
+	{"add-invalid", "For a NewPet that NewPet.Validate rejects, Add stores nothing and returns an error wrapping ErrInvalidPet.", testAddInvalid},
+	{"idempotent-replay", "With AddOptions.IdempotencyKey, a second Add of an equal NewPet by the same principal stores nothing and returns the pet stored first, replayed; an invalid pet does not use a key up.", testIdempotentReplay},
+	{"idempotent-reuse", "An idempotency key sent again by the same principal with another NewPet stores nothing and gives an error wrapping ErrIdempotencyKeyReused.", testIdempotentReuse},
+	{"idempotent-scope", "The same idempotency key under another principal (petstore.Principal of the context) is another key.", testIdempotentScope},
+	{"no-alias", "Returned values never alias stored ones, so a caller may keep or change them.", testNoAlias},
+
+	// Selecting with ListOptions.
+	{"list-limit", "List returns at most ListOptions.Limit pets, the first ones of those selected.", testListLimit},
+	{"list-after", "List returns the pets with ID greater than ListOptions.After, and no others.", testListAfter},
+	{"list-status", "When ListOptions.Status is set, List returns only the pets with that status, and all of them.", testListStatus},
+	{"list-status-none", "A pet without a status is never returned under a filter.", testListStatusNone},
+	{"list-limit-zero", "A ListOptions.Limit of 0 means no cap: List returns every pet selected.", testListLimitZero},
+	{"list-combined", "Status, After and Limit apply together: List returns the first Limit pets with ID greater than After that have the status.", testListCombined},
+	{"list-empty", "An empty result is an empty or nil slice and no error.", testListEmpty},
+
+	// Contexts.
+	{"add-canceled", "When ctx is done, Add returns an error wrapping ctx.Err().", testAddCanceled},
+	{"get-canceled", "When ctx is done, Get returns an error wrapping ctx.Err().", testGetCanceled},
+	{"list-canceled", "When ctx is done, List returns an error wrapping ctx.Err().", testListCanceled},
+	{"deadline-exceeded", "When ctx's deadline has passed, every method returns an error wrapping context.DeadlineExceeded.", testDeadlineExceeded},
+
+	// IDs over time and pagination.
+	{"ids-grow", "Once Get or List has returned a pet, no pet with a smaller ID appears later.", testIDsGrow},
+	{"paginate", "Paging through List, with After set to the last ID of the previous page, visits every pet exactly once.", testPaginate},
+	{"paginate-while-adding", "Paging through List visits every pet exactly once also when pets are added between pages.", testPaginateWhileAdding},
+
+	// Concurrency.
+	{"ids-unique-concurrent", "IDs are positive and unique also when 64 goroutines call Add at once, and every pet added is stored.", testIDsUniqueConcurrent},
+	{"idempotent-concurrent", "Adds at once with one idempotency key and principal store one pet; each returns it or an error wrapping ErrIdempotencyKeyInUse.", testIdempotentConcurrent},
+	{"paginate-concurrent-adds", "IDs grow in the order in which pets become visible, so paging visits every pet exactly once while other goroutines add pets.", testPaginateConcurrentAdds},
+	{"concurrent-use", "A Store is safe for concurrent use by multiple goroutines: Add, Get and List may run at once (run under -race to catch a missing lock).", testConcurrentUse},
+}
+
+func testAddInvalid(st *storeT) {
+	valid := petstore.NewPet{Name: "valid", CategoryID: 1}
+	invalid := map[string]petstore.NewPet{
+		"blank name":        {Name: " ", CategoryID: 1},
+		"name not UTF-8":    {Name: "a\xff", CategoryID: 1},
+		"control character": {Name: "a\x00b", CategoryID: 1},
+		"long name":         {Name: strings.Repeat("a", petstore.MaxNameLength+1), CategoryID: 1},
+		"category zero":     {Name: "a", CategoryID: 0},
+		"category negative": {Name: "a", CategoryID: -1},
+		"unknown status":    {Name: "a", CategoryID: 1, Status: "lost"},
+	}
+	for _, why := range slices.Sorted(maps.Keys(invalid)) {
+		p := invalid[why]
+		if _, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{}); !errors.Is(err, petstore.ErrInvalidPet) {
+			st.errorf("Add of a pet with a %s returned error %v, not one wrapping ErrInvalidPet", why, err)
+		}
+	}
+	added := st.add(valid)
+	st.diff("List after the invalid Adds and one valid one", added, st.list(petstore.ListOptions{}))
+}
+
+func testIDsPositive(st *storeT) {
+	notPositive := map[string]int64{}
+	for _, p := range st.addN(20) {
+		if p.ID <= 0 {
+			notPositive[p.Name] = p.ID
+		}
+	}
+	st.diff("IDs that are not positive, by the name of the pet that Add returned them for", map[string]int64{}, notPositive)
+}
+
+func testIDsUnique(st *storeT) {
+	added := st.addN(100)
+	st.diff("IDs that Add returned more than once, with their counts", map[int64]int{}, duplicates(added))
+	st.diff("IDs that List returns more than once, with their counts", map[int64]int{}, duplicates(st.list(petstore.ListOptions{})))
+}
+
+func testIDsUniqueConcurrent(st *storeT) {
+	const n = 64
+	added := make([]petstore.Pet, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			p := petstore.NewPet{Name: fmt.Sprintf("concurrent %d", i), CategoryID: int64(i + 1), Status: statuses[i%len(statuses)]}
+			got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
+			if err != nil {
+				st.errorf("Add(%+v) from goroutine %d: %v", p, i, err)
+				return
+			}
+			added[i] = got
+		})
+	}
+	close(start)
+	wg.Wait()
+	if st.t.Failed() {
+		return
+	}
+	for i, p := range added {
+		if p.ID <= 0 {
+			st.errorf("Add from goroutine %d returned ID %d", i, p.ID)
+		}
+	}
+	st.diff("IDs that concurrent Adds returned more than once, with their counts", map[int64]int{}, duplicates(added))
+	st.diff("List after the concurrent Adds", byID(added), st.list(petstore.ListOptions{}))
+}
+
+func testIDsGrow(st *storeT) {
+	pets := newPets(4)
+	a := st.add(pets[0])[0]
+	if _, err := st.s.Get(st.ctx, a.ID); err != nil {
+		st.fatalf("Get(%d) of a pet just added: %v", a.ID, err)
+	}
+	b := st.add(pets[1])[0]
+	if b.ID <= a.ID {
+		st.errorf("Get returned the pet with ID %d, then Add returned ID %d, which is not greater", a.ID, b.ID)
+	}
+	listed := st.list(petstore.ListOptions{})
+	c := st.add(pets[2])[0]
+	for _, p := range listed {
+		if c.ID <= p.ID {
+			st.errorf("List returned the pet with ID %d, then Add returned ID %d, which is not greater", p.ID, c.ID)
+		}
+	}
+	st.diff("List after the Adds", []petstore.Pet{a, b, c}, st.list(petstore.ListOptions{}))
+}
+
+func testRoundTrip(st *storeT) {
+	pets := samplePets()
+	var added []petstore.Pet
+	for i, p := range pets {
+		got := st.add(p)[0]
+		st.diff(fmt.Sprintf("Add of sample pet %d (name %.20q) returned", i, p.Name), p, got.NewPet)
+		added = append(added, got)
+	}
+	for _, want := range added {
+		got, err := st.s.Get(st.ctx, want.ID)
+		if err != nil {
+			st.errorf("Get(%d) of a pet that Add returned: %v", want.ID, err)
+			continue
+		}
+		st.diff(fmt.Sprintf("Get(%d) after Add returned it", want.ID), want, got)
+	}
+	// List under a filter returns the same values too; list-status,
+	// which relies on this clause, checks that.
+	st.diff("List after Add returned the pets", byID(added), st.list(petstore.ListOptions{}))
+}
+
+func testNoAlias(st *storeT) {
+	want := byID(st.add(samplePets()...))
+
+	// Change every pet that List returned.
+	all := st.list(petstore.ListOptions{})
+	for i := range all {
+		all[i].ID = -1
+		all[i].Name = "changed by the caller"
+		all[i].CategoryID = 7
+		all[i].Status = petstore.StatusSold
+	}
+	// Append to a page: a store that returned a slice of its own array
+	// would find the appended pet in it.
+	page := st.list(petstore.ListOptions{Limit: 2})
+	page = append(page, petstore.Pet{ID: -2, NewPet: petstore.NewPet{Name: "appended by the caller", CategoryID: 9}})
+	page[0].Name = "changed by the caller"
+	// Change a pet that Get returned.
+	if p, err := st.s.Get(st.ctx, want[0].ID); err == nil {
+		p.Name = "changed by the caller"
+	}
+
+	st.diff("List after the caller changed pets that List and Get returned", want, st.list(petstore.ListOptions{}))
+	for _, p := range want {
+		got, err := st.s.Get(st.ctx, p.ID)
+		if err != nil {
+			st.errorf("Get(%d): %v", p.ID, err)
+			continue
+		}
+		st.diff(fmt.Sprintf("Get(%d) after the caller changed pets that List and Get returned", p.ID), p, got)
+	}
+}
+
+// wantNotFound describes the outcome that Get must have for an unknown ID.
+const wantNotFound = "an error wrapping petstore.ErrNotFound"
+
+func testGetUnknown(st *storeT) {
+	got := map[int64]string{}
+	want := map[int64]string{}
+	probe := func(id int64) {
+		want[id] = wantNotFound
+		p, err := st.s.Get(st.ctx, id)
+		if errors.Is(err, petstore.ErrNotFound) {
+			got[id] = wantNotFound
+		} else {
+			got[id] = outcome(p, err)
+		}
+	}
+
+	probe(1) // the store is empty
+	added := st.addN(5)
+	maxID := slices.Max(ids(added))
+	for _, id := range []int64{0, -1, -maxID, math.MinInt64, math.MaxInt64} {
+		probe(id)
+	}
+	if maxID < math.MaxInt64 {
+		probe(maxID + 1)
+	}
+	st.diff("Get of IDs that no pet has", want, got)
+}
+
+// canceled returns a context that is already canceled.
+func (st *storeT) canceled() context.Context {
+	ctx, cancel := context.WithCancel(st.ctx)
+	cancel()
+	return ctx
+}
+
+// wantWrapping describes the outcome that a call with a done context must
+// have, and what it had instead.
+func wantWrapping(target error, v any, err error) (want, got string) {
+	want = fmt.Sprintf("an error wrapping %v", target)
+	if errors.Is(err, target) {
+		return want, want
+	}
+	return want, outcome(v, err)
+}
+
+func testAddCanceled(st *storeT) {
+	p := petstore.NewPet{Name: "canceled", CategoryID: 1, Status: petstore.StatusAvailable}
+	pet, _, err := st.s.Add(st.canceled(), p, petstore.AddOptions{})
+	want, got := wantWrapping(context.Canceled, pet, err)
+	st.diff(fmt.Sprintf("Add(canceled ctx, %+v)", p), want, got)
+}
+
+func testGetCanceled(st *storeT) {
+	id := st.addN(1)[0].ID
+	pet, err := st.s.Get(st.canceled(), id)
+	want, got := wantWrapping(context.Canceled, pet, err)
+	st.diff(fmt.Sprintf("Get(canceled ctx, %d) of a pet that exists", id), want, got)
+}
+
+func testListCanceled(st *storeT) {
+	st.addN(3)
+	pets, err := st.s.List(st.canceled(), petstore.ListOptions{})
+	want, got := wantWrapping(context.Canceled, pets, err)
+	st.diff("List(canceled ctx, ListOptions{}) of a store that holds pets", want, got)
+}
+
+func testDeadlineExceeded(st *storeT) {
+	id := st.addN(3)[0].ID
+	ctx, cancel := context.WithDeadline(st.ctx, time.Unix(0, 0))
+	defer cancel()
+
+	want := map[string]string{}
+	got := map[string]string{}
+	record := func(call string, v any, err error) {
+		want[call], got[call] = wantWrapping(context.DeadlineExceeded, v, err)
+	}
+	p, _, err := st.s.Add(ctx, petstore.NewPet{Name: "expired", CategoryID: 1}, petstore.AddOptions{})
+	record("Add", p, err)
+	p, err = st.s.Get(ctx, id)
+	record(fmt.Sprintf("Get(%d)", id), p, err)
+	pets, err := st.s.List(ctx, petstore.ListOptions{})
+	record("List", pets, err)
+	st.diff("calls with a context whose deadline has passed", want, got)
+}
+
+func testConcurrentUse(st *storeT) {
+	const workers, rounds = 8, 16
+	var (
+		mu    sync.Mutex
+		added = st.addN(8)
+		wg    sync.WaitGroup
+		start = make(chan struct{})
+	)
+	for w := range workers {
+		wg.Go(func() {
+			<-start
+			for i := range rounds {
+				p := petstore.NewPet{Name: fmt.Sprintf("worker %d pet %d", w, i), CategoryID: int64(i + 1), Status: statuses[(w+i)%len(statuses)]}
+				got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
+				if err != nil {
+					st.errorf("Add(%+v) from worker %d: %v", p, w, err)
+					return
+				}
+				mu.Lock()
+				added = append(added, got)
+				mu.Unlock()
+
+				if back, err := st.s.Get(st.ctx, got.ID); err != nil {
+					st.errorf("Get(%d) of a pet that worker %d just added: %v", got.ID, w, err)
+				} else if back != got {
+					st.errorf("Get(%d) from worker %d returned %+v; Add returned %+v", got.ID, w, back, got)
+				}
+
+				opts := petstore.ListOptions{Status: statuses[i%len(statuses)], After: got.ID / 2, Limit: 1 + i%4}
+				page, err := st.s.List(st.ctx, opts)
+				if err != nil {
+					st.errorf("List(%+v) from worker %d: %v", opts, w, err)
+					continue
+				}
+				if !ascending(page) {
+					st.errorf("List(%+v) from worker %d: IDs not ascending: %v", opts, w, ids(page))
+				}
+				if len(page) > opts.Limit {
+					st.errorf("List(%+v) from worker %d returned %d pets", opts, w, len(page))
+				}
+				for _, q := range page {
+					if q.ID <= opts.After || opts.Status != "" && q.Status != opts.Status {
+						st.errorf("List(%+v) from worker %d returned %+v, which it does not select", opts, w, q)
+					}
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	st.diff("List after concurrent Adds, Gets and Lists", byID(added), st.list(petstore.ListOptions{}))
+}
+
+// addKeyed calls Add with an idempotency key under principal. It stops the
+// subtest, with one clear line, when the store says it does not support
+// idempotency keys.
+func (st *storeT) addKeyed(principal, key string, p petstore.NewPet) (petstore.Pet, bool, error) {
+	ctx := petstore.WithPrincipal(st.ctx, principal)
+	pet, replayed, err := st.s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: key})
+	if errors.Is(err, errors.ErrUnsupported) {
+		st.fatalf("the store does not support idempotency keys (Add returned %v); the Store contract requires them", err)
+	}
+	return pet, replayed, err
+}
+
+func testIdempotentReplay(st *storeT) {
+	p := petstore.NewPet{Name: "Rex", CategoryID: 3, Status: petstore.StatusAvailable}
+	first, replayed, err := st.addKeyed("alice", "key-1", p)
+	if err != nil || replayed {
+		st.fatalf("first Add with a key = %+v, replayed %v, %v; want the pet, not replayed", first, replayed, err)
+	}
+	again, replayed, err := st.addKeyed("alice", "key-1", p)
+	if err != nil {
+		st.fatalf("second Add with the same key and pet: %v", err)
+	}
+	if again.ID != first.ID {
+		st.errorf("second Add with the same key and pet returned ID %d, not the first pet's %d: the store ignores IdempotencyKey", again.ID, first.ID)
+	}
+	if !replayed {
+		st.errorf("second Add with the same key and pet did not report replayed")
+	}
+	st.diff("the pet that the replay returned", first, again)
+	st.diff("List after two Adds with one key", []petstore.Pet{first}, st.list(petstore.ListOptions{}))
+
+	// An invalid pet with a key stores nothing and does not use the key up.
+	if _, _, err := st.addKeyed("alice", "key-2", petstore.NewPet{Name: "", CategoryID: 1}); !errors.Is(err, petstore.ErrInvalidPet) {
+		st.errorf("Add of an invalid pet with a key: %v, want an error wrapping ErrInvalidPet", err)
+	}
+	second, replayed, err := st.addKeyed("alice", "key-2", p)
+	if err != nil || replayed {
+		st.errorf("Add with a key whose only earlier use was an invalid pet = replayed %v, %v; want a new pet", replayed, err)
+	}
+	st.diff("List after a valid Add with a key first sent with an invalid pet", []petstore.Pet{first, second}, st.list(petstore.ListOptions{}))
+}
+
+func testIdempotentReuse(st *storeT) {
+	p := petstore.NewPet{Name: "Rex", CategoryID: 3}
+	first, _, err := st.addKeyed("alice", "key-1", p)
+	if err != nil {
+		st.fatalf("first Add with a key: %v", err)
+	}
+	for _, other := range []petstore.NewPet{
+		{Name: "Tom", CategoryID: 3},
+		{Name: "Rex", CategoryID: 4},
+		{Name: "Rex", CategoryID: 3, Status: petstore.StatusSold},
+	} {
+		pet, replayed, err := st.addKeyed("alice", "key-1", other)
+		if !errors.Is(err, petstore.ErrIdempotencyKeyReused) {
+			st.errorf("Add(%+v) with the key of %+v = %+v, replayed %v, %v; want an error wrapping ErrIdempotencyKeyReused", other, p, pet, replayed, err)
+		}
+	}
+	st.diff("List after reusing a key for other pets", []petstore.Pet{first}, st.list(petstore.ListOptions{}))
+}
+
+func testIdempotentScope(st *storeT) {
+	p := petstore.NewPet{Name: "Rex", CategoryID: 3}
+	alice, _, err := st.addKeyed("alice", "shared-key", p)
+	if err != nil {
+		st.fatalf("Add with a key for alice: %v", err)
+	}
+	bob, replayed, err := st.addKeyed("bob", "shared-key", p)
+	switch {
+	case err != nil:
+		st.errorf("Add with alice's key for bob: %v; want a new pet", err)
+	case replayed || bob.ID == alice.ID:
+		st.errorf("Add with alice's key for bob replayed alice's pet %d: keys are not scoped by principal", alice.ID)
+	}
+	if _, _, err := st.addKeyed("carol", "shared-key", petstore.NewPet{Name: "Other", CategoryID: 1}); err != nil {
+		st.errorf("Add of another pet with alice's key for carol: %v; want a new pet", err)
+	}
+	if n := len(st.list(petstore.ListOptions{})); n != 3 {
+		st.errorf("List after one key under three principals holds %d pets, want 3", n)
+	}
+}
+
+func testIdempotentConcurrent(st *storeT) {
+	const n = 16
+	p := petstore.NewPet{Name: "Rex", CategoryID: 3}
+	ctx := petstore.WithPrincipal(st.ctx, "alice")
+	type result struct {
+		pet petstore.Pet
+		err error
+	}
+	results := make([]result, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			pet, _, err := st.s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: "once"})
+			results[i] = result{pet, err}
+		})
+	}
+	close(start)
+	wg.Wait()
+	ids := map[int64]int{}
+	for i, r := range results {
+		switch {
+		case r.err == nil:
+			ids[r.pet.ID]++
+		case !errors.Is(r.err, petstore.ErrIdempotencyKeyInUse):
+			st.errorf("Add from goroutine %d: %v; want the pet, or an error wrapping ErrIdempotencyKeyInUse", i, r.err)
+		}
+	}
+	if len(ids) > 1 {
+		st.errorf("%d Adds at once with one key returned %d different pets (IDs and counts %v); want one", n, len(ids), ids)
+	}
+	if got := len(st.list(petstore.ListOptions{})); got != 1 {
+		st.errorf("List after %d Adds at once with one key holds %d pets, want 1", n, got)
+	}
+}
+
+func testListAscending(st *storeT) {
+	want := byID(st.addN(20))
+	got := st.list(petstore.ListOptions{})
+	if !ascending(got) {
+		st.errorf("List(ListOptions{}) returned the IDs %v, which do not ascend", ids(got))
+		return
+	}
+	st.diff("IDs of List(ListOptions{})", ids(want), ids(got))
+}
+
+func testListLimit(st *storeT) {
+	want := byID(st.addN(10))
+	gotPages := map[int][]int64{}
+	wantPages := map[int][]int64{}
+	for limit := 1; limit <= len(want)+2; limit++ {
+		opts := petstore.ListOptions{Limit: limit}
+		wantPages[limit] = ids(selectPets(want, opts))
+		gotPages[limit] = ids(st.list(opts))
+	}
+	st.diff("IDs of List(ListOptions{Limit: key})", wantPages, gotPages)
+}
+
+func testListLimitZero(st *storeT) {
+	// More pets than any page size a store might fall back to by mistake.
+	want := byID(st.addN(150))
+	st.diff("IDs of List(ListOptions{Limit: 0})", ids(want), ids(st.list(petstore.ListOptions{})))
+	opts := petstore.ListOptions{Status: petstore.StatusPending}
+	st.diff(fmt.Sprintf("IDs of List(%+v)", opts), ids(selectPets(want, opts)), ids(st.list(opts)))
+}
+
+func testListAfter(st *storeT) {
+	want := byID(st.addN(10))
+	afters := []int64{0, -1, math.MinInt64, math.MaxInt64}
+	for _, p := range want {
+		afters = append(afters, p.ID, p.ID-1)
+	}
+	gotPages := map[int64][]int64{}
+	wantPages := map[int64][]int64{}
+	for _, after := range afters {
+		opts := petstore.ListOptions{After: after}
+		wantPages[after] = ids(selectPets(want, opts))
+		gotPages[after] = ids(st.list(opts))
+	}
+	st.diff("IDs of List(ListOptions{After: key})", wantPages, gotPages)
+}
+
+func testListStatus(st *storeT) {
+	st.diffByStatus("List(ListOptions{Status: key})", byID(st.addN(12)))
+}
+
+func testListStatusNone(st *storeT) {
+	var pets []petstore.NewPet
+	for i, p := range newPets(12) {
+		if i%4 != 0 {
+			p.Status = "" // mostly pets without a status
+		}
+		pets = append(pets, p)
+	}
+	st.diffByStatus("List(ListOptions{Status: key}) of a store holding mostly pets without a status", byID(st.add(pets...)))
+}
+
+// diffByStatus lists the store under each valid status and compares every
+// list with the pets of want that have that status.
+func (st *storeT) diffByStatus(what string, want []petstore.Pet) {
+	gotPages := map[petstore.Status][]petstore.Pet{}
+	wantPages := map[petstore.Status][]petstore.Pet{}
+	for _, s := range statuses[1:] {
+		opts := petstore.ListOptions{Status: s}
+		wantPages[s] = selectPets(want, opts)
+		gotPages[s] = st.list(opts)
+	}
+	st.diff(what, wantPages, gotPages)
+}
+
+func testListCombined(st *storeT) {
+	want := byID(st.addN(13))
+	gotPages := map[string][]int64{}
+	wantPages := map[string][]int64{}
+	for _, s := range statuses {
+		for _, after := range []int64{0, want[3].ID, want[8].ID} {
+			for _, limit := range []int{0, 1, 2, 5} {
+				opts := petstore.ListOptions{Status: s, After: after, Limit: limit}
+				key := fmt.Sprintf("%+v", opts)
+				wantPages[key] = ids(selectPets(want, opts))
+				gotPages[key] = ids(st.list(opts))
+			}
+		}
+	}
+	st.diff("IDs of List(key)", wantPages, gotPages)
+}
+
+func testListEmpty(st *storeT) {
+	const empty = "no pets, no error"
+	got := map[string]string{}
+	want := map[string]string{}
+	probe := func(opts petstore.ListOptions) {
+		key := fmt.Sprintf("%+v", opts)
+		want[key] = empty
+		pets, err := st.s.List(st.ctx, opts)
+		switch {
+		case err != nil:
+			got[key] = "error: " + err.Error()
+		case len(pets) > 0:
+			got[key] = fmt.Sprintf("no error, %d pets: %+v", len(pets), pets)
+		default:
+			got[key] = empty
+		}
+	}
+	probe(petstore.ListOptions{}) // the store is empty
+	probe(petstore.ListOptions{Status: petstore.StatusAvailable, Limit: 1})
+	added := st.add(
+		petstore.NewPet{Name: "no status", CategoryID: 1},
+		petstore.NewPet{Name: "available", CategoryID: 1, Status: petstore.StatusAvailable},
+	)
+	maxID := slices.Max(ids(added))
+	probe(petstore.ListOptions{After: maxID})
+	probe(petstore.ListOptions{After: math.MaxInt64})
+	probe(petstore.ListOptions{Status: petstore.StatusPending})
+	probe(petstore.ListOptions{Status: petstore.StatusSold, Limit: 5})
+	probe(petstore.ListOptions{Status: petstore.StatusAvailable, After: maxID})
+	st.diff("List(key) that selects no pet", want, got)
+}
+
+// paginate pages through List from opts.After with opts.Limit pets a page,
+// calling between, when it is not nil, after each full page. It returns the
+// pets visited in order, and stops when a page is not full or does not
+// advance past the previous one.
+func (st *storeT) paginate(opts petstore.ListOptions, between func(page int)) []petstore.Pet {
+	var visited []petstore.Pet
+	for page := 0; page < 100_000; page++ {
+		got := st.list(opts)
+		if len(got) == 0 {
+			return visited
+		}
+		if last := got[len(got)-1].ID; last <= opts.After {
+			st.errorf("paging: List(%+v) returned a page ending at ID %d, which does not advance past After", opts, last)
+			return visited
+		}
+		visited = append(visited, got...)
+		if len(got) < opts.Limit {
+			return visited
+		}
+		opts.After = got[len(got)-1].ID
+		if between != nil {
+			between(page)
+		}
+	}
+	st.errorf("paging: List(%+v) still returns full pages after 100000 pages", opts)
+	return visited
+}
+
+func testPaginate(st *storeT) {
+	want := byID(st.addN(20))
+	for _, limit := range []int{1, 2, 3, 7, 20, 25} {
+		opts := petstore.ListOptions{Limit: limit}
+		st.diff(fmt.Sprintf("IDs visited paging with Limit %d", limit), ids(want), ids(st.paginate(opts, nil)))
+	}
+	for _, s := range statuses[1:] {
+		opts := petstore.ListOptions{Status: s, Limit: 2}
+		st.diff(fmt.Sprintf("IDs visited paging with Status %q and Limit 2", s),
+			ids(selectPets(want, petstore.ListOptions{Status: s})), ids(st.paginate(opts, nil)))
+	}
+}
+
+func testPaginateWhileAdding(st *storeT) {
+	added := st.addN(10)
+	extra := newPets(20)[10:]
+	visited := st.paginate(petstore.ListOptions{Limit: 3}, func(page int) {
+		if page < len(extra) {
+			added = append(added, st.add(extra[page])...)
+		}
+	})
+	st.diff("IDs visited paging with Limit 3 while a pet is added after each page", ids(byID(added)), ids(visited))
+}
+
+// testPaginateConcurrentAdds hammers the store with goroutines that add
+// pets while others page through List, each from the start, and checks
+// that every pager visits every pet. A pager that misses a pet has seen a
+// greater ID before the pet became visible: the store drew the ID before it
+// made the pet visible (a database store that takes a sequence value and
+// inserts later does), and another Add overtook it in the gap. The gap is
+// short, so the test runs many adders and pagers at once, yielding between
+// calls, for a number of Adds rather than for a time.
+func testPaginateConcurrentAdds(st *storeT) {
+	procs := runtime.GOMAXPROCS(0)
+	// Enough writers to overtake each other between drawing an ID and
+	// making the pet visible, and enough pagers that one of them lists in
+	// most such gaps; pages long enough that a pager keeps up with the
+	// newest pets, where the gaps are.
+	writers := max(8, 4*procs)
+	pagers := 2 * procs
+	perWriter := max(4, 1024/writers) // about 1,000 pets in all
+	const limit = 16
+	var (
+		mu        sync.Mutex
+		added     = st.addN(10)
+		writersWG sync.WaitGroup
+		pagersWG  sync.WaitGroup
+		start     = make(chan struct{})
+		finished  atomic.Bool
+		visited   = make([][]petstore.Pet, pagers)
+	)
+	for w := range writers {
+		writersWG.Go(func() {
+			<-start
+			for i := range perWriter {
+				p := petstore.NewPet{Name: fmt.Sprintf("writer %d pet %d", w, i), CategoryID: int64(w + 1), Status: statuses[i%len(statuses)]}
+				got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
+				if err != nil {
+					st.errorf("Add(%+v) from writer %d: %v", p, w, err)
+					return
+				}
+				mu.Lock()
+				added = append(added, got)
+				mu.Unlock()
+				runtime.Gosched()
+			}
+		})
+	}
+	for r := range pagers {
+		pagersWG.Go(func() {
+			<-start
+			opts := petstore.ListOptions{Limit: limit}
+			for {
+				done := finished.Load() // every Add has returned before this List
+				page, err := st.s.List(st.ctx, opts)
+				if err != nil {
+					st.errorf("List(%+v) from pager %d while pets are being added: %v", opts, r, err)
+					return
+				}
+				if len(page) > 0 {
+					if last := page[len(page)-1].ID; last <= opts.After || !ascending(page) {
+						st.errorf("paging: List(%+v) from pager %d returned the IDs %v, which do not ascend past After", opts, r, ids(page))
+						return
+					}
+					visited[r] = append(visited[r], page...)
+					opts.After = page[len(page)-1].ID
+				}
+				if len(page) < limit {
+					if done {
+						return
+					}
+					runtime.Gosched() // let the writers add more
+				}
+			}
+		})
+	}
+	close(start)
+	writersWG.Wait()
+	finished.Store(true)
+	pagersWG.Wait()
+	if st.t.Failed() {
+		return
+	}
+	want := ids(byID(added))
+	for r, v := range visited {
+		if missed := missedIDs(want, ids(v)); len(missed) > 0 {
+			st.errorf("pager %d, paging with Limit %d while %d goroutines added pets, missed %d of %d pets, such as the IDs %v: each became visible after List had returned a greater ID",
+				r, limit, writers, len(missed), len(want), missed[:min(len(missed), 10)])
+		} else {
+			st.diff(fmt.Sprintf("IDs visited by pager %d, paging with Limit %d while %d goroutines added pets", r, limit, writers), want, ids(v))
+		}
+	}
+}
+
+// missedIDs returns the IDs of want, which ascend, that got does not hold.
+func missedIDs(want, got []int64) []int64 {
+	seen := make(map[int64]bool, len(got))
+	for _, id := range got {
+		seen[id] = true
+	}
+	var missed []int64
+	for _, id := range want {
+		if !seen[id] {
+			missed = append(missed, id)
+		}
+	}
+	return missed
 }
