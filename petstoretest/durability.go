@@ -71,7 +71,7 @@ type durabilityCase struct {
 // run runs the clause on the set of data that open opens, which must be
 // new and empty.
 func (c durabilityCase) run(r reporter, open func() (petstore.Store, func() error)) {
-	dt := &durableT{storeT: &storeT{t: r, ctx: r.Context()}, open: open}
+	dt := &durableT{storeT: &storeT{reporter: r, ctx: r.Context()}, open: open}
 	defer dt.closeAtEnd()
 	dt.openStore()
 	dt.requireEmpty()
@@ -91,7 +91,7 @@ type durableT struct {
 func (dt *durableT) openStore() {
 	s, closeFn := dt.open()
 	if s == nil || closeFn == nil {
-		dt.t.Fatalf("the OpenFunc returned a nil Store or close function (open %d)", dt.opens+1)
+		dt.Fatalf("the OpenFunc returned a nil Store or close function (open %d)", dt.opens+1)
 	}
 	dt.s, dt.close = s, closeFn
 	dt.opens++
@@ -102,7 +102,7 @@ func (dt *durableT) closeStore() {
 	closeFn := dt.close
 	dt.close = nil
 	if err := closeFn(); err != nil {
-		dt.t.Fatalf("closing the store (open %d): %v", dt.opens, err)
+		dt.Fatalf("closing the store (open %d): %v", dt.opens, err)
 	}
 }
 
@@ -116,7 +116,7 @@ func (dt *durableT) reopen() {
 func (dt *durableT) closeAtEnd() {
 	if dt.close != nil {
 		if err := dt.close(); err != nil {
-			dt.t.Errorf("closing the store at the end of the clause: %v", err)
+			dt.Errorf("closing the store at the end of the clause: %v", err)
 		}
 	}
 }
@@ -133,15 +133,11 @@ var durabilityCases = []durabilityCase{
 // checkPets checks that the store holds exactly want, sorted by ID, through
 // List with and without a status filter and through Get; when says when.
 func (dt *durableT) checkPets(when string, want []petstore.Pet) {
-	dt.diff("List(ListOptions{}) "+when, want, dt.list(petstore.ListOptions{}))
-	for _, status := range statuses[1:] {
-		opts := petstore.ListOptions{Status: status}
-		dt.diff(fmt.Sprintf("List(%+v) %s", opts, when), selectPets(want, opts), dt.list(opts))
-	}
+	dt.diffLists("List(key) "+when, want, append(byStatus(), petstore.ListOptions{})...)
 	for _, p := range want {
 		got, err := dt.s.Get(dt.ctx, p.ID)
 		if err != nil {
-			dt.errorf("Get(%d) %s: %v; want %+v", p.ID, when, err, p)
+			dt.Errorf("Get(%d) %s: %v; want %+v", p.ID, when, err, p)
 			continue
 		}
 		dt.diff(fmt.Sprintf("Get(%d) %s", p.ID, when), p, got)
@@ -171,7 +167,7 @@ func testIDsNeverReused(dt *durableT) {
 		}
 		for _, p := range dt.add(pets...) {
 			if session > 0 && p.ID <= greatest {
-				dt.errorf("after reopen %d, Add(%+v) returned ID %d; want an ID greater than %d, the greatest ID that a pet had before", session, p.NewPet, p.ID, greatest)
+				dt.Errorf("after reopen %d, Add(%+v) returned ID %d; want an ID greater than %d, the greatest ID that a pet had before", session, p.NewPet, p.ID, greatest)
 			}
 			all = append(all, p)
 		}
@@ -205,7 +201,7 @@ func testKeysSurvive(dt *durableT) {
 	first := func(principal, key string, p petstore.NewPet) petstore.Pet {
 		pet, replayed, err := dt.addKeyed(principal, key, p)
 		if err != nil || replayed {
-			dt.fatalf("the first Add by %s with key %q = %s, replayed %v; want a new pet", principal, key, outcome(pet, err), replayed)
+			dt.Fatalf("the first Add by %s with key %q = %s, replayed %v; want a new pet", principal, key, outcome(pet, err), replayed)
 		}
 		return pet
 	}
@@ -217,16 +213,16 @@ func testKeysSurvive(dt *durableT) {
 	dt.wantReplay("after a reopen", "alice", "durable-2", other, other2)
 	pet, _, err := dt.addKeyed("alice", "durable-1", other)
 	if !errors.Is(err, petstore.ErrIdempotencyKeyReused) {
-		dt.errorf("Add by alice with key %q and another pet than it first stored, after a reopen = %s; want an error wrapping ErrIdempotencyKeyReused", "durable-1", outcome(pet, err))
+		dt.Errorf("Add by alice with key %q and another pet than it first stored, after a reopen = %s; want an error wrapping ErrIdempotencyKeyReused", "durable-1", outcome(pet, err))
 	}
 	bob, replayed, err := dt.addKeyed("bob", "durable-1", rex)
 	switch {
 	case err != nil:
-		dt.fatalf("Add by bob with alice's key %q, after a reopen: %v; want a new pet", "durable-1", err)
+		dt.Fatalf("Add by bob with alice's key %q, after a reopen: %v; want a new pet", "durable-1", err)
 	case replayed || bob.ID == rex1.ID:
-		dt.errorf("Add by bob with alice's key %q, after a reopen, replayed alice's pet %d: the key came back without its principal", "durable-1", rex1.ID)
+		dt.Errorf("Add by bob with alice's key %q, after a reopen, replayed alice's pet %d: the key came back without its principal", "durable-1", rex1.ID)
 	case bob.ID <= max(rex1.ID, other2.ID) || bob.NewPet != rex:
-		dt.errorf("Add by bob with alice's key %q, after a reopen = %+v; want a new pet with the values %+v and an ID greater than %d", "durable-1", bob, rex, max(rex1.ID, other2.ID))
+		dt.Errorf("Add by bob with alice's key %q, after a reopen = %+v; want a new pet with the values %+v and an ID greater than %d", "durable-1", bob, rex, max(rex1.ID, other2.ID))
 	}
 	want := byID([]petstore.Pet{rex1, other2, bob})
 	dt.diff("List after the keyed retries that followed a reopen", want, dt.list(petstore.ListOptions{}))
@@ -257,12 +253,12 @@ func testAddInterrupted(dt *durableT) {
 	var kept []petstore.Pet
 	for round := range rounds {
 		attempts := dt.interruptAdds(round)
-		if dt.t.Failed() {
+		if dt.Failed() {
 			return
 		}
 		dt.openStore()
 		kept = append(kept, dt.checkInterrupted(round, kept, attempts)...)
-		if dt.t.Failed() {
+		if dt.Failed() {
 			return
 		}
 	}
@@ -361,7 +357,7 @@ func (dt *durableT) interruptAdds(round int) []*attempt {
 		}
 	}
 	if err := <-closed; err != nil {
-		dt.t.Fatalf("closing the store while Adds were in flight: %v", err)
+		dt.Fatalf("closing the store while Adds were in flight: %v", err)
 	}
 	return attempts
 }
@@ -378,7 +374,7 @@ func (dt *durableT) checkInterrupted(round int, kept []petstore.Pet, attempts []
 	}
 	for _, p := range kept {
 		if !slices.Contains(byName[p.Name], p) {
-			dt.errorf("%s, the pet %+v of an earlier round is gone", when, p)
+			dt.Errorf("%s, the pet %+v of an earlier round is gone", when, p)
 		}
 	}
 	var stored []petstore.Pet
@@ -386,23 +382,23 @@ func (dt *durableT) checkInterrupted(round int, kept []petstore.Pet, attempts []
 		before := byName[a.p.Name]
 		if a.err == nil {
 			if a.replayed || a.pet.NewPet != a.p {
-				dt.errorf("the first Add with key %q of %+v returned %+v, replayed %v; want a new pet with those values", a.key, a.p, a.pet, a.replayed)
+				dt.Errorf("the first Add with key %q of %+v returned %+v, replayed %v; want a new pet with those values", a.key, a.p, a.pet, a.replayed)
 			}
 			dt.diff(fmt.Sprintf("the pets named %q %s; the Add with key %q returned %+v before the close", a.p.Name, when, a.key, a.pet), []petstore.Pet{a.pet}, before)
 		}
 		pet, replayed, err := dt.addKeyed(interruptedPrincipal, a.key, a.p)
 		switch {
 		case err != nil:
-			dt.errorf("the keyed retry of the Add with key %q of %+v (which returned %s), %s: %v; want the pet", a.key, a.p, outcome(a.pet, a.err), when, err)
+			dt.Errorf("the keyed retry of the Add with key %q of %+v (which returned %s), %s: %v; want the pet", a.key, a.p, outcome(a.pet, a.err), when, err)
 			continue
 		case pet.NewPet != a.p:
-			dt.errorf("the keyed retry of the Add with key %q of %+v, %s, returned %+v, replayed %v: a pet with other values", a.key, a.p, when, pet, replayed)
+			dt.Errorf("the keyed retry of the Add with key %q of %+v, %s, returned %+v, replayed %v: a pet with other values", a.key, a.p, when, pet, replayed)
 		case a.err == nil && (!replayed || pet != a.pet):
-			dt.errorf("the keyed retry of the Add with key %q, which returned %+v before the close, %s, returned %+v, replayed %v; want that pet, replayed", a.key, a.pet, when, pet, replayed)
+			dt.Errorf("the keyed retry of the Add with key %q, which returned %+v before the close, %s, returned %+v, replayed %v; want that pet, replayed", a.key, a.pet, when, pet, replayed)
 		case replayed && !slices.Contains(before, pet):
-			dt.errorf("the keyed retry of the Add with key %q of %+v (which returned %s), %s, replayed %+v, which List did not return: the key was stored without its pet", a.key, a.p, outcome(a.pet, a.err), when, pet)
+			dt.Errorf("the keyed retry of the Add with key %q of %+v (which returned %s), %s, replayed %+v, which List did not return: the key was stored without its pet", a.key, a.p, outcome(a.pet, a.err), when, pet)
 		case !replayed && len(before) > 0:
-			dt.errorf("the keyed retry of the Add with key %q of %+v (which returned %s), %s, created %+v though List returned %+v: the pet was stored without its key", a.key, a.p, outcome(a.pet, a.err), when, pet, before)
+			dt.Errorf("the keyed retry of the Add with key %q of %+v (which returned %s), %s, created %+v though List returned %+v: the pet was stored without its key", a.key, a.p, outcome(a.pet, a.err), when, pet, before)
 		}
 		stored = append(stored, pet)
 	}

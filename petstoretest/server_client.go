@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -191,20 +192,14 @@ func routerAnswer(x *exchange) string {
 
 // errorShape is what wantError compares of an error response.
 type errorShape struct {
-	HTTPStatus int
-	Members    []string // the members of the body, sorted
-	Code       string
-	Status     int // the body's status member
-	HasMessage bool
-	// Type and Title are the body's type and title members, which follow
-	// from its code (httpapi.Code.Type and Title).
-	Type, Title string
-	// BadErrors describes the entries of the errors member that lack a
-	// pointer or a parameter, or a detail, or "".
-	BadErrors string
-	// EchoesCredential is a credential that the request sent and the body
-	// repeats; see echoedCredential.
-	EchoesCredential string
+	HTTPStatus       int
+	Members          []string // the members of the body, sorted
+	Code             string
+	Status           int // the body's status member
+	HasMessage       bool
+	Type, Title      string // which follow from the code (httpapi.Code.Type and Title)
+	BadErrors        string // what is wrong with the errors member, or ""
+	EchoesCredential string // a credential of the request that the answer repeats
 	Body             string // only when the body is not a JSON object
 }
 
@@ -230,55 +225,44 @@ func badFieldErrors(v json.RawMessage) string {
 // given status and code and the body {"code","message","status","type",
 // "title"}, with "errors" where the server lists the problems with fields.
 func (st *serverT) wantError(x *exchange, status int, code string) {
-	c := httpapi.Code(code)
-	want := errorShape{HTTPStatus: status, Members: []string{"code", "message", "status", "title", "type"}, Code: code, Status: status,
-		HasMessage: true, Type: c.Type(), Title: c.Title()}
-	got := errorShape{HTTPStatus: x.resp.StatusCode}
 	what := fmt.Sprintf("%s: error response", x)
-	if x.req.Method == http.MethodHead {
-		want = errorShape{HTTPStatus: status}
-		if len(x.body) > 0 {
-			got.Body = string(x.body)
-		}
-	} else {
-		var members map[string]json.RawMessage
-		if err := json.Unmarshal(x.body, &members); err != nil || members == nil {
-			got.Body = string(x.body)
-		}
-		for k, v := range members {
-			got.Members = append(got.Members, k)
-			switch k {
-			case "code":
-				_ = json.Unmarshal(v, &got.Code)
-			case "status":
-				_ = json.Unmarshal(v, &got.Status)
-			case "message":
-				var m string
-				_ = json.Unmarshal(v, &m)
-				got.HasMessage = m != ""
-			case "type":
-				_ = json.Unmarshal(v, &got.Type)
-			case "title":
-				_ = json.Unmarshal(v, &got.Title)
-			case "errors":
-				want.Members = append(want.Members, "errors")
-				got.BadErrors = badFieldErrors(v)
-			}
-		}
-		slices.Sort(want.Members)
-		slices.Sort(got.Members)
-		var echo string
-		got.EchoesCredential, echo = st.echoedCredential(x)
-		if echo != "" {
-			what += " (" + echo + ")"
-		}
+	var echo string
+	if x.req.Method != http.MethodHead {
+		_, echo = st.echoedCredential(x)
 	}
 	if note := routerAnswer(x); note != "" {
-		if _, echo := st.echoedCredential(x); echo != "" {
+		if echo != "" {
 			note += "; " + echo
 		}
 		st.errorf("%s: %s; want %d %s", x, note, status, code)
 		return
+	}
+	c := httpapi.Code(code)
+	want := errorShape{HTTPStatus: status, Members: []string{"code", "message", "status", "title", "type"}, Code: code, Status: status,
+		HasMessage: true, Type: c.Type(), Title: c.Title()}
+	got := errorShape{HTTPStatus: x.resp.StatusCode}
+	if x.req.Method == http.MethodHead {
+		want, got.Body = errorShape{HTTPStatus: status}, string(x.body)
+	} else {
+		var members map[string]json.RawMessage
+		var b struct {
+			Code, Message, Type, Title string
+			Status                     int
+			Errors                     json.RawMessage
+		}
+		if json.Unmarshal(x.body, &members) != nil || members == nil {
+			got.Body = string(x.body)
+		}
+		_ = json.Unmarshal(x.body, &b)
+		got.Members = slices.Sorted(maps.Keys(members))
+		got.Code, got.Status, got.HasMessage, got.Type, got.Title = b.Code, b.Status, b.Message != "", b.Type, b.Title
+		if members["errors"] != nil {
+			want.Members = slices.Sorted(slices.Values(append(want.Members, "errors")))
+			got.BadErrors = badFieldErrors(b.Errors)
+		}
+		if echo != "" {
+			got.EchoesCredential, what = "yes", what+" ("+echo+")"
+		}
 	}
 	st.diff(what, want, got)
 }
@@ -351,111 +335,44 @@ func (st *serverT) pets(clause string, x *exchange) ([]petstore.Pet, bool) {
 	return pets, true
 }
 
-// A link is one link of a Link header (RFC 8288).
-type link struct {
-	target string
-	rels   []string
-}
-
-// parseLinks parses the values of Link headers.
-func parseLinks(values []string) ([]link, error) {
-	var links []link
-	for _, v := range values {
-		s := v
-		for {
-			s = strings.TrimLeft(s, " \t,")
-			if s == "" {
-				break
-			}
-			if s[0] != '<' {
-				return nil, fmt.Errorf("link %q does not start with <", v)
-			}
-			end := strings.IndexByte(s, '>')
-			if end < 0 {
-				return nil, fmt.Errorf("link %q has no closing >", v)
-			}
-			l := link{target: s[1:end]}
-			s = s[end+1:]
-			for {
-				s = strings.TrimLeft(s, " \t")
-				if s == "" || s[0] == ',' {
-					break
-				}
-				if s[0] != ';' {
-					return nil, fmt.Errorf("link %q: expected ; before a parameter", v)
-				}
-				var name, value string
-				var err error
-				name, value, s, err = parseParam(strings.TrimLeft(s[1:], " \t"))
-				if err != nil {
-					return nil, fmt.Errorf("link %q: %v", v, err)
-				}
-				if strings.EqualFold(name, "rel") {
-					l.rels = append(l.rels, strings.Fields(strings.ToLower(value))...)
-				}
-			}
-			links = append(links, l)
-		}
-	}
-	return links, nil
-}
-
-// parseParam parses name=value or name="quoted value" at the start of s and
-// returns the rest.
-func parseParam(s string) (name, value, rest string, err error) {
-	eq := strings.IndexByte(s, '=')
-	if eq <= 0 {
-		return "", "", "", fmt.Errorf("expected name=value at %q", s)
-	}
-	name, s = strings.TrimSpace(s[:eq]), strings.TrimLeft(s[eq+1:], " \t")
-	if strings.HasPrefix(s, `"`) {
-		var b strings.Builder
-		for i := 1; i < len(s); i++ {
-			switch c := s[i]; c {
-			case '\\':
-				if i+1 < len(s) {
-					i++
-					b.WriteByte(s[i])
-				}
-			case '"':
-				return name, b.String(), s[i+1:], nil
-			default:
-				b.WriteByte(c)
-			}
-		}
-		return "", "", "", fmt.Errorf("unterminated quoted value at %q", s)
-	}
-	end := strings.IndexAny(s, ";, \t")
-	if end < 0 {
-		end = len(s)
-	}
-	return name, s[:end], s[end:], nil
-}
+// linkPattern matches one link of a Link header (RFC 8288) at the start of
+// the rest of the header: its target and its parameters, each name=value or
+// name="quoted value".
+var (
+	linkPattern  = regexp.MustCompile(`^[ \t,]*<([^>]*)>((?:[ \t]*;[ \t]*[^\s=;,]+[ \t]*=[ \t]*(?:"(?:[^"\\]|\\.)*"|[^\s;,"]*))*)[ \t]*(?:,|$)`)
+	paramPattern = regexp.MustCompile(`;[ \t]*([^\s=;,]+)[ \t]*=[ \t]*(?:"((?:[^"\\]|\\.)*)"|([^\s;,"]*))`)
+	unquote      = regexp.MustCompile(`\\(.)`)
+)
 
 // linkRel returns the target of x's link with relation rel resolved
 // against the request's URL, or nil when there is none. It reports a
 // violation when the Link header cannot be parsed or has rel twice.
 func (st *serverT) linkRel(x *exchange, rel string) *url.URL {
-	links, err := parseLinks(x.resp.Header.Values("Link"))
-	if err != nil {
-		st.errorf("%s: Link header: %v", x, err)
-		return nil
-	}
 	var found *url.URL
-	for _, l := range links {
-		if !slices.Contains(l.rels, rel) {
-			continue
+	for _, v := range x.resp.Header.Values("Link") {
+		for rest := v; strings.Trim(rest, " \t,") != ""; {
+			m := linkPattern.FindStringSubmatch(rest)
+			if m == nil {
+				st.errorf("%s: Link header %q: cannot parse %q", x, v, rest)
+				return nil
+			}
+			rest = rest[len(m[0]):]
+			var rels []string
+			for _, p := range paramPattern.FindAllStringSubmatch(m[2], -1) {
+				if strings.EqualFold(p[1], "rel") {
+					rels = append(rels, strings.Fields(strings.ToLower(unquote.ReplaceAllString(p[2], "$1")+p[3]))...)
+				}
+			}
+			if !slices.Contains(rels, rel) {
+				continue
+			}
+			ref, err := url.Parse(m[1])
+			if found != nil || err != nil {
+				st.errorf("%s: a second link with rel=%q, or one that is not a URL (%v): %q", x, rel, err, x.resp.Header.Values("Link"))
+				return nil
+			}
+			found = x.req.URL.ResolveReference(ref)
 		}
-		if found != nil {
-			st.errorf("%s: more than one link with rel=%q: %q", x, rel, x.resp.Header.Values("Link"))
-			return nil
-		}
-		ref, err := url.Parse(l.target)
-		if err != nil {
-			st.errorf("%s: link target %q: %v", x, l.target, err)
-			return nil
-		}
-		found = x.req.URL.ResolveReference(ref)
 	}
 	return found
 }

@@ -75,35 +75,43 @@ func (c storeCase) run(r reporter, s petstore.Store) {
 	if s == nil {
 		r.Fatalf("newStore returned a nil Store")
 	}
-	st := &storeT{t: r, s: s, ctx: r.Context()}
+	st := &storeT{reporter: r, s: s, ctx: r.Context()}
 	st.requireEmpty()
 	c.test(st)
 }
 
-// storeT is the state of one clause of TestStore.
+// storeT is the state of one clause of TestStore, which reports its
+// failures to the reporter.
 type storeT struct {
-	t   reporter
+	reporter
 	s   petstore.Store
 	ctx context.Context
 }
-
-// errorf reports a violation of the clause and goes on. It may be called
-// from any goroutine.
-func (st *storeT) errorf(format string, args ...any) { st.t.Errorf(format, args...) }
-
-// fatalf reports a violation of the clause and stops it. It must be called
-// from the clause's goroutine.
-func (st *storeT) fatalf(format string, args ...any) { st.t.Fatalf(format, args...) }
 
 // diff reports a violation of the clause when got differs from want, showing
 // the difference, and tells whether they were equal. A nil slice equals an
 // empty one.
 func (st *storeT) diff(what string, want, got any) bool {
 	if d := gocmp.Diff(want, got, diffOptions...); d != "" {
-		st.errorf("%s (-want +got):\n%s", what, d)
+		st.Errorf("%s (-want +got):\n%s", what, d)
 		return false
 	}
 	return true
+}
+
+// atOnce calls f(0) to f(n-1) from n goroutines, released together, and
+// returns when every call has returned.
+func atOnce(n int, f func(i int)) {
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			f(i)
+		})
+	}
+	close(start)
+	wg.Wait()
 }
 
 // diffOptions make diffs readable: nil and empty slices and maps are
@@ -119,10 +127,10 @@ var diffOptions = []gocmp.Option{
 func (st *storeT) requireEmpty() {
 	pets, err := st.s.List(st.ctx, petstore.ListOptions{})
 	if err != nil {
-		st.t.Fatalf("List on the store that newStore returned: %v", err)
+		st.Fatalf("List on the store that newStore returned: %v", err)
 	}
 	if len(pets) > 0 {
-		st.t.Fatalf("newStore returned a store that holds %d pets; it must return an empty one", len(pets))
+		st.Fatalf("newStore returned a store that holds %d pets; it must return an empty one", len(pets))
 	}
 }
 
@@ -133,7 +141,7 @@ func (st *storeT) add(pets ...petstore.NewPet) []petstore.Pet {
 	for _, p := range pets {
 		got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
 		if err != nil {
-			st.fatalf("Add(%+v): %v", p, err)
+			st.Fatalf("Add(%+v): %v", p, err)
 		}
 		added = append(added, got)
 	}
@@ -149,7 +157,7 @@ func (st *storeT) addN(n int) []petstore.Pet {
 func (st *storeT) list(opts petstore.ListOptions) []petstore.Pet {
 	pets, err := st.s.List(st.ctx, opts)
 	if err != nil {
-		st.fatalf("List(%+v): %v", opts, err)
+		st.Fatalf("List(%+v): %v", opts, err)
 	}
 	return pets
 }
@@ -308,7 +316,7 @@ func testAddInvalid(st *storeT) {
 	for _, why := range slices.Sorted(maps.Keys(invalid)) {
 		p := invalid[why]
 		if _, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{}); !errors.Is(err, petstore.ErrInvalidPet) {
-			st.errorf("Add of a pet with a %s returned error %v, not one wrapping ErrInvalidPet", why, err)
+			st.Errorf("Add of a pet with a %s returned error %v, not one wrapping ErrInvalidPet", why, err)
 		}
 	}
 	added := st.add(valid)
@@ -334,28 +342,19 @@ func testIDsUnique(st *storeT) {
 func testIDsUniqueConcurrent(st *storeT) {
 	const n = 64
 	added := make([]petstore.Pet, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			p := petstore.NewPet{Name: fmt.Sprintf("concurrent %d", i), CategoryID: int64(i + 1), Status: statuses[i%len(statuses)]}
-			got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
-			if err != nil {
-				st.errorf("Add(%+v) from goroutine %d: %v", p, i, err)
-				return
-			}
-			added[i] = got
-		})
-	}
-	close(start)
-	wg.Wait()
-	if st.t.Failed() {
+	atOnce(n, func(i int) {
+		p := petstore.NewPet{Name: fmt.Sprintf("concurrent %d", i), CategoryID: int64(i + 1), Status: statuses[i%len(statuses)]}
+		var err error
+		if added[i], _, err = st.s.Add(st.ctx, p, petstore.AddOptions{}); err != nil {
+			st.Errorf("Add(%+v) from goroutine %d: %v", p, i, err)
+		}
+	})
+	if st.Failed() {
 		return
 	}
 	for i, p := range added {
 		if p.ID <= 0 {
-			st.errorf("Add from goroutine %d returned ID %d", i, p.ID)
+			st.Errorf("Add from goroutine %d returned ID %d", i, p.ID)
 		}
 	}
 	st.diff("IDs that concurrent Adds returned more than once, with their counts", map[int64]int{}, duplicates(added))
@@ -366,17 +365,17 @@ func testIDsGrow(st *storeT) {
 	pets := newPets(4)
 	a := st.add(pets[0])[0]
 	if _, err := st.s.Get(st.ctx, a.ID); err != nil {
-		st.fatalf("Get(%d) of a pet just added: %v", a.ID, err)
+		st.Fatalf("Get(%d) of a pet just added: %v", a.ID, err)
 	}
 	b := st.add(pets[1])[0]
 	if b.ID <= a.ID {
-		st.errorf("Get returned the pet with ID %d, then Add returned ID %d, which is not greater", a.ID, b.ID)
+		st.Errorf("Get returned the pet with ID %d, then Add returned ID %d, which is not greater", a.ID, b.ID)
 	}
 	listed := st.list(petstore.ListOptions{})
 	c := st.add(pets[2])[0]
 	for _, p := range listed {
 		if c.ID <= p.ID {
-			st.errorf("List returned the pet with ID %d, then Add returned ID %d, which is not greater", p.ID, c.ID)
+			st.Errorf("List returned the pet with ID %d, then Add returned ID %d, which is not greater", p.ID, c.ID)
 		}
 	}
 	st.diff("List after the Adds", []petstore.Pet{a, b, c}, st.list(petstore.ListOptions{}))
@@ -393,7 +392,7 @@ func testRoundTrip(st *storeT) {
 	for _, want := range added {
 		got, err := st.s.Get(st.ctx, want.ID)
 		if err != nil {
-			st.errorf("Get(%d) of a pet that Add returned: %v", want.ID, err)
+			st.Errorf("Get(%d) of a pet that Add returned: %v", want.ID, err)
 			continue
 		}
 		st.diff(fmt.Sprintf("Get(%d) after Add returned it", want.ID), want, got)
@@ -428,7 +427,7 @@ func testNoAlias(st *storeT) {
 	for _, p := range want {
 		got, err := st.s.Get(st.ctx, p.ID)
 		if err != nil {
-			st.errorf("Get(%d): %v", p.ID, err)
+			st.Errorf("Get(%d): %v", p.ID, err)
 			continue
 		}
 		st.diff(fmt.Sprintf("Get(%d) after the caller changed pets that List and Get returned", p.ID), p, got)
@@ -525,53 +524,44 @@ func testConcurrentUse(st *storeT) {
 	var (
 		mu    sync.Mutex
 		added = st.addN(8)
-		wg    sync.WaitGroup
-		start = make(chan struct{})
 	)
-	for w := range workers {
-		wg.Go(func() {
-			<-start
-			for i := range rounds {
-				p := petstore.NewPet{Name: fmt.Sprintf("worker %d pet %d", w, i), CategoryID: int64(i + 1), Status: statuses[(w+i)%len(statuses)]}
-				got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
-				if err != nil {
-					st.errorf("Add(%+v) from worker %d: %v", p, w, err)
-					return
-				}
-				mu.Lock()
-				added = append(added, got)
-				mu.Unlock()
+	atOnce(workers, func(w int) {
+		for i := range rounds {
+			p := petstore.NewPet{Name: fmt.Sprintf("worker %d pet %d", w, i), CategoryID: int64(i + 1), Status: statuses[(w+i)%len(statuses)]}
+			got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
+			if err != nil {
+				st.Errorf("Add(%+v) from worker %d: %v", p, w, err)
+				return
+			}
+			mu.Lock()
+			added = append(added, got)
+			mu.Unlock()
 
-				if back, err := st.s.Get(st.ctx, got.ID); err != nil {
-					st.errorf("Get(%d) of a pet that worker %d just added: %v", got.ID, w, err)
-				} else if back != got {
-					st.errorf("Get(%d) from worker %d returned %+v; Add returned %+v", got.ID, w, back, got)
-				}
+			if back, err := st.s.Get(st.ctx, got.ID); err != nil {
+				st.Errorf("Get(%d) of a pet that worker %d just added: %v", got.ID, w, err)
+			} else if back != got {
+				st.Errorf("Get(%d) from worker %d returned %+v; Add returned %+v", got.ID, w, back, got)
+			}
 
-				opts := petstore.ListOptions{Status: statuses[i%len(statuses)], After: got.ID / 2, Limit: 1 + i%4}
-				page, err := st.s.List(st.ctx, opts)
-				if err != nil {
-					st.errorf("List(%+v) from worker %d: %v", opts, w, err)
-					continue
-				}
-				if !ascending(page) {
-					st.errorf("List(%+v) from worker %d: IDs not ascending: %v", opts, w, ids(page))
-				}
-				if len(page) > opts.Limit {
-					st.errorf("List(%+v) from worker %d returned %d pets", opts, w, len(page))
-				}
-				for _, q := range page {
-					if q.ID <= opts.After || opts.Status != "" && q.Status != opts.Status {
-						st.errorf("List(%+v) from worker %d returned %+v, which it does not select", opts, w, q)
-					}
+			opts := petstore.ListOptions{Status: statuses[i%len(statuses)], After: got.ID / 2, Limit: 1 + i%4}
+			page, err := st.s.List(st.ctx, opts)
+			if err != nil {
+				st.Errorf("List(%+v) from worker %d: %v", opts, w, err)
+				continue
+			}
+			if !ascending(page) {
+				st.Errorf("List(%+v) from worker %d: IDs not ascending: %v", opts, w, ids(page))
+			}
+			if len(page) > opts.Limit {
+				st.Errorf("List(%+v) from worker %d returned %d pets", opts, w, len(page))
+			}
+			for _, q := range page {
+				if q.ID <= opts.After || opts.Status != "" && q.Status != opts.Status {
+					st.Errorf("List(%+v) from worker %d returned %+v, which it does not select", opts, w, q)
 				}
 			}
-		})
-	}
-	close(start)
-	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
+		}
+	})
 	st.diff("List after concurrent Adds, Gets and Lists", byID(added), st.list(petstore.ListOptions{}))
 }
 
@@ -582,7 +572,7 @@ func (st *storeT) addKeyed(principal, key string, p petstore.NewPet) (petstore.P
 	ctx := petstore.WithPrincipal(st.ctx, principal)
 	pet, replayed, err := st.s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: key})
 	if errors.Is(err, errors.ErrUnsupported) {
-		st.fatalf("the store does not support idempotency keys (Add returned %v); the Store contract requires them", err)
+		st.Fatalf("the store does not support idempotency keys (Add returned %v); the Store contract requires them", err)
 	}
 	return pet, replayed, err
 }
@@ -591,28 +581,28 @@ func testIdempotentReplay(st *storeT) {
 	p := petstore.NewPet{Name: "Rex", CategoryID: 3, Status: petstore.StatusAvailable}
 	first, replayed, err := st.addKeyed("alice", "key-1", p)
 	if err != nil || replayed {
-		st.fatalf("first Add with a key = %+v, replayed %v, %v; want the pet, not replayed", first, replayed, err)
+		st.Fatalf("first Add with a key = %+v, replayed %v, %v; want the pet, not replayed", first, replayed, err)
 	}
 	again, replayed, err := st.addKeyed("alice", "key-1", p)
 	if err != nil {
-		st.fatalf("second Add with the same key and pet: %v", err)
+		st.Fatalf("second Add with the same key and pet: %v", err)
 	}
 	if again.ID != first.ID {
-		st.errorf("second Add with the same key and pet returned ID %d, not the first pet's %d: the store ignores IdempotencyKey", again.ID, first.ID)
+		st.Errorf("second Add with the same key and pet returned ID %d, not the first pet's %d: the store ignores IdempotencyKey", again.ID, first.ID)
 	}
 	if !replayed {
-		st.errorf("second Add with the same key and pet did not report replayed")
+		st.Errorf("second Add with the same key and pet did not report replayed")
 	}
 	st.diff("the pet that the replay returned", first, again)
 	st.diff("List after two Adds with one key", []petstore.Pet{first}, st.list(petstore.ListOptions{}))
 
 	// An invalid pet with a key stores nothing and does not use the key up.
 	if _, _, err := st.addKeyed("alice", "key-2", petstore.NewPet{Name: "", CategoryID: 1}); !errors.Is(err, petstore.ErrInvalidPet) {
-		st.errorf("Add of an invalid pet with a key: %v, want an error wrapping ErrInvalidPet", err)
+		st.Errorf("Add of an invalid pet with a key: %v, want an error wrapping ErrInvalidPet", err)
 	}
 	second, replayed, err := st.addKeyed("alice", "key-2", p)
 	if err != nil || replayed {
-		st.errorf("Add with a key whose only earlier use was an invalid pet = replayed %v, %v; want a new pet", replayed, err)
+		st.Errorf("Add with a key whose only earlier use was an invalid pet = replayed %v, %v; want a new pet", replayed, err)
 	}
 	st.diff("List after a valid Add with a key first sent with an invalid pet", []petstore.Pet{first, second}, st.list(petstore.ListOptions{}))
 }
@@ -621,7 +611,7 @@ func testIdempotentReuse(st *storeT) {
 	p := petstore.NewPet{Name: "Rex", CategoryID: 3}
 	first, _, err := st.addKeyed("alice", "key-1", p)
 	if err != nil {
-		st.fatalf("first Add with a key: %v", err)
+		st.Fatalf("first Add with a key: %v", err)
 	}
 	for _, other := range []petstore.NewPet{
 		{Name: "Tom", CategoryID: 3},
@@ -630,7 +620,7 @@ func testIdempotentReuse(st *storeT) {
 	} {
 		pet, replayed, err := st.addKeyed("alice", "key-1", other)
 		if !errors.Is(err, petstore.ErrIdempotencyKeyReused) {
-			st.errorf("Add(%+v) with the key of %+v = %+v, replayed %v, %v; want an error wrapping ErrIdempotencyKeyReused", other, p, pet, replayed, err)
+			st.Errorf("Add(%+v) with the key of %+v = %+v, replayed %v, %v; want an error wrapping ErrIdempotencyKeyReused", other, p, pet, replayed, err)
 		}
 	}
 	st.diff("List after reusing a key for other pets", []petstore.Pet{first}, st.list(petstore.ListOptions{}))
@@ -640,20 +630,20 @@ func testIdempotentScope(st *storeT) {
 	p := petstore.NewPet{Name: "Rex", CategoryID: 3}
 	alice, _, err := st.addKeyed("alice", "shared-key", p)
 	if err != nil {
-		st.fatalf("Add with a key for alice: %v", err)
+		st.Fatalf("Add with a key for alice: %v", err)
 	}
 	bob, replayed, err := st.addKeyed("bob", "shared-key", p)
 	switch {
 	case err != nil:
-		st.errorf("Add with alice's key for bob: %v; want a new pet", err)
+		st.Errorf("Add with alice's key for bob: %v; want a new pet", err)
 	case replayed || bob.ID == alice.ID:
-		st.errorf("Add with alice's key for bob replayed alice's pet %d: keys are not scoped by principal", alice.ID)
+		st.Errorf("Add with alice's key for bob replayed alice's pet %d: keys are not scoped by principal", alice.ID)
 	}
 	if _, _, err := st.addKeyed("carol", "shared-key", petstore.NewPet{Name: "Other", CategoryID: 1}); err != nil {
-		st.errorf("Add of another pet with alice's key for carol: %v; want a new pet", err)
+		st.Errorf("Add of another pet with alice's key for carol: %v; want a new pet", err)
 	}
 	if n := len(st.list(petstore.ListOptions{})); n != 3 {
-		st.errorf("List after one key under three principals holds %d pets, want 3", n)
+		st.Errorf("List after one key under three principals holds %d pets, want 3", n)
 	}
 }
 
@@ -666,31 +656,24 @@ func testIdempotentConcurrent(st *storeT) {
 		err error
 	}
 	results := make([]result, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			pet, _, err := st.s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: "once"})
-			results[i] = result{pet, err}
-		})
-	}
-	close(start)
-	wg.Wait()
+	atOnce(n, func(i int) {
+		pet, _, err := st.s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: "once"})
+		results[i] = result{pet, err}
+	})
 	ids := map[int64]int{}
 	for i, r := range results {
 		switch {
 		case r.err == nil:
 			ids[r.pet.ID]++
 		case !errors.Is(r.err, petstore.ErrIdempotencyKeyInUse):
-			st.errorf("Add from goroutine %d: %v; want the pet, or an error wrapping ErrIdempotencyKeyInUse", i, r.err)
+			st.Errorf("Add from goroutine %d: %v; want the pet, or an error wrapping ErrIdempotencyKeyInUse", i, r.err)
 		}
 	}
 	if len(ids) > 1 {
-		st.errorf("%d Adds at once with one key returned %d different pets (IDs and counts %v); want one", n, len(ids), ids)
+		st.Errorf("%d Adds at once with one key returned %d different pets (IDs and counts %v); want one", n, len(ids), ids)
 	}
 	if got := len(st.list(petstore.ListOptions{})); got != 1 {
-		st.errorf("List after %d Adds at once with one key holds %d pets, want 1", n, got)
+		st.Errorf("List after %d Adds at once with one key holds %d pets, want 1", n, got)
 	}
 }
 
@@ -698,91 +681,79 @@ func testListAscending(st *storeT) {
 	want := byID(st.addN(20))
 	got := st.list(petstore.ListOptions{})
 	if !ascending(got) {
-		st.errorf("List(ListOptions{}) returned the IDs %v, which do not ascend", ids(got))
+		st.Errorf("List(ListOptions{}) returned the IDs %v, which do not ascend", ids(got))
 		return
 	}
 	st.diff("IDs of List(ListOptions{})", ids(want), ids(got))
 }
 
-func testListLimit(st *storeT) {
-	want := byID(st.addN(10))
-	gotPages := map[int][]int64{}
-	wantPages := map[int][]int64{}
-	for limit := 1; limit <= len(want)+2; limit++ {
-		opts := petstore.ListOptions{Limit: limit}
-		wantPages[limit] = ids(selectPets(want, opts))
-		gotPages[limit] = ids(st.list(opts))
-	}
-	st.diff("IDs of List(ListOptions{Limit: key})", wantPages, gotPages)
-}
-
-func testListLimitZero(st *storeT) {
-	// More pets than any page size a store might fall back to by mistake.
-	want := byID(st.addN(150))
-	st.diff("IDs of List(ListOptions{Limit: 0})", ids(want), ids(st.list(petstore.ListOptions{})))
-	opts := petstore.ListOptions{Status: petstore.StatusPending}
-	st.diff(fmt.Sprintf("IDs of List(%+v)", opts), ids(selectPets(want, opts)), ids(st.list(opts)))
-}
-
-func testListAfter(st *storeT) {
-	want := byID(st.addN(10))
-	afters := []int64{0, -1, math.MinInt64, math.MaxInt64}
-	for _, p := range want {
-		afters = append(afters, p.ID, p.ID-1)
-	}
-	gotPages := map[int64][]int64{}
-	wantPages := map[int64][]int64{}
-	for _, after := range afters {
-		opts := petstore.ListOptions{After: after}
-		wantPages[after] = ids(selectPets(want, opts))
-		gotPages[after] = ids(st.list(opts))
-	}
-	st.diff("IDs of List(ListOptions{After: key})", wantPages, gotPages)
-}
-
-func testListStatus(st *storeT) {
-	st.diffByStatus("List(ListOptions{Status: key})", byID(st.addN(12)))
-}
-
-func testListStatusNone(st *storeT) {
-	var pets []petstore.NewPet
-	for i, p := range newPets(12) {
-		if i%4 != 0 {
-			p.Status = "" // mostly pets without a status
-		}
-		pets = append(pets, p)
-	}
-	st.diffByStatus("List(ListOptions{Status: key}) of a store holding mostly pets without a status", byID(st.add(pets...)))
-}
-
-// diffByStatus lists the store under each valid status and compares every
-// list with the pets of want that have that status.
-func (st *storeT) diffByStatus(what string, want []petstore.Pet) {
-	gotPages := map[petstore.Status][]petstore.Pet{}
-	wantPages := map[petstore.Status][]petstore.Pet{}
-	for _, s := range statuses[1:] {
-		opts := petstore.ListOptions{Status: s}
-		wantPages[s] = selectPets(want, opts)
-		gotPages[s] = st.list(opts)
+// diffLists lists the store with each of opts and compares every list with
+// the pets of want, sorted by ID, that it selects.
+func (st *storeT) diffLists(what string, want []petstore.Pet, opts ...petstore.ListOptions) {
+	gotPages, wantPages := map[string][]petstore.Pet{}, map[string][]petstore.Pet{}
+	for _, o := range opts {
+		key := fmt.Sprintf("%+v", o)
+		wantPages[key], gotPages[key] = selectPets(want, o), st.list(o)
 	}
 	st.diff(what, wantPages, gotPages)
 }
 
+func testListLimit(st *storeT) {
+	var opts []petstore.ListOptions
+	for limit := 1; limit <= 12; limit++ {
+		opts = append(opts, petstore.ListOptions{Limit: limit})
+	}
+	st.diffLists("List(key) of 10 pets", byID(st.addN(10)), opts...)
+}
+
+func testListLimitZero(st *storeT) {
+	// More pets than any page size a store might fall back to by mistake.
+	st.diffLists("List(key) of 150 pets", byID(st.addN(150)), petstore.ListOptions{}, petstore.ListOptions{Status: petstore.StatusPending})
+}
+
+func testListAfter(st *storeT) {
+	want := byID(st.addN(10))
+	opts := []petstore.ListOptions{{After: 0}, {After: -1}, {After: math.MinInt64}, {After: math.MaxInt64}}
+	for _, p := range want {
+		opts = append(opts, petstore.ListOptions{After: p.ID}, petstore.ListOptions{After: p.ID - 1})
+	}
+	st.diffLists("List(key)", want, opts...)
+}
+
+// byStatus returns ListOptions that select each valid status.
+func byStatus() []petstore.ListOptions {
+	var opts []petstore.ListOptions
+	for _, s := range statuses[1:] {
+		opts = append(opts, petstore.ListOptions{Status: s})
+	}
+	return opts
+}
+
+func testListStatus(st *storeT) {
+	st.diffLists("List(key)", byID(st.addN(12)), byStatus()...)
+}
+
+func testListStatusNone(st *storeT) {
+	pets := newPets(12)
+	for i := range pets {
+		if i%4 != 0 {
+			pets[i].Status = "" // mostly pets without a status
+		}
+	}
+	st.diffLists("List(key) of a store holding mostly pets without a status", byID(st.add(pets...)), byStatus()...)
+}
+
 func testListCombined(st *storeT) {
 	want := byID(st.addN(13))
-	gotPages := map[string][]int64{}
-	wantPages := map[string][]int64{}
+	var opts []petstore.ListOptions
 	for _, s := range statuses {
 		for _, after := range []int64{0, want[3].ID, want[8].ID} {
 			for _, limit := range []int{0, 1, 2, 5} {
-				opts := petstore.ListOptions{Status: s, After: after, Limit: limit}
-				key := fmt.Sprintf("%+v", opts)
-				wantPages[key] = ids(selectPets(want, opts))
-				gotPages[key] = ids(st.list(opts))
+				opts = append(opts, petstore.ListOptions{Status: s, After: after, Limit: limit})
 			}
 		}
 	}
-	st.diff("IDs of List(key)", wantPages, gotPages)
+	st.diffLists("List(key)", want, opts...)
 }
 
 func testListEmpty(st *storeT) {
@@ -829,7 +800,7 @@ func (st *storeT) paginate(opts petstore.ListOptions, between func(page int)) []
 			return visited
 		}
 		if last := got[len(got)-1].ID; last <= opts.After {
-			st.errorf("paging: List(%+v) returned a page ending at ID %d, which does not advance past After", opts, last)
+			st.Errorf("paging: List(%+v) returned a page ending at ID %d, which does not advance past After", opts, last)
 			return visited
 		}
 		visited = append(visited, got...)
@@ -841,7 +812,7 @@ func (st *storeT) paginate(opts petstore.ListOptions, between func(page int)) []
 			between(page)
 		}
 	}
-	st.errorf("paging: List(%+v) still returns full pages after 100000 pages", opts)
+	st.Errorf("paging: List(%+v) still returns full pages after 100000 pages", opts)
 	return visited
 }
 
@@ -903,7 +874,7 @@ func testPaginateConcurrentAdds(st *storeT) {
 				p := petstore.NewPet{Name: fmt.Sprintf("writer %d pet %d", w, i), CategoryID: int64(w + 1), Status: statuses[i%len(statuses)]}
 				got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
 				if err != nil {
-					st.errorf("Add(%+v) from writer %d: %v", p, w, err)
+					st.Errorf("Add(%+v) from writer %d: %v", p, w, err)
 					return
 				}
 				mu.Lock()
@@ -921,12 +892,12 @@ func testPaginateConcurrentAdds(st *storeT) {
 				done := finished.Load() // every Add has returned before this List
 				page, err := st.s.List(st.ctx, opts)
 				if err != nil {
-					st.errorf("List(%+v) from pager %d while pets are being added: %v", opts, r, err)
+					st.Errorf("List(%+v) from pager %d while pets are being added: %v", opts, r, err)
 					return
 				}
 				if len(page) > 0 {
 					if last := page[len(page)-1].ID; last <= opts.After || !ascending(page) {
-						st.errorf("paging: List(%+v) from pager %d returned the IDs %v, which do not ascend past After", opts, r, ids(page))
+						st.Errorf("paging: List(%+v) from pager %d returned the IDs %v, which do not ascend past After", opts, r, ids(page))
 						return
 					}
 					visited[r] = append(visited[r], page...)
@@ -945,13 +916,13 @@ func testPaginateConcurrentAdds(st *storeT) {
 	writersWG.Wait()
 	finished.Store(true)
 	pagersWG.Wait()
-	if st.t.Failed() {
+	if st.Failed() {
 		return
 	}
 	want := ids(byID(added))
 	for r, v := range visited {
 		if missed := missedIDs(want, ids(v)); len(missed) > 0 {
-			st.errorf("pager %d, paging with Limit %d while %d goroutines added pets, missed %d of %d pets, such as the IDs %v: each became visible after List had returned a greater ID",
+			st.Errorf("pager %d, paging with Limit %d while %d goroutines added pets, missed %d of %d pets, such as the IDs %v: each became visible after List had returned a greater ID",
 				r, limit, writers, len(missed), len(want), missed[:min(len(missed), 10)])
 		} else {
 			st.diff(fmt.Sprintf("IDs visited by pager %d, paging with Limit %d while %d goroutines added pets", r, limit, writers), want, ids(v))
