@@ -118,7 +118,7 @@ func newServerSuite(e Endpoint) (*serverSuite, error) {
 
 // check runs the rule of c.
 func (s *serverSuite) check(r reporter, c serverCase) {
-	st := &serverT{t: r, clause: c.clause, e: s.e, base: s.e.BaseURL, client: s.client, names: "petstoretest " + s.run + " " + c.name}
+	st := &serverT{reporter: r, clause: c.clause, e: s.e, client: s.client, names: "petstoretest " + s.run + " " + c.name}
 	if c.requests != nil {
 		st.sendAll(c.requests(st))
 	}
@@ -136,12 +136,12 @@ type serverCase struct {
 	test     func(st *serverT)
 }
 
-// serverT is the state of one rule of TestServer.
+// serverT is the state of one rule of TestServer, which reports its
+// failures to the reporter.
 type serverT struct {
-	t      reporter
+	reporter
 	clause string
-	e      Endpoint
-	base   string // e.BaseURL without a trailing slash
+	e      Endpoint // its BaseURL without a trailing slash
 	client *http.Client
 	names  string // the prefix of the names of the pets that the subtest creates
 	seq    int    // the number of names made so far
@@ -158,12 +158,7 @@ func (st *serverT) errorfClause(clause, format string, args ...any) {
 	if clause != st.clause {
 		msg += "\nrule: " + clause
 	}
-	st.t.Errorf("%s", msg)
-}
-
-// fatalf reports a violation of the rule under test and stops the subtest.
-func (st *serverT) fatalf(format string, args ...any) {
-	st.t.Fatalf(format, args...)
+	st.Errorf("%s", msg)
 }
 
 // diff reports a violation of the rule under test when got differs from
@@ -174,20 +169,15 @@ func (st *serverT) diff(what string, want, got any) bool {
 
 // diffClause is diff for the given rule.
 func (st *serverT) diffClause(clause, what string, want, got any) bool {
-	if d := diffEmpty(want, got); d != "" {
+	if d := gocmp.Diff(want, got, diffOptions...); d != "" {
 		st.errorfClause(clause, "%s (-want +got):\n%s", what, d)
 		return false
 	}
 	return true
 }
 
-// diffEmpty is cmp.Diff with nil and empty slices and maps equal.
-func diffEmpty(want, got any) string {
-	return gocmp.Diff(want, got, diffOptions...)
-}
-
 // url returns the URL of path under the base URL.
-func (st *serverT) url(path string) string { return st.base + path }
+func (st *serverT) url(path string) string { return st.e.BaseURL + path }
 
 // name returns a pet name that no other subtest or run uses.
 func (st *serverT) name(label string) string {

@@ -40,47 +40,38 @@ var serverCases = []serverCase{
 			st.onEachOperation([]string{"Bearer " + st.e.APIKey, "Bearer " + st.e.APIKey}, 401, "unauthorized", challengeMissing)...)
 	}},
 	{name: "auth-wrong-scheme", clause: `A credential in a scheme other than Bearer, or not parted from it by spaces, is answered 401 unauthorized with WWW-Authenticate: Bearer realm="petstore" and no error.`, requests: func(st *serverT) []request {
-		var reqs []request
-		for _, auth := range []string{
+		return each([]string{
 			"Basic " + st.e.APIKey,
 			"Basic ZnV6ejpmdXp6",
 			"Token " + st.e.APIKey,
 			"Bearer" + st.e.APIKey,
 			"Bearer\t" + st.e.APIKey,
 			`Digest username="petstoretest"`,
-		} {
-			reqs = append(reqs, st.onEachOperation([]string{auth}, 401, "unauthorized", challengeMissing)...)
-		}
-		return reqs
+		}, func(auth string) []request {
+			return st.onEachOperation([]string{auth}, 401, "unauthorized", challengeMissing)
+		})
 	}},
 	{name: "auth-empty-token", clause: `An empty Authorization header, or Bearer with an empty token, is answered 401 unauthorized with WWW-Authenticate: Bearer realm="petstore" and no error.`, requests: func(st *serverT) []request {
-		var reqs []request
-		for _, auth := range []string{"", "Bearer", "Bearer ", "Bearer    ", "bearer"} {
-			reqs = append(reqs, st.onEachOperation([]string{auth}, 401, "unauthorized", challengeMissing)...)
-		}
-		return reqs
+		return each([]string{"", "Bearer", "Bearer ", "Bearer    ", "bearer"}, func(auth string) []request {
+			return st.onEachOperation([]string{auth}, 401, "unauthorized", challengeMissing)
+		})
 	}},
 	{name: "auth-bad-token", clause: `A token that the server rejects is answered 401 unauthorized with WWW-Authenticate: Bearer realm="petstore", error="invalid_token", and the body does not repeat the token.`, requests: func(st *serverT) []request {
 		tokens := []string{"petstoretest-" + rand.Text(), st.e.APIKey + "x", "a,b", "a b", "not a token!"}
 		if len(st.e.APIKey) > 1 {
 			tokens = append(tokens, st.e.APIKey[:len(st.e.APIKey)-1])
 		}
-		var reqs []request
-		for _, token := range tokens {
-			reqs = append(reqs, st.onEachOperation([]string{"Bearer " + token}, 401, "unauthorized", challengeInvalid)...)
-		}
-		return reqs
+		return each(tokens, func(token string) []request {
+			return st.onEachOperation([]string{"Bearer " + token}, 401, "unauthorized", challengeInvalid)
+		})
 	}},
 	{name: "auth-scheme-case", clause: "The scheme Bearer is matched without regard to case, and may be followed by several spaces: bearer and BEARER work as Bearer does.", requests: func(st *serverT) []request {
-		var reqs []request
-		for _, scheme := range []string{"Bearer ", "bearer ", "BEARER ", "bEaReR   ", "bearer  "} {
-			reqs = append(reqs, request{path: "/pets?limit=1", header: http.Header{"Authorization": {scheme + st.e.APIKey}}, status: 200, want: map[string]string{}})
-		}
-		return reqs
+		return each([]string{"Bearer ", "bearer ", "BEARER ", "bEaReR   ", "bearer  "}, func(scheme string) []request {
+			return []request{{path: "/pets?limit=1", header: http.Header{"Authorization": {scheme + st.e.APIKey}}, status: 200, want: map[string]string{}}}
+		})
 	}},
 	{name: "auth-before-routing", clause: "A request without a valid key is answered 401 also on unknown paths and with other methods, so that it learns nothing about the routes.", requests: func(st *serverT) []request {
-		var reqs []request
-		for _, tc := range []struct{ method, path string }{
+		return each([]struct{ method, path string }{
 			{http.MethodGet, "/no-such-path"},
 			{http.MethodGet, "/store/orders"},
 			{http.MethodGet, "/pets/"},
@@ -88,12 +79,10 @@ var serverCases = []serverCase{
 			{http.MethodDelete, "/pets"},
 			{http.MethodPut, "/pets/1"},
 			{http.MethodDelete, "/pets/1"},
-		} {
-			reqs = append(reqs,
-				request{method: tc.method, path: tc.path, header: http.Header{"Authorization": nil}, status: 401, code: "unauthorized", want: challengeMissing},
-				request{method: tc.method, path: tc.path, header: http.Header{"Authorization": {"Bearer petstoretest-" + rand.Text()}}, status: 401, code: "unauthorized", want: challengeInvalid})
-		}
-		return reqs
+		}, func(tc struct{ method, path string }) []request {
+			return []request{{method: tc.method, path: tc.path, header: http.Header{"Authorization": nil}, status: 401, code: "unauthorized", want: challengeMissing},
+				{method: tc.method, path: tc.path, header: http.Header{"Authorization": {"Bearer petstoretest-" + rand.Text()}}, status: 401, code: "unauthorized", want: challengeInvalid}}
+		})
 	}},
 
 	// Validation.
@@ -111,27 +100,23 @@ var serverCases = []serverCase{
 	)},
 	{name: "list-unknown-params", clause: "Query parameters that the API specification does not define are ignored; parameter names are matched exactly, after percent-decoding.", test: httpListUnknownParams},
 	{name: "get-invalid-id", clause: "GET /pets/{petId} with a petId that is not a base-10 int64 is answered 400 invalid_parameter.", requests: func(*serverT) []request {
-		var reqs []request
-		for _, id := range []string{
+		return each([]string{
 			"abc", "1.5", "1.0", "+1", "0x10", "1e3", "%201", "1%20", "%D9%A1", // an Arabic-Indic digit one
 			"9223372036854775808", "-9223372036854775809", "99999999999999999999",
 			"%00", "1%00", "1;x=y",
-		} {
-			reqs = append(reqs, request{path: "/pets/" + id, status: 400, code: "invalid_parameter"})
-		}
-		return reqs
+		}, func(id string) []request {
+			return []request{{path: "/pets/" + id, status: 400, code: "invalid_parameter"}}
+		})
 	}},
 	{name: "create-invalid-body", clause: "POST /pets with a body that is not one JSON object holding a valid name (1 to 256 characters of valid UTF-8, not blank, no control characters) and categoryId (1 or more), an optional valid status and nothing else, each once, is answered 400 invalid_body and creates no pet.", requests: invalidBodies},
 	{name: "create-unsupported-media-type", clause: "POST /pets with a Content-Type other than one application/json (with or without parameters) is answered 415 unsupported_media_type with Accept-Post: application/json.", requests: func(st *serverT) []request {
-		var reqs []request
-		for _, ct := range [][]string{
+		return each([][]string{
 			nil, {"text/plain"}, {"application/xml"}, {"application/json-patch+json"}, {"application/jsonx"},
 			{"application/x-www-form-urlencoded"}, {"multipart/form-data; boundary=x"}, {"application/json", "application/json"},
-		} {
-			reqs = append(reqs, request{method: http.MethodPost, path: "/pets", body: st.validBody(), header: http.Header{"Content-Type": ct},
-				status: 415, code: "unsupported_media_type", want: map[string]string{"Accept-Post": "application/json"}})
-		}
-		return reqs
+		}, func(ct []string) []request {
+			return []request{{method: http.MethodPost, path: "/pets", body: st.validBody(), header: http.Header{"Content-Type": ct},
+				status: 415, code: "unsupported_media_type", want: map[string]string{"Accept-Post": "application/json"}}}
+		})
 	}},
 	{name: "create-too-large", clause: "POST /pets with a body over the size limit is answered 413 payload_too_large, whether or not it declares its length; a body of exactly the limit is read.", test: httpCreateTooLarge},
 
@@ -140,21 +125,17 @@ var serverCases = []serverCase{
 	{name: "create-idempotent", clause: "POST /pets sent again with the same Idempotency-Key (1 to 255 visible ASCII characters) and the same pet answers 201 with the pet created first, the same Location and Idempotent-Replayed: true, and creates nothing.", test: httpIdempotentReplay},
 	{name: "create-idempotency-key-reused", clause: "POST /pets with an Idempotency-Key used before for another pet is answered 422 idempotency_key_reused.", test: httpIdempotentReuse},
 	{name: "create-idempotency-key-invalid", clause: "POST /pets with an Idempotency-Key that is not 1 to 255 visible ASCII characters, or with two, is answered 400 invalid_parameter and creates no pet.", requests: func(st *serverT) []request {
-		var reqs []request
-		for _, key := range [][]string{{""}, {strings.Repeat("k", petstore.MaxIdempotencyKeyLength+1)}, {"a key"}, {"a\tkey"}, {"clé"}, {"a", "b"}} {
-			reqs = append(reqs, request{method: http.MethodPost, path: "/pets", body: st.validBody(), header: http.Header{"Idempotency-Key": key},
-				status: 400, code: "invalid_parameter"})
-		}
-		return reqs
+		return each([][]string{{""}, {strings.Repeat("k", petstore.MaxIdempotencyKeyLength+1)}, {"a key"}, {"a\tkey"}, {"clé"}, {"a", "b"}}, func(key []string) []request {
+			return []request{{method: http.MethodPost, path: "/pets", body: st.validBody(), header: http.Header{"Idempotency-Key": key},
+				status: 400, code: "invalid_parameter"}}
+		})
 	}},
 	{name: "get", clause: "GET /pets/{petId} answers 200 with the pet as it was created.", test: httpGet},
 	{name: "get-deprecation", clause: `GET /pets/{petId} carries Deprecation: @<unix seconds>, Sunset: an HTTP date not before the deprecation, and a Link with rel="successor-version" that resolves to the list of pets.`, test: httpGetDeprecation},
 	{name: "get-unknown", clause: "GET /pets/{petId} with a well-formed petId that no pet has is answered 404 not_found.", requests: func(*serverT) []request {
-		var reqs []request
-		for _, id := range []string{"0", "-1", "9223372036854775807", "-9223372036854775808"} {
-			reqs = append(reqs, request{path: "/pets/" + id, status: 404, code: "not_found"})
-		}
-		return reqs
+		return each([]string{"0", "-1", "9223372036854775807", "-9223372036854775808"}, func(id string) []request {
+			return []request{{path: "/pets/" + id, status: 404, code: "not_found"}}
+		})
 	}},
 	{name: "conditional", clause: "A pet and a full page of the list carry a strong ETag, and GET or HEAD with If-None-Match naming it (also weakly, in a list, or as *) is answered 304 with the same ETag, Cache-Control and Link and no body; another tag, or a malformed one, gets the answer in full, and a 404 has no ETag.", test: httpConditional},
 	{name: "list-default-limit", clause: "GET /pets without a limit answers at most 20 pets, and exactly 20 with a next Link when more follow.", test: httpListDefaultLimit},
@@ -178,6 +159,15 @@ var serverCases = []serverCase{
 	}},
 	{name: "method-not-allowed", clause: "A known path with another method is answered 405 method_not_allowed with an Allow header that lists the methods the path answers, as petstore.Allow gives them (GET, HEAD, POST on /pets), and changes nothing.", test: httpMethodNotAllowed},
 	{name: "head", clause: "HEAD answers as GET does, with the same status and headers and no body.", test: httpHead},
+}
+
+// each returns the requests that f makes of each of xs, in order.
+func each[X any](xs []X, f func(X) []request) []request {
+	var reqs []request
+	for _, x := range xs {
+		reqs = append(reqs, f(x)...)
+	}
+	return reqs
 }
 
 // invalidQueries returns the requests of GET /pets with each query, each
@@ -441,11 +431,11 @@ func (st *serverT) createRaw(body []byte, contentType string, p petstore.NewPet)
 	x.sent = body
 	if x.resp.StatusCode != http.StatusCreated {
 		st.errorfClause(clauseCreate, "%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s", x, http.StatusCreated, x.resp.StatusCode, snippet(x.body))
-		st.t.FailNow()
+		st.FailNow()
 	}
 	got, ok := st.pet(clauseCreate, x)
 	if !ok {
-		st.t.FailNow()
+		st.FailNow()
 	}
 	if got.ID <= 0 {
 		st.errorfClause(clauseCreate, "%s: id %d is not positive", x, got.ID)
@@ -645,7 +635,7 @@ type listPage struct {
 func (st *serverT) walk(start string, visit func(p listPage) bool) bool {
 	list, err := url.Parse(st.url("/pets"))
 	if err != nil {
-		st.t.Fatalf("petstoretest: %v", err)
+		st.Fatalf("petstoretest: %v", err)
 	}
 	u := start
 	var last int64
@@ -727,7 +717,7 @@ func (st *serverT) startAt(query string, id int64, limit int) string {
 		return true
 	})
 	if at == nil {
-		st.t.FailNow() // walk has reported why
+		st.FailNow() // walk has reported why
 	}
 	u := *at
 	q := u.Query()

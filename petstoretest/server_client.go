@@ -57,9 +57,9 @@ func (st *serverT) newRequest(method, rawURL string, body []byte) *http.Request 
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(st.t.Context(), method, rawURL, r)
+	req, err := http.NewRequestWithContext(st.Context(), method, rawURL, r)
 	if err != nil {
-		st.t.Fatalf("making the request %s %s: %v", method, rawURL, err)
+		st.Fatalf("making the request %s %s: %v", method, rawURL, err)
 	}
 	req.Header.Set("Authorization", "Bearer "+st.e.APIKey)
 	if body != nil {
@@ -79,12 +79,12 @@ func (st *serverT) do(req *http.Request) *exchange {
 	req = req.WithContext(ctx)
 	resp, err := st.client.Do(req)
 	if err != nil {
-		st.fatalf("%s %s: %v", req.Method, req.URL, err)
+		st.Fatalf("%s %s: %v", req.Method, req.URL, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	if err != nil {
-		st.fatalf("%s %s: reading the response: %v", req.Method, req.URL, err)
+		st.Fatalf("%s %s: reading the response: %v", req.Method, req.URL, err)
 	}
 	x := &exchange{req: req, resp: resp, body: body}
 	st.checkCommonHeaders(x)
@@ -143,9 +143,7 @@ func (st *serverT) checkCommonHeaders(x *exchange) {
 			st.errorfClause(headersClause, "%s: %d response with a body of %d bytes", x, x.resp.StatusCode, len(x.body))
 		}
 	}
-	if d := diffEmpty(want, got); d != "" {
-		st.errorfClause(headersClause, "%s: %d response headers (-want +got):\n%s", x, x.resp.StatusCode, d)
-	}
+	st.diffClause(headersClause, fmt.Sprintf("%s: %d response headers", x, x.resp.StatusCode), want, got)
 }
 
 // hasBody reports whether a response of status has a body, and so a
@@ -478,7 +476,7 @@ func replaceCredentials(auth string, creds []string) string {
 // resendWith sends x's request again with the Authorization header set to
 // auth and returns the answer, or nil after reporting why it could not.
 func (st *serverT) resendWith(x *exchange, auth string) *exchange {
-	ctx, cancel := context.WithTimeout(st.t.Context(), requestTimeout)
+	ctx, cancel := context.WithTimeout(st.Context(), requestTimeout)
 	defer cancel()
 	req := x.req.Clone(ctx)
 	if x.req.GetBody != nil {

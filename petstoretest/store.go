@@ -859,17 +859,20 @@ func testPaginateConcurrentAdds(st *storeT) {
 	perWriter := max(4, 1024/writers) // about 1,000 pets in all
 	const limit = 16
 	var (
-		mu        sync.Mutex
-		added     = st.addN(10)
-		writersWG sync.WaitGroup
-		pagersWG  sync.WaitGroup
-		start     = make(chan struct{})
-		finished  atomic.Bool
-		visited   = make([][]petstore.Pet, pagers)
+		mu       sync.Mutex
+		added    = st.addN(10)
+		writing  atomic.Int64 // the writers still adding
+		finished atomic.Bool  // every Add has returned
+		visited  = make([][]petstore.Pet, pagers)
 	)
-	for w := range writers {
-		writersWG.Go(func() {
-			<-start
+	writing.Store(int64(writers))
+	atOnce(writers+pagers, func(w int) {
+		if w < writers {
+			defer func() {
+				if writing.Add(-1) == 0 {
+					finished.Store(true)
+				}
+			}()
 			for i := range perWriter {
 				p := petstore.NewPet{Name: fmt.Sprintf("writer %d pet %d", w, i), CategoryID: int64(w + 1), Status: statuses[i%len(statuses)]}
 				got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
@@ -882,40 +885,33 @@ func testPaginateConcurrentAdds(st *storeT) {
 				mu.Unlock()
 				runtime.Gosched()
 			}
-		})
-	}
-	for r := range pagers {
-		pagersWG.Go(func() {
-			<-start
-			opts := petstore.ListOptions{Limit: limit}
-			for {
-				done := finished.Load() // every Add has returned before this List
-				page, err := st.s.List(st.ctx, opts)
-				if err != nil {
-					st.Errorf("List(%+v) from pager %d while pets are being added: %v", opts, r, err)
+			return
+		}
+		r := w - writers
+		opts := petstore.ListOptions{Limit: limit}
+		for {
+			done := finished.Load() // every Add has returned before this List
+			page, err := st.s.List(st.ctx, opts)
+			if err != nil {
+				st.Errorf("List(%+v) from pager %d while pets are being added: %v", opts, r, err)
+				return
+			}
+			if len(page) > 0 {
+				if last := page[len(page)-1].ID; last <= opts.After || !ascending(page) {
+					st.Errorf("paging: List(%+v) from pager %d returned the IDs %v, which do not ascend past After", opts, r, ids(page))
 					return
 				}
-				if len(page) > 0 {
-					if last := page[len(page)-1].ID; last <= opts.After || !ascending(page) {
-						st.Errorf("paging: List(%+v) from pager %d returned the IDs %v, which do not ascend past After", opts, r, ids(page))
-						return
-					}
-					visited[r] = append(visited[r], page...)
-					opts.After = page[len(page)-1].ID
-				}
-				if len(page) < limit {
-					if done {
-						return
-					}
-					runtime.Gosched() // let the writers add more
-				}
+				visited[r] = append(visited[r], page...)
+				opts.After = page[len(page)-1].ID
 			}
-		})
-	}
-	close(start)
-	writersWG.Wait()
-	finished.Store(true)
-	pagersWG.Wait()
+			if len(page) < limit {
+				if done {
+					return
+				}
+				runtime.Gosched() // let the writers add more
+			}
+		}
+	})
 	if st.Failed() {
 		return
 	}
