@@ -414,12 +414,7 @@ func httpIdempotentReuse(st *serverT) {
 // checks the answer against clauseCreate and stops the subtest when the pet
 // was not created.
 func (st *serverT) create(p petstore.NewPet) petstore.Pet {
-	return st.createAs(p, "application/json")
-}
-
-// createAs is create with the given Content-Type.
-func (st *serverT) createAs(p petstore.NewPet, contentType string) petstore.Pet {
-	return st.createRaw(petBody(p), contentType, p)
+	return st.createRaw(petBody(p), "application/json", p)
 }
 
 // createRaw sends body, which must create p, with the given Content-Type,
@@ -429,8 +424,7 @@ func (st *serverT) createRaw(body []byte, contentType string, p petstore.NewPet)
 	req.Header.Set("Content-Type", contentType)
 	x := st.do(req)
 	x.sent = body
-	if x.resp.StatusCode != http.StatusCreated {
-		st.errorfClause(clauseCreate, "%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s", x, http.StatusCreated, x.resp.StatusCode, snippet(x.body))
+	if !st.wantStatusClause(clauseCreate, x, http.StatusCreated) {
 		st.FailNow()
 	}
 	got, ok := st.pet(clauseCreate, x)
@@ -468,21 +462,17 @@ func (st *serverT) get(rawURL string, want petstore.Pet) *exchange {
 
 // petBody returns p as a request body.
 func petBody(p petstore.NewPet) []byte {
-	b, err := json.Marshal(p)
-	if err != nil {
-		panic(err) // a NewPet always marshals
-	}
+	b, _ := json.Marshal(p) // a NewPet always marshals
 	return b
 }
 
 // petURL returns the URL of the pet with the given ID.
 func (st *serverT) petURL(id int64) string { return st.url("/pets/" + strconv.FormatInt(id, 10)) }
 
-// longName returns a name unique to the subtest that is exactly
-// petstore.MaxNameLength characters long.
-func (st *serverT) longName() string {
-	n := st.name("long")
-	return n + strings.Repeat("𝄞", petstore.MaxNameLength-utf8.RuneCountInString(n))
+// longName returns name padded with pad to petstore.MaxNameLength
+// characters.
+func longName(name, pad string) string {
+	return name + strings.Repeat(pad, petstore.MaxNameLength-utf8.RuneCountInString(name))
 }
 
 func httpCreate(st *serverT) {
@@ -494,15 +484,14 @@ func httpCreate(st *serverT) {
 		{petstore.NewPet{Name: st.name("Ünïcødé 名前 🐕"), CategoryID: math.MaxInt64, Status: petstore.StatusPending}, "application/json; charset=utf-8"},
 		{petstore.NewPet{Name: st.name(`quote " backslash \ <b>&amp;</b> 'apostrophe'`), CategoryID: 1 << 40, Status: petstore.StatusSold}, "Application/JSON"},
 		{petstore.NewPet{Name: st.name("without a status"), CategoryID: 2}, "application/json"},
-		{petstore.NewPet{Name: st.longName(), CategoryID: math.MaxInt64 - 1}, "application/json;charset=UTF-8"},
+		{petstore.NewPet{Name: longName(st.name("long"), "𝄞"), CategoryID: math.MaxInt64 - 1}, "application/json;charset=UTF-8"},
 	} {
-		p := st.createAs(tc.pet, tc.contentType)
+		p := st.createRaw(petBody(tc.pet), tc.contentType, tc.pet)
 		st.get(st.petURL(p.ID), p)
 	}
 	// Bodies that a JSON decoder must read as the pet, NAME standing for a
 	// name unique to the run.
-	long := st.name("long")
-	long += strings.Repeat("é", petstore.MaxNameLength-utf8.RuneCountInString(long))
+	long := longName(st.name("long"), "é")
 	for _, tc := range []struct {
 		body, contentType string
 		want              petstore.NewPet
@@ -641,8 +630,7 @@ func (st *serverT) walk(start string, visit func(p listPage) bool) bool {
 	var last int64
 	for n := 0; ; n++ {
 		x := st.send(http.MethodGet, u, nil)
-		if x.resp.StatusCode != http.StatusOK {
-			st.errorfClause(clauseList, "%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s", x, http.StatusOK, x.resp.StatusCode, snippet(x.body))
+		if !st.wantStatusClause(clauseList, x, http.StatusOK) {
 			return false
 		}
 		pets, ok := st.pets(clauseList, x)

@@ -74,21 +74,26 @@ func (st *serverT) do(req *http.Request) *exchange {
 	if st.e.Accept != "" && req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", st.e.Accept)
 	}
+	x, err := st.roundTrip(req)
+	if err != nil {
+		st.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	st.checkCommonHeaders(x)
+	return x
+}
+
+// roundTrip sends req, under requestTimeout, and reads the whole response.
+func (st *serverT) roundTrip(req *http.Request) (*exchange, error) {
 	ctx, cancel := context.WithTimeout(req.Context(), requestTimeout)
 	defer cancel()
 	req = req.WithContext(ctx)
 	resp, err := st.client.Do(req)
 	if err != nil {
-		st.Fatalf("%s %s: %v", req.Method, req.URL, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil {
-		st.Fatalf("%s %s: reading the response: %v", req.Method, req.URL, err)
-	}
-	x := &exchange{req: req, resp: resp, body: body}
-	st.checkCommonHeaders(x)
-	return x
+	return &exchange{req: req, resp: resp, body: body}, err
 }
 
 // send makes a request with the endpoint's API key and sends it.
@@ -164,11 +169,16 @@ func snippet(body []byte) string {
 // wantStatus reports a violation when x's status is not want, and tells
 // whether it was.
 func (st *serverT) wantStatus(x *exchange, want int) bool {
+	return st.wantStatusClause(st.clause, x, want)
+}
+
+// wantStatusClause is wantStatus for the given rule.
+func (st *serverT) wantStatusClause(clause string, x *exchange, want int) bool {
 	if got := x.resp.StatusCode; got != want {
 		if note := routerAnswer(x); note != "" {
-			st.errorf("%s: %s; want %d", x, note, want)
+			st.errorfClause(clause, "%s: %s; want %d", x, note, want)
 		} else {
-			st.errorf("%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s", x, want, got, snippet(x.body))
+			st.errorfClause(clause, "%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s", x, want, got, snippet(x.body))
 		}
 		return false
 	}
@@ -476,25 +486,17 @@ func replaceCredentials(auth string, creds []string) string {
 // resendWith sends x's request again with the Authorization header set to
 // auth and returns the answer, or nil after reporting why it could not.
 func (st *serverT) resendWith(x *exchange, auth string) *exchange {
-	ctx, cancel := context.WithTimeout(st.Context(), requestTimeout)
-	defer cancel()
-	req := x.req.Clone(ctx)
+	req := x.req.Clone(st.Context())
 	if x.req.GetBody != nil {
 		req.Body, _ = x.req.GetBody() // a bytes.Reader's, which cannot fail
 	}
 	req.Header.Set("Authorization", auth)
-	resp, err := st.client.Do(req)
+	ref, err := st.roundTrip(req)
 	if err != nil {
 		st.errorf("%s: resending the request with another credential, to tell an echoed credential from the server's own text: %v", x, err)
 		return nil
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil {
-		st.errorf("%s: resending the request with another credential: reading the response: %v", x, err)
-		return nil
-	}
-	return &exchange{req: req, resp: resp, body: body}
+	return ref
 }
 
 // countToken returns how often c occurs in places with no token character
