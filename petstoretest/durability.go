@@ -121,8 +121,7 @@ func (dt *durableT) closeAtEnd() {
 	}
 }
 
-// durabilityCases are the clauses of TestDurability, the simplest first: a
-// case comes after every case that it needs.
+// durabilityCases are the clauses of TestDurability, the simplest first.
 var durabilityCases = []durabilityCase{
 	{"pets-survive", "Pets survive a reopen: after the store is closed and opened again on the same data, Get and List return every pet added before, every field as Add returned it.", testPetsSurvive},
 	{"ids-never-reused", "IDs survive a reopen and are never reused: a pet added after a reopen gets an ID greater than the ID of every pet added before it.", testIDsNeverReused},

@@ -149,9 +149,7 @@ func (st *storeT) add(pets ...petstore.NewPet) []petstore.Pet {
 }
 
 // addN adds n pets made by newPets.
-func (st *storeT) addN(n int) []petstore.Pet {
-	return st.add(newPets(n)...)
-}
+func (st *storeT) addN(n int) []petstore.Pet { return st.add(newPets(n)...) }
 
 // list calls List and stops the subtest when it fails.
 func (st *storeT) list(opts petstore.ListOptions) []petstore.Pet {
@@ -170,11 +168,7 @@ var statuses = append([]petstore.Status{""}, petstore.Statuses()...)
 func newPets(n int) []petstore.NewPet {
 	pets := make([]petstore.NewPet, n)
 	for i := range pets {
-		pets[i] = petstore.NewPet{
-			Name:       fmt.Sprintf("pet %d", i+1),
-			CategoryID: int64(i%3 + 1),
-			Status:     statuses[(i+1)%len(statuses)],
-		}
+		pets[i] = petstore.NewPet{Name: fmt.Sprintf("pet %d", i+1), CategoryID: int64(i%3 + 1), Status: statuses[(i+1)%len(statuses)]}
 	}
 	return pets
 }
@@ -258,8 +252,7 @@ func outcome(v any, err error) string {
 }
 
 // storeCases is the Store contract, one clause per case, the simplest
-// first: a case comes after every case that it needs, so that the first
-// failure TestStore shows is the one to fix first.
+// first, so that the first failure TestStore shows is the one to fix first.
 var storeCases = []storeCase{
 	// Adding and listing: the clauses that every other test relies on.
 	{"ids-positive", "Add assigns each pet an ID that is positive.", testIDsPositive},
