@@ -21,6 +21,13 @@ type reporter interface {
 	Failed() bool
 }
 
+// A clause is one rule of a suite, its sentence and the test that enforces
+// it on the state T of one subtest.
+type clause[T any] struct {
+	name, sentence string
+	test           func(T)
+}
+
 // runClause runs test as the subtest name of t; when it fails, the subtest
 // names the clause and its sentence.
 func runClause(t *testing.T, name, sentence string, test func(r reporter)) {

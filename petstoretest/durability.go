@@ -49,33 +49,25 @@ type OpenFunc func(t *testing.T) (store petstore.Store, close func() error)
 func TestDurability(t *testing.T, newData func(t *testing.T) OpenFunc) {
 	t.Helper()
 	for _, c := range durabilityCases {
-		runClause(t, c.name, c.clause, func(r reporter) {
+		runClause(t, c.name, c.sentence, func(r reporter) {
 			t := r.(*testing.T)
 			open := newData(t)
 			if open == nil {
 				t.Fatal("petstoretest: newData returned a nil OpenFunc")
 			}
-			c.run(r, func() (petstore.Store, func() error) { return open(t) })
+			runDurable(r, func() (petstore.Store, func() error) { return open(t) }, c.test)
 		})
 	}
 }
 
-// A durabilityCase is one clause of what a durable store keeps across a
-// reopen, and the test that enforces it.
-type durabilityCase struct {
-	name   string // the subtest's name
-	clause string // the sentence that the test enforces
-	test   func(dt *durableT)
-}
-
-// run runs the clause on the set of data that open opens, which must be
+// runDurable runs test on the set of data that open opens, which must be
 // new and empty.
-func (c durabilityCase) run(r reporter, open func() (petstore.Store, func() error)) {
+func runDurable(r reporter, open func() (petstore.Store, func() error), test func(*durableT)) {
 	dt := &durableT{storeT: &storeT{reporter: r, ctx: r.Context()}, open: open}
 	defer dt.closeAtEnd()
 	dt.openStore()
 	dt.requireEmpty()
-	c.test(dt)
+	test(dt)
 }
 
 // durableT is the state of one clause of TestDurability: a storeT whose
@@ -122,7 +114,7 @@ func (dt *durableT) closeAtEnd() {
 }
 
 // durabilityCases are the clauses of TestDurability, the simplest first.
-var durabilityCases = []durabilityCase{
+var durabilityCases = []clause[*durableT]{
 	{"pets-survive", "Pets survive a reopen: after the store is closed and opened again on the same data, Get and List return every pet added before, every field as Add returned it.", testPetsSurvive},
 	{"ids-never-reused", "IDs survive a reopen and are never reused: a pet added after a reopen gets an ID greater than the ID of every pet added before it.", testIDsNeverReused},
 	{"keys-survive", "Idempotency keys survive a reopen: after it, a keyed Add by the same principal with an equal NewPet stores nothing and returns the first pet, replayed; with another NewPet it returns an error wrapping ErrIdempotencyKeyReused; under another principal the key is another key.", testKeysSurvive},

@@ -14,12 +14,12 @@ import (
 func CheckStoreClause(newStore func() (petstore.Store, error), name string) error {
 	for _, c := range storeCases {
 		if c.name == name {
-			return checkClause(c.name, c.clause, func(r reporter) {
+			return checkClause(c.name, c.sentence, func(r reporter) {
 				s, err := newStore()
 				if err != nil {
 					r.Fatalf("newStore: %v", err)
 				}
-				c.run(r, s)
+				runStore(r, s, c.test)
 			})
 		}
 	}
@@ -33,7 +33,7 @@ func CheckDurability(newData func() func() (petstore.Store, func() error), name 
 	var errs []error
 	for _, c := range durabilityCases {
 		if name == "" || c.name == name {
-			errs = append(errs, checkClause(c.name, c.clause, func(r reporter) { c.run(r, newData()) }))
+			errs = append(errs, checkClause(c.name, c.sentence, func(r reporter) { runDurable(r, newData(), c.test) }))
 		}
 	}
 	return errors.Join(errs...)

@@ -40,7 +40,7 @@ import (
 func TestStore(t *testing.T, newStore func(t *testing.T) petstore.Store) {
 	t.Helper()
 	for _, c := range storeCases {
-		runClause(t, c.name, c.clause, func(r reporter) { c.run(r, newStore(r.(*testing.T))) })
+		runClause(t, c.name, c.sentence, func(r reporter) { runStore(r, newStore(r.(*testing.T)), c.test) })
 	}
 }
 
@@ -51,33 +51,25 @@ func TestStore(t *testing.T, newStore func(t *testing.T) petstore.Store) {
 func CheckStore(newStore func() (petstore.Store, error)) error {
 	var errs []error
 	for _, c := range storeCases {
-		errs = append(errs, checkClause(c.name, c.clause, func(r reporter) {
+		errs = append(errs, checkClause(c.name, c.sentence, func(r reporter) {
 			s, err := newStore()
 			if err != nil {
 				r.Fatalf("newStore: %v", err)
 			}
-			c.run(r, s)
+			runStore(r, s, c.test)
 		}))
 	}
 	return errors.Join(errs...)
 }
 
-// A storeCase is one clause of the Store contract and the test that
-// enforces it.
-type storeCase struct {
-	name   string // the subtest's name
-	clause string // the sentence of the contract that test enforces
-	test   func(st *storeT)
-}
-
-// run runs the clause on s, which must be new and empty.
-func (c storeCase) run(r reporter, s petstore.Store) {
+// runStore runs test on s, which must be new and empty.
+func runStore(r reporter, s petstore.Store, test func(*storeT)) {
 	if s == nil {
 		r.Fatalf("newStore returned a nil Store")
 	}
 	st := &storeT{reporter: r, s: s, ctx: r.Context()}
 	st.requireEmpty()
-	c.test(st)
+	test(st)
 }
 
 // storeT is the state of one clause of TestStore, which reports its
@@ -253,7 +245,7 @@ func outcome(v any, err error) string {
 
 // storeCases is the Store contract, one clause per case, the simplest
 // first, so that the first failure TestStore shows is the one to fix first.
-var storeCases = []storeCase{
+var storeCases = []clause[*storeT]{
 	// Adding and listing: the clauses that every other test relies on.
 	{"ids-positive", "Add assigns each pet an ID that is positive.", testIDsPositive},
 	{"ids-unique", "Add assigns each pet an ID that is unique within the store.", testIDsUnique},
