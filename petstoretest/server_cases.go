@@ -40,14 +40,8 @@ var serverCases = []serverCase{
 			st.onEachOperation([]string{"Bearer " + st.e.APIKey, "Bearer " + st.e.APIKey}, 401, "unauthorized", challengeMissing)...)
 	}},
 	{name: "auth-wrong-scheme", clause: `A credential in a scheme other than Bearer, or not parted from it by spaces, is answered 401 unauthorized with WWW-Authenticate: Bearer realm="petstore" and no error.`, requests: func(st *serverT) []request {
-		return each([]string{
-			"Basic " + st.e.APIKey,
-			"Basic ZnV6ejpmdXp6",
-			"Token " + st.e.APIKey,
-			"Bearer" + st.e.APIKey,
-			"Bearer\t" + st.e.APIKey,
-			`Digest username="petstoretest"`,
-		}, func(auth string) []request {
+		return each([]string{"Basic " + st.e.APIKey, "Basic ZnV6ejpmdXp6", "Token " + st.e.APIKey, "Bearer" + st.e.APIKey, "Bearer\t" + st.e.APIKey,
+			`Digest username="petstoretest"`}, func(auth string) []request {
 			return st.onEachOperation([]string{auth}, 401, "unauthorized", challengeMissing)
 		})
 	}},
@@ -71,14 +65,8 @@ var serverCases = []serverCase{
 		})
 	}},
 	{name: "auth-before-routing", clause: "A request without a valid key is answered 401 also on unknown paths and with other methods, so that it learns nothing about the routes.", requests: func(st *serverT) []request {
-		return each([]struct{ method, path string }{
-			{http.MethodGet, "/no-such-path"},
-			{http.MethodGet, "/store/orders"},
-			{http.MethodGet, "/pets/"},
-			{http.MethodDelete, "/orders"},
-			{http.MethodDelete, "/pets"},
-			{http.MethodPut, "/pets/1"},
-			{http.MethodDelete, "/pets/1"},
+		return each([]struct{ method, path string }{{http.MethodGet, "/no-such-path"}, {http.MethodGet, "/store/orders"}, {http.MethodGet, "/pets/"},
+			{http.MethodDelete, "/orders"}, {http.MethodDelete, "/pets"}, {http.MethodPut, "/pets/1"}, {http.MethodDelete, "/pets/1"},
 		}, func(tc struct{ method, path string }) []request {
 			return []request{{method: tc.method, path: tc.path, header: http.Header{"Authorization": nil}, status: 401, code: "unauthorized", want: challengeMissing},
 				{method: tc.method, path: tc.path, header: http.Header{"Authorization": {"Bearer petstoretest-" + rand.Text()}}, status: 401, code: "unauthorized", want: challengeInvalid}}
@@ -188,20 +176,14 @@ func invalidQueries(queries ...string) func(*serverT) []request {
 func invalidBodies(st *serverT) []request {
 	name := func() string { return fmt.Sprintf("%q", st.name("invalid")) }
 	withName := func(n string) string { return `{"name":"` + n + `","categoryId":1}` }
+	withCategory := func(rest string) string { return `{"name":` + name() + `,"categoryId":` + rest + `}` }
 	// Deep nesting within the body limit.
 	deep := int(min(10_000, (st.e.MaxBodyBytes-100)/6))
 	bodies := []string{
 		// Documents that are not one JSON object.
 		``, `null`, `[]`, `"pet"`, `{}`,
-		`[{"name":` + name() + `,"categoryId":1}]`,
-		`{"name":` + name() + `,"categoryId":1} {}`,
-		`{"name":` + name() + `,"categoryId":1}{"name":` + name() + `,"categoryId":1}`,
-		`{"name":` + name() + `,"categoryId":1}x`,
-		`{"name":` + name() + `,"categoryId":1}` + "\x00",
-		"\xef\xbb\xbf" + `{"name":` + name() + `,"categoryId":1}`,
-		`{"name":` + name() + `,"categoryId":1,}`,
-		`{"name":` + name() + `,"categoryId":1`,
-		`{`,
+		"[" + withCategory("1") + "]", withCategory("1") + " {}", withCategory("1") + withCategory("1"), withCategory("1") + "x",
+		withCategory("1") + "\x00", "\xef\xbb\xbf" + withCategory("1"), withCategory("1,"), `{"name":` + name() + `,"categoryId":1`, `{`,
 		`{"name":` + name() + `,/* x */"categoryId":1}`,
 		`{'name':'Rex','categoryId':1}`,
 		strings.Repeat("[", deep*6),
@@ -211,28 +193,15 @@ func invalidBodies(st *serverT) []request {
 		`{"categoryId":1}`,
 		`{"name":` + name() + `}`,
 		`{"name":null,"categoryId":1}`,
-		`{"name":` + name() + `,"categoryId":null}`,
-		`{"name":` + name() + `,"categoryId":1,"status":null}`,
-		`{"name":` + name() + `,"categoryId":1,"color":"red"}`,
+		withCategory("null"), withCategory(`1,"status":null`), withCategory(`1,"color":"red"`),
 		`{"Name":` + name() + `,"categoryId":1}`,
 		`{"id":5,"name":` + name() + `,"categoryId":1}`,
 		`{"name":` + name() + `,"name":` + name() + `,"categoryId":1}`,
-		`{"name":` + name() + `,"categoryId":1,"name":` + name() + `}`,
-		`{"name":` + name() + `,"categoryId":1,"categoryId":2}`,
+		withCategory(`1,"name":` + name()), withCategory(`1,"categoryId":2`),
 		// Numbers.
-		`{"name":` + name() + `,"categoryId":"1"}`,
-		`{"name":` + name() + `,"categoryId":1.0}`,
-		`{"name":` + name() + `,"categoryId":1.5}`,
-		`{"name":` + name() + `,"categoryId":1e2}`,
-		`{"name":` + name() + `,"categoryId":1e400}`,
-		`{"name":` + name() + `,"categoryId":true}`,
-		`{"name":` + name() + `,"categoryId":99999999999999999999}`,
-		`{"name":` + name() + `,"categoryId":9223372036854775808}`,
-		`{"name":` + name() + `,"categoryId":-0}`,
-		`{"name":` + name() + `,"categoryId":01}`,
-		`{"name":` + name() + `,"categoryId":NaN}`,
-		`{"name":` + name() + `,"categoryId":0}`,
-		`{"name":` + name() + `,"categoryId":-3}`,
+		withCategory(`"1"`), withCategory("1.0"), withCategory("1.5"), withCategory("1e2"), withCategory("1e400"), withCategory("true"),
+		withCategory("99999999999999999999"), withCategory("9223372036854775808"), withCategory("-0"), withCategory("01"),
+		withCategory("NaN"), withCategory("0"), withCategory("-3"),
 		// Names.
 		`{"name":7,"categoryId":1}`,
 		withName(""), withName("   "), withName(`  \t `), withName(`\u00a0`), withName(`\u00a0 `),
@@ -241,10 +210,7 @@ func invalidBodies(st *serverT) []request {
 		withName("R\xffex"), withName(`R\ud800ex`), withName("R\x00ex"), withName(`R\u0000ex`), withName(`R\u0007ex`),
 		withName(`a\u0007`), withName(`R\u007fex`), withName(`R\u0085ex`), withName("R\nex"), withName(`R\nex`), withName("tab\there"),
 		// The status member.
-		`{"name":` + name() + `,"categoryId":1,"status":1}`,
-		`{"name":` + name() + `,"categoryId":1,"status":"lost"}`,
-		`{"name":` + name() + `,"categoryId":1,"status":""}`,
-		`{"name":` + name() + `,"categoryId":1,"status":"SOLD"}`,
+		withCategory(`1,"status":1`), withCategory(`1,"status":"lost"`), withCategory(`1,"status":""`), withCategory(`1,"status":"SOLD"`),
 	}
 	reqs := make([]request, len(bodies))
 	for i, b := range bodies {
@@ -255,28 +221,19 @@ func invalidBodies(st *serverT) []request {
 
 func httpMethodNotAllowed(st *serverT) {
 	p := st.create(petstore.NewPet{Name: st.name("methods"), CategoryID: 1})
-	pets, pet := petstore.Allow("/pets"), petstore.Allow("/pets/{petId}")
-	id := fmt.Sprint(p.ID)
-	var reqs []request
-	for _, tc := range []struct{ method, path, body, allow string }{
-		{http.MethodDelete, "/pets", "", pets},
-		{http.MethodPut, "/pets", st.validBody(), pets},
-		{http.MethodPatch, "/pets", "", pets},
-		{http.MethodOptions, "/pets", "", pets},
-		{http.MethodTrace, "/pets", "", pets},
-		{"get", "/pets", "", pets},
-		{http.MethodPost, "/pets/" + id, st.validBody(), pet},
-		{http.MethodPost, "/pets/" + id, `{}`, pet},
-		{http.MethodPut, "/pets/" + id, st.validBody(), pet},
-		{http.MethodPut, "/pets/" + id, `{}`, pet},
-		{http.MethodPatch, "/pets/" + id, st.validBody(), pet},
-		{http.MethodDelete, "/pets/" + id, "", pet},
-		{http.MethodOptions, "/pets/" + id, "", pet},
-	} {
-		reqs = append(reqs, request{method: tc.method, path: tc.path, body: tc.body,
-			status: 405, code: "method_not_allowed", want: map[string]string{"Allow": tc.allow}})
-	}
-	st.sendAll(reqs)
+	pets, pet := "/pets", fmt.Sprintf("/pets/%d", p.ID)
+	st.sendAll(each([]struct{ method, path, body string }{
+		{http.MethodDelete, pets, ""}, {http.MethodPut, pets, st.validBody()}, {http.MethodPatch, pets, ""}, {http.MethodOptions, pets, ""},
+		{http.MethodTrace, pets, ""}, {"get", pets, ""}, {http.MethodPost, pet, st.validBody()}, {http.MethodPost, pet, `{}`},
+		{http.MethodPut, pet, st.validBody()}, {http.MethodPut, pet, `{}`}, {http.MethodPatch, pet, st.validBody()},
+		{http.MethodDelete, pet, ""}, {http.MethodOptions, pet, ""},
+	}, func(tc struct{ method, path, body string }) []request {
+		allow := petstore.Allow("/pets")
+		if tc.path != pets {
+			allow = petstore.Allow("/pets/{petId}")
+		}
+		return []request{{method: tc.method, path: tc.path, body: tc.body, status: 405, code: "method_not_allowed", want: map[string]string{"Allow": allow}}}
+	}))
 	// The pet is still there, unchanged.
 	st.get(st.petURL(p.ID), p)
 }
