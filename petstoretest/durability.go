@@ -284,9 +284,8 @@ func (dt *durableT) interruptAdds(round int) []*attempt {
 	)
 	var closeCalled atomic.Bool
 	returned := make(chan struct{}, interruptMaxAdds)
-	var wg sync.WaitGroup
-	for range interruptWorkers {
-		wg.Go(func() {
+	go func() {
+		atOnce(interruptWorkers, func(int) {
 			for {
 				last := closeCalled.Load()
 				mu.Lock()
@@ -320,9 +319,6 @@ func (dt *durableT) interruptAdds(round int) []*attempt {
 				}
 			}
 		})
-	}
-	go func() {
-		wg.Wait()
 		close(returned)
 	}()
 

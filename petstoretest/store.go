@@ -742,35 +742,11 @@ func testListCombined(st *storeT) {
 }
 
 func testListEmpty(st *storeT) {
-	const empty = "no pets, no error"
-	got := map[string]string{}
-	want := map[string]string{}
-	probe := func(opts petstore.ListOptions) {
-		key := fmt.Sprintf("%+v", opts)
-		want[key] = empty
-		pets, err := st.s.List(st.ctx, opts)
-		switch {
-		case err != nil:
-			got[key] = "error: " + err.Error()
-		case len(pets) > 0:
-			got[key] = fmt.Sprintf("no error, %d pets: %+v", len(pets), pets)
-		default:
-			got[key] = empty
-		}
-	}
-	probe(petstore.ListOptions{}) // the store is empty
-	probe(petstore.ListOptions{Status: petstore.StatusAvailable, Limit: 1})
-	added := st.add(
-		petstore.NewPet{Name: "no status", CategoryID: 1},
-		petstore.NewPet{Name: "available", CategoryID: 1, Status: petstore.StatusAvailable},
-	)
-	maxID := slices.Max(ids(added))
-	probe(petstore.ListOptions{After: maxID})
-	probe(petstore.ListOptions{After: math.MaxInt64})
-	probe(petstore.ListOptions{Status: petstore.StatusPending})
-	probe(petstore.ListOptions{Status: petstore.StatusSold, Limit: 5})
-	probe(petstore.ListOptions{Status: petstore.StatusAvailable, After: maxID})
-	st.diff("List(key) that selects no pet", want, got)
+	st.diffLists("List(key) of an empty store", nil, petstore.ListOptions{}, petstore.ListOptions{Status: petstore.StatusAvailable, Limit: 1})
+	added := byID(st.add(petstore.NewPet{Name: "no status", CategoryID: 1}, petstore.NewPet{Name: "available", CategoryID: 1, Status: petstore.StatusAvailable}))
+	last := added[len(added)-1].ID
+	st.diffLists("List(key) that selects no pet", added, []petstore.ListOptions{{After: last}, {After: math.MaxInt64}, {Status: petstore.StatusPending},
+		{Status: petstore.StatusSold, Limit: 5}, {Status: petstore.StatusAvailable, After: last}}...)
 }
 
 // paginate pages through List from opts.After with opts.Limit pets a page,
