@@ -419,22 +419,12 @@ func testNoAlias(st *storeT) {
 	}
 }
 
-// wantNotFound describes the outcome that Get must have for an unknown ID.
-const wantNotFound = "an error wrapping petstore.ErrNotFound"
-
 func testGetUnknown(st *storeT) {
-	got := map[int64]string{}
-	want := map[int64]string{}
+	got, want := map[int64]string{}, map[int64]string{}
 	probe := func(id int64) {
-		want[id] = wantNotFound
 		p, err := st.s.Get(st.ctx, id)
-		if errors.Is(err, petstore.ErrNotFound) {
-			got[id] = wantNotFound
-		} else {
-			got[id] = outcome(p, err)
-		}
+		want[id], got[id] = wantWrapping(petstore.ErrNotFound, p, err)
 	}
-
 	probe(1) // the store is empty
 	added := st.addN(5)
 	maxID := slices.Max(ids(added))
@@ -489,9 +479,7 @@ func testDeadlineExceeded(st *storeT) {
 	id := st.addN(3)[0].ID
 	ctx, cancel := context.WithDeadline(st.ctx, time.Unix(0, 0))
 	defer cancel()
-
-	want := map[string]string{}
-	got := map[string]string{}
+	want, got := map[string]string{}, map[string]string{}
 	record := func(call string, v any, err error) {
 		want[call], got[call] = wantWrapping(context.DeadlineExceeded, v, err)
 	}
