@@ -12,6 +12,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/memstore"
+	"github.com/petstore-go/petstore/petstoretest"
 )
 
 // mountScenario runs all three operations against a server at base (an
@@ -76,6 +77,26 @@ func mountScenario(t *testing.T, c *http.Client, base, key string) {
 	}
 	if strings.Join(names, ",") != strings.Join(created, ",") {
 		t.Errorf("listed %q by following Link, want %q", names, created)
+	}
+}
+
+// TestMountAsTheReadmeShows mounts the handler under gorilla/mux and
+// http.ServeMux as the README's recipes do (contracttest mounts it under
+// chi), and runs the conformance suite through each router.
+func TestMountAsTheReadmeShows(t *testing.T) {
+	api := newHandler(t, memstore.New(), petstore.WithBasePath("/api/v1"))
+	r := mux.NewRouter() // gorilla/mux
+	r.PathPrefix("/api/v1/").Handler(api)
+
+	m := http.NewServeMux() // net/http
+	m.Handle("/api/v1/", api)
+
+	for name, h := range map[string]http.Handler{"gorilla-mux": r, "servemux": m} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: srv.URL + "/api/v1", APIKey: testKey})
+		})
 	}
 }
 

@@ -22,8 +22,7 @@ var perfAllocLimits = []struct {
 // of a 401: a list of 20 at most 7, a get at most 4, a create at most 7 and
 // a 401 at most 3. Of these, APIKeys' context with the caller's principal
 // costs 1, each store call's own context (storeCtx), which a Store may keep,
-// costs 1, memstore's page 1 (the pets, whose names, from a full chunk,
-// are slices of one string), the ETag and Content-Length values 2, and the
+// costs 1, memstore's page 1 (a copy of the pets), the ETag and Content-Length values 2, and the
 // Link or the Location value its string and its slice.
 //
 // Under the race detector, sync.Pool drops a quarter of what it is given, on

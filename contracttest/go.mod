@@ -6,6 +6,7 @@ replace github.com/petstore-go/petstore => ../
 
 require (
 	github.com/getkin/kin-openapi v0.152.0
+	github.com/go-chi/chi/v5 v5.5.0
 	github.com/google/go-cmp v0.7.0
 	github.com/petstore-go/petstore v0.0.0-00010101000000-000000000000
 )

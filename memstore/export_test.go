@@ -5,5 +5,5 @@ package memstore
 func KeysHeld(s *Store) (mapped, queued int) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return len(s.keys.byKey), len(s.keys.queue)
+	return len(s.keys), len(s.queue)
 }

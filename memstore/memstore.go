@@ -1,42 +1,18 @@
-// Package memstore is an in-memory petstore.Store. Its pets live in the
-// process and are lost when it exits: use it in tests, in development, and
-// in services that run as one process and may lose their pets on restart.
-// Package sqlitestore and package pgstore keep them.
-//
-// Make a Store with New, or use the zero Store, and serve it with
-// petstore.New:
-//
-//	store := memstore.New()
-//	h, err := petstore.New(
-//		petstore.WithStore(store),
-//		petstore.WithAuthenticator(petstore.APIKeys(os.Getenv("API_KEY"))),
-//	)
-//
-// A Store is safe for concurrent use. It assigns IDs 1, 2, 3 and so on. As
-// the API is append-only, a pet once added never changes and is never
-// removed, and its ID is never reused; the Store's memory grows with its
-// pets, about 25 bytes a pet beyond its name, with nothing in them for the
-// garbage collector to scan, and is given back only when the Store itself
-// is dropped. A Get, and a page of a List with or without
-// a status filter, cost the same however many pets are stored. The pets
-// that Get and List return are copies: changing them changes nothing in
-// the Store.
-//
-// # Idempotency keys
+// Package memstore is an in-memory petstore.Store: pets in a slice and
+// idempotency keys in a map, under one mutex. Its pets are lost when the
+// process exits: use it in tests, in development, and in services that may
+// lose their pets on restart (sqlitestore and pgstore keep them). Make a
+// Store with New, or use the zero Store, and serve it with
+// petstore.WithStore. It assigns IDs 1, 2, 3 and so on, never reused; the
+// pets that Get and List return are copies.
 //
 // Add keeps an idempotency key, in the scope of the request's principal
 // (petstore.Principal), for the key retention after the Add that stored it:
 // 24 hours (petstore.MinKeyRetention), unless WithKeyRetention sets a
-// longer one. A retry within the retention gets the first pet back; one
-// after it stores a new pet. Expired keys are forgotten a few at each Add,
-// however many expire at once, and under a steady stream of keyed creates
-// the keys held, and their memory, level off at one retention's worth:
-// about 140 bytes a key beyond its text. PrunedKeys counts the keys forgotten, and
-// WithLogger logs each pass that forgets some at debug level.
-//
-// Keys age by time.Now. A test that needs a key to expire gives the Store a
-// clock of its own with WithClock, and moves it past the retention (see the
-// example of WithClock).
+// longer one. Expired keys are forgotten a few at each Add, however many
+// expire at once, so the keys held level off at one retention's worth.
+// PrunedKeys counts them, and WithLogger logs each pass that forgets some.
+// Keys age by time.Now, or by a clock of WithClock that a test moves.
 package memstore
 
 import (
@@ -44,110 +20,72 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/petstore-go/petstore"
 )
 
-// Store is an in-memory petstore.Store. It assigns IDs 1, 2, 3 and so on.
-// It is safe for concurrent use, and its zero value is an empty store ready
-// to use, with the defaults of New's options.
+// Store is an in-memory petstore.Store. It is safe for concurrent use, and
+// its zero value is an empty store ready to use, with the defaults of New's
+// options.
 type Store struct {
-	// Set by New, read-only afterwards.
-	retention time.Duration    // 0: petstore.MinKeyRetention
+	retention time.Duration    // set by New, like now and log; 0: petstore.MinKeyRetention
 	now       func() time.Time // nil: time.Now
 	log       *slog.Logger     // nil: none
 
-	mu     sync.RWMutex
-	chunks []chunk // the pets stored, chunkSize to a chunk
-	n      int64   // the number of pets, and the ID of the last
-	// byStatus holds the IDs of the pets with each status, ascending, for
-	// List to find a page by binary search. Made by the first Add of a pet
-	// with a status.
-	byStatus map[petstore.Status][]int64
-	keys     keys      // the idempotency keys, with the ID of their pet
-	epoch    time.Time // the first reading of the clock (see clock)
+	mu       sync.RWMutex
+	pets     []petstore.Pet               // the pet with ID i+1 at i
+	byStatus map[petstore.Status][]int64  // the IDs of the pets with each status, ascending
+	keys     map[idempotencyKey]storedKey // the idempotency keys held
+	queue    []queuedKey                  // the same keys, the oldest first
+	epoch    time.Time                    // the first reading of the clock
+	passN    int64                        // keys dropped since the front of queue last had not expired
+	pruned   int64                        // keys dropped, ever
 }
 
 var _ petstore.Store = (*Store)(nil)
 
-// chunkSize is the number of pets in a chunk.
-const chunkSize = 1024
+// idempotencyKey is an idempotency key in the scope of its principal.
+type idempotencyKey struct{ principal, key string }
 
-// A chunk holds chunkSize pets, or fewer in the last chunk, without a
-// pointer for each: a string per pet would be a pointer that the garbage
-// collector follows in every cycle (under the server's list load, 11.5 ms
-// of CPU a cycle against 1.3 ms without; BENCHMARKS.md). So the names are
-// stored end to end: in a byte slice while the chunk fills, which Get and
-// List copy names out of, and in one string once it is full, which they
-// take names from without a copy. A chunk never moves once made, so an Add
-// never copies the pets before it, as growing one slice of every pet would,
-// under the lock, every quarter more pets.
-type chunk struct {
-	filling []byte   // the names, end to end, until the chunk is full
-	names   string   // the names, end to end, once the chunk is full
-	pets    []record // the pets, in the order of their IDs
+// storedKey is the ID of a key's pet, and when the key was stored, in
+// nanoseconds of the store's clock.
+type storedKey struct{ id, at int64 }
+
+// queuedKey is a key in the queue of keys to forget.
+type queuedKey struct {
+	key idempotencyKey
+	storedKey
 }
 
-// A record is a pet in a chunk, but for its ID and its name.
-type record struct {
-	categoryID int64
-	end        uint32 // where the pet's name ends in its chunk's names
-	status     uint8  // an index in statuses
+// pruneStep is the most expired keys an Add forgets. Each Add stores at
+// most one key, so forgetting up to four keeps ahead of those that arrive.
+const pruneStep = 4
+
+// An Option configures a Store made by New.
+type Option func(*Store)
+
+// WithKeyRetention sets how long the store keeps an idempotency key after
+// the Add that stored it: a retry within it is answered with the first pet,
+// and after it the key is forgotten, so that a key may be used again. The
+// default, and the least, is petstore.MinKeyRetention (24 hours): a shorter
+// d is raised to it, as the Store contract requires.
+func WithKeyRetention(d time.Duration) Option {
+	return func(s *Store) { s.retention = max(d, petstore.MinKeyRetention) }
 }
 
-// statuses are the values of a pet's Status, by their index in a record.
-var statuses = [...]petstore.Status{"", petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold}
-
-// at returns the chunk and the record of the pet with ID id, which is from
-// 1 to s.n, and where its name starts in the chunk's names. The caller
-// holds s.mu.
-func (s *Store) at(id int64) (*chunk, record, uint32) {
-	n := uint64(id - 1) // unsigned, so that dividing is shifting
-	c, i := &s.chunks[n/chunkSize], n%chunkSize
-	start := uint32(0)
-	if i > 0 {
-		start = c.pets[i-1].end
-	}
-	return c, c.pets[i], start
+// WithClock sets the clock by which keys age. The default is time.Now; a
+// test moves its own clock past the retention to see keys forgotten.
+func WithClock(now func() time.Time) Option {
+	return func(s *Store) { s.now = now }
 }
 
-// pet returns the pet with ID id, which is from 1 to s.n. The caller holds
-// s.mu.
-func (s *Store) pet(id int64) petstore.Pet {
-	c, r, start := s.at(id)
-	if len(c.pets) < chunkSize {
-		return r.pet(id, string(c.filling[start:r.end]))
-	}
-	return r.pet(id, c.names[start:r.end])
-}
-
-// pets returns the pets with the given IDs, ascending, each from 1 to s.n.
-// Those in the chunk still filling, which can only be the last ones, have
-// their names copied out in one string. The caller holds s.mu.
-func (s *Store) pets(ids []int64) []petstore.Pet {
-	pets := make([]petstore.Pet, len(ids))
-	var copied string // the filling chunk's names, from the first such pet's
-	var from uint32   // where copied starts in them
-	for i, id := range ids {
-		c, r, start := s.at(id)
-		if len(c.pets) == chunkSize {
-			pets[i] = r.pet(id, c.names[start:r.end])
-			continue
-		}
-		if copied == "" { // names are never empty
-			_, last, _ := s.at(ids[len(ids)-1])
-			copied, from = string(c.filling[start:last.end]), start
-		}
-		pets[i] = r.pet(id, copied[start-from:r.end-from])
-	}
-	return pets
-}
-
-// pet returns the pet of r, with the given ID and name.
-func (r record) pet(id int64, name string) petstore.Pet {
-	return petstore.Pet{ID: id, NewPet: petstore.NewPet{Name: name, CategoryID: r.categoryID, Status: statuses[r.status]}}
+// WithLogger sets the logger of the store, which logs a line at debug level
+// for each pass that forgets keys. The default logs nothing.
+func WithLogger(l *slog.Logger) Option {
+	return func(s *Store) { s.log = l }
 }
 
 // New returns an empty Store with opts applied.
@@ -170,51 +108,39 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 	if err := p.Validate(); err != nil {
 		return petstore.Pet{}, false, fmt.Errorf("memstore: add pet: %w", err)
 	}
-	keyed := opts.IdempotencyKey != ""
-	var key idempotencyKey
-	if keyed {
-		key = idempotencyKey{petstore.Principal(ctx), opts.IdempotencyKey}
-	}
+	key := idempotencyKey{petstore.Principal(ctx), opts.IdempotencyKey}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var now int64
-	if keyed || len(s.keys.queue) > 0 { // spare the clock when there are no keys
+	if key.key != "" || len(s.queue) > 0 { // spare the clock when there are no keys
 		now = s.clock()
-		s.pruneKeys(now)
+		s.prune(now)
 	}
-	if keyed {
-		if id, ok := s.keys.lookup(key, now, s.keyRetention()); ok {
-			stored := s.pet(id)
+	if key.key != "" {
+		if sk, ok := s.keys[key]; ok && now-sk.at <= int64(s.keyRetention()) {
+			stored := s.pets[sk.id-1]
 			if stored.NewPet != p {
 				return petstore.Pet{}, false, fmt.Errorf("memstore: add pet: %w", petstore.ErrIdempotencyKeyReused)
 			}
 			return stored, true, nil
 		}
 	}
-	if s.n%chunkSize == 0 {
-		room := chunkSize * 8 // for names as long as the last chunk's, most often enough
-		if len(s.chunks) > 0 {
-			room = len(s.chunks[len(s.chunks)-1].names)
-		}
-		s.chunks = append(s.chunks, chunk{filling: make([]byte, 0, room), pets: make([]record, 0, chunkSize)})
-	}
-	s.n++
-	pet := petstore.Pet{ID: s.n, NewPet: p}
-	c := &s.chunks[len(s.chunks)-1]
-	c.filling = append(c.filling, p.Name...)
-	c.pets = append(c.pets, record{categoryID: p.CategoryID, end: uint32(len(c.filling)),
-		status: uint8(slices.Index(statuses[:], p.Status))})
-	if len(c.pets) == chunkSize {
-		c.names, c.filling = string(c.filling), nil
-	}
+	pet := petstore.Pet{ID: int64(len(s.pets)) + 1, NewPet: p}
+	s.pets = append(s.pets, pet)
 	if p.Status != "" {
 		if s.byStatus == nil {
 			s.byStatus = make(map[petstore.Status][]int64)
 		}
 		s.byStatus[p.Status] = append(s.byStatus[p.Status], pet.ID)
 	}
-	if keyed {
-		s.keys.add(key, pet.ID, now)
+	if key.key != "" {
+		if s.keys == nil {
+			s.keys = make(map[idempotencyKey]storedKey)
+		}
+		key.key = strings.Clone(key.key) // not to hold on to the request's header
+		sk := storedKey{id: pet.ID, at: now}
+		s.keys[key] = sk
+		s.queue = append(s.queue, queuedKey{key, sk})
 	}
 	return pet, false, nil
 }
@@ -227,10 +153,10 @@ func (s *Store) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if id < 1 || id > s.n {
+	if id < 1 || id > int64(len(s.pets)) {
 		return petstore.Pet{}, fmt.Errorf("memstore: pet %d: %w", id, petstore.ErrNotFound)
 	}
-	return s.pet(id), nil
+	return s.pets[id-1], nil
 }
 
 // List returns the pets that opts selects, ascending by ID, in a new slice.
@@ -242,20 +168,11 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if opts.Status == "" {
-		// IDs are dense: the page is the pets after+1, after+2, and so on.
-		first, last := min(after, s.n)+1, s.n
-		if opts.Limit > 0 && last-first >= int64(opts.Limit) {
-			last = first + int64(opts.Limit) - 1
+		page := s.pets[min(after, int64(len(s.pets))):] // the pet with ID after+1 first
+		if opts.Limit > 0 && len(page) > opts.Limit {
+			page = page[:opts.Limit]
 		}
-		var page [petstore.MaxPageSize + 1]int64 // the most the handler asks for
-		ids := page[:0]
-		if n := last - first + 1; n > int64(len(page)) {
-			ids = make([]int64, 0, n)
-		}
-		for id := first; id <= last; id++ {
-			ids = append(ids, id)
-		}
-		return s.pets(ids), nil
+		return slices.Clone(page), nil
 	}
 	ids := s.byStatus[opts.Status] // none for an invalid status
 	first, found := slices.BinarySearch(ids, after)
@@ -266,12 +183,66 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 	if opts.Limit > 0 && len(ids) > opts.Limit {
 		ids = ids[:opts.Limit]
 	}
-	return s.pets(ids), nil
+	pets := make([]petstore.Pet, len(ids))
+	for i, id := range ids {
+		pets[i] = s.pets[id-1]
+	}
+	return pets, nil
 }
 
 // Len returns the number of pets stored.
 func (s *Store) Len() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return int(s.n)
+	return len(s.pets)
+}
+
+// PrunedKeys returns the number of idempotency keys that the store has
+// forgotten, their retention (see WithKeyRetention) having passed.
+func (s *Store) PrunedKeys() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.pruned
+}
+
+// keyRetention returns the key retention, with its default.
+func (s *Store) keyRetention() time.Duration { return max(s.retention, petstore.MinKeyRetention) }
+
+// clock returns the time now by the store's clock, in nanoseconds since
+// the store first read it. With time.Now, that is monotonic time: a change
+// of the wall clock neither forgets keys early nor keeps them for ever. The
+// caller holds s.mu for writing.
+func (s *Store) clock() int64 {
+	t := time.Now()
+	if s.now != nil {
+		t = s.now()
+	}
+	if s.epoch.IsZero() {
+		s.epoch = t
+	}
+	return int64(t.Sub(s.epoch))
+}
+
+// prune forgets up to pruneStep keys whose retention has passed at now,
+// from the front of the queue, and logs the end of a pass that forgot some.
+// The caller holds s.mu for writing.
+func (s *Store) prune(now int64) {
+	for i := 0; len(s.queue) > 0 && now-s.queue[0].at > int64(s.keyRetention()); i++ {
+		if i == pruneStep {
+			return // the pass goes on in the next Add
+		}
+		q := s.queue[0]
+		if s.keys[q.key] == q.storedKey { // not stored again since
+			delete(s.keys, q.key)
+		}
+		s.queue[0] = queuedKey{} // let the key's text go; append moves the rest to a new array in time
+		s.queue = s.queue[1:]
+		s.passN++
+		s.pruned++
+	}
+	if s.passN > 0 && s.log != nil {
+		s.log.LogAttrs(context.Background(), slog.LevelDebug, "memstore: forgot idempotency keys past their retention",
+			slog.Int64("forgotten", s.passN), slog.Int("held", len(s.keys)), slog.Duration("retention", s.keyRetention()))
+	}
+	s.passN = 0
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
@@ -93,7 +94,7 @@ func TestKeyRetention(t *testing.T) {
 }
 
 // TestKeysLevelOff: under a steady stream of unique keys, the keys held
-// stay within those of one retention and a pruning interval once the first
+// stay within those of one retention, and one more, once the first
 // retention has passed, while every expired key is pruned and counted.
 // TestKeysHeapLevelsOff checks the memory they take.
 func TestKeysLevelOff(t *testing.T) {
@@ -101,11 +102,10 @@ func TestKeysLevelOff(t *testing.T) {
 		every     = 10 * time.Second // a keyed create every 10 s of the clock
 		retention = petstore.MinKeyRetention
 		perRet    = int(retention / every) // 8,640 keys in one retention
-		interval  = time.Minute            // memstore's pruning interval
 	)
 	clock := newTestClock()
 	s := memstore.New(memstore.WithClock(clock.Now))
-	bound := perRet + int(interval/every) + 1
+	bound := perRet + 1
 	maxHeld := 0
 	total := 4 * perRet
 	for i := range total {
@@ -157,11 +157,11 @@ func TestKeysHeapLevelsOff(t *testing.T) {
 	one := heapAfter(2 * perRet)
 	two := heapAfter(4 * perRet)
 	runtime.KeepAlive(s)
-	// The pets of the second stretch cost about 25 bytes each, the keys
-	// they bring about 450: the heap may grow by the pets and some slack,
-	// never by a retention's worth of keys.
+	// The pets of the second stretch cost 48 bytes each, twice that while
+	// their slice grows, the keys they bring about 450: the heap may grow by
+	// the pets and some slack, never by a retention's worth of keys.
 	growth := int64(two) - int64(one)
-	limit := int64(2*perRet*perfMaxBytesPerPet) + 1<<20
+	limit := int64(2*perRet*2*int(unsafe.Sizeof(petstore.Pet{}))) + 1<<20
 	t.Logf("heap after 2 retentions %d B, after 4 %d B: %+d B for %d more pets", one, two, growth, 2*perRet)
 	if growth > limit {
 		t.Errorf("the heap grew by %d B over two more retentions of keyed creates, want at most %d", growth, limit)

@@ -91,6 +91,15 @@ var brokenHandlerBugs = map[string]func(r *http.Request, rec *httptest.ResponseR
 	"no-nosniff": func(r *http.Request, rec *httptest.ResponseRecorder) {
 		rec.Header().Del("X-Content-Type-Options")
 	},
+	// A method that is not all capitals is answered 405 with no body, as a
+	// router in front of the handler that does not route such methods does.
+	"router-405": func(r *http.Request, rec *httptest.ResponseRecorder) {
+		if r.Method != strings.ToUpper(r.Method) {
+			rec.Code = http.StatusMethodNotAllowed
+			clear(rec.Header())
+			rec.Body.Reset()
+		}
+	},
 	// A path with a trailing slash is redirected to the path without it.
 	"trailing-slash-redirect": func(r *http.Request, rec *httptest.ResponseRecorder) {
 		if p := r.URL.Path; strings.HasSuffix(p, "/") && strings.Count(p, "/") > 2 && rec.Code == http.StatusNotFound {

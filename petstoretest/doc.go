@@ -3,9 +3,8 @@
 //
 // TestStore checks a Store against each clause of the contract in the doc
 // comment of petstore.Store, one subtest per clause, each on a new, empty
-// store. A failure names the clause and its sentence, shows a diff (-want
-// +got), and ends with the go test command that runs that clause alone.
-// Typical usage inside a test is:
+// store. A failure names the clause and its sentence and shows a diff
+// (-want +got). Typical usage inside a test is:
 //
 //	func TestConformance(t *testing.T) {
 //		petstoretest.TestStore(t, func(t *testing.T) petstore.Store {
@@ -16,20 +15,6 @@
 // TestDurability checks a Store that can be closed and opened again on the
 // same data: pets, IDs and idempotency keys survive a reopen, no ID is used
 // again, and an Add interrupted by the close stored all or nothing.
-// Typical usage inside a test is:
-//
-//	func TestDurability(t *testing.T) {
-//		petstoretest.TestDurability(t, func(t *testing.T) petstoretest.OpenFunc {
-//			path := filepath.Join(t.TempDir(), "pets.db") // a new, empty set of data
-//			return func(t *testing.T) (petstore.Store, func() error) {
-//				s, err := mystore.Open(path)
-//				if err != nil {
-//					t.Fatal(err)
-//				}
-//				return s, s.Close
-//			}
-//		})
-//	}
 //
 // TestServer checks a running server of the API through HTTP only, by base
 // URL and API key: every answer and header that a client can provoke. It

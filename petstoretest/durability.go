@@ -1,8 +1,13 @@
 package petstoretest
 
 import (
-	"cmp"
 	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/petstore-go/petstore"
@@ -43,46 +48,26 @@ type OpenFunc func(t *testing.T) (store petstore.Store, close func() error)
 // clause accepts both outcomes, but not half of one.
 func TestDurability(t *testing.T, newData func(t *testing.T) OpenFunc) {
 	t.Helper()
-	_ = runClauses(t, durabilityCases, durabilityCase.info, func(c durabilityCase, failedNeed string) error {
-		t.Helper()
-		var err error
-		if !t.Run(c.name, func(t *testing.T) {
-			t.Helper()
+	for _, c := range durabilityCases {
+		runClause(t, c.name, c.sentence, func(r reporter) {
+			t := r.(*testing.T)
 			open := newData(t)
 			if open == nil {
 				t.Fatal("petstoretest: newData returned a nil OpenFunc")
 			}
-			err = c.check(t.Context(), func() (petstore.Store, func() error) { return open(t) }, failedNeed)
-			report(t, err)
-		}) {
-			return cmp.Or(err, errFailed)
-		}
-		return nil
-	})
+			runDurable(r, func() (petstore.Store, func() error) { return open(t) }, c.test)
+		})
+	}
 }
 
-// A durabilityCase is one clause of what a durable store keeps across a
-// reopen, and the test that enforces it.
-type durabilityCase struct {
-	name   string // the subtest's name
-	clause string // the sentence that the test enforces
-	// needs names the earlier cases whose clauses the test relies on.
-	needs []string
-	test  func(dt *durableT)
-}
-
-func (c durabilityCase) info() clause { return clause{c.name, c.clause, c.needs} }
-
-// check runs the clause on the set of data that open opens, which must be
+// runDurable runs test on the set of data that open opens, which must be
 // new and empty.
-func (c durabilityCase) check(ctx context.Context, open func() (petstore.Store, func() error), failedNeed string) error {
-	return runClause(ctx, c.info(), failedNeed, func(ct *clauseT) {
-		dt := &durableT{storeT: &storeT{t: ct, ctx: ctx}, open: open}
-		defer dt.closeAtEnd()
-		dt.openStore()
-		dt.requireEmpty()
-		c.test(dt)
-	})
+func runDurable(r reporter, open func() (petstore.Store, func() error), test func(*durableT)) {
+	dt := &durableT{storeT: &storeT{reporter: r, ctx: r.Context()}, open: open}
+	defer dt.closeAtEnd()
+	dt.openStore()
+	dt.requireEmpty()
+	test(dt)
 }
 
 // durableT is the state of one clause of TestDurability: a storeT whose
@@ -98,7 +83,7 @@ type durableT struct {
 func (dt *durableT) openStore() {
 	s, closeFn := dt.open()
 	if s == nil || closeFn == nil {
-		dt.t.Fatalf("the OpenFunc returned a nil Store or close function (open %d)", dt.opens+1)
+		dt.Fatalf("the OpenFunc returned a nil Store or close function (open %d)", dt.opens+1)
 	}
 	dt.s, dt.close = s, closeFn
 	dt.opens++
@@ -109,7 +94,7 @@ func (dt *durableT) closeStore() {
 	closeFn := dt.close
 	dt.close = nil
 	if err := closeFn(); err != nil {
-		dt.t.Fatalf("closing the store (open %d): %v", dt.opens, err)
+		dt.Fatalf("closing the store (open %d): %v", dt.opens, err)
 	}
 }
 
@@ -123,7 +108,287 @@ func (dt *durableT) reopen() {
 func (dt *durableT) closeAtEnd() {
 	if dt.close != nil {
 		if err := dt.close(); err != nil {
-			dt.t.Errorf("closing the store at the end of the clause: %v", err)
+			dt.Errorf("closing the store at the end of the clause: %v", err)
 		}
 	}
+}
+
+// durabilityCases are the clauses of TestDurability, the simplest first.
+var durabilityCases = []clause[*durableT]{
+	{"pets-survive", "Pets survive a reopen: after the store is closed and opened again on the same data, Get and List return every pet added before, every field as Add returned it.", testPetsSurvive},
+	{"ids-never-reused", "IDs survive a reopen and are never reused: a pet added after a reopen gets an ID greater than the ID of every pet added before it.", testIDsNeverReused},
+	{"keys-survive", "Idempotency keys survive a reopen: after it, a keyed Add by the same principal with an equal NewPet stores nothing and returns the first pet, replayed; with another NewPet it returns an error wrapping ErrIdempotencyKeyReused; under another principal the key is another key.", testKeysSurvive},
+	{"add-interrupted", "An Add cancelled or interrupted by the close has stored all or nothing: after a reopen, each Add that returned a pet has stored it with its key, and each that returned an error has stored its pet together with its key, or neither.", testAddInterrupted},
+}
+
+// checkPets checks that the store holds exactly want, sorted by ID, through
+// List with and without a status filter and through Get; when says when.
+func (dt *durableT) checkPets(when string, want []petstore.Pet) {
+	dt.diffLists("List(key) "+when, want, append(byStatus(), petstore.ListOptions{})...)
+	for _, p := range want {
+		got, err := dt.s.Get(dt.ctx, p.ID)
+		if err != nil {
+			dt.Errorf("Get(%d) %s: %v; want %+v", p.ID, when, err, p)
+			continue
+		}
+		dt.diff(fmt.Sprintf("Get(%d) %s", p.ID, when), p, got)
+	}
+}
+
+func testPetsSurvive(dt *durableT) {
+	added := byID(dt.add(append(samplePets(), newPets(8)...)...))
+	dt.checkPets("before the store was closed", added)
+	dt.reopen()
+	dt.checkPets("after the store was closed and opened again", added)
+	dt.reopen()
+	dt.checkPets("after a second reopen", added)
+}
+
+func testIDsNeverReused(dt *durableT) {
+	const sessions = 4 // the store is opened this many times, and pets added each time
+	var all []petstore.Pet
+	for session := range sessions {
+		var greatest int64
+		for _, p := range all {
+			greatest = max(greatest, p.ID)
+		}
+		pets := newPets(5)
+		for i := range pets {
+			pets[i].Name = fmt.Sprintf("session %d pet %d", session+1, i+1)
+		}
+		for _, p := range dt.add(pets...) {
+			if session > 0 && p.ID <= greatest {
+				dt.Errorf("after reopen %d, Add(%+v) returned ID %d; want an ID greater than %d, the greatest ID that a pet had before", session, p.NewPet, p.ID, greatest)
+			}
+			all = append(all, p)
+		}
+		dt.reopen()
+		got := dt.list(petstore.ListOptions{})
+		dt.diff(fmt.Sprintf("IDs that List returns more than once after reopen %d, with their counts", session+1), map[int64]int{}, duplicates(got))
+		dt.diff(fmt.Sprintf("List after reopen %d", session+1), byID(all), got)
+	}
+}
+
+// addResult is the outcome of one Add, for a diff.
+type addResult struct {
+	Pet      petstore.Pet
+	Replayed bool
+	Err      string
+}
+
+// wantReplay checks that a keyed Add by principal of p replays first.
+func (dt *durableT) wantReplay(when, principal, key string, p petstore.NewPet, first petstore.Pet) {
+	pet, replayed, err := dt.addKeyed(principal, key, p)
+	got := addResult{Pet: pet, Replayed: replayed}
+	if err != nil {
+		got = addResult{Err: err.Error()}
+	}
+	dt.diff(fmt.Sprintf("Add by %s with key %q and the pet that it first stored, %s", principal, key, when), addResult{Pet: first, Replayed: true}, got)
+}
+
+func testKeysSurvive(dt *durableT) {
+	rex := petstore.NewPet{Name: "Rex", CategoryID: 3, Status: petstore.StatusAvailable}
+	other := petstore.NewPet{Name: "Ünïcødé 名前 🐕", CategoryID: 1<<63 - 1} // no status
+	first := func(principal, key string, p petstore.NewPet) petstore.Pet {
+		pet, replayed, err := dt.addKeyed(principal, key, p)
+		if err != nil || replayed {
+			dt.Fatalf("the first Add by %s with key %q = %s, replayed %v; want a new pet", principal, key, outcome(pet, err), replayed)
+		}
+		return pet
+	}
+	rex1 := first("alice", "durable-1", rex)
+	other2 := first("alice", "durable-2", other)
+
+	dt.reopen()
+	dt.wantReplay("after a reopen", "alice", "durable-1", rex, rex1)
+	dt.wantReplay("after a reopen", "alice", "durable-2", other, other2)
+	pet, _, err := dt.addKeyed("alice", "durable-1", other)
+	if !errors.Is(err, petstore.ErrIdempotencyKeyReused) {
+		dt.Errorf("Add by alice with key %q and another pet than it first stored, after a reopen = %s; want an error wrapping ErrIdempotencyKeyReused", "durable-1", outcome(pet, err))
+	}
+	bob, replayed, err := dt.addKeyed("bob", "durable-1", rex)
+	switch {
+	case err != nil:
+		dt.Fatalf("Add by bob with alice's key %q, after a reopen: %v; want a new pet", "durable-1", err)
+	case replayed || bob.ID == rex1.ID:
+		dt.Errorf("Add by bob with alice's key %q, after a reopen, replayed alice's pet %d: the key came back without its principal", "durable-1", rex1.ID)
+	case bob.ID <= max(rex1.ID, other2.ID) || bob.NewPet != rex:
+		dt.Errorf("Add by bob with alice's key %q, after a reopen = %+v; want a new pet with the values %+v and an ID greater than %d", "durable-1", bob, rex, max(rex1.ID, other2.ID))
+	}
+	want := byID([]petstore.Pet{rex1, other2, bob})
+	dt.diff("List after the keyed retries that followed a reopen", want, dt.list(petstore.ListOptions{}))
+
+	dt.reopen()
+	dt.wantReplay("after a second reopen", "alice", "durable-1", rex, rex1)
+	dt.wantReplay("after a second reopen", "alice", "durable-2", other, other2)
+	dt.wantReplay("after a second reopen (the key was first used after the first one)", "bob", "durable-1", rex, bob)
+	dt.diff("List after the keyed retries that followed a second reopen", want, dt.list(petstore.ListOptions{}))
+}
+
+// interruptedPrincipal is the principal of the Adds that add-interrupted
+// cancels and interrupts.
+const interruptedPrincipal = "petstoretest-interrupted"
+
+// an attempt is one keyed Add that add-interrupted may cancel or interrupt,
+// and its outcome.
+type attempt struct {
+	key      string
+	p        petstore.NewPet
+	pet      petstore.Pet
+	replayed bool
+	err      error
+}
+
+func testAddInterrupted(dt *durableT) {
+	const rounds = 2 // each round: Adds, cancels and a close, a reopen, checks
+	var kept []petstore.Pet
+	for round := range rounds {
+		attempts := dt.interruptAdds(round)
+		if dt.Failed() {
+			return
+		}
+		dt.openStore()
+		kept = append(kept, dt.checkInterrupted(round, kept, attempts)...)
+		if dt.Failed() {
+			return
+		}
+	}
+}
+
+// The Adds of one round of add-interrupted: interruptWorkers goroutines
+// each call Add again as soon as their last Add returns, so that Adds are
+// always in flight, until they have made interruptMaxAdds Adds in all. The
+// close comes once interruptCloseAfter Adds have returned; each goroutine
+// then makes one more Add at most, which meets the closing store or the
+// closed one.
+const (
+	interruptWorkers    = 8
+	interruptMaxAdds    = 200
+	interruptCloseAfter = 32
+)
+
+// interruptAdds makes keyed Adds, with distinct keys and names, from
+// several goroutines at once; as every second one returns, it cancels the
+// context of one still in flight, and it closes the store while others are
+// in flight. It returns every Add made when each has returned and the store
+// is closed.
+func (dt *durableT) interruptAdds(round int) []*attempt {
+	s, closeFn := dt.s, dt.close
+	dt.close = nil
+	ctx := petstore.WithPrincipal(dt.ctx, interruptedPrincipal)
+
+	var (
+		mu       sync.Mutex
+		attempts []*attempt
+		inFlight = map[int]context.CancelFunc{} // by index in attempts
+	)
+	var closeCalled atomic.Bool
+	returned := make(chan struct{}, interruptMaxAdds)
+	go func() {
+		atOnce(interruptWorkers, func(int) {
+			for {
+				last := closeCalled.Load()
+				mu.Lock()
+				i := len(attempts)
+				if i == interruptMaxAdds {
+					mu.Unlock()
+					return
+				}
+				a := &attempt{
+					key: fmt.Sprintf("interrupted-%d-%d", round+1, i+1),
+					p: petstore.NewPet{
+						Name:       fmt.Sprintf("interrupted %d-%d", round+1, i+1),
+						CategoryID: int64(i + 1),
+						Status:     statuses[i%len(statuses)],
+					},
+				}
+				actx, cancel := context.WithCancel(ctx)
+				attempts = append(attempts, a)
+				inFlight[i] = cancel
+				mu.Unlock()
+
+				a.pet, a.replayed, a.err = s.Add(actx, a.p, petstore.AddOptions{IdempotencyKey: a.key})
+
+				mu.Lock()
+				delete(inFlight, i)
+				mu.Unlock()
+				cancel()
+				returned <- struct{}{}
+				if last {
+					return
+				}
+			}
+		})
+		close(returned)
+	}()
+
+	closed := make(chan error, 1)
+	n := 0
+	for range returned {
+		n++
+		if n%2 == 0 { // cancel the oldest Add in flight, or the newest
+			mu.Lock()
+			if len(inFlight) > 0 {
+				pick := slices.Sorted(maps.Keys(inFlight))
+				if n%4 == 0 {
+					inFlight[pick[0]]()
+				} else {
+					inFlight[pick[len(pick)-1]]()
+				}
+			}
+			mu.Unlock()
+		}
+		if n == interruptCloseAfter {
+			closeCalled.Store(true)
+			go func() { closed <- closeFn() }()
+		}
+	}
+	if err := <-closed; err != nil {
+		dt.Fatalf("closing the store while Adds were in flight: %v", err)
+	}
+	return attempts
+}
+
+// checkInterrupted checks, on the store opened again after interruptAdds,
+// that each of the attempts has stored all or nothing, and that the pets
+// kept from earlier rounds are still there. It returns the pets of the
+// attempts, as their keyed retries returned them.
+func (dt *durableT) checkInterrupted(round int, kept []petstore.Pet, attempts []*attempt) []petstore.Pet {
+	when := fmt.Sprintf("after the close that interrupted round %d of Adds, and a reopen", round+1)
+	byName := map[string][]petstore.Pet{}
+	for _, p := range dt.list(petstore.ListOptions{}) {
+		byName[p.Name] = append(byName[p.Name], p)
+	}
+	for _, p := range kept {
+		if !slices.Contains(byName[p.Name], p) {
+			dt.Errorf("%s, the pet %+v of an earlier round is gone", when, p)
+		}
+	}
+	var stored []petstore.Pet
+	for _, a := range attempts {
+		before := byName[a.p.Name]
+		if a.err == nil {
+			if a.replayed || a.pet.NewPet != a.p {
+				dt.Errorf("the first Add with key %q of %+v returned %+v, replayed %v; want a new pet with those values", a.key, a.p, a.pet, a.replayed)
+			}
+			dt.diff(fmt.Sprintf("the pets named %q %s; the Add with key %q returned %+v before the close", a.p.Name, when, a.key, a.pet), []petstore.Pet{a.pet}, before)
+		}
+		pet, replayed, err := dt.addKeyed(interruptedPrincipal, a.key, a.p)
+		switch {
+		case err != nil:
+			dt.Errorf("the keyed retry of the Add with key %q of %+v (which returned %s), %s: %v; want the pet", a.key, a.p, outcome(a.pet, a.err), when, err)
+			continue
+		case pet.NewPet != a.p:
+			dt.Errorf("the keyed retry of the Add with key %q of %+v, %s, returned %+v, replayed %v: a pet with other values", a.key, a.p, when, pet, replayed)
+		case a.err == nil && (!replayed || pet != a.pet):
+			dt.Errorf("the keyed retry of the Add with key %q, which returned %+v before the close, %s, returned %+v, replayed %v; want that pet, replayed", a.key, a.pet, when, pet, replayed)
+		case replayed && !slices.Contains(before, pet):
+			dt.Errorf("the keyed retry of the Add with key %q of %+v (which returned %s), %s, replayed %+v, which List did not return: the key was stored without its pet", a.key, a.p, outcome(a.pet, a.err), when, pet)
+		case !replayed && len(before) > 0:
+			dt.Errorf("the keyed retry of the Add with key %q of %+v (which returned %s), %s, created %+v though List returned %+v: the pet was stored without its key", a.key, a.p, outcome(a.pet, a.err), when, pet, before)
+		}
+		stored = append(stored, pet)
+	}
+	dt.diff(fmt.Sprintf("List after the keyed retry of every Add of round %d", round+1), byID(append(slices.Clone(kept), stored...)), dt.list(petstore.ListOptions{}))
+	return stored
 }

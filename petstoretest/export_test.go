@@ -1,7 +1,7 @@
 package petstoretest
 
 import (
-	"context"
+	"errors"
 	"fmt"
 
 	"github.com/petstore-go/petstore"
@@ -14,32 +14,29 @@ import (
 func CheckStoreClause(newStore func() (petstore.Store, error), name string) error {
 	for _, c := range storeCases {
 		if c.name == name {
-			s, err := newStore()
-			if err != nil {
-				return err
-			}
-			return c.check(context.Background(), s, "")
+			return checkClause(c.name, c.sentence, func(r reporter) {
+				s, err := newStore()
+				if err != nil {
+					r.Fatalf("newStore: %v", err)
+				}
+				runStore(r, s, c.test)
+			})
 		}
 	}
 	return fmt.Errorf("no clause of TestStore is named %q", name)
 }
 
 // CheckDurability is the core of TestDurability, with open opening a new
-// set of data that newData makes.
-func CheckDurability(newData func() func() (petstore.Store, func() error)) error {
-	return runClauses(nil, durabilityCases, durabilityCase.info, func(c durabilityCase, failedNeed string) error {
-		return c.check(context.Background(), newData(), failedNeed)
-	})
-}
-
-// CheckDurabilityClause is CheckDurability for the named clause alone.
-func CheckDurabilityClause(newData func() func() (petstore.Store, func() error), name string) error {
+// set of data that newData makes; name, when not "", runs that clause
+// alone.
+func CheckDurability(newData func() func() (petstore.Store, func() error), name string) error {
+	var errs []error
 	for _, c := range durabilityCases {
-		if c.name == name {
-			return c.check(context.Background(), newData(), "")
+		if name == "" || c.name == name {
+			errs = append(errs, checkClause(c.name, c.sentence, func(r reporter) { runDurable(r, newData(), c.test) }))
 		}
 	}
-	return fmt.Errorf("no clause of TestDurability is named %q", name)
+	return errors.Join(errs...)
 }
 
 // HeadersRule is the rule about the headers of every response.

@@ -1,7 +1,6 @@
 package petstoretest
 
 import (
-	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -70,10 +69,7 @@ func TestServer(t *testing.T, e Endpoint) {
 		t.Fatal(err)
 	}
 	for _, c := range serverCases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Helper()
-			report(t, s.check(t.Context(), c))
-		})
+		runClause(t, c.name, c.clause, func(r reporter) { s.check(r, c) })
 	}
 }
 
@@ -88,7 +84,7 @@ func CheckServer(e Endpoint) error {
 	}
 	var errs []error
 	for _, c := range serverCases {
-		errs = append(errs, s.check(context.Background(), c))
+		errs = append(errs, checkClause(c.name, c.clause, func(r reporter) { s.check(r, c) }))
 	}
 	return errors.Join(errs...)
 }
@@ -121,23 +117,14 @@ func newServerSuite(e Endpoint) (*serverSuite, error) {
 }
 
 // check runs the rule of c.
-func (s *serverSuite) check(ctx context.Context, c serverCase) error {
-	return runClause(ctx, clause{name: c.name, sentence: c.clause}, "", func(ct *clauseT) {
-		st := &serverT{
-			t:      ct,
-			clause: c.clause,
-			e:      s.e,
-			base:   s.e.BaseURL,
-			client: s.client,
-			names:  "petstoretest " + s.run + " " + c.name,
-		}
-		if c.requests != nil {
-			st.sendAll(c.requests(st))
-		}
-		if c.test != nil {
-			c.test(st)
-		}
-	})
+func (s *serverSuite) check(r reporter, c serverCase) {
+	st := &serverT{reporter: r, clause: c.clause, e: s.e, client: s.client, names: "petstoretest " + s.run + " " + c.name}
+	if c.requests != nil {
+		st.sendAll(c.requests(st))
+	}
+	if c.test != nil {
+		c.test(st)
+	}
 }
 
 // A serverCase is one rule of the API and the requests and test that
@@ -149,12 +136,12 @@ type serverCase struct {
 	test     func(st *serverT)
 }
 
-// serverT is the state of one rule of TestServer.
+// serverT is the state of one rule of TestServer, which reports its
+// failures to the reporter.
 type serverT struct {
-	t      *clauseT
+	reporter
 	clause string
-	e      Endpoint
-	base   string // e.BaseURL without a trailing slash
+	e      Endpoint // its BaseURL without a trailing slash
 	client *http.Client
 	names  string // the prefix of the names of the pets that the subtest creates
 	seq    int    // the number of names made so far
@@ -171,12 +158,7 @@ func (st *serverT) errorfClause(clause, format string, args ...any) {
 	if clause != st.clause {
 		msg += "\nrule: " + clause
 	}
-	st.t.Errorf("%s", msg)
-}
-
-// fatalf reports a violation of the rule under test and stops the subtest.
-func (st *serverT) fatalf(format string, args ...any) {
-	st.t.Fatalf(format, args...)
+	st.Errorf("%s", msg)
 }
 
 // diff reports a violation of the rule under test when got differs from
@@ -187,20 +169,15 @@ func (st *serverT) diff(what string, want, got any) bool {
 
 // diffClause is diff for the given rule.
 func (st *serverT) diffClause(clause, what string, want, got any) bool {
-	if d := diffEmpty(want, got); d != "" {
+	if d := gocmp.Diff(want, got, diffOptions...); d != "" {
 		st.errorfClause(clause, "%s (-want +got):\n%s", what, d)
 		return false
 	}
 	return true
 }
 
-// diffEmpty is cmp.Diff with nil and empty slices and maps equal.
-func diffEmpty(want, got any) string {
-	return gocmp.Diff(want, got, diffOptions...)
-}
-
 // url returns the URL of path under the base URL.
-func (st *serverT) url(path string) string { return st.base + path }
+func (st *serverT) url(path string) string { return st.e.BaseURL + path }
 
 // name returns a pet name that no other subtest or run uses.
 func (st *serverT) name(label string) string {

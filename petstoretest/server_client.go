@@ -2,13 +2,17 @@ package petstoretest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -53,9 +57,9 @@ func (st *serverT) newRequest(method, rawURL string, body []byte) *http.Request 
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(st.t.Context(), method, rawURL, r)
+	req, err := http.NewRequestWithContext(st.Context(), method, rawURL, r)
 	if err != nil {
-		st.t.Fatalf("making the request %s %s: %v", method, rawURL, err)
+		st.Fatalf("making the request %s %s: %v", method, rawURL, err)
 	}
 	req.Header.Set("Authorization", "Bearer "+st.e.APIKey)
 	if body != nil {
@@ -70,21 +74,26 @@ func (st *serverT) do(req *http.Request) *exchange {
 	if st.e.Accept != "" && req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", st.e.Accept)
 	}
+	x, err := st.roundTrip(req)
+	if err != nil {
+		st.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	st.checkCommonHeaders(x)
+	return x
+}
+
+// roundTrip sends req, under requestTimeout, and reads the whole response.
+func (st *serverT) roundTrip(req *http.Request) (*exchange, error) {
 	ctx, cancel := context.WithTimeout(req.Context(), requestTimeout)
 	defer cancel()
 	req = req.WithContext(ctx)
 	resp, err := st.client.Do(req)
 	if err != nil {
-		st.fatalf("%s %s: %v", req.Method, req.URL, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil {
-		st.fatalf("%s %s: reading the response: %v", req.Method, req.URL, err)
-	}
-	x := &exchange{req: req, resp: resp, body: body}
-	st.checkCommonHeaders(x)
-	return x
+	return &exchange{req: req, resp: resp, body: body}, err
 }
 
 // send makes a request with the endpoint's API key and sends it.
@@ -139,9 +148,7 @@ func (st *serverT) checkCommonHeaders(x *exchange) {
 			st.errorfClause(headersClause, "%s: %d response with a body of %d bytes", x, x.resp.StatusCode, len(x.body))
 		}
 	}
-	if d := diffEmpty(want, got); d != "" {
-		st.errorfClause(headersClause, "%s: %d response headers (-want +got):\n%s", x, x.resp.StatusCode, d)
-	}
+	st.diffClause(headersClause, fmt.Sprintf("%s: %d response headers", x, x.resp.StatusCode), want, got)
 }
 
 // hasBody reports whether a response of status has a body, and so a
@@ -162,29 +169,45 @@ func snippet(body []byte) string {
 // wantStatus reports a violation when x's status is not want, and tells
 // whether it was.
 func (st *serverT) wantStatus(x *exchange, want int) bool {
+	return st.wantStatusClause(st.clause, x, want)
+}
+
+// wantStatusClause is wantStatus for the given rule.
+func (st *serverT) wantStatusClause(clause string, x *exchange, want int) bool {
 	if got := x.resp.StatusCode; got != want {
-		st.errorf("%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s", x, want, got, snippet(x.body))
+		if note := routerAnswer(x); note != "" {
+			st.errorfClause(clause, "%s: %s; want %d", x, note, want)
+		} else {
+			st.errorfClause(clause, "%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s", x, want, got, snippet(x.body))
+		}
 		return false
 	}
 	return true
 }
 
+// routerAnswer returns, for an error answer without the handler's JSON
+// error body, a sentence saying so: a router in front of the handler
+// answered, not the handler. It returns "" for any other answer, and for
+// HEAD, whose answers have no body.
+func routerAnswer(x *exchange) string {
+	var members map[string]json.RawMessage
+	if x.resp.StatusCode < 400 || x.req.Method == http.MethodHead || json.Unmarshal(x.body, &members) == nil && members["code"] != nil {
+		return ""
+	}
+	return fmt.Sprintf("the method %q was answered %d without the handler's JSON error body (%s), so a router in front of the handler answered, not the handler",
+		x.req.Method, x.resp.StatusCode, snippet(x.body))
+}
+
 // errorShape is what wantError compares of an error response.
 type errorShape struct {
-	HTTPStatus int
-	Members    []string // the members of the body, sorted
-	Code       string
-	Status     int // the body's status member
-	HasMessage bool
-	// Type and Title are the body's type and title members, which follow
-	// from its code (httpapi.Code.Type and Title).
-	Type, Title string
-	// BadErrors describes the entries of the errors member that lack a
-	// pointer or a parameter, or a detail, or "".
-	BadErrors string
-	// EchoesCredential is a credential that the request sent and the body
-	// repeats; see echoedCredential.
-	EchoesCredential string
+	HTTPStatus       int
+	Members          []string // the members of the body, sorted
+	Code             string
+	Status           int // the body's status member
+	HasMessage       bool
+	Type, Title      string // which follow from the code (httpapi.Code.Type and Title)
+	BadErrors        string // what is wrong with the errors member, or ""
+	EchoesCredential string // a credential of the request that the answer repeats
 	Body             string // only when the body is not a JSON object
 }
 
@@ -210,47 +233,43 @@ func badFieldErrors(v json.RawMessage) string {
 // given status and code and the body {"code","message","status","type",
 // "title"}, with "errors" where the server lists the problems with fields.
 func (st *serverT) wantError(x *exchange, status int, code string) {
+	what := fmt.Sprintf("%s: error response", x)
+	var echo string
+	if x.req.Method != http.MethodHead {
+		_, echo = st.echoedCredential(x)
+	}
+	if note := routerAnswer(x); note != "" {
+		if echo != "" {
+			note += "; " + echo
+		}
+		st.errorf("%s: %s; want %d %s", x, note, status, code)
+		return
+	}
 	c := httpapi.Code(code)
 	want := errorShape{HTTPStatus: status, Members: []string{"code", "message", "status", "title", "type"}, Code: code, Status: status,
 		HasMessage: true, Type: c.Type(), Title: c.Title()}
 	got := errorShape{HTTPStatus: x.resp.StatusCode}
-	what := fmt.Sprintf("%s: error response", x)
 	if x.req.Method == http.MethodHead {
-		want = errorShape{HTTPStatus: status}
-		if len(x.body) > 0 {
-			got.Body = string(x.body)
-		}
+		want, got.Body = errorShape{HTTPStatus: status}, string(x.body)
 	} else {
 		var members map[string]json.RawMessage
-		if err := json.Unmarshal(x.body, &members); err != nil || members == nil {
+		var b struct {
+			Code, Message, Type, Title string
+			Status                     int
+			Errors                     json.RawMessage
+		}
+		if json.Unmarshal(x.body, &members) != nil || members == nil {
 			got.Body = string(x.body)
 		}
-		for k, v := range members {
-			got.Members = append(got.Members, k)
-			switch k {
-			case "code":
-				_ = json.Unmarshal(v, &got.Code)
-			case "status":
-				_ = json.Unmarshal(v, &got.Status)
-			case "message":
-				var m string
-				_ = json.Unmarshal(v, &m)
-				got.HasMessage = m != ""
-			case "type":
-				_ = json.Unmarshal(v, &got.Type)
-			case "title":
-				_ = json.Unmarshal(v, &got.Title)
-			case "errors":
-				want.Members = append(want.Members, "errors")
-				got.BadErrors = badFieldErrors(v)
-			}
+		_ = json.Unmarshal(x.body, &b)
+		got.Members = slices.Sorted(maps.Keys(members))
+		got.Code, got.Status, got.HasMessage, got.Type, got.Title = b.Code, b.Status, b.Message != "", b.Type, b.Title
+		if members["errors"] != nil {
+			want.Members = slices.Sorted(slices.Values(append(want.Members, "errors")))
+			got.BadErrors = badFieldErrors(b.Errors)
 		}
-		slices.Sort(want.Members)
-		slices.Sort(got.Members)
-		var echo string
-		got.EchoesCredential, echo = st.echoedCredential(x)
 		if echo != "" {
-			what += " (" + echo + ")"
+			got.EchoesCredential, what = "yes", what+" ("+echo+")"
 		}
 	}
 	st.diff(what, want, got)
@@ -324,111 +343,293 @@ func (st *serverT) pets(clause string, x *exchange) ([]petstore.Pet, bool) {
 	return pets, true
 }
 
-// A link is one link of a Link header (RFC 8288).
-type link struct {
-	target string
-	rels   []string
-}
-
-// parseLinks parses the values of Link headers.
-func parseLinks(values []string) ([]link, error) {
-	var links []link
-	for _, v := range values {
-		s := v
-		for {
-			s = strings.TrimLeft(s, " \t,")
-			if s == "" {
-				break
-			}
-			if s[0] != '<' {
-				return nil, fmt.Errorf("link %q does not start with <", v)
-			}
-			end := strings.IndexByte(s, '>')
-			if end < 0 {
-				return nil, fmt.Errorf("link %q has no closing >", v)
-			}
-			l := link{target: s[1:end]}
-			s = s[end+1:]
-			for {
-				s = strings.TrimLeft(s, " \t")
-				if s == "" || s[0] == ',' {
-					break
-				}
-				if s[0] != ';' {
-					return nil, fmt.Errorf("link %q: expected ; before a parameter", v)
-				}
-				var name, value string
-				var err error
-				name, value, s, err = parseParam(strings.TrimLeft(s[1:], " \t"))
-				if err != nil {
-					return nil, fmt.Errorf("link %q: %v", v, err)
-				}
-				if strings.EqualFold(name, "rel") {
-					l.rels = append(l.rels, strings.Fields(strings.ToLower(value))...)
-				}
-			}
-			links = append(links, l)
-		}
-	}
-	return links, nil
-}
-
-// parseParam parses name=value or name="quoted value" at the start of s and
-// returns the rest.
-func parseParam(s string) (name, value, rest string, err error) {
-	eq := strings.IndexByte(s, '=')
-	if eq <= 0 {
-		return "", "", "", fmt.Errorf("expected name=value at %q", s)
-	}
-	name, s = strings.TrimSpace(s[:eq]), strings.TrimLeft(s[eq+1:], " \t")
-	if strings.HasPrefix(s, `"`) {
-		var b strings.Builder
-		for i := 1; i < len(s); i++ {
-			switch c := s[i]; c {
-			case '\\':
-				if i+1 < len(s) {
-					i++
-					b.WriteByte(s[i])
-				}
-			case '"':
-				return name, b.String(), s[i+1:], nil
-			default:
-				b.WriteByte(c)
-			}
-		}
-		return "", "", "", fmt.Errorf("unterminated quoted value at %q", s)
-	}
-	end := strings.IndexAny(s, ";, \t")
-	if end < 0 {
-		end = len(s)
-	}
-	return name, s[:end], s[end:], nil
-}
+// linkPattern matches one link of a Link header (RFC 8288) at the start of
+// the rest of the header: its target and its parameters, each name=value or
+// name="quoted value".
+var (
+	linkPattern  = regexp.MustCompile(`^[ \t,]*<([^>]*)>((?:[ \t]*;[ \t]*[^\s=;,]+[ \t]*=[ \t]*(?:"(?:[^"\\]|\\.)*"|[^\s;,"]*))*)[ \t]*(?:,|$)`)
+	paramPattern = regexp.MustCompile(`;[ \t]*([^\s=;,]+)[ \t]*=[ \t]*(?:"((?:[^"\\]|\\.)*)"|([^\s;,"]*))`)
+	unquote      = regexp.MustCompile(`\\(.)`)
+)
 
 // linkRel returns the target of x's link with relation rel resolved
 // against the request's URL, or nil when there is none. It reports a
 // violation when the Link header cannot be parsed or has rel twice.
 func (st *serverT) linkRel(x *exchange, rel string) *url.URL {
-	links, err := parseLinks(x.resp.Header.Values("Link"))
-	if err != nil {
-		st.errorf("%s: Link header: %v", x, err)
-		return nil
-	}
 	var found *url.URL
-	for _, l := range links {
-		if !slices.Contains(l.rels, rel) {
-			continue
+	for _, v := range x.resp.Header.Values("Link") {
+		for rest := v; strings.Trim(rest, " \t,") != ""; {
+			m := linkPattern.FindStringSubmatch(rest)
+			if m == nil {
+				st.errorf("%s: Link header %q: cannot parse %q", x, v, rest)
+				return nil
+			}
+			rest = rest[len(m[0]):]
+			var rels []string
+			for _, p := range paramPattern.FindAllStringSubmatch(m[2], -1) {
+				if strings.EqualFold(p[1], "rel") {
+					rels = append(rels, strings.Fields(strings.ToLower(unquote.ReplaceAllString(p[2], "$1")+p[3]))...)
+				}
+			}
+			if !slices.Contains(rels, rel) {
+				continue
+			}
+			ref, err := url.Parse(m[1])
+			if found != nil || err != nil {
+				st.errorf("%s: a second link with rel=%q, or one that is not a URL (%v): %q", x, rel, err, x.resp.Header.Values("Link"))
+				return nil
+			}
+			found = x.req.URL.ResolveReference(ref)
 		}
-		if found != nil {
-			st.errorf("%s: more than one link with rel=%q: %q", x, rel, x.resp.Header.Values("Link"))
-			return nil
-		}
-		ref, err := url.Parse(l.target)
-		if err != nil {
-			st.errorf("%s: link target %q: %v", x, l.target, err)
-			return nil
-		}
-		found = x.req.URL.ResolveReference(ref)
 	}
 	return found
+}
+
+// A response echoes a credential when it repeats one that its request sent
+// (the part of its Authorization header after the scheme, and the
+// endpoint's key wherever the header holds it) where a credential leaks: in
+// a header value, or in a string value of its JSON body (the body itself
+// when it is not JSON), as a whole token, so that the key "key" does not
+// occur in "Idempotency-Key" or "monkey". The members code, type and title
+// of an error do not count: wantError requires them to be the API's own
+// words for the error's code. Nor does the rest of the server's own text:
+// when the credential occurs, the request is sent again with made-up
+// credentials, and it echoes only when it occurs more often in the first
+// answer than in the second, or the second has another status.
+
+// echoedCredential returns the credential that x echoes and a description
+// of where, or "", "" when it echoes none.
+func (st *serverT) echoedCredential(x *exchange) (cred, desc string) {
+	auth := x.req.Header.Get("Authorization")
+	creds := sentCredentials(auth, st.e.APIKey)
+	var ref *exchange // the answer to the request with made-up credentials
+	for _, c := range creds {
+		n, where := countToken(leakPlaces(x), c)
+		if n == 0 {
+			continue
+		}
+		if ref == nil {
+			if ref = st.resendWith(x, replaceCredentials(auth, creds)); ref == nil {
+				return "", ""
+			}
+		}
+		if m, _ := countToken(leakPlaces(ref), c); ref.resp.StatusCode == x.resp.StatusCode && m >= n {
+			continue // the server's own text, not the credential
+		}
+		return c, fmt.Sprintf("the answer repeats the credential %q of the request's header Authorization: %s; in %s", c, auth, snippet([]byte(where)))
+	}
+	return "", ""
+}
+
+// leakPlaces returns the places of x where a credential could leak: its
+// header values, and the string values of its JSON body but for an error's
+// code, type and title (or the body, when it is not JSON).
+func leakPlaces(x *exchange) []string {
+	var places []string
+	for _, vs := range x.resp.Header {
+		places = append(places, vs...)
+	}
+	var body any
+	if json.Unmarshal(x.body, &body) != nil {
+		return append(places, string(x.body))
+	}
+	if m, ok := body.(map[string]any); ok {
+		delete(m, "code")
+		delete(m, "type")
+		delete(m, "title")
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			places = append(places, v)
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(body)
+	return places
+}
+
+// sentCredentials returns the credentials of the Authorization header value
+// auth, longest first: the part after the scheme and, when auth holds it
+// anywhere, key.
+func sentCredentials(auth, key string) []string {
+	var creds []string
+	if _, rest, ok := strings.Cut(strings.TrimSpace(auth), " "); ok {
+		if rest = strings.TrimSpace(rest); rest != "" {
+			creds = append(creds, rest)
+		}
+	}
+	if key != "" && strings.Contains(auth, key) && !slices.Contains(creds, key) {
+		creds = append(creds, key)
+	}
+	slices.SortStableFunc(creds, func(a, b string) int { return len(b) - len(a) })
+	return creds
+}
+
+// replaceCredentials returns auth with each of creds, longest first,
+// replaced by a credential that no server accepts or says on its own.
+func replaceCredentials(auth string, creds []string) string {
+	for _, c := range creds {
+		auth = strings.ReplaceAll(auth, c, "petstoretest-"+rand.Text())
+	}
+	return auth
+}
+
+// resendWith sends x's request again with the Authorization header set to
+// auth and returns the answer, or nil after reporting why it could not.
+func (st *serverT) resendWith(x *exchange, auth string) *exchange {
+	req := x.req.Clone(st.Context())
+	if x.req.GetBody != nil {
+		req.Body, _ = x.req.GetBody() // a bytes.Reader's, which cannot fail
+	}
+	req.Header.Set("Authorization", auth)
+	ref, err := st.roundTrip(req)
+	if err != nil {
+		st.errorf("%s: resending the request with another credential, to tell an echoed credential from the server's own text: %v", x, err)
+		return nil
+	}
+	return ref
+}
+
+// countToken returns how often c occurs in places with no token character
+// (of token68, RFC 9110, and of bearer tokens) right before or after it, and
+// the first place where it does.
+func countToken(places []string, c string) (n int, first string) {
+	isToken := func(b byte) bool {
+		return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || strings.IndexByte("-._~+/=", b) >= 0
+	}
+	for _, s := range places {
+		for i := 0; ; {
+			j := strings.Index(s[i:], c)
+			if j < 0 {
+				break
+			}
+			start, end := i+j, i+j+len(c)
+			if (start == 0 || !isToken(s[start-1])) && (end == len(s) || !isToken(s[end])) {
+				n++
+				first = cmp.Or(first, s)
+			}
+			i = start + 1
+		}
+	}
+	return n, first
+}
+
+// A request is one request that a rule sends, and the answer that it must
+// get whatever the store holds.
+type request struct {
+	method string // GET when empty
+	path   string // under the base URL, with the query
+	body   string
+	// header replaces, for the keys that it has, the endpoint's
+	// Authorization and, for a request with a body, Content-Type:
+	// application/json; a nil value removes the header.
+	header http.Header
+
+	status int
+	code   string // the error's code; "" for a success
+	// want holds headers that the answer carries with exactly this one
+	// value, or does not carry when the value is "". Location, Allow,
+	// Accept-Post, Retry-After and WWW-Authenticate must be absent unless
+	// they are named here.
+	want map[string]string
+}
+
+// onlyNamed are the headers that an answer to a request carries only when
+// the request names them.
+var onlyNamed = []string{"Location", "Allow", "Accept-Post", "Retry-After", "Www-Authenticate"}
+
+// sendAll sends each of reqs and checks its answer. The pets that a rejected
+// request names with st.name must not be stored: it looks for them once,
+// at the end.
+func (st *serverT) sendAll(reqs []request) {
+	var rejected []string
+	names := regexp.MustCompile(`"(` + regexp.QuoteMeta(st.names) + `[^"]*)"`)
+	for _, r := range reqs {
+		method := cmp.Or(r.method, http.MethodGet)
+		var body []byte
+		if r.body != "" || method == http.MethodPost {
+			body = []byte(r.body)
+		}
+		req := st.newRequest(method, st.url(r.path), body)
+		for k, v := range r.header {
+			if v == nil {
+				req.Header.Del(k)
+			} else {
+				req.Header[http.CanonicalHeaderKey(k)] = v
+			}
+		}
+		x := st.do(req)
+		x.sent = body
+		if r.code != "" {
+			st.wantError(x, r.status, r.code)
+		} else {
+			st.wantStatus(x, r.status)
+		}
+		want := map[string]string{}
+		for k, v := range r.want {
+			want[http.CanonicalHeaderKey(k)] = v
+		}
+		for _, k := range onlyNamed {
+			if _, ok := want[k]; !ok && len(x.resp.Header.Values(k)) > 0 {
+				st.errorf("%s: header %s %q, want none", x, k, x.resp.Header.Values(k))
+			}
+		}
+		for k, v := range want {
+			var values []string
+			if v != "" {
+				values = []string{v}
+			}
+			st.diff(fmt.Sprintf("%s: header %s", x, k), values, x.resp.Header.Values(k))
+		}
+		if x.resp.StatusCode >= 400 {
+			for _, m := range names.FindAllSubmatch(body, -1) {
+				rejected = append(rejected, string(m[1]))
+			}
+		}
+	}
+	if len(rejected) > 0 {
+		st.wantNotStored(rejected)
+	}
+}
+
+// wantNotStored reports the pets named names that the store holds.
+func (st *serverT) wantNotStored(names []string) {
+	stored := map[string]bool{}
+	st.walk(st.url("/pets?limit=100"), func(p listPage) bool {
+		for _, pet := range p.pets {
+			if slices.Contains(names, pet.Name) {
+				stored[pet.Name] = true
+			}
+		}
+		return true
+	})
+	st.diff("pets created by rejected requests", map[string]bool{}, stored)
+}
+
+// onEachOperation returns a request for each operation with the
+// Authorization header values auth (none when auth is nil), each answered
+// with status and code and the header want.
+func (st *serverT) onEachOperation(auth []string, status int, code string, want map[string]string) []request {
+	header := http.Header{"Authorization": auth}
+	return []request{
+		{path: "/pets", header: header, status: status, code: code, want: want},
+		{method: http.MethodHead, path: "/pets", header: header, status: status, code: code, want: want},
+		{method: http.MethodPost, path: "/pets", body: st.validBody(), header: header, status: status, code: code, want: want},
+		{path: "/pets/1", header: header, status: status, code: code, want: want},
+	}
+}
+
+// validBody returns the body of a valid create, with a name unique to the
+// run.
+func (st *serverT) validBody() string {
+	return fmt.Sprintf(`{"name":%q,"categoryId":1}`, st.name("Rex"))
 }

@@ -5,13 +5,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-
 	"github.com/petstore-go/petstore"
 )
 
@@ -19,19 +24,13 @@ import (
 // the doc comment of petstore.Store. It runs each clause of the contract as
 // a subtest, named after the clause, on a store that it gets from newStore;
 // a failure names the clause and the sentence of the contract that the
-// store broke, and how to run that subtest alone.
+// store broke.
 //
 // newStore must return a new, empty store each time it is called. It may use
 // t to register cleanup. The subtests run one after another, never in
 // parallel, so a newStore that empties one shared database before returning
-// it is fine. The IDs of a new store need not start at 1.
-//
-// The simplest clauses run first, so the first failure shown is the one to
-// fix first. A subtest shows its first few failures and counts the rest. A
-// clause whose test relies on simpler clauses (list-limit relies on
-// list-ascending, for one) still runs when one of those failed, but when it
-// fails too it says so in one line instead of showing its failures, which
-// are most likely the same bug seen again; run it alone to see them.
+// it is fine. The IDs of a new store need not start at 1. The simplest
+// clauses run first, so the first failure shown is the one to fix first.
 //
 // Run TestStore with the race detector on: the clauses about concurrent use
 // can only show a missing lock when it is. Those clauses add about 1,000
@@ -40,87 +39,71 @@ import (
 // and miss a store that makes pets visible in another order than their IDs.
 func TestStore(t *testing.T, newStore func(t *testing.T) petstore.Store) {
 	t.Helper()
-	_ = runClauses(t, storeCases, storeCase.info, func(c storeCase, failedNeed string) error {
-		t.Helper()
-		var err error
-		if !t.Run(c.name, func(t *testing.T) {
-			t.Helper()
-			err = c.check(t.Context(), newStore(t), failedNeed)
-			report(t, err)
-		}) {
-			return cmp.Or(err, errFailed)
-		}
-		return nil
-	})
+	for _, c := range storeCases {
+		runClause(t, c.name, c.sentence, func(r reporter) { runStore(r, newStore(r.(*testing.T)), c.test) })
+	}
 }
-
-// errFailed stands for a subtest that failed without a clauseError, such
-// as one whose newStore called t.Fatal.
-var errFailed = errors.New("petstoretest: subtest failed")
 
 // CheckStore is the core of TestStore: it checks the stores that newStore
 // returns, one new, empty store for each clause, and returns an error for
 // each clause that failed, joined, or nil. Each error names its clause, as
 // in petstoretest: clause "ids-unique" failed: ...
 func CheckStore(newStore func() (petstore.Store, error)) error {
-	return runClauses(nil, storeCases, storeCase.info, func(c storeCase, failedNeed string) error {
-		s, err := newStore()
-		if err != nil {
-			return fmt.Errorf("petstoretest: clause %q: newStore: %w", c.name, err)
-		}
-		return c.check(context.Background(), s, failedNeed)
-	})
+	var errs []error
+	for _, c := range storeCases {
+		errs = append(errs, checkClause(c.name, c.sentence, func(r reporter) {
+			s, err := newStore()
+			if err != nil {
+				r.Fatalf("newStore: %v", err)
+			}
+			runStore(r, s, c.test)
+		}))
+	}
+	return errors.Join(errs...)
 }
 
-// A storeCase is one clause of the Store contract and the test that
-// enforces it.
-type storeCase struct {
-	name   string // the subtest's name
-	clause string // the sentence of the contract that test enforces
-	// needs names the earlier cases whose clauses the test relies on: when
-	// one of them fails, this test is likely to fail for the same reason.
-	needs []string
-	test  func(st *storeT)
+// runStore runs test on s, which must be new and empty.
+func runStore(r reporter, s petstore.Store, test func(*storeT)) {
+	if s == nil {
+		r.Fatalf("newStore returned a nil Store")
+	}
+	st := &storeT{reporter: r, s: s, ctx: r.Context()}
+	st.requireEmpty()
+	test(st)
 }
 
-func (c storeCase) info() clause { return clause{c.name, c.clause, c.needs} }
-
-// check runs the clause on s, which must be new and empty.
-func (c storeCase) check(ctx context.Context, s petstore.Store, failedNeed string) error {
-	return runClause(ctx, c.info(), failedNeed, func(ct *clauseT) {
-		if s == nil {
-			ct.Fatalf("newStore returned a nil Store")
-		}
-		st := &storeT{t: ct, s: s, ctx: ctx}
-		st.requireEmpty()
-		c.test(st)
-	})
-}
-
-// storeT is the state of one clause of TestStore.
+// storeT is the state of one clause of TestStore, which reports its
+// failures to the reporter.
 type storeT struct {
-	t   *clauseT
+	reporter
 	s   petstore.Store
 	ctx context.Context
 }
-
-// errorf reports a violation of the clause and goes on. It may be called
-// from any goroutine.
-func (st *storeT) errorf(format string, args ...any) { st.t.Errorf(format, args...) }
-
-// fatalf reports a violation of the clause and stops it. It must be called
-// from the clause's goroutine.
-func (st *storeT) fatalf(format string, args ...any) { st.t.Fatalf(format, args...) }
 
 // diff reports a violation of the clause when got differs from want, showing
 // the difference, and tells whether they were equal. A nil slice equals an
 // empty one.
 func (st *storeT) diff(what string, want, got any) bool {
 	if d := gocmp.Diff(want, got, diffOptions...); d != "" {
-		st.errorf("%s (-want +got):\n%s", what, d)
+		st.Errorf("%s (-want +got):\n%s", what, d)
 		return false
 	}
 	return true
+}
+
+// atOnce calls f(0) to f(n-1) from n goroutines, released together, and
+// returns when every call has returned.
+func atOnce(n int, f func(i int)) {
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			f(i)
+		})
+	}
+	close(start)
+	wg.Wait()
 }
 
 // diffOptions make diffs readable: nil and empty slices and maps are
@@ -136,10 +119,10 @@ var diffOptions = []gocmp.Option{
 func (st *storeT) requireEmpty() {
 	pets, err := st.s.List(st.ctx, petstore.ListOptions{})
 	if err != nil {
-		st.t.Fatalf("List on the store that newStore returned: %v", err)
+		st.Fatalf("List on the store that newStore returned: %v", err)
 	}
 	if len(pets) > 0 {
-		st.t.Fatalf("newStore returned a store that holds %d pets; it must return an empty one", len(pets))
+		st.Fatalf("newStore returned a store that holds %d pets; it must return an empty one", len(pets))
 	}
 }
 
@@ -150,7 +133,7 @@ func (st *storeT) add(pets ...petstore.NewPet) []petstore.Pet {
 	for _, p := range pets {
 		got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
 		if err != nil {
-			st.fatalf("Add(%+v): %v", p, err)
+			st.Fatalf("Add(%+v): %v", p, err)
 		}
 		added = append(added, got)
 	}
@@ -158,15 +141,13 @@ func (st *storeT) add(pets ...petstore.NewPet) []petstore.Pet {
 }
 
 // addN adds n pets made by newPets.
-func (st *storeT) addN(n int) []petstore.Pet {
-	return st.add(newPets(n)...)
-}
+func (st *storeT) addN(n int) []petstore.Pet { return st.add(newPets(n)...) }
 
 // list calls List and stops the subtest when it fails.
 func (st *storeT) list(opts petstore.ListOptions) []petstore.Pet {
 	pets, err := st.s.List(st.ctx, opts)
 	if err != nil {
-		st.fatalf("List(%+v): %v", opts, err)
+		st.Fatalf("List(%+v): %v", opts, err)
 	}
 	return pets
 }
@@ -179,11 +160,7 @@ var statuses = append([]petstore.Status{""}, petstore.Statuses()...)
 func newPets(n int) []petstore.NewPet {
 	pets := make([]petstore.NewPet, n)
 	for i := range pets {
-		pets[i] = petstore.NewPet{
-			Name:       fmt.Sprintf("pet %d", i+1),
-			CategoryID: int64(i%3 + 1),
-			Status:     statuses[(i+1)%len(statuses)],
-		}
+		pets[i] = petstore.NewPet{Name: fmt.Sprintf("pet %d", i+1), CategoryID: int64(i%3 + 1), Status: statuses[(i+1)%len(statuses)]}
 	}
 	return pets
 }
@@ -264,4 +241,651 @@ func outcome(v any, err error) string {
 		return "error: " + err.Error()
 	}
 	return fmt.Sprintf("no error, returned %+v", v)
+}
+
+// storeCases is the Store contract, one clause per case, the simplest
+// first, so that the first failure TestStore shows is the one to fix first.
+var storeCases = []clause[*storeT]{
+	// Adding and listing: the clauses that every other test relies on.
+	{"ids-positive", "Add assigns each pet an ID that is positive.", testIDsPositive},
+	{"ids-unique", "Add assigns each pet an ID that is unique within the store.", testIDsUnique},
+	{"list-ascending", "List returns the pets in ascending order of ID.", testListAscending},
+	{"round-trip", "Add stores and returns the pet exactly as given (every field, any valid UTF-8 name) together with its ID; Get and List return the same values.", testRoundTrip},
+
+	// Get, validation and aliasing.
+	{"get-unknown", "Get returns an error wrapping ErrNotFound for an ID that no pet has, including IDs that are zero or negative.", testGetUnknown},
+	{"add-invalid", "For a NewPet that NewPet.Validate rejects, Add stores nothing and returns an error wrapping ErrInvalidPet.", testAddInvalid},
+	{"idempotent-replay", "With AddOptions.IdempotencyKey, a second Add of an equal NewPet by the same principal stores nothing and returns the pet stored first, replayed; an invalid pet does not use a key up.", testIdempotentReplay},
+	{"idempotent-reuse", "An idempotency key sent again by the same principal with another NewPet stores nothing and gives an error wrapping ErrIdempotencyKeyReused.", testIdempotentReuse},
+	{"idempotent-scope", "The same idempotency key under another principal (petstore.Principal of the context) is another key.", testIdempotentScope},
+	{"no-alias", "Returned values never alias stored ones, so a caller may keep or change them.", testNoAlias},
+
+	// Selecting with ListOptions.
+	{"list-limit", "List returns at most ListOptions.Limit pets, the first ones of those selected.", testListLimit},
+	{"list-after", "List returns the pets with ID greater than ListOptions.After, and no others.", testListAfter},
+	{"list-status", "When ListOptions.Status is set, List returns only the pets with that status, and all of them.", testListStatus},
+	{"list-status-none", "A pet without a status is never returned under a filter.", testListStatusNone},
+	{"list-limit-zero", "A ListOptions.Limit of 0 means no cap: List returns every pet selected.", testListLimitZero},
+	{"list-combined", "Status, After and Limit apply together: List returns the first Limit pets with ID greater than After that have the status.", testListCombined},
+	{"list-empty", "An empty result is an empty or nil slice and no error.", testListEmpty},
+
+	// Contexts.
+	{"add-canceled", "When ctx is done, Add returns an error wrapping ctx.Err().", testAddCanceled},
+	{"get-canceled", "When ctx is done, Get returns an error wrapping ctx.Err().", testGetCanceled},
+	{"list-canceled", "When ctx is done, List returns an error wrapping ctx.Err().", testListCanceled},
+	{"deadline-exceeded", "When ctx's deadline has passed, every method returns an error wrapping context.DeadlineExceeded.", testDeadlineExceeded},
+
+	// IDs over time and pagination.
+	{"ids-grow", "Once Get or List has returned a pet, no pet with a smaller ID appears later.", testIDsGrow},
+	{"paginate", "Paging through List, with After set to the last ID of the previous page, visits every pet exactly once.", testPaginate},
+	{"paginate-while-adding", "Paging through List visits every pet exactly once also when pets are added between pages.", testPaginateWhileAdding},
+
+	// Concurrency.
+	{"ids-unique-concurrent", "IDs are positive and unique also when 64 goroutines call Add at once, and every pet added is stored.", testIDsUniqueConcurrent},
+	{"idempotent-concurrent", "Adds at once with one idempotency key and principal store one pet; each returns it or an error wrapping ErrIdempotencyKeyInUse.", testIdempotentConcurrent},
+	{"paginate-concurrent-adds", "IDs grow in the order in which pets become visible, so paging visits every pet exactly once while other goroutines add pets.", testPaginateConcurrentAdds},
+	{"concurrent-use", "A Store is safe for concurrent use by multiple goroutines: Add, Get and List may run at once (run under -race to catch a missing lock).", testConcurrentUse},
+}
+
+func testAddInvalid(st *storeT) {
+	valid := petstore.NewPet{Name: "valid", CategoryID: 1}
+	invalid := map[string]petstore.NewPet{
+		"blank name":        {Name: " ", CategoryID: 1},
+		"name not UTF-8":    {Name: "a\xff", CategoryID: 1},
+		"control character": {Name: "a\x00b", CategoryID: 1},
+		"long name":         {Name: strings.Repeat("a", petstore.MaxNameLength+1), CategoryID: 1},
+		"category zero":     {Name: "a", CategoryID: 0},
+		"category negative": {Name: "a", CategoryID: -1},
+		"unknown status":    {Name: "a", CategoryID: 1, Status: "lost"},
+	}
+	for _, why := range slices.Sorted(maps.Keys(invalid)) {
+		p := invalid[why]
+		if _, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{}); !errors.Is(err, petstore.ErrInvalidPet) {
+			st.Errorf("Add of a pet with a %s returned error %v, not one wrapping ErrInvalidPet", why, err)
+		}
+	}
+	added := st.add(valid)
+	st.diff("List after the invalid Adds and one valid one", added, st.list(petstore.ListOptions{}))
+}
+
+func testIDsPositive(st *storeT) {
+	notPositive := map[string]int64{}
+	for _, p := range st.addN(20) {
+		if p.ID <= 0 {
+			notPositive[p.Name] = p.ID
+		}
+	}
+	st.diff("IDs that are not positive, by the name of the pet that Add returned them for", map[string]int64{}, notPositive)
+}
+
+func testIDsUnique(st *storeT) {
+	added := st.addN(100)
+	st.diff("IDs that Add returned more than once, with their counts", map[int64]int{}, duplicates(added))
+	st.diff("IDs that List returns more than once, with their counts", map[int64]int{}, duplicates(st.list(petstore.ListOptions{})))
+}
+
+func testIDsUniqueConcurrent(st *storeT) {
+	const n = 64
+	added := make([]petstore.Pet, n)
+	atOnce(n, func(i int) {
+		p := petstore.NewPet{Name: fmt.Sprintf("concurrent %d", i), CategoryID: int64(i + 1), Status: statuses[i%len(statuses)]}
+		var err error
+		if added[i], _, err = st.s.Add(st.ctx, p, petstore.AddOptions{}); err != nil {
+			st.Errorf("Add(%+v) from goroutine %d: %v", p, i, err)
+		}
+	})
+	if st.Failed() {
+		return
+	}
+	for i, p := range added {
+		if p.ID <= 0 {
+			st.Errorf("Add from goroutine %d returned ID %d", i, p.ID)
+		}
+	}
+	st.diff("IDs that concurrent Adds returned more than once, with their counts", map[int64]int{}, duplicates(added))
+	st.diff("List after the concurrent Adds", byID(added), st.list(petstore.ListOptions{}))
+}
+
+func testIDsGrow(st *storeT) {
+	pets := newPets(4)
+	a := st.add(pets[0])[0]
+	if _, err := st.s.Get(st.ctx, a.ID); err != nil {
+		st.Fatalf("Get(%d) of a pet just added: %v", a.ID, err)
+	}
+	b := st.add(pets[1])[0]
+	if b.ID <= a.ID {
+		st.Errorf("Get returned the pet with ID %d, then Add returned ID %d, which is not greater", a.ID, b.ID)
+	}
+	listed := st.list(petstore.ListOptions{})
+	c := st.add(pets[2])[0]
+	for _, p := range listed {
+		if c.ID <= p.ID {
+			st.Errorf("List returned the pet with ID %d, then Add returned ID %d, which is not greater", p.ID, c.ID)
+		}
+	}
+	st.diff("List after the Adds", []petstore.Pet{a, b, c}, st.list(petstore.ListOptions{}))
+}
+
+func testRoundTrip(st *storeT) {
+	pets := samplePets()
+	var added []petstore.Pet
+	for i, p := range pets {
+		got := st.add(p)[0]
+		st.diff(fmt.Sprintf("Add of sample pet %d (name %.20q) returned", i, p.Name), p, got.NewPet)
+		added = append(added, got)
+	}
+	for _, want := range added {
+		got, err := st.s.Get(st.ctx, want.ID)
+		if err != nil {
+			st.Errorf("Get(%d) of a pet that Add returned: %v", want.ID, err)
+			continue
+		}
+		st.diff(fmt.Sprintf("Get(%d) after Add returned it", want.ID), want, got)
+	}
+	// List under a filter returns the same values too; list-status,
+	// which relies on this clause, checks that.
+	st.diff("List after Add returned the pets", byID(added), st.list(petstore.ListOptions{}))
+}
+
+func testNoAlias(st *storeT) {
+	want := byID(st.add(samplePets()...))
+
+	// Change every pet that List returned.
+	all := st.list(petstore.ListOptions{})
+	for i := range all {
+		all[i].ID = -1
+		all[i].Name = "changed by the caller"
+		all[i].CategoryID = 7
+		all[i].Status = petstore.StatusSold
+	}
+	// Append to a page: a store that returned a slice of its own array
+	// would find the appended pet in it.
+	page := st.list(petstore.ListOptions{Limit: 2})
+	page = append(page, petstore.Pet{ID: -2, NewPet: petstore.NewPet{Name: "appended by the caller", CategoryID: 9}})
+	page[0].Name = "changed by the caller"
+	// Change a pet that Get returned.
+	if p, err := st.s.Get(st.ctx, want[0].ID); err == nil {
+		p.Name = "changed by the caller"
+	}
+
+	st.diff("List after the caller changed pets that List and Get returned", want, st.list(petstore.ListOptions{}))
+	for _, p := range want {
+		got, err := st.s.Get(st.ctx, p.ID)
+		if err != nil {
+			st.Errorf("Get(%d): %v", p.ID, err)
+			continue
+		}
+		st.diff(fmt.Sprintf("Get(%d) after the caller changed pets that List and Get returned", p.ID), p, got)
+	}
+}
+
+func testGetUnknown(st *storeT) {
+	got, want := map[int64]string{}, map[int64]string{}
+	probe := func(id int64) {
+		p, err := st.s.Get(st.ctx, id)
+		want[id], got[id] = wantWrapping(petstore.ErrNotFound, p, err)
+	}
+	probe(1) // the store is empty
+	added := st.addN(5)
+	maxID := slices.Max(ids(added))
+	for _, id := range []int64{0, -1, -maxID, math.MinInt64, math.MaxInt64} {
+		probe(id)
+	}
+	if maxID < math.MaxInt64 {
+		probe(maxID + 1)
+	}
+	st.diff("Get of IDs that no pet has", want, got)
+}
+
+// canceled returns a context that is already canceled.
+func (st *storeT) canceled() context.Context {
+	ctx, cancel := context.WithCancel(st.ctx)
+	cancel()
+	return ctx
+}
+
+// wantWrapping describes the outcome that a call with a done context must
+// have, and what it had instead.
+func wantWrapping(target error, v any, err error) (want, got string) {
+	want = fmt.Sprintf("an error wrapping %v", target)
+	if errors.Is(err, target) {
+		return want, want
+	}
+	return want, outcome(v, err)
+}
+
+func testAddCanceled(st *storeT) {
+	p := petstore.NewPet{Name: "canceled", CategoryID: 1, Status: petstore.StatusAvailable}
+	pet, _, err := st.s.Add(st.canceled(), p, petstore.AddOptions{})
+	want, got := wantWrapping(context.Canceled, pet, err)
+	st.diff(fmt.Sprintf("Add(canceled ctx, %+v)", p), want, got)
+}
+
+func testGetCanceled(st *storeT) {
+	id := st.addN(1)[0].ID
+	pet, err := st.s.Get(st.canceled(), id)
+	want, got := wantWrapping(context.Canceled, pet, err)
+	st.diff(fmt.Sprintf("Get(canceled ctx, %d) of a pet that exists", id), want, got)
+}
+
+func testListCanceled(st *storeT) {
+	st.addN(3)
+	pets, err := st.s.List(st.canceled(), petstore.ListOptions{})
+	want, got := wantWrapping(context.Canceled, pets, err)
+	st.diff("List(canceled ctx, ListOptions{}) of a store that holds pets", want, got)
+}
+
+func testDeadlineExceeded(st *storeT) {
+	id := st.addN(3)[0].ID
+	ctx, cancel := context.WithDeadline(st.ctx, time.Unix(0, 0))
+	defer cancel()
+	want, got := map[string]string{}, map[string]string{}
+	record := func(call string, v any, err error) {
+		want[call], got[call] = wantWrapping(context.DeadlineExceeded, v, err)
+	}
+	p, _, err := st.s.Add(ctx, petstore.NewPet{Name: "expired", CategoryID: 1}, petstore.AddOptions{})
+	record("Add", p, err)
+	p, err = st.s.Get(ctx, id)
+	record(fmt.Sprintf("Get(%d)", id), p, err)
+	pets, err := st.s.List(ctx, petstore.ListOptions{})
+	record("List", pets, err)
+	st.diff("calls with a context whose deadline has passed", want, got)
+}
+
+func testConcurrentUse(st *storeT) {
+	const workers, rounds = 8, 16
+	var (
+		mu    sync.Mutex
+		added = st.addN(8)
+	)
+	atOnce(workers, func(w int) {
+		for i := range rounds {
+			p := petstore.NewPet{Name: fmt.Sprintf("worker %d pet %d", w, i), CategoryID: int64(i + 1), Status: statuses[(w+i)%len(statuses)]}
+			got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
+			if err != nil {
+				st.Errorf("Add(%+v) from worker %d: %v", p, w, err)
+				return
+			}
+			mu.Lock()
+			added = append(added, got)
+			mu.Unlock()
+
+			if back, err := st.s.Get(st.ctx, got.ID); err != nil {
+				st.Errorf("Get(%d) of a pet that worker %d just added: %v", got.ID, w, err)
+			} else if back != got {
+				st.Errorf("Get(%d) from worker %d returned %+v; Add returned %+v", got.ID, w, back, got)
+			}
+
+			opts := petstore.ListOptions{Status: statuses[i%len(statuses)], After: got.ID / 2, Limit: 1 + i%4}
+			page, err := st.s.List(st.ctx, opts)
+			if err != nil {
+				st.Errorf("List(%+v) from worker %d: %v", opts, w, err)
+				continue
+			}
+			if !ascending(page) {
+				st.Errorf("List(%+v) from worker %d: IDs not ascending: %v", opts, w, ids(page))
+			}
+			if len(page) > opts.Limit {
+				st.Errorf("List(%+v) from worker %d returned %d pets", opts, w, len(page))
+			}
+			for _, q := range page {
+				if q.ID <= opts.After || opts.Status != "" && q.Status != opts.Status {
+					st.Errorf("List(%+v) from worker %d returned %+v, which it does not select", opts, w, q)
+				}
+			}
+		}
+	})
+	st.diff("List after concurrent Adds, Gets and Lists", byID(added), st.list(petstore.ListOptions{}))
+}
+
+// addKeyed calls Add with an idempotency key under principal. It stops the
+// subtest, with one clear line, when the store says it does not support
+// idempotency keys.
+func (st *storeT) addKeyed(principal, key string, p petstore.NewPet) (petstore.Pet, bool, error) {
+	ctx := petstore.WithPrincipal(st.ctx, principal)
+	pet, replayed, err := st.s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: key})
+	if errors.Is(err, errors.ErrUnsupported) {
+		st.Fatalf("the store does not support idempotency keys (Add returned %v); the Store contract requires them", err)
+	}
+	return pet, replayed, err
+}
+
+func testIdempotentReplay(st *storeT) {
+	p := petstore.NewPet{Name: "Rex", CategoryID: 3, Status: petstore.StatusAvailable}
+	first, replayed, err := st.addKeyed("alice", "key-1", p)
+	if err != nil || replayed {
+		st.Fatalf("first Add with a key = %+v, replayed %v, %v; want the pet, not replayed", first, replayed, err)
+	}
+	again, replayed, err := st.addKeyed("alice", "key-1", p)
+	if err != nil {
+		st.Fatalf("second Add with the same key and pet: %v", err)
+	}
+	if again.ID != first.ID {
+		st.Errorf("second Add with the same key and pet returned ID %d, not the first pet's %d: the store ignores IdempotencyKey", again.ID, first.ID)
+	}
+	if !replayed {
+		st.Errorf("second Add with the same key and pet did not report replayed")
+	}
+	st.diff("the pet that the replay returned", first, again)
+	st.diff("List after two Adds with one key", []petstore.Pet{first}, st.list(petstore.ListOptions{}))
+
+	// An invalid pet with a key stores nothing and does not use the key up.
+	if _, _, err := st.addKeyed("alice", "key-2", petstore.NewPet{Name: "", CategoryID: 1}); !errors.Is(err, petstore.ErrInvalidPet) {
+		st.Errorf("Add of an invalid pet with a key: %v, want an error wrapping ErrInvalidPet", err)
+	}
+	second, replayed, err := st.addKeyed("alice", "key-2", p)
+	if err != nil || replayed {
+		st.Errorf("Add with a key whose only earlier use was an invalid pet = replayed %v, %v; want a new pet", replayed, err)
+	}
+	st.diff("List after a valid Add with a key first sent with an invalid pet", []petstore.Pet{first, second}, st.list(petstore.ListOptions{}))
+}
+
+func testIdempotentReuse(st *storeT) {
+	p := petstore.NewPet{Name: "Rex", CategoryID: 3}
+	first, _, err := st.addKeyed("alice", "key-1", p)
+	if err != nil {
+		st.Fatalf("first Add with a key: %v", err)
+	}
+	for _, other := range []petstore.NewPet{
+		{Name: "Tom", CategoryID: 3},
+		{Name: "Rex", CategoryID: 4},
+		{Name: "Rex", CategoryID: 3, Status: petstore.StatusSold},
+	} {
+		pet, replayed, err := st.addKeyed("alice", "key-1", other)
+		if !errors.Is(err, petstore.ErrIdempotencyKeyReused) {
+			st.Errorf("Add(%+v) with the key of %+v = %+v, replayed %v, %v; want an error wrapping ErrIdempotencyKeyReused", other, p, pet, replayed, err)
+		}
+	}
+	st.diff("List after reusing a key for other pets", []petstore.Pet{first}, st.list(petstore.ListOptions{}))
+}
+
+func testIdempotentScope(st *storeT) {
+	p := petstore.NewPet{Name: "Rex", CategoryID: 3}
+	alice, _, err := st.addKeyed("alice", "shared-key", p)
+	if err != nil {
+		st.Fatalf("Add with a key for alice: %v", err)
+	}
+	bob, replayed, err := st.addKeyed("bob", "shared-key", p)
+	switch {
+	case err != nil:
+		st.Errorf("Add with alice's key for bob: %v; want a new pet", err)
+	case replayed || bob.ID == alice.ID:
+		st.Errorf("Add with alice's key for bob replayed alice's pet %d: keys are not scoped by principal", alice.ID)
+	}
+	if _, _, err := st.addKeyed("carol", "shared-key", petstore.NewPet{Name: "Other", CategoryID: 1}); err != nil {
+		st.Errorf("Add of another pet with alice's key for carol: %v; want a new pet", err)
+	}
+	if n := len(st.list(petstore.ListOptions{})); n != 3 {
+		st.Errorf("List after one key under three principals holds %d pets, want 3", n)
+	}
+}
+
+func testIdempotentConcurrent(st *storeT) {
+	const n = 16
+	p := petstore.NewPet{Name: "Rex", CategoryID: 3}
+	ctx := petstore.WithPrincipal(st.ctx, "alice")
+	type result struct {
+		pet petstore.Pet
+		err error
+	}
+	results := make([]result, n)
+	atOnce(n, func(i int) {
+		pet, _, err := st.s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: "once"})
+		results[i] = result{pet, err}
+	})
+	ids := map[int64]int{}
+	for i, r := range results {
+		switch {
+		case r.err == nil:
+			ids[r.pet.ID]++
+		case !errors.Is(r.err, petstore.ErrIdempotencyKeyInUse):
+			st.Errorf("Add from goroutine %d: %v; want the pet, or an error wrapping ErrIdempotencyKeyInUse", i, r.err)
+		}
+	}
+	if len(ids) > 1 {
+		st.Errorf("%d Adds at once with one key returned %d different pets (IDs and counts %v); want one", n, len(ids), ids)
+	}
+	if got := len(st.list(petstore.ListOptions{})); got != 1 {
+		st.Errorf("List after %d Adds at once with one key holds %d pets, want 1", n, got)
+	}
+}
+
+func testListAscending(st *storeT) {
+	want := byID(st.addN(20))
+	got := st.list(petstore.ListOptions{})
+	if !ascending(got) {
+		st.Errorf("List(ListOptions{}) returned the IDs %v, which do not ascend", ids(got))
+		return
+	}
+	st.diff("IDs of List(ListOptions{})", ids(want), ids(got))
+}
+
+// diffLists lists the store with each of opts and compares every list with
+// the pets of want, sorted by ID, that it selects.
+func (st *storeT) diffLists(what string, want []petstore.Pet, opts ...petstore.ListOptions) {
+	gotPages, wantPages := map[string][]petstore.Pet{}, map[string][]petstore.Pet{}
+	for _, o := range opts {
+		key := fmt.Sprintf("%+v", o)
+		wantPages[key], gotPages[key] = selectPets(want, o), st.list(o)
+	}
+	st.diff(what, wantPages, gotPages)
+}
+
+func testListLimit(st *storeT) {
+	var opts []petstore.ListOptions
+	for limit := 1; limit <= 12; limit++ {
+		opts = append(opts, petstore.ListOptions{Limit: limit})
+	}
+	st.diffLists("List(key) of 10 pets", byID(st.addN(10)), opts...)
+}
+
+func testListLimitZero(st *storeT) {
+	// More pets than any page size a store might fall back to by mistake.
+	st.diffLists("List(key) of 150 pets", byID(st.addN(150)), petstore.ListOptions{}, petstore.ListOptions{Status: petstore.StatusPending})
+}
+
+func testListAfter(st *storeT) {
+	want := byID(st.addN(10))
+	opts := []petstore.ListOptions{{After: 0}, {After: -1}, {After: math.MinInt64}, {After: math.MaxInt64}}
+	for _, p := range want {
+		opts = append(opts, petstore.ListOptions{After: p.ID}, petstore.ListOptions{After: p.ID - 1})
+	}
+	st.diffLists("List(key)", want, opts...)
+}
+
+// byStatus returns ListOptions that select each valid status.
+func byStatus() []petstore.ListOptions {
+	var opts []petstore.ListOptions
+	for _, s := range statuses[1:] {
+		opts = append(opts, petstore.ListOptions{Status: s})
+	}
+	return opts
+}
+
+func testListStatus(st *storeT) {
+	st.diffLists("List(key)", byID(st.addN(12)), byStatus()...)
+}
+
+func testListStatusNone(st *storeT) {
+	pets := newPets(12)
+	for i := range pets {
+		if i%4 != 0 {
+			pets[i].Status = "" // mostly pets without a status
+		}
+	}
+	st.diffLists("List(key) of a store holding mostly pets without a status", byID(st.add(pets...)), byStatus()...)
+}
+
+func testListCombined(st *storeT) {
+	want := byID(st.addN(13))
+	var opts []petstore.ListOptions
+	for _, s := range statuses {
+		for _, after := range []int64{0, want[3].ID, want[8].ID} {
+			for _, limit := range []int{0, 1, 2, 5} {
+				opts = append(opts, petstore.ListOptions{Status: s, After: after, Limit: limit})
+			}
+		}
+	}
+	st.diffLists("List(key)", want, opts...)
+}
+
+func testListEmpty(st *storeT) {
+	st.diffLists("List(key) of an empty store", nil, petstore.ListOptions{}, petstore.ListOptions{Status: petstore.StatusAvailable, Limit: 1})
+	added := byID(st.add(petstore.NewPet{Name: "no status", CategoryID: 1}, petstore.NewPet{Name: "available", CategoryID: 1, Status: petstore.StatusAvailable}))
+	last := added[len(added)-1].ID
+	st.diffLists("List(key) that selects no pet", added, []petstore.ListOptions{{After: last}, {After: math.MaxInt64}, {Status: petstore.StatusPending},
+		{Status: petstore.StatusSold, Limit: 5}, {Status: petstore.StatusAvailable, After: last}}...)
+}
+
+// paginate pages through List from opts.After with opts.Limit pets a page,
+// calling between, when it is not nil, after each full page. It returns the
+// pets visited in order, and stops when a page is not full or does not
+// advance past the previous one.
+func (st *storeT) paginate(opts petstore.ListOptions, between func(page int)) []petstore.Pet {
+	var visited []petstore.Pet
+	for page := 0; page < 100_000; page++ {
+		got := st.list(opts)
+		if len(got) == 0 {
+			return visited
+		}
+		if last := got[len(got)-1].ID; last <= opts.After {
+			st.Errorf("paging: List(%+v) returned a page ending at ID %d, which does not advance past After", opts, last)
+			return visited
+		}
+		visited = append(visited, got...)
+		if len(got) < opts.Limit {
+			return visited
+		}
+		opts.After = got[len(got)-1].ID
+		if between != nil {
+			between(page)
+		}
+	}
+	st.Errorf("paging: List(%+v) still returns full pages after 100000 pages", opts)
+	return visited
+}
+
+func testPaginate(st *storeT) {
+	want := byID(st.addN(20))
+	for _, limit := range []int{1, 2, 3, 7, 20, 25} {
+		opts := petstore.ListOptions{Limit: limit}
+		st.diff(fmt.Sprintf("IDs visited paging with Limit %d", limit), ids(want), ids(st.paginate(opts, nil)))
+	}
+	for _, s := range statuses[1:] {
+		opts := petstore.ListOptions{Status: s, Limit: 2}
+		st.diff(fmt.Sprintf("IDs visited paging with Status %q and Limit 2", s),
+			ids(selectPets(want, petstore.ListOptions{Status: s})), ids(st.paginate(opts, nil)))
+	}
+}
+
+func testPaginateWhileAdding(st *storeT) {
+	added := st.addN(10)
+	extra := newPets(20)[10:]
+	visited := st.paginate(petstore.ListOptions{Limit: 3}, func(page int) {
+		if page < len(extra) {
+			added = append(added, st.add(extra[page])...)
+		}
+	})
+	st.diff("IDs visited paging with Limit 3 while a pet is added after each page", ids(byID(added)), ids(visited))
+}
+
+// testPaginateConcurrentAdds hammers the store with goroutines that add
+// pets while others page through List, each from the start, and checks
+// that every pager visits every pet. A pager that misses a pet has seen a
+// greater ID before the pet became visible: the store drew the ID before it
+// made the pet visible (a database store that takes a sequence value and
+// inserts later does), and another Add overtook it in the gap. The gap is
+// short, so the test runs many adders and pagers at once, yielding between
+// calls, for a number of Adds rather than for a time.
+func testPaginateConcurrentAdds(st *storeT) {
+	procs := runtime.GOMAXPROCS(0)
+	// Enough writers to overtake each other between drawing an ID and
+	// making the pet visible, and enough pagers that one of them lists in
+	// most such gaps; pages long enough that a pager keeps up with the
+	// newest pets, where the gaps are.
+	writers := max(8, 4*procs)
+	pagers := 2 * procs
+	perWriter := max(4, 1024/writers) // about 1,000 pets in all
+	const limit = 16
+	var (
+		mu       sync.Mutex
+		added    = st.addN(10)
+		writing  atomic.Int64 // the writers still adding
+		finished atomic.Bool  // every Add has returned
+		visited  = make([][]petstore.Pet, pagers)
+	)
+	writing.Store(int64(writers))
+	atOnce(writers+pagers, func(w int) {
+		if w < writers {
+			defer func() {
+				if writing.Add(-1) == 0 {
+					finished.Store(true)
+				}
+			}()
+			for i := range perWriter {
+				p := petstore.NewPet{Name: fmt.Sprintf("writer %d pet %d", w, i), CategoryID: int64(w + 1), Status: statuses[i%len(statuses)]}
+				got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
+				if err != nil {
+					st.Errorf("Add(%+v) from writer %d: %v", p, w, err)
+					return
+				}
+				mu.Lock()
+				added = append(added, got)
+				mu.Unlock()
+				runtime.Gosched()
+			}
+			return
+		}
+		r := w - writers
+		opts := petstore.ListOptions{Limit: limit}
+		for {
+			done := finished.Load() // every Add has returned before this List
+			page, err := st.s.List(st.ctx, opts)
+			if err != nil {
+				st.Errorf("List(%+v) from pager %d while pets are being added: %v", opts, r, err)
+				return
+			}
+			if len(page) > 0 {
+				if last := page[len(page)-1].ID; last <= opts.After || !ascending(page) {
+					st.Errorf("paging: List(%+v) from pager %d returned the IDs %v, which do not ascend past After", opts, r, ids(page))
+					return
+				}
+				visited[r] = append(visited[r], page...)
+				opts.After = page[len(page)-1].ID
+			}
+			if len(page) < limit {
+				if done {
+					return
+				}
+				runtime.Gosched() // let the writers add more
+			}
+		}
+	})
+	if st.Failed() {
+		return
+	}
+	want := ids(byID(added))
+	for r, v := range visited {
+		if missed := missedIDs(want, ids(v)); len(missed) > 0 {
+			st.Errorf("pager %d, paging with Limit %d while %d goroutines added pets, missed %d of %d pets, such as the IDs %v: each became visible after List had returned a greater ID",
+				r, limit, writers, len(missed), len(want), missed[:min(len(missed), 10)])
+		} else {
+			st.diff(fmt.Sprintf("IDs visited by pager %d, paging with Limit %d while %d goroutines added pets", r, limit, writers), want, ids(v))
+		}
+	}
+}
+
+// missedIDs returns the IDs of want, which ascend, that got does not hold.
+func missedIDs(want, got []int64) []int64 {
+	seen := make(map[int64]bool, len(got))
+	for _, id := range got {
+		seen[id] = true
+	}
+	var missed []int64
+	for _, id := range want {
+		if !seen[id] {
+			missed = append(missed, id)
+		}
+	}
+	return missed
 }
