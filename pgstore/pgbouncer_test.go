@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -105,6 +106,48 @@ func TestPgBouncerLoad(t *testing.T) {
 	t.Logf("through PgBouncer for %v: %d creates and %d lists answered, %d failed", d, creates.Load(), lists.Load(), errs.Load())
 	if creates.Load() == 0 || lists.Load() == 0 {
 		t.Errorf("%d creates and %d lists in %v; want some of each", creates.Load(), lists.Load(), d)
+	}
+}
+
+// TestPgBouncerDefaultMode adds pets from 16 callers through PgBouncer in
+// transaction mode with pgx's default query mode, which keeps prepared
+// statements in the server session, until an Add fails, and wants its
+// error to say how to configure the URL.
+func TestPgBouncerDefaultMode(t *testing.T) {
+	pool := pgPool(t, func(c *pgxpool.Config) {
+		bouncer, err := pgxpool.ParseConfig(pgtest.PgBouncer(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.ConnConfig = bouncer.ConnConfig
+		c.MaxConns = 16
+	})
+	s, err := pgstore.New(pool, pgstore.WithSchema(pgMigratedSchema(t, pgPool(t))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	failed := make(chan error, 16)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if _, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{}); err != nil && ctx.Err() == nil {
+					failed <- err
+					cancel()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	select {
+	case err := <-failed:
+		if !strings.Contains(err.Error(), "add default_query_exec_mode=cache_describe to the database URL") {
+			t.Errorf("Add through PgBouncer in the default query mode failed with %q; want it to say to add default_query_exec_mode=cache_describe", err)
+		}
+	default:
+		t.Fatal("no Add failed in 30 s through PgBouncer in the default query mode; want one to fail")
 	}
 }
 
