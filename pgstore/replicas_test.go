@@ -261,27 +261,30 @@ func TestReplicaPromoted(t *testing.T) {
 
 // TestReplicaMixedLoad runs a steady mixed load through one Store with a
 // healthy standby: workers that each add a pet, then get it and list the
-// page that starts at it. No read may miss the pet its worker added, and
-// at least 90% of the reads must be served by the standby. It logs the
-// read latencies beside those of the same load on the primary alone, and
-// the waits for the standby to replay the Store's last pet.
+// page that starts at it. No read may miss the pet its worker added. The
+// Store waits for the standby as long as it takes, and tolerates any lag
+// that a loaded machine may cause, so that every read must be served by the
+// standby, after waiting for it to replay the pet when it has not yet:
+// none by the primary. It logs the read latencies beside those of the same
+// load on the primary alone, and the waits for the standby to replay the
+// Store's last pet.
 //
 //	go test -run TestReplicaMixedLoad -v ./pgstore
 func TestReplicaMixedLoad(t *testing.T) {
 	r := pgReplicated(t)
-	s := r.replicaStore(t)
+	s := r.replicaStore(t, pgstore.WithReplicaWait(time.Minute), pgstore.WithReplicaMaxLag(time.Hour))
 	withReplica := mixedLoad(t, s)
 	st := s.ReadStats()
-	reads := st.Replica + st.Primary + st.Fallback
-	share := float64(st.Replica) / float64(reads)
 	alone := mixedLoad(t, pgStore(t, r.pool))
 
-	t.Logf("%d reads: %.1f%% served by the standby, %d by the primary, %d fallbacks; %d waited for the standby to replay the Store's last pet, %v on average",
-		reads, 100*share, st.Primary, st.Fallback, st.Waits, meanWait(st))
+	t.Logf("%d reads: %d served by the standby, %d by the primary, %d fallbacks; %d waited for the standby to replay the Store's last pet, %v on average",
+		len(withReplica), st.Replica, st.Primary, st.Fallback, st.Waits, meanWait(st))
 	t.Logf("read latency with the standby: p50 %v, p99 %v; on the primary alone: p50 %v, p99 %v",
 		percentile(withReplica, 50), percentile(withReplica, 99), percentile(alone, 50), percentile(alone, 99))
-	if share < 0.9 {
-		t.Errorf("%.1f%% of the reads were served by the standby; want at least 90%% (stats %+v)", 100*share, st)
+	if st.Replica != int64(len(withReplica)) || st.Primary != 0 || st.Fallback != 0 || st.Waits > st.Replica {
+		t.Errorf("of %d reads, %d were served by the standby, %d by the primary and %d by fallback, and %d waited; "+
+			"want all served by the standby, none by the primary or by fallback (stats %+v)",
+			len(withReplica), st.Replica, st.Primary, st.Fallback, st.Waits, st)
 	}
 
 	// The waits alone: one caller adds and gets, one pet after another,
