@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -73,8 +74,10 @@ default_pool_size = 20
 	if os.Geteuid() == 0 {
 		// PgBouncer switches to this user itself; it must read the files.
 		args = append([]string{"-u", "postgres"}, args...)
-		if err := os.Chmod(dir, 0o755); err != nil {
-			t.Fatal(err)
+		for _, d := range []string{filepath.Dir(dir), dir} {
+			if err := os.Chmod(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	for name, text := range map[string]string{"pgbouncer.ini": ini, "userlist.txt": userlist} {
@@ -92,7 +95,7 @@ default_pool_size = 20
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt) // stop at once, dropping the clients
+		_ = cmd.Process.Signal(syscall.SIGTERM) // stop at once, dropping any client left
 		select {
 		case <-exited:
 		case <-time.After(10 * time.Second):
