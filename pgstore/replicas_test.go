@@ -178,6 +178,7 @@ func TestReplicaPaused(t *testing.T) {
 		t.Fatal(err)
 	}
 	awaitServing(t, other, true)
+	awaitServing(t, s, true) // each Store checks the replica on its own
 	start = s.ReadStats()
 	if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
 		t.Errorf("Get(%d) after the standby resumed = %+v, %v; want %+v", pet.ID, got, err, pet)
