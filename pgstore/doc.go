@@ -18,7 +18,10 @@
 // no state of its own besides the SQL it sends, the calls of Add waiting to
 // be inserted and, with WithReplicas, the health of each standby (checked
 // in the background until Close), so any number of Stores, in one process
-// or many, may share a table.
+// or many, may share a table. It keeps nothing in the server session
+// either: through a pooler in transaction mode, such as PgBouncer, give the
+// pool default_query_exec_mode=cache_describe in its URL, so that pgx
+// prepares no named statement there (docs/postgres.md says more).
 //
 // Migrate creates the tables (DefaultTable, "pets", unless WithTable or
 // WithSchema choose another place) and upgrades them in later releases; it

@@ -29,7 +29,21 @@ func wrapError(ctx context.Context, op string, err error) error {
 	if unavailable(err) {
 		return fmt.Errorf("pgstore: %s: %w: %w", op, petstore.ErrUnavailable, err)
 	}
+	if lostStatement(err) {
+		return fmt.Errorf("pgstore: %s: %w; a statement that pgx prepared under a name is missing, or already there, on the "+
+			"server connection, as happens through a pooler in transaction mode such as PgBouncer: "+
+			"add default_query_exec_mode=cache_describe to the database URL", op, err)
+	}
 	return fmt.Errorf("pgstore: %s: %w", op, err)
+}
+
+// lostStatement reports whether err says that a statement prepared by pgx's
+// default query mode is missing from the server session, or was already
+// prepared there by another client: the session is not the connection's own.
+func lostStatement(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "26000" || pgErr.Code == "42P05") && // invalid_sql_statement_name, duplicate_prepared_statement
+		strings.Contains(pgErr.Message, `"stmtcache_`)
 }
 
 // unavailable reports whether err means that the database cannot serve the

@@ -22,7 +22,8 @@ const (
 	// bound.
 	DefaultReplicaMaxLag = time.Second
 	// ReplicaCheckInterval is how often a Store with replicas checks each
-	// of them: whether it answers, is still a standby, and how far it lags.
+	// of them: whether it answers, is still a standby of the primary's
+	// database, and how far it lags.
 	ReplicaCheckInterval = 100 * time.Millisecond
 )
 
@@ -44,7 +45,11 @@ const replicaCheckTimeout = 2 * time.Second
 // before its read began; see docs/replicas.md for what it may miss.
 //
 // New then starts a goroutine that checks each replica every
-// ReplicaCheckInterval, until Close.
+// ReplicaCheckInterval, until Close. A replica serves only once a check has
+// found it to be a copy of the primary's own database: a server of the
+// same cluster (the system identifier of pg_control_system) connected to
+// the database of the same OID. Any other is refused, with an error in
+// ReadStats that names both databases.
 func WithReplicas(pools ...*pgxpool.Pool) Option {
 	return optionFunc(func(c *config) error {
 		for i, p := range pools {
@@ -125,8 +130,9 @@ type ReplicaStatus struct {
 	// LagBytes is how much of the primary's WAL the replica had yet to
 	// replay.
 	LagBytes int64
-	// Err says why the replica does not serve, when it is unreachable or
-	// no longer a standby; nil otherwise.
+	// Err says why the replica does not serve, when it is unreachable, no
+	// longer a standby or not a copy of the primary's database; nil
+	// otherwise.
 	Err error
 }
 
@@ -319,9 +325,12 @@ func (rs *replicaSet) run(ctx context.Context, primary *pgxpool.Pool, interval t
 	defer close(rs.done)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	var samples []walSample
+	var (
+		samples []walSample
+		origin  *database
+	)
 	for {
-		samples = rs.check(ctx, primary, samples)
+		samples, origin = rs.check(ctx, primary, samples, origin)
 		select {
 		case <-ctx.Done():
 			return
@@ -337,19 +346,45 @@ type walSample struct {
 	lsn int64
 }
 
-// check reads the primary's WAL position, then asks each replica whether
-// it is still a standby and how much WAL it has replayed, and records what
-// it found. A replica that has replayed the position of a sample has every
-// commit made before that sample's time, so its lag is at most the time
-// since then. samples are the recent samples, oldest first; check returns
-// them with the new one, less those too old to matter.
-func (rs *replicaSet) check(ctx context.Context, primary *pgxpool.Pool, samples []walSample) []walSample {
+// A database is a database of a PostgreSQL cluster, as a server at the
+// end of a pool says it is: a physical standby holds the very databases of
+// its primary, under the same OIDs, and its cluster has the same system
+// identifier, which initdb draws at random.
+type database struct {
+	system int64 // pg_control_system().system_identifier
+	oid    int64
+	name   string
+}
+
+func (d *database) String() string {
+	return fmt.Sprintf("the database %q (OID %d) of the cluster with system identifier %d", d.name, d.oid, d.system)
+}
+
+// databaseSQL names the database at the end of a connection, in the
+// columns that follow others in a check's query.
+const databaseSQL = `, c.system_identifier, d.oid::int8, d.datname
+FROM pg_control_system() c, pg_database d WHERE d.datname = current_database()`
+
+// check reads the primary's WAL position and which database it is, then
+// asks each replica whether it is still a standby of that database and how
+// much WAL it has replayed, and records what it found. A replica that has
+// replayed the position of a sample has every commit made before that
+// sample's time, so its lag is at most the time since then. samples are the
+// recent samples, oldest first, and origin the primary's database as last
+// read (nil before it answered); check returns them with the new sample,
+// less those too old to matter, and the primary's database.
+func (rs *replicaSet) check(ctx context.Context, primary *pgxpool.Pool, samples []walSample, origin *database) ([]walSample, *database) {
 	ctx, cancel := context.WithTimeout(ctx, replicaCheckTimeout)
 	defer cancel()
 	at := time.Now()
-	var lsn int64
-	if err := primary.QueryRow(ctx, `SELECT (pg_current_wal_lsn() - '0/0')::int8`).Scan(&lsn); err == nil {
+	var (
+		lsn int64
+		db  database
+	)
+	err := primary.QueryRow(ctx, `SELECT (pg_current_wal_lsn() - '0/0')::int8`+databaseSQL).Scan(&lsn, &db.system, &db.oid, &db.name)
+	if err == nil {
 		samples = append(samples, walSample{at, lsn})
+		origin = &db
 	}
 	// Keep the samples that can still tell a lag within twice the bound.
 	old := 0
@@ -360,14 +395,14 @@ func (rs *replicaSet) check(ctx context.Context, primary *pgxpool.Pool, samples 
 
 	var wg sync.WaitGroup
 	for _, r := range rs.members {
-		wg.Go(func() { r.state.Store(rs.checkOne(ctx, r, samples)) })
+		wg.Go(func() { r.state.Store(rs.checkOne(ctx, r, samples, origin)) })
 	}
 	wg.Wait()
-	return samples
+	return samples, origin
 }
 
-// checkOne checks one replica against the primary's samples.
-func (rs *replicaSet) checkOne(ctx context.Context, r *replica, samples []walSample) *replicaCheck {
+// checkOne checks one replica against the primary's samples and database.
+func (rs *replicaSet) checkOne(ctx context.Context, r *replica, samples []walSample, origin *database) *replicaCheck {
 	c := &replicaCheck{}
 	if prev := r.state.Load(); prev != nil {
 		c.caughtUp = prev.caughtUp
@@ -375,11 +410,22 @@ func (rs *replicaSet) checkOne(ctx context.Context, r *replica, samples []walSam
 	var (
 		recovering bool
 		replayed   *int64
+		db         database
 	)
-	err := r.pool.QueryRow(ctx, `SELECT pg_is_in_recovery(), (pg_last_wal_replay_lsn() - '0/0')::int8`).Scan(&recovering, &replayed)
+	err := r.pool.QueryRow(ctx, `SELECT pg_is_in_recovery(), (pg_last_wal_replay_lsn() - '0/0')::int8`+databaseSQL).
+		Scan(&recovering, &replayed, &db.system, &db.oid, &db.name)
 	switch {
 	case err != nil:
 		c.err = wrapError(ctx, "check replica "+r.name, err)
+		return c
+	case origin == nil:
+		c.err = errors.New("pgstore: replica " + r.name + " is not used until the primary answers and says which database it is")
+		return c
+	case db.system != origin.system:
+		c.err = fmt.Errorf("pgstore: replica %s is not a copy of the primary: it serves %v; the primary serves %v", r.name, &db, origin)
+		return c
+	case db.oid != origin.oid:
+		c.err = fmt.Errorf("pgstore: replica %s serves another database of the primary's cluster: %v; the primary serves %v", r.name, &db, origin)
 		return c
 	case !recovering:
 		c.err = errors.New("pgstore: replica " + r.name + " is not a standby (pg_is_in_recovery() is false): it was promoted, or is another primary")

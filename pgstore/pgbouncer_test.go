@@ -1,0 +1,176 @@
+package pgstore_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/testkit/pgtest"
+	"github.com/petstore-go/petstore/petstoretest"
+	"github.com/petstore-go/petstore/pgstore"
+)
+
+// bouncerMode is the pgx query mode that docs/postgres.md gives for a
+// pooler in transaction mode: statements described once per connection and
+// sent unnamed, so that none outlives its transaction.
+const bouncerMode = "&default_query_exec_mode=cache_describe"
+
+// pgBouncerPool opens a pool of 32 connections through a PgBouncer in
+// transaction mode in front of the test server, in bouncerMode, closed
+// when the test ends, and returns it with its URL.
+func pgBouncerPool(t *testing.T) (*pgxpool.Pool, string) {
+	t.Helper()
+	url := pgtest.PgBouncer(t) + bouncerMode
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 32
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool, url
+}
+
+// TestPgBouncer runs the conformance and durability suites on Stores whose
+// every statement goes through PgBouncer in transaction mode, where
+// consecutive statements of one connection may reach different server
+// sessions.
+func TestPgBouncer(t *testing.T) {
+	pool, url := pgBouncerPool(t)
+	t.Run("Store", func(t *testing.T) {
+		petstoretest.TestStore(t, func(t *testing.T) petstore.Store {
+			return pgStore(t, pool)
+		})
+	})
+	t.Run("Durability", func(t *testing.T) {
+		petstoretest.TestDurability(t, func(t *testing.T) petstoretest.OpenFunc {
+			return pgOpenFunc(pgSchema(t, pool), url)
+		})
+	})
+}
+
+// TestPgBouncerLoad has 32 callers create and 32 list, each as fast as it
+// can, through PgBouncer in transaction mode, for 5 seconds (1 in -short
+// mode), and fails on any error. Under the default query mode, which keeps
+// prepared statements in the session, most of them fail.
+func TestPgBouncerLoad(t *testing.T) {
+	pool, _ := pgBouncerPool(t)
+	s := pgStore(t, pool)
+	d := 5 * time.Second
+	if testing.Short() {
+		d = time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var (
+		wg                          sync.WaitGroup
+		creates, lists, errs, shown atomic.Int64
+	)
+	fail := func(err error) {
+		errs.Add(1)
+		if shown.Add(1) <= 5 {
+			t.Error(err)
+		}
+	}
+	for c := range 32 {
+		wg.Go(func() {
+			for i := 0; ctx.Err() == nil; i++ {
+				_, _, err := s.Add(context.Background(), petstore.NewPet{Name: fmt.Sprintf("caller %d pet %d", c, i), CategoryID: 1}, petstore.AddOptions{})
+				if err != nil {
+					fail(err)
+					continue
+				}
+				creates.Add(1)
+			}
+		})
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if _, err := s.List(context.Background(), petstore.ListOptions{Limit: 20, Status: petstore.StatusAvailable}); err != nil {
+					fail(err)
+					continue
+				}
+				lists.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("through PgBouncer for %v: %d creates and %d lists answered, %d failed", d, creates.Load(), lists.Load(), errs.Load())
+	if creates.Load() == 0 || lists.Load() == 0 {
+		t.Errorf("%d creates and %d lists in %v; want some of each", creates.Load(), lists.Load(), d)
+	}
+}
+
+// TestPgBouncerDefaultMode adds pets from 16 callers through PgBouncer in
+// transaction mode with pgx's default query mode, which keeps prepared
+// statements in the server session, until an Add fails, and wants its
+// error to say how to configure the URL.
+func TestPgBouncerDefaultMode(t *testing.T) {
+	pool := pgPool(t, func(c *pgxpool.Config) {
+		bouncer, err := pgxpool.ParseConfig(pgtest.PgBouncer(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.ConnConfig = bouncer.ConnConfig
+		c.MaxConns = 16
+	})
+	s, err := pgstore.New(pool, pgstore.WithSchema(pgMigratedSchema(t, pgPool(t))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	failed := make(chan error, 16)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if _, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{}); err != nil && ctx.Err() == nil {
+					failed <- err
+					cancel()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	select {
+	case err := <-failed:
+		if !strings.Contains(err.Error(), "add default_query_exec_mode=cache_describe to the database URL") {
+			t.Errorf("Add through PgBouncer in the default query mode failed with %q; want it to say to add default_query_exec_mode=cache_describe", err)
+		}
+	default:
+		t.Fatal("no Add failed in 30 s through PgBouncer in the default query mode; want one to fail")
+	}
+}
+
+// pgOpenFunc returns a petstoretest.OpenFunc that opens a new pool on url
+// and a Store on it in schema, migrated; closing it closes the pool.
+func pgOpenFunc(schema, url string) petstoretest.OpenFunc {
+	return func(t *testing.T) (petstore.Store, func() error) {
+		pool, err := pgxpool.New(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := pgstore.New(pool, pgstore.WithSchema(schema))
+		if err != nil {
+			pool.Close()
+			t.Fatal(err)
+		}
+		if err := s.Migrate(t.Context()); err != nil {
+			pool.Close()
+			t.Fatal(err)
+		}
+		return s, func() error {
+			pool.Close() // waits for the connections in use to come back
+			return nil
+		}
+	}
+}
