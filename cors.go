@@ -22,8 +22,9 @@ func CORSRequestHeaders() []string {
 // middleware to expose (Access-Control-Expose-Headers): Link to the next
 // page, ETag for conditional GETs, Location of a created pet,
 // Idempotent-Replayed on a replayed create, Retry-After on 429, 503 and 409,
-// WWW-Authenticate on 401, Allow on 405, Accept-Post on 415, and the
-// Deprecation and Sunset of GET /pets/{petId}. Each call returns a new
+// WWW-Authenticate on 401, Allow on 405, Accept-Post on 415, the
+// Deprecation and Sunset of GET /pets/{petId}, and RateLimit-Policy and
+// RateLimit on the answers of a budget (see BudgetLimiter). Each call returns a new
 // slice, which the caller may modify.
 //
 // The handler authenticates every request, OPTIONS included, and a
@@ -31,7 +32,7 @@ func CORSRequestHeaders() []string {
 // preflights itself, before they reach the handler (see CORSMethods).
 func CORSResponseHeaders() []string {
 	return []string{"Link", "ETag", "Location", "Idempotent-Replayed", "Retry-After",
-		"WWW-Authenticate", "Allow", "Accept-Post", "Deprecation", "Sunset"}
+		"WWW-Authenticate", "Allow", "Accept-Post", "Deprecation", "Sunset", "RateLimit-Policy", "RateLimit"}
 }
 
 // CORSMethods returns the methods that the API answers, for a host's CORS

@@ -3,12 +3,15 @@ package redislimit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/memstore"
 	"github.com/petstore-go/petstore/redislimit"
@@ -57,6 +60,12 @@ func TestAllow(t *testing.T) {
 			t.Errorf("past the burst: wait %v, want about the interval, 1 s", wait)
 		}
 	}
+	if left, err := a.Spend(ctx, "carol"); err != nil || left != (petstore.Budget{Remaining: 2, Reset: time.Second}) {
+		t.Errorf("Spend of a new key = %+v, %v; want 2 remaining and the next in 1 s", left, err)
+	}
+	if left, err := b.Spend(ctx, "alice"); err != nil || left.Remaining != 0 || left.Wait <= 0 || left.Reset != left.Wait {
+		t.Errorf("Spend past the burst = %+v, %v; want 0 remaining and Reset equal to Wait", left, err)
+	}
 	if wait := allow(a, "bob"); wait != 0 {
 		t.Errorf("another key: wait %v, want 0", wait)
 	}
@@ -71,6 +80,62 @@ func TestAllow(t *testing.T) {
 	}
 	if ttl <= 0 || ttl > 3*time.Second {
 		t.Errorf("the key's time to live is %v, want up to the burst's 3 s", ttl)
+	}
+}
+
+// TestHeaders: with the server's default budgets in Redis, a read and a
+// create carry RateLimit-Policy and RateLimit under policies of their own,
+// counted by Redis; in a flood, each 429 carries r=0 and a t no later than
+// its Retry-After.
+func TestHeaders(t *testing.T) {
+	rdb := newRedis(t)
+	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys("key-0123456789")),
+		petstore.WithRateLimit(petstore.RateLimit{
+			Reads:   redislimit.New(rdb, "reads:", petstore.Rate{PerSecond: 200, Burst: 400}),
+			Creates: redislimit.New(rdb, "creates:", petstore.Rate{PerSecond: 50, Burst: 100}),
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(method, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(method, "/v1/pets", strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer key-0123456789")
+		if body != "" {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	type fields struct {
+		Status            int
+		Policy, RateLimit string
+	}
+	var got []fields
+	for _, w := range []*httptest.ResponseRecorder{serve(http.MethodGet, ""), serve(http.MethodPost, `{"name":"Rex","categoryId":1}`)} {
+		got = append(got, fields{w.Code, w.Header().Get("RateLimit-Policy"), w.Header().Get("RateLimit")})
+	}
+	want := []fields{{200, `"reads";q=400;w=2`, `"reads";r=399;t=1`}, {201, `"creates";q=100;w=2`, `"creates";r=99;t=1`}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("a read and a create (-want +got):\n%s", diff)
+	}
+	limited := 0
+	for i := range 500 {
+		w := serve(http.MethodGet, "")
+		if w.Code != http.StatusTooManyRequests {
+			continue
+		}
+		limited++
+		var r, reset int64
+		_, err := fmt.Sscanf(w.Header().Get("RateLimit"), `"reads";r=%d;t=%d`, &r, &reset)
+		retryAfter, err2 := strconv.ParseInt(w.Header().Get("Retry-After"), 10, 64)
+		if err != nil || err2 != nil || r != 0 || reset < 1 || reset > retryAfter {
+			t.Fatalf("request %d, a 429: RateLimit %q, Retry-After %q; want r=0 and 1 <= t <= Retry-After",
+				i, w.Header().Get("RateLimit"), w.Header().Get("Retry-After"))
+		}
+	}
+	if limited == 0 {
+		t.Error("500 reads at once met no 429 of a budget of 400")
 	}
 }
 
