@@ -11,7 +11,7 @@
 //
 // Typical usage in a server:
 //
-//	rdb := redis.NewClient(opts)
+//	rdb := redislimit.NewClient(opts)
 //	reads := redislimit.New(rdb, "petstore:reads:", petstore.Rate{PerSecond: 100, Burst: 200})
 //	creates := redislimit.New(rdb, "petstore:creates:", petstore.Rate{PerSecond: 20, Burst: 40})
 //	h, err := petstore.New(..., petstore.WithRateLimit(petstore.RateLimit{Reads: reads, Creates: creates}))
@@ -63,6 +63,41 @@ type Limiter struct {
 	prefix   string
 	interval int64 // microseconds
 	window   int64 // microseconds
+	timeout  time.Duration
+}
+
+// NewClient returns a client of Redis for Limiters: one made with a copy
+// of opts in which each call ends by its context's deadline, also while it
+// reads an answer (ContextTimeoutEnabled), and is never retried
+// (MaxRetries -1), so that the deadline of a Limiter's call (see
+// WithTimeout) bounds it whole. go-redis's defaults apply a context's
+// deadline to waits for a connection but not to reads, and retry a read
+// that timed out: behind a stalled Redis, a call would last several read
+// timeouts.
+func NewClient(opts *redis.Options) *redis.Client {
+	o := *opts
+	o.ContextTimeoutEnabled, o.MaxRetries = true, -1
+	return redis.NewClient(&o)
+}
+
+// DefaultTimeout is the time that a Limiter gives each call to Redis
+// unless WithTimeout sets another.
+const DefaultTimeout = time.Second
+
+// An Option configures the Limiter that New returns.
+type Option func(*Limiter)
+
+// WithTimeout sets the time that a Limiter gives each call to Redis, from
+// asking the client's pool for a connection to reading the answer: past
+// it, Allow and Spend fail, and the handler answers 503 (unless
+// petstore.RateLimit.FailOpen is set), rather than hold the request while
+// a stalled Redis is retried. The default is DefaultTimeout, 1 s. It
+// panics when d is not positive, as a programming mistake.
+func WithTimeout(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("redislimit.WithTimeout: %v is not positive; use a time such as %v", d, DefaultTimeout))
+	}
+	return func(l *Limiter) { l.timeout = d }
 }
 
 var _ petstore.BudgetLimiter = (*Limiter)(nil)
@@ -73,13 +108,21 @@ var _ petstore.BudgetLimiter = (*Limiter)(nil)
 // instances that share a budget use the same prefix and rate. It panics
 // when r cannot work (a rate or burst that is not positive), as a
 // programming mistake.
-func New(rdb redis.Scripter, prefix string, r petstore.Rate) *Limiter {
+//
+// Each call to Redis has one deadline (see WithTimeout), which covers the
+// wait for a connection of rdb's pool; with a client of NewClient, it
+// covers the whole call, and a Redis that stalls gives an error by then.
+func New(rdb redis.Scripter, prefix string, r petstore.Rate, opts ...Option) *Limiter {
 	if !(r.PerSecond > 0) || math.IsInf(r.PerSecond, 1) || r.Burst < 1 {
 		panic(fmt.Sprintf("redislimit.New: the rate %v a second with a burst of %d cannot work; use a positive rate and a burst of 1 or more",
 			r.PerSecond, r.Burst))
 	}
 	interval := max(r.Interval().Microseconds(), 1)
-	return &Limiter{rdb: rdb, rate: r, prefix: prefix, interval: interval, window: interval * int64(r.Burst)}
+	l := &Limiter{rdb: rdb, rate: r, prefix: prefix, interval: interval, window: interval * int64(r.Burst), timeout: DefaultTimeout}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
 }
 
 // Allow spends one request of key's budget (see petstore.Limiter). It
@@ -93,6 +136,8 @@ func (l *Limiter) Allow(ctx context.Context, key string) (time.Duration, error) 
 // Spend spends one request of key's budget and tells what is left of it
 // (see petstore.BudgetLimiter). It fails as Allow does.
 func (l *Limiter) Spend(ctx context.Context, key string) (petstore.Budget, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
 	v, err := gcra.Run(ctx, l.rdb, []string{l.prefix + key}, l.interval, l.window).Int64Slice()
 	if err != nil {
 		return petstore.Budget{}, fmt.Errorf("redislimit: %w", err)

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -181,6 +183,78 @@ func TestRedisDown(t *testing.T) {
 		if w.Code != tt.want {
 			t.Errorf("FailOpen %v: status %d, want %d; body %s", tt.failOpen, w.Code, tt.want, w.Body)
 		}
+	}
+}
+
+// TestStalledRedis: a Redis that stalls (DEBUG SLEEP 5) makes a request
+// answer 503 once the limiter's one deadline of 1 s has passed, rather
+// than when go-redis's retries of its read timeout (three, by default)
+// give up or Redis wakes. The limiter's client is NewClient's, with the
+// options that cmd/petstore gives it: timeouts of 1 s and go-redis's
+// default pool.
+func TestStalledRedis(t *testing.T) {
+	opts, err := redis.ParseURL(redistest.Start(t, "--enable-debug-command", "local"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newClient := func(set func(*redis.Options)) *redis.Client {
+		o := *opts
+		set(&o)
+		rdb := redis.NewClient(&o)
+		t.Cleanup(func() { rdb.Close() })
+		return rdb
+	}
+	o := *opts
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = time.Second, time.Second, time.Second
+	rdb := redislimit.NewClient(&o)
+	t.Cleanup(func() { rdb.Close() })
+	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys("key-0123456789")),
+		petstore.WithRateLimit(petstore.RateLimit{Reads: redislimit.New(rdb, "p:", petstore.Rate{PerSecond: 100, Burst: 100})}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func() (int, time.Duration) {
+		r := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
+		r.Header.Set("Authorization", "Bearer key-0123456789")
+		w := httptest.NewRecorder()
+		start := time.Now()
+		h.ServeHTTP(w, r)
+		return w.Code, time.Since(start)
+	}
+	if code, _ := get(); code != http.StatusOK {
+		t.Fatalf("with Redis up: status %d, want 200", code)
+	}
+
+	// Stall Redis once, and wait until it no longer answers.
+	stall := newClient(func(o *redis.Options) { o.MaxRetries, o.ReadTimeout = -1, 10*time.Second })
+	go stall.Do(context.Background(), "DEBUG", "SLEEP", "5")
+	probe := newClient(func(o *redis.Options) { o.MaxRetries, o.ReadTimeout = -1, 100*time.Millisecond })
+	for deadline := time.Now().Add(10 * time.Second); probe.Ping(t.Context()).Err() == nil; {
+		if time.Now().After(deadline) {
+			t.Fatal("Redis still answers 10 s after DEBUG SLEEP 5 was sent")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	// Twice as many requests at once as the pool has connections: those
+	// that wait for one wait within the same deadline.
+	n := 2 * rdb.Options().PoolSize
+	codes, times := make([]int, n), make([]time.Duration, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { codes[i], times[i] = get() })
+	}
+	wg.Wait()
+	t.Logf("%d requests with Redis stalled: statuses %v, the slowest answered after %v", n, slices.Compact(slices.Sorted(slices.Values(codes))), slices.Max(times))
+	for i := range n {
+		if codes[i] != http.StatusServiceUnavailable || times[i] > 2500*time.Millisecond {
+			t.Fatalf("with Redis stalled: status %d after %v, want 503 after about the limiter's deadline, 1 s", codes[i], times[i])
+		}
+	}
+	short := redislimit.New(rdb, "p:", petstore.Rate{PerSecond: 100, Burst: 100}, redislimit.WithTimeout(200*time.Millisecond))
+	start := time.Now()
+	if _, err := short.Allow(t.Context(), "k"); err == nil || time.Since(start) > 900*time.Millisecond {
+		t.Errorf("Allow with a deadline of 200 ms, Redis stalled: %v after %v; want an error after about 200 ms", err, time.Since(start))
 	}
 }
 
