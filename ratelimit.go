@@ -283,38 +283,29 @@ func (f *inFlight) done(principal string) {
 // with maxKeys 0 keeps budgets for.
 const DefaultLimiterKeys = 100_000
 
-// limiterShards is the number of parts of a MemoryLimiter's table, each
-// under a lock of its own, so that callers on many cores rarely wait for
-// each other.
-const limiterShards = 64
-
-// A MemoryLimiter is a BudgetLimiter that keeps each key's budget in the process,
-// with the generic cell rate algorithm (GCRA): for each key, the time at
-// which its bucket is full again. It is safe for concurrent use, spends no
-// allocation on a key it keeps, and takes a few tens of nanoseconds.
+// A MemoryLimiter is a BudgetLimiter that keeps each key's budget in the
+// process, with the generic cell rate algorithm (GCRA): for each key, the
+// time at which its bucket is full again, in a map under one mutex. It is
+// safe for concurrent use and spends no allocation on a key it keeps.
 //
 // Its memory has a bound however many keys it sees: it keeps at most
-// maxKeys keys (or 64, if maxKeys is smaller), each by a 64-bit hash of the
-// key rather than the key itself, in 16 bytes, under 100 with the map
-// around them: under 10 MB for DefaultLimiterKeys. When a part of its table is full, it first forgets the
-// keys whose buckets are full again, which loses nothing, and then, if it
-// must, keys at random, which gives those keys a full bucket early. Only a
-// host with more callers busy at once than maxKeys would see that; raise
-// maxKeys then.
+// maxKeys keys, each by a 64-bit hash of the key rather than the key
+// itself, in 16 bytes, under 100 with the map around them: under 10 MB for
+// DefaultLimiterKeys. When it is full, it first forgets the keys whose
+// buckets are full again, which loses nothing, and then, if it must, keys
+// at random, which gives those keys a full bucket early. Only a host with
+// more callers busy at once than maxKeys would see that; raise maxKeys
+// then.
 type MemoryLimiter struct {
 	rate     Rate
 	interval time.Duration // the time one request takes to come back
 	window   time.Duration // interval × burst: how far ahead a bucket may run
-	perShard int
+	maxKeys  int
 	seed     maphash.Seed
 	now      func() time.Time
-	shards   [limiterShards]limiterShard
-}
 
-type limiterShard struct {
 	mu   sync.Mutex
 	full map[uint64]int64 // key hash → Unix nanoseconds at which its bucket is full
-	_    [40]byte         // keeps shards on cache lines of their own
 }
 
 // NewLimiter returns a MemoryLimiter with the budget r for each key, which
@@ -332,12 +323,8 @@ func NewLimiter(r Rate, maxKeys int) *MemoryLimiter {
 		maxKeys = DefaultLimiterKeys
 	}
 	interval := r.Interval()
-	l := &MemoryLimiter{rate: r, interval: interval, window: interval * time.Duration(r.Burst),
-		perShard: max(maxKeys/limiterShards, 1), seed: maphash.MakeSeed(), now: time.Now}
-	for i := range l.shards {
-		l.shards[i].full = make(map[uint64]int64)
-	}
-	return l
+	return &MemoryLimiter{rate: r, interval: interval, window: interval * time.Duration(r.Burst),
+		maxKeys: maxKeys, seed: maphash.MakeSeed(), now: time.Now, full: make(map[uint64]int64)}
 }
 
 // Allow spends one request of key's budget (see Limiter). It never fails.
@@ -350,51 +337,45 @@ func (l *MemoryLimiter) Allow(ctx context.Context, key string) (time.Duration, e
 // (see BudgetLimiter). It never fails.
 func (l *MemoryLimiter) Spend(_ context.Context, key string) (Budget, error) {
 	h := maphash.String(l.seed, key)
-	s := &l.shards[h%limiterShards]
 	now := l.now().UnixNano()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	full, ok := s.full[h]
-	if !ok && len(s.full) >= l.perShard {
-		s.evict(now, l.perShard)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	full, ok := l.full[h]
+	if !ok && len(l.full) >= l.maxKeys {
+		l.evict(now)
 	}
 	full = max(full, now)
 	if ahead := time.Duration(full-now) + l.interval; ahead > l.window {
 		return budgetOf(ahead-l.interval, l.interval, l.window, ahead-l.window), nil
 	}
-	s.full[h] = full + int64(l.interval)
+	l.full[h] = full + int64(l.interval)
 	return budgetOf(time.Duration(full-now)+l.interval, l.interval, l.window, 0), nil
 }
 
 // Rate returns the budget of each key (see BudgetLimiter).
 func (l *MemoryLimiter) Rate() Rate { return l.rate }
 
-// evict makes room for keys in a shard that holds most keys: it forgets
-// the keys whose buckets are full by now and then, while the shard holds
-// more than seven eighths of most, keys at random, so that a stream of new
-// keys pays for a sweep only once in most/8 keys.
-func (s *limiterShard) evict(now int64, most int) {
-	for h, full := range s.full {
+// evict makes room for keys in a full table: it forgets the keys whose
+// buckets are full by now and then, while the table holds more than seven
+// eighths of maxKeys, keys at random, so that a stream of new keys pays
+// for a sweep only once in maxKeys/8 keys.
+func (l *MemoryLimiter) evict(now int64) {
+	for h, full := range l.full {
 		if full <= now {
-			delete(s.full, h)
+			delete(l.full, h)
 		}
 	}
-	for h := range s.full {
-		if len(s.full) <= most-most/8-1 {
+	for h := range l.full {
+		if len(l.full) <= l.maxKeys-l.maxKeys/8-1 {
 			break
 		}
-		delete(s.full, h)
+		delete(l.full, h)
 	}
 }
 
 // Len returns the number of keys whose budgets l keeps: at most maxKeys.
 func (l *MemoryLimiter) Len() int {
-	n := 0
-	for i := range l.shards {
-		s := &l.shards[i]
-		s.mu.Lock()
-		n += len(s.full)
-		s.mu.Unlock()
-	}
-	return n
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.full)
 }
