@@ -372,10 +372,3 @@ func (l *MemoryLimiter) evict(now int64) {
 		delete(l.full, h)
 	}
 }
-
-// Len returns the number of keys whose budgets l keeps: at most maxKeys.
-func (l *MemoryLimiter) Len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.full)
-}
