@@ -325,6 +325,19 @@ func TestRateLimitHeaders(t *testing.T) {
 	}
 }
 
+// TestRateLimitHeadersWatch: a watch spends a read, and the header of its
+// stream says so.
+func TestRateLimitHeadersWatch(t *testing.T) {
+	srv := httptest.NewServer(newHandler(t, seededStore(t), petstore.WithRateLimit(petstore.RateLimit{
+		Reads: petstore.NewLimiter(petstore.Rate{PerSecond: 200, Burst: 400}, 0)})))
+	t.Cleanup(srv.Close)
+	w := watch(t, srv, "", nil)
+	got := []string{w.resp.Header.Get("RateLimit-Policy"), w.resp.Header.Get("RateLimit")}
+	if diff := cmp.Diff([]string{`"reads";q=400;w=2`, `"reads";r=399;t=1`}, got); diff != "" {
+		t.Errorf("the watch's RateLimit-Policy and RateLimit (-want +got):\n%s", diff)
+	}
+}
+
 // TestRateLimitHeadersFlood floods the default read budget on the real
 // clock: every answer carries both fields, r counts down, and each 429
 // carries r=0 and a t no later than its Retry-After.
