@@ -106,7 +106,7 @@ func newHandler(c *config) *handler {
 		openAPI:     c.openAPIDoc,
 		petsPath:    c.basePath + "/pets",
 		observe:     c.observe,
-		rateLimit:   c.rateLimit,
+		rateLimit:   newRateLimits(c.rateLimit),
 		retryAfter:  []string{strconv.FormatInt(int64(retry), 10)},
 		deprecation: []string{"@" + strconv.FormatInt(c.deprecation.Unix(), 10)}, // RFC 9745
 		sunset:      []string{c.sunset.UTC().Format(http.TimeFormat)},            // RFC 8594
@@ -133,8 +133,8 @@ type handler struct {
 	observe  func(context.Context, Observation)
 	hub      *hub // the watch streams of GET /pets
 
-	rateLimit RateLimit // the callers' budgets, if any
-	inFlight  *inFlight // the requests of each caller in flight, or nil for no bound
+	rateLimit rateLimits // the callers' budgets, if any
+	inFlight  *inFlight  // the requests of each caller in flight, or nil for no bound
 
 	// Header values that depend on the options, shared by all responses.
 	retryAfter, deprecation, sunset []string
@@ -235,7 +235,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *dispatch) {
 			}
 		}
 		if d.caller != nil && err == nil {
-			err = h.limit(ctx, op)
+			err = h.limit(ctx, w, op)
 		}
 		if err == nil {
 			err = rt.serve(h, ctx, w, r, params)

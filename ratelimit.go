@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -26,6 +27,44 @@ import (
 // ctx is done.
 type Limiter interface {
 	Allow(ctx context.Context, key string) (wait time.Duration, err error)
+}
+
+// A BudgetLimiter is a Limiter that also tells what is left of the budget
+// it spends from, for the RateLimit-Policy and RateLimit header fields
+// that the handler then sends on every answer of the budget (see
+// WithRateLimit). New checks once whether a Limiter is one; the answers of
+// a Limiter that is not carry no such fields.
+//
+// Spend decides as Allow does, with the same wait in Budget.Wait, and
+// tells what is left of key's budget; the handler calls it instead of
+// Allow, so a wrapper that overrides one must override both. Rate returns
+// the budget that the Limiter keeps for each key.
+type BudgetLimiter interface {
+	Limiter
+	Spend(ctx context.Context, key string) (Budget, error)
+	Rate() Rate
+}
+
+// A Budget is what a BudgetLimiter's Spend tells of a key's budget.
+type Budget struct {
+	// Wait is Allow's: 0 when the request was spent, and otherwise how
+	// long until the budget holds one, with nothing spent.
+	Wait time.Duration
+	// Remaining is the number of requests that the budget holds now,
+	// after this one: 0 when it refused this one.
+	Remaining int
+	// Reset is how long until the budget holds one request more than
+	// Remaining, or 0 when it is full; when the request was refused, it
+	// is Wait.
+	Reset time.Duration
+}
+
+// budgetOf returns what a GCRA bucket holds whose time ahead of now is
+// ahead (after the request, or as it stands when refused), with wait the
+// request's: the requests it holds, and the time until it holds one more.
+func budgetOf(ahead, interval, window, wait time.Duration) Budget {
+	left := max((window-ahead)/interval, 0)
+	return Budget{Wait: wait, Remaining: int(left), Reset: max(ahead+(left+1)*interval-window, 0)}
 }
 
 // A Rate is a budget: Burst requests at once, refilled at PerSecond
@@ -95,6 +134,19 @@ type RateLimit struct {
 // that may be busy at once bounds the rate from above. For example,
 // Reads: NewLimiter(Rate{PerSecond: 100, Burst: 200}, 0) and
 // Creates: NewLimiter(Rate{PerSecond: 20, Burst: 40}, 0).
+//
+// With a BudgetLimiter (NewLimiter's and redislimit's are), every answer
+// of a budget, 429 included, carries the header fields of the IETF draft
+// "RateLimit header fields for HTTP", one policy named "reads" and one
+// named "creates":
+//
+//	RateLimit-Policy: "reads";q=200;w=2
+//	RateLimit: "reads";r=12;t=1
+//
+// q is the burst, w the seconds that an empty budget takes to fill (the
+// burst times the interval, rounded up), r the requests the budget holds
+// now, and t the whole seconds, rounded up, until it holds one more (0
+// when it is full). A 429 carries r=0 and a t equal to its Retry-After.
 func WithRateLimit(l RateLimit) Option {
 	return optionFunc(func(c *config) error {
 		if l.MaxInFlight < 0 {
@@ -108,28 +160,74 @@ func WithRateLimit(l RateLimit) Option {
 // rateLimited returns the error of a request over its budget, to wait
 // wait: a requestError made for each, since its Retry-After varies.
 func rateLimited(wait time.Duration) *requestError {
-	secs := max(int64((wait+time.Second-1)/time.Second), 1)
+	secs := max(seconds(wait), 1)
 	return &requestError{code: httpapi.CodeRateLimited, header: "Retry-After", value: []string{strconv.FormatInt(secs, 10)},
 		message: "too many requests for this API key; retry after " + strconv.FormatInt(secs, 10) + " s"}
 }
 
+// seconds returns d in whole seconds, rounded up.
+func seconds(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }
+
 // errLimiter wraps the error of a Limiter that failed.
 var errLimiter = errors.New("rate limiter failed")
 
-// limit spends one request of the caller's budget for op. It returns nil
-// when the request may go on, the 429 when it may not, and an error that
-// the handler answers 503 when the Limiter failed and FailOpen is not set.
-func (h *handler) limit(ctx context.Context, op Operation) error {
-	l := h.rateLimit.Reads
-	if op == OpCreatePet {
-		l = h.rateLimit.Creates
+// rateLimits are the handler's budgets, as New found them.
+type rateLimits struct {
+	reads, creates budget
+	failOpen       bool
+}
+
+// A budget is a Limiter of the handler, with what it needs to describe it
+// on the answers of its requests when it is a BudgetLimiter.
+type budget struct {
+	Limiter
+	spend  BudgetLimiter // the Limiter, when it is one
+	name   string        // the policy's name in the header fields
+	policy []string      // the value of RateLimit-Policy, shared
+}
+
+func newRateLimits(l RateLimit) rateLimits {
+	return rateLimits{reads: newBudget(l.Reads, "reads"), creates: newBudget(l.Creates, "creates"), failOpen: l.FailOpen}
+}
+
+func newBudget(l Limiter, name string) budget {
+	b := budget{Limiter: l, name: name}
+	if bl, ok := l.(BudgetLimiter); ok {
+		r := bl.Rate()
+		w := max(seconds(r.Interval()*time.Duration(r.Burst)), 1)
+		b.spend, b.policy = bl, []string{`"` + name + `";q=` + strconv.Itoa(r.Burst) + ";w=" + strconv.FormatInt(w, 10)}
 	}
-	if l == nil {
+	return b
+}
+
+// limit spends one request of the caller's budget for op, and describes
+// the budget in w's header when its Limiter can. It returns nil when the
+// request may go on, the 429 when it may not, and an error that the
+// handler answers 503 when the Limiter failed and FailOpen is not set.
+func (h *handler) limit(ctx context.Context, w http.ResponseWriter, op Operation) error {
+	b := &h.rateLimit.reads
+	if op == OpCreatePet {
+		b = &h.rateLimit.creates
+	}
+	if b.Limiter == nil {
 		return nil
 	}
-	wait, err := l.Allow(ctx, Principal(ctx))
+	var wait time.Duration
+	var err error
+	if b.spend == nil {
+		wait, err = b.Allow(ctx, Principal(ctx))
+	} else {
+		var left Budget
+		left, err = b.spend.Spend(ctx, Principal(ctx))
+		if err == nil {
+			hdr := w.Header()
+			hdr["Ratelimit-Policy"] = b.policy
+			hdr["Ratelimit"] = []string{`"` + b.name + `";r=` + strconv.Itoa(left.Remaining) + ";t=" + strconv.FormatInt(seconds(left.Reset), 10)}
+		}
+		wait = left.Wait
+	}
 	switch {
-	case err != nil && h.rateLimit.FailOpen:
+	case err != nil && h.rateLimit.failOpen:
 		return nil
 	case err != nil:
 		return fmt.Errorf("%w: %w: %w", ErrUnavailable, errLimiter, err)
@@ -185,37 +283,29 @@ func (f *inFlight) done(principal string) {
 // with maxKeys 0 keeps budgets for.
 const DefaultLimiterKeys = 100_000
 
-// limiterShards is the number of parts of a MemoryLimiter's table, each
-// under a lock of its own, so that callers on many cores rarely wait for
-// each other.
-const limiterShards = 64
-
-// A MemoryLimiter is a Limiter that keeps each key's budget in the process,
-// with the generic cell rate algorithm (GCRA): for each key, the time at
-// which its bucket is full again. It is safe for concurrent use, spends no
-// allocation on a key it keeps, and takes a few tens of nanoseconds.
+// A MemoryLimiter is a BudgetLimiter that keeps each key's budget in the
+// process, with the generic cell rate algorithm (GCRA): for each key, the
+// time at which its bucket is full again, in a map under one mutex. It is
+// safe for concurrent use and spends no allocation on a key it keeps.
 //
 // Its memory has a bound however many keys it sees: it keeps at most
-// maxKeys keys (or 64, if maxKeys is smaller), each by a 64-bit hash of the
-// key rather than the key itself, in 16 bytes, under 100 with the map
-// around them: under 10 MB for DefaultLimiterKeys. When a part of its table is full, it first forgets the
-// keys whose buckets are full again, which loses nothing, and then, if it
-// must, keys at random, which gives those keys a full bucket early. Only a
-// host with more callers busy at once than maxKeys would see that; raise
-// maxKeys then.
+// maxKeys keys, each by a 64-bit hash of the key rather than the key
+// itself, in 16 bytes, under 100 with the map around them: under 10 MB for
+// DefaultLimiterKeys. When it is full, it first forgets the keys whose
+// buckets are full again, which loses nothing, and then, if it must, keys
+// at random, which gives those keys a full bucket early. Only a host with
+// more callers busy at once than maxKeys would see that; raise maxKeys
+// then.
 type MemoryLimiter struct {
+	rate     Rate
 	interval time.Duration // the time one request takes to come back
 	window   time.Duration // interval × burst: how far ahead a bucket may run
-	perShard int
+	maxKeys  int
 	seed     maphash.Seed
 	now      func() time.Time
-	shards   [limiterShards]limiterShard
-}
 
-type limiterShard struct {
 	mu   sync.Mutex
 	full map[uint64]int64 // key hash → Unix nanoseconds at which its bucket is full
-	_    [40]byte         // keeps shards on cache lines of their own
 }
 
 // NewLimiter returns a MemoryLimiter with the budget r for each key, which
@@ -233,59 +323,52 @@ func NewLimiter(r Rate, maxKeys int) *MemoryLimiter {
 		maxKeys = DefaultLimiterKeys
 	}
 	interval := r.Interval()
-	l := &MemoryLimiter{interval: interval, window: interval * time.Duration(r.Burst),
-		perShard: max(maxKeys/limiterShards, 1), seed: maphash.MakeSeed(), now: time.Now}
-	for i := range l.shards {
-		l.shards[i].full = make(map[uint64]int64)
-	}
-	return l
+	return &MemoryLimiter{rate: r, interval: interval, window: interval * time.Duration(r.Burst),
+		maxKeys: maxKeys, seed: maphash.MakeSeed(), now: time.Now, full: make(map[uint64]int64)}
 }
 
 // Allow spends one request of key's budget (see Limiter). It never fails.
-func (l *MemoryLimiter) Allow(_ context.Context, key string) (time.Duration, error) {
-	h := maphash.String(l.seed, key)
-	s := &l.shards[h%limiterShards]
-	now := l.now().UnixNano()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	full, ok := s.full[h]
-	if !ok && len(s.full) >= l.perShard {
-		s.evict(now, l.perShard)
-	}
-	full = max(full, now) + int64(l.interval)
-	if ahead := time.Duration(full - now); ahead > l.window {
-		return ahead - l.window, nil
-	}
-	s.full[h] = full
-	return 0, nil
+func (l *MemoryLimiter) Allow(ctx context.Context, key string) (time.Duration, error) {
+	b, err := l.Spend(ctx, key)
+	return b.Wait, err
 }
 
-// evict makes room for keys in a shard that holds most keys: it forgets
-// the keys whose buckets are full by now and then, while the shard holds
-// more than seven eighths of most, keys at random, so that a stream of new
-// keys pays for a sweep only once in most/8 keys.
-func (s *limiterShard) evict(now int64, most int) {
-	for h, full := range s.full {
+// Spend spends one request of key's budget and tells what is left of it
+// (see BudgetLimiter). It never fails.
+func (l *MemoryLimiter) Spend(_ context.Context, key string) (Budget, error) {
+	h := maphash.String(l.seed, key)
+	now := l.now().UnixNano()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	full, ok := l.full[h]
+	if !ok && len(l.full) >= l.maxKeys {
+		l.evict(now)
+	}
+	full = max(full, now)
+	if ahead := time.Duration(full-now) + l.interval; ahead > l.window {
+		return budgetOf(ahead-l.interval, l.interval, l.window, ahead-l.window), nil
+	}
+	l.full[h] = full + int64(l.interval)
+	return budgetOf(time.Duration(full-now)+l.interval, l.interval, l.window, 0), nil
+}
+
+// Rate returns the budget of each key (see BudgetLimiter).
+func (l *MemoryLimiter) Rate() Rate { return l.rate }
+
+// evict makes room for keys in a full table: it forgets the keys whose
+// buckets are full by now and then, while the table holds more than seven
+// eighths of maxKeys, keys at random, so that a stream of new keys pays
+// for a sweep only once in maxKeys/8 keys.
+func (l *MemoryLimiter) evict(now int64) {
+	for h, full := range l.full {
 		if full <= now {
-			delete(s.full, h)
+			delete(l.full, h)
 		}
 	}
-	for h := range s.full {
-		if len(s.full) <= most-most/8-1 {
+	for h := range l.full {
+		if len(l.full) <= l.maxKeys-l.maxKeys/8-1 {
 			break
 		}
-		delete(s.full, h)
+		delete(l.full, h)
 	}
-}
-
-// Len returns the number of keys whose budgets l keeps: at most maxKeys.
-func (l *MemoryLimiter) Len() int {
-	n := 0
-	for i := range l.shards {
-		s := &l.shards[i]
-		s.mu.Lock()
-		n += len(s.full)
-		s.mu.Unlock()
-	}
-	return n
 }

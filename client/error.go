@@ -52,6 +52,10 @@ type Error struct {
 	// for, or 0 when it had none: after a 429 rate_limited, how long until
 	// the caller's budget allows a request again.
 	RetryAfter time.Duration
+	// Budget is what the answer said of the caller's budget, or nil when
+	// it said nothing: after a 429 rate_limited, a budget with no request
+	// Remaining, which holds one again after Reset.
+	Budget *Budget
 }
 
 // Error returns the status, the code and the message.

@@ -16,7 +16,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	rdb := redis.NewClient(opts)
+	rdb := redislimit.NewClient(opts) // each call bounded by the Limiter's deadline, never retried
 	h, err := petstore.New(
 		petstore.WithStore(memstore.New()),
 		petstore.WithAuthenticator(petstore.APIKeys("a-long-random-key")),

@@ -3,12 +3,17 @@ package redislimit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/memstore"
 	"github.com/petstore-go/petstore/redislimit"
@@ -57,6 +62,12 @@ func TestAllow(t *testing.T) {
 			t.Errorf("past the burst: wait %v, want about the interval, 1 s", wait)
 		}
 	}
+	if left, err := a.Spend(ctx, "carol"); err != nil || left != (petstore.Budget{Remaining: 2, Reset: time.Second}) {
+		t.Errorf("Spend of a new key = %+v, %v; want 2 remaining and the next in 1 s", left, err)
+	}
+	if left, err := b.Spend(ctx, "alice"); err != nil || left.Remaining != 0 || left.Wait <= 0 || left.Reset != left.Wait {
+		t.Errorf("Spend past the burst = %+v, %v; want 0 remaining and Reset equal to Wait", left, err)
+	}
 	if wait := allow(a, "bob"); wait != 0 {
 		t.Errorf("another key: wait %v, want 0", wait)
 	}
@@ -71,6 +82,62 @@ func TestAllow(t *testing.T) {
 	}
 	if ttl <= 0 || ttl > 3*time.Second {
 		t.Errorf("the key's time to live is %v, want up to the burst's 3 s", ttl)
+	}
+}
+
+// TestHeaders: with the server's default budgets in Redis, a read and a
+// create carry RateLimit-Policy and RateLimit under policies of their own,
+// counted by Redis; in a flood, each 429 carries r=0 and a t no later than
+// its Retry-After.
+func TestHeaders(t *testing.T) {
+	rdb := newRedis(t)
+	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys("key-0123456789")),
+		petstore.WithRateLimit(petstore.RateLimit{
+			Reads:   redislimit.New(rdb, "reads:", petstore.Rate{PerSecond: 200, Burst: 400}),
+			Creates: redislimit.New(rdb, "creates:", petstore.Rate{PerSecond: 50, Burst: 100}),
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(method, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(method, "/v1/pets", strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer key-0123456789")
+		if body != "" {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	type fields struct {
+		Status            int
+		Policy, RateLimit string
+	}
+	var got []fields
+	for _, w := range []*httptest.ResponseRecorder{serve(http.MethodGet, ""), serve(http.MethodPost, `{"name":"Rex","categoryId":1}`)} {
+		got = append(got, fields{w.Code, w.Header().Get("RateLimit-Policy"), w.Header().Get("RateLimit")})
+	}
+	want := []fields{{200, `"reads";q=400;w=2`, `"reads";r=399;t=1`}, {201, `"creates";q=100;w=2`, `"creates";r=99;t=1`}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("a read and a create (-want +got):\n%s", diff)
+	}
+	limited := 0
+	for i := range 500 {
+		w := serve(http.MethodGet, "")
+		if w.Code != http.StatusTooManyRequests {
+			continue
+		}
+		limited++
+		var r, reset int64
+		_, err := fmt.Sscanf(w.Header().Get("RateLimit"), `"reads";r=%d;t=%d`, &r, &reset)
+		retryAfter, err2 := strconv.ParseInt(w.Header().Get("Retry-After"), 10, 64)
+		if err != nil || err2 != nil || r != 0 || reset < 1 || reset > retryAfter {
+			t.Fatalf("request %d, a 429: RateLimit %q, Retry-After %q; want r=0 and 1 <= t <= Retry-After",
+				i, w.Header().Get("RateLimit"), w.Header().Get("Retry-After"))
+		}
+	}
+	if limited == 0 {
+		t.Error("500 reads at once met no 429 of a budget of 400")
 	}
 }
 
@@ -116,6 +183,78 @@ func TestRedisDown(t *testing.T) {
 		if w.Code != tt.want {
 			t.Errorf("FailOpen %v: status %d, want %d; body %s", tt.failOpen, w.Code, tt.want, w.Body)
 		}
+	}
+}
+
+// TestStalledRedis: a Redis that stalls (DEBUG SLEEP 5) makes a request
+// answer 503 once the limiter's one deadline of 1 s has passed, rather
+// than when go-redis's retries of its read timeout (three, by default)
+// give up or Redis wakes. The limiter's client is NewClient's, with the
+// options that cmd/petstore gives it: timeouts of 1 s and go-redis's
+// default pool.
+func TestStalledRedis(t *testing.T) {
+	opts, err := redis.ParseURL(redistest.Start(t, "--enable-debug-command", "local"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newClient := func(set func(*redis.Options)) *redis.Client {
+		o := *opts
+		set(&o)
+		rdb := redis.NewClient(&o)
+		t.Cleanup(func() { rdb.Close() })
+		return rdb
+	}
+	o := *opts
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = time.Second, time.Second, time.Second
+	rdb := redislimit.NewClient(&o)
+	t.Cleanup(func() { rdb.Close() })
+	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys("key-0123456789")),
+		petstore.WithRateLimit(petstore.RateLimit{Reads: redislimit.New(rdb, "p:", petstore.Rate{PerSecond: 100, Burst: 100})}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func() (int, time.Duration) {
+		r := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
+		r.Header.Set("Authorization", "Bearer key-0123456789")
+		w := httptest.NewRecorder()
+		start := time.Now()
+		h.ServeHTTP(w, r)
+		return w.Code, time.Since(start)
+	}
+	if code, _ := get(); code != http.StatusOK {
+		t.Fatalf("with Redis up: status %d, want 200", code)
+	}
+
+	// Stall Redis once, and wait until it no longer answers.
+	stall := newClient(func(o *redis.Options) { o.MaxRetries, o.ReadTimeout = -1, 10*time.Second })
+	go stall.Do(context.Background(), "DEBUG", "SLEEP", "5")
+	probe := newClient(func(o *redis.Options) { o.MaxRetries, o.ReadTimeout = -1, 100*time.Millisecond })
+	for deadline := time.Now().Add(10 * time.Second); probe.Ping(t.Context()).Err() == nil; {
+		if time.Now().After(deadline) {
+			t.Fatal("Redis still answers 10 s after DEBUG SLEEP 5 was sent")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	// Twice as many requests at once as the pool has connections: those
+	// that wait for one wait within the same deadline.
+	n := 2 * rdb.Options().PoolSize
+	codes, times := make([]int, n), make([]time.Duration, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { codes[i], times[i] = get() })
+	}
+	wg.Wait()
+	t.Logf("%d requests with Redis stalled: statuses %v, the slowest answered after %v", n, slices.Compact(slices.Sorted(slices.Values(codes))), slices.Max(times))
+	for i := range n {
+		if codes[i] != http.StatusServiceUnavailable || times[i] > 2500*time.Millisecond {
+			t.Fatalf("with Redis stalled: status %d after %v, want 503 after about the limiter's deadline, 1 s", codes[i], times[i])
+		}
+	}
+	short := redislimit.New(rdb, "p:", petstore.Rate{PerSecond: 100, Burst: 100}, redislimit.WithTimeout(200*time.Millisecond))
+	start := time.Now()
+	if _, err := short.Allow(t.Context(), "k"); err == nil || time.Since(start) > 900*time.Millisecond {
+		t.Errorf("Allow with a deadline of 200 ms, Redis stalled: %v after %v; want an error after about 200 ms", err, time.Since(start))
 	}
 }
 

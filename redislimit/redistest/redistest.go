@@ -17,8 +17,10 @@ import (
 // temporary directory and nothing saved, stops it when the test ends, and
 // returns its URL, such as "redis://127.0.0.1:40123". Without redis-server
 // on the PATH the test is skipped, with a message that says how to install
-// it; under CI=true it fails instead, since CI installs it.
-func Start(tb testing.TB) string {
+// it; under CI=true it fails instead, since CI installs it. args are
+// added to the server's command line, such as "--enable-debug-command",
+// "local".
+func Start(tb testing.TB, args ...string) string {
 	tb.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -29,8 +31,8 @@ func Start(tb testing.TB) string {
 		tb.Skip(msg)
 	}
 	port := freePort(tb)
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", tb.TempDir(),
-		"--save", "", "--appendonly", "no", "--protected-mode", "yes")
+	cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", tb.TempDir(),
+		"--save", "", "--appendonly", "no", "--protected-mode", "yes"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		tb.Fatal(err)
