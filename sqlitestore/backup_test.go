@@ -232,3 +232,48 @@ func TestRestore(t *testing.T) {
 		t.Errorf("Restore of a file of a newer schema: %v", err)
 	}
 }
+
+// TestForeignSchemaRefused checks that Restore and Open refuse a file that
+// holds a table, index, trigger or view that petstore does not make, or
+// lacks one that it makes, naming the object, and leave the data file as
+// it was.
+func TestForeignSchemaRefused(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name, stmt, want string
+	}{
+		{"trigger", "CREATE TRIGGER t AFTER INSERT ON pets BEGIN DELETE FROM pets WHERE id < 5; END", `trigger "t"`},
+		{"view", "CREATE VIEW v AS SELECT id FROM pets", `view "v"`},
+		{"table", "CREATE TABLE extra (x)", `table "extra"`},
+		{"index", "CREATE INDEX pets_name ON pets (name)", `index "pets_name"`},
+		{"dropped index", "DROP INDEX pets_status_id", `no index "pets_status_id"`},
+		{"changed index", "DROP INDEX pets_status_id; CREATE INDEX pets_status_id ON pets (id, status)", `index "pets_status_id", which differs`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "pets.db")
+			backup := filepath.Join(dir, "backup.db")
+			s := open(t, path)
+			for range 5 {
+				add(t, s, "kept", "")
+			}
+			if _, err := sqlitestore.Backup(ctx, path, backup); err != nil {
+				t.Fatal(err)
+			}
+			execSQL(t, backup, tt.stmt, "PRAGMA journal_mode = DELETE")
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			_, err := sqlitestore.Restore(ctx, backup, path)
+			if !errors.Is(err, sqlitestore.ErrSchema) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Restore: %v; want ErrSchema naming %s", err, tt.want)
+			}
+			if _, err := sqlitestore.Open(backup); !errors.Is(err, sqlitestore.ErrSchema) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Open: %v; want ErrSchema naming %s", err, tt.want)
+			}
+			if n := len(all(t, open(t, path))); n != 5 {
+				t.Errorf("the data file holds %d pets after the refused restore; want 5", n)
+			}
+		})
+	}
+}

@@ -23,7 +23,8 @@ var ErrInUse = errors.New("sqlitestore: the data file is in use")
 // beside it, or "" when there was none.
 //
 // It checks backup as Open checks a file (a petstore data file, of a
-// schema version this package knows) and with PRAGMA quick_check, and
+// schema version this package knows, whose schema is exactly what the
+// migrations make: see ErrSchema) and with PRAGMA quick_check, and
 // copies it beside file (as Backup does, so that backup itself is left
 // untouched). It then takes an exclusive lock on file, which it gets only
 // when no connection has it open: a Store keeps a lock on its file for as
@@ -42,6 +43,9 @@ func Restore(ctx context.Context, backup, file string) (replaced string, err err
 	db, err := openExisting(ctx, backup, url.Values{})
 	if err == nil {
 		err = quickCheck(ctx, db, backup)
+		if err == nil {
+			err = checkSchema(ctx, db, backup)
+		}
 		db.Close()
 	}
 	if err != nil {
