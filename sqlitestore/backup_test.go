@@ -277,3 +277,54 @@ func TestForeignSchemaRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoreNeverReissuesIDs checks that a store restored from a backup
+// issues IDs above every ID that the file it replaced had issued, pets
+// deleted since included, even when the backup holds no pet.
+func TestRestoreNeverReissuesIDs(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name          string
+		before, after int // pets added before and after the backup
+		deleteLast    bool
+	}{
+		{"pets after the backup", 3, 2, false},
+		{"empty backup", 0, 3, false},
+		{"largest deleted", 2, 3, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "pets.db")
+			backup := filepath.Join(dir, "backup.db")
+			s, err := sqlitestore.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range tt.before {
+				add(t, s, "in the backup", "")
+			}
+			if _, err := sqlitestore.Backup(ctx, path, backup); err != nil {
+				t.Fatal(err)
+			}
+			var last petstore.Pet
+			for range tt.after {
+				last = add(t, s, "after the backup", "")
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if tt.deleteLast {
+				execSQL(t, path, fmt.Sprintf("DELETE FROM pets WHERE id = %d", last.ID))
+			}
+			if _, err := sqlitestore.Restore(ctx, backup, path); err != nil {
+				t.Fatal(err)
+			}
+			if next := add(t, open(t, path), "after the restore", ""); next.ID <= last.ID {
+				t.Errorf("the first pet after the restore has ID %d; want above %d, the largest the replaced file issued", next.ID, last.ID)
+			}
+			if _, err := os.Lstat(path + "-journal"); err == nil {
+				t.Errorf("%s-journal is left beside the restored file", path)
+			}
+		})
+	}
+}
