@@ -65,17 +65,25 @@ func (s *Store) Check(ctx context.Context) error {
 	if fi.Mode().Perm()&0o222 == 0 {
 		return unavailable("the data file is read-only (mode %v); make it writable (chmod u+w)", fi.Mode().Perm())
 	}
-	var fsst syscall.Statfs_t
-	if err := syscall.Statfs(s.file, &fsst); err == nil {
-		free := int64(fsst.Bavail) * int64(fsst.Bsize)
+	if free, readOnly, err := diskSpace(s.file); err == nil {
 		switch {
-		case fsst.Flags&stRDONLY != 0:
+		case readOnly:
 			return unavailable("the file system is mounted read-only")
 		case free < minFree:
 			return unavailable("the disk is full: %d bytes free; free some space", free)
 		}
 	}
 	return nil
+}
+
+// diskSpace returns the bytes free to this process on the file system of
+// path, and whether it is mounted read-only.
+func diskSpace(path string) (free int64, readOnly bool, err error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return 0, false, err
+	}
+	return int64(st.Bavail) * int64(st.Bsize), st.Flags&stRDONLY != 0, nil
 }
 
 // stRDONLY is ST_RDONLY, the flag of a file system mounted read-only.
