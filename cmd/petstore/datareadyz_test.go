@@ -31,31 +31,36 @@ func TestReadyzDataFile(t *testing.T) {
 		status, body := adminDo(t, adminRequest{method: http.MethodGet, url: admin + "/readyz"})
 		return status, string(body)
 	}
-	if status, body := ready(); status != http.StatusOK {
-		t.Fatalf("/readyz with backups succeeding: %d %s", status, body)
-	}
-	time.Sleep(time.Second)
-	if es, _ := os.ReadDir(backups); len(es) != 2 {
-		t.Errorf("the backup directory holds %d files; want the 2 kept", len(es))
-	}
-	// Backups fail once their directory is a file.
-	if err := os.RemoveAll(backups); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(backups, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitUntil(t, p, "/readyz answers 200 with backups succeeding", func() bool {
+		status, _ := ready()
+		return status == http.StatusOK
+	})
+	// Runs go on every 200ms, each with its temporary file: wait until
+	// three have succeeded and the oldest were removed, leaving the newest
+	// 2, which never happens if removal is broken.
+	waitUntil(t, p, "3 backups succeeded and 2 are kept", func() bool {
+		_, metrics := adminDo(t, adminRequest{method: http.MethodGet, url: admin + "/metrics"})
+		if metricValue(t, metrics, `petstore_backup_successes_total`+scopeLabels) < 3 {
+			return false
+		}
+		es, err := os.ReadDir(backups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := 0
+		for _, e := range es {
+			if strings.HasPrefix(e.Name(), backupPrefix) && strings.HasSuffix(e.Name(), backupSuffix) {
+				kept++
+			}
+		}
+		return kept == 2
+	})
+	// Backups fail once others may write their directory.
+	chmod(t, backups, 0o777)
+	waitUntil(t, p, "/readyz says that backups are failing", func() bool {
 		status, body := ready()
-		if status == http.StatusServiceUnavailable && strings.Contains(body, "scheduled backups are failing") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz with backups failing: %d %s", status, body)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return status == http.StatusServiceUnavailable && strings.Contains(body, "scheduled backups are failing")
+	})
 	_, metrics := adminDo(t, adminRequest{method: http.MethodGet, url: admin + "/metrics"})
 	for _, want := range []string{"petstore_backup_failures_total", "petstore_sqlite_wal_size_bytes", "petstore_sqlite_checkpoints_blocked_total"} {
 		if !strings.Contains(string(metrics), want) {
@@ -136,17 +141,10 @@ func TestBackupFailsCleanly(t *testing.T) {
 	p := startServerIn(t, dir, wrapper, "ready-key", nil,
 		"-admin-addr", "127.0.0.1:0", "-backup-dir", backups, "-backup-interval", "50ms")
 	admin := adminURL(t, p)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waitUntil(t, p, "3 failed backups are counted", func() bool {
 		_, metrics := adminDo(t, adminRequest{method: http.MethodGet, url: admin + "/metrics"})
-		if metricValue(t, metrics, `petstore_backup_failures_total{otel_scope_name="github.com/petstore-go/petstore/cmd/petstore",otel_scope_schema_url="",otel_scope_version=""}`) >= 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no 3 failed backups counted after 30s; the log:\n%s", p.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return metricValue(t, metrics, `petstore_backup_failures_total`+scopeLabels) >= 3
+	})
 	if status, body := adminDo(t, adminRequest{method: http.MethodGet, url: admin + "/readyz"}); status != http.StatusOK {
 		t.Errorf("/readyz with backups failing and without -backup-ready: %d %s; want 200", status, body)
 	}
@@ -245,5 +243,21 @@ func chmod(t *testing.T, path string, mode os.FileMode) {
 	t.Helper()
 	if err := os.Chmod(path, mode); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// scopeLabels are the labels of the server's own metrics in /metrics.
+const scopeLabels = `{otel_scope_name="github.com/petstore-go/petstore/cmd/petstore",otel_scope_schema_url="",otel_scope_version=""}`
+
+// waitUntil polls cond every 20ms until it holds, and fails the test with
+// the server's log after 30s.
+func waitUntil(t *testing.T, p *serverProcess, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after 30s waiting until %s; the server's log:\n%s", what, p.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
