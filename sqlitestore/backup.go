@@ -35,8 +35,8 @@ type BackupInfo struct {
 // renamed to dst, and the directory flushed: dst is always either what it
 // was before or a complete new backup, even if the process is killed or
 // the machine loses power. A killed Backup may leave its temporary file,
-// named .BASE.*.tmp beside dst; a failed one leaves nothing. A backup is itself a data file, in
-// rollback-journal mode until a Store opens it.
+// named .BASE.*.tmp beside dst; a failed one leaves nothing. A backup is
+// itself a data file, in rollback-journal mode until a Store opens it.
 //
 // Backup refuses a src that does not exist or is not a petstore data file
 // of a version this package knows, and a dst that has a -wal file beside
