@@ -35,8 +35,8 @@ type BackupInfo struct {
 // renamed to dst, and the directory flushed: dst is always either what it
 // was before or a complete new backup, even if the process is killed or
 // the machine loses power. A killed Backup may leave its temporary file,
-// named .BASE.*.tmp beside dst. A backup is itself a data file, in
-// rollback-journal mode until a Store opens it.
+// named .BASE.*.tmp beside dst; a failed one leaves nothing. A backup is
+// itself a data file, in rollback-journal mode until a Store opens it.
 //
 // Backup refuses a src that does not exist or is not a petstore data file
 // of a version this package knows, and a dst that has a -wal file beside
@@ -72,15 +72,20 @@ func Backup(ctx context.Context, src, dst string) (BackupInfo, error) {
 	tmpName := tmp.Name()
 	keep := false
 	defer func() {
-		if !keep {
+		if !keep { // nor a journal that a failed write left
 			os.Remove(tmpName)
+			os.Remove(tmpName + "-journal")
 		}
 	}()
 	if err := tmp.Close(); err != nil {
 		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
 	}
 	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", tmpName); err != nil {
-		return BackupInfo{}, wrapError(ctx, src, "backup", err)
+		op := "backup: writing the copy beside " + dst
+		if free, _, serr := diskSpace(tmpName); serr == nil {
+			op += fmt.Sprintf(" (%d bytes free on its disk)", free)
+		}
+		return BackupInfo{}, wrapError(ctx, src, op, err)
 	}
 	info := BackupInfo{Path: dst}
 	if info.Pets, err = countPets(ctx, tmpName); err != nil {

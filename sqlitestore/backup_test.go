@@ -232,3 +232,99 @@ func TestRestore(t *testing.T) {
 		t.Errorf("Restore of a file of a newer schema: %v", err)
 	}
 }
+
+// TestForeignSchemaRefused checks that Restore and Open refuse a file that
+// holds a table, index, trigger or view that petstore does not make, or
+// lacks one that it makes, naming the object, and leave the data file as
+// it was.
+func TestForeignSchemaRefused(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name, stmt, want string
+	}{
+		{"trigger", "CREATE TRIGGER t AFTER INSERT ON pets BEGIN DELETE FROM pets WHERE id < 5; END", `trigger "t"`},
+		{"view", "CREATE VIEW v AS SELECT id FROM pets", `view "v"`},
+		{"table", "CREATE TABLE extra (x)", `table "extra"`},
+		{"index", "CREATE INDEX pets_name ON pets (name)", `index "pets_name"`},
+		{"dropped index", "DROP INDEX pets_status_id", `no index "pets_status_id"`},
+		{"changed index", "DROP INDEX pets_status_id; CREATE INDEX pets_status_id ON pets (id, status)", `index "pets_status_id", which differs`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "pets.db")
+			backup := filepath.Join(dir, "backup.db")
+			s := open(t, path)
+			for range 5 {
+				add(t, s, "kept", "")
+			}
+			if _, err := sqlitestore.Backup(ctx, path, backup); err != nil {
+				t.Fatal(err)
+			}
+			execSQL(t, backup, tt.stmt, "PRAGMA journal_mode = DELETE")
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			_, err := sqlitestore.Restore(ctx, backup, path)
+			if !errors.Is(err, sqlitestore.ErrSchema) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Restore: %v; want ErrSchema naming %s", err, tt.want)
+			}
+			if _, err := sqlitestore.Open(backup); !errors.Is(err, sqlitestore.ErrSchema) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Open: %v; want ErrSchema naming %s", err, tt.want)
+			}
+			if n := len(all(t, open(t, path))); n != 5 {
+				t.Errorf("the data file holds %d pets after the refused restore; want 5", n)
+			}
+		})
+	}
+}
+
+// TestRestoreNeverReissuesIDs checks that a store restored from a backup
+// issues IDs above every ID that the file it replaced had issued, pets
+// deleted since included, even when the backup holds no pet.
+func TestRestoreNeverReissuesIDs(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name          string
+		before, after int // pets added before and after the backup
+		deleteLast    bool
+	}{
+		{"pets after the backup", 3, 2, false},
+		{"empty backup", 0, 3, false},
+		{"largest deleted", 2, 3, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "pets.db")
+			backup := filepath.Join(dir, "backup.db")
+			s, err := sqlitestore.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range tt.before {
+				add(t, s, "in the backup", "")
+			}
+			if _, err := sqlitestore.Backup(ctx, path, backup); err != nil {
+				t.Fatal(err)
+			}
+			var last petstore.Pet
+			for range tt.after {
+				last = add(t, s, "after the backup", "")
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if tt.deleteLast {
+				execSQL(t, path, fmt.Sprintf("DELETE FROM pets WHERE id = %d", last.ID))
+			}
+			if _, err := sqlitestore.Restore(ctx, backup, path); err != nil {
+				t.Fatal(err)
+			}
+			if next := add(t, open(t, path), "after the restore", ""); next.ID <= last.ID {
+				t.Errorf("the first pet after the restore has ID %d; want above %d, the largest the replaced file issued", next.ID, last.ID)
+			}
+			if _, err := os.Lstat(path + "-journal"); err == nil {
+				t.Errorf("%s-journal is left beside the restored file", path)
+			}
+		})
+	}
+}

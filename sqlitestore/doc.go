@@ -43,7 +43,8 @@
 //
 // Errors name the file. Open refuses a directory, a directory that does not
 // exist, a file it cannot write, a file that is not a SQLite database or
-// not a petstore one, and one written by a newer release. Get of an unknown
+// not a petstore one, one written by a newer release, and one whose schema
+// holds an object the migrations do not make (ErrSchema). Get of an unknown
 // ID returns an error wrapping petstore.ErrNotFound. An error that may pass
 // wraps petstore.ErrUnavailable (503): the file stayed locked by another
 // process past the busy timeout, the disk is full (nothing of the failed

@@ -23,13 +23,16 @@ var ErrInUse = errors.New("sqlitestore: the data file is in use")
 // beside it, or "" when there was none.
 //
 // It checks backup as Open checks a file (a petstore data file, of a
-// schema version this package knows) and with PRAGMA quick_check, and
+// schema version this package knows, whose schema is exactly what the
+// migrations make: see ErrSchema) and with PRAGMA quick_check, and
 // copies it beside file (as Backup does, so that backup itself is left
 // untouched). It then takes an exclusive lock on file, which it gets only
 // when no connection has it open: a Store keeps a lock on its file for as
 // long as it is open, so Restore refuses, with an error wrapping ErrInUse,
 // while any Store, in any process, serves it. Under the lock it copies the
-// -wal file's commits into file and removes the -wal file, renames file to
+// -wal file's commits into file and removes the -wal file, raises the
+// copy's ID sequence to the largest ID that file ever issued, so that no
+// ID is issued twice for different pets, renames file to
 // FILE.replaced-TIME (UTC, to the second) and the copy to file, and
 // flushes the directory. A killed Restore leaves file as it was, or the
 // backup in its place; a server that starts while Restore runs may open
@@ -42,6 +45,9 @@ func Restore(ctx context.Context, backup, file string) (replaced string, err err
 	db, err := openExisting(ctx, backup, url.Values{})
 	if err == nil {
 		err = quickCheck(ctx, db, backup)
+		if err == nil {
+			err = checkSchema(ctx, db, backup)
+		}
 		db.Close()
 	}
 	if err != nil {
@@ -57,7 +63,8 @@ func Restore(ctx context.Context, backup, file string) (replaced string, err err
 	if _, err := Backup(ctx, backup, copied); err != nil {
 		return "", fmt.Errorf("sqlitestore.Restore: copying %s: %w", backup, err)
 	}
-	defer os.Remove(copied) // gone when renamed
+	defer os.Remove(copied)              // gone when renamed
+	defer os.Remove(copied + "-journal") // left only by a failed write
 
 	if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
 		if err := os.Rename(copied, file); err != nil {
@@ -96,6 +103,14 @@ func Restore(ctx context.Context, backup, file string) (replaced string, err err
 	if _, err := os.Lstat(file + "-wal"); err == nil {
 		return "", fmt.Errorf("sqlitestore.Restore: %s-wal is still there after a checkpoint; nothing was changed", file)
 	}
+	var issued int64
+	if err := conn.QueryRowContext(ctx, sqlIssued).Scan(&issued); err != nil {
+		return "", fmt.Errorf("sqlitestore.Restore: %s: reading the largest ID it issued, which the restored file must not issue again: %w; "+
+			"to restore without it, move it and its -wal file aside first", file, err)
+	}
+	if err := carryIDs(ctx, copied, issued); err != nil {
+		return "", fmt.Errorf("sqlitestore.Restore: %w", err)
+	}
 	replaced = file + ".replaced-" + time.Now().UTC().Format("20060102T150405Z")
 	if err := os.Rename(file, replaced); err != nil {
 		return "", fmt.Errorf("sqlitestore.Restore: %w", err)
@@ -112,4 +127,36 @@ func Restore(ctx context.Context, backup, file string) (replaced string, err err
 	lock.Close()
 	os.Remove(file + "-journal")
 	return replaced, nil
+}
+
+// sqlIssued is the largest pet ID that a data file ever issued: its
+// sequence, which AUTOINCREMENT keeps, or its largest ID when it has none.
+const sqlIssued = `SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'pets'), 0),
+	coalesce((SELECT max(id) FROM pets), 0))`
+
+// carryIDs raises the ID sequence of the data file at file to issued, when
+// it is lower, so that its next pet's ID is above issued.
+func carryIDs(ctx context.Context, file string, issued int64) error {
+	db, err := sql.Open("sqlite", dsn(file, url.Values{}))
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	defer db.Close()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	defer tx.Rollback() // a no-op after Commit
+	_, err = tx.ExecContext(ctx, `INSERT INTO sqlite_sequence (name, seq) SELECT 'pets', 0
+WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'pets')`)
+	if err == nil {
+		_, err = tx.ExecContext(ctx, `UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'pets'`, issued)
+	}
+	if err == nil {
+		err = tx.Commit()
+	}
+	if err != nil {
+		return fmt.Errorf("%s: carrying the ID sequence: %w", file, err)
+	}
+	return db.Close()
 }

@@ -66,8 +66,9 @@ type Store struct {
 // names the file: a path that is a directory, a directory that does not
 // exist, a file without write permission (a store that cannot write is of
 // no use), a file that is not a SQLite database or is another application's,
-// and a file whose schema was written by a newer version of this package,
-// which it leaves as it is. Options that are invalid are reported together,
+// a file whose schema was written by a newer version of this package,
+// which it leaves as it is, and a file that holds a table, index, trigger
+// or view that the migrations do not make, or lacks one (ErrSchema). Options that are invalid are reported together,
 // each with its fix.
 //
 // Any number of Stores, in one process or several, may open the same file:
@@ -259,6 +260,9 @@ func (s *Store) open() error {
 		return fail("migrate", err)
 	}
 	if err := quickCheck(ctx, s.w, s.file); err != nil {
+		return err
+	}
+	if err := checkSchema(ctx, s.w, s.file); err != nil {
 		return err
 	}
 	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA journal_size_limit = %d", s.wal.limit)); err != nil {

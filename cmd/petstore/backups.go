@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/petstore-go/petstore/sqlitestore"
@@ -30,12 +32,14 @@ type backupFlags struct {
 	dir      string
 	interval time.Duration
 	keep     int
+	ready    bool // /readyz counts them
 }
 
 func (b *backupFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.dir, "backup-dir", "", "`directory` to back the SQLite file up to, every -backup-interval; empty for no scheduled backups (default $"+backupDirVar+")")
 	fs.DurationVar(&b.interval, "backup-interval", time.Hour, "how often to back up to -backup-dir (default $"+backupIntervalVar+", else 1h)")
 	fs.IntVar(&b.keep, "backup-keep", 24, "how many backups to keep in -backup-dir; older ones are removed (default $"+backupKeepVar+", else 24)")
+	fs.BoolVar(&b.ready, "backup-ready", false, "make /readyz answer 503 when no scheduled backup has succeeded for twice -backup-interval")
 }
 
 // fromEnv fills in, from the environment, what the flags parsed into fs
@@ -76,7 +80,7 @@ func (b *backupFlags) fromEnv(fs *flag.FlagSet, getenv func(string) string, stor
 // backupScheduler backs the data file up to a directory: once at start,
 // then every interval, keeping the newest backups. Each run logs its
 // outcome; the counts and the time of the last success are for /metrics,
-// and check is for /readyz.
+// and check is for /readyz when flags.ready asks for it.
 type backupScheduler struct {
 	src    string
 	flags  backupFlags
@@ -96,17 +100,44 @@ const (
 )
 
 // newBackupScheduler makes the directory of flags, owner-only when it is
-// missing, and returns a scheduler of backups of src into it.
+// missing, checks it (see checkBackupDir) and returns a scheduler of
+// backups of src into it.
 func newBackupScheduler(src string, flags backupFlags, logger *slog.Logger) (*backupScheduler, error) {
 	if err := os.MkdirAll(flags.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("-backup-dir: %w", err)
 	}
 	dir, err := filepath.Abs(flags.dir)
+	if err == nil {
+		err = checkBackupDir(dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("-backup-dir: %w", err)
 	}
 	flags.dir = dir
 	return &backupScheduler{src: src, flags: flags, logger: logger, start: time.Now()}, nil
+}
+
+// checkBackupDir refuses, as the data file is refused, a backup directory
+// through which another user could replace a backup with one that changes
+// the pets once restored: a symbolic link, a directory owned by another
+// user, or one that the group or others may write.
+func checkBackupDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	switch {
+	case err != nil:
+		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%s is a symbolic link; give the path of the directory itself", dir)
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s is owned by uid %d, not by this process's user (uid %d), who could then replace the backups; chown it, or give a directory of your own", dir, st.Uid, os.Geteuid())
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("%s may be written by other users (mode %v), who could then replace the backups; make it owner-only: chmod 700 %s", dir, perm, dir)
+	}
+	return nil
 }
 
 // run backs up at once and then every interval until ctx is done.
@@ -127,7 +158,11 @@ func (b *backupScheduler) run(ctx context.Context) {
 // once takes one backup and removes those past the number to keep.
 func (b *backupScheduler) once(ctx context.Context) {
 	name := filepath.Join(b.flags.dir, backupPrefix+time.Now().UTC().Format("20060102T150405.000Z")+backupSuffix)
-	info, err := sqlitestore.Backup(ctx, b.src, name)
+	err := checkBackupDir(b.flags.dir)
+	var info sqlitestore.BackupInfo
+	if err == nil {
+		info, err = sqlitestore.Backup(ctx, b.src, name)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return // shutting down
@@ -164,9 +199,13 @@ func (b *backupScheduler) prune() error {
 	return errors.Join(errs...)
 }
 
-// check reports an error when the last successful backup, or the start
-// when there has been none, is older than twice the interval.
+// check reports an error when flags.ready counts backups in /readyz and
+// the last successful backup, or the start when there has been none, is
+// older than twice the interval.
 func (b *backupScheduler) check() error {
+	if !b.flags.ready {
+		return nil
+	}
 	last := b.start
 	if ns := b.lastOK.Load(); ns != 0 {
 		last = time.Unix(0, ns)
