@@ -48,7 +48,7 @@ func latestVersion() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return ms[len(ms)-1].version, nil
+	return ms[len(ms)-1].Version, nil
 }
 
 // SchemaVersion returns the version of the schema that the Store's tables

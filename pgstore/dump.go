@@ -8,21 +8,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/export"
 )
 
 // A Record is a pet as Export gives it and Import takes it, with the
-// idempotency key of the create that stored it while the Store keeps that
-// key.
-type Record struct {
-	petstore.Pet
-	// Principal and Key are the key's scope and the key, or both empty
-	// when no key is kept for the pet.
-	Principal, Key string
-	// KeyCreated is when the key was stored, by the Store's clock; the key
-	// is forgotten once its retention has passed from then.
-	KeyCreated time.Time
-}
+// idempotency key of the create that stored it, and the key's principal,
+// while the Store keeps that key. sqlitestore takes the same records.
+type Record = export.Record
 
 // ErrNotEmpty is wrapped by the error of Import into a table that holds,
 // or has ever held, a pet.
@@ -135,7 +127,7 @@ SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[])`, 
 			return 0, err
 		}
 		n++
-		if err := r.check(last); err != nil {
+		if err := r.Check(last); err != nil {
 			return 0, fmt.Errorf("pgstore: import: record %d: %w", n, err)
 		}
 		last = r.ID
@@ -187,22 +179,4 @@ func (b *importBuf) add(r Record) {
 		b.keyPets = append(b.keyPets, r.ID)
 		b.created = append(b.created, r.KeyCreated)
 	}
-}
-
-// check reports what makes r unfit for Import after a record with ID last.
-func (r Record) check(last int64) error {
-	switch {
-	case r.ID <= 0:
-		return fmt.Errorf("pet ID %d: IDs are positive", r.ID)
-	case r.ID <= last:
-		return fmt.Errorf("pet ID %d after %d: IDs must ascend, as Export gives them", r.ID, last)
-	case r.Key == "" && (r.Principal != "" || !r.KeyCreated.IsZero()):
-		return fmt.Errorf("pet %d: a key's principal or time without the key", r.ID)
-	case r.Key != "" && r.KeyCreated.IsZero():
-		return fmt.Errorf("pet %d: a key without the time it was stored", r.ID)
-	}
-	if err := r.NewPet.Validate(); err != nil {
-		return fmt.Errorf("pet %d: %w", r.ID, err)
-	}
-	return nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/export"
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
@@ -189,8 +190,8 @@ func exportFile(t *testing.T, path string, n int) {
 	}
 	defer f.Close()
 	b := bufio.NewWriter(f)
-	b.WriteString(exportHeader + "\n")
-	created := time.Now().UTC().Format(keyTimeLayout)
+	b.WriteString(export.Header + "\n")
+	created := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(b, `{"id":%d,"name":"pet %d","categoryId":%d,"status":"available"`, i, i, i%100+1)
 		if i%2 == 0 {

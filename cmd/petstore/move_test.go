@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/export"
 )
 
 // TestMoveBetweenStores moves a data set from SQLite to PostgreSQL and
@@ -81,7 +82,7 @@ func TestMoveBetweenStores(t *testing.T) {
 		t.Errorf("import into a store with pets: %v, %s; want a refusal", err, errOut)
 	}
 	bad := filepath.Join(dir, "bad.jsonl")
-	os.WriteFile(bad, []byte(exportHeader+"\n"+`{"id":1,"name":"a","categoryId":1}`+"\n"+`{"id":1,"name":"b","categoryId":1}`+"\n"), 0o600)
+	os.WriteFile(bad, []byte(export.Header+"\n"+`{"id":1,"name":"a","categoryId":1}`+"\n"+`{"id":1,"name":"b","categoryId":1}`+"\n"), 0o600)
 	_, errOut, err = runCommand(t, dir, bin, nil, "import", "-data", "new.db", bad)
 	if err == nil || !strings.Contains(errOut, "line 3") {
 		t.Errorf("import of ids out of order: %v, %s; want a refusal naming line 3", err, errOut)
