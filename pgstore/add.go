@@ -339,7 +339,7 @@ func (s *Store) insert(batch []*addCall) (deferred bool) {
 	case err != nil:
 		for _, c := range batch {
 			if c.err == nil { // not left out before the statement
-				c.err = wrapError(c.ctx, "add pet", err)
+				c.err = wrapError(c.ctx, "add pet", noIDLeft(err))
 			}
 		}
 	case firsts != nil:

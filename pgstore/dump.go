@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/petstore-go/petstore/internal/export"
+	"github.com/petstore-go/petstore/internal/sqlstore"
 )
 
 // A Record is a pet as Export gives it and Import takes it, with the
@@ -22,6 +24,32 @@ var ErrNotEmpty = errors.New("pgstore: the table is not empty")
 
 // importBatch is the number of rows that Import sends in one statement.
 const importBatch = 1000
+
+// idsLeft returns an error wrapping sqlstore.ErrNoIDLeft when the table
+// holds a pet with the last ID that its identity sequence can issue. It
+// reads only what the serving role may read: the pets, and the catalog.
+func (s *Store) idsLeft(ctx context.Context) error {
+	var full bool
+	err := s.pool.QueryRow(ctx, fmt.Sprintf(`SELECT coalesce((SELECT max(id) FROM %s), 0) >= q.seqmax
+FROM pg_sequence q WHERE q.seqrelid = pg_get_serial_sequence($1, 'id')::regclass`, s.relation), s.relation).Scan(&full)
+	switch {
+	case err != nil:
+		return wrapError(ctx, "check "+s.relation, err)
+	case full:
+		return fmt.Errorf("pgstore: %s: %w", s.relation, sqlstore.ErrNoIDLeft)
+	}
+	return nil
+}
+
+// noIDLeft returns an error wrapping sqlstore.ErrNoIDLeft when err says
+// that the identity sequence has issued its last value, and err otherwise.
+func noIDLeft(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "2200H" { // sequence_generator_limit_exceeded
+		return fmt.Errorf("%w (%v)", sqlstore.ErrNoIDLeft, err)
+	}
+	return err
+}
 
 // Export returns every pet of the table in ascending ID order, each with
 // its idempotency key while the Store keeps it, all read in one REPEATABLE
@@ -73,6 +101,9 @@ ORDER BY p.id`, s.relation, s.keys), s.now().Add(-s.retention))
 // sequence is then set past the highest, so that the next pet created gets
 // an ID above every imported one. It returns the number of pets stored.
 // Run it as the tables' owner: setting the sequence needs UPDATE on it.
+// It refuses IDs above 2⁵³−1, so that creates after them have IDs left,
+// and keys stored more than five minutes in the future of the Store's
+// clock, which would outlive their retention.
 //
 // Import refuses a table that holds, or has held, a pet, with an error
 // wrapping ErrNotEmpty. When a record is invalid, records yields an error,
@@ -127,7 +158,7 @@ SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[])`, 
 			return 0, err
 		}
 		n++
-		if err := r.Check(last); err != nil {
+		if err := r.Check(last, s.now()); err != nil {
 			return 0, fmt.Errorf("pgstore: import: record %d: %w", n, err)
 		}
 		last = r.ID

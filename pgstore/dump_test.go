@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/sqlstore"
 	"github.com/petstore-go/petstore/pgstore"
 )
 
@@ -98,6 +100,8 @@ func TestImportRefuses(t *testing.T) {
 		wantText string
 	}{
 		{"IDs not ascending", []pgstore.Record{pet(2), pet(1)}, "record 2: pet ID 1 after 2"},
+		{"no ID left after it", []pgstore.Record{pet(1), pet(math.MaxInt64)}, "record 2: pet ID 9223372036854775807 is above 9007199254740991"},
+		{"key from the future", []pgstore.Record{keyed(1, clk.Now().Add(time.Hour))}, "record 1: pet 1: the key was stored at 2026-01-01T01:00:00.000Z, in the future"},
 		{"duplicate key", []pgstore.Record{keyed(1, clk.Now()), keyed(2, clk.Now())}, "records 1 to 2"},
 	}
 	seq := func(rs ...pgstore.Record) iter.Seq2[pgstore.Record, error] {
@@ -123,5 +127,29 @@ func TestImportRefuses(t *testing.T) {
 				t.Errorf("Import after a refused one: %v; want the table still new", err)
 			}
 		})
+	}
+}
+
+// TestNoIDLeft checks that a table that holds the last ID there is
+// answers a create with an error that no retry helps, and that Check says
+// so.
+func TestNoIDLeft(t *testing.T) {
+	pool := pgPool(t)
+	ctx := context.Background()
+	s := pgStore(t, pool)
+	if _, err := pool.Exec(ctx, `INSERT INTO `+s.Table()+` (id, name, category_id) OVERRIDING SYSTEM VALUE VALUES (9223372036854775807, 'last', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(ctx); !errors.Is(err, sqlstore.ErrNoIDLeft) || errors.Is(err, petstore.ErrUnavailable) {
+		t.Errorf("Check: %v; want ErrNoIDLeft, not ErrUnavailable", err)
+	}
+	if _, err := pool.Exec(ctx, `SELECT setval(pg_get_serial_sequence($1, 'id'), 9223372036854775807)`, s.Table()); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"", "k"} {
+		_, _, err := s.Add(ctx, petstore.NewPet{Name: "one more", CategoryID: 1}, petstore.AddOptions{IdempotencyKey: key})
+		if !errors.Is(err, sqlstore.ErrNoIDLeft) || errors.Is(err, petstore.ErrUnavailable) {
+			t.Errorf("Add with key %q: %v; want ErrNoIDLeft, not ErrUnavailable", key, err)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/sqlstore"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // maxBatch is the most calls of Add that one write transaction takes.
@@ -243,6 +244,11 @@ func (s *Store) write(batch []*addCall) {
 		defer cancel()
 	}
 	if err := s.commit(ctx, live); err != nil {
+		if code(err) == sqlite3.SQLITE_FULL {
+			if last := s.idsLeft(ctx); errors.Is(last, sqlstore.ErrNoIDLeft) {
+				err = sqlstore.ErrNoIDLeft // not a full disk: no retry helps
+			}
+		}
 		for _, c := range live {
 			c.out, c.replayed = petstore.Pet{}, false
 			c.err = wrapError(c.ctx, s.file, "add pet", err)

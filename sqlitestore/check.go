@@ -37,7 +37,9 @@ func statID(path string) (fileID, error) {
 //
 //   - a data file that was removed or replaced by another since Open;
 //   - a data file without write permission;
-//   - a file system mounted read-only, or with less than 1 MiB free.
+//   - a file system mounted read-only, or with less than 1 MiB free;
+//   - a file that has issued the last ID there is, with an error that wraps
+//     no ErrUnavailable, since no retry helps (see Import).
 func (s *Store) Check(ctx context.Context) error {
 	if s.closed.Load() {
 		return closedError(s.file, "check")
@@ -72,7 +74,7 @@ func (s *Store) Check(ctx context.Context) error {
 			return unavailable("the disk is full: %d bytes free; free some space", free)
 		}
 	}
-	return nil
+	return s.idsLeft(ctx)
 }
 
 // stRDONLY is ST_RDONLY, the flag of a file system mounted read-only.

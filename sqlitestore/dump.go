@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"time"
 
 	"github.com/petstore-go/petstore/internal/export"
+	"github.com/petstore-go/petstore/internal/sqlstore"
 )
 
 // A Record is a pet as Export gives it and Import takes it, with the
@@ -26,6 +28,21 @@ var ErrNotEmpty = errors.New("sqlitestore: the store is not empty")
 const sqlExport = `SELECT p.id, p.name, p.category_id, coalesce(p.status, ''), coalesce(k.principal, ''), coalesce(k.key, ''), coalesce(k.created_at, 0)
 FROM pets p LEFT JOIN pet_keys k ON k.pet_id = p.id AND k.created_at >= ?
 ORDER BY p.id`
+
+// idsLeft returns an error wrapping sqlstore.ErrNoIDLeft when the file has
+// issued the last ID there is, which AUTOINCREMENT keeps in
+// sqlite_sequence: SQLite then fails every insert with SQLITE_FULL, as it
+// does on a full disk.
+func (s *Store) idsLeft(ctx context.Context) error {
+	var last int64
+	if err := s.rdb.QueryRowContext(ctx, `SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'pets'), 0)`).Scan(&last); err != nil {
+		return s.readError(ctx, "check", err)
+	}
+	if last == math.MaxInt64 {
+		return fmt.Errorf("sqlitestore: %s: %w", s.file, sqlstore.ErrNoIDLeft)
+	}
+	return nil
+}
 
 // Export returns every pet of the Store in ascending ID order, each with
 // its idempotency key while the Store keeps it, all read from one
@@ -82,6 +99,10 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 // gets an ID above the highest imported. It returns the number of pets
 // stored.
 //
+// It refuses IDs above 2⁵³−1, so that creates after them have IDs left,
+// and keys stored more than five minutes in the future of the Store's
+// clock, which would outlive their retention.
+//
 // Import refuses a Store that holds, or has held, a pet, with an error
 // wrapping ErrNotEmpty. When a record is invalid, records yields an error,
 // or ctx is done, it stores nothing and returns the error, which names the
@@ -131,7 +152,7 @@ func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n
 			return 0, err
 		}
 		n++
-		if err := r.Check(last); err != nil {
+		if err := r.Check(last, s.now()); err != nil {
 			return 0, fmt.Errorf("sqlitestore: import: record %d: %w", n, err)
 		}
 		last = r.ID

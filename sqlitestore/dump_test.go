@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/sqlstore"
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
@@ -93,6 +97,8 @@ func TestImportRefuses(t *testing.T) {
 		wantText string
 	}{
 		{"IDs not ascending", []sqlitestore.Record{pet(2), pet(1)}, "record 2: pet ID 1 after 2"},
+		{"no ID left after it", []sqlitestore.Record{pet(1), pet(math.MaxInt64)}, "record 2: pet ID 9223372036854775807 is above 9007199254740991"},
+		{"key from the future", []sqlitestore.Record{keyed(1, clk.now().Add(time.Hour))}, "record 1: pet 1: the key was stored at 2026-01-01T01:00:00.000Z, in the future"},
 		{"duplicate key", []sqlitestore.Record{keyed(1, clk.now()), keyed(2, clk.now())}, "record 2 (pet 2)"},
 	}
 	for _, tt := range tests {
@@ -120,5 +126,37 @@ func seq(rs []sqlitestore.Record) iter.Seq2[sqlitestore.Record, error] {
 				return
 			}
 		}
+	}
+}
+
+// TestNoIDLeft checks that a file that has issued the last ID there is
+// answers a create with an error that no retry helps, which the handler
+// answers 500 without Retry-After, and that Check says so.
+func TestNoIDLeft(t *testing.T) {
+	path := newPath(t)
+	s := open(t, path)
+	if _, err := rawDB(t, path).Exec(`INSERT INTO pets (id, name, category_id) VALUES (9223372036854775807, 'last', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"", "k"} { // a lone insert, and a transaction
+		_, _, err := s.Add(context.Background(), petstore.NewPet{Name: "one more", CategoryID: 1}, petstore.AddOptions{IdempotencyKey: key})
+		if !errors.Is(err, sqlstore.ErrNoIDLeft) || errors.Is(err, petstore.ErrUnavailable) {
+			t.Errorf("Add with key %q: %v; want ErrNoIDLeft, not ErrUnavailable", key, err)
+		}
+	}
+	if err := s.Check(context.Background()); !errors.Is(err, sqlstore.ErrNoIDLeft) || errors.Is(err, petstore.ErrUnavailable) {
+		t.Errorf("Check: %v; want ErrNoIDLeft, not ErrUnavailable", err)
+	}
+	h, err := petstore.New(petstore.WithStore(s), petstore.WithAuthenticator(petstore.APIKeys("key")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/v1/pets", strings.NewReader(`{"name":"one more","categoryId":1}`))
+	req.Header.Set("Authorization", "Bearer key")
+	req.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code != http.StatusInternalServerError || w.Header().Get("Retry-After") != "" {
+		t.Errorf("POST /v1/pets: %d, Retry-After %q; want 500 without Retry-After\n%s", w.Code, w.Header().Get("Retry-After"), w.Body)
 	}
 }

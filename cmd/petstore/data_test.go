@@ -5,10 +5,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -327,4 +330,29 @@ func newCommand(dir, bin string, args ...string) *exec.Cmd {
 		}
 	}
 	return cmd
+}
+
+// TestReadyzNoIDLeft checks that /readyz answers 503, and says why, for a
+// data file that has issued the last ID there is.
+func TestReadyzNoIDLeft(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pets.db")
+	s, err := sqlitestore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO pets (id, name, category_id) VALUES (9223372036854775807, 'last', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	a := &admin{store: s, check: s.Check, logger: slog.New(slog.DiscardHandler), redact: func(s string) string { return s }}
+	w := httptest.NewRecorder()
+	a.ready(w, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "no pet ID left") {
+		t.Errorf("/readyz: %d %s; want 503 saying that no pet ID is left", w.Code, w.Body)
+	}
 }

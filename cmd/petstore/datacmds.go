@@ -209,7 +209,7 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	defer s.release()
 	start := time.Now()
-	n, err := s.fill(ctx, export.Read(in))
+	n, err := s.fill(ctx, export.Read(in, time.Now()))
 	if err != nil {
 		return fmt.Errorf("import into %s: %w; nothing was imported", s.name, err)
 	}

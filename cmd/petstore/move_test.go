@@ -81,11 +81,17 @@ func TestMoveBetweenStores(t *testing.T) {
 	if err == nil || !strings.Contains(errOut, "not empty") {
 		t.Errorf("import into a store with pets: %v, %s; want a refusal", err, errOut)
 	}
-	bad := filepath.Join(dir, "bad.jsonl")
-	os.WriteFile(bad, []byte(export.Header+"\n"+`{"id":1,"name":"a","categoryId":1}`+"\n"+`{"id":1,"name":"b","categoryId":1}`+"\n"), 0o600)
-	_, errOut, err = runCommand(t, dir, bin, nil, "import", "-data", "new.db", bad)
-	if err == nil || !strings.Contains(errOut, "line 3") {
-		t.Errorf("import of ids out of order: %v, %s; want a refusal naming line 3", err, errOut)
+	for _, bad := range []struct{ line, want string }{
+		{`{"id":1,"name":"b","categoryId":1}`, "line 3: pet ID 1 after 1"},
+		{`{"id":9223372036854775807,"name":"b","categoryId":1}`, "line 3: pet ID 9223372036854775807 is above 9007199254740991"},
+		{`{"id":2,"name":"b","categoryId":1,"idempotencyKey":{"principal":"p","key":"k","createdAt":"2999-01-01T00:00:00.000Z"}}`, "line 3: pet 2: the key was stored at 2999-01-01T00:00:00.000Z, in the future"},
+	} {
+		file := filepath.Join(dir, "bad.jsonl")
+		os.WriteFile(file, []byte(export.Header+"\n"+`{"id":1,"name":"a","categoryId":1}`+"\n"+bad.line+"\n"), 0o600)
+		_, errOut, err = runCommand(t, dir, bin, nil, "import", "-data", "new.db", file)
+		if err == nil || !strings.Contains(errOut, bad.want) {
+			t.Errorf("import of %s: %v, %s; want a refusal that says %q", bad.line, err, errOut, bad.want)
+		}
 	}
 }
 

@@ -41,18 +41,36 @@ type Record struct {
 	KeyCreated time.Time
 }
 
+// MaxID is the highest pet ID that Check takes: 2⁵³−1, the largest
+// integer that a JSON number read as a float64 (as JavaScript reads it)
+// holds exactly. A store that took 2⁶³−1, the last ID there is, could
+// never create a pet again; above MaxID, 2⁶³−2⁵³ IDs are left for creates.
+const MaxID = 1<<53 - 1
+
+// MaxSkew is how far past the importing clock a key's KeyCreated may be:
+// the clocks of the machine that exported and the one that imports may
+// differ by that much. A key stored later still would be kept past its
+// retention, for ever in the worst case.
+const MaxSkew = 5 * time.Minute
+
 // Check reports what makes r unfit for import after a record with ID last
-// (0 for the first).
-func (r Record) Check(last int64) error {
+// (0 for the first), when the importing clock reads now.
+func (r Record) Check(last int64, now time.Time) error {
 	switch {
 	case r.ID <= 0:
 		return fmt.Errorf("pet ID %d: IDs are positive", r.ID)
 	case r.ID <= last:
 		return fmt.Errorf("pet ID %d after %d: IDs must ascend, as export gives them", r.ID, last)
+	case r.ID > MaxID:
+		return fmt.Errorf("pet ID %d is above %d (2^53-1), the highest that import takes, "+
+			"so that creates after it have IDs left and every ID reads exactly as a JSON number", r.ID, int64(MaxID))
 	case r.Key == "" && (r.Principal != "" || !r.KeyCreated.IsZero()):
 		return fmt.Errorf("pet %d: a key's principal or time without the key", r.ID)
 	case r.Key != "" && r.KeyCreated.IsZero():
 		return fmt.Errorf("pet %d: a key without the time it was stored", r.ID)
+	case r.KeyCreated.After(now.Add(MaxSkew)):
+		return fmt.Errorf("pet %d: the key was stored at %s, in the future (now is %s, and clocks may differ by %v at most); "+
+			"such a key would outlive its retention", r.ID, r.KeyCreated.UTC().Format(timeLayout), now.UTC().Format(timeLayout), MaxSkew)
 	}
 	if err := r.NewPet.Validate(); err != nil {
 		return fmt.Errorf("pet %d: %w", r.ID, err)
@@ -110,11 +128,11 @@ func Write(w io.Writer, records iter.Seq2[Record, error]) (pets, keys int64, err
 }
 
 // Read returns the records of the lines that r holds, one line at a time,
-// each checked (see Check). It yields an
+// each checked (see Check) against the clock reading now. It yields an
 // error that names the line and the reason for anything that Write does
 // not write or Check refuses: a missing or other first line, a line that is
 // not one JSON object of a pet, an unknown field, an invalid record.
-func Read(r io.Reader) iter.Seq2[Record, error] {
+func Read(r io.Reader, now time.Time) iter.Seq2[Record, error] {
 	return func(yield func(Record, error) bool) {
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 0, 4096), MaxLine)
@@ -153,7 +171,7 @@ func Read(r io.Reader) iter.Seq2[Record, error] {
 				}
 				rec.Principal, rec.Key, rec.KeyCreated = k.Principal, k.Key, created
 			}
-			if err := rec.Check(last); err != nil {
+			if err := rec.Check(last, now); err != nil {
 				fail("%v", err)
 				return
 			}

@@ -60,6 +60,14 @@ func (o *Options) SetLogger(l *slog.Logger) error {
 	return nil
 }
 
+// ErrNoIDLeft is wrapped by the error of a create, and of Check, in a
+// store that has issued the last ID there is, 2⁶³−1: it can create no pet
+// again. It wraps no petstore.ErrUnavailable, since no retry can help, so
+// the handler answers 500. Import refuses the IDs that lead there (see
+// internal/export).
+var ErrNoIDLeft = errors.New("petstore: no pet ID left: the store has issued 9223372036854775807, " +
+	"the highest ID there is, and can create no more pets")
+
 // A Migration is one version of a store's schema: a file named
 // NNNN_description.sql.
 type Migration struct {
