@@ -107,6 +107,7 @@ func runRestore(ctx context.Context, args []string, getenv func(string) string, 
 // dumpStore is a store that export reads and import fills.
 type dumpStore struct {
 	name    string
+	file    string // the SQLite file, or "" for PostgreSQL
 	export  func(context.Context) iter.Seq2[export.Record, error]
 	fill    func(context.Context, iter.Seq2[export.Record, error]) (int64, error)
 	release func()
@@ -137,7 +138,7 @@ func openDumpStore(ctx context.Context, data, postgresURL string, getenv func(st
 	if err != nil {
 		return nil, err
 	}
-	return &dumpStore{name: s.Path(), export: s.Export, fill: s.Import, release: func() { s.Close() }}, nil
+	return &dumpStore{name: s.Path(), file: s.Path(), export: s.Export, fill: s.Import, release: func() { s.Close() }}, nil
 }
 
 // storeFlags registers -data and -postgres on fs.
@@ -182,6 +183,13 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 		}
 	}
 	fmt.Fprintf(stderr, "exported %d pets and %d idempotency keys from %s in %v\n", pets, keys, s.name, time.Since(start).Round(time.Millisecond))
+	if s.file != "" {
+		if file, principal := keptPrincipal(ctx, s.file); principal != "" {
+			fmt.Fprintf(stderr, "the API key kept in %s is the caller %s: give it to the store you import into as it is, "+
+				"without a name (%s=\"$(cat %s)\"), so that its keyed creates replay there (docs/backup.md)\n",
+				file, principal, apiKeysVar, file)
+		}
+	}
 	return nil
 }
 
