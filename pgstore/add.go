@@ -303,12 +303,8 @@ func (s *Store) insert(batch []*addCall) (deferred bool) {
 	if len(calls) == 0 {
 		return true
 	}
-	ctx := calls[0].ctx
-	if len(calls) > 1 {
-		var cancel context.CancelFunc
-		ctx, cancel = sqlstore.BatchContext(calls, callContext, true)
-		defer cancel()
-	}
+	ctx, cancel := sqlstore.BatchContext(calls, callContext, true)
+	defer cancel()
 
 	b.names, b.cats, b.statuses = b.names[:0], b.cats[:0], b.statuses[:0]
 	b.principals, b.keys = b.principals[:0], b.keys[:0]

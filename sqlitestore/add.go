@@ -237,12 +237,8 @@ func (s *Store) write(batch []*addCall) {
 	if len(live) == 0 {
 		return
 	}
-	ctx := live[0].ctx // a lone call's statements are interrupted when its context ends
-	if len(live) > 1 {
-		var cancel context.CancelFunc
-		ctx, cancel = sqlstore.BatchContext(live, callContext, false)
-		defer cancel()
-	}
+	ctx, cancel := sqlstore.BatchContext(live, callContext, false)
+	defer cancel()
 	if err := s.commit(ctx, live); err != nil {
 		if code(err) == sqlite3.SQLITE_FULL {
 			if last := s.idsLeft(ctx); errors.Is(last, sqlstore.ErrNoIDLeft) {

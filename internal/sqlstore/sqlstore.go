@@ -113,8 +113,11 @@ func Migrations(fsys fs.FS, dir string) ([]Migration, error) {
 // context and is cancelled once every call's context is done, so that a
 // call that gives up while its batch is in flight does not fail the batch
 // for the others. With earliest, it also expires at the earliest deadline
-// of the calls.
+// of the calls. For a lone call, it is that call's context.
 func BatchContext[C any](calls []C, ctx func(C) context.Context, earliest bool) (context.Context, context.CancelFunc) {
+	if len(calls) == 1 {
+		return ctx(calls[0]), func() {}
+	}
 	base := context.WithoutCancel(ctx(calls[0]))
 	var deadline time.Time
 	if earliest {

@@ -99,6 +99,11 @@ func TestBatchContext(t *testing.T) {
 	cancelSecond()
 	<-ctx.Done() // ends with the last; the test times out otherwise
 
+	if lone, cancel := sqlstore.BatchContext([]context.Context{third}, id, false); lone != third {
+		t.Error("the context of a batch of one call is not that call's")
+	} else {
+		cancel()
+	}
 	for _, earliest := range []bool{false, true} {
 		ctx, cancel := sqlstore.BatchContext([]context.Context{context.Background(), third}, id, earliest)
 		got, has := ctx.Deadline()
