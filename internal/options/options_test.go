@@ -19,28 +19,12 @@ func (a add) apply(n *int) error {
 	return nil
 }
 
+// TestApply checks that Apply applies every option in turn and reports
+// every mistake, a nil option among them.
 func TestApply(t *testing.T) {
-	tests := []struct {
-		name    string
-		opts    []option
-		want    int
-		wantErr string
-	}{
-		{"none", nil, 0, ""},
-		{"in turn", []option{add(1), add(2)}, 3, ""},
-		{"every mistake", []option{add(-1), nil, add(2)}, 2, "negative\nan option is nil; remove it"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var n int
-			err := options.Apply(&n, tt.opts, option.apply)
-			gotErr := ""
-			if err != nil {
-				gotErr = err.Error()
-			}
-			if n != tt.want || gotErr != tt.wantErr {
-				t.Errorf("Apply = %d, %q; want %d, %q", n, gotErr, tt.want, tt.wantErr)
-			}
-		})
+	var n int
+	err := options.Apply(&n, []option{add(1), add(-1), nil, add(2)}, option.apply)
+	if want := "negative\nan option is nil; remove it"; n != 3 || err == nil || err.Error() != want {
+		t.Errorf("Apply = %d, %v; want 3, %q", n, err, want)
 	}
 }
