@@ -1,7 +1,6 @@
 package sqlstore_test
 
 import (
-	"context"
 	"log/slog"
 	"strings"
 	"testing"
@@ -71,44 +70,5 @@ func TestMigrations(t *testing.T) {
 				t.Errorf("Migrations (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-// TestBatchContext checks that a batch's context outlives all but the last
-// of its calls' contexts, and expires at their earliest deadline when
-// asked to.
-func TestBatchContext(t *testing.T) {
-	type key struct{}
-	first, cancelFirst := context.WithCancel(context.WithValue(context.Background(), key{}, "first"))
-	second, cancelSecond := context.WithCancel(context.Background())
-	deadline := time.Now().Add(time.Hour)
-	third, cancelThird := context.WithDeadline(context.Background(), deadline)
-	defer cancelThird()
-	id := func(c context.Context) context.Context { return c }
-
-	ctx, cancel := sqlstore.BatchContext([]context.Context{first, second}, id, false)
-	defer cancel()
-	if ctx.Value(key{}) != "first" {
-		t.Error("the batch's context lacks the values of the first call's")
-	}
-	cancelFirst()
-	if ctx.Err() != nil {
-		t.Fatal("the batch's context ended with one of its two calls")
-	}
-	cancelSecond()
-	<-ctx.Done() // ends with the last; the test times out otherwise
-
-	if lone, cancel := sqlstore.BatchContext([]context.Context{third}, id, false); lone != third {
-		t.Error("the context of a batch of one call is not that call's")
-	} else {
-		cancel()
-	}
-	for _, earliest := range []bool{false, true} {
-		ctx, cancel := sqlstore.BatchContext([]context.Context{context.Background(), third}, id, earliest)
-		got, has := ctx.Deadline()
-		if has != earliest || (earliest && !got.Equal(deadline)) {
-			t.Errorf("earliest %v: deadline %v, %v; want %v only when earliest", earliest, got, has, deadline)
-		}
-		cancel()
 	}
 }
