@@ -32,8 +32,8 @@ func statID(path string) (fileID, error) {
 
 // Check reports whether the Store can take writes now, with an error
 // wrapping petstore.ErrUnavailable that says why not, and nil otherwise.
-// It writes nothing and takes no lock, so a readiness probe may call it
-// often. It refuses:
+// It writes nothing and holds up no write (it reads one row, as a reader),
+// so a readiness probe may call it often. It refuses:
 //
 //   - a data file that was removed or replaced by another since Open;
 //   - a data file without write permission;
