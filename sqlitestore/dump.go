@@ -13,9 +13,11 @@ import (
 	"github.com/petstore-go/petstore/internal/sqlstore"
 )
 
-// A Record is a pet as Export gives it and Import takes it, with the
-// idempotency key of the create that stored it, and the key's principal,
-// while the Store keeps that key. pgstore takes the same records.
+// A Record is a pet as Export gives it and Import takes it: the embedded
+// petstore.Pet; Principal and Key, the idempotency key of the create that
+// stored it and the caller it belongs to, both empty when the Store keeps
+// no key for the pet; and KeyCreated, when the key was stored, by the
+// Store's clock. pgstore takes the same records.
 type Record = export.Record
 
 // ErrNotEmpty is wrapped by the error of Import into a Store that holds,
