@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/export"
@@ -332,27 +333,63 @@ func newCommand(dir, bin string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// TestReadyzNoIDLeft checks that /readyz answers 503, and says why, for a
-// data file that has issued the last ID there is.
+// TestReadyzNoIDLeft checks, on a SQLite file and on PostgreSQL, that a
+// store that has issued the last ID there is still opens, so that its pets
+// can be read and exported, and that /readyz answers 503 and says why.
 func TestReadyzNoIDLeft(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "pets.db")
-	s, err := sqlitestore.Open(path)
-	if err != nil {
-		t.Fatal(err)
+	const last = `INSERT INTO pets (id, name, category_id) OVERRIDING SYSTEM VALUE VALUES (9223372036854775807, 'last', 1)`
+	ctx := context.Background()
+	logger := slog.New(slog.DiscardHandler)
+	open := map[string]func(t *testing.T) (store petstore.Store, check func(context.Context) error){
+		"SQLite": func(t *testing.T) (petstore.Store, func(context.Context) error) {
+			path := filepath.Join(t.TempDir(), "pets.db")
+			s, err := sqlitestore.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			db, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec(strings.Replace(last, "OVERRIDING SYSTEM VALUE ", "", 1)); err != nil {
+				t.Fatal(err)
+			}
+			return s, s.Check
+		},
+		"PostgreSQL": func(t *testing.T) (petstore.Store, func(context.Context) error) {
+			_, url := postgresSchema(t)
+			_, closePool, err := openPostgresStore(ctx, url, "", true, logger) // makes the tables
+			if err != nil {
+				t.Fatal(err)
+			}
+			closePool()
+			pool, err := pgxpool.New(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			if _, err := pool.Exec(ctx, last); err != nil {
+				t.Fatal(err)
+			}
+			s, closePool, err := openPostgresStore(ctx, url, "", true, logger)
+			if err != nil {
+				t.Fatalf("opening a table that holds the last ID: %v", err)
+			}
+			t.Cleanup(closePool)
+			return s, s.Check
+		},
 	}
-	defer s.Close()
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`INSERT INTO pets (id, name, category_id) VALUES (9223372036854775807, 'last', 1)`); err != nil {
-		t.Fatal(err)
-	}
-	a := &admin{store: s, check: s.Check, logger: slog.New(slog.DiscardHandler), redact: func(s string) string { return s }}
-	w := httptest.NewRecorder()
-	a.ready(w, httptest.NewRequest(http.MethodGet, "/readyz", nil))
-	if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "no pet ID left") {
-		t.Errorf("/readyz: %d %s; want 503 saying that no pet ID is left", w.Code, w.Body)
+	for name, open := range open {
+		t.Run(name, func(t *testing.T) {
+			s, check := open(t)
+			a := &admin{store: s, check: check, logger: logger, redact: func(s string) string { return s }}
+			w := httptest.NewRecorder()
+			a.ready(w, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+			if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "no pet ID left") {
+				t.Errorf("/readyz: %d %s; want 503 saying that no pet ID is left", w.Code, w.Body)
+			}
+		})
 	}
 }
