@@ -6,11 +6,11 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/sqlstore"
 )
 
 // Add stores p under a new ID and returns it as stored. An empty Status is
@@ -103,6 +103,9 @@ type addCall struct {
 	done     chan struct{}
 	first    *addCall // the call of the same batch that sends this call's key, if another
 }
+
+// callContext returns the context of c's call of Add.
+func callContext(c *addCall) context.Context { return c.ctx }
 
 // An adder queues concurrent calls of Add so that they are inserted
 // together: one transaction, one commit. At most one batch of a Store is
@@ -300,12 +303,8 @@ func (s *Store) insert(batch []*addCall) (deferred bool) {
 	if len(calls) == 0 {
 		return true
 	}
-	ctx := calls[0].ctx
-	if len(calls) > 1 {
-		var cancel context.CancelFunc
-		ctx, cancel = batchContext(calls)
-		defer cancel()
-	}
+	ctx, cancel := sqlstore.BatchContext(calls, callContext, true)
+	defer cancel()
 
 	b.names, b.cats, b.statuses = b.names[:0], b.cats[:0], b.statuses[:0]
 	b.principals, b.keys = b.principals[:0], b.keys[:0]
@@ -336,7 +335,7 @@ func (s *Store) insert(batch []*addCall) (deferred bool) {
 	case err != nil:
 		for _, c := range batch {
 			if c.err == nil { // not left out before the statement
-				c.err = wrapError(c.ctx, "add pet", err)
+				c.err = wrapError(c.ctx, "add pet", noIDLeft(err))
 			}
 		}
 	case firsts != nil:
@@ -347,47 +346,6 @@ func (s *Store) insert(batch []*addCall) (deferred bool) {
 		}
 	}
 	return deferred
-}
-
-// batchContext returns a context for the statement of a batch: it carries
-// the values of the first call's context, expires at the earliest deadline
-// of the calls, and is cancelled once every call's context is done.
-func batchContext(calls []*addCall) (context.Context, context.CancelFunc) {
-	var (
-		deadline time.Time
-		has      bool
-	)
-	for _, c := range calls {
-		if d, ok := c.ctx.Deadline(); ok && (!has || d.Before(deadline)) {
-			deadline, has = d, true
-		}
-	}
-	base := context.WithoutCancel(calls[0].ctx)
-	var (
-		ctx    context.Context
-		cancel context.CancelFunc
-	)
-	if has {
-		ctx, cancel = context.WithDeadline(base, deadline)
-	} else {
-		ctx, cancel = context.WithCancel(base)
-	}
-	var remaining atomic.Int64
-	remaining.Store(int64(len(calls)))
-	stops := make([]func() bool, len(calls))
-	for i, c := range calls {
-		stops[i] = context.AfterFunc(c.ctx, func() {
-			if remaining.Add(-1) == 0 {
-				cancel()
-			}
-		})
-	}
-	return ctx, func() {
-		for _, stop := range stops {
-			stop()
-		}
-		cancel()
-	}
 }
 
 // cancelGrace is how long insertRows waits for the server's answer after

@@ -48,7 +48,7 @@ func latestVersion() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return ms[len(ms)-1].version, nil
+	return ms[len(ms)-1].Version, nil
 }
 
 // SchemaVersion returns the version of the schema that the Store's tables
@@ -106,8 +106,11 @@ func (s *Store) appliedVersions(ctx context.Context) (versions []int, exists boo
 // version found and the version needed; ErrPrivilege when the role lacks
 // privileges, naming the GRANT statements that give them, to be run by the
 // tables' owner; ErrNoSchema when the search_path names no schema that
-// exists; and petstore.ErrUnavailable or ctx.Err() as the Store's other
-// methods do when the database cannot answer.
+// exists; an error that says that no pet ID is left, and wraps no
+// ErrUnavailable, since no retry helps, when the table holds the last ID
+// there is; and petstore.ErrUnavailable or
+// ctx.Err() as the Store's other methods do when the database cannot
+// answer.
 func (s *Store) Check(ctx context.Context) error {
 	schema, err := s.resolveSchema(ctx, s.pool)
 	if err != nil {
@@ -208,5 +211,5 @@ LEFT JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = ANY ($2::text[]) 
 			"run Migrate (as a role that may create tables in %s) to upgrade it",
 			ErrNotMigrated, s.relation, current, needed, sqlIdentifier(schema))
 	}
-	return nil
+	return s.idsLeft(ctx)
 }

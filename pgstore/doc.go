@@ -60,7 +60,9 @@
 // error that means "try again later" wraps petstore.ErrUnavailable (503): no
 // connection, a broken or timed-out one, a closed pool, a server shutting
 // down or starting up, a statement_timeout or lock_timeout, a serialization
-// failure or deadlock, or a read-only standby. When the context is done, the
-// query is cancelled and the error wraps ctx.Err(). Error texts never
-// contain the connection string's password.
+// failure or deadlock, or a read-only standby. A table that holds the last
+// ID there is, 2⁶³−1, fails every create, and Check, with an error that says
+// so and wraps no ErrUnavailable (500): no retry helps. When the context is
+// done, the query is cancelled and the error wraps ctx.Err(). Error texts
+// never contain the connection string's password.
 package pgstore

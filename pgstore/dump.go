@@ -8,21 +8,17 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/petstore-go/petstore"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/petstore-go/petstore/internal/export"
+	"github.com/petstore-go/petstore/internal/sqlstore"
 )
 
-// A Record is a pet as Export gives it and Import takes it, with the
-// idempotency key of the create that stored it while the Store keeps that
-// key.
-type Record struct {
-	petstore.Pet
-	// Principal and Key are the key's scope and the key, or both empty
-	// when no key is kept for the pet.
-	Principal, Key string
-	// KeyCreated is when the key was stored, by the Store's clock; the key
-	// is forgotten once its retention has passed from then.
-	KeyCreated time.Time
-}
+// A Record is a pet as Export gives it and Import takes it: the embedded
+// petstore.Pet; Principal and Key, the idempotency key of the create that
+// stored it and the caller it belongs to, both empty when the Store keeps
+// no key for the pet; and KeyCreated, when the key was stored, by the
+// Store's clock. sqlitestore takes the same records.
+type Record = export.Record
 
 // ErrNotEmpty is wrapped by the error of Import into a table that holds,
 // or has ever held, a pet.
@@ -30,6 +26,32 @@ var ErrNotEmpty = errors.New("pgstore: the table is not empty")
 
 // importBatch is the number of rows that Import sends in one statement.
 const importBatch = 1000
+
+// idsLeft returns an error wrapping sqlstore.ErrNoIDLeft when the table
+// holds a pet with the last ID that its identity sequence can issue. It
+// reads only what the serving role may read: the pets, and the catalog.
+func (s *Store) idsLeft(ctx context.Context) error {
+	var full bool
+	err := s.pool.QueryRow(ctx, fmt.Sprintf(`SELECT coalesce((SELECT max(id) FROM %s), 0) >= q.seqmax
+FROM pg_sequence q WHERE q.seqrelid = pg_get_serial_sequence($1, 'id')::regclass`, s.relation), s.relation).Scan(&full)
+	switch {
+	case err != nil:
+		return wrapError(ctx, "check "+s.relation, err)
+	case full:
+		return fmt.Errorf("pgstore: %s: %w", s.relation, sqlstore.ErrNoIDLeft)
+	}
+	return nil
+}
+
+// noIDLeft returns an error wrapping sqlstore.ErrNoIDLeft when err says
+// that the identity sequence has issued its last value, and err otherwise.
+func noIDLeft(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "2200H" { // sequence_generator_limit_exceeded
+		return fmt.Errorf("%w (%v)", sqlstore.ErrNoIDLeft, err)
+	}
+	return err
+}
 
 // Export returns every pet of the table in ascending ID order, each with
 // its idempotency key while the Store keeps it, all read in one REPEATABLE
@@ -81,6 +103,9 @@ ORDER BY p.id`, s.relation, s.keys), s.now().Add(-s.retention))
 // sequence is then set past the highest, so that the next pet created gets
 // an ID above every imported one. It returns the number of pets stored.
 // Run it as the tables' owner: setting the sequence needs UPDATE on it.
+// It refuses IDs above 2⁵³−1, so that creates after them have IDs left,
+// and keys stored more than five minutes in the future of the Store's
+// clock, which would outlive their retention.
 //
 // Import refuses a table that holds, or has held, a pet, with an error
 // wrapping ErrNotEmpty. When a record is invalid, records yields an error,
@@ -135,7 +160,7 @@ SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[])`, 
 			return 0, err
 		}
 		n++
-		if err := r.check(last); err != nil {
+		if err := r.Check(last, s.now()); err != nil {
 			return 0, fmt.Errorf("pgstore: import: record %d: %w", n, err)
 		}
 		last = r.ID
@@ -187,22 +212,4 @@ func (b *importBuf) add(r Record) {
 		b.keyPets = append(b.keyPets, r.ID)
 		b.created = append(b.created, r.KeyCreated)
 	}
-}
-
-// check reports what makes r unfit for Import after a record with ID last.
-func (r Record) check(last int64) error {
-	switch {
-	case r.ID <= 0:
-		return fmt.Errorf("pet ID %d: IDs are positive", r.ID)
-	case r.ID <= last:
-		return fmt.Errorf("pet ID %d after %d: IDs must ascend, as Export gives them", r.ID, last)
-	case r.Key == "" && (r.Principal != "" || !r.KeyCreated.IsZero()):
-		return fmt.Errorf("pet %d: a key's principal or time without the key", r.ID)
-	case r.Key != "" && r.KeyCreated.IsZero():
-		return fmt.Errorf("pet %d: a key without the time it was stored", r.ID)
-	}
-	if err := r.NewPet.Validate(); err != nil {
-		return fmt.Errorf("pet %d: %w", r.ID, err)
-	}
-	return nil
 }

@@ -4,35 +4,17 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"slices"
+	"math"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/sqlstore"
 	"github.com/petstore-go/petstore/pgstore"
 )
-
-// testClock is a clock that tests move.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // exported collects what Export yields.
 func exported(t *testing.T, s *pgstore.Store) []pgstore.Record {
@@ -53,8 +35,8 @@ func exported(t *testing.T, s *pgstore.Store) []pgstore.Record {
 func TestExportImport(t *testing.T) {
 	ctx := petstore.WithPrincipal(context.Background(), "alice")
 	pool := pgPool(t)
-	clk := &testClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	src := pgStore(t, pool, pgstore.WithClock(clk.now))
+	clk := &keysClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	src := pgStore(t, pool, pgstore.WithClock(clk.Now))
 	addPet := func(s *pgstore.Store, name, key string) petstore.Pet {
 		t.Helper()
 		p, _, err := s.Add(ctx, petstore.NewPet{Name: name, CategoryID: 2, Status: petstore.StatusSold}, petstore.AddOptions{IdempotencyKey: key})
@@ -64,11 +46,11 @@ func TestExportImport(t *testing.T) {
 		return p
 	}
 	expired := addPet(src, "key forgotten", "old")
-	clk.advance(petstore.MinKeyRetention + time.Hour)
+	clk.Advance(petstore.MinKeyRetention + time.Hour)
 	plain := addPet(src, "no key", "")
 	keyed := addPet(src, "keyed", "k1")
-	stored := clk.now()
-	clk.advance(time.Minute)
+	stored := clk.Now()
+	clk.Advance(time.Minute)
 	want := []pgstore.Record{
 		{Pet: expired},
 		{Pet: plain},
@@ -78,8 +60,8 @@ func TestExportImport(t *testing.T) {
 		t.Fatalf("Export (-want +got):\n%s", diff)
 	}
 
-	dstClock := &testClock{t: clk.now()}
-	dst := pgStore(t, pool, pgstore.WithClock(dstClock.now))
+	dstClock := &keysClock{now: clk.Now()}
+	dst := pgStore(t, pool, pgstore.WithClock(dstClock.Now))
 	n, err := dst.Import(ctx, src.Export(ctx))
 	if err != nil || n != 3 {
 		t.Fatalf("Import: %d, %v; want 3 pets", n, err)
@@ -98,44 +80,75 @@ func TestExportImport(t *testing.T) {
 	}
 }
 
-// TestImportRefuses checks that Import stores nothing from input it
-// refuses, and names the record.
+// TestImportRefuses checks that Import stores nothing from records it
+// refuses, and names the record: those that the record's check refuses
+// (see internal/export), and a key that a record before holds.
 func TestImportRefuses(t *testing.T) {
 	pool := pgPool(t)
+	clk := &keysClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	pet := func(id int64) pgstore.Record {
 		return pgstore.Record{Pet: petstore.Pet{ID: id, NewPet: petstore.NewPet{Name: "Rex", CategoryID: 1}}}
+	}
+	keyed := func(id int64, created time.Time) pgstore.Record {
+		r := pet(id)
+		r.Principal, r.Key, r.KeyCreated = "alice", "k", created
+		return r
 	}
 	tests := []struct {
 		name     string
 		records  []pgstore.Record
 		wantText string
 	}{
-		{"IDs not ascending", []pgstore.Record{pet(2), pet(1)}, "record 2: pet ID 1 after 2"},
-		{"invalid pet", []pgstore.Record{pet(1), {Pet: petstore.Pet{ID: 2}}}, "record 2: pet 2"},
-		{"duplicate key", []pgstore.Record{
-			{Pet: pet(1).Pet, Principal: "alice", Key: "k", KeyCreated: time.Now()},
-			{Pet: pet(2).Pet, Principal: "alice", Key: "k", KeyCreated: time.Now()},
-		}, "records 1 to 2"},
+		{"no ID left after it", []pgstore.Record{pet(1), pet(math.MaxInt64)}, "record 2: pet ID 9223372036854775807 is above 9007199254740991"},
+		{"key from the future", []pgstore.Record{keyed(1, clk.Now().Add(time.Hour))}, "record 1: pet 1: the key was stored at 2026-01-01T01:00:00.000Z, in the future"},
+		{"duplicate key", []pgstore.Record{keyed(1, clk.Now()), keyed(2, clk.Now())}, "records 1 to 2"},
+	}
+	seq := func(rs ...pgstore.Record) iter.Seq2[pgstore.Record, error] {
+		return func(yield func(pgstore.Record, error) bool) {
+			for _, r := range rs {
+				if !yield(r, nil) {
+					return
+				}
+			}
+		}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := pgStore(t, pool)
-			_, err := s.Import(context.Background(), func(yield func(pgstore.Record, error) bool) {
-				for r := range slices.Values(tt.records) {
-					if !yield(r, nil) {
-						return
-					}
-				}
-			})
+			s := pgStore(t, pool, pgstore.WithClock(clk.Now))
+			_, err := s.Import(context.Background(), seq(tt.records...))
 			if err == nil || !strings.Contains(err.Error(), tt.wantText) {
 				t.Fatalf("Import: %v; want an error that says %q", err, tt.wantText)
 			}
 			if got, err := s.List(context.Background(), petstore.ListOptions{}); err != nil || len(got) != 0 {
 				t.Errorf("after a refused Import the table holds %v, %v", got, err)
 			}
-			if _, err := s.Import(context.Background(), iter.Seq2[pgstore.Record, error](func(yield func(pgstore.Record, error) bool) { yield(pet(1), nil) })); err != nil {
+			if _, err := s.Import(context.Background(), seq(pet(1))); err != nil {
 				t.Errorf("Import after a refused one: %v; want the table still new", err)
 			}
 		})
+	}
+}
+
+// TestNoIDLeft checks that a table that holds the last ID there is
+// answers a create with an error that no retry helps, and that Check says
+// so.
+func TestNoIDLeft(t *testing.T) {
+	pool := pgPool(t)
+	ctx := context.Background()
+	s := pgStore(t, pool)
+	if _, err := pool.Exec(ctx, `INSERT INTO `+s.Table()+` (id, name, category_id) OVERRIDING SYSTEM VALUE VALUES (9223372036854775807, 'last', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(ctx); !errors.Is(err, sqlstore.ErrNoIDLeft) || errors.Is(err, petstore.ErrUnavailable) {
+		t.Errorf("Check: %v; want ErrNoIDLeft, not ErrUnavailable", err)
+	}
+	if _, err := pool.Exec(ctx, `SELECT setval(pg_get_serial_sequence($1, 'id'), 9223372036854775807)`, s.Table()); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"", "k"} {
+		_, _, err := s.Add(ctx, petstore.NewPet{Name: "one more", CategoryID: 1}, petstore.AddOptions{IdempotencyKey: key})
+		if !errors.Is(err, sqlstore.ErrNoIDLeft) || errors.Is(err, petstore.ErrUnavailable) {
+			t.Errorf("Add with key %q: %v; want ErrNoIDLeft, not ErrUnavailable", key, err)
+		}
 	}
 }

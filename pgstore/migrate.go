@@ -5,16 +5,14 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"text/template"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/sqlstore"
 )
 
 // migrationFiles holds the schema's versions, one file each, named
@@ -31,43 +29,11 @@ var migrationFiles embed.FS
 // function of that name.
 func literal(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// A migration is one version of the schema.
-type migration struct {
-	version int
-	name    string // the file name
-	sql     *template.Template
-}
-
-// migrations returns every migration, ascending by version. The files are
-// part of the binary, so an error here is a bug caught by the tests.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+// migrations returns every migration, ascending by version.
+func migrations() ([]sqlstore.Migration, error) {
+	ms, err := sqlstore.Migrations(migrationFiles, "migrations")
 	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, name := range names {
-		base := path.Base(name)
-		prefix, _, ok := strings.Cut(base, "_")
-		version, err := strconv.Atoi(prefix)
-		if !ok || err != nil || version < 1 {
-			return nil, fmt.Errorf("pgstore: migration file %s is not named NNNN_description.sql", base)
-		}
-		text, err := migrationFiles.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		t, err := template.New(base).Option("missingkey=error").Funcs(template.FuncMap{"literal": literal}).Parse(string(text))
-		if err != nil {
-			return nil, fmt.Errorf("pgstore: migration %s: %w", base, err)
-		}
-		ms = append(ms, migration{version: version, name: base, sql: t})
-	}
-	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
-	for i := 1; i < len(ms); i++ {
-		if ms[i].version == ms[i-1].version {
-			return nil, fmt.Errorf("pgstore: migrations %s and %s have the same version", ms[i-1].name, ms[i].name)
-		}
+		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	return ms, nil
 }
@@ -193,18 +159,22 @@ func (s *Store) Migrate(ctx context.Context) error {
 			KeysTimeIndex: pgx.Identifier{s.table + "_keys_time_idx"}.Sanitize(),
 		}
 		for _, m := range ms {
-			if slices.Contains(applied, m.version) {
+			if slices.Contains(applied, m.Version) {
 				continue
 			}
 			var sql strings.Builder
-			if err := m.sql.Execute(&sql, data); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
+			t, err := template.New(m.Name).Option("missingkey=error").Funcs(template.FuncMap{"literal": literal}).Parse(m.SQL)
+			if err == nil {
+				err = t.Execute(&sql, data)
+			}
+			if err != nil {
+				return fmt.Errorf("migration %s: %w", m.Name, err)
 			}
 			if _, err := tx.Exec(ctx, sql.String()); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
+				return fmt.Errorf("migration %s: %w", m.Name, err)
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO `+s.versions+` (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
+			if _, err := tx.Exec(ctx, `INSERT INTO `+s.versions+` (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+				return fmt.Errorf("migration %s: %w", m.Name, err)
 			}
 		}
 		return nil

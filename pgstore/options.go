@@ -1,16 +1,16 @@
 package pgstore
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/petstore-go/petstore"
+
+	"github.com/petstore-go/petstore/internal/options"
+	"github.com/petstore-go/petstore/internal/sqlstore"
 )
 
 // An Option configures a Store in New.
@@ -24,12 +24,10 @@ func (f optionFunc) apply(c *config) error { return f(c) }
 
 // config is what the options set.
 type config struct {
-	schema    string // "" leaves the table to the search_path
-	table     string
-	maxBatch  int
-	retention time.Duration
-	now       func() time.Time
-	logger    *slog.Logger
+	schema   string // "" leaves the table to the search_path
+	table    string
+	maxBatch int
+	sqlstore.Options
 
 	replicas      []*pgxpool.Pool
 	replicaWait   time.Duration
@@ -57,11 +55,9 @@ const maxSchemaLength = 63
 
 func defaultConfig() config {
 	return config{
-		table:     DefaultTable,
-		maxBatch:  DefaultMaxBatch,
-		retention: petstore.MinKeyRetention,
-		now:       time.Now,
-		logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		table:    DefaultTable,
+		maxBatch: DefaultMaxBatch,
+		Options:  sqlstore.DefaultOptions(),
 
 		replicaWait:   DefaultReplicaWait,
 		replicaMaxLag: DefaultReplicaMaxLag,
@@ -123,13 +119,7 @@ func WithMaxBatch(n int) Option {
 // petstore.MinKeyRetention, 24 hours: a shorter retention would break the
 // petstore.Store contract that clients rely on to retry safely.
 func WithKeyRetention(d time.Duration) Option {
-	return optionFunc(func(c *config) error {
-		if d < petstore.MinKeyRetention {
-			return fmt.Errorf("WithKeyRetention: %v is shorter than petstore.MinKeyRetention; use %v or longer", d, petstore.MinKeyRetention)
-		}
-		c.retention = d
-		return nil
-	})
+	return optionFunc(func(c *config) error { return c.SetKeyRetention(d) })
 }
 
 // WithClock sets the clock that the Store reads to date the idempotency
@@ -137,26 +127,14 @@ func WithKeyRetention(d time.Duration) Option {
 // default is time.Now; tests pass a clock they can move. The clock is read
 // by the Store alone: the database's own clock plays no part.
 func WithClock(now func() time.Time) Option {
-	return optionFunc(func(c *config) error {
-		if now == nil {
-			return errors.New("WithClock: the clock is nil; pass time.Now or a function like it")
-		}
-		c.now = now
-		return nil
-	})
+	return optionFunc(func(c *config) error { return c.SetClock(now) })
 }
 
 // WithLogger sets the logger to which the Store reports, at debug level,
 // each pass that prunes idempotency keys, and, as a warning, a pass that
 // failed. The default discards everything.
 func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(c *config) error {
-		if l == nil {
-			return errors.New("WithLogger: the logger is nil; pass slog.Default() or leave the option out to log nothing")
-		}
-		c.logger = l
-		return nil
-	})
+	return optionFunc(func(c *config) error { return c.SetLogger(l) })
 }
 
 // validIdentifier reports why name, given to the option opt, cannot be used
@@ -179,15 +157,6 @@ func validIdentifier(opt, what, name string, maxLen int) error {
 // joined in one error.
 func applyOptions(opts []Option) (config, error) {
 	c := defaultConfig()
-	var errs []error
-	for _, o := range opts {
-		if o == nil {
-			errs = append(errs, errors.New("an option is nil; remove it"))
-			continue
-		}
-		if err := o.apply(&c); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return c, errors.Join(errs...)
+	err := options.Apply(&c, opts, Option.apply)
+	return c, err
 }

@@ -2,7 +2,6 @@ package pgstore_test
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -42,11 +41,6 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 		{"schema with NUL", pool, []pgstore.Option{pgstore.WithSchema("a\x00")}, "WithSchema: the schema name \"a\\x00\" contains a NUL byte"},
 		{"zero batch", pool, []pgstore.Option{pgstore.WithMaxBatch(0)}, "WithMaxBatch: 0 is not positive"},
 		{"negative batch", pool, []pgstore.Option{pgstore.WithMaxBatch(-1)}, "WithMaxBatch: -1"},
-		{"nil option", pool, []pgstore.Option{nil}, "an option is nil"},
-		{"short retention", pool, []pgstore.Option{pgstore.WithKeyRetention(petstore.MinKeyRetention - time.Second)}, "WithKeyRetention: 23h59m59s is shorter than petstore.MinKeyRetention; use 24h0m0s or longer"},
-		{"no retention", pool, []pgstore.Option{pgstore.WithKeyRetention(0)}, "WithKeyRetention: 0s"},
-		{"nil clock", pool, []pgstore.Option{pgstore.WithClock(nil)}, "WithClock: the clock is nil"},
-		{"nil logger", pool, []pgstore.Option{pgstore.WithLogger(nil)}, "WithLogger: the logger is nil"},
 		{"nil replica", pool, []pgstore.Option{pgstore.WithReplicas(pool, nil)}, "WithReplicas: pool 2 of 2 is nil; open each with pgxpool.New"},
 		{"negative replica wait", pool, []pgstore.Option{pgstore.WithReplicaWait(-time.Millisecond)}, "WithReplicaWait: -1ms is negative; use a wait such as 5ms, or 0 not to wait"},
 		{"max lag within a check", pool, []pgstore.Option{pgstore.WithReplicaMaxLag(pgstore.ReplicaCheckInterval)},
@@ -63,20 +57,6 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 				t.Errorf("New error = %q; want it to contain %q", err, tt.want)
 			}
 		})
-	}
-}
-
-// TestNewAcceptsKeyOptions checks that the key options take their least
-// and larger values.
-func TestNewAcceptsKeyOptions(t *testing.T) {
-	pool := pgLazyPool(t)
-	for _, opts := range [][]pgstore.Option{
-		{pgstore.WithKeyRetention(petstore.MinKeyRetention)},
-		{pgstore.WithKeyRetention(30 * 24 * time.Hour), pgstore.WithClock(time.Now), pgstore.WithLogger(slog.Default())},
-	} {
-		if _, err := pgstore.New(pool, opts...); err != nil {
-			t.Errorf("New: %v", err)
-		}
 	}
 }
 

@@ -206,9 +206,9 @@ SELECT 1::bigint, id, true, name, category_id, status FROM stored`, t, qualify(c
 		getReplicaSQL: fmt.Sprintf(`SELECT h.id, p.id IS NOT NULL, coalesce(p.name, ''), coalesce(p.category_id, 0), coalesce(p.status, '')
 FROM (SELECT coalesce(max(id), 0) AS id FROM %[1]s) h LEFT JOIN %[1]s p ON p.id = $1`, t),
 
-		retention: c.retention,
-		now:       c.now,
-		logger:    c.logger,
+		retention: c.KeyRetention,
+		now:       c.Now,
+		logger:    c.Logger,
 
 		adds: adder{max: c.maxBatch},
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/sqlstore"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // maxBatch is the most calls of Add that one write transaction takes.
@@ -98,6 +100,9 @@ type addCall struct {
 	err      error
 	done     chan struct{}
 }
+
+// callContext returns the context of c's call of Add.
+func callContext(c *addCall) context.Context { return c.ctx }
 
 // An adder queues concurrent calls of Add so that they are written
 // together. At most one batch of a Store is in flight at a time. A call that
@@ -232,13 +237,14 @@ func (s *Store) write(batch []*addCall) {
 	if len(live) == 0 {
 		return
 	}
-	ctx := live[0].ctx // a lone call's statements are interrupted when its context ends
-	if len(live) > 1 {
-		var cancel context.CancelFunc
-		ctx, cancel = batchContext(live)
-		defer cancel()
-	}
+	ctx, cancel := sqlstore.BatchContext(live, callContext, false)
+	defer cancel()
 	if err := s.commit(ctx, live); err != nil {
+		if code(err) == sqlite3.SQLITE_FULL {
+			if last := s.idsLeft(ctx); errors.Is(last, sqlstore.ErrNoIDLeft) {
+				err = sqlstore.ErrNoIDLeft // not a full disk: no retry helps
+			}
+		}
 		for _, c := range live {
 			c.out, c.replayed = petstore.Pet{}, false
 			c.err = wrapError(c.ctx, s.file, "add pet", err)
@@ -246,30 +252,6 @@ func (s *Store) write(batch []*addCall) {
 		return
 	}
 	s.boundWAL(ctx)
-}
-
-// batchContext returns a context for the transaction of a batch: it carries
-// the values of the first call's context and is cancelled once every call's
-// context is done. A call that gives up while its batch is in flight waits
-// for the batch, which is short, rather than fail it for the others.
-func batchContext(calls []*addCall) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(calls[0].ctx))
-	var remaining atomic.Int64
-	remaining.Store(int64(len(calls)))
-	stops := make([]func() bool, len(calls))
-	for i, c := range calls {
-		stops[i] = context.AfterFunc(c.ctx, func() {
-			if remaining.Add(-1) == 0 {
-				cancel()
-			}
-		})
-	}
-	return ctx, func() {
-		for _, stop := range stops {
-			stop()
-		}
-		cancel()
-	}
 }
 
 // errKeyReused is the error of a call whose key names another pet.

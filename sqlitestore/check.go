@@ -35,12 +35,14 @@ func statID(path string) (fileID, error) {
 
 // Check reports whether the Store can take writes now, with an error
 // wrapping petstore.ErrUnavailable that says why not, and nil otherwise.
-// It writes nothing and takes no lock, so a readiness probe may call it
-// often. It refuses:
+// It writes nothing and holds up no write (it reads one row, as a reader),
+// so a readiness probe may call it often. It refuses:
 //
 //   - a data file that was removed or replaced by another since Open;
 //   - a data file without write permission;
-//   - a file system mounted read-only, or with less than 1 MiB free.
+//   - a file system mounted read-only, or with less than 1 MiB free;
+//   - a file that has issued the last ID there is, with an error that wraps
+//     no ErrUnavailable, since no retry helps (see Import).
 func (s *Store) Check(ctx context.Context) error {
 	if s.closed.Load() {
 		return closedError(s.file, "check")
@@ -73,7 +75,7 @@ func (s *Store) Check(ctx context.Context) error {
 			return unavailable("the disk is full: %d bytes free; free some space", free)
 		}
 	}
-	return nil
+	return s.idsLeft(ctx)
 }
 
 // diskSpace returns the bytes free to this process on the file system of

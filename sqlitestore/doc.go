@@ -48,6 +48,8 @@
 // ID returns an error wrapping petstore.ErrNotFound. An error that may pass
 // wraps petstore.ErrUnavailable (503): the file stayed locked by another
 // process past the busy timeout, the disk is full (nothing of the failed
-// batch is stored), or the Store is closed. When ctx is done, a method
-// returns an error wrapping ctx.Err().
+// batch is stored), or the Store is closed. A file that has issued the last
+// ID there is, 2⁶³−1, fails every create, and Check, with an error that says
+// so and wraps no ErrUnavailable (500): no retry helps. When ctx is done, a
+// method returns an error wrapping ctx.Err().
 package sqlitestore

@@ -6,23 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"time"
 
-	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/export"
+	"github.com/petstore-go/petstore/internal/sqlstore"
 )
 
-// A Record is a pet as Export gives it and Import takes it, with the
-// idempotency key of the create that stored it while the Store keeps that
-// key.
-type Record struct {
-	petstore.Pet
-	// Principal and Key are the key's scope and the key, or both empty
-	// when no key is kept for the pet.
-	Principal, Key string
-	// KeyCreated is when the key was stored, by the Store's clock; the key
-	// is forgotten once its retention has passed from then.
-	KeyCreated time.Time
-}
+// A Record is a pet as Export gives it and Import takes it: the embedded
+// petstore.Pet; Principal and Key, the idempotency key of the create that
+// stored it and the caller it belongs to, both empty when the Store keeps
+// no key for the pet; and KeyCreated, when the key was stored, by the
+// Store's clock. pgstore takes the same records.
+type Record = export.Record
 
 // ErrNotEmpty is wrapped by the error of Import into a Store that holds,
 // or has ever held, a pet.
@@ -34,6 +30,21 @@ var ErrNotEmpty = errors.New("sqlitestore: the store is not empty")
 const sqlExport = `SELECT p.id, p.name, p.category_id, coalesce(p.status, ''), coalesce(k.principal, ''), coalesce(k.key, ''), coalesce(k.created_at, 0)
 FROM pets p LEFT JOIN pet_keys k ON k.pet_id = p.id AND k.created_at >= ?
 ORDER BY p.id`
+
+// idsLeft returns an error wrapping sqlstore.ErrNoIDLeft when the file has
+// issued the last ID there is, which AUTOINCREMENT keeps in
+// sqlite_sequence: SQLite then fails every insert with SQLITE_FULL, as it
+// does on a full disk.
+func (s *Store) idsLeft(ctx context.Context) error {
+	var last int64
+	if err := s.rdb.QueryRowContext(ctx, `SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'pets'), 0)`).Scan(&last); err != nil {
+		return s.readError(ctx, "check", err)
+	}
+	if last == math.MaxInt64 {
+		return fmt.Errorf("sqlitestore: %s: %w", s.file, sqlstore.ErrNoIDLeft)
+	}
+	return nil
+}
 
 // Export returns every pet of the Store in ascending ID order, each with
 // its idempotency key while the Store keeps it, all read from one
@@ -90,6 +101,10 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 // gets an ID above the highest imported. It returns the number of pets
 // stored.
 //
+// It refuses IDs above 2⁵³−1, so that creates after them have IDs left,
+// and keys stored more than five minutes in the future of the Store's
+// clock, which would outlive their retention.
+//
 // Import refuses a Store that holds, or has held, a pet, with an error
 // wrapping ErrNotEmpty. When a record is invalid, records yields an error,
 // or ctx is done, it stores nothing and returns the error, which names the
@@ -139,7 +154,7 @@ func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n
 			return 0, err
 		}
 		n++
-		if err := r.check(last); err != nil {
+		if err := r.Check(last, s.now()); err != nil {
 			return 0, fmt.Errorf("sqlitestore: import: record %d: %w", n, err)
 		}
 		last = r.ID
@@ -156,22 +171,4 @@ func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n
 		return 0, wrapError(ctx, s.file, "import", err)
 	}
 	return n, nil
-}
-
-// check reports what makes r unfit for Import after a record with ID last.
-func (r Record) check(last int64) error {
-	switch {
-	case r.ID <= 0:
-		return fmt.Errorf("pet ID %d: IDs are positive", r.ID)
-	case r.ID <= last:
-		return fmt.Errorf("pet ID %d after %d: IDs must ascend, as Export gives them", r.ID, last)
-	case r.Key == "" && (r.Principal != "" || !r.KeyCreated.IsZero()):
-		return fmt.Errorf("pet %d: a key's principal or time without the key", r.ID)
-	case r.Key != "" && r.KeyCreated.IsZero():
-		return fmt.Errorf("pet %d: a key without the time it was stored", r.ID)
-	}
-	if err := r.NewPet.Validate(); err != nil {
-		return fmt.Errorf("pet %d: %w", r.ID, err)
-	}
-	return nil
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"slices"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/sqlstore"
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
@@ -75,29 +76,31 @@ func TestExportImport(t *testing.T) {
 	}
 }
 
-// TestImportRefuses checks that Import stores nothing from input it
-// refuses, and names the record.
+// TestImportRefuses checks that Import stores nothing from records it
+// refuses, and names the record: those that the record's check refuses
+// (see internal/export), and a key that a record before holds.
 func TestImportRefuses(t *testing.T) {
+	clk := newClock()
 	pet := func(id int64) sqlitestore.Record {
 		return sqlitestore.Record{Pet: petstore.Pet{ID: id, NewPet: petstore.NewPet{Name: "Rex", CategoryID: 1}}}
+	}
+	keyed := func(id int64, created time.Time) sqlitestore.Record {
+		r := pet(id)
+		r.Principal, r.Key, r.KeyCreated = "alice", "k", created
+		return r
 	}
 	tests := []struct {
 		name     string
 		records  []sqlitestore.Record
 		wantText string
 	}{
-		{"IDs not ascending", []sqlitestore.Record{pet(2), pet(1)}, "record 2: pet ID 1 after 2"},
-		{"ID not positive", []sqlitestore.Record{pet(0)}, "record 1: pet ID 0"},
-		{"invalid pet", []sqlitestore.Record{pet(1), {Pet: petstore.Pet{ID: 2}}}, "record 2: pet 2"},
-		{"principal without key", []sqlitestore.Record{{Pet: pet(1).Pet, Principal: "alice"}}, "without the key"},
-		{"duplicate key", []sqlitestore.Record{
-			{Pet: pet(1).Pet, Principal: "alice", Key: "k", KeyCreated: time.Now()},
-			{Pet: pet(2).Pet, Principal: "alice", Key: "k", KeyCreated: time.Now()},
-		}, "record 2 (pet 2)"},
+		{"no ID left after it", []sqlitestore.Record{pet(1), pet(math.MaxInt64)}, "record 2: pet ID 9223372036854775807 is above 9007199254740991"},
+		{"key from the future", []sqlitestore.Record{keyed(1, clk.now().Add(time.Hour))}, "record 1: pet 1: the key was stored at 2026-01-01T01:00:00.000Z, in the future"},
+		{"duplicate key", []sqlitestore.Record{keyed(1, clk.now()), keyed(2, clk.now())}, "record 2 (pet 2)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := open(t, newPath(t))
+			s := open(t, newPath(t), sqlitestore.WithClock(clk.now))
 			_, err := s.Import(context.Background(), seq(tt.records))
 			if err == nil || !strings.Contains(err.Error(), tt.wantText) {
 				t.Fatalf("Import: %v; want an error that says %q", err, tt.wantText)
@@ -115,10 +118,30 @@ func TestImportRefuses(t *testing.T) {
 // seq yields the records.
 func seq(rs []sqlitestore.Record) iter.Seq2[sqlitestore.Record, error] {
 	return func(yield func(sqlitestore.Record, error) bool) {
-		for r := range slices.Values(rs) {
+		for _, r := range rs {
 			if !yield(r, nil) {
 				return
 			}
 		}
+	}
+}
+
+// TestNoIDLeft checks that a file that has issued the last ID there is
+// answers a create with an error that no retry helps (which the handler
+// answers 500, not 503), and that Check says so.
+func TestNoIDLeft(t *testing.T) {
+	path := newPath(t)
+	s := open(t, path)
+	if _, err := rawDB(t, path).Exec(`INSERT INTO pets (id, name, category_id) VALUES (9223372036854775807, 'last', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"", "k"} { // a lone insert, and a transaction
+		_, _, err := s.Add(context.Background(), petstore.NewPet{Name: "one more", CategoryID: 1}, petstore.AddOptions{IdempotencyKey: key})
+		if !errors.Is(err, sqlstore.ErrNoIDLeft) || errors.Is(err, petstore.ErrUnavailable) {
+			t.Errorf("Add with key %q: %v; want ErrNoIDLeft, not ErrUnavailable", key, err)
+		}
+	}
+	if err := s.Check(context.Background()); !errors.Is(err, sqlstore.ErrNoIDLeft) || errors.Is(err, petstore.ErrUnavailable) {
+		t.Errorf("Check: %v; want ErrNoIDLeft, not ErrUnavailable", err)
 	}
 }

@@ -5,11 +5,8 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"slices"
-	"strconv"
-	"strings"
+
+	"github.com/petstore-go/petstore/internal/sqlstore"
 )
 
 // applicationID marks a file as a petstore database in the application ID
@@ -37,43 +34,6 @@ const applicationID = 0x70657431
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
-
-// A migration is one version of the schema.
-type migration struct {
-	version int
-	name    string // the file name
-	sql     string
-}
-
-// migrations returns every migration, ascending by version. The files are
-// part of the binary, so an error here is a bug caught by the tests.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, name := range names {
-		base := path.Base(name)
-		prefix, _, ok := strings.Cut(base, "_")
-		version, err := strconv.Atoi(prefix)
-		if !ok || err != nil || version < 1 {
-			return nil, fmt.Errorf("migration file %s is not named NNNN_description.sql", base)
-		}
-		text, err := migrationFiles.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: version, name: base, sql: string(text)})
-	}
-	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
-	for i := range ms {
-		if ms[i].version != i+1 {
-			return nil, fmt.Errorf("migration %s: versions must run 1, 2, 3, ... without gaps", ms[i].name)
-		}
-	}
-	return ms, nil
-}
 
 // SchemaVersion is the version of the schema that this package writes: the
 // number of its last migration, kept in the file's user_version. Open
@@ -121,7 +81,7 @@ func (h header) check(file string) error {
 // was and two processes that open a new file at once apply each migration
 // once: the second finds the first's version and has nothing left to do.
 func migrate(ctx context.Context, conn *sql.Conn, file string) (err error) {
-	ms, err := migrations()
+	ms, err := sqlstore.Migrations(migrationFiles, "migrations")
 	if err != nil {
 		return fmt.Errorf("sqlitestore: %w", err)
 	}
@@ -141,8 +101,8 @@ func migrate(ctx context.Context, conn *sql.Conn, file string) (err error) {
 		return err
 	}
 	for _, m := range ms[h.userVersion:] {
-		if _, err := conn.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("migration %s: %w", m.name, err)
+		if _, err := conn.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("migration %s: %w", m.Name, err)
 		}
 	}
 	if h.userVersion < SchemaVersion {

@@ -133,15 +133,11 @@ func execSQL(t *testing.T, path string, stmts ...string) {
 // fix, and creates nothing then.
 func TestOpenOptions(t *testing.T) {
 	path := newPath(t)
-	_, err := sqlitestore.Open(path,
-		sqlitestore.WithKeyRetention(time.Hour),
-		sqlitestore.WithClock(nil),
-		sqlitestore.WithLogger(nil),
-		nil)
+	_, err := sqlitestore.Open(path, sqlitestore.WithClock(nil), sqlitestore.WithWALLimit(1))
 	if err == nil {
 		t.Fatal("Open with invalid options succeeded")
 	}
-	for _, want := range []string{"WithKeyRetention: 1h0m0s is shorter than petstore.MinKeyRetention (24h0m0s)", "WithClock: the clock is nil", "WithLogger: the logger is nil", "an option is nil"} {
+	for _, want := range []string{"WithClock: the clock is nil", "WithWALLimit: 1 bytes is below 64 KiB"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

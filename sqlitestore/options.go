@@ -1,12 +1,12 @@
 package sqlitestore
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
-	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/options"
+	"github.com/petstore-go/petstore/internal/sqlstore"
 )
 
 // An Option configures a Store in Open.
@@ -20,19 +20,8 @@ func (f optionFunc) apply(c *config) error { return f(c) }
 
 // config is what the options set.
 type config struct {
-	retention time.Duration
-	now       func() time.Time
-	logger    *slog.Logger
-	walLimit  int64
-}
-
-func defaultConfig() config {
-	return config{
-		retention: petstore.MinKeyRetention,
-		now:       time.Now,
-		logger:    slog.New(slog.DiscardHandler),
-		walLimit:  DefaultWALLimit,
-	}
+	sqlstore.Options
+	walLimit int64
 }
 
 // WithKeyRetention sets how long a Store keeps an idempotency key after the
@@ -41,13 +30,7 @@ func defaultConfig() config {
 // a create with it stores a new pet, and the key's row is deleted (see the
 // package doc).
 func WithKeyRetention(d time.Duration) Option {
-	return optionFunc(func(c *config) error {
-		if d < petstore.MinKeyRetention {
-			return fmt.Errorf("WithKeyRetention: %v is shorter than petstore.MinKeyRetention (%v); give at least that", d, petstore.MinKeyRetention)
-		}
-		c.retention = d
-		return nil
-	})
+	return optionFunc(func(c *config) error { return c.SetKeyRetention(d) })
 }
 
 // WithClock sets the clock that stamps idempotency keys and decides when
@@ -55,26 +38,14 @@ func WithKeyRetention(d time.Duration) Option {
 // own past the retention. The clock is not used for anything else: pets carry
 // no time.
 func WithClock(now func() time.Time) Option {
-	return optionFunc(func(c *config) error {
-		if now == nil {
-			return errors.New("WithClock: the clock is nil; give time.Now or a function of your own")
-		}
-		c.now = now
-		return nil
-	})
+	return optionFunc(func(c *config) error { return c.SetClock(now) })
 }
 
 // WithLogger sets the logger that a Store writes to: a line at debug level
 // for each pass that forgets idempotency keys, and a line at warning level
 // when such a pass fails (creates go on). The default discards everything.
 func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(c *config) error {
-		if l == nil {
-			return errors.New("WithLogger: the logger is nil; give slog.New(slog.DiscardHandler) to discard")
-		}
-		c.logger = l
-		return nil
-	})
+	return optionFunc(func(c *config) error { return c.SetLogger(l) })
 }
 
 // DefaultWALLimit is the size of the -wal file past which a Store
@@ -106,16 +77,7 @@ func WithWALLimit(bytes int64) Option {
 // applyOptions applies opts to the defaults and returns every mistake
 // joined in one error.
 func applyOptions(opts []Option) (config, error) {
-	c := defaultConfig()
-	var errs []error
-	for _, o := range opts {
-		if o == nil {
-			errs = append(errs, errors.New("an option is nil; remove it"))
-			continue
-		}
-		if err := o.apply(&c); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return c, errors.Join(errs...)
+	c := config{Options: sqlstore.DefaultOptions(), walLimit: DefaultWALLimit}
+	err := options.Apply(&c, opts, Option.apply)
+	return c, err
 }

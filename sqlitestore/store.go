@@ -82,7 +82,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	warnSharedDir(file, c.logger)
+	warnSharedDir(file, c.Logger)
 	if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
 		// Another Store may make it first; then it is checked as any file.
 		if err := createFile(file); err != nil && !errors.Is(err, fs.ErrExist) {
@@ -92,7 +92,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 			return nil, err
 		}
 	}
-	s := &Store{file: file, retention: c.retention, now: c.now, logger: c.logger}
+	s := &Store{file: file, retention: c.KeyRetention, now: c.Now, logger: c.Logger}
 	s.adds.max = maxBatch
 	s.wal.limit = c.walLimit
 	err = s.open()

@@ -5,10 +5,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,8 +25,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/export"
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
@@ -189,8 +194,8 @@ func exportFile(t *testing.T, path string, n int) {
 	}
 	defer f.Close()
 	b := bufio.NewWriter(f)
-	b.WriteString(exportHeader + "\n")
-	created := time.Now().UTC().Format(keyTimeLayout)
+	b.WriteString(export.Header + "\n")
+	created := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(b, `{"id":%d,"name":"pet %d","categoryId":%d,"status":"available"`, i, i, i%100+1)
 		if i%2 == 0 {
@@ -326,4 +331,65 @@ func newCommand(dir, bin string, args ...string) *exec.Cmd {
 		}
 	}
 	return cmd
+}
+
+// TestReadyzNoIDLeft checks, on a SQLite file and on PostgreSQL, that a
+// store that has issued the last ID there is still opens, so that its pets
+// can be read and exported, and that /readyz answers 503 and says why.
+func TestReadyzNoIDLeft(t *testing.T) {
+	const last = `INSERT INTO pets (id, name, category_id) OVERRIDING SYSTEM VALUE VALUES (9223372036854775807, 'last', 1)`
+	ctx := context.Background()
+	logger := slog.New(slog.DiscardHandler)
+	open := map[string]func(t *testing.T) (store petstore.Store, check func(context.Context) error){
+		"SQLite": func(t *testing.T) (petstore.Store, func(context.Context) error) {
+			path := filepath.Join(t.TempDir(), "pets.db")
+			s, err := sqlitestore.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			db, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec(strings.Replace(last, "OVERRIDING SYSTEM VALUE ", "", 1)); err != nil {
+				t.Fatal(err)
+			}
+			return s, s.Check
+		},
+		"PostgreSQL": func(t *testing.T) (petstore.Store, func(context.Context) error) {
+			_, url := postgresSchema(t)
+			_, closePool, err := openPostgresStore(ctx, url, "", true, logger) // makes the tables
+			if err != nil {
+				t.Fatal(err)
+			}
+			closePool()
+			pool, err := pgxpool.New(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			if _, err := pool.Exec(ctx, last); err != nil {
+				t.Fatal(err)
+			}
+			s, closePool, err := openPostgresStore(ctx, url, "", true, logger)
+			if err != nil {
+				t.Fatalf("opening a table that holds the last ID: %v", err)
+			}
+			t.Cleanup(closePool)
+			return s, s.Check
+		},
+	}
+	for name, open := range open {
+		t.Run(name, func(t *testing.T) {
+			s, check := open(t)
+			a := &admin{store: s, check: check, logger: logger, redact: func(s string) string { return s }}
+			w := httptest.NewRecorder()
+			a.ready(w, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+			if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "no pet ID left") {
+				t.Errorf("/readyz: %d %s; want 503 saying that no pet ID is left", w.Code, w.Body)
+			}
+		})
+	}
 }

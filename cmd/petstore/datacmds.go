@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/petstore-go/petstore/pgstore"
+	"github.com/petstore-go/petstore/internal/export"
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
@@ -107,8 +107,9 @@ func runRestore(ctx context.Context, args []string, getenv func(string) string, 
 // dumpStore is a store that export reads and import fills.
 type dumpStore struct {
 	name    string
-	export  func(context.Context) iter.Seq2[sqlitestore.Record, error]
-	fill    func(context.Context, iter.Seq2[sqlitestore.Record, error]) (int64, error)
+	file    string // the SQLite file, or "" for PostgreSQL
+	export  func(context.Context) iter.Seq2[export.Record, error]
+	fill    func(context.Context, iter.Seq2[export.Record, error]) (int64, error)
 	release func()
 }
 
@@ -127,28 +128,7 @@ func openDumpStore(ctx context.Context, data, postgresURL string, getenv func(st
 		if err != nil {
 			return nil, err
 		}
-		return &dumpStore{
-			name: "PostgreSQL table " + s.Table(),
-			export: func(ctx context.Context) iter.Seq2[sqlitestore.Record, error] {
-				return func(yield func(sqlitestore.Record, error) bool) {
-					for r, err := range s.Export(ctx) {
-						if !yield(sqlitestore.Record(r), err) {
-							return
-						}
-					}
-				}
-			},
-			fill: func(ctx context.Context, records iter.Seq2[sqlitestore.Record, error]) (int64, error) {
-				return s.Import(ctx, func(yield func(pgstore.Record, error) bool) {
-					for r, err := range records {
-						if !yield(pgstore.Record(r), err) {
-							return
-						}
-					}
-				})
-			},
-			release: closePool,
-		}, nil
+		return &dumpStore{name: "PostgreSQL table " + s.Table(), export: s.Export, fill: s.Import, release: closePool}, nil
 	}
 	if _, err := os.Stat(c.dataFile); mustExist && errors.Is(err, fs.ErrNotExist) {
 		abs, _ := filepath.Abs(c.dataFile)
@@ -158,7 +138,7 @@ func openDumpStore(ctx context.Context, data, postgresURL string, getenv func(st
 	if err != nil {
 		return nil, err
 	}
-	return &dumpStore{name: s.Path(), export: s.Export, fill: s.Import, release: func() { s.Close() }}, nil
+	return &dumpStore{name: s.Path(), file: s.Path(), export: s.Export, fill: s.Import, release: func() { s.Close() }}, nil
 }
 
 // storeFlags registers -data and -postgres on fs.
@@ -169,7 +149,7 @@ func storeFlags(fs *flag.FlagSet, verb string) (data, postgresURL *string) {
 }
 
 // runExport is petstore export: every pet and live idempotency key, as JSON
-// lines (see exportHeader), to standard output or -o.
+// lines (see internal/export), to standard output or -o.
 func runExport(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("petstore export", flag.ContinueOnError)
 	data, postgresURL := storeFlags(fs, "export")
@@ -193,7 +173,7 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 		w = f
 	}
 	start := time.Now()
-	pets, keys, err := writeExport(w, s.export(ctx))
+	pets, keys, err := export.Write(w, s.export(ctx))
 	if err != nil {
 		return fmt.Errorf("export from %s: %w", s.name, err)
 	}
@@ -203,6 +183,13 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 		}
 	}
 	fmt.Fprintf(stderr, "exported %d pets and %d idempotency keys from %s in %v\n", pets, keys, s.name, time.Since(start).Round(time.Millisecond))
+	if s.file != "" {
+		if file, principal := keptPrincipal(ctx, s.file); principal != "" {
+			fmt.Fprintf(stderr, "the API key kept in %s is the caller %s: give it to the store you import into as it is, "+
+				"without a name (%s=\"$(cat %s)\"), so that its keyed creates replay there (docs/backup.md)\n",
+				file, principal, apiKeysVar, file)
+		}
+	}
 	return nil
 }
 
@@ -230,7 +217,7 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	defer s.release()
 	start := time.Now()
-	n, err := s.fill(ctx, readExport(in))
+	n, err := s.fill(ctx, export.Read(in, time.Now()))
 	if err != nil {
 		return fmt.Errorf("import into %s: %w; nothing was imported", s.name, err)
 	}

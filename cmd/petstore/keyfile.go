@@ -1,16 +1,17 @@
 package main
 
 import (
-	"io"
-
+	"context"
 	"errors"
 	"fmt"
-	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/sqlitestore"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/sqlitestore"
 )
 
 // keyFile returns the file beside the data file at dataFile that keeps the
@@ -80,6 +81,22 @@ func readKeyFile(file string) (string, error) {
 		return "", fmt.Errorf("%s does not hold an API key that petstore made; remove it to have a new key made", file)
 	}
 	return key, nil
+}
+
+// keptPrincipal returns the key file beside the data file at dataFile and
+// the principal of the key it keeps, which has no name (see
+// petstore.APIKeys), or "" when it keeps none that this process may read.
+func keptPrincipal(ctx context.Context, dataFile string) (file, principal string) {
+	file = keyFile(dataFile)
+	key, err := readKeyFile(file)
+	if err != nil {
+		return file, ""
+	}
+	ctx, err = petstore.APIKeys(key).Authenticate(ctx, petstore.OpNone, key)
+	if err != nil {
+		return file, ""
+	}
+	return file, petstore.Principal(ctx)
 }
 
 // madeKey returns the API key of a run without PETSTORE_API_KEYS, and

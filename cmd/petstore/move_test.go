@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,20 +14,35 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/export"
 )
 
 // TestMoveBetweenStores moves a data set from SQLite to PostgreSQL and
-// back with export and import: each export of what was imported is the
-// same, a keyed retry on the new store replays the pet created before the
-// move, and the next create gets an ID above every imported one.
+// back with export and import, serving each with the key that the first
+// server made and kept beside its data file, given as the docs say: each
+// export of what was imported is the same, a keyed retry on the new store
+// replays the pet created before the move, and the next create gets an ID
+// above every imported one.
 func TestMoveBetweenStores(t *testing.T) {
-	const key = "move-key"
 	_, pgURL := postgresSchema(t)
 	pgEnv := []string{postgresURLVar + "=" + pgURL}
 	bin := buildServer(t)
 	dir := t.TempDir()
 
-	p := startServerIn(t, dir, bin, key, nil)
+	p := startServerIn(t, dir, bin, "", nil) // makes a key, kept in petstore.db.key
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	key := strings.TrimSpace(read(defaultDataFile + ".key"))
+	ctx, err := petstore.APIKeys(key).Authenticate(context.Background(), petstore.OpNone, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	principal := petstore.Principal(ctx)
 	moved := petstore.NewPet{Name: "moved", CategoryID: 3, Status: petstore.StatusSold}
 	before, _ := createPet(t, p.baseURL, key, "before-the-move", moved).pet()
 	for i := range 5 {
@@ -35,13 +51,6 @@ func TestMoveBetweenStores(t *testing.T) {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	p.wait(t, 10*time.Second)
 
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
 	check := func(wantNext int64, env []string, args ...string) {
 		t.Helper()
 		s := startServerIn(t, dir, bin, key, env, args...)
@@ -57,7 +66,13 @@ func TestMoveBetweenStores(t *testing.T) {
 		s.wait(t, 10*time.Second)
 	}
 
-	mustRun(t, dir, bin, nil, "export", "-o", "from-sqlite.jsonl")
+	_, errOut, err := runCommand(t, dir, bin, nil, "export", "-o", "from-sqlite.jsonl")
+	if want := "the API key kept in " + filepath.Join(dir, defaultDataFile+".key") + " is the caller " + principal + ":"; err != nil || !strings.Contains(errOut, want) {
+		t.Errorf("export: %v, %s; want it to say %q", err, errOut, want)
+	}
+	if want := `"idempotencyKey":{"principal":"` + principal + `","key":"before-the-move"`; !strings.Contains(read("from-sqlite.jsonl"), want) {
+		t.Errorf("the export lacks %s:\n%s", want, read("from-sqlite.jsonl"))
+	}
 	mustRun(t, dir, bin, pgEnv, "import", "from-sqlite.jsonl")
 	mustRun(t, dir, bin, pgEnv, "export", "-o", "from-postgres.jsonl")
 	if diff := cmp.Diff(read("from-sqlite.jsonl"), read("from-postgres.jsonl")); diff != "" {
@@ -76,15 +91,20 @@ func TestMoveBetweenStores(t *testing.T) {
 	}
 	check(before.ID+7, nil, "-data", "back.db") // the pet made on PostgreSQL came along
 
-	_, errOut, err := runCommand(t, dir, bin, pgEnv, "import", "from-sqlite.jsonl")
+	_, errOut, err = runCommand(t, dir, bin, pgEnv, "import", "from-sqlite.jsonl")
 	if err == nil || !strings.Contains(errOut, "not empty") {
 		t.Errorf("import into a store with pets: %v, %s; want a refusal", err, errOut)
 	}
-	bad := filepath.Join(dir, "bad.jsonl")
-	os.WriteFile(bad, []byte(exportHeader+"\n"+`{"id":1,"name":"a","categoryId":1}`+"\n"+`{"id":1,"name":"b","categoryId":1}`+"\n"), 0o600)
-	_, errOut, err = runCommand(t, dir, bin, nil, "import", "-data", "new.db", bad)
-	if err == nil || !strings.Contains(errOut, "line 3") {
-		t.Errorf("import of ids out of order: %v, %s; want a refusal naming line 3", err, errOut)
+	for _, bad := range []struct{ line, want string }{
+		{`{"id":9223372036854775807,"name":"b","categoryId":1}`, "line 3: pet ID 9223372036854775807 is above 9007199254740991"},
+		{`{"id":2,"name":"b","categoryId":1,"idempotencyKey":{"principal":"p","key":"k","createdAt":"2999-01-01T00:00:00.000Z"}}`, "line 3: pet 2: the key was stored at 2999-01-01T00:00:00.000Z, in the future"},
+	} {
+		file := filepath.Join(dir, "bad.jsonl")
+		os.WriteFile(file, []byte(export.Header+"\n"+`{"id":1,"name":"a","categoryId":1}`+"\n"+bad.line+"\n"), 0o600)
+		_, errOut, err = runCommand(t, dir, bin, nil, "import", "-data", "new.db", file)
+		if err == nil || !strings.Contains(errOut, bad.want) {
+			t.Errorf("import of %s: %v, %s; want a refusal that says %q", bad.line, err, errOut, bad.want)
+		}
 	}
 }
 

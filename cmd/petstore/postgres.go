@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/sqlstore"
 	"github.com/petstore-go/petstore/pgstore"
 )
 
@@ -78,7 +79,10 @@ func openPostgresStore(ctx context.Context, rawURL, replicaURLs string, migrate 
 				postgresRedact(withoutUnavailable(err), rawURL), migrateCommand)
 		}
 	}
-	if err := store.Check(ctx); err != nil {
+	if err := store.Check(ctx); errors.Is(err, sqlstore.ErrNoIDLeft) {
+		// Its pets can still be read and exported; /readyz says why.
+		logger.Error("petstore: the store can create no more pets", "err", postgresRedact(err.Error(), rawURL))
+	} else if err != nil {
 		closePool()
 		msg := postgresRedact(withoutUnavailable(err), rawURL)
 		if errors.Is(err, pgstore.ErrNotMigrated) {
