@@ -50,7 +50,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -76,17 +75,16 @@ func main() {
 
 // config is what the flags and the environment set.
 type config struct {
-	addr              string
-	basePath          string
-	keys              []string
-	store             storeKind // the store to keep pets in
-	dataFile          string    // the SQLite file, for storeSQLite
-	postgresURL       string    // for storePostgres
-	replicaURLs       string    // hot standbys to read from, comma-separated; for storePostgres
-	readHeaderTimeout time.Duration
-	shutdownTimeout   time.Duration
-	watchStreams      int // the watch streams open at once on the server
-	watchPerCaller    int // and for one principal
+	addr            string
+	basePath        string
+	keys            []string
+	store           storeKind // the store to keep pets in
+	dataFile        string    // the SQLite file, for storeSQLite
+	postgresURL     string    // for storePostgres
+	replicaURLs     string    // hot standbys to read from, comma-separated; for storePostgres
+	shutdownTimeout time.Duration
+	watchStreams    int // the watch streams open at once on the server
+	watchPerCaller  int // and for one principal
 
 	tlsCert, tlsKey   string // both set, or neither
 	tlsMinVersion     uint16 // tls.VersionTLS12 or tls.VersionTLS13
@@ -116,7 +114,6 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 	fs := flag.NewFlagSet("petstore", flag.ContinueOnError)
 	fs.StringVar(&c.addr, "addr", "localhost:8080", "`address` to listen on; port 0 picks a free port")
 	fs.StringVar(&c.basePath, "base-path", petstore.DefaultBasePath, "`path` under which the API is served")
-	fs.DurationVar(&c.readHeaderTimeout, "read-header-timeout", 5*time.Second, "how long a client may take to send the request headers")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long requests in flight may take to finish on shutdown")
 	fs.IntVar(&c.watchStreams, "watch-max-streams", petstore.DefaultMaxStreams, "watch streams (GET /pets as text/event-stream) open at once; more are answered 429")
 	fs.IntVar(&c.watchPerCaller, "watch-max-per-caller", petstore.DefaultMaxStreamsPerPrincipal, "watch streams that one caller may hold open at once; more are answered 429")
@@ -131,7 +128,7 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 		"with -migrate=false, run '"+migrateCommand+"' first, as the tables' owner, and serve as a role without the right to create")
 	fs.StringVar(&c.adminAddr, "admin-addr", "", "`address` to serve /metrics, /healthz and /readyz on, apart from the API; empty for none (default $"+adminAddrVar+")")
 	fs.BoolVar(&c.accessLog, "access-log", false, "log a line per request")
-	c.limits.register(fs, openFileLimit())
+	c.limits.register(fs)
 	c.rates.register(fs)
 	c.backups.register(fs)
 	if err := parseFlags(fs, args, help); err != nil {
@@ -255,7 +252,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer closeLimiters()
-	rateLimit.MaxInFlight = c.limits.perCaller()
+	rateLimit.MaxInFlight = c.limits.maxInFlight
 
 	auth := apiKeysAuthenticator(c.keys)
 	// Watch streams never end on their own: Shutdown would wait for them
@@ -281,37 +278,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	limited := limitListener(ln, c.limits.maxConns)
-	ln = limited
-	bodies := newBodyGate(c.limits.maxBodies, bodiesPerConn)
-	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
-	srv := &http.Server{
-		Handler: &front{api: obs.wrap(api), base: c.basePath, who: newCallers(c.keys), bodies: bodies,
-			bodyWait: c.limits.bodyTimeout},
-		ReadHeaderTimeout: c.readHeaderTimeout,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      c.limits.writeTimeout,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          errorLog,
-		ConnContext:       withConnBodies,
-		ConnState:         limited.track,
-		// OPTIONS * goes to the handler, which asks for a key like
-		// everywhere else, rather than to net/http's answer of 200.
-		DisableGeneralOptionsHandler: true,
-	}
+	srv := c.limits.newServer(obs.wrap(api))
+	srv.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
 	srv.RegisterOnShutdown(func() { close(endStreams) })
 	scheme := "http"
 	serve := srv.Serve
 	if certs != nil {
 		scheme = "https"
 		srv.TLSConfig = &tls.Config{MinVersion: c.tlsMinVersion, GetCertificate: certs.certificate}
-		h2base := &http.Server{ReadTimeout: srv.ReadTimeout, WriteTimeout: srv.WriteTimeout, IdleTimeout: srv.IdleTimeout,
-			ErrorLog: errorLog, ConnState: limited.track}
-		if err := serveHTTP2(srv, h2base, logger); err != nil {
-			ln.Close()
-			return err
-		}
 		serve = func(ln net.Listener) error { return srv.ServeTLS(ln, "", "") }
 		stopWatching := watchCerts(certs, c.tlsReloadInterval)
 		defer stopWatching()
@@ -336,7 +310,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer stopAdmin()
 	}
 	url := scheme + "://" + ln.Addr().String() + c.basePath
-	logger.Info("petstore: listening", "url", url, "docs", url+petstore.DocsPath, "max_conns", c.limits.maxConns, "open_files", c.limits.openFiles, "max_bodies", c.limits.maxBodies,
+	logger.Info("petstore: listening", "url", url, "docs", url+petstore.DocsPath, "max_in_flight", c.limits.maxInFlight,
 		"store_timeout", c.limits.storeTimeout, "write_timeout", c.limits.writeTimeout,
 		"read_limit", c.rates.reads.String(), "create_limit", c.rates.creates.String(), "limits_in", cmp.Or(redisRedact(c.rates.redisURL), "process"))
 	fmt.Fprintf(stdout, "serving %s/pets\n", url)

@@ -189,12 +189,8 @@ func refused(addr string, bound time.Duration) error {
 	}
 }
 
-// noBudgets turns the callers' budgets off; defaultBudgets, in the env of
-// startServer, turns them on again at their defaults.
-var (
-	noBudgets      = []string{readLimitVar + "=off", createLimitVar + "=off"}
-	defaultBudgets = []string{readLimitVar + "=", createLimitVar + "="}
-)
+// noBudgets turns the callers' budgets off.
+var noBudgets = []string{readLimitVar + "=off", createLimitVar + "=off"}
 
 // syncBuffer collects what a process writes; it is safe for concurrent use.
 type syncBuffer struct {
@@ -234,4 +230,17 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// waitForLog waits up to bound for the server's log to contain want.
+func waitForLog(p *serverProcess, want string, bound time.Duration) error {
+	deadline := time.After(bound)
+	for !strings.Contains(p.stderr.String(), want) {
+		select {
+		case <-p.stderr.written():
+		case <-deadline:
+			return fmt.Errorf("the server's log does not say %s within %v:\n%s", want, bound, p.stderr)
+		}
+	}
+	return nil
 }

@@ -75,7 +75,7 @@ func parseFlags(fs *flag.FlagSet, args []string, help io.Writer) error {
 		fmt.Fprint(help, environmentHelp)
 		return err
 	case err != nil:
-		return fmt.Errorf("%v; see -help", err)
+		return removedFlag(err)
 	}
 	return nil
 }
