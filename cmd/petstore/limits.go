@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"net/http"
 	"strings"
@@ -45,19 +44,6 @@ var removedFlags = map[string]string{
 	"max-bodies":   "-read-timeout bounds how long a body may take, and a proxy in front buffers bodies (docs/operating.md)",
 	"max-share":    "-max-in-flight caps one caller's requests in flight",
 	"body-timeout": "-read-timeout bounds how long a request's head and body may take",
-}
-
-// register adds the flags to fs.
-func (l *limitFlags) register(fs *flag.FlagSet) {
-	fs.DurationVar(&l.readHeaderTimeout, "read-header-timeout", 5*time.Second, "how long a client may take to send the request headers")
-	fs.DurationVar(&l.readTimeout, "read-timeout", 30*time.Second, "how long a client may take to send a request, its head and body")
-	fs.DurationVar(&l.writeTimeout, "write-timeout", 30*time.Second,
-		"how long the server may take to read a request's body and write its response")
-	fs.DurationVar(&l.idleTimeout, "idle-timeout", 2*time.Minute, "how long a connection may stay open between requests")
-	fs.DurationVar(&l.storeTimeout, "store-timeout", 5*time.Second,
-		"how long a request's call to the store may take before it is answered 503; must be below -write-timeout")
-	fs.IntVar(&l.maxInFlight, "max-in-flight", 64,
-		"most `requests` that one caller (API key's name) may have in flight at once; more are answered 429; 0 for no cap")
 }
 
 // removedFlag returns an error that says what replaced a removed flag,

@@ -68,7 +68,7 @@ func TestStartupRefuses(t *testing.T) {
 			name: "keys variable with only a comma",
 			env:  []string{"PETSTORE_API_KEYS=,"},
 			want: "PETSTORE_API_KEYS is set but holds no usable key, only commas and spaces; " +
-				"give keys separated by commas, or leave it empty to have a key made for this run",
+				"give keys separated by commas, or leave it empty to have a key made and kept",
 		},
 		{
 			name: "a base path no request can match",
@@ -206,7 +206,7 @@ func TestStartupHelp(t *testing.T) {
 			for _, want := range []string{
 				"Usage: petstore [flags]",
 				"-store-timeout duration", "-write-timeout duration", "-max-in-flight requests", "-postgres URL",
-				"PETSTORE_API_KEYS\n", "PETSTORE_POSTGRES_URL\n", "PETSTORE_TLS_CERT, PETSTORE_TLS_KEY\n",
+				"PETSTORE_API_KEYS\n", "PETSTORE_POSTGRES_URL\n", "PETSTORE_TLS_CERT\n", "-create-limit RATE,BURST",
 			} {
 				if !strings.Contains(stdout, want) {
 					t.Errorf("the help does not say %q:\n%s", want, stdout)
