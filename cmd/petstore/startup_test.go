@@ -180,7 +180,7 @@ func TestStartupMissingSchemaOrDatabase(t *testing.T) {
 func TestStartupLogsSchema(t *testing.T) {
 	schema, serverURL := postgresSchema(t)
 	var log bytes.Buffer
-	_, closeStore, err := openPostgres(context.Background(), serverURL, slog.New(slog.NewTextHandler(&log, nil)))
+	_, closeStore, err := openPostgresStore(context.Background(), serverURL, "", true, slog.New(slog.NewTextHandler(&log, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
