@@ -58,7 +58,9 @@ flags() {
 	local help
 	help=$("$1" -h 2>&1 || true) # whole, so that grep -q cannot cut it short (SIGPIPE, under pipefail)
 	if grep -qE -- '^ +-store [a-z]' <<<"$help"; then echo -n "-store memory"; fi
-	if grep -qE -- '^ +-read-limit ' <<<"$help"; then echo -n " -read-limit off -create-limit off -max-share 1"; fi
+	if grep -qE -- '^ +-read-limit ' <<<"$help"; then echo -n " -read-limit off -create-limit off"; fi
+	if grep -qE -- '^ +-max-share ' <<<"$help"; then echo -n " -max-share 1"; fi
+	if grep -qE -- '^ +-max-in-flight ' <<<"$help"; then echo -n " -max-in-flight 0"; fi
 }
 # waitport PORT: waits for a server to answer on PORT.
 waitport() {

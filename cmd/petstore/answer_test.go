@@ -7,16 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
-	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/petstore-go/petstore"
 )
 
-// The process tests of store deadlines, idempotent creates and abandoned
-// creates share these helpers: a request's answer read in full, and counts
-// taken with SQL.
+// The process tests share this helper: a request's answer read in full.
 
 // apiAnswer is the server's answer to one request, read in full.
 type apiAnswer struct {
@@ -94,31 +89,4 @@ func do(client *http.Client, req *http.Request) (apiAnswer, error) {
 		return apiAnswer{}, fmt.Errorf("%s %s: reading the body: %w", req.Method, req.URL, err)
 	}
 	return apiAnswer{status: resp.StatusCode, header: resp.Header, body: b}, nil
-}
-
-// postgresNamed returns how many pets of the pets table of schema have a
-// name that matches the LIKE pattern, and how many distinct names they have.
-func postgresNamed(t *testing.T, schema, pattern string) (pets, names int) {
-	t.Helper()
-	ctx := context.Background()
-	conn := postgresConn(t)
-	err := conn.QueryRow(ctx, "SELECT count(*), count(DISTINCT name) FROM "+pgx.Identifier{schema, "pets"}.Sanitize()+
-		" WHERE name LIKE $1", pattern).Scan(&pets, &names)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pets, names
-}
-
-// warnings returns the lines of a server's log at WARN or above, but for
-// the one that every server without TLS logs on start.
-func warnings(log string) []string {
-	var lines []string
-	for line := range strings.Lines(log) {
-		if (strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR")) &&
-			!strings.Contains(line, "serving plain HTTP") {
-			lines = append(lines, strings.TrimSpace(line))
-		}
-	}
-	return lines
 }

@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -35,35 +33,8 @@ type backupFlags struct {
 	ready    bool // /readyz counts them
 }
 
-func (b *backupFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&b.dir, "backup-dir", "", "`directory` to back the SQLite file up to, every -backup-interval; empty for no scheduled backups (default $"+backupDirVar+")")
-	fs.DurationVar(&b.interval, "backup-interval", time.Hour, "how often to back up to -backup-dir (default $"+backupIntervalVar+", else 1h)")
-	fs.IntVar(&b.keep, "backup-keep", 24, "how many backups to keep in -backup-dir; older ones are removed (default $"+backupKeepVar+", else 24)")
-	fs.BoolVar(&b.ready, "backup-ready", false, "make /readyz answer 503 when no scheduled backup has succeeded for twice -backup-interval")
-}
-
-// fromEnv fills in, from the environment, what the flags parsed into fs
-// did not set, and checks the result for store, the store chosen.
-func (b *backupFlags) fromEnv(fs *flag.FlagSet, getenv func(string) string, store storeKind) error {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if !set["backup-dir"] {
-		b.dir = getenv(backupDirVar)
-	}
-	if v := getenv(backupIntervalVar); v != "" && !set["backup-interval"] {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return fmt.Errorf("%s=%s: want a duration such as 1h or 30m", backupIntervalVar, v)
-		}
-		b.interval = d
-	}
-	if v := getenv(backupKeepVar); v != "" && !set["backup-keep"] {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("%s=%s: want a number of backups", backupKeepVar, v)
-		}
-		b.keep = n
-	}
+// check reports flags that cannot work for store, the store chosen.
+func (b *backupFlags) check(store storeKind) error {
 	switch {
 	case b.dir == "":
 		return nil

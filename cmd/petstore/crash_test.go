@@ -98,8 +98,9 @@ type crashCreate struct {
 }
 
 // crashLoad sends creates to p from several goroutines, every other one
-// with an idempotency key, kills p with SIGKILL after killAfter, and
-// returns the creates that were acknowledged with 201 before it died.
+// with an idempotency key, kills p with SIGKILL killAfter after the first
+// create is acknowledged (so that a slow start on a loaded machine does
+// not leave a round without one), and returns the creates that were acknowledged with 201 before it died.
 func crashLoad(t *testing.T, p *serverProcess, key string, round int, killAfter time.Duration) []crashCreate {
 	t.Helper()
 	const workers = 16
@@ -111,6 +112,8 @@ func crashLoad(t *testing.T, p *serverProcess, key string, round int, killAfter 
 		mu      sync.Mutex
 		created []crashCreate
 		wg      sync.WaitGroup
+		first   = make(chan struct{})
+		once    sync.Once
 	)
 	statuses := []petstore.Status{"", petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold}
 	for w := range workers {
@@ -143,8 +146,14 @@ func crashLoad(t *testing.T, p *serverProcess, key string, round int, killAfter 
 				mu.Lock()
 				created = append(created, crashCreate{pet: got, key: idemKey})
 				mu.Unlock()
+				once.Do(func() { close(first) })
 			}
 		})
+	}
+	select {
+	case <-first:
+	case <-time.After(30 * time.Second):
+		t.Errorf("round %d: no create acknowledged within 30s", round)
 	}
 	time.Sleep(killAfter)
 	if err := p.cmd.Process.Kill(); err != nil {

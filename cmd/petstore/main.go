@@ -8,12 +8,13 @@
 // petstore -help lists the flags and the environment variables;
 // docs/operating.md in the repository explains them.
 //
-// With no flag, petstore needs no setup: it makes an API key for the run
-// and prints it, serves the API on localhost:8080 under /v1, and keeps pets
-// in petstore.db, a SQLite file in the working directory, made when missing.
-// A pet is on disk before its create is answered. PETSTORE_API_KEYS gives
-// the keys instead, separated by commas; NAME:KEY names the caller of a key,
-// so that its old and new key share idempotency keys across a rotation.
+// With no flag, petstore needs no setup: it makes an API key on its first
+// start, keeps it in petstore.db.key and prints it, serves the API on
+// localhost:8080 under /v1, and keeps pets in petstore.db, a SQLite file in
+// the working directory, made when missing. A pet is on disk before its
+// create is answered. PETSTORE_API_KEYS gives the keys instead, separated
+// by commas; NAME:KEY names the caller of a key, so that its old and new
+// key share idempotency keys across a rotation.
 //
 // -data (or PETSTORE_DATA) names another data file, -store memory keeps pets
 // in memory for a throwaway run, and -postgres (or PETSTORE_POSTGRES_URL)
@@ -31,9 +32,10 @@
 // -tls-cert and -tls-key serve HTTPS, reloading the pair when its files
 // change or on SIGHUP. -admin-addr serves /metrics, /healthz and /readyz
 // apart from the API; OTEL_EXPORTER_OTLP_ENDPOINT sends a trace span per
-// request; -access-log logs a line per request. Timeouts and limits on
-// connections, heads and bodies bound what one client can make the server
-// hold. On SIGINT or SIGTERM it finishes the requests in flight and exits;
+// request; -access-log logs a line per request. net/http's timeouts, its
+// limit on request heads and its HTTP/2 settings bound what one connection
+// can make the server hold, and -max-in-flight what one caller can; a
+// proxy in front bounds the rest (docs/operating.md). On SIGINT or SIGTERM it finishes the requests in flight and exits;
 // a second signal exits at once. Configuration that cannot work stops it at
 // start with exit status 2 and a message that says why.
 package main
@@ -53,6 +55,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -76,19 +79,20 @@ func main() {
 
 // config is what the flags and the environment set.
 type config struct {
-	addr              string
-	basePath          string
-	keys              []string
-	store             storeKind // the store to keep pets in
-	dataFile          string    // the SQLite file, for storeSQLite
-	postgresURL       string    // for storePostgres
-	replicaURLs       string    // hot standbys to read from, comma-separated; for storePostgres
-	readHeaderTimeout time.Duration
-	shutdownTimeout   time.Duration
-	watchStreams      int // the watch streams open at once on the server
-	watchPerCaller    int // and for one principal
+	addr            string
+	basePath        string
+	keys            []string
+	storeFlag       string    // -store
+	store           storeKind // the store to keep pets in
+	dataFile        string    // the SQLite file, for storeSQLite
+	postgresURL     string    // for storePostgres
+	replicaURLs     string    // hot standbys to read from, comma-separated; for storePostgres
+	shutdownTimeout time.Duration
+	watchStreams    int // the watch streams open at once on the server
+	watchPerCaller  int // and for one principal
 
 	tlsCert, tlsKey   string // both set, or neither
+	tlsMinFlag        string // -tls-min-version
 	tlsMinVersion     uint16 // tls.VersionTLS12 or tls.VersionTLS13
 	tlsReloadInterval time.Duration
 
@@ -113,50 +117,21 @@ const (
 
 func parseConfig(args []string, getenv func(string) string, help io.Writer) (config, error) {
 	var c config
-	fs := flag.NewFlagSet("petstore", flag.ContinueOnError)
-	fs.StringVar(&c.addr, "addr", "localhost:8080", "`address` to listen on; port 0 picks a free port")
-	fs.StringVar(&c.basePath, "base-path", petstore.DefaultBasePath, "`path` under which the API is served")
-	fs.DurationVar(&c.readHeaderTimeout, "read-header-timeout", 5*time.Second, "how long a client may take to send the request headers")
-	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long requests in flight may take to finish on shutdown")
-	fs.IntVar(&c.watchStreams, "watch-max-streams", petstore.DefaultMaxStreams, "watch streams (GET /pets as text/event-stream) open at once; more are answered 429")
-	fs.IntVar(&c.watchPerCaller, "watch-max-per-caller", petstore.DefaultMaxStreamsPerPrincipal, "watch streams that one caller may hold open at once; more are answered 429")
-	storeFlag := fs.String("store", "", "`kind` of store to keep pets in: sqlite (the default: a data file), memory (lost on exit) or postgres")
-	fs.StringVar(&c.dataFile, "data", "", "SQLite `file` to keep pets in (default $"+dataFileVar+", else "+defaultDataFile+" in the working directory)")
-	fs.StringVar(&c.postgresURL, "postgres", "", "PostgreSQL `URL` to keep pets in, instead of a data file (default $"+postgresURLVar+")")
-	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM `file` of the certificate chain to serve HTTPS with, leaf first; needs -tls-key (default $"+tlsCertVar+")")
-	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM `file` of the private key of -tls-cert (default $"+tlsKeyVar+")")
-	minVersion := fs.String("tls-min-version", "1.2", "lowest TLS `version` to accept: 1.2 or 1.3")
-	fs.DurationVar(&c.tlsReloadInterval, "tls-reload-interval", 10*time.Second, "how often to check the TLS files for a new key pair; 0 checks only on SIGHUP")
-	fs.BoolVar(&c.migrate, "migrate", true, "create or upgrade the PostgreSQL tables on start (nothing is changed when they are current); "+
-		"with -migrate=false, run '"+migrateCommand+"' first, as the tables' owner, and serve as a role without the right to create")
-	fs.StringVar(&c.adminAddr, "admin-addr", "", "`address` to serve /metrics, /healthz and /readyz on, apart from the API; empty for none (default $"+adminAddrVar+")")
-	fs.BoolVar(&c.accessLog, "access-log", false, "log a line per request")
-	c.limits.register(fs, openFileLimit())
-	c.rates.register(fs)
-	c.backups.register(fs)
-	if err := parseFlags(fs, args, help); err != nil {
+	table := c.settings()
+	given, err := parseSettings(flag.NewFlagSet("petstore", flag.ContinueOnError), table, args, getenv, help, serverIntro)
+	if err != nil {
 		return c, err
 	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected arguments %q; see -help", fs.Args())
+	// chooseStore reads the variables of the stores itself, to say which
+	// of flag and variable named each store.
+	if !given["data"] {
+		c.dataFile = ""
 	}
-	if err := c.chooseStore(*storeFlag, getenv); err != nil {
+	if !given["postgres"] {
+		c.postgresURL = ""
+	}
+	if err := c.chooseStore(c.storeFlag, cmdline(table, given, getenv)); err != nil {
 		return c, err
-	}
-	if err := c.backups.fromEnv(fs, getenv, c.store); err != nil {
-		return c, err
-	}
-	if err := c.rates.fromEnv(fs, getenv); err != nil {
-		return c, err
-	}
-	if c.adminAddr == "" {
-		c.adminAddr = getenv(adminAddrVar)
-	}
-	if c.tlsCert == "" {
-		c.tlsCert = getenv(tlsCertVar)
-	}
-	if c.tlsKey == "" {
-		c.tlsKey = getenv(tlsKeyVar)
 	}
 	switch {
 	case c.tlsCert != "" && c.tlsKey == "":
@@ -164,21 +139,22 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 	case c.tlsKey != "" && c.tlsCert == "":
 		return c, fmt.Errorf("a TLS key is given (%s) but no certificate: set -tls-cert or %s too", c.tlsKey, tlsCertVar)
 	}
-	switch *minVersion {
+	switch c.tlsMinFlag {
 	case "1.2":
 		c.tlsMinVersion = tls.VersionTLS12
 	case "1.3":
 		c.tlsMinVersion = tls.VersionTLS13
 	default:
-		return c, fmt.Errorf("-tls-min-version %q: want 1.2 or 1.3", *minVersion)
+		return c, fmt.Errorf("-tls-min-version %q: want 1.2 or 1.3", c.tlsMinFlag)
 	}
 	if c.tlsReloadInterval < 0 {
 		return c, fmt.Errorf("-tls-reload-interval %v: want 0 or more", c.tlsReloadInterval)
 	}
-	if err := c.limits.check(); err != nil {
-		return c, err
+	for _, check := range []func() error{c.limits.check, c.rates.check, func() error { return c.backups.check(c.store) }} {
+		if err := check(); err != nil {
+			return c, err
+		}
 	}
-	var err error
 	if c.tracing, err = tracingConfig(getenv); err != nil {
 		return c, err
 	}
@@ -186,8 +162,8 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 	return c, err
 }
 
-// run serves until ctx is done, then shuts down gracefully; or, given the
-// subcommand migrate, migrates the store's tables and returns.
+// run serves until ctx is done, then shuts down gracefully; or runs the
+// subcommand that args name.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "migrate" {
 		return runMigrate(ctx, args[1:], getenv, stdout)
@@ -199,32 +175,68 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	s := &server{c: c, logger: slog.New(slog.NewTextHandler(stderr, nil)), stdout: stdout}
+	defer s.close()
+	if err := s.open(ctx); err != nil {
+		return err
+	}
+	if err := s.buildHandler(ctx); err != nil {
+		return err
+	}
+	ln, err := s.listen(ctx)
+	if err != nil {
+		return err
+	}
+	return s.serve(ctx, ln)
+}
 
-	// The key pair is checked first, so that a bad one stops the server
-	// before it prints a key or touches a database.
-	var certs *certSource
+// server is what run holds while it serves: the configuration, the parts
+// it opened and the functions that close them, last opened first.
+type server struct {
+	c       config
+	logger  *slog.Logger
+	stdout  io.Writer
+	closers []func()
+
+	certs   *certSource // nil for plain HTTP
+	store   petstore.Store
+	check   func(context.Context) error // the store's readiness
+	backups *backupScheduler            // nil without scheduled backups
+	obs     *observability
+	srv     *http.Server
+}
+
+// close closes what open and buildHandler opened.
+func (s *server) close() {
+	for _, f := range slices.Backward(s.closers) {
+		f()
+	}
+}
+
+// open checks the key pair and the handler's options, then opens the
+// store, the key, the backups and the observability, in that order, so
+// that a configuration that cannot work stops the server before it prints
+// a key or touches a database.
+func (s *server) open(ctx context.Context) error {
+	c, logger := s.c, s.logger
+	var err error
 	if c.tlsCert != "" {
-		if certs, err = newCertSource(c.tlsCert, c.tlsKey, logger); err != nil {
+		if s.certs, err = newCertSource(c.tlsCert, c.tlsKey, logger); err != nil {
 			return err
 		}
 	}
-
-	// So do options that the handler would refuse, before a key is printed
-	// or a database touched.
 	if err := checkHandlerConfig(c); err != nil {
 		return err
 	}
-
 	store, check, closeStore, err := openStore(ctx, c, logger)
 	if err != nil {
 		return err
 	}
-	defer closeStore()
+	s.store, s.check, s.closers = store, check, append(s.closers, closeStore)
 	// Only now that the store is open and checked: a run that refuses to
 	// serve prints no key.
 	if len(c.keys) == 0 {
-		if c.keys, err = madeKey(store, stdout); err != nil {
+		if s.c.keys, err = madeKey(store, s.stdout); err != nil {
 			return err
 		}
 	}
@@ -233,128 +245,121 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	defer stopBackups()
-
+	s.backups, s.closers = backups, append(s.closers, stopBackups)
 	var accessLog *slog.Logger
 	if c.accessLog {
 		accessLog = logger
 	}
-	obs, err := newObservability(ctx, c.adminAddr != "", c.tracing, accessLog, replicaCollectors(store)...)
+	if s.obs, err = newObservability(ctx, c.adminAddr != "", c.tracing, accessLog, replicaCollectors(store)...); err != nil {
+		return err
+	}
+	s.closers = append(s.closers, func() { s.obs.shutdown(logger) })
+	if s.obs.meters != nil {
+		return registerDataMetrics(s.obs.meters, sqlite, backups)
+	}
+	return nil
+}
+
+// buildHandler makes the API handler and the http.Server that serves it.
+func (s *server) buildHandler(ctx context.Context) error {
+	c := s.c
+	rateLimit, closeLimiters, err := c.rates.limiters(ctx, s.logger)
 	if err != nil {
 		return err
 	}
-	defer obs.shutdown(logger)
-	if obs.meters != nil {
-		if err := registerDataMetrics(obs.meters, sqlite, backups); err != nil {
-			return err
-		}
-	}
-
-	rateLimit, closeLimiters, err := c.rates.limiters(ctx)
-	if err != nil {
-		return err
-	}
-	defer closeLimiters()
-	rateLimit.MaxInFlight = c.limits.perCaller()
-
-	auth := apiKeysAuthenticator(c.keys)
+	s.closers = append(s.closers, closeLimiters)
+	rateLimit.MaxInFlight = c.limits.maxInFlight
 	// Watch streams never end on their own: Shutdown would wait for them
-	// until its timeout. They end when this is closed (see below), and
+	// until its timeout. They end when this is closed, on shutdown, and
 	// their clients resume elsewhere, or here after the restart.
 	endStreams := make(chan struct{})
 	api, err := petstore.New(append([]petstore.Option{
 		petstore.WithRateLimit(rateLimit),
-		petstore.WithStore(store),
-		petstore.WithAuthenticator(auth),
+		petstore.WithStore(s.store),
+		petstore.WithAuthenticator(apiKeysAuthenticator(c.keys)),
 		petstore.WithBasePath(c.basePath),
-		petstore.WithLogger(logger),
+		petstore.WithLogger(s.logger),
 		petstore.WithStoreTimeout(c.limits.storeTimeout),
 		petstore.WithDocs(docspage.Files()),
-		petstore.WithWatch(petstore.Watch{Done: endStreams, Observe: obs.watch,
+		petstore.WithWatch(petstore.Watch{Done: endStreams, Observe: s.obs.watch,
 			MaxStreams: c.watchStreams, MaxStreamsPerPrincipal: c.watchPerCaller}),
-	}, obs.options...)...)
+	}, s.obs.options...)...)
 	if err != nil {
 		return err
 	}
+	s.srv = c.limits.newServer(s.obs.wrap(api))
+	s.srv.ErrorLog = slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)
+	s.srv.RegisterOnShutdown(func() { close(endStreams) })
+	if s.certs != nil {
+		s.srv.TLSConfig = &tls.Config{MinVersion: c.tlsMinVersion, GetCertificate: s.certs.certificate}
+	}
+	return nil
+}
 
+// listen listens on the API's address, and serves the admin endpoints on
+// theirs; it logs and prints where.
+func (s *server) listen(ctx context.Context) (net.Listener, error) {
+	c, logger := s.c, s.logger
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	limited := limitListener(ln, c.limits.maxConns)
-	ln = limited
-	bodies := newBodyGate(c.limits.maxBodies, bodiesPerConn)
-	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
-	srv := &http.Server{
-		Handler: &front{api: obs.wrap(api), base: c.basePath, who: newCallers(c.keys), bodies: bodies,
-			bodyWait: c.limits.bodyTimeout},
-		ReadHeaderTimeout: c.readHeaderTimeout,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      c.limits.writeTimeout,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          errorLog,
-		ConnContext:       withConnBodies,
-		ConnState:         limited.track,
-		// OPTIONS * goes to the handler, which asks for a key like
-		// everywhere else, rather than to net/http's answer of 200.
-		DisableGeneralOptionsHandler: true,
-	}
-	srv.RegisterOnShutdown(func() { close(endStreams) })
+	s.closers = append(s.closers, func() { ln.Close() })
 	scheme := "http"
-	serve := srv.Serve
-	if certs != nil {
+	if s.certs != nil {
 		scheme = "https"
-		srv.TLSConfig = &tls.Config{MinVersion: c.tlsMinVersion, GetCertificate: certs.certificate}
-		h2base := &http.Server{ReadTimeout: srv.ReadTimeout, WriteTimeout: srv.WriteTimeout, IdleTimeout: srv.IdleTimeout,
-			ErrorLog: errorLog, ConnState: limited.track}
-		if err := serveHTTP2(srv, h2base, logger); err != nil {
-			ln.Close()
-			return err
-		}
-		serve = func(ln net.Listener) error { return srv.ServeTLS(ln, "", "") }
-		stopWatching := watchCerts(certs, c.tlsReloadInterval)
-		defer stopWatching()
+		s.closers = append(s.closers, watchCerts(s.certs, c.tlsReloadInterval))
 		logger.Info("petstore: serving HTTPS and HTTP/2",
-			"cert", c.tlsCert, "key", c.tlsKey, "serving", describeCert(certs.current.Load().Leaf),
+			"cert", c.tlsCert, "key", c.tlsKey, "serving", describeCert(s.certs.current.Load().Leaf),
 			"min_version", tls.VersionName(c.tlsMinVersion), "reload_interval", c.tlsReloadInterval)
 	} else {
 		logger.Warn("petstore: serving plain HTTP: API keys travel unencrypted unless a proxy in front terminates TLS; " +
 			"-tls-cert and -tls-key serve HTTPS")
 	}
 	if c.adminAddr != "" {
-		a := &admin{metrics: obs.metrics, store: store, check: check, replicas: replicaProbes(store), logger: logger,
-			redact: func(s string) string { return postgresRedact(s, c.postgresURL) }}
-		if backups != nil {
-			a.backups = backups.check
+		a := &admin{metrics: s.obs.metrics, store: s.store, check: s.check, replicas: replicaProbes(s.store), logger: logger,
+			redact: func(u string) string { return postgresRedact(u, c.postgresURL) }}
+		if s.backups != nil {
+			a.backups = s.backups.check
 		}
-		stopAdmin, err := serveAdmin(ctx, c.adminAddr, a, stdout)
+		stopAdmin, err := serveAdmin(ctx, c.adminAddr, a, s.stdout)
 		if err != nil {
-			ln.Close()
-			return err
+			return nil, err
 		}
-		defer stopAdmin()
+		s.closers = append(s.closers, stopAdmin)
 	}
 	url := scheme + "://" + ln.Addr().String() + c.basePath
-	logger.Info("petstore: listening", "url", url, "docs", url+petstore.DocsPath, "max_conns", c.limits.maxConns, "open_files", c.limits.openFiles, "max_bodies", c.limits.maxBodies,
-		"store_timeout", c.limits.storeTimeout, "write_timeout", c.limits.writeTimeout,
+	logger.Info("petstore: listening", "url", url, "docs", url+petstore.DocsPath, "max_in_flight", c.limits.maxInFlight,
+		"store_timeout", c.limits.storeTimeout, "read_timeout", c.limits.readTimeout, "write_timeout", c.limits.writeTimeout,
 		"read_limit", c.rates.reads.String(), "create_limit", c.rates.creates.String(), "limits_in", cmp.Or(redisRedact(c.rates.redisURL), "process"))
-	fmt.Fprintf(stdout, "serving %s/pets\n", url)
+	fmt.Fprintf(s.stdout, "serving %s/pets\n", url)
+	return ln, nil
+}
 
+// serve serves on ln until ctx is done, then shuts down: it stops
+// accepting, ends the watch streams and waits for the requests in flight
+// up to -shutdown-timeout.
+func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	served := make(chan error, 1)
-	go func() { served <- serve(ln) }()
+	go func() {
+		if s.certs != nil {
+			served <- s.srv.ServeTLS(ln, "", "")
+		} else {
+			served <- s.srv.Serve(ln)
+		}
+	}()
 	select {
 	case err := <-served:
 		return err
 	case <-ctx.Done():
 	}
-	logger.Info("petstore: shutting down; finishing requests in flight")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
+	s.logger.Info("petstore: shutting down; finishing requests in flight")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.c.shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	if err := s.srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	logger.Info("petstore: stopped")
+	s.logger.Info("petstore: stopped")
 	return nil
 }
 

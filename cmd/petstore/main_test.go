@@ -168,3 +168,39 @@ func parseConfigFor(args []string, env map[string]string) (config, string) {
 	}
 	return c, ""
 }
+
+// TestFlagWinsWhenEmpty: a flag given on the command line wins over its
+// variable even when it is empty, for every flag that a variable sets too.
+func TestFlagWinsWhenEmpty(t *testing.T) {
+	env := map[string]string{adminAddrVar: ":9090", backupDirVar: "backups", dataFileVar: "other.db",
+		tlsCertVar: "cert.pem", tlsKeyVar: "key.pem", redisURLVar: "redis://127.0.0.1:1/0"}
+	c, err := parseConfigFor([]string{"-admin-addr=", "-backup-dir=", "-data=", "-tls-cert=", "-tls-key=", "-redis="}, env)
+	if err != "" {
+		t.Fatal(err)
+	}
+	got := []string{c.adminAddr, c.backups.dir, c.dataFile, c.tlsCert, c.tlsKey, c.rates.redisURL}
+	if diff := cmp.Diff([]string{"", "", defaultDataFile, "", "", ""}, got); diff != "" {
+		t.Errorf("empty flags over set variables (-want +got):\n%s", diff)
+	}
+	c, _ = parseConfigFor(nil, env)
+	got = []string{c.adminAddr, c.backups.dir, c.dataFile, c.tlsCert, c.tlsKey, c.rates.redisURL}
+	if diff := cmp.Diff([]string{":9090", "backups", "other.db", "cert.pem", "key.pem", "redis://127.0.0.1:1/0"}, got); diff != "" {
+		t.Errorf("the variables alone (-want +got):\n%s", diff)
+	}
+	if _, err := parseConfigFor(nil, map[string]string{backupIntervalVar: "often"}); !strings.HasPrefix(err, backupIntervalVar+"=often: ") {
+		t.Errorf("a bad %s: error %q", backupIntervalVar, err)
+	}
+}
+
+// TestHelpDefaults: -help gives each flag's default once, and says that
+// the key made is kept.
+func TestHelpDefaults(t *testing.T) {
+	var help strings.Builder
+	parseConfig([]string{"-help"}, func(string) string { return "" }, &help)
+	if n := strings.Count(help.String(), "(default 1h0m0s)"); n != 1 || strings.Contains(help.String(), "else 1h") {
+		t.Errorf("-backup-interval's default appears %d times, or twice in one line:\n%s", n, help.String())
+	}
+	if strings.Contains(help.String(), "for this run") || !strings.Contains(help.String(), "petstore.db.key") {
+		t.Errorf("-help says the made key lasts for this run, or not where it is kept:\n%s", help.String())
+	}
+}

@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/sqlstore"
 	"github.com/petstore-go/petstore/pgstore"
 )
@@ -28,17 +27,6 @@ const postgresURLVar = "PETSTORE_POSTGRES_URL"
 // the URL does not set connect_timeout, so that a database that does not
 // answer gives 503 rather than requests that hang.
 const postgresConnectTimeout = 5 * time.Second
-
-// openPostgres opens a pool on the PostgreSQL server at rawURL, creates or
-// upgrades the pets table, checks that the role may serve from it, and
-// returns a store on it and a function that closes the pool.
-func openPostgres(ctx context.Context, rawURL string, logger *slog.Logger) (petstore.Store, func(), error) {
-	store, closePool, err := openPostgresStore(ctx, rawURL, "", true, logger)
-	if err != nil {
-		return nil, nil, err
-	}
-	return store, closePool, nil
-}
 
 // migrateCommand is the command that brings the tables to the schema
 // version this release needs, for the messages that name it.

@@ -205,7 +205,7 @@ func TestPostgresErrorsHidePassword(t *testing.T) {
 func TestPostgresOpenLogsStore(t *testing.T) {
 	schema, serverURL := postgresSchema(t)
 	var log bytes.Buffer
-	store, closeStore, err := openPostgres(context.Background(), serverURL, slog.New(slog.NewTextHandler(&log, nil)))
+	store, closeStore, err := openPostgresStore(context.Background(), serverURL, "", true, slog.New(slog.NewTextHandler(&log, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

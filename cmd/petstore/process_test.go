@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,22 +21,47 @@ import (
 // these helpers: build it, start it on a free port of 127.0.0.1 and find
 // the URL it prints.
 
-// buildServer builds cmd/petstore into a temporary directory and returns the
-// executable's path. In -short mode it skips the test, which runs the server.
+// buildServer returns the path of cmd/petstore built, once for all the
+// tests of the package, into builtDir, which TestMain removes. In -short
+// mode it skips the test, which runs the server.
 func buildServer(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("skipping a test that builds and runs the server as a process in -short mode")
 	}
-	gobin, err := exec.LookPath("go")
+	bin, err := builtServer()
 	if err != nil {
-		t.Fatalf("building cmd/petstore needs the go command on PATH: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "petstore")
-	if out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatal(err)
 	}
 	return bin
+}
+
+// builtServer builds the server the first time it is called.
+var builtServer = sync.OnceValues(func() (string, error) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("building cmd/petstore needs the go command on PATH: %v", err)
+	}
+	if err := os.MkdirAll(builtDir(), 0o700); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(builtDir(), "petstore")
+	if out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// TestMain runs the tests, then removes the server that they built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	os.RemoveAll(builtDir())
+	os.Exit(code)
+}
+
+// builtDir is the directory of the server that the tests build.
+func builtDir() string {
+	return filepath.Join(os.TempDir(), "petstore-test-"+strconv.Itoa(os.Getpid()))
 }
 
 // serverProcess is cmd/petstore running as a process.
@@ -189,12 +215,8 @@ func refused(addr string, bound time.Duration) error {
 	}
 }
 
-// noBudgets turns the callers' budgets off; defaultBudgets, in the env of
-// startServer, turns them on again at their defaults.
-var (
-	noBudgets      = []string{readLimitVar + "=off", createLimitVar + "=off"}
-	defaultBudgets = []string{readLimitVar + "=", createLimitVar + "="}
-)
+// noBudgets turns the callers' budgets off.
+var noBudgets = []string{readLimitVar + "=off", createLimitVar + "=off"}
 
 // syncBuffer collects what a process writes; it is safe for concurrent use.
 type syncBuffer struct {
@@ -234,4 +256,17 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// waitForLog waits up to bound for the server's log to contain want.
+func waitForLog(p *serverProcess, want string, bound time.Duration) error {
+	deadline := time.After(bound)
+	for !strings.Contains(p.stderr.String(), want) {
+		select {
+		case <-p.stderr.written():
+		case <-deadline:
+			return fmt.Errorf("the server's log does not say %s within %v:\n%s", want, bound, p.stderr)
+		}
+	}
+	return nil
 }

@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -19,14 +19,6 @@ const (
 	readLimitVar   = "PETSTORE_READ_LIMIT"
 	createLimitVar = "PETSTORE_CREATE_LIMIT"
 	redisURLVar    = "PETSTORE_REDIS_URL"
-)
-
-// The default budgets of one caller: far above what a client that waits
-// for each answer asks for, and low enough that one key cannot take the
-// whole of a core or fill the disk.
-var (
-	defaultReadLimit   = budget{Rate: petstore.Rate{PerSecond: 200, Burst: 400}}
-	defaultCreateLimit = budget{Rate: petstore.Rate{PerSecond: 50, Burst: 100}}
 )
 
 // budget is the value of -read-limit and -create-limit: "RATE,BURST"
@@ -65,33 +57,8 @@ type rateFlags struct {
 	failOpen       bool
 }
 
-func (f *rateFlags) register(fs *flag.FlagSet) {
-	f.reads, f.creates = defaultReadLimit, defaultCreateLimit
-	fs.Var(&f.reads, "read-limit", "budget of each caller (API key's name) for listPets and getPet: `RATE,BURST`, requests a second and at once, "+
-		"or off; over it, 429 with Retry-After; $"+readLimitVar+" sets it too")
-	fs.Var(&f.creates, "create-limit", "budget of each caller for createPet, as -read-limit; $"+createLimitVar+" sets it too")
-	fs.StringVar(&f.redisURL, "redis", "", "Redis `URL` to keep the budgets in, shared by every instance that uses it; empty keeps them in the process "+
-		"(default $"+redisURLVar+")")
-	fs.BoolVar(&f.failOpen, "rate-limit-fail-open", false, "serve requests when Redis cannot be reached, rather than answer 503")
-}
-
-// fromEnv sets what the flags did not from the environment.
-func (f *rateFlags) fromEnv(fs *flag.FlagSet, getenv func(string) string) error {
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	for _, v := range []struct {
-		flag, env string
-		b         *budget
-	}{{"read-limit", readLimitVar, &f.reads}, {"create-limit", createLimitVar, &f.creates}} {
-		if s := getenv(v.env); s != "" && !set[v.flag] {
-			if err := v.b.Set(s); err != nil {
-				return fmt.Errorf("%s=%w", v.env, err)
-			}
-		}
-	}
-	if f.redisURL == "" {
-		f.redisURL = getenv(redisURLVar)
-	}
+// check reports a Redis URL that cannot be one.
+func (f *rateFlags) check() error {
 	if f.redisURL != "" {
 		if _, err := redis.ParseURL(f.redisURL); err != nil {
 			return fmt.Errorf("-redis: %v; want a URL such as redis://localhost:6379/0", err)
@@ -102,7 +69,7 @@ func (f *rateFlags) fromEnv(fs *flag.FlagSet, getenv func(string) string) error 
 
 // limiters returns the handler's budgets, and a function that closes what
 // they hold. With a Redis URL, it checks that Redis answers.
-func (f *rateFlags) limiters(ctx context.Context) (petstore.RateLimit, func(), error) {
+func (f *rateFlags) limiters(ctx context.Context, logger *slog.Logger) (petstore.RateLimit, func(), error) {
 	l := petstore.RateLimit{FailOpen: f.failOpen}
 	if f.redisURL == "" {
 		if !f.reads.off {
@@ -118,7 +85,8 @@ func (f *rateFlags) limiters(ctx context.Context) (petstore.RateLimit, func(), e
 		return l, nil, err
 	}
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = time.Second, time.Second, time.Second
-	rdb := redis.NewClient(opts)
+	redis.SetLogger(redisLogger{logger})
+	rdb := redislimit.NewClient(opts)
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := rdb.Ping(pingCtx).Err(); err != nil && !f.failOpen {
@@ -141,4 +109,12 @@ func redisRedact(u string) string {
 		return u
 	}
 	return strings.ReplaceAll(u, opts.Password, "xxxxx")
+}
+
+// redisLogger is go-redis's logger writing through the server's, at WARN,
+// so that no line leaves the server's format.
+type redisLogger struct{ logger *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.logger.WarnContext(ctx, "petstore: redis: "+fmt.Sprintf(format, v...))
 }

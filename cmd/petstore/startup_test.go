@@ -68,7 +68,7 @@ func TestStartupRefuses(t *testing.T) {
 			name: "keys variable with only a comma",
 			env:  []string{"PETSTORE_API_KEYS=,"},
 			want: "PETSTORE_API_KEYS is set but holds no usable key, only commas and spaces; " +
-				"give keys separated by commas, or leave it empty to have a key made for this run",
+				"give keys separated by commas, or leave it empty to have a key made and kept",
 		},
 		{
 			name: "a base path no request can match",
@@ -97,10 +97,10 @@ func TestStartupRefuses(t *testing.T) {
 			want: "-store-timeout 0s: want more than 0",
 		},
 		{
-			name: "no connections",
+			name: "a removed flag",
 			env:  []string{"PETSTORE_API_KEYS=k"},
 			args: []string{"-max-conns", "0"},
-			want: "-max-conns 0: want 1 or more",
+			want: "-max-conns is gone: " + removedFlags["max-conns"],
 		},
 		{
 			name: "an unknown flag",
@@ -180,7 +180,7 @@ func TestStartupMissingSchemaOrDatabase(t *testing.T) {
 func TestStartupLogsSchema(t *testing.T) {
 	schema, serverURL := postgresSchema(t)
 	var log bytes.Buffer
-	_, closeStore, err := openPostgres(context.Background(), serverURL, slog.New(slog.NewTextHandler(&log, nil)))
+	_, closeStore, err := openPostgresStore(context.Background(), serverURL, "", true, slog.New(slog.NewTextHandler(&log, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,8 +205,8 @@ func TestStartupHelp(t *testing.T) {
 			}
 			for _, want := range []string{
 				"Usage: petstore [flags]",
-				"-store-timeout duration", "-write-timeout duration", "-max-conns connections", "-postgres URL",
-				"PETSTORE_API_KEYS\n", "PETSTORE_POSTGRES_URL\n", "PETSTORE_TLS_CERT, PETSTORE_TLS_KEY\n",
+				"-store-timeout duration", "-write-timeout duration", "-max-in-flight requests", "-postgres URL",
+				"PETSTORE_API_KEYS\n", "PETSTORE_POSTGRES_URL\n", "PETSTORE_TLS_CERT\n", "-create-limit RATE,BURST",
 			} {
 				if !strings.Contains(stdout, want) {
 					t.Errorf("the help does not say %q:\n%s", want, stdout)
@@ -217,38 +217,35 @@ func TestStartupHelp(t *testing.T) {
 }
 
 func TestParseConfigLimits(t *testing.T) {
+	defaults := limitFlags{readHeaderTimeout: 5 * time.Second, readTimeout: 30 * time.Second, writeTimeout: 30 * time.Second,
+		idleTimeout: 2 * time.Minute, storeTimeout: 5 * time.Second, maxInFlight: 64}
+	with := func(f func(*limitFlags)) limitFlags {
+		l := defaults
+		f(&l)
+		return l
+	}
 	tests := []configCase[limitFlags]{
-		{name: "defaults", want: limitFlags{share: 0.25, storeTimeout: 5 * time.Second, writeTimeout: 30 * time.Second, maxConns: defaultMaxConns(openFileLimit())}},
-		{name: "flags", args: []string{"-store-timeout", "2s", "-write-timeout", "3s", "-max-conns", "10"},
-			want: limitFlags{share: 0.25, storeTimeout: 2 * time.Second, writeTimeout: 3 * time.Second, maxConns: 10}},
+		{name: "defaults", want: defaults},
+		{name: "flags", args: []string{"-store-timeout", "2s", "-write-timeout", "3s", "-max-in-flight", "0", "-read-timeout", "4s",
+			"-read-header-timeout", "1s", "-idle-timeout", "9s"},
+			want: limitFlags{readHeaderTimeout: time.Second, readTimeout: 4 * time.Second, writeTimeout: 3 * time.Second,
+				idleTimeout: 9 * time.Second, storeTimeout: 2 * time.Second}},
 		{name: "store timeout just below", args: []string{"-store-timeout", "2999ms", "-write-timeout", "3s"},
-			want: limitFlags{share: 0.25, storeTimeout: 2999 * time.Millisecond, writeTimeout: 3 * time.Second, maxConns: defaultMaxConns(openFileLimit())}},
+			want: with(func(l *limitFlags) { l.storeTimeout, l.writeTimeout = 2999*time.Millisecond, 3*time.Second })},
 		{name: "negative write timeout", args: []string{"-write-timeout", "-1s"}, wantErr: "-write-timeout -1s: want more than 0"},
+		{name: "no read timeout", args: []string{"-read-timeout", "0s"}, wantErr: "-read-timeout 0s: want more than 0"},
 		{name: "negative store timeout", args: []string{"-store-timeout", "-1s"}, wantErr: "-store-timeout -1s: want more than 0"},
 		{name: "store timeout equal", args: []string{"-store-timeout", "3s", "-write-timeout", "3s"},
 			wantErr: "-store-timeout 3s is not below -write-timeout 3s: a client would be cut off before it hears " +
 				"that the store timed out; lower -store-timeout or raise -write-timeout"},
-		{name: "negative max conns", args: []string{"-max-conns", "-5"}, wantErr: "-max-conns -5: want 1 or more"},
-		{name: "body limits", args: []string{"-max-bodies", "8", "-body-timeout", "2s"},
-			want: limitFlags{share: 0.25, storeTimeout: 5 * time.Second, writeTimeout: 30 * time.Second, maxConns: defaultMaxConns(openFileLimit()),
-				maxBodies: 8, bodyTimeout: 2 * time.Second}},
-		{name: "no bodies", args: []string{"-max-bodies", "0"}, wantErr: "-max-bodies 0: want 1 or more"},
-		{name: "no body timeout", args: []string{"-body-timeout", "0s"}, wantErr: "-body-timeout 0s: want more than 0"},
+		{name: "negative in flight", args: []string{"-max-in-flight", "-5"}, wantErr: "-max-in-flight -5: want 0 or more"},
 		{name: "help", args: []string{"-help"}, wantErr: "flag: help requested"},
 	}
-	// The cases leave out the open-file limit and, unless they set them, the
-	// defaults of -max-bodies and -body-timeout.
-	checkConfigs(t, tests, func(c config) limitFlags {
-		l := c.limits
-		l.openFiles = 0
-		if l.maxBodies == 256 {
-			l.maxBodies = 0
-		}
-		if l.bodyTimeout == 10*time.Second {
-			l.bodyTimeout = 0
-		}
-		return l
-	}, cmp.AllowUnexported(limitFlags{}))
+	for name, instead := range removedFlags {
+		tests = append(tests, configCase[limitFlags]{name: name, args: []string{"-" + name, "8"},
+			wantErr: "-" + name + " is gone: " + instead})
+	}
+	checkConfigs(t, tests, func(c config) limitFlags { return c.limits }, cmp.AllowUnexported(limitFlags{}))
 }
 
 func TestParseAPIKeys(t *testing.T) {
@@ -279,19 +276,6 @@ func TestParseAPIKeys(t *testing.T) {
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("parseAPIKeys(%q) (-want +got):\n%s", tt.value, diff)
-		}
-	}
-}
-
-func TestDefaultMaxConns(t *testing.T) {
-	for _, tt := range []struct {
-		openFiles uint64
-		want      int
-	}{
-		{1, 1}, {2, 1}, {100, 50}, {128, 64}, {256, 192}, {1024, 960}, {20000, 19936}, {1 << 40, 1 << 20},
-	} {
-		if got := defaultMaxConns(tt.openFiles); got != tt.want {
-			t.Errorf("defaultMaxConns(%d) = %d, want %d", tt.openFiles, got, tt.want)
 		}
 	}
 }

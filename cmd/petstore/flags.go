@@ -1,0 +1,182 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/petstore-go/petstore"
+)
+
+// setting is one flag of the server: its name, the environment variable
+// that sets it too ("" for none), where its value goes (a *string, *bool,
+// *int, *time.Duration, or a flag.Value that holds its default), its
+// default for the other kinds, and its help.
+type setting struct {
+	name, env string
+	to        any
+	def       any
+	usage     string
+}
+
+// settings is the table of the server's flags, writing into c. The
+// default budgets are far above what a client that waits for each answer
+// asks for, and low enough that one key cannot take the whole of a core or
+// fill the disk. A flag
+// given on the command line wins over its variable, even when empty.
+func (c *config) settings() []setting {
+	return []setting{
+		{"addr", "", &c.addr, "localhost:8080", "`address` to listen on; port 0 picks a free port"},
+		{"base-path", "", &c.basePath, petstore.DefaultBasePath, "`path` under which the API is served"},
+		{"store", "", &c.storeFlag, "", "`kind` of store to keep pets in: sqlite (the default: a data file), memory (lost on exit) or postgres"},
+		{"data", dataFileVar, &c.dataFile, "", "SQLite `file` to keep pets in; " + defaultDataFile + " in the working directory when no store is named"},
+		{"postgres", postgresURLVar, &c.postgresURL, "", "PostgreSQL `URL` to keep pets in, instead of a data file; prefer the variable, which other users of the host cannot see"},
+		{"migrate", "", &c.migrate, true, "create or upgrade the PostgreSQL tables on start (nothing is changed when they are current); " +
+			"with -migrate=false, run '" + migrateCommand + "' first, as the tables' owner, and serve as a role without the right to create"},
+		{"tls-cert", tlsCertVar, &c.tlsCert, "", "PEM `file` of the certificate chain to serve HTTPS with, leaf first; needs -tls-key"},
+		{"tls-key", tlsKeyVar, &c.tlsKey, "", "PEM `file` of the private key of -tls-cert"},
+		{"tls-min-version", "", &c.tlsMinFlag, "1.2", "lowest TLS `version` to accept: 1.2 or 1.3"},
+		{"tls-reload-interval", "", &c.tlsReloadInterval, 10 * time.Second, "how often to check the TLS files for a new key pair; 0 checks only on SIGHUP"},
+		{"read-header-timeout", "", &c.limits.readHeaderTimeout, 5 * time.Second, "how long a client may take to send the request headers"},
+		{"read-timeout", "", &c.limits.readTimeout, 30 * time.Second, "how long a client may take to send a request, its head and body"},
+		{"write-timeout", "", &c.limits.writeTimeout, 30 * time.Second, "how long the server may take to read a request's body and write its response"},
+		{"idle-timeout", "", &c.limits.idleTimeout, 2 * time.Minute, "how long a connection may stay open between requests"},
+		{"store-timeout", "", &c.limits.storeTimeout, 5 * time.Second, "how long a request's call to the store may take before it is answered 503; must be below -write-timeout"},
+		{"max-in-flight", "", &c.limits.maxInFlight, 64, "most `requests` that one caller (API key's name) may have in flight at once; more are answered 429; 0 for no cap"},
+		{"read-limit", readLimitVar, &c.rates.reads, "200,400", "budget of each caller (API key's name) for listPets and getPet: `RATE,BURST`, requests a second and at once, " +
+			"or off; over it, 429 with Retry-After"},
+		{"create-limit", createLimitVar, &c.rates.creates, "50,100", "budget of each caller for createPet: `RATE,BURST` as for -read-limit"},
+		{"redis", redisURLVar, &c.rates.redisURL, "", "Redis `URL` to keep the budgets in, shared by every instance that uses it; empty keeps them in the process"},
+		{"rate-limit-fail-open", "", &c.rates.failOpen, false, "serve requests when Redis cannot be reached, rather than answer 503"},
+		{"watch-max-streams", "", &c.watchStreams, petstore.DefaultMaxStreams, "watch streams (GET /pets as text/event-stream) open at once; more are answered 429"},
+		{"watch-max-per-caller", "", &c.watchPerCaller, petstore.DefaultMaxStreamsPerPrincipal, "watch streams that one caller may hold open at once; more are answered 429"},
+		{"shutdown-timeout", "", &c.shutdownTimeout, 30 * time.Second, "how long requests in flight may take to finish on shutdown"},
+		{"admin-addr", adminAddrVar, &c.adminAddr, "", "`address` to serve /metrics, /healthz and /readyz on, apart from the API; empty for none"},
+		{"access-log", "", &c.accessLog, false, "log a line per request"},
+		{"backup-dir", backupDirVar, &c.backups.dir, "", "`directory` to back the SQLite file up to, every -backup-interval; empty for no scheduled backups"},
+		{"backup-interval", backupIntervalVar, &c.backups.interval, time.Hour, "how often to back up to -backup-dir"},
+		{"backup-keep", backupKeepVar, &c.backups.keep, 24, "how many backups to keep in -backup-dir; older ones are removed"},
+		{"backup-ready", "", &c.backups.ready, false, "make /readyz answer 503 when no scheduled backup has succeeded for twice -backup-interval"},
+	}
+}
+
+// parseSettings registers table in fs, applies the variables of getenv,
+// then parses args, so that a flag given wins over its variable even when
+// it is empty. On -help it writes to help the usage line intro, the flags
+// and environmentHelp, and returns flag.ErrHelp. It returns the names of
+// the flags that args gave.
+func parseSettings(fs *flag.FlagSet, table []setting, args []string, getenv func(string) string, help io.Writer, intro string) (map[string]bool, error) {
+	for _, s := range table {
+		usage := s.usage
+		if s.env != "" {
+			usage += "; $" + s.env + " sets it too"
+		}
+		switch p := s.to.(type) {
+		case *string:
+			fs.StringVar(p, s.name, s.def.(string), usage)
+		case *bool:
+			fs.BoolVar(p, s.name, s.def.(bool), usage)
+		case *int:
+			fs.IntVar(p, s.name, s.def.(int), usage)
+		case *time.Duration:
+			fs.DurationVar(p, s.name, s.def.(time.Duration), usage)
+		case flag.Value:
+			if err := p.Set(s.def.(string)); err != nil {
+				panic(err) // a default in the table that its own type refuses
+			}
+			fs.Var(p, s.name, usage)
+		}
+	}
+	for _, s := range table {
+		if v := getenv(s.env); s.env != "" && v != "" {
+			if err := fs.Lookup(s.name).Value.Set(v); err != nil {
+				return nil, fmt.Errorf("%s=%s: %v", s.env, v, err)
+			}
+		}
+	}
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(help, intro+"\nFlags:\n")
+		fs.SetOutput(help)
+		fs.PrintDefaults()
+		if fs.Lookup("addr") != nil {
+			fmt.Fprint(help, environmentHelp)
+			for _, s := range table {
+				if s.env != "" {
+					fmt.Fprintf(help, "  %s\n    \tas -%s (the flag wins, even when empty)\n", s.env, s.name)
+				}
+			}
+		}
+		return nil, err
+	case err != nil:
+		return nil, removedFlag(err)
+	case fs.NArg() > 0:
+		return nil, fmt.Errorf("unexpected arguments %q; see -help", fs.Args())
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	return given, nil
+}
+
+// settingsOf returns the settings of table with the names given.
+func settingsOf(table []setting, names ...string) []setting {
+	var out []setting
+	for _, s := range table {
+		for _, n := range names {
+			if s.name == n {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// environmentHelp is the part of -help about the variables that no flag
+// has; the others are given with their flags.
+const environmentHelp = `
+Environment:
+  ` + apiKeysVar + `
+    	API keys that clients send as "Authorization: Bearer KEY", separated by commas;
+    	NAME:KEY names the caller that holds KEY, so that its old and new key share
+    	idempotency keys during a rotation (alice:KEY1,alice:KEY2,bob:KEY3); a key
+    	without a name is named by its fingerprint; when unset or empty, petstore
+    	makes a key on its first start, keeps it in the data file's name with .key
+    	added (petstore.db.key), and prints it
+  ` + replicaURLsVar + `
+    	URLs of hot standbys of the PostgreSQL database, separated by commas, that
+    	serve reads (docs/replicas.md)
+  ` + otlpEndpointVar + `, ` + otlpTracesEndpointVar + `
+    	OTLP collector to send a trace span per request to, over HTTP (port 4318);
+    	unset, nothing is traced
+  ` + otlpProtocolVar + `, ` + otlpTracesProtocolVar + `
+    	must be http/protobuf when set; grpc is refused at start
+  ` + otelSDKDisabledVar + `=true, ` + otelTracesExporterVar + `=none
+    	turn tracing off
+  OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER, OTEL_EXPORTER_OTLP_HEADERS,
+  OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_EXPORTER_OTLP_COMPRESSION, OTEL_EXPORTER_OTLP_CERTIFICATE
+    	read by OpenTelemetry as its specification says
+`
+
+// serverIntro is the start of the server's -help.
+const serverIntro = "Usage: petstore [flags]\n       " + migrateCommand + " [-postgres URL]\n" +
+	"       petstore backup|restore|export|import ... (each with -help)\n\n" +
+	"Serves the animal store API over HTTP or HTTPS; " + migrateCommand + " creates or upgrades the PostgreSQL tables and exits; " +
+	"backup and restore copy the SQLite file, export and import move pets and keys between stores (docs/backup.md).\n"
+
+// cmdline returns getenv without the variables of the flags given, so
+// that code that reads a variable itself sees what the flag decided.
+func cmdline(table []setting, given map[string]bool, getenv func(string) string) func(string) string {
+	return func(k string) string {
+		for _, s := range table {
+			if s.env == k && given[s.name] {
+				return ""
+			}
+		}
+		return getenv(k)
+	}
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/memstore"
+)
+
+// serveLimits starts the server that run builds, with the default limits,
+// on a free port of 127.0.0.1, serving the API with key on memstore; it
+// returns the address.
+func serveLimits(t *testing.T, key string) string {
+	t.Helper()
+	c, err := parseConfig(nil, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(key)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := c.limits.newServer(api)
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+// exchange sends the raw request req on a new connection to addr and reads
+// one response, with its body. The connection is returned open, for the
+// caller to see what the server does with it next.
+func exchange(t *testing.T, addr, req string) (*http.Response, net.Conn, *bufio.Reader) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	// Write while reading: the server may answer, and stop reading, before
+	// the request has been sent.
+	go io.WriteString(conn, req)
+	r := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatalf("sending %.60q...: no answer: %v", req, err)
+	}
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		t.Fatalf("reading the body of the answer to %.60q...: %v", req, err)
+	}
+	resp.Body.Close()
+	return resp, conn, r
+}
+
+// closedByServer reports whether the server closes conn, whose responses r
+// reads, within bound, without sending anything more.
+func closedByServer(conn net.Conn, r *bufio.Reader, bound time.Duration) error {
+	if err := conn.SetReadDeadline(time.Now().Add(bound)); err != nil {
+		return err
+	}
+	b, err := r.ReadByte()
+	var netErr net.Error
+	switch {
+	case err == nil:
+		return fmt.Errorf("the server sent %q after the response instead of closing the connection", b)
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return fmt.Errorf("the server kept the connection open for %v after the response", bound)
+	}
+	return nil // EOF or reset: closed
+}
+
+// TestUnauthorizedCloses checks that every kind of 401, OPTIONS * among
+// them, says Connection: close and closes its connection, while a request
+// with the key keeps its connection for the next one.
+func TestUnauthorizedCloses(t *testing.T) {
+	const key = "conns-key"
+	addr := serveLimits(t, key)
+	for _, tt := range []struct{ name, line, auth string }{
+		{"no key", "GET /v1/pets", ""},
+		{"wrong key", "GET /v1/pets", "Authorization: Bearer not-the-key\r\n"},
+		{"malformed token", "GET /v1/pets", "Authorization: Bearer a b\r\n"},
+		{"another scheme", "GET /v1/pets", "Authorization: Basic dTpw\r\n"},
+		{"OPTIONS *", "OPTIONS *", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, conn, r := exchange(t, addr, tt.line+" HTTP/1.1\r\nHost: "+addr+"\r\n"+tt.auth+"\r\n")
+			if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("Content-Type") != "application/json" {
+				t.Fatalf("answered %s with Content-Type %q; want 401, application/json", resp.Status, resp.Header.Get("Content-Type"))
+			}
+			if !resp.Close {
+				t.Errorf("the 401 does not carry Connection: close")
+			}
+			if err := closedByServer(conn, r, 5*time.Second); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Run("the key keeps the connection", func(t *testing.T) {
+		req := "GET /v1/pets HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + key + "\r\n\r\n"
+		resp, conn, r := exchange(t, addr, req)
+		if resp.StatusCode != http.StatusOK || resp.Close {
+			t.Fatalf("answered %s, closing %v; want 200, kept alive", resp.Status, resp.Close)
+		}
+		if _, err := io.WriteString(conn, req); err != nil {
+			t.Fatal(err)
+		}
+		if resp, err := http.ReadResponse(r, nil); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("a second request on the connection: %v, %v; want 200", resp, err)
+		}
+	})
+}
+
+// TestHeaderBoundary checks that the header limit, 16 KiB for the request
+// line and headers together, is the one enforced: a head of exactly 16,384
+// bytes is served and one byte more is answered 431.
+func TestHeaderBoundary(t *testing.T) {
+	const key = "limits-key"
+	addr := serveLimits(t, key)
+	for _, tt := range []struct {
+		size int // of the whole head, up to and including the blank line
+		want int
+	}{
+		{16 << 10, http.StatusOK},
+		{16<<10 + 1, http.StatusRequestHeaderFieldsTooLarge},
+		{20 << 10, http.StatusRequestHeaderFieldsTooLarge},
+	} {
+		t.Run(strconv.Itoa(tt.size), func(t *testing.T) {
+			head := "GET /v1/pets HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + key + "\r\nX-Pad: "
+			const end = "\r\nConnection: close\r\n\r\n"
+			req := head + strings.Repeat("p", tt.size-len(head)-len(end)) + end
+			if resp, _, _ := exchange(t, addr, req); resp.StatusCode != tt.want {
+				t.Errorf("a head of %d bytes answered %s; want %d", tt.size, resp.Status, tt.want)
+			}
+		})
+	}
+}
