@@ -31,8 +31,6 @@ func (h *handler) listPets(ctx context.Context, w http.ResponseWriter, r *http.R
 	if err != nil {
 		return err
 	}
-	buf := h.buffers.Get()
-	defer h.buffers.Put(buf)
 	more := len(pets) > q.limit
 	if more {
 		pets = pets[:q.limit]
@@ -40,14 +38,14 @@ func (h *handler) listPets(ctx context.Context, w http.ResponseWriter, r *http.R
 		next.after = pets[len(pets)-1].ID
 		w.Header()["Link"] = next.linkValue()
 	}
-	*buf = append(appendPets((*buf)[:0], pets), '\n')
+	b := append(appendPets(make([]byte, 0, 2048), pets), '\n')
 	switch {
 	case more: // pets never change, and none can join a page that others follow
-		respond.Cacheable(w, r, *buf, respond.NewTag(*buf, 1), cacheFinal)
+		respond.Cacheable(w, r, b, respond.NewTag(b, 1), cacheFinal)
 	case len(pets) == q.limit: // final but for the Link it gains when a pet is added
-		respond.Cacheable(w, r, *buf, respond.NewTag(*buf, 0), cacheLastFull)
+		respond.Cacheable(w, r, b, respond.NewTag(b, 0), cacheLastFull)
 	default: // the last page, which grows as pets are added
-		respond.JSON(w, r, http.StatusOK, *buf)
+		respond.JSON(w, r, http.StatusOK, b)
 	}
 	return nil
 }
@@ -78,10 +76,7 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 		return &requestError{code: httpapi.CodeUnsupportedMediaType, header: "Accept-Post", value: acceptPost,
 			message: "the body must be JSON; send Content-Type: application/json"}
 	}
-	buf := h.buffers.Get()
-	defer h.buffers.Put(buf)
-	b, err := body.Read(r, h.maxBody, *buf)
-	*buf = b[:0]
+	b, err := body.Read(r, h.maxBody)
 	switch {
 	case errors.Is(err, body.ErrTooLarge):
 		return &requestError{code: httpapi.CodePayloadTooLarge,
@@ -118,8 +113,7 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 		w.Header()["Idempotent-Replayed"] = idempotentReplayed
 	}
 	w.Header()["Location"] = []string{"pets/" + strconv.FormatInt(pet.ID, 10)}
-	*buf = append(appendPet((*buf)[:0], &pet), '\n')
-	respond.JSON(w, r, http.StatusCreated, *buf)
+	respond.JSON(w, r, http.StatusCreated, append(appendPet(make([]byte, 0, 128), &pet), '\n'))
 	return nil
 }
 
@@ -138,10 +132,8 @@ func (h *handler) getPet(ctx context.Context, w http.ResponseWriter, r *http.Req
 	if err != nil {
 		return err
 	}
-	buf := h.buffers.Get()
-	defer h.buffers.Put(buf)
-	*buf = append(appendPet(*buf, &pet), '\n')
-	respond.Cacheable(w, r, *buf, respond.NewTag(*buf, 0), cacheFinal)
+	b := append(appendPet(make([]byte, 0, 128), &pet), '\n')
+	respond.Cacheable(w, r, b, respond.NewTag(b, 0), cacheFinal)
 	return nil
 }
 
