@@ -36,7 +36,7 @@ func (h *handler) listPets(ctx context.Context, w http.ResponseWriter, r *http.R
 		pets = pets[:q.limit]
 		next := q
 		next.after = pets[len(pets)-1].ID
-		w.Header()["Link"] = next.linkValue()
+		w.Header()["Link"] = []string{next.link()}
 	}
 	b := append(appendPets(make([]byte, 0, 2048), pets), '\n')
 	switch {
@@ -142,11 +142,4 @@ func (h *handler) getPet(ctx context.Context, w http.ResponseWriter, r *http.Req
 func (h *handler) serveOpenAPI(_ context.Context, w http.ResponseWriter, r *http.Request, _ pathParams) error {
 	respond.JSON(w, r, http.StatusOK, h.openAPI)
 	return nil
-}
-
-// linkValue returns the value of the Link header to the page that q asks
-// for.
-func (q listQuery) linkValue() []string {
-	var b [128]byte // room for the longest, so that appendLink need not grow it
-	return []string{string(q.appendLink(b[:0]))}
 }

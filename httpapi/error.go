@@ -134,8 +134,7 @@ const (
 // HEAD request gets no body. The message must say what was wrong and how to
 // fix it, and must not contain credentials or internal detail.
 func WriteError(w http.ResponseWriter, r *http.Request, code Code, message string, fields ...FieldError) {
-	var buf [512]byte
-	body := appendError(buf[:0], code, message, fields...)
+	body := appendError(make([]byte, 0, 512), code, message, fields...)
 	mediaType := MediaTypeJSON
 	if PrefersProblem(r) {
 		mediaType = MediaTypeProblem
