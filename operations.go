@@ -38,7 +38,7 @@ func (h *handler) listPets(ctx context.Context, w http.ResponseWriter, r *http.R
 		next.after = pets[len(pets)-1].ID
 		w.Header()["Link"] = []string{next.link()}
 	}
-	b := append(appendPets(make([]byte, 0, 2048), pets), '\n')
+	b := marshalPets(pets)
 	switch {
 	case more: // pets never change, and none can join a page that others follow
 		respond.Cacheable(w, r, b, respond.NewTag(b, 1), cacheFinal)
@@ -113,7 +113,7 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 		w.Header()["Idempotent-Replayed"] = idempotentReplayed
 	}
 	w.Header()["Location"] = []string{"pets/" + strconv.FormatInt(pet.ID, 10)}
-	respond.JSON(w, r, http.StatusCreated, append(appendPet(make([]byte, 0, 128), &pet), '\n'))
+	respond.JSON(w, r, http.StatusCreated, marshalLine(&pet))
 	return nil
 }
 
@@ -132,7 +132,7 @@ func (h *handler) getPet(ctx context.Context, w http.ResponseWriter, r *http.Req
 	if err != nil {
 		return err
 	}
-	b := append(appendPet(make([]byte, 0, 128), &pet), '\n')
+	b := marshalLine(&pet)
 	respond.Cacheable(w, r, b, respond.NewTag(b, 0), cacheFinal)
 	return nil
 }
