@@ -13,8 +13,8 @@ import (
 //   - Every call runs under the store deadline (WithStoreTimeout); past it,
 //     the call returns an error wrapping context.DeadlineExceeded, which is
 //     answered 503.
-//   - The store's context is one of its own (context.WithTimeout) over the
-//     context that the Authenticator returned, and carries the caller's principal, never ""
+//   - The store's context is one of its own (a storeCtx) over the context
+//     that the Authenticator returned, and carries the caller's principal, never ""
 //     (see handler.authenticate). No other call shares it, so a store may
 //     keep it after the call has returned.
 //   - A create, once it reaches the store, runs to completion under that
@@ -31,8 +31,8 @@ func (g *guardedStore) Add(ctx context.Context, p NewPet, opts AddOptions) (Pet,
 	if err := ctx.Err(); err != nil {
 		return Pet{}, false, err
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.timeout)
-	defer cancel()
+	sctx := withStoreDeadline(ctx, g.timeout, true)
+	defer sctx.release()
 	return g.s.Add(sctx, p, opts)
 }
 
@@ -40,8 +40,8 @@ func (g *guardedStore) Get(ctx context.Context, id int64) (Pet, error) {
 	if err := ctx.Err(); err != nil {
 		return Pet{}, err
 	}
-	sctx, cancel := context.WithTimeout(ctx, g.timeout)
-	defer cancel()
+	sctx := withStoreDeadline(ctx, g.timeout, false)
+	defer sctx.release()
 	return g.s.Get(sctx, id)
 }
 
@@ -49,7 +49,7 @@ func (g *guardedStore) List(ctx context.Context, opts ListOptions) ([]Pet, error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	sctx, cancel := context.WithTimeout(ctx, g.timeout)
-	defer cancel()
+	sctx := withStoreDeadline(ctx, g.timeout, false)
+	defer sctx.release()
 	return g.s.List(sctx, opts)
 }

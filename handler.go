@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/body"
 	"github.com/petstore-go/petstore/internal/clip"
 )
 
@@ -123,6 +124,7 @@ type handler struct {
 	auth       Authenticator
 	log        *slog.Logger
 	maxBody    int64
+	buffers    body.Pool
 	router     router
 	openAPI    []byte // the document that serveOpenAPI serves
 

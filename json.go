@@ -1,35 +1,49 @@
 package petstore
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"io"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/wirejson"
 )
 
-// marshalPets returns pets as a JSON array, [] for none, ending with a
-// newline.
-func marshalPets(pets []Pet) []byte {
-	if pets == nil {
-		pets = []Pet{}
+// appendPets appends pets to dst as a JSON array.
+func appendPets(dst []byte, pets []Pet) []byte {
+	dst = append(dst, '[')
+	for i := range pets {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendPet(dst, &pets[i])
 	}
-	return marshalLine(pets)
+	return append(dst, ']')
 }
 
-// marshalLine returns v as JSON, ending with a newline. v is a value that
-// encoding/json always encodes, such as a Pet.
-func marshalLine(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // a Pet or a page of them cannot fail to encode
+// appendPet appends p to dst as a JSON object, the same document that
+// encoding/json makes of it.
+func appendPet(dst []byte, p *Pet) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = strconv.AppendInt(dst, p.ID, 10)
+	dst = append(dst, `,"name":`...)
+	dst = wirejson.AppendString(dst, p.Name)
+	dst = append(dst, `,"categoryId":`...)
+	dst = strconv.AppendInt(dst, p.CategoryID, 10)
+	switch {
+	case p.Status == "":
+		return append(dst, '}')
+	case p.Status.Valid(): // the valid statuses need no escaping
+		dst = append(dst, `,"status":"`...)
+		dst = append(dst, p.Status...)
+		return append(dst, `"}`...)
 	}
-	return append(b, '\n')
+	dst = append(dst, `,"status":`...)
+	dst = wirejson.AppendString(dst, string(p.Status))
+	return append(dst, '}')
 }
 
 // decodeNewPet decodes and validates the body of POST /pets. It accepts
@@ -86,89 +100,75 @@ func joinDetails(problems []httpapi.FieldError) string {
 // with members, or err, whose text is meant for the client, when the body
 // is not one JSON object.
 func decodeNewPetText(body []byte) (p NewPet, problems []httpapi.FieldError, err error) {
-	if !utf8.Valid(body) {
-		return NewPet{}, nil, errors.New("the body is not valid: it is not valid UTF-8")
-	}
-	if loneSurrogate(body) {
-		return NewPet{}, nil, errors.New("the body is not valid: a string has an unpaired UTF-16 surrogate")
-	}
+	var hasName, hasCategory, hasStatus bool
 	problem := func(pointer, detail string) {
 		if len(problems) < maxProblems {
 			problems = append(problems, httpapi.FieldError{Pointer: pointer, Detail: detail})
 		}
 	}
-	notValid := func(err error) (NewPet, []httpapi.FieldError, error) {
-		return NewPet{}, nil, errors.New("the body is not valid: " + strings.TrimPrefix(err.Error(), "json: "))
-	}
-	d := json.NewDecoder(bytes.NewReader(body))
-	if t, err := d.Token(); err != nil {
-		return notValid(err)
-	} else if t != json.Delim('{') {
-		return NewPet{}, nil, errors.New("the body is not valid: it must be one JSON object")
-	}
-	seen := make(map[string]bool, 3)
-	for d.More() {
-		t, err := d.Token()
-		if err != nil {
-			return notValid(err)
+	d := wirejson.NewDecoder(body)
+	// member reads the value of a member, with read, unless it is given
+	// again; a value of the wrong type is a problem with it, a malformed
+	// one ends the reading.
+	member := func(name, want string, seen *bool, read func() error) error {
+		if *seen {
+			problem("/"+name, name+" is given more than once; give it once")
+			return d.Skip()
 		}
-		name := t.(string) // a member's name, as More and Token have checked
-		var raw json.RawMessage
-		if err := d.Decode(&raw); err != nil {
-			return notValid(err)
+		*seen = true
+		err := read()
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, wirejson.ErrNull):
+			problem("/"+name, name+" is null; it must be "+want)
+			return nil
+		case errors.Is(err, wirejson.ErrType):
+			problem("/"+name, name+" must be "+want+": "+err.Error())
+			return nil
 		}
-		want := ""
-		switch name {
+		return fmt.Errorf("%s must be %s: %w", name, want, err)
+	}
+	err = d.Object(func(name []byte) error {
+		switch string(name) {
 		case "name":
-			want = "a string"
+			return member("name", "a string", &hasName, func() (err error) {
+				p.Name, err = d.String()
+				return err
+			})
 		case "categoryId":
-			want = "an integer"
+			return member("categoryId", "an integer", &hasCategory, func() (err error) {
+				p.CategoryID, err = d.Int64()
+				return err
+			})
 		case "status":
-			want = statusChoices
+			return member("status", statusChoices, &hasStatus, func() error {
+				s, err := d.StringBytes()
+				if err == nil {
+					if p.Status = statusOf(s); p.Status == "" {
+						problem("/status", msgBodyStatus)
+					}
+				}
+				return err
+			})
 		case "id":
 			problem("/id", "id is assigned by the store; remove it from the body")
-			continue
 		default:
 			problem(jsonPointer(name), "unknown member "+quoteShort(name)+"; a pet has name, categoryId and status")
-			continue
 		}
-		if seen[name] {
-			problem("/"+name, name+" is given more than once; give it once")
-			continue
+		return d.Skip()
+	})
+	if err != nil {
+		var syntax *wirejson.SyntaxError
+		if errors.As(err, &syntax) {
+			return NewPet{}, nil, fmt.Errorf("the body is not valid: %w", err)
 		}
-		seen[name] = true
-		if string(raw) == "null" {
-			problem("/"+name, name+" is null; it must be "+want)
-			continue
-		}
-		switch name {
-		case "name":
-			if json.Unmarshal(raw, &p.Name) != nil {
-				problem("/name", "name must be a string: expected a string")
-			}
-		case "categoryId":
-			if json.Unmarshal(raw, &p.CategoryID) != nil {
-				problem("/categoryId", "categoryId must be an integer: "+integerProblem(raw))
-			}
-		case "status":
-			var st string
-			if json.Unmarshal(raw, &st) != nil {
-				problem("/status", "status must be "+statusChoices+": expected a string")
-			} else if p.Status = Status(st); !p.Status.Valid() {
-				problem("/status", msgBodyStatus)
-			}
-		}
+		return NewPet{}, nil, err
 	}
-	if _, err := d.Token(); err != nil { // the closing brace
-		return notValid(err)
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return NewPet{}, nil, errors.New("the body is not valid: it must be one JSON object, with nothing after it")
-	}
-	if !seen["name"] {
+	if !hasName {
 		problem("/name", "name is required")
 	}
-	if !seen["categoryId"] {
+	if !hasCategory {
 		problem("/categoryId", "categoryId is required")
 	}
 	// The rules of Validate, for the members read without a problem.
@@ -180,67 +180,15 @@ func decodeNewPetText(body []byte) (p NewPet, problems []httpapi.FieldError, err
 	return p, problems, nil
 }
 
-// loneSurrogate reports whether a string of the JSON text b has an escaped
-// UTF-16 surrogate that is not half of a pair, which encoding/json would
-// decode as U+FFFD.
-func loneSurrogate(b []byte) bool {
-	for i := 0; i+6 <= len(b); i++ {
-		if b[i] != '\\' {
-			continue
-		}
-		if b[i+1] != 'u' {
-			i++ // another escape, such as \\ or \"
-			continue
-		}
-		r := escaped(b[i+2 : i+6])
-		i += 5
-		switch {
-		case 0xdc00 <= r && r <= 0xdfff:
-			return true // a low half without a high one before it
-		case 0xd800 <= r && r <= 0xdbff:
-			if i+7 > len(b) || b[i+1] != '\\' || b[i+2] != 'u' {
-				return true
-			}
-			if r := escaped(b[i+3 : i+7]); r < 0xdc00 || r > 0xdfff {
-				return true
-			}
-			i += 6
-		}
-	}
-	return false
-}
-
-// escaped returns the code unit of the four hexadecimal digits of a \u
-// escape, or 0 when they are not.
-func escaped(hex []byte) uint64 {
-	r, err := strconv.ParseUint(string(hex), 16, 16)
-	if err != nil {
-		return 0 // not JSON: the decoder says why
-	}
-	return r
-}
-
-// integerProblem says why the JSON value raw, which encoding/json would not
-// decode into an int64, is not an integer in the range of int64.
-func integerProblem(raw []byte) string {
-	switch {
-	case raw[0] != '-' && (raw[0] < '0' || raw[0] > '9'):
-		return "expected an integer"
-	case bytes.ContainsAny(raw, ".eE"):
-		return "expected an integer without fraction or exponent"
-	}
-	return "integer out of range"
-}
-
 // jsonPointer returns the JSON Pointer (RFC 6901) to the member name of the
 // document's object, with the name cut as shortName cuts it.
-func jsonPointer(name string) string {
+func jsonPointer(name []byte) string {
 	s, _ := shortName(name)
 	return "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }
 
 // quoteShort quotes a member name for a message, cut as shortName cuts it.
-func quoteShort(name string) string {
+func quoteShort(name []byte) string {
 	s, cut := shortName(name)
 	if cut {
 		return strconv.Quote(s) + "…"
@@ -250,14 +198,25 @@ func quoteShort(name string) string {
 
 // shortName returns a member name cut to a readable length, and whether it
 // was cut.
-func shortName(name string) (string, bool) {
+func shortName(name []byte) (string, bool) {
 	const max = 40
 	if len(name) <= max {
-		return name, false
+		return string(name), false
 	}
 	cut := max
 	for cut > 0 && !utf8.RuneStart(name[cut]) {
 		cut--
 	}
-	return name[:cut], true
+	return string(name[:cut]), true
+}
+
+// statusOf returns the valid status spelled s, as the constant (which costs
+// no allocation), or "" when s is none.
+func statusOf(s []byte) Status {
+	for _, st := range statuses {
+		if string(st) == string(s) {
+			return st
+		}
+	}
+	return ""
 }

@@ -31,21 +31,23 @@ func (h *handler) listPets(ctx context.Context, w http.ResponseWriter, r *http.R
 	if err != nil {
 		return err
 	}
+	buf := h.buffers.Get()
+	defer h.buffers.Put(buf)
 	more := len(pets) > q.limit
 	if more {
 		pets = pets[:q.limit]
 		next := q
 		next.after = pets[len(pets)-1].ID
-		w.Header()["Link"] = []string{next.link()}
+		w.Header()["Link"] = next.linkValue()
 	}
-	b := marshalPets(pets)
+	*buf = append(appendPets((*buf)[:0], pets), '\n')
 	switch {
 	case more: // pets never change, and none can join a page that others follow
-		respond.Cacheable(w, r, b, respond.NewTag(b, 1), cacheFinal)
+		respond.Cacheable(w, r, *buf, respond.NewTag(*buf, 1), cacheFinal)
 	case len(pets) == q.limit: // final but for the Link it gains when a pet is added
-		respond.Cacheable(w, r, b, respond.NewTag(b, 0), cacheLastFull)
+		respond.Cacheable(w, r, *buf, respond.NewTag(*buf, 0), cacheLastFull)
 	default: // the last page, which grows as pets are added
-		respond.JSON(w, r, http.StatusOK, b)
+		respond.JSON(w, r, http.StatusOK, *buf)
 	}
 	return nil
 }
@@ -76,7 +78,10 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 		return &requestError{code: httpapi.CodeUnsupportedMediaType, header: "Accept-Post", value: acceptPost,
 			message: "the body must be JSON; send Content-Type: application/json"}
 	}
-	b, err := body.Read(r, h.maxBody)
+	buf := h.buffers.Get()
+	defer h.buffers.Put(buf)
+	b, err := body.Read(r, h.maxBody, *buf)
+	*buf = b[:0]
 	switch {
 	case errors.Is(err, body.ErrTooLarge):
 		return &requestError{code: httpapi.CodePayloadTooLarge,
@@ -113,7 +118,8 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 		w.Header()["Idempotent-Replayed"] = idempotentReplayed
 	}
 	w.Header()["Location"] = []string{"pets/" + strconv.FormatInt(pet.ID, 10)}
-	respond.JSON(w, r, http.StatusCreated, marshalLine(&pet))
+	*buf = append(appendPet((*buf)[:0], &pet), '\n')
+	respond.JSON(w, r, http.StatusCreated, *buf)
 	return nil
 }
 
@@ -132,8 +138,10 @@ func (h *handler) getPet(ctx context.Context, w http.ResponseWriter, r *http.Req
 	if err != nil {
 		return err
 	}
-	b := marshalLine(&pet)
-	respond.Cacheable(w, r, b, respond.NewTag(b, 0), cacheFinal)
+	buf := h.buffers.Get()
+	defer h.buffers.Put(buf)
+	*buf = append(appendPet(*buf, &pet), '\n')
+	respond.Cacheable(w, r, *buf, respond.NewTag(*buf, 0), cacheFinal)
 	return nil
 }
 
@@ -142,4 +150,11 @@ func (h *handler) getPet(ctx context.Context, w http.ResponseWriter, r *http.Req
 func (h *handler) serveOpenAPI(_ context.Context, w http.ResponseWriter, r *http.Request, _ pathParams) error {
 	respond.JSON(w, r, http.StatusOK, h.openAPI)
 	return nil
+}
+
+// linkValue returns the value of the Link header to the page that q asks
+// for.
+func (q listQuery) linkValue() []string {
+	var b [128]byte // room for the longest, so that appendLink need not grow it
+	return []string{string(q.appendLink(b[:0]))}
 }

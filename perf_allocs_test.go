@@ -9,17 +9,29 @@ var perfAllocLimits = []struct {
 	op    string // a benchCases name
 	limit float64
 }{
-	{"ListPets", 18},
-	{"ListPetsByStatus", 18},
-	{"ListPetsNextPage", 18},
-	{"GetPet", 13},
-	{"CreatePet", 65},
-	{"Unauthorized", 4},
-	{"InvalidToken", 4},
+	{"ListPets", 8},
+	{"ListPetsByStatus", 8},
+	{"ListPetsNextPage", 8},
+	{"GetPet", 5},
+	{"CreatePet", 8},
+	{"Unauthorized", 3},
+	{"InvalidToken", 3},
 }
 
 // TestPerfAllocs checks the allocations per request of the operations and
-// of a 401 against perfAllocLimits, so that a change that adds some is seen.
+// of a 401: a list of 20 at most 8, a get at most 5, a create at most 8 and
+// a 401 at most 3. Of these, APIKeys' context with the caller's principal
+// costs 2 (the context and the string it holds), each store call's own context (storeCtx), which a Store may keep,
+// costs 1, memstore's page 1 (the pets, whose names, from a full chunk,
+// are slices of one string), the ETag and Content-Length values 2, and the
+// Link or the Location value its string and its slice.
+//
+// Under the race detector, sync.Pool drops a quarter of what it is given, on
+// purpose, so every limit is raised by raceAllowance, what the body buffer
+// costs to make again; .ci/run also runs this test without the race
+// detector, where the limits hold exactly.
+const raceAllowance = 2
+
 func TestPerfAllocs(t *testing.T) {
 	store := benchStore(t, benchPets)
 	h := benchHandler(t, store)
@@ -42,6 +54,9 @@ func TestPerfAllocs(t *testing.T) {
 				t.Fatalf("status %d, want %d", status, c.want)
 			}
 			limit := l.limit
+			if raceEnabled {
+				limit += raceAllowance
+			}
 			t.Logf("%s: %v allocations per request", l.op, allocs)
 			if allocs > limit {
 				t.Errorf("%s: %v allocations per request, want at most %v", l.op, allocs, limit)

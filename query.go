@@ -143,14 +143,18 @@ func parseCursor(s string) (int64, bool) {
 	return n, err == nil && n > 0
 }
 
-// link returns the value of the Link header that points to the page that q
-// selects, as a reference relative to the request's URL.
-func (q listQuery) link() string {
-	status := ""
+// appendLink appends the value of the Link header that points to the page
+// that q selects, as a reference relative to the request's URL.
+func (q listQuery) appendLink(dst []byte) []byte {
+	dst = append(dst, "<?limit="...)
+	dst = strconv.AppendInt(dst, int64(q.limit), 10)
 	if q.status != "" {
-		status = "&status=" + string(q.status)
+		dst = append(dst, "&status="...)
+		dst = append(dst, q.status...)
 	}
-	return "<?limit=" + strconv.Itoa(q.limit) + status + "&cursor=" + string(AppendCursor(nil, q.after)) + `>; rel="next"`
+	dst = append(dst, "&cursor="...)
+	dst = AppendCursor(dst, q.after)
+	return append(dst, `>; rel="next"`...)
 }
 
 // invalidParameter is the error for a malformed query or path parameter.

@@ -526,8 +526,8 @@ func (s *stream) send(buf []byte, pets []Pet) error {
 		buf = append(buf, "id: "...)
 		buf = strconv.AppendInt(buf, pets[i].ID, 10)
 		buf = append(buf, "\ndata: "...)
-		buf = append(buf, marshalLine(&pets[i])...)
-		buf = append(buf, '\n')
+		buf = appendPet(buf, &pets[i])
+		buf = append(buf, "\n\n"...)
 	}
 	s.buf = buf
 	if err := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {

@@ -1,10 +1,11 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/petstore-go/petstore/internal/respond"
+	"github.com/petstore-go/petstore/internal/wirejson"
 )
 
 // Code is the stable, machine-readable code of an error response. Clients
@@ -133,13 +134,50 @@ const (
 // HEAD request gets no body. The message must say what was wrong and how to
 // fix it, and must not contain credentials or internal detail.
 func WriteError(w http.ResponseWriter, r *http.Request, code Code, message string, fields ...FieldError) {
-	body, err := json.Marshal(&Error{Code: code, Message: message, Status: code.Status(), Type: code.Type(), Title: code.Title(), Errors: fields})
-	if err != nil {
-		panic(err) // an Error is strings and an int, which always encode
-	}
+	var buf [512]byte
+	body := appendError(buf[:0], code, message, fields...)
 	mediaType := MediaTypeJSON
 	if PrefersProblem(r) {
 		mediaType = MediaTypeProblem
 	}
-	respond.Document(w, r, code.Status(), mediaType, append(body, '\n'))
+	respond.Document(w, r, code.Status(), mediaType, body)
+}
+
+// appendError appends to dst the JSON text of the Error for code, message
+// and fields, ending with a newline: the body that WriteError writes.
+func appendError(dst []byte, code Code, message string, fields ...FieldError) []byte {
+	dst = append(dst, `{"code":`...)
+	dst = wirejson.AppendString(dst, string(code))
+	dst = append(dst, `,"message":`...)
+	dst = wirejson.AppendString(dst, message)
+	dst = append(dst, `,"status":`...)
+	dst = strconv.AppendInt(dst, int64(code.Status()), 10)
+	dst = append(dst, `,"type":`...)
+	dst = wirejson.AppendString(dst, code.Type())
+	dst = append(dst, `,"title":`...)
+	dst = wirejson.AppendString(dst, code.Title())
+	if len(fields) > 0 {
+		dst = append(dst, `,"errors":[`...)
+		for i, f := range fields {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, '{')
+			if f.Pointer != "" {
+				dst = append(dst, `"pointer":`...)
+				dst = wirejson.AppendString(dst, f.Pointer)
+				dst = append(dst, ',')
+			}
+			if f.Parameter != "" {
+				dst = append(dst, `"parameter":`...)
+				dst = wirejson.AppendString(dst, f.Parameter)
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `"detail":`...)
+			dst = wirejson.AppendString(dst, f.Detail)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, "}\n"...)
 }

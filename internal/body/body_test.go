@@ -66,7 +66,7 @@ func TestReadBody(t *testing.T) {
 				r.Body = http.NoBody
 			}
 			r.ContentLength = tt.contentLength
-			got, err := body.Read(r, limit)
+			got, err := body.Read(r, limit, make([]byte, 0, 4))
 			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -84,7 +84,7 @@ func TestReadBodyStopsReading(t *testing.T) {
 	e := &bodyEndless{}
 	r := httptest.NewRequest(http.MethodPost, "/", nil)
 	r.Body, r.ContentLength = io.NopCloser(e), -1
-	if _, err := body.Read(r, limit); !errors.Is(err, body.ErrTooLarge) {
+	if _, err := body.Read(r, limit, nil); !errors.Is(err, body.ErrTooLarge) {
 		t.Fatalf("err = %v, want ErrTooLarge", err)
 	}
 	if e.read != limit+1 {
@@ -96,7 +96,7 @@ func TestReadBodyPassesReadErrors(t *testing.T) {
 	boom := errors.New("connection reset")
 	r := httptest.NewRequest(http.MethodPost, "/", nil)
 	r.Body, r.ContentLength = io.NopCloser(io.MultiReader(strings.NewReader("ab"), bodyFailing{boom})), -1
-	if _, err := body.Read(r, 100); !errors.Is(err, boom) {
+	if _, err := body.Read(r, 100, nil); !errors.Is(err, boom) {
 		t.Errorf("err = %v, want %v", err, boom)
 	}
 }

@@ -1,24 +1,38 @@
 package respond
 
 import (
-	"fmt"
 	"hash/crc32"
 	"net/http"
 	"strconv"
 )
 
-// NewTag returns the strong entity tag, quotes included, of a
-// representation: its body, and variant, a byte that tells apart two
-// representations with the same body and other headers (a page of a list
-// with and without a link to the next page). The 64 bits are two CRC-32
-// checksums of different polynomials, which processors compute in
-// hardware: a tag tells a representation from the others of the same URL,
-// and is no defence against a forged body.
-func NewTag(body []byte, variant byte) string {
+// TagLen is the length of a Tag: a quote, 16 hexadecimal digits, a quote.
+const TagLen = 18
+
+// A Tag is a strong entity tag as the ETag header carries it, quotes
+// included.
+type Tag [TagLen]byte
+
+// NewTag returns the tag of a representation: its body, and variant, a
+// byte that tells apart two representations with the same body and other
+// headers (a page of a list with and without a link to the next page). The
+// 64 bits are two CRC-32 checksums of different polynomials, which
+// processors compute in hardware: a tag tells a representation from the
+// others of the same URL, and is no defence against a forged body.
+func NewTag(body []byte, variant byte) Tag {
+	// The variant is mixed in after the checksums: a byte slice of it would
+	// escape to the heap through crc32's dispatch.
 	mix := uint32(variant) * 0x9e3779b9
 	c := crc32.Checksum(body, castagnoli()) ^ mix
 	i := crc32.ChecksumIEEE(body) ^ mix
-	return fmt.Sprintf(`"%08x%08x"`, c, i)
+	var t Tag
+	t[0], t[TagLen-1] = '"', '"'
+	const hex = "0123456789abcdef"
+	for k := range 8 {
+		t[1+k] = hex[c>>(28-4*k)&0xf]
+		t[9+k] = hex[i>>(28-4*k)&0xf]
+	}
+	return t
 }
 
 // castagnoli returns the table of the Castagnoli polynomial, which
@@ -34,9 +48,14 @@ var varyAuthorization = []string{"Authorization"}
 // Vary: Authorization (the answer is the caller's). When the request's
 // If-None-Match matches tag, it answers 304 Not Modified with the same
 // headers and no body instead.
-func Cacheable(w http.ResponseWriter, r *http.Request, body []byte, tag string, cacheControl []string) {
+func Cacheable(w http.ResponseWriter, r *http.Request, body []byte, tag Tag, cacheControl []string) {
+	// The ETag and Content-Length values are two parts of one string, held
+	// in one array: two allocations for the two headers.
+	var b [TagLen + 20]byte
+	s := string(strconv.AppendInt(b[:copy(b[:], tag[:])], int64(len(body)), 10))
+	values := &[2]string{s[:TagLen], s[TagLen:]}
 	h := w.Header()
-	h["Etag"] = []string{tag}
+	h["Etag"] = values[0:1:1]
 	h["Cache-Control"] = cacheControl
 	h["Vary"] = varyAuthorization
 	h["X-Content-Type-Options"] = noSniff
@@ -44,7 +63,7 @@ func Cacheable(w http.ResponseWriter, r *http.Request, body []byte, tag string, 
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	h["Content-Length"] = values[1:2:2]
 	h["Content-Type"] = jsonContentType
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
@@ -57,7 +76,7 @@ func Cacheable(w http.ResponseWriter, r *http.Request, body []byte, tag string, 
 // it: "*", or a listed tag, weak (W/"...") or not, with tag's opaque part.
 // A malformed list matches nothing from the first malformed entry on. It
 // allocates nothing.
-func NoneMatch(values []string, tag string) bool {
+func NoneMatch(values []string, tag Tag) bool {
 	for _, v := range values {
 		for {
 			for v != "" && (v[0] == ' ' || v[0] == '\t' || v[0] == ',') {
@@ -82,7 +101,7 @@ func NoneMatch(values []string, tag string) bool {
 			if end == len(v) {
 				break
 			}
-			if v[:end+1] == tag {
+			if v[:end+1] == string(tag[:]) {
 				return true
 			}
 			v = v[end+1:]

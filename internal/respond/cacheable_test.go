@@ -44,7 +44,7 @@ func TestNoneMatch(t *testing.T) {
 
 func TestNewTag(t *testing.T) {
 	a := respond.NewTag([]byte(`[{"id":1}]`), 0)
-	if !regexp.MustCompile(`^"[0-9a-f]{16}"$`).MatchString(a) {
+	if !regexp.MustCompile(`^"[0-9a-f]{16}"$`).Match(a[:]) {
 		t.Errorf("tag %s is not 16 hexadecimal digits in quotes", a[:])
 	}
 	if b := respond.NewTag([]byte(`[{"id":1}]`), 0); b != a {
