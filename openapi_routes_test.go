@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/wire"
 )
 
 // openapiResponse is a response of the document, or a reference to one.
@@ -56,7 +57,7 @@ func (d *openapiDoc) resolve(t *testing.T, r openapiResponse) openapiResponse {
 var documentedCode = regexp.MustCompile("The code is `([a-z_]+)`")
 
 // TestOpenAPIMatchesRoutes checks the document against the route table
-// (petstore.Routes and petstore.Allow), so that neither can change without
+// (wire.Routes and wire.Allow), so that neither can change without
 // the other: the same paths, methods, operationIds and deprecated flags;
 // the Allow values of its 405 (those of the document's own path included); on every operation, the answers of
 // authentication (each one authenticates), each error response naming a
@@ -68,12 +69,12 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	type op struct {
-		ID         petstore.Operation
+		ID         string
 		Deprecated bool
 	}
 	wantOps, gotOps := map[string]op{}, map[string]op{}
 	var patterns []string
-	for _, r := range petstore.Routes() {
+	for _, r := range wire.Routes() {
 		wantOps[r.Method+" "+r.Pattern] = op{r.Operation, r.Deprecated}
 		if !slices.Contains(patterns, r.Pattern) {
 			patterns = append(patterns, r.Pattern)
@@ -81,7 +82,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	for path, methods := range doc.Paths {
 		for method, o := range methods {
-			gotOps[strings.ToUpper(method)+" "+path] = op{petstore.Operation(o.OperationID), o.Deprecated}
+			gotOps[strings.ToUpper(method)+" "+path] = op{o.OperationID, o.Deprecated}
 		}
 	}
 	if diff := cmp.Diff(wantOps, gotOps); diff != "" {
@@ -93,7 +94,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	// once, in the order the route table first gives them.
 	var wantAllow []string
 	for _, p := range append(patterns, petstore.OpenAPIPath) {
-		if a := petstore.Allow(p); !slices.Contains(wantAllow, a) {
+		if a := wire.Allow(p); !slices.Contains(wantAllow, a) {
 			wantAllow = append(wantAllow, a)
 		}
 	}
@@ -103,7 +104,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 
 	// Every operation is authenticated, so it can answer these.
 	authStatuses := []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusInternalServerError, http.StatusServiceUnavailable}
-	for _, r := range petstore.Routes() {
+	for _, r := range wire.Routes() {
 		o, ok := doc.Paths[r.Pattern][strings.ToLower(r.Method)]
 		if !ok {
 			continue // reported above

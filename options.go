@@ -48,6 +48,13 @@ const (
 	DefaultBodyTimeout  = 10 * time.Second
 	DefaultRetryAfter   = time.Second
 	DefaultStoreTimeout = 5 * time.Second
+
+	// Defaults of Watch.
+	DefaultWatchPoll              = time.Second
+	DefaultWatchHeartbeat         = 15 * time.Second
+	DefaultWatchWriteTimeout      = 10 * time.Second
+	DefaultMaxStreams             = 1000
+	DefaultMaxStreamsPerPrincipal = 100
 )
 
 func defaultConfig() config {

@@ -280,7 +280,7 @@ var serverCases = []serverCase{
 	},
 	{
 		name:   "method-not-allowed",
-		clause: "A known path with another method is answered 405 method_not_allowed with an Allow header that lists the methods the path answers, as petstore.Allow gives them (GET, HEAD, POST on /pets), and changes nothing.",
+		clause: "A known path with another method is answered 405 method_not_allowed with an Allow header that lists the methods the path answers, as the route table gives them (GET, HEAD, POST on /pets), and changes nothing.",
 		test:   httpMethodNotAllowed,
 	},
 	{

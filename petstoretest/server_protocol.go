@@ -5,11 +5,12 @@ import (
 	"net/http"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/wire"
 )
 
 func httpMethodNotAllowed(st *serverT) {
 	p := st.create(petstore.NewPet{Name: st.name("methods"), CategoryID: 1})
-	pets, pet := petstore.Allow("/pets"), petstore.Allow("/pets/{petId}")
+	pets, pet := wire.Allow("/pets"), wire.Allow("/pets/{petId}")
 	id := fmt.Sprint(p.ID)
 	var reqs []request
 	for _, tc := range []struct{ method, path, body, allow string }{
