@@ -80,7 +80,10 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 			message: "the body must be JSON; send Content-Type: application/json"}
 	}
 	// A body that stops arriving is the handler's concern, whatever the
-	// server's timeouts: it gets a read deadline of its own.
+	// server's timeouts: it gets a read deadline of its own. The deadline
+	// stays: net/http sets the connection's own before it reads the next
+	// request, and reads what is left of a failed body before answering,
+	// which must give up at once.
 	rc := http.NewResponseController(w)
 	if err := rc.SetReadDeadline(time.Now().Add(h.bodyTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
@@ -89,12 +92,6 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 	defer h.buffers.Put(buf)
 	b, err := body.Read(r, h.maxBody, *buf)
 	*buf = b[:0]
-	if err == nil {
-		// Read: what the connection reads next is the server's concern. A
-		// failed body keeps its deadline, so that net/http, which reads
-		// what is left of it before answering, gives up at once.
-		_ = rc.SetReadDeadline(time.Time{})
-	}
 	switch {
 	case errors.Is(err, body.ErrTooLarge):
 		return &requestError{code: httpapi.CodePayloadTooLarge,
