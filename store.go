@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// A Store keeps pets. The handler calls it for every operation; memstore and
-// pgstore implement it, and petstoretest.TestStore checks that any
-// implementation keeps this contract.
+// A Store keeps pets. The handler calls it for every operation; memstore,
+// sqlitestore, pgstore and client (a *client.Client, over HTTP) implement
+// it, and petstoretest.TestStore checks that any implementation keeps this
+// contract.
 //
 // IDs: Add assigns each pet an ID that is positive and unique within the
 // store, and never reuses it. IDs need not be consecutive, but they grow in
