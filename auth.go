@@ -186,7 +186,7 @@ func (a apiKeys) Authenticate(ctx context.Context, _ Operation, token string) (c
 	if match < 0 {
 		return nil, ErrUnauthorized
 	}
-	return context.WithValue(ctx, principalKey{}, &a.principals[match]), nil
+	return context.WithValue(ctx, principalKey{}, a.principals[match]), nil
 }
 
 // check returns an error naming every reason why a can never authenticate.
@@ -197,8 +197,7 @@ func (a apiKeys) check() error {
 	return fmt.Errorf("WithAuthenticator: %s: %s", a.fn, strings.Join(a.problems, "; "))
 }
 
-// principalKey is the context key of the principal, held as a *string so
-// that APIKeys can point at a principal it made once.
+// principalKey is the context key of the principal.
 type principalKey struct{}
 
 // WithPrincipal returns a copy of ctx that carries principal, the name of
@@ -208,7 +207,7 @@ type principalKey struct{}
 // "", the handler uses a fingerprint of the caller's token instead (see
 // Authenticator), never "" and never the token.
 func WithPrincipal(ctx context.Context, principal string) context.Context {
-	return context.WithValue(ctx, principalKey{}, &principal)
+	return context.WithValue(ctx, principalKey{}, principal)
 }
 
 // Principal returns the principal that ctx carries, or "" when it carries
@@ -217,10 +216,8 @@ func WithPrincipal(ctx context.Context, principal string) context.Context {
 // it stores or returns: in a store call from the handler, Principal never
 // returns "".
 func Principal(ctx context.Context) string {
-	if p, ok := ctx.Value(principalKey{}).(*string); ok {
-		return *p
-	}
-	return ""
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
 }
 
 // tokenPrincipal is the principal of a caller whose Authenticator names

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/memstore"
@@ -54,6 +55,10 @@ func (w *benchWriter) Write(p []byte) (int, error) {
 	w.n += len(p)
 	return len(p), nil
 }
+
+// SetReadDeadline accepts the body's read deadline, as a server's writer
+// does.
+func (w *benchWriter) SetReadDeadline(time.Time) error { return nil }
 
 func (w *benchWriter) reset() {
 	clear(w.header)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/wire"
 	"github.com/petstore-go/petstore/memstore"
 )
 
@@ -78,10 +79,10 @@ func TestCORSHeadersCoverTheDocument(t *testing.T) {
 	if len(wantResponse) < 5 {
 		t.Fatalf("found only the response headers %q in the document", wantResponse)
 	}
-	if diff := cmp.Diff(wantRequest, canonical(petstore.CORSRequestHeaders())); diff != "" {
+	if diff := cmp.Diff(wantRequest, canonical(wire.CORSRequestHeaders())); diff != "" {
 		t.Errorf("CORSRequestHeaders against the document (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(wantResponse, canonical(petstore.CORSResponseHeaders())); diff != "" {
+	if diff := cmp.Diff(wantResponse, canonical(wire.CORSResponseHeaders())); diff != "" {
 		t.Errorf("CORSResponseHeaders against the document (-want +got):\n%s", diff)
 	}
 }
@@ -90,12 +91,12 @@ func TestCORSHeadersCoverTheDocument(t *testing.T) {
 // of the route table: every method that some path answers, once.
 func TestCORSMethodsAreTheRoutes(t *testing.T) {
 	var want []string
-	for _, r := range petstore.Routes() {
-		want = append(want, strings.Split(petstore.Allow(r.Pattern), ", ")...)
+	for _, r := range wire.Routes() {
+		want = append(want, strings.Split(wire.Allow(r.Pattern), ", ")...)
 	}
 	slices.Sort(want)
 	want = slices.Compact(want)
-	got := petstore.CORSMethods()
+	got := wire.CORSMethods()
 	slices.Sort(got)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("CORSMethods against the route table (-want +got):\n%s", diff)
@@ -106,9 +107,9 @@ func TestCORSMethodsAreTheRoutes(t *testing.T) {
 // so that a host that appends to or edits one changes no other handler's.
 func TestCORSListsAreFresh(t *testing.T) {
 	for name, list := range map[string]func() []string{
-		"CORSRequestHeaders":  petstore.CORSRequestHeaders,
-		"CORSResponseHeaders": petstore.CORSResponseHeaders,
-		"CORSMethods":         petstore.CORSMethods,
+		"CORSRequestHeaders":  wire.CORSRequestHeaders,
+		"CORSResponseHeaders": wire.CORSResponseHeaders,
+		"CORSMethods":         wire.CORSMethods,
 	} {
 		want := list()
 		got := list()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/wire"
 )
 
 // TestAppendCursor checks that AppendCursor makes the cursor of the Link
@@ -20,11 +21,11 @@ func TestAppendCursor(t *testing.T) {
 		last := all[n-1].ID
 		w := env.serve(newRequest(t, http.MethodGet, "/v1/pets?limit="+strconv.Itoa(n), "", nil))
 		checkResponse(t, w)
-		want := `<?limit=` + strconv.Itoa(n) + `&cursor=` + string(petstore.AppendCursor(nil, last)) + `>; rel="next"`
+		want := `<?limit=` + strconv.Itoa(n) + `&cursor=` + string(wire.AppendCursor(nil, last)) + `>; rel="next"`
 		if got := w.Header().Get("Link"); got != want {
 			t.Errorf("limit %d: Link %q, want %q", n, got, want)
 		}
-		w = env.serve(newRequest(t, http.MethodGet, "/v1/pets?limit=100&cursor="+string(petstore.AppendCursor(nil, last)), "", nil))
+		w = env.serve(newRequest(t, http.MethodGet, "/v1/pets?limit=100&cursor="+string(wire.AppendCursor(nil, last)), "", nil))
 		checkResponse(t, w)
 		var got []petstore.Pet
 		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
@@ -34,7 +35,7 @@ func TestAppendCursor(t *testing.T) {
 			t.Errorf("the pets after ID %d (-want +got):\n%s", last, diff)
 		}
 	}
-	if got, want := string(petstore.AppendCursor([]byte("x="), 36)), "x="+string(petstore.AppendCursor(nil, 36)); got != want {
+	if got, want := string(wire.AppendCursor([]byte("x="), 36)), "x="+string(wire.AppendCursor(nil, 36)); got != want {
 		t.Errorf("AppendCursor(x=, 36) = %q, want %q", got, want)
 	}
 }

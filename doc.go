@@ -20,8 +20,9 @@
 //
 // The handler answers exactly the API specification's three operations
 // below the base path (WithBasePath, "/v1" by default), and the OpenAPI
-// document of the API at OpenAPIPath. Every answer is JSON; every error has
-// the body {"code", "message", "status"} of package httpapi, whose codes are
+// document of the API at OpenAPIPath. Every error has the body of package
+// httpapi's Error: {"code", "message", "status", "type", "title"}, with
+// "errors" added when there are several problems to report; its codes are
 // stable.
 //
 // Package petstoretest checks that any Store keeps the contract of the Store

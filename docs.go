@@ -15,10 +15,17 @@ import (
 	"time"
 )
 
-// DocsPath is the path, under the base path, of the interactive
-// documentation page that WithDocs turns on: "/v1/docs" by default. The
-// page's own files are served below it, as in "/v1/docs/swagger-ui.css".
-const DocsPath = "/docs"
+// The paths, under the base path, of what the handler serves beside the
+// API's operations.
+const (
+	// OpenAPIPath is where the OpenAPI document is served (see WithOpenAPI):
+	// "/v1/openapi.json" by default.
+	OpenAPIPath = "/openapi.json"
+	// DocsPath is where the interactive documentation page that WithDocs
+	// turns on is served: "/v1/docs" by default. The page's own files are
+	// served below it, as in "/v1/docs/swagger-ui.css".
+	DocsPath = "/docs"
+)
 
 // docsContentTypes maps the extension of each kind of file that a page may
 // hold to its Content-Type.

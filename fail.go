@@ -140,15 +140,15 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, op Operation, err
 	return a.code
 }
 
-// StatusClientClosedRequest is the status that the handler records for a
-// request whose client went away before it was answered (its context was
-// cancelled): 499 "client closed request", as nginx records it. It is not a
-// 5xx, since nothing failed; an Observer sees it with the code
-// CodeClientClosedRequest, and the handler writes it with no body, which
-// nobody reads.
-const StatusClientClosedRequest = 499
-
-// CodeClientClosedRequest is the Observation's Code of a request whose
-// client went away before it was answered (see StatusClientClosedRequest).
-// It never reaches a client, so it is not one of httpapi's codes.
-const CodeClientClosedRequest httpapi.Code = "client_closed_request"
+// A request whose client went away before it was answered (its context was
+// cancelled) is recorded with these.
+const (
+	// StatusClientClosedRequest is the status that the handler records:
+	// 499 "client closed request", as nginx records it. It is not a 5xx,
+	// since nothing failed; the handler writes it with no body, which
+	// nobody reads.
+	StatusClientClosedRequest = 499
+	// CodeClientClosedRequest is the Observation's Code. It never reaches a
+	// client, so it is not one of httpapi's codes.
+	CodeClientClosedRequest httpapi.Code = "client_closed_request"
+)

@@ -102,6 +102,7 @@ func newHandler(c *config) *handler {
 		auth:        c.auth,
 		log:         c.logger,
 		maxBody:     c.maxBody,
+		bodyTimeout: c.bodyTimeout,
 		router:      newRouter(c.basePath, handlerRoutes(c)),
 		openAPI:     c.openAPIDoc,
 		petsPath:    c.basePath + "/pets",
@@ -119,14 +120,15 @@ func newHandler(c *config) *handler {
 // handler serves the API. Everything in it is set by New and read-only
 // afterwards, except the idempotency keys of the creates in progress.
 type handler struct {
-	credential credentialAnswers
-	store      guardedStore
-	auth       Authenticator
-	log        *slog.Logger
-	maxBody    int64
-	buffers    body.Pool
-	router     router
-	openAPI    []byte // the document that serveOpenAPI serves
+	credential  credentialAnswers
+	store       guardedStore
+	auth        Authenticator
+	log         *slog.Logger
+	maxBody     int64
+	bodyTimeout time.Duration
+	buffers     body.Pool
+	router      router
+	openAPI     []byte // the document that serveOpenAPI serves
 
 	running  runningKeys // the idempotency keys of the creates in progress
 	petsPath string      // base + "/pets", for messages

@@ -11,6 +11,7 @@ import (
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/wire"
 	"github.com/petstore-go/petstore/memstore"
 )
 
@@ -62,7 +63,7 @@ func TestLongMethodCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := httpapi.Error{Code: httpapi.CodeMethodNotAllowed, Status: 405,
-		Message: "method " + cut + " is not allowed here; use one of " + petstore.Allow("/pets")}
+		Message: "method " + cut + " is not allowed here; use one of " + wire.Allow("/pets")}
 	want.Type, want.Title = want.Code.Type(), want.Code.Title()
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("error body (-want +got):\n%s", diff)

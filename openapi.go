@@ -15,10 +15,6 @@ import (
 //go:embed openapi.json
 var openAPIDocument []byte
 
-// OpenAPIPath is the path, under the base path, at which the handler serves
-// its OpenAPI document: "/v1/openapi.json" by default.
-const OpenAPIPath = "/openapi.json"
-
 // openAPIDocumentFor returns the embedded document with its servers set to
 // the one server whose URL is basePath, or "/" when it is empty. Everything
 // else is left byte for byte as it is. The result must not be modified.

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/wire"
 )
 
 // openapiResponse is a response of the document, or a reference to one.
@@ -52,7 +52,7 @@ func (d *openapiDoc) resolve(t *testing.T, r openapiResponse) openapiResponse {
 var documentedCode = regexp.MustCompile("The code is `([a-z_]+)`")
 
 // TestOpenAPIMatchesRoutes checks the document against the route table
-// (petstore.Routes), so that neither can change without the other: the same
+// (wire.Routes), so that neither can change without the other: the same
 // paths, methods, operationIds and deprecated flags; on every operation, the answers of authentication (each one authenticates),
 // each error response naming a code of its status, and the rate limit
 // headers on every answer (each one is governed by a budget); on a
@@ -65,16 +65,16 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	type op struct {
-		ID         petstore.Operation
+		ID         string
 		Deprecated bool
 	}
 	wantOps, gotOps := map[string]op{}, map[string]op{}
-	for _, r := range petstore.Routes() {
+	for _, r := range wire.Routes() {
 		wantOps[r.Method+" "+r.Pattern] = op{r.Operation, r.Deprecated}
 	}
 	for path, methods := range doc.Paths {
 		for method, o := range methods {
-			gotOps[strings.ToUpper(method)+" "+path] = op{petstore.Operation(o.OperationID), o.Deprecated}
+			gotOps[strings.ToUpper(method)+" "+path] = op{o.OperationID, o.Deprecated}
 		}
 	}
 	if diff := cmp.Diff(wantOps, gotOps); diff != "" {
@@ -83,7 +83,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 
 	// Every operation is authenticated, so it can answer these.
 	authStatuses := []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusInternalServerError, http.StatusServiceUnavailable}
-	for _, r := range petstore.Routes() {
+	for _, r := range wire.Routes() {
 		o, ok := doc.Paths[r.Pattern][strings.ToLower(r.Method)]
 		if !ok {
 			continue // reported above

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/wire"
 	"github.com/petstore-go/petstore/memstore"
 )
 
@@ -126,7 +127,7 @@ func TestOpenAPIMethods(t *testing.T) {
 			t.Fatalf("%s: the body is not an error: %v; %s", method, err, w.Body)
 		}
 		got := []any{w.Code, w.Header().Get("Allow"), w.Header().Get("Www-Authenticate"), body.Code, body.Status}
-		want := []any{405, petstore.Allow(petstore.OpenAPIPath), "", httpapi.CodeMethodNotAllowed, 405}
+		want := []any{405, wire.Allow(petstore.OpenAPIPath), "", httpapi.CodeMethodNotAllowed, 405}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s /v1/openapi.json: status, Allow, WWW-Authenticate, code, body status (-want +got):\n%s", method, diff)
 		}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/petstore-go/petstore/httpapi"
 	"github.com/petstore-go/petstore/internal/body"
@@ -78,6 +79,15 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 		return &requestError{code: httpapi.CodeUnsupportedMediaType, header: "Accept-Post", value: acceptPost,
 			message: "the body must be JSON; send Content-Type: application/json"}
 	}
+	// A body that stops arriving is the handler's concern, whatever the
+	// server's timeouts: it gets a read deadline of its own. The deadline
+	// stays: net/http sets the connection's own before it reads the next
+	// request, and reads what is left of a failed body before answering,
+	// which must give up at once.
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(h.bodyTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
 	buf := h.buffers.Get()
 	defer h.buffers.Put(buf)
 	b, err := body.Read(r, h.maxBody, *buf)
@@ -87,9 +97,9 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 		return &requestError{code: httpapi.CodePayloadTooLarge,
 			message: "the body is larger than " + strconv.FormatInt(h.maxBody, 10) + " bytes; send a smaller pet"}
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		// A read deadline that a host set on the body passed: the client
-		// is too slow, not gone, though over HTTP/1.1 the failed read of
-		// the connection cancels the request's context too.
+		// The body's read deadline passed: the client is too slow, not
+		// gone, though over HTTP/1.1 the failed read of the connection
+		// cancels the request's context too.
 		return &requestError{code: httpapi.CodeInvalidBody, message: "the body did not arrive in time; send it again, faster"}
 	case err != nil && errors.Is(r.Context().Err(), context.Canceled):
 		return r.Context().Err() // the client went away while sending it

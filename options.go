@@ -27,6 +27,7 @@ type config struct {
 	basePath     string
 	logger       *slog.Logger
 	maxBody      int64
+	bodyTimeout  time.Duration
 	deprecation  time.Time
 	sunset       time.Time
 	retryAfter   time.Duration
@@ -44,8 +45,16 @@ type config struct {
 const (
 	DefaultBasePath     = "/v1"
 	DefaultMaxBodyBytes = 64 << 10
+	DefaultBodyTimeout  = 10 * time.Second
 	DefaultRetryAfter   = time.Second
 	DefaultStoreTimeout = 5 * time.Second
+
+	// Defaults of Watch.
+	DefaultWatchPoll              = time.Second
+	DefaultWatchHeartbeat         = 15 * time.Second
+	DefaultWatchWriteTimeout      = 10 * time.Second
+	DefaultMaxStreams             = 1000
+	DefaultMaxStreamsPerPrincipal = 100
 )
 
 func defaultConfig() config {
@@ -53,6 +62,7 @@ func defaultConfig() config {
 		basePath:     DefaultBasePath,
 		logger:       slog.New(slog.DiscardHandler),
 		maxBody:      DefaultMaxBodyBytes,
+		bodyTimeout:  DefaultBodyTimeout,
 		deprecation:  time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC),
 		sunset:       time.Date(2030, time.December, 5, 0, 0, 0, 0, time.UTC),
 		retryAfter:   DefaultRetryAfter,
@@ -137,6 +147,21 @@ func WithMaxBodyBytes(n int64) Option {
 			return fmt.Errorf("WithMaxBodyBytes: %d is not positive; use a limit such as %d", n, DefaultMaxBodyBytes)
 		}
 		c.maxBody = n
+		return nil
+	})
+}
+
+// WithBodyTimeout sets how long the handler waits for the body of a create
+// to arrive, from when it starts to read it; a body that stops arriving is
+// answered 400 invalid_body. The handler sets it as the read deadline of the
+// connection (http.ResponseController.SetReadDeadline), in place of the
+// server's ReadTimeout for the body. The default is 10 seconds.
+func WithBodyTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("WithBodyTimeout: %v is not positive; use a duration such as %v", d, DefaultBodyTimeout)
+		}
+		c.bodyTimeout = d
 		return nil
 	})
 }

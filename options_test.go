@@ -29,6 +29,7 @@ func TestNewReportsConfigurationMistakes(t *testing.T) {
 		{"base path with query", []petstore.Option{store, auth, petstore.WithBasePath("/v1?x")}, "WithBasePath"},
 		{"zero body limit", []petstore.Option{store, auth, petstore.WithMaxBodyBytes(0)}, "WithMaxBodyBytes: 0 is not positive"},
 		{"negative body limit", []petstore.Option{store, auth, petstore.WithMaxBodyBytes(-1)}, "WithMaxBodyBytes"},
+		{"zero body timeout", []petstore.Option{store, auth, petstore.WithBodyTimeout(0)}, "WithBodyTimeout: 0s is not positive"},
 		{"nil logger", []petstore.Option{store, auth, petstore.WithLogger(nil)}, "WithLogger"},
 		{"sunset before deprecation", []petstore.Option{store, auth, petstore.WithDeprecation(defaultSunset, defaultDeprecation)}, "WithDeprecation"},
 		{"zero date", []petstore.Option{store, auth, petstore.WithDeprecation(time.Time{}, defaultSunset)}, "WithDeprecation"},

@@ -161,10 +161,6 @@ type Pet struct {
 	NewPet
 }
 
-// MaxNameLength is the largest number of characters (runes) in a pet's name
-// that the handler accepts.
-const MaxNameLength = 256
-
 // ListOptions selects the pets that Store.List returns.
 type ListOptions struct {
 	// Status, when set, selects only the pets with this status.

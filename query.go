@@ -7,12 +7,7 @@ import (
 	"strings"
 
 	"github.com/petstore-go/petstore/httpapi"
-)
-
-// Page sizes of GET /pets.
-const (
-	DefaultPageSize = 20
-	MaxPageSize     = 100
+	"github.com/petstore-go/petstore/internal/wire"
 )
 
 // listQuery is the query of GET /pets: the page size, the status filter and
@@ -118,17 +113,7 @@ func parseDigits(s string) (int64, bool) {
 	return n, true
 }
 
-// AppendCursor appends to dst the value of the cursor parameter of GET /pets
-// that selects the pets after the one with ID after: the cursor of the Link
-// header of a page that ends with that pet. It is the one definition of the
-// cursor (the ID in base 36 today) for the handler and its clients; a client
-// otherwise follows Link headers and treats cursors as opaque, and calls it
-// only to start a listing after a given ID, as client.All does.
-func AppendCursor(dst []byte, after int64) []byte {
-	return strconv.AppendInt(dst, after, 36)
-}
-
-// parseCursor accepts exactly the cursors that AppendCursor makes for a
+// parseCursor accepts exactly the cursors that wire.AppendCursor makes for a
 // positive ID.
 func parseCursor(s string) (int64, bool) {
 	if s == "" || len(s) > 13 || s[0] == '0' {
@@ -153,7 +138,7 @@ func (q listQuery) appendLink(dst []byte) []byte {
 		dst = append(dst, q.status...)
 	}
 	dst = append(dst, "&cursor="...)
-	dst = AppendCursor(dst, q.after)
+	dst = wire.AppendCursor(dst, q.after)
 	return append(dst, `>; rel="next"`...)
 }
 

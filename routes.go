@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"strings"
+
+	"github.com/petstore-go/petstore/internal/wire"
 )
 
 // Operation names an operation of the API, as the API specification names
@@ -11,7 +13,7 @@ import (
 // operations and not others.
 type Operation string
 
-// The operations of the API, one for each route (see Routes). OpNone means
+// The operations of the API, one for each route. OpNone means
 // a request for no operation of the API: an unknown path or method, which is
 // authenticated with OpNone before it is answered so that unauthenticated
 // callers learn nothing about routes, or the OpenAPI document and the
@@ -23,23 +25,25 @@ const (
 	OpNone      Operation = ""
 )
 
-// apiRoutes is the API: each operation with the method and path pattern that
-// reach it and the function that serves it. It is the one source of the
-// API's wire facts in Go: newRouter derives from it the Operation passed to
-// the Authenticator, dispatch, 405 with its Allow header, and the route
-// template that an Observer sees; Routes and Allow give it to the test
-// harnesses; and a test checks the OpenAPI document against it.
+// apiRoutes is the API: each operation of wire.Routes, the one source of
+// the API's wire facts in Go, with the function that serves it. newRouter
+// derives from it the Operation passed to the Authenticator, dispatch, 405
+// with its Allow header, and the route template that an Observer sees; and
+// a test checks the OpenAPI document against it.
 //
-// To add an operation, name it among the Operations above, add a row here
-// and write its serve function beside the others in operations.go. One that
-// needs more than Store's methods asks for a small optional interface, never
-// a new method of Store (CONTRIBUTING.md lists every step).
+// To add an operation, add a row to wire.Routes, name it among the
+// Operations above and write its serve function beside the others in
+// operations.go. One that needs more than Store's methods asks for a small
+// optional interface, never a new method of Store (CONTRIBUTING.md lists
+// every step).
 func apiRoutes() []route {
-	return []route{
-		{method: http.MethodGet, pattern: "/pets", op: OpListPets, serve: (*handler).listPets},
-		{method: http.MethodPost, pattern: "/pets", op: OpCreatePet, serve: (*handler).createPet},
-		{method: http.MethodGet, pattern: "/pets/{petId}", op: OpGetPet, serve: (*handler).getPet, deprecated: true},
+	serve := map[Operation]serveFunc{OpListPets: (*handler).listPets, OpCreatePet: (*handler).createPet, OpGetPet: (*handler).getPet}
+	var routes []route
+	for _, r := range wire.Routes() {
+		op := Operation(r.Operation)
+		routes = append(routes, route{method: r.Method, pattern: r.Pattern, op: op, serve: serve[op], deprecated: r.Deprecated})
 	}
+	return routes
 }
 
 // A route is one row of the route table.
@@ -63,57 +67,16 @@ func handlerRoutes(c *config) []route {
 	return append(routes, c.docs...)
 }
 
-// A Route is one operation of the API as the handler routes it.
-type Route struct {
-	// Method is the request method that reaches the operation. A GET route
-	// also answers HEAD, without a body.
-	Method string
-	// Pattern is the path below the base path, with a {name} segment for
-	// each path parameter, as in "/pets/{petId}".
-	Pattern string
-	// Operation names the operation, as the OpenAPI document's operationId
-	// does.
-	Operation Operation
-	// Deprecated reports whether every answer of the operation carries the
-	// Deprecation, Sunset and successor Link headers.
-	Deprecated bool
-}
-
-// Routes returns the operations of the API in the order of the handler's
-// route table, so that a host or a test can list them without restating
-// them. The OpenAPI document and the documentation page, which are not
-// operations, are not among them.
-func Routes() []Route {
-	var routes []Route
-	for _, r := range apiRoutes() {
-		routes = append(routes, Route{Method: r.method, Pattern: r.pattern, Operation: r.op, Deprecated: r.deprecated})
-	}
-	return routes
-}
-
-// Allow returns the value of the Allow header with which a handler built
-// with the default options answers a method that pattern (a path below the
-// base path, such as "/pets" or OpenAPIPath) does not serve: "GET, HEAD,
-// POST" for "/pets". It returns "" for a pattern that no route has.
-func Allow(pattern string) string {
-	c := defaultConfig()
-	return allowOf(handlerRoutes(&c), pattern)
-}
-
 // allowOf returns the Allow value of pattern among routes: the methods of
 // its routes in their order, each GET followed by HEAD.
 func allowOf(routes []route, pattern string) string {
-	var allow []string
+	var methods []string
 	for _, r := range routes {
-		if r.pattern != pattern {
-			continue
-		}
-		allow = append(allow, r.method)
-		if r.method == http.MethodGet {
-			allow = append(allow, http.MethodHead)
+		if r.pattern == pattern {
+			methods = append(methods, r.method)
 		}
 	}
-	return strings.Join(allow, ", ")
+	return wire.AllowOf(methods)
 }
 
 // A serveFunc serves one operation. It writes the response of a success

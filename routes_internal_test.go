@@ -2,10 +2,13 @@ package petstore
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/petstore-go/petstore/internal/wire"
 )
 
 // TestAllowOf checks how the Allow value of a pattern is derived from the
@@ -52,20 +55,27 @@ func TestRouterNotFound(t *testing.T) {
 	}
 }
 
-// TestRoutesAreTheTable checks that Routes gives every row of apiRoutes and
-// nothing else, and that a public route is no operation.
+// TestRoutesAreTheTable checks that apiRoutes serves every row of
+// wire.Routes, each with one of the Operations and a serve function, that
+// wire.Allow agrees with the default handler's, and that a public route is
+// no operation.
 func TestRoutesAreTheTable(t *testing.T) {
-	var want []Route
+	var want []wire.Route
 	for _, r := range apiRoutes() {
-		want = append(want, Route{Method: r.method, Pattern: r.pattern, Operation: r.op, Deprecated: r.deprecated})
-		if r.public || r.op == OpNone {
-			t.Errorf("API route %s %s: public %v, operation %q; an API route is authenticated and has an operation", r.method, r.pattern, r.public, r.op)
+		want = append(want, wire.Route{Method: r.method, Pattern: r.pattern, Operation: string(r.op), Deprecated: r.deprecated})
+		if r.public || !slices.Contains([]Operation{OpListPets, OpCreatePet, OpGetPet}, r.op) || r.serve == nil {
+			t.Errorf("API route %s %s: public %v, operation %q; an API route is authenticated, has an operation and serves it", r.method, r.pattern, r.public, r.op)
 		}
 	}
-	if diff := cmp.Diff(want, Routes()); diff != "" {
-		t.Errorf("Routes (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, wire.Routes()); diff != "" {
+		t.Errorf("wire.Routes (-want +got):\n%s", diff)
 	}
 	c := defaultConfig()
+	for _, p := range []string{"/pets", "/pets/{petId}", OpenAPIPath, "/nowhere"} {
+		if got, want := wire.Allow(p), allowOf(handlerRoutes(&c), p); got != want {
+			t.Errorf("wire.Allow(%q) = %q, the default handler's %q", p, got, want)
+		}
+	}
 	var err error
 	c.docs, err = docsRoutes(fstest.MapFS{"index.html": {}, "page.js": {}})
 	if err != nil {

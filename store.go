@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// A Store keeps pets. The handler calls it for every operation; memstore and
-// pgstore implement it, and petstoretest.TestStore checks that any
-// implementation keeps this contract.
+// A Store keeps pets. The handler calls it for every operation; memstore,
+// sqlitestore, pgstore and client (a *client.Client, over HTTP) implement
+// it, and petstoretest.TestStore checks that any implementation keeps this
+// contract.
 //
 // IDs: Add assigns each pet an ID that is positive and unique within the
 // store, and never reuses it. IDs need not be consecutive, but they grow in
@@ -108,12 +109,22 @@ type AddOptions struct {
 	IdempotencyKey string
 }
 
-// MaxIdempotencyKeyLength is the longest Idempotency-Key that the handler
-// accepts.
-const MaxIdempotencyKeyLength = 255
-
-// MinKeyRetention is the shortest time a Store keeps an idempotency key
-// after the Add that stored it. A client that retries a create within it
-// gets the first answer again, never a second pet. Stores that let the
-// retention be configured refuse, or raise, anything shorter.
-const MinKeyRetention = 24 * time.Hour
+// The limits of the API.
+const (
+	// MaxNameLength is the largest number of characters (runes) in a pet's
+	// name that the handler accepts.
+	MaxNameLength = 256
+	// DefaultPageSize and MaxPageSize are the page sizes of GET /pets:
+	// without a limit parameter, and the largest that one may ask for.
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+	// MaxIdempotencyKeyLength is the longest Idempotency-Key that the
+	// handler accepts.
+	MaxIdempotencyKeyLength = 255
+	// MinKeyRetention is the shortest time a Store keeps an idempotency
+	// key after the Add that stored it. A client that retries a create
+	// within it gets the first answer again, never a second pet. Stores
+	// that let the retention be configured refuse, or raise, anything
+	// shorter.
+	MinKeyRetention = 24 * time.Hour
+)

@@ -66,15 +66,6 @@ type WatchObservation struct {
 	Events int
 }
 
-// Defaults of Watch.
-const (
-	DefaultWatchPoll              = time.Second
-	DefaultWatchHeartbeat         = 15 * time.Second
-	DefaultWatchWriteTimeout      = 10 * time.Second
-	DefaultMaxStreams             = 1000
-	DefaultMaxStreamsPerPrincipal = 100
-)
-
 // WithWatch configures the watch streams of GET /pets, which a client asks
 // for with Accept: text/event-stream: the pets after the cursor, or after
 // the ID of Last-Event-ID, then each new pet as it is created, each as an

@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/wire"
 	"github.com/petstore-go/petstore/memstore"
 )
 
@@ -159,9 +160,9 @@ func TestWatchEvents(t *testing.T) {
 		after  int64
 	}{
 		{name: "all", target: ""},
-		{name: "cursor", target: "?cursor=" + string(petstore.AppendCursor(nil, 3)), after: 3},
+		{name: "cursor", target: "?cursor=" + string(wire.AppendCursor(nil, 3)), after: 3},
 		{name: "status", target: "?status=sold", status: petstore.StatusSold},
-		{name: "Last-Event-ID", target: "?cursor=" + string(petstore.AppendCursor(nil, 3)),
+		{name: "Last-Event-ID", target: "?cursor=" + string(wire.AppendCursor(nil, 3)),
 			header: http.Header{"Last-Event-Id": {"5"}}, after: 5},
 		{name: "Last-Event-ID and status", target: "?status=available&limit=1",
 			header: http.Header{"Last-Event-Id": {"1"}}, status: petstore.StatusAvailable, after: 1},
@@ -266,7 +267,7 @@ func TestWatchHeartbeatAndDone(t *testing.T) {
 	env := newEnv(t, petstore.WithWatch(petstore.Watch{Heartbeat: 20 * time.Millisecond, Done: done}))
 	srv := httptest.NewServer(env.h)
 	t.Cleanup(srv.Close) // after the watches' cleanups, which end them
-	w := watch(t, srv, "?cursor="+string(petstore.AppendCursor(nil, 1000)), nil)
+	w := watch(t, srv, "?cursor="+string(wire.AppendCursor(nil, 1000)), nil)
 	create(t, env.h, petstore.NewPet{Name: "before the cursor", CategoryID: 1})
 	go func() {
 		time.Sleep(200 * time.Millisecond)
@@ -337,7 +338,7 @@ func TestWatchObserve(t *testing.T) {
 	env := newEnv(t, petstore.WithWatch(petstore.Watch{Observe: observe}))
 	srv := httptest.NewServer(env.h)
 	t.Cleanup(srv.Close) // after the watches' cleanups, which end them
-	w := watch(t, srv, "?cursor="+string(petstore.AppendCursor(nil, int64(len(snapshot(t, env.store))-2))), nil)
+	w := watch(t, srv, "?cursor="+string(wire.AppendCursor(nil, int64(len(snapshot(t, env.store))-2))), nil)
 	w.events(t, 2)
 	create(t, env.h, petstore.NewPet{Name: "new", CategoryID: 1})
 	w.events(t, 1)

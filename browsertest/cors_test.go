@@ -13,14 +13,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/wire"
 	"github.com/petstore-go/petstore/memstore"
 )
 
 // withCORS is the net/http CORS middleware that the README shows, for one
 // trusted origin, built from the handler's exported lists.
 func withCORS(origin string, api http.Handler) http.Handler {
-	allow, expose := strings.Join(petstore.CORSRequestHeaders(), ", "), strings.Join(petstore.CORSResponseHeaders(), ", ")
-	methods := strings.Join(petstore.CORSMethods(), ", ")
+	allow, expose := strings.Join(wire.CORSRequestHeaders(), ", "), strings.Join(wire.CORSResponseHeaders(), ", ")
+	methods := strings.Join(wire.CORSMethods(), ", ")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Add("Vary", "Origin")

@@ -24,6 +24,7 @@ import (
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/docspage"
+	"github.com/petstore-go/petstore/internal/wire"
 	"github.com/petstore-go/petstore/memstore"
 )
 
@@ -170,7 +171,7 @@ func TestDocsPageInChromium(t *testing.T) {
 		t.Fatalf("opening %s: %v", docs, err)
 	}
 	var want []string // the page lists the operations in the route table's order
-	for _, r := range petstore.Routes() {
+	for _, r := range wire.Routes() {
 		want = append(want, r.Method+" "+r.Pattern)
 	}
 	if diff := cmp.Diff(want, ops); diff != "" {

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/wire"
 )
 
 // Add creates the pet p with POST /pets and returns it as the server
@@ -129,7 +130,7 @@ func (c *Client) List(ctx context.Context, opts petstore.ListOptions) ([]petstor
 // greater than the last one that was already read.
 //
 // The first request starts after opts.After with the cursor that
-// petstore.AppendCursor makes. Cursors are otherwise opaque, and All treats
+// wire.AppendCursor makes. Cursors are otherwise opaque, and All treats
 // those of the Link headers so. All never yields a pet whose ID is not
 // greater than opts.After or than the ID of the pet yielded before, so a
 // server with other cursors cannot make it visit a pet twice.
@@ -221,7 +222,7 @@ func (c *Client) firstPage(opts petstore.ListOptions) string {
 	}
 	if opts.After > 0 {
 		b = append(b, "&cursor="...)
-		b = petstore.AppendCursor(b, opts.After)
+		b = wire.AppendCursor(b, opts.After)
 	}
 	return string(b)
 }

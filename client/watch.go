@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/wire"
 )
 
 // watchIdle is how long Watch waits for any byte of a stream, a heartbeat
@@ -82,7 +83,7 @@ func (c *Client) watchURL(opts petstore.ListOptions) string {
 		q.Set("status", string(opts.Status))
 	}
 	if opts.After > 0 {
-		q.Set("cursor", string(petstore.AppendCursor(nil, opts.After)))
+		q.Set("cursor", string(wire.AppendCursor(nil, opts.After)))
 	}
 	if len(q) == 0 {
 		return c.pets

@@ -17,6 +17,7 @@ import (
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/contracttest"
 	"github.com/petstore-go/petstore/internal/testkit/faultstore"
+	"github.com/petstore-go/petstore/internal/wire"
 	"github.com/petstore-go/petstore/memstore"
 	"github.com/petstore-go/petstore/petstoretest"
 )
@@ -76,11 +77,11 @@ type contractCase struct {
 }
 
 // contractCasesFor are the requests that every failing configuration is
-// tried with: each operation of petstore.Routes, with 1 for each path
+// tried with: each operation of wire.Routes, with 1 for each path
 // parameter, and a HEAD for each GET.
 func contractCasesFor(want int) []contractCase {
 	var cases []contractCase
-	for _, r := range petstore.Routes() {
+	for _, r := range wire.Routes() {
 		path := contractParam.ReplaceAllString(r.Pattern, "1")
 		cases = append(cases, contractCase{r.Method, path, want})
 		if r.Method == http.MethodGet {

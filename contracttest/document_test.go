@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/contracttest"
+	"github.com/petstore-go/petstore/internal/wire"
 	"github.com/petstore-go/petstore/memstore"
 )
 
@@ -73,7 +74,7 @@ func TestDocumentValid(t *testing.T) {
 				}
 			}
 			want := []string{contracttest.OtherMethod, contracttest.OtherPath}
-			for _, r := range petstore.Routes() {
+			for _, r := range wire.Routes() {
 				want = append(want, string(r.Operation))
 			}
 			slices.Sort(want)
@@ -148,8 +149,8 @@ func documentStatuses(t *testing.T, document []byte) map[string]int {
 			n[op.OperationID] = len(op.Responses)
 		}
 	}
-	if len(n) != len(petstore.Routes()) {
-		t.Fatalf("the document has the operations %v, the route table %v", n, petstore.Routes())
+	if len(n) != len(wire.Routes()) {
+		t.Fatalf("the document has the operations %v, the route table %v", n, wire.Routes())
 	}
 	return n
 }

@@ -51,6 +51,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/wire"
 )
 
 // The pseudo-operations under which a Validator records requests that match
@@ -177,8 +178,8 @@ func syntheticOperations(doc *openapi3.T) (map[string]*openapi3.Operation, error
 	headers := internal.Headers
 	responses[404] = &openapi3.ResponseRef{Value: &openapi3.Response{Headers: headers, Content: internal.Content}}
 	var allow []any
-	for _, r := range append(petstore.Routes(), petstore.Route{Pattern: petstore.OpenAPIPath}) {
-		if a := petstore.Allow(r.Pattern); !slices.Contains(allow, any(a)) {
+	for _, r := range append(wire.Routes(), wire.Route{Pattern: petstore.OpenAPIPath}) {
+		if a := wire.Allow(r.Pattern); !slices.Contains(allow, any(a)) {
 			allow = append(allow, a)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/wire"
 )
 
 // Rules that helpers shared by several subtests check.
@@ -145,7 +146,7 @@ var serverCases = []serverCase{
 		}
 		return append(reqs, request{method: http.MethodDelete, path: "/orders", status: 404, code: "not_found"})
 	}},
-	{name: "method-not-allowed", clause: "A known path with another method is answered 405 method_not_allowed with an Allow header that lists the methods the path answers, as petstore.Allow gives them (GET, HEAD, POST on /pets), and changes nothing.", test: httpMethodNotAllowed},
+	{name: "method-not-allowed", clause: "A known path with another method is answered 405 method_not_allowed with an Allow header that lists the methods the path answers, as the route table gives them (GET, HEAD, POST on /pets), and changes nothing.", test: httpMethodNotAllowed},
 	{name: "head", clause: "HEAD answers as GET does, with the same status and headers and no body.", test: httpHead},
 }
 
@@ -228,9 +229,9 @@ func httpMethodNotAllowed(st *serverT) {
 		{http.MethodPut, pet, st.validBody()}, {http.MethodPut, pet, `{}`}, {http.MethodPatch, pet, st.validBody()},
 		{http.MethodDelete, pet, ""}, {http.MethodOptions, pet, ""},
 	}, func(tc struct{ method, path, body string }) []request {
-		allow := petstore.Allow("/pets")
+		allow := wire.Allow("/pets")
 		if tc.path != pets {
-			allow = petstore.Allow("/pets/{petId}")
+			allow = wire.Allow("/pets/{petId}")
 		}
 		return []request{{method: tc.method, path: tc.path, body: tc.body, status: 405, code: "method_not_allowed", want: map[string]string{"Allow": allow}}}
 	}))

@@ -1,0 +1,133 @@
+// Package wire holds the API's wire facts that the handler shares with the
+// client and the project's harnesses: the route table as data, the cursor
+// of a page, and the headers and methods that a CORS middleware in front of
+// the handler allows.
+package wire
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The names of the operations, as the API specification names them.
+const (
+	ListPets  = "listPets"
+	CreatePet = "createPet"
+	GetPet    = "getPet"
+)
+
+// OpenAPIPath is the path, under the base path, at which the handler serves
+// its OpenAPI document: "/v1/openapi.json" by default.
+const OpenAPIPath = "/openapi.json"
+
+// A Route is one operation of the API as the handler routes it.
+type Route struct {
+	// Method is the request method that reaches the operation. A GET route
+	// also answers HEAD, without a body.
+	Method string
+	// Pattern is the path below the base path, with a {name} segment for
+	// each path parameter, as in "/pets/{petId}".
+	Pattern string
+	// Operation names the operation, as the OpenAPI document's operationId
+	// does.
+	Operation string
+	// Deprecated reports whether every answer of the operation carries the
+	// Deprecation, Sunset and successor Link headers.
+	Deprecated bool
+}
+
+// Routes returns the operations of the API in the order of the handler's
+// route table. The OpenAPI document and the documentation page, which are
+// not operations, are not among them.
+func Routes() []Route {
+	return []Route{
+		{Method: http.MethodGet, Pattern: "/pets", Operation: ListPets},
+		{Method: http.MethodPost, Pattern: "/pets", Operation: CreatePet},
+		{Method: http.MethodGet, Pattern: "/pets/{petId}", Operation: GetPet, Deprecated: true},
+	}
+}
+
+// Allow returns the value of the Allow header with which a handler built
+// with the default options answers a method that pattern (a path below the
+// base path, such as "/pets" or OpenAPIPath) does not serve: "GET, HEAD,
+// POST" for "/pets". It returns "" for a pattern that no route has.
+func Allow(pattern string) string {
+	var methods []string
+	for _, r := range append(Routes(), Route{Method: http.MethodGet, Pattern: OpenAPIPath}) {
+		if r.Pattern == pattern {
+			methods = append(methods, r.Method)
+		}
+	}
+	return AllowOf(methods)
+}
+
+// AllowOf returns the value of an Allow header for methods: each in its
+// order, each GET followed by HEAD.
+func AllowOf(methods []string) string {
+	var allow []string
+	for _, m := range methods {
+		allow = append(allow, m)
+		if m == http.MethodGet {
+			allow = append(allow, http.MethodHead)
+		}
+	}
+	return strings.Join(allow, ", ")
+}
+
+// AppendCursor appends to dst the value of the cursor parameter of GET /pets
+// that selects the pets after the one with ID after: the cursor of the Link
+// header of a page that ends with that pet. It is the one definition of the
+// cursor (the ID in base 36 today) for the handler and its clients; a client
+// otherwise follows Link headers and treats cursors as opaque, and calls it
+// only to start a listing after a given ID.
+func AppendCursor(dst []byte, after int64) []byte {
+	return strconv.AppendInt(dst, after, 36)
+}
+
+// CORSRequestHeaders returns the request headers that a browser client of
+// the API sends beyond those that CORS always allows, for a host's CORS
+// middleware to allow in its answer to a preflight request
+// (Access-Control-Allow-Headers): Authorization for the API key,
+// Content-Type for a JSON body, Idempotency-Key for a create that is safe
+// to retry, If-None-Match for a conditional GET, and Last-Event-ID for a
+// watch that resumes. Each call returns a new slice, which the caller may
+// modify.
+func CORSRequestHeaders() []string {
+	return []string{"Authorization", "Content-Type", "Idempotency-Key", "If-None-Match", "Last-Event-ID"}
+}
+
+// CORSResponseHeaders returns the response headers that a browser client of
+// the API reads beyond those that CORS always exposes, for a host's CORS
+// middleware to expose (Access-Control-Expose-Headers): Link to the next
+// page, ETag for conditional GETs, Location of a created pet,
+// Idempotent-Replayed on a replayed create, Retry-After on 429, 503 and 409,
+// WWW-Authenticate on 401, Allow on 405, Accept-Post on 415, the
+// Deprecation and Sunset of GET /pets/{petId}, and RateLimit-Policy and
+// RateLimit on every answer that a budget governs. Each call returns a new
+// slice, which the caller may modify.
+//
+// The handler authenticates every request, OPTIONS included, and a
+// preflight request carries no credentials: the CORS middleware must answer
+// preflights itself, before they reach the handler (see CORSMethods).
+func CORSResponseHeaders() []string {
+	return []string{"Link", "ETag", "Location", "Idempotent-Replayed", "Retry-After",
+		"WWW-Authenticate", "Allow", "Accept-Post", "Deprecation", "Sunset", "RateLimit-Policy", "RateLimit"}
+}
+
+// CORSMethods returns the methods that the API answers, for a host's CORS
+// middleware to allow (Access-Control-Allow-Methods): those of the route
+// table (see Routes), GET with HEAD, today GET, HEAD and POST. Each call
+// returns a new slice, which the caller may modify.
+func CORSMethods() []string {
+	var methods []string
+	for _, r := range Routes() {
+		for m := range strings.SplitSeq(AllowOf([]string{r.Method}), ", ") {
+			if !slices.Contains(methods, m) {
+				methods = append(methods, m)
+			}
+		}
+	}
+	return methods
+}
