@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/wire"
 	"github.com/petstore-go/petstore/memstore"
 )
@@ -20,7 +19,7 @@ import (
 func documentedHeaders(t *testing.T) (request, response []string) {
 	t.Helper()
 	h := newHandler(t, memstore.New())
-	w := serve(h, newRequest(t, http.MethodGet, "/v1"+petstore.OpenAPIPath, "", nil))
+	w := serve(h, newRequest(t, http.MethodGet, "/v1"+wire.OpenAPIPath, "", nil))
 	var doc any
 	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil {
 		t.Fatal(err)

@@ -20,8 +20,8 @@
 //
 // The handler answers exactly the API specification's three operations
 // below the base path (WithBasePath, "/v1" by default), and the OpenAPI
-// document of the API at OpenAPIPath. Every error has the body of package
-// httpapi's Error: {"code", "message", "status", "type", "title"}, with
+// document of the API at /openapi.json below it. Every error has the body
+// of package httpapi's Error: {"code", "message", "status", "type", "title"}, with
 // "errors" added when there are several problems to report; its codes are
 // stable.
 //

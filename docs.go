@@ -8,23 +8,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/petstore-go/petstore/internal/wire"
 	"io/fs"
 	"net/http"
 	"path"
 	"strings"
 	"time"
-)
-
-// The paths, under the base path, of what the handler serves beside the
-// API's operations.
-const (
-	// OpenAPIPath is where the OpenAPI document is served (see WithOpenAPI):
-	// "/v1/openapi.json" by default.
-	OpenAPIPath = "/openapi.json"
-	// DocsPath is where the interactive documentation page that WithDocs
-	// turns on is served: "/v1/docs" by default. The page's own files are
-	// served below it, as in "/v1/docs/swagger-ui.css".
-	DocsPath = "/docs"
 )
 
 // docsContentTypes maps the extension of each kind of file that a page may
@@ -37,7 +26,7 @@ var docsContentTypes = map[string]string{
 }
 
 // docsRoutes reads the files of a page from fsys and returns a row of the
-// route table for each: index.html at DocsPath, every other file below it.
+// route table for each: index.html at wire.DocsPath, every other file below it.
 // All are served without authentication like the OpenAPI document that the
 // page reads.
 func docsRoutes(fsys fs.FS) ([]route, error) {
@@ -55,9 +44,9 @@ func docsRoutes(fsys fs.FS) ([]route, error) {
 		if err != nil {
 			return err
 		}
-		pattern := DocsPath + "/" + name
+		pattern := wire.DocsPath + "/" + name
 		if name == "index.html" {
-			pattern, hasIndex = DocsPath, true
+			pattern, hasIndex = wire.DocsPath, true
 		}
 		routes = append(routes, route{method: http.MethodGet, pattern: pattern, serve: serveDocsFile(contentType, data), public: true})
 		return nil

@@ -1,6 +1,7 @@
 package petstore_test
 
 import (
+	"github.com/petstore-go/petstore/internal/wire"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -55,7 +56,7 @@ func TestDocsPageUnderAHostRouter(t *testing.T) {
 			r.PathPrefix("/host").Handler(http.StripPrefix("/host", newHandler(t, memstore.New(), petstore.WithBasePath(base), petstore.WithDocs(docspage.Files()))))
 			srv := httptest.NewServer(r)
 			defer srv.Close()
-			page := srv.URL + "/host" + base + petstore.DocsPath
+			page := srv.URL + "/host" + base + wire.DocsPath
 
 			resp, body := fetch(t, srv, page, nil)
 			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
@@ -100,7 +101,7 @@ func TestDocsPageUnderAHostRouter(t *testing.T) {
 				t.Fatalf("the start-up script names no document:\n%s", script)
 			}
 			target := resolve(t, page, doc[1])
-			if want := srv.URL + "/host" + base + petstore.OpenAPIPath; target != want {
+			if want := srv.URL + "/host" + base + wire.OpenAPIPath; target != want {
 				t.Errorf("the page reads %s, want %s", target, want)
 			}
 			if resp, _ := fetch(t, srv, target, nil); resp.StatusCode != 200 {

@@ -127,7 +127,7 @@ func TestOpenAPIMethods(t *testing.T) {
 			t.Fatalf("%s: the body is not an error: %v; %s", method, err, w.Body)
 		}
 		got := []any{w.Code, w.Header().Get("Allow"), w.Header().Get("Www-Authenticate"), body.Code, body.Status}
-		want := []any{405, wire.Allow(petstore.OpenAPIPath), "", httpapi.CodeMethodNotAllowed, 405}
+		want := []any{405, wire.Allow(wire.OpenAPIPath), "", httpapi.CodeMethodNotAllowed, 405}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s /v1/openapi.json: status, Allow, WWW-Authenticate, code, body status (-want +got):\n%s", method, diff)
 		}

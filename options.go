@@ -55,6 +55,10 @@ const (
 	DefaultWatchWriteTimeout      = 10 * time.Second
 	DefaultMaxStreams             = 1000
 	DefaultMaxStreamsPerPrincipal = 100
+
+	// DefaultLimiterKeys is the number of keys that a Limiter made by
+	// NewLimiter with maxKeys 0 keeps budgets for.
+	DefaultLimiterKeys = 100_000
 )
 
 func defaultConfig() config {
@@ -219,7 +223,7 @@ func WithStoreTimeout(d time.Duration) Option {
 }
 
 // WithOpenAPI sets whether the handler serves the OpenAPI 3.0.3 document of
-// the API at the base path followed by OpenAPIPath, with its server URL set
+// the API at the base path followed by /openapi.json, with its server URL set
 // to the base path ("/" when that is empty). The default is true.
 //
 // The document is the one resource served without authentication: it holds
@@ -236,7 +240,7 @@ func WithOpenAPI(serve bool) Option {
 
 // WithDocs serves an interactive documentation page for the handler's
 // OpenAPI document, made of the files of page, at the base path followed by
-// DocsPath ("/v1/docs" by default): page's index.html there and each other
+// /docs ("/v1/docs" by default): page's index.html there and each other
 // file below it, as in "/v1/docs/swagger-ui.css". The page is off by
 // default, and a nil page turns it off. Package
 // [github.com/petstore-go/petstore/docspage] holds Swagger UI's page, for

@@ -279,10 +279,6 @@ func (f *inFlight) done(principal string) {
 	}
 }
 
-// DefaultLimiterKeys is the number of keys that a Limiter made by NewLimiter
-// with maxKeys 0 keeps budgets for.
-const DefaultLimiterKeys = 100_000
-
 // A MemoryLimiter is a BudgetLimiter that keeps each key's budget in the
 // process, with the generic cell rate algorithm (GCRA): for each key, the
 // time at which its bucket is full again, in a map under one mutex. It is

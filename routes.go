@@ -62,7 +62,7 @@ type route struct {
 func handlerRoutes(c *config) []route {
 	routes := apiRoutes()
 	if c.openAPI {
-		routes = append(routes, route{method: http.MethodGet, pattern: OpenAPIPath, serve: (*handler).serveOpenAPI, public: true})
+		routes = append(routes, route{method: http.MethodGet, pattern: wire.OpenAPIPath, serve: (*handler).serveOpenAPI, public: true})
 	}
 	return append(routes, c.docs...)
 }

@@ -71,7 +71,7 @@ func TestRoutesAreTheTable(t *testing.T) {
 		t.Errorf("wire.Routes (-want +got):\n%s", diff)
 	}
 	c := defaultConfig()
-	for _, p := range []string{"/pets", "/pets/{petId}", OpenAPIPath, "/nowhere"} {
+	for _, p := range []string{"/pets", "/pets/{petId}", wire.OpenAPIPath, "/nowhere"} {
 		if got, want := wire.Allow(p), allowOf(handlerRoutes(&c), p); got != want {
 			t.Errorf("wire.Allow(%q) = %q, the default handler's %q", p, got, want)
 		}

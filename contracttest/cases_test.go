@@ -239,7 +239,7 @@ func contractIdempotency(t *testing.T, client *http.Client) {
 // documented outcomes that none exercised.
 func TestContract(t *testing.T) {
 	base := contractServer(t, memstore.New()) + petstore.DefaultBasePath
-	v, err := contracttest.New(contractFetch(t, base+petstore.OpenAPIPath))
+	v, err := contracttest.New(contractFetch(t, base+wire.OpenAPIPath))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func TestDocumentValid(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			raw := contractDocument(t, h, tt.base+petstore.OpenAPIPath)
+			raw := contractDocument(t, h, tt.base+wire.OpenAPIPath)
 			doc, err := openapi3.NewLoader().LoadFromData(raw)
 			if err != nil {
 				t.Fatalf("loading: %v", err)
@@ -92,7 +92,7 @@ func TestMissingListsUnexercised(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := contracttest.New(contractDocument(t, h, "/v1"+petstore.OpenAPIPath))
+	v, err := contracttest.New(contractDocument(t, h, "/v1"+wire.OpenAPIPath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestMissingListsUnexercised(t *testing.T) {
 		t.Errorf("Seen (-want +got):\n%s", diff)
 	}
 	wantDocumented := 2 // other method and path
-	for _, n := range documentStatuses(t, contractDocument(t, h, "/v1"+petstore.OpenAPIPath)) {
+	for _, n := range documentStatuses(t, contractDocument(t, h, "/v1"+wire.OpenAPIPath)) {
 		wantDocumented += n
 	}
 	if got := len(v.Documented()); got != wantDocumented {

@@ -2,6 +2,7 @@ package contracttest_test
 
 import (
 	"bytes"
+	"github.com/petstore-go/petstore/internal/wire"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -186,7 +187,7 @@ func TestDriftCaught(t *testing.T) {
 			}
 			srv := httptest.NewServer(driftBreak(h, tt.change))
 			defer srv.Close()
-			v, err := contracttest.New(contractDocument(t, h, "/v1"+petstore.OpenAPIPath))
+			v, err := contracttest.New(contractDocument(t, h, "/v1"+wire.OpenAPIPath))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,7 +243,7 @@ func TestDriftHeadWithBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := contracttest.New(contractDocument(t, h, "/v1"+petstore.OpenAPIPath))
+	v, err := contracttest.New(contractDocument(t, h, "/v1"+wire.OpenAPIPath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +270,7 @@ func TestDriftBodyless(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := contracttest.New(contractDocument(t, h, "/v1"+petstore.OpenAPIPath))
+	v, err := contracttest.New(contractDocument(t, h, "/v1"+wire.OpenAPIPath))
 	if err != nil {
 		t.Fatal(err)
 	}

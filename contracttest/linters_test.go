@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/petstore-go/petstore/internal/wire"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,7 +35,7 @@ func servedDocument(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return contractDocument(t, h, petstore.DefaultBasePath+petstore.OpenAPIPath)
+	return contractDocument(t, h, petstore.DefaultBasePath+wire.OpenAPIPath)
 }
 
 // TestLinters runs Redocly CLI (rule set recommended-strict) and Spectral

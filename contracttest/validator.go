@@ -49,7 +49,6 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
-	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
 	"github.com/petstore-go/petstore/internal/wire"
 )
@@ -76,7 +75,7 @@ func (o Outcome) String() string { return o.Operation + " " + strconv.Itoa(o.Sta
 type Validator struct {
 	doc        *openapi3.T
 	router     routers.Router
-	docPath    string // the server's base path + petstore.OpenAPIPath
+	docPath    string // the server's base path + wire.OpenAPIPath
 	synthetic  map[string]*openapi3.Operation
 	documented []Outcome
 
@@ -111,7 +110,7 @@ func New(document []byte) (*Validator, error) {
 	v := &Validator{
 		doc:       doc,
 		router:    router,
-		docPath:   strings.TrimSuffix(doc.Servers[0].URL, "/") + petstore.OpenAPIPath,
+		docPath:   strings.TrimSuffix(doc.Servers[0].URL, "/") + wire.OpenAPIPath,
 		synthetic: synthetic,
 		seen:      map[Outcome]int{},
 	}
@@ -178,7 +177,7 @@ func syntheticOperations(doc *openapi3.T) (map[string]*openapi3.Operation, error
 	headers := internal.Headers
 	responses[404] = &openapi3.ResponseRef{Value: &openapi3.Response{Headers: headers, Content: internal.Content}}
 	var allow []any
-	for _, r := range append(wire.Routes(), wire.Route{Pattern: petstore.OpenAPIPath}) {
+	for _, r := range append(wire.Routes(), wire.Route{Pattern: wire.OpenAPIPath}) {
 		if a := wire.Allow(r.Pattern); !slices.Contains(allow, any(a)) {
 			allow = append(allow, a)
 		}

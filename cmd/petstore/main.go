@@ -49,6 +49,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/petstore-go/petstore/internal/wire"
 	"io"
 	"log/slog"
 	"net"
@@ -329,7 +330,7 @@ func (s *server) listen(ctx context.Context) (net.Listener, error) {
 		s.closers = append(s.closers, stopAdmin)
 	}
 	url := scheme + "://" + ln.Addr().String() + c.basePath
-	logger.Info("petstore: listening", "url", url, "docs", url+petstore.DocsPath, "max_in_flight", c.limits.maxInFlight,
+	logger.Info("petstore: listening", "url", url, "docs", url+wire.DocsPath, "max_in_flight", c.limits.maxInFlight,
 		"store_timeout", c.limits.storeTimeout, "read_timeout", c.limits.readTimeout, "write_timeout", c.limits.writeTimeout,
 		"read_limit", c.rates.reads.String(), "create_limit", c.rates.creates.String(), "limits_in", cmp.Or(redisRedact(c.rates.redisURL), "process"))
 	fmt.Fprintf(s.stdout, "serving %s/pets\n", url)

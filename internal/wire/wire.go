@@ -22,6 +22,11 @@ const (
 // its OpenAPI document: "/v1/openapi.json" by default.
 const OpenAPIPath = "/openapi.json"
 
+// DocsPath is the path, under the base path, of the interactive
+// documentation page that WithDocs turns on; the page's own files are
+// served below it, as in "/v1/docs/swagger-ui.css".
+const DocsPath = "/docs"
+
 // A Route is one operation of the API as the handler routes it.
 type Route struct {
 	// Method is the request method that reaches the operation. A GET route
