@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,7 +41,8 @@ func pgBouncerPool(t *testing.T) (*pgxpool.Pool, string) {
 	return pool, url
 }
 
-// TestPgBouncer runs the conformance and durability suites on Stores whose
+// TestPgBouncer runs the conformance and durability suites, and the suite
+// of a running server on a handler over such a Store, on Stores whose
 // every statement goes through PgBouncer in transaction mode, where
 // consecutive statements of one connection may reach different server
 // sessions.
@@ -55,6 +57,18 @@ func TestPgBouncer(t *testing.T) {
 		petstoretest.TestDurability(t, func(t *testing.T) petstoretest.OpenFunc {
 			return pgOpenFunc(pgSchema(t, pool), url)
 		})
+	})
+	t.Run("Server", func(t *testing.T) {
+		// The probe of a running server, on the handler over such a Store:
+		// its creates, replays and pages are statements of their own.
+		const key = "pgbouncer-test-key"
+		h, err := petstore.New(petstore.WithStore(pgStore(t, pool)), petstore.WithAuthenticator(petstore.APIKeys(key)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: srv.URL + petstore.DefaultBasePath, APIKey: key})
 	})
 }
 
