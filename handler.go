@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/petstore-go/petstore/internal/options"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -53,14 +54,8 @@ func CheckOptions(opts ...Option) error {
 func configure(opts []Option) (config, []error) {
 	c := defaultConfig()
 	var errs []error
-	for _, o := range opts {
-		if o == nil {
-			errs = append(errs, errors.New("an option is nil; remove it"))
-			continue
-		}
-		if err := o.apply(&c); err != nil {
-			errs = append(errs, err)
-		}
+	if err := options.Apply(&c, opts, Option.apply); err != nil {
+		errs = append(errs, err)
 	}
 	if a, ok := c.auth.(apiKeys); ok {
 		if err := a.check(); err != nil {

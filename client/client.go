@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/petstore-go/petstore/internal/options"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -83,14 +84,8 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		sleep:      sleep,
 	}
 	var errs []error
-	for _, o := range opts {
-		if o == nil {
-			errs = append(errs, errors.New("an option is nil; remove it"))
-			continue
-		}
-		if err := o.apply(c); err != nil {
-			errs = append(errs, err)
-		}
+	if err := options.Apply(c, opts, Option.apply); err != nil {
+		errs = append(errs, err)
 	}
 	if c.apiKey == nil {
 		errs = append(errs, errNoKey)

@@ -3,6 +3,7 @@ package otelpetstore
 import (
 	"errors"
 	"fmt"
+	"github.com/petstore-go/petstore/internal/options"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
@@ -63,18 +64,8 @@ type Telemetry struct {
 // that fixes it.
 func New(opts ...Option) (*Telemetry, error) {
 	c := config{}
-	var errs []error
-	for _, o := range opts {
-		if o == nil {
-			errs = append(errs, errors.New("an option is nil; leave it out to use the default"))
-			continue
-		}
-		if err := o.apply(&c); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("otelpetstore.New: %w", errors.Join(errs...))
+	if err := options.Apply(&c, opts, Option.apply); err != nil {
+		return nil, fmt.Errorf("otelpetstore.New: %w", err)
 	}
 	if c.meterProvider == nil {
 		c.meterProvider = otel.GetMeterProvider()
