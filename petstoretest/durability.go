@@ -48,16 +48,14 @@ type OpenFunc func(t *testing.T) (store petstore.Store, close func() error)
 // clause accepts both outcomes, but not half of one.
 func TestDurability(t *testing.T, newData func(t *testing.T) OpenFunc) {
 	t.Helper()
-	for _, c := range durabilityCases {
-		runClause(t, c.name, c.sentence, func(r reporter) {
-			t := r.(*testing.T)
-			open := newData(t)
-			if open == nil {
-				t.Fatal("petstoretest: newData returned a nil OpenFunc")
-			}
-			runDurable(r, func() (petstore.Store, func() error) { return open(t) }, c.test)
-		})
-	}
+	testClauses(t, durabilityCases, func(r reporter, c clause[*durableT]) {
+		t := r.(*testing.T)
+		open := newData(t)
+		if open == nil {
+			t.Fatal("petstoretest: newData returned a nil OpenFunc")
+		}
+		runDurable(r, func() (petstore.Store, func() error) { return open(t) }, c.test)
+	})
 }
 
 // runDurable runs test on the set of data that open opens, which must be
@@ -89,18 +87,13 @@ func (dt *durableT) openStore() {
 	dt.opens++
 }
 
-// closeStore closes the open store and stops the subtest when close fails.
-func (dt *durableT) closeStore() {
+// reopen closes the store and opens it again on the same data.
+func (dt *durableT) reopen() {
 	closeFn := dt.close
 	dt.close = nil
 	if err := closeFn(); err != nil {
 		dt.Fatalf("closing the store (open %d): %v", dt.opens, err)
 	}
-}
-
-// reopen closes the store and opens it again on the same data.
-func (dt *durableT) reopen() {
-	dt.closeStore()
 	dt.openStore()
 }
 
@@ -131,7 +124,7 @@ func (dt *durableT) checkPets(when string, want []petstore.Pet) {
 			dt.Errorf("Get(%d) %s: %v; want %+v", p.ID, when, err, p)
 			continue
 		}
-		dt.diff(fmt.Sprintf("Get(%d) %s", p.ID, when), p, got)
+		diff(dt, fmt.Sprintf("Get(%d) %s", p.ID, when), p, got)
 	}
 }
 
@@ -164,8 +157,8 @@ func testIDsNeverReused(dt *durableT) {
 		}
 		dt.reopen()
 		got := dt.list(petstore.ListOptions{})
-		dt.diff(fmt.Sprintf("IDs that List returns more than once after reopen %d, with their counts", session+1), map[int64]int{}, duplicates(got))
-		dt.diff(fmt.Sprintf("List after reopen %d", session+1), byID(all), got)
+		diff(dt, fmt.Sprintf("IDs that List returns more than once after reopen %d, with their counts", session+1), map[int64]int{}, duplicates(got))
+		diff(dt, fmt.Sprintf("List after reopen %d", session+1), byID(all), got)
 	}
 }
 
@@ -183,7 +176,7 @@ func (dt *durableT) wantReplay(when, principal, key string, p petstore.NewPet, f
 	if err != nil {
 		got = addResult{Err: err.Error()}
 	}
-	dt.diff(fmt.Sprintf("Add by %s with key %q and the pet that it first stored, %s", principal, key, when), addResult{Pet: first, Replayed: true}, got)
+	diff(dt, fmt.Sprintf("Add by %s with key %q and the pet that it first stored, %s", principal, key, when), addResult{Pet: first, Replayed: true}, got)
 }
 
 func testKeysSurvive(dt *durableT) {
@@ -216,13 +209,13 @@ func testKeysSurvive(dt *durableT) {
 		dt.Errorf("Add by bob with alice's key %q, after a reopen = %+v; want a new pet with the values %+v and an ID greater than %d", "durable-1", bob, rex, max(rex1.ID, other2.ID))
 	}
 	want := byID([]petstore.Pet{rex1, other2, bob})
-	dt.diff("List after the keyed retries that followed a reopen", want, dt.list(petstore.ListOptions{}))
+	diff(dt, "List after the keyed retries that followed a reopen", want, dt.list(petstore.ListOptions{}))
 
 	dt.reopen()
 	dt.wantReplay("after a second reopen", "alice", "durable-1", rex, rex1)
 	dt.wantReplay("after a second reopen", "alice", "durable-2", other, other2)
 	dt.wantReplay("after a second reopen (the key was first used after the first one)", "bob", "durable-1", rex, bob)
-	dt.diff("List after the keyed retries that followed a second reopen", want, dt.list(petstore.ListOptions{}))
+	diff(dt, "List after the keyed retries that followed a second reopen", want, dt.list(petstore.ListOptions{}))
 }
 
 // interruptedPrincipal is the principal of the Adds that add-interrupted
@@ -371,7 +364,7 @@ func (dt *durableT) checkInterrupted(round int, kept []petstore.Pet, attempts []
 			if a.replayed || a.pet.NewPet != a.p {
 				dt.Errorf("the first Add with key %q of %+v returned %+v, replayed %v; want a new pet with those values", a.key, a.p, a.pet, a.replayed)
 			}
-			dt.diff(fmt.Sprintf("the pets named %q %s; the Add with key %q returned %+v before the close", a.p.Name, when, a.key, a.pet), []petstore.Pet{a.pet}, before)
+			diff(dt, fmt.Sprintf("the pets named %q %s; the Add with key %q returned %+v before the close", a.p.Name, when, a.key, a.pet), []petstore.Pet{a.pet}, before)
 		}
 		pet, replayed, err := dt.addKeyed(interruptedPrincipal, a.key, a.p)
 		switch {
@@ -389,6 +382,6 @@ func (dt *durableT) checkInterrupted(round int, kept []petstore.Pet, attempts []
 		}
 		stored = append(stored, pet)
 	}
-	dt.diff(fmt.Sprintf("List after the keyed retry of every Add of round %d", round+1), byID(append(slices.Clone(kept), stored...)), dt.list(petstore.ListOptions{}))
+	diff(dt, fmt.Sprintf("List after the keyed retry of every Add of round %d", round+1), byID(append(slices.Clone(kept), stored...)), dt.list(petstore.ListOptions{}))
 	return stored
 }

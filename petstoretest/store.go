@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	gocmp "github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/petstore-go/petstore"
 )
 
@@ -39,9 +37,7 @@ import (
 // and miss a store that makes pets visible in another order than their IDs.
 func TestStore(t *testing.T, newStore func(t *testing.T) petstore.Store) {
 	t.Helper()
-	for _, c := range storeCases {
-		runClause(t, c.name, c.sentence, func(r reporter) { runStore(r, newStore(r.(*testing.T)), c.test) })
-	}
+	testClauses(t, storeCases, func(r reporter, c clause[*storeT]) { runStore(r, newStore(r.(*testing.T)), c.test) })
 }
 
 // CheckStore is the core of TestStore: it checks the stores that newStore
@@ -49,17 +45,18 @@ func TestStore(t *testing.T, newStore func(t *testing.T) petstore.Store) {
 // each clause that failed, joined, or nil. Each error names its clause, as
 // in petstoretest: clause "ids-unique" failed: ...
 func CheckStore(newStore func() (petstore.Store, error)) error {
-	var errs []error
-	for _, c := range storeCases {
-		errs = append(errs, checkClause(c.name, c.sentence, func(r reporter) {
-			s, err := newStore()
-			if err != nil {
-				r.Fatalf("newStore: %v", err)
-			}
-			runStore(r, s, c.test)
-		}))
-	}
-	return errors.Join(errs...)
+	return checkStore(newStore, storeCases)
+}
+
+// checkStore is CheckStore for the clauses of cases.
+func checkStore(newStore func() (petstore.Store, error), cases []clause[*storeT]) error {
+	return checkClauses(cases, func(r reporter, c clause[*storeT]) {
+		s, err := newStore()
+		if err != nil {
+			r.Fatalf("newStore: %v", err)
+		}
+		runStore(r, s, c.test)
+	})
 }
 
 // runStore runs test on s, which must be new and empty.
@@ -80,17 +77,6 @@ type storeT struct {
 	ctx context.Context
 }
 
-// diff reports a violation of the clause when got differs from want, showing
-// the difference, and tells whether they were equal. A nil slice equals an
-// empty one.
-func (st *storeT) diff(what string, want, got any) bool {
-	if d := gocmp.Diff(want, got, diffOptions...); d != "" {
-		st.Errorf("%s (-want +got):\n%s", what, d)
-		return false
-	}
-	return true
-}
-
 // atOnce calls f(0) to f(n-1) from n goroutines, released together, and
 // returns when every call has returned.
 func atOnce(n int, f func(i int)) {
@@ -104,14 +90,6 @@ func atOnce(n int, f func(i int)) {
 	}
 	close(start)
 	wg.Wait()
-}
-
-// diffOptions make diffs readable: nil and empty slices and maps are
-// equal, and strings are compared whole, so that a diff shows both values
-// instead of the characters that differ.
-var diffOptions = []gocmp.Option{
-	cmpopts.EquateEmpty(),
-	gocmp.Comparer(func(a, b string) bool { return a == b }),
 }
 
 // requireEmpty stops the subtest when newStore did not return an empty
@@ -305,7 +283,7 @@ func testAddInvalid(st *storeT) {
 		}
 	}
 	added := st.add(valid)
-	st.diff("List after the invalid Adds and one valid one", added, st.list(petstore.ListOptions{}))
+	diff(st, "List after the invalid Adds and one valid one", added, st.list(petstore.ListOptions{}))
 }
 
 func testIDsPositive(st *storeT) {
@@ -315,13 +293,13 @@ func testIDsPositive(st *storeT) {
 			notPositive[p.Name] = p.ID
 		}
 	}
-	st.diff("IDs that are not positive, by the name of the pet that Add returned them for", map[string]int64{}, notPositive)
+	diff(st, "IDs that are not positive, by the name of the pet that Add returned them for", map[string]int64{}, notPositive)
 }
 
 func testIDsUnique(st *storeT) {
 	added := st.addN(100)
-	st.diff("IDs that Add returned more than once, with their counts", map[int64]int{}, duplicates(added))
-	st.diff("IDs that List returns more than once, with their counts", map[int64]int{}, duplicates(st.list(petstore.ListOptions{})))
+	diff(st, "IDs that Add returned more than once, with their counts", map[int64]int{}, duplicates(added))
+	diff(st, "IDs that List returns more than once, with their counts", map[int64]int{}, duplicates(st.list(petstore.ListOptions{})))
 }
 
 func testIDsUniqueConcurrent(st *storeT) {
@@ -342,8 +320,8 @@ func testIDsUniqueConcurrent(st *storeT) {
 			st.Errorf("Add from goroutine %d returned ID %d", i, p.ID)
 		}
 	}
-	st.diff("IDs that concurrent Adds returned more than once, with their counts", map[int64]int{}, duplicates(added))
-	st.diff("List after the concurrent Adds", byID(added), st.list(petstore.ListOptions{}))
+	diff(st, "IDs that concurrent Adds returned more than once, with their counts", map[int64]int{}, duplicates(added))
+	diff(st, "List after the concurrent Adds", byID(added), st.list(petstore.ListOptions{}))
 }
 
 func testIDsGrow(st *storeT) {
@@ -363,7 +341,7 @@ func testIDsGrow(st *storeT) {
 			st.Errorf("List returned the pet with ID %d, then Add returned ID %d, which is not greater", p.ID, c.ID)
 		}
 	}
-	st.diff("List after the Adds", []petstore.Pet{a, b, c}, st.list(petstore.ListOptions{}))
+	diff(st, "List after the Adds", []petstore.Pet{a, b, c}, st.list(petstore.ListOptions{}))
 }
 
 func testRoundTrip(st *storeT) {
@@ -371,7 +349,7 @@ func testRoundTrip(st *storeT) {
 	var added []petstore.Pet
 	for i, p := range pets {
 		got := st.add(p)[0]
-		st.diff(fmt.Sprintf("Add of sample pet %d (name %.20q) returned", i, p.Name), p, got.NewPet)
+		diff(st, fmt.Sprintf("Add of sample pet %d (name %.20q) returned", i, p.Name), p, got.NewPet)
 		added = append(added, got)
 	}
 	for _, want := range added {
@@ -380,11 +358,11 @@ func testRoundTrip(st *storeT) {
 			st.Errorf("Get(%d) of a pet that Add returned: %v", want.ID, err)
 			continue
 		}
-		st.diff(fmt.Sprintf("Get(%d) after Add returned it", want.ID), want, got)
+		diff(st, fmt.Sprintf("Get(%d) after Add returned it", want.ID), want, got)
 	}
 	// List under a filter returns the same values too; list-status,
 	// which relies on this clause, checks that.
-	st.diff("List after Add returned the pets", byID(added), st.list(petstore.ListOptions{}))
+	diff(st, "List after Add returned the pets", byID(added), st.list(petstore.ListOptions{}))
 }
 
 func testNoAlias(st *storeT) {
@@ -408,14 +386,14 @@ func testNoAlias(st *storeT) {
 		p.Name = "changed by the caller"
 	}
 
-	st.diff("List after the caller changed pets that List and Get returned", want, st.list(petstore.ListOptions{}))
+	diff(st, "List after the caller changed pets that List and Get returned", want, st.list(petstore.ListOptions{}))
 	for _, p := range want {
 		got, err := st.s.Get(st.ctx, p.ID)
 		if err != nil {
 			st.Errorf("Get(%d): %v", p.ID, err)
 			continue
 		}
-		st.diff(fmt.Sprintf("Get(%d) after the caller changed pets that List and Get returned", p.ID), p, got)
+		diff(st, fmt.Sprintf("Get(%d) after the caller changed pets that List and Get returned", p.ID), p, got)
 	}
 }
 
@@ -434,7 +412,7 @@ func testGetUnknown(st *storeT) {
 	if maxID < math.MaxInt64 {
 		probe(maxID + 1)
 	}
-	st.diff("Get of IDs that no pet has", want, got)
+	diff(st, "Get of IDs that no pet has", want, got)
 }
 
 // canceled returns a context that is already canceled.
@@ -458,21 +436,21 @@ func testAddCanceled(st *storeT) {
 	p := petstore.NewPet{Name: "canceled", CategoryID: 1, Status: petstore.StatusAvailable}
 	pet, _, err := st.s.Add(st.canceled(), p, petstore.AddOptions{})
 	want, got := wantWrapping(context.Canceled, pet, err)
-	st.diff(fmt.Sprintf("Add(canceled ctx, %+v)", p), want, got)
+	diff(st, fmt.Sprintf("Add(canceled ctx, %+v)", p), want, got)
 }
 
 func testGetCanceled(st *storeT) {
 	id := st.addN(1)[0].ID
 	pet, err := st.s.Get(st.canceled(), id)
 	want, got := wantWrapping(context.Canceled, pet, err)
-	st.diff(fmt.Sprintf("Get(canceled ctx, %d) of a pet that exists", id), want, got)
+	diff(st, fmt.Sprintf("Get(canceled ctx, %d) of a pet that exists", id), want, got)
 }
 
 func testListCanceled(st *storeT) {
 	st.addN(3)
 	pets, err := st.s.List(st.canceled(), petstore.ListOptions{})
 	want, got := wantWrapping(context.Canceled, pets, err)
-	st.diff("List(canceled ctx, ListOptions{}) of a store that holds pets", want, got)
+	diff(st, "List(canceled ctx, ListOptions{}) of a store that holds pets", want, got)
 }
 
 func testDeadlineExceeded(st *storeT) {
@@ -489,7 +467,7 @@ func testDeadlineExceeded(st *storeT) {
 	record(fmt.Sprintf("Get(%d)", id), p, err)
 	pets, err := st.s.List(ctx, petstore.ListOptions{})
 	record("List", pets, err)
-	st.diff("calls with a context whose deadline has passed", want, got)
+	diff(st, "calls with a context whose deadline has passed", want, got)
 }
 
 func testConcurrentUse(st *storeT) {
@@ -535,7 +513,7 @@ func testConcurrentUse(st *storeT) {
 			}
 		}
 	})
-	st.diff("List after concurrent Adds, Gets and Lists", byID(added), st.list(petstore.ListOptions{}))
+	diff(st, "List after concurrent Adds, Gets and Lists", byID(added), st.list(petstore.ListOptions{}))
 }
 
 // addKeyed calls Add with an idempotency key under principal. It stops the
@@ -566,8 +544,8 @@ func testIdempotentReplay(st *storeT) {
 	if !replayed {
 		st.Errorf("second Add with the same key and pet did not report replayed")
 	}
-	st.diff("the pet that the replay returned", first, again)
-	st.diff("List after two Adds with one key", []petstore.Pet{first}, st.list(petstore.ListOptions{}))
+	diff(st, "the pet that the replay returned", first, again)
+	diff(st, "List after two Adds with one key", []petstore.Pet{first}, st.list(petstore.ListOptions{}))
 
 	// An invalid pet with a key stores nothing and does not use the key up.
 	if _, _, err := st.addKeyed("alice", "key-2", petstore.NewPet{Name: "", CategoryID: 1}); !errors.Is(err, petstore.ErrInvalidPet) {
@@ -577,7 +555,7 @@ func testIdempotentReplay(st *storeT) {
 	if err != nil || replayed {
 		st.Errorf("Add with a key whose only earlier use was an invalid pet = replayed %v, %v; want a new pet", replayed, err)
 	}
-	st.diff("List after a valid Add with a key first sent with an invalid pet", []petstore.Pet{first, second}, st.list(petstore.ListOptions{}))
+	diff(st, "List after a valid Add with a key first sent with an invalid pet", []petstore.Pet{first, second}, st.list(petstore.ListOptions{}))
 }
 
 func testIdempotentReuse(st *storeT) {
@@ -596,7 +574,7 @@ func testIdempotentReuse(st *storeT) {
 			st.Errorf("Add(%+v) with the key of %+v = %+v, replayed %v, %v; want an error wrapping ErrIdempotencyKeyReused", other, p, pet, replayed, err)
 		}
 	}
-	st.diff("List after reusing a key for other pets", []petstore.Pet{first}, st.list(petstore.ListOptions{}))
+	diff(st, "List after reusing a key for other pets", []petstore.Pet{first}, st.list(petstore.ListOptions{}))
 }
 
 func testIdempotentScope(st *storeT) {
@@ -657,7 +635,7 @@ func testListAscending(st *storeT) {
 		st.Errorf("List(ListOptions{}) returned the IDs %v, which do not ascend", ids(got))
 		return
 	}
-	st.diff("IDs of List(ListOptions{})", ids(want), ids(got))
+	diff(st, "IDs of List(ListOptions{})", ids(want), ids(got))
 }
 
 // diffLists lists the store with each of opts and compares every list with
@@ -668,7 +646,7 @@ func (st *storeT) diffLists(what string, want []petstore.Pet, opts ...petstore.L
 		key := fmt.Sprintf("%+v", o)
 		wantPages[key], gotPages[key] = selectPets(want, o), st.list(o)
 	}
-	st.diff(what, wantPages, gotPages)
+	diff(st, what, wantPages, gotPages)
 }
 
 func testListLimit(st *storeT) {
@@ -769,11 +747,11 @@ func testPaginate(st *storeT) {
 	want := byID(st.addN(20))
 	for _, limit := range []int{1, 2, 3, 7, 20, 25} {
 		opts := petstore.ListOptions{Limit: limit}
-		st.diff(fmt.Sprintf("IDs visited paging with Limit %d", limit), ids(want), ids(st.paginate(opts, nil)))
+		diff(st, fmt.Sprintf("IDs visited paging with Limit %d", limit), ids(want), ids(st.paginate(opts, nil)))
 	}
 	for _, s := range statuses[1:] {
 		opts := petstore.ListOptions{Status: s, Limit: 2}
-		st.diff(fmt.Sprintf("IDs visited paging with Status %q and Limit 2", s),
+		diff(st, fmt.Sprintf("IDs visited paging with Status %q and Limit 2", s),
 			ids(selectPets(want, petstore.ListOptions{Status: s})), ids(st.paginate(opts, nil)))
 	}
 }
@@ -786,7 +764,7 @@ func testPaginateWhileAdding(st *storeT) {
 			added = append(added, st.add(extra[page])...)
 		}
 	})
-	st.diff("IDs visited paging with Limit 3 while a pet is added after each page", ids(byID(added)), ids(visited))
+	diff(st, "IDs visited paging with Limit 3 while a pet is added after each page", ids(byID(added)), ids(visited))
 }
 
 // testPaginateConcurrentAdds hammers the store with goroutines that add
@@ -870,7 +848,7 @@ func testPaginateConcurrentAdds(st *storeT) {
 			st.Errorf("pager %d, paging with Limit %d while %d goroutines added pets, missed %d of %d pets, such as the IDs %v: each became visible after List had returned a greater ID",
 				r, limit, writers, len(missed), len(want), missed[:min(len(missed), 10)])
 		} else {
-			st.diff(fmt.Sprintf("IDs visited by pager %d, paging with Limit %d while %d goroutines added pets", r, limit, writers), want, ids(v))
+			diff(st, fmt.Sprintf("IDs visited by pager %d, paging with Limit %d while %d goroutines added pets", r, limit, writers), want, ids(v))
 		}
 	}
 }
