@@ -140,11 +140,8 @@ func testPetsSurvive(dt *durableT) {
 func testIDsNeverReused(dt *durableT) {
 	const sessions = 4 // the store is opened this many times, and pets added each time
 	var all []petstore.Pet
+	var greatest int64 // the greatest ID of a pet added in an earlier session
 	for session := range sessions {
-		var greatest int64
-		for _, p := range all {
-			greatest = max(greatest, p.ID)
-		}
 		pets := newPets(5)
 		for i := range pets {
 			pets[i].Name = fmt.Sprintf("session %d pet %d", session+1, i+1)
@@ -155,6 +152,7 @@ func testIDsNeverReused(dt *durableT) {
 			}
 			all = append(all, p)
 		}
+		greatest = slices.Max(ids(all))
 		dt.reopen()
 		got := dt.list(petstore.ListOptions{})
 		diff(dt, fmt.Sprintf("IDs that List returns more than once after reopen %d, with their counts", session+1), map[int64]int{}, duplicates(got))

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -134,12 +135,8 @@ var serverCases = []clause[*serverT]{
 
 	// The protocol.
 	{name: "unknown-path", sentence: "An unknown path under the base URL is answered 404 not_found, never with a redirect: paths are matched exactly, trailing slashes included.", test: sends(func(st *serverT) []request {
-		var reqs []request
-		for _, path := range []string{
-			"/", "/pet", "/pets/", "/pets/1/", "/pets/1/photos", "/store/orders", "/orders", "/PETS", "/pets.json",
-		} {
-			reqs = append(reqs, request{path: path, status: 404, code: "not_found"})
-		}
+		reqs := each([]string{"/", "/pet", "/pets/", "/pets/1/", "/pets/1/photos", "/store/orders", "/orders", "/PETS", "/pets.json"},
+			func(path string) []request { return []request{{path: path, status: 404, code: "not_found"}} })
 		for _, path := range []string{"/pets/", "/pet", "/store/orders"} {
 			reqs = append(reqs, request{method: http.MethodPost, path: path, body: st.validBody(), status: 404, code: "not_found"})
 		}
@@ -655,28 +652,15 @@ func (st *serverT) createEach(n int) map[int64]petstore.Pet {
 	created := map[int64]petstore.Pet{}
 	for i := range n {
 		for _, s := range statuses {
-			label := string(s)
-			if s == "" {
-				label = "no status"
-			}
-			p := st.create(petstore.NewPet{Name: st.name(label), CategoryID: int64(i + 1), Status: s})
+			p := st.create(petstore.NewPet{Name: st.name(cmp.Or(string(s), "no status")), CategoryID: int64(i + 1), Status: s})
 			created[p.ID] = p
 		}
 	}
 	return created
 }
 
-// sortedPets returns the pets of m that keep returns true for, by ID.
-func sortedPets(m map[int64]petstore.Pet, keep func(petstore.Pet) bool) []petstore.Pet {
-	var out []petstore.Pet
-	for _, p := range m {
-		if keep == nil || keep(p) {
-			out = append(out, p)
-		}
-	}
-	slices.SortFunc(out, func(a, b petstore.Pet) int { return cmp.Compare(a.ID, b.ID) })
-	return out
-}
+// sorted returns the pets of m by ID.
+func sorted(m map[int64]petstore.Pet) []petstore.Pet { return byID(slices.Collect(maps.Values(m))) }
 
 func httpListDefaultLimit(st *serverT) {
 	for range petstore.DefaultPageSize + 1 {
@@ -703,12 +687,12 @@ func httpListLimit(st *serverT) {
 func httpListPagination(st *serverT) {
 	created := st.createEach(2)
 	visited := st.collect(st.url("/pets?limit=100"), created, nil)
-	diff(st, "the pets created, as visited paging with limit=100 from the start", sortedPets(created, nil), visited)
+	diff(st, "the pets created, as visited paging with limit=100 from the start", sorted(created), visited)
 }
 
 func httpListPaginationWhileAdding(st *serverT) {
 	created := st.createEach(1)
-	first := sortedPets(created, nil)[0].ID
+	first := sorted(created)[0].ID
 	start := st.startAt("limit=100", first, 2)
 	visited := st.collect(start, created, func(page int) {
 		if page < 4 {
@@ -716,13 +700,13 @@ func httpListPaginationWhileAdding(st *serverT) {
 			created[p.ID] = p
 		}
 	})
-	diff(st, fmt.Sprintf("the pets created, as visited paging from %s while a pet is added between pages", start), sortedPets(created, nil), visited)
+	diff(st, fmt.Sprintf("the pets created, as visited paging from %s while a pet is added between pages", start), sorted(created), visited)
 }
 
 func httpListStatus(st *serverT) {
 	created := st.createEach(2)
 	for _, s := range statuses[1:] {
-		want := sortedPets(created, func(p petstore.Pet) bool { return p.Status == s })
+		want := selectPets(sorted(created), petstore.ListOptions{Status: s})
 		check := func(start string) {
 			var visited []petstore.Pet
 			var others []petstore.Pet // pets listed that do not have the status

@@ -165,17 +165,17 @@ func byID(pets []petstore.Pet) []petstore.Pet {
 // selectPets returns what List(opts) must return when the store holds
 // exactly want, sorted by ID.
 func selectPets(want []petstore.Pet, opts petstore.ListOptions) []petstore.Pet {
-	var sel []petstore.Pet
-	for _, p := range want {
-		if p.ID <= opts.After || opts.Status != "" && p.Status != opts.Status {
-			continue
-		}
-		if opts.Limit > 0 && len(sel) == opts.Limit {
-			break
-		}
-		sel = append(sel, p)
+	sel := slices.DeleteFunc(slices.Clone(want), func(p petstore.Pet) bool { return !selects(opts, p) })
+	if opts.Limit > 0 && len(sel) > opts.Limit {
+		return sel[:opts.Limit]
 	}
 	return sel
+}
+
+// selects reports whether List(opts) may return p: whether p's ID is
+// greater than After and p has the status, when opts has one.
+func selects(opts petstore.ListOptions, p petstore.Pet) bool {
+	return p.ID > opts.After && (opts.Status == "" || p.Status == opts.Status)
 }
 
 // ids returns the IDs of pets, in order.
@@ -507,7 +507,7 @@ func testConcurrentUse(st *storeT) {
 				st.Errorf("List(%+v) from worker %d returned %d pets", opts, w, len(page))
 			}
 			for _, q := range page {
-				if q.ID <= opts.After || opts.Status != "" && q.Status != opts.Status {
+				if !selects(opts, q) {
 					st.Errorf("List(%+v) from worker %d returned %+v, which it does not select", opts, w, q)
 				}
 			}
@@ -844,26 +844,12 @@ func testPaginateConcurrentAdds(st *storeT) {
 	}
 	want := ids(byID(added))
 	for r, v := range visited {
-		if missed := missedIDs(want, ids(v)); len(missed) > 0 {
+		got := ids(v)
+		if missed := slices.DeleteFunc(slices.Clone(want), func(id int64) bool { return slices.Contains(got, id) }); len(missed) > 0 {
 			st.Errorf("pager %d, paging with Limit %d while %d goroutines added pets, missed %d of %d pets, such as the IDs %v: each became visible after List had returned a greater ID",
 				r, limit, writers, len(missed), len(want), missed[:min(len(missed), 10)])
 		} else {
-			diff(st, fmt.Sprintf("IDs visited by pager %d, paging with Limit %d while %d goroutines added pets", r, limit, writers), want, ids(v))
+			diff(st, fmt.Sprintf("IDs visited by pager %d, paging with Limit %d while %d goroutines added pets", r, limit, writers), want, got)
 		}
 	}
-}
-
-// missedIDs returns the IDs of want, which ascend, that got does not hold.
-func missedIDs(want, got []int64) []int64 {
-	seen := make(map[int64]bool, len(got))
-	for _, id := range got {
-		seen[id] = true
-	}
-	var missed []int64
-	for _, id := range want {
-		if !seen[id] {
-			missed = append(missed, id)
-		}
-	}
-	return missed
 }
