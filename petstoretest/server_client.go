@@ -502,9 +502,9 @@ type request struct {
 	method string // GET when empty
 	path   string // under the base URL, with the query
 	body   string
-	// header replaces, for the keys that it has, the endpoint's
-	// Authorization and, for a request with a body, Content-Type:
-	// application/json; a nil value removes the header.
+	// header replaces, for the keys that it has (canonical), the
+	// endpoint's Authorization and, for a request with a body,
+	// Content-Type: application/json; a nil value removes the header.
 	header http.Header
 
 	status int
@@ -512,13 +512,13 @@ type request struct {
 	// want holds headers that the answer carries with exactly this one
 	// value, or does not carry when the value is "". Location, Allow,
 	// Accept-Post, Retry-After and WWW-Authenticate must be absent unless
-	// they are named here.
+	// they are named here, spelled so.
 	want map[string]string
 }
 
 // onlyNamed are the headers that an answer to a request carries only when
 // the request names them.
-var onlyNamed = []string{"Location", "Allow", "Accept-Post", "Retry-After", "Www-Authenticate"}
+var onlyNamed = []string{"Location", "Allow", "Accept-Post", "Retry-After", "WWW-Authenticate"}
 
 // sendAll sends each of reqs and checks its answer. The pets that a rejected
 // request names with st.name must not be stored: it looks for them once,
@@ -533,29 +533,19 @@ func (st *serverT) sendAll(reqs []request) {
 			body = []byte(r.body)
 		}
 		req := st.newRequest(method, st.url(r.path), body)
-		for k, v := range r.header {
-			if v == nil {
-				req.Header.Del(k)
-			} else {
-				req.Header[http.CanonicalHeaderKey(k)] = v
-			}
-		}
+		maps.Copy(req.Header, r.header)
 		x := st.do(req)
 		if r.code != "" {
 			st.wantError(x, r.status, r.code)
 		} else {
 			st.wantStatus(x, r.status)
 		}
-		want := map[string]string{}
-		for k, v := range r.want {
-			want[http.CanonicalHeaderKey(k)] = v
-		}
 		for _, k := range onlyNamed {
-			if _, ok := want[k]; !ok && len(x.resp.Header.Values(k)) > 0 {
+			if _, ok := r.want[k]; !ok && len(x.resp.Header.Values(k)) > 0 {
 				st.Errorf("%s: header %s %q, want none", x, k, x.resp.Header.Values(k))
 			}
 		}
-		for k, v := range want {
+		for k, v := range r.want {
 			var values []string
 			if v != "" {
 				values = []string{v}

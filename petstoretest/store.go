@@ -178,6 +178,13 @@ func selects(opts petstore.ListOptions, p petstore.Pet) bool {
 	return p.ID > opts.After && (opts.Status == "" || p.Status == opts.Status)
 }
 
+// mayReturn reports whether List(opts) may return page, whatever else the
+// store holds: pets that it selects, ascending by ID, at most Limit.
+func mayReturn(opts petstore.ListOptions, page []petstore.Pet) bool {
+	selected := !slices.ContainsFunc(page, func(p petstore.Pet) bool { return !selects(opts, p) })
+	return selected && ascending(page) && (opts.Limit == 0 || len(page) <= opts.Limit)
+}
+
 // ids returns the IDs of pets, in order.
 func ids(pets []petstore.Pet) []int64 {
 	out := make([]int64, len(pets))
@@ -287,13 +294,8 @@ func testAddInvalid(st *storeT) {
 }
 
 func testIDsPositive(st *storeT) {
-	notPositive := map[string]int64{}
-	for _, p := range st.addN(20) {
-		if p.ID <= 0 {
-			notPositive[p.Name] = p.ID
-		}
-	}
-	diff(st, "IDs that are not positive, by the name of the pet that Add returned them for", map[string]int64{}, notPositive)
+	notPositive := slices.DeleteFunc(st.addN(20), func(p petstore.Pet) bool { return p.ID > 0 })
+	diff(st, "pets that Add returned with an ID that is not positive", []petstore.Pet{}, notPositive)
 }
 
 func testIDsUnique(st *storeT) {
@@ -315,11 +317,8 @@ func testIDsUniqueConcurrent(st *storeT) {
 	if st.Failed() {
 		return
 	}
-	for i, p := range added {
-		if p.ID <= 0 {
-			st.Errorf("Add from goroutine %d returned ID %d", i, p.ID)
-		}
-	}
+	notPositive := slices.DeleteFunc(slices.Clone(added), func(p petstore.Pet) bool { return p.ID > 0 })
+	diff(st, "pets that concurrent Adds returned with an ID that is not positive", []petstore.Pet{}, notPositive)
 	diff(st, "IDs that concurrent Adds returned more than once, with their counts", map[int64]int{}, duplicates(added))
 	diff(st, "List after the concurrent Adds", byID(added), st.list(petstore.ListOptions{}))
 }
@@ -500,16 +499,8 @@ func testConcurrentUse(st *storeT) {
 				st.Errorf("List(%+v) from worker %d: %v", opts, w, err)
 				continue
 			}
-			if !ascending(page) {
-				st.Errorf("List(%+v) from worker %d: IDs not ascending: %v", opts, w, ids(page))
-			}
-			if len(page) > opts.Limit {
-				st.Errorf("List(%+v) from worker %d returned %d pets", opts, w, len(page))
-			}
-			for _, q := range page {
-				if !selects(opts, q) {
-					st.Errorf("List(%+v) from worker %d returned %+v, which it does not select", opts, w, q)
-				}
+			if !mayReturn(opts, page) {
+				st.Errorf("List(%+v) from worker %d returned %+v: not ascending by ID, more than Limit, or pets it does not select", opts, w, page)
 			}
 		}
 	})
@@ -823,11 +814,11 @@ func testPaginateConcurrentAdds(st *storeT) {
 				st.Errorf("List(%+v) from pager %d while pets are being added: %v", opts, r, err)
 				return
 			}
+			if !mayReturn(opts, page) {
+				st.Errorf("paging: List(%+v) from pager %d returned the IDs %v: not ascending past After, or more than Limit", opts, r, ids(page))
+				return
+			}
 			if len(page) > 0 {
-				if last := page[len(page)-1].ID; last <= opts.After || !ascending(page) {
-					st.Errorf("paging: List(%+v) from pager %d returned the IDs %v, which do not ascend past After", opts, r, ids(page))
-					return
-				}
 				visited[r] = append(visited[r], page...)
 				opts.After = page[len(page)-1].ID
 			}
