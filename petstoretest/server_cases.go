@@ -602,15 +602,16 @@ func (st *serverT) walk(start string, visit func(p listPage) bool) bool {
 	}
 }
 
-// collect walks from start and returns the pets of created that it visits,
-// in the order visited.
-func (st *serverT) collect(start string, created map[int64]petstore.Pet, between func(page int)) []petstore.Pet {
-	var visited []petstore.Pet
+// collect walks from start, calling between, when it is not nil, after each
+// page that another follows, and returns the pets that it visits, in the
+// order visited: those of created, and all.
+func (st *serverT) collect(start string, created map[int64]petstore.Pet, between func(page int)) (mine, all []petstore.Pet) {
 	page := 0
 	st.walk(start, func(p listPage) bool {
+		all = append(all, p.pets...)
 		for _, pet := range p.pets {
 			if _, ok := created[pet.ID]; ok {
-				visited = append(visited, pet)
+				mine = append(mine, pet)
 			}
 		}
 		if between != nil && p.next != nil {
@@ -619,7 +620,7 @@ func (st *serverT) collect(start string, created map[int64]petstore.Pet, between
 		page++
 		return true
 	})
-	return visited
+	return mine, all
 }
 
 // startAt returns the URL of the page of the list that query selects which
@@ -686,7 +687,7 @@ func httpListLimit(st *serverT) {
 
 func httpListPagination(st *serverT) {
 	created := st.createEach(2)
-	visited := st.collect(st.url("/pets?limit=100"), created, nil)
+	visited, _ := st.collect(st.url("/pets?limit=100"), created, nil)
 	diff(st, "the pets created, as visited paging with limit=100 from the start", sorted(created), visited)
 }
 
@@ -694,7 +695,7 @@ func httpListPaginationWhileAdding(st *serverT) {
 	created := st.createEach(1)
 	first := sorted(created)[0].ID
 	start := st.startAt("limit=100", first, 2)
-	visited := st.collect(start, created, func(page int) {
+	visited, _ := st.collect(start, created, func(page int) {
 		if page < 4 {
 			p := st.create(petstore.NewPet{Name: st.name("added between pages"), CategoryID: 1, Status: statuses[page%len(statuses)]})
 			created[p.ID] = p
@@ -708,19 +709,8 @@ func httpListStatus(st *serverT) {
 	for _, s := range statuses[1:] {
 		want := selectPets(sorted(created), petstore.ListOptions{Status: s})
 		check := func(start string) {
-			var visited []petstore.Pet
-			var others []petstore.Pet // pets listed that do not have the status
-			st.walk(start, func(p listPage) bool {
-				for _, pet := range p.pets {
-					if pet.Status != s {
-						others = append(others, pet)
-					}
-					if _, ok := created[pet.ID]; ok {
-						visited = append(visited, pet)
-					}
-				}
-				return true
-			})
+			visited, all := st.collect(start, created, nil)
+			others := slices.DeleteFunc(all, func(p petstore.Pet) bool { return p.Status == s })
 			diff(st, fmt.Sprintf("pets without status %q listed paging from %s", s, start), []petstore.Pet{}, others)
 			diff(st, fmt.Sprintf("the pets created with status %q, as visited paging from %s", s, start), want, visited)
 		}
