@@ -62,7 +62,13 @@ func TestDurability(t *testing.T, newData func(t *testing.T) OpenFunc) {
 // new and empty.
 func runDurable(r reporter, open func() (petstore.Store, func() error), test func(*durableT)) {
 	dt := &durableT{storeT: &storeT{reporter: r, ctx: r.Context()}, open: open}
-	defer dt.closeAtEnd()
+	defer func() {
+		if dt.close != nil {
+			if err := dt.close(); err != nil {
+				dt.Errorf("closing the store at the end of the clause: %v", err)
+			}
+		}
+	}()
 	dt.openStore()
 	dt.requireEmpty()
 	test(dt)
@@ -97,15 +103,6 @@ func (dt *durableT) reopen() {
 	dt.openStore()
 }
 
-// closeAtEnd closes the store that is open when the subtest ends.
-func (dt *durableT) closeAtEnd() {
-	if dt.close != nil {
-		if err := dt.close(); err != nil {
-			dt.Errorf("closing the store at the end of the clause: %v", err)
-		}
-	}
-}
-
 // durabilityCases are the clauses of TestDurability, the simplest first.
 var durabilityCases = []clause[*durableT]{
 	{"pets-survive", "Pets survive a reopen: after the store is closed and opened again on the same data, Get and List return every pet added before, every field as Add returned it.", testPetsSurvive},
@@ -118,14 +115,7 @@ var durabilityCases = []clause[*durableT]{
 // List with and without a status filter and through Get; when says when.
 func (dt *durableT) checkPets(when string, want []petstore.Pet) {
 	dt.diffLists("List(key) "+when, want, append(byStatus(), petstore.ListOptions{})...)
-	for _, p := range want {
-		got, err := dt.s.Get(dt.ctx, p.ID)
-		if err != nil {
-			dt.Errorf("Get(%d) %s: %v; want %+v", p.ID, when, err, p)
-			continue
-		}
-		diff(dt, fmt.Sprintf("Get(%d) %s", p.ID, when), p, got)
-	}
+	dt.diffGets(when, want)
 }
 
 func testPetsSurvive(dt *durableT) {

@@ -117,6 +117,18 @@ func (st *storeT) add(pets ...petstore.NewPet) []petstore.Pet {
 // addN adds n pets made by newPets.
 func (st *storeT) addN(n int) []petstore.Pet { return st.add(newPets(n)...) }
 
+// diffGets checks that Get returns each of want; when says when.
+func (st *storeT) diffGets(when string, want []petstore.Pet) {
+	for _, p := range want {
+		got, err := st.s.Get(st.ctx, p.ID)
+		if err != nil {
+			st.Errorf("Get(%d) %s: %v; want %+v", p.ID, when, err, p)
+			continue
+		}
+		diff(st, fmt.Sprintf("Get(%d) %s", p.ID, when), p, got)
+	}
+}
+
 // list calls List and stops the subtest when it fails.
 func (st *storeT) list(opts petstore.ListOptions) []petstore.Pet {
 	pets, err := st.s.List(st.ctx, opts)
@@ -192,12 +204,8 @@ func ids(pets []petstore.Pet) []int64 {
 
 // ascending reports whether the IDs of pets strictly ascend.
 func ascending(pets []petstore.Pet) bool {
-	for i := 1; i < len(pets); i++ {
-		if pets[i].ID <= pets[i-1].ID {
-			return false
-		}
-	}
-	return true
+	ids := ids(pets)
+	return slices.IsSorted(ids) && len(slices.Compact(ids)) == len(ids)
 }
 
 // duplicates returns the IDs that occur more than once in pets, with their
@@ -207,11 +215,7 @@ func duplicates(pets []petstore.Pet) map[int64]int {
 	for _, p := range pets {
 		n[p.ID]++
 	}
-	for id, c := range n {
-		if c == 1 {
-			delete(n, id)
-		}
-	}
+	maps.DeleteFunc(n, func(_ int64, count int) bool { return count == 1 })
 	return n
 }
 
@@ -347,14 +351,7 @@ func testRoundTrip(st *storeT) {
 		diff(st, fmt.Sprintf("Add of sample pet %d (name %.20q) returned", i, p.Name), p, got.NewPet)
 		added = append(added, got)
 	}
-	for _, want := range added {
-		got, err := st.s.Get(st.ctx, want.ID)
-		if err != nil {
-			st.Errorf("Get(%d) of a pet that Add returned: %v", want.ID, err)
-			continue
-		}
-		diff(st, fmt.Sprintf("Get(%d) after Add returned it", want.ID), want, got)
-	}
+	st.diffGets("after Add returned it", added)
 	// List under a filter returns the same values too; list-status,
 	// which relies on this clause, checks that.
 	diff(st, "List after Add returned the pets", byID(added), st.list(petstore.ListOptions{}))
@@ -382,14 +379,7 @@ func testNoAlias(st *storeT) {
 	}
 
 	diff(st, "List after the caller changed pets that List and Get returned", want, st.list(petstore.ListOptions{}))
-	for _, p := range want {
-		got, err := st.s.Get(st.ctx, p.ID)
-		if err != nil {
-			st.Errorf("Get(%d): %v", p.ID, err)
-			continue
-		}
-		diff(st, fmt.Sprintf("Get(%d) after the caller changed pets that List and Get returned", p.ID), p, got)
-	}
+	st.diffGets("after the caller changed pets that List and Get returned", want)
 }
 
 func testGetUnknown(st *storeT) {
