@@ -67,7 +67,8 @@ func checkClauses[T any](cases []clause[T], run func(reporter, clause[T])) error
 		}()
 		<-done
 		if len(r.failures) > 0 {
-			errs = append(errs, fmt.Errorf("petstoretest: clause %q failed: %s\n%s", c.name, c.sentence, strings.Join(r.failures, "\n")))
+			failures := strings.Join(r.failures, "\n")
+			errs = append(errs, fmt.Errorf("petstoretest: clause %q failed: %s\n%s", c.name, c.sentence, failures))
 		}
 	}
 	return errors.Join(errs...)

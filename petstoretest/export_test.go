@@ -22,7 +22,9 @@ func CheckStoreClause(newStore func() (petstore.Store, error), name string) erro
 // set of data that newData makes; name, when not "", runs that clause
 // alone.
 func CheckDurability(newData func() func() (petstore.Store, func() error), name string) error {
-	cases := slices.DeleteFunc(slices.Clone(durabilityCases), func(c clause[*durableT]) bool { return name != "" && c.name != name })
+	cases := slices.DeleteFunc(slices.Clone(durabilityCases), func(c clause[*durableT]) bool {
+		return name != "" && c.name != name
+	})
 	return checkClauses(cases, func(r reporter, c clause[*durableT]) { runDurable(r, newData(), c.test) })
 }
 

@@ -486,7 +486,8 @@ func testConcurrentUse(st *storeT) {
 				continue
 			}
 			if !mayReturn(opts, page) {
-				st.Errorf("List(%+v) from worker %d returned %+v: not ascending by ID, more than Limit, or pets it does not select", opts, w, page)
+				st.Errorf("List(%+v) from worker %d returned %+v: not ascending by ID, more than Limit, or pets it does not select",
+					opts, w, page)
 			}
 		}
 	})
@@ -579,22 +580,15 @@ func testIdempotentConcurrent(st *storeT) {
 	const n = 16
 	p := petstore.NewPet{Name: "Rex", CategoryID: 3}
 	ctx := petstore.WithPrincipal(st.ctx, "alice")
-	type result struct {
-		pet petstore.Pet
-		err error
-	}
-	results := make([]result, n)
-	atOnce(n, func(i int) {
-		pet, _, err := st.s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: "once"})
-		results[i] = result{pet, err}
-	})
+	pets, errs := make([]petstore.Pet, n), make([]error, n)
+	atOnce(n, func(i int) { pets[i], _, errs[i] = st.s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: "once"}) })
 	ids := map[int64]int{}
-	for i, r := range results {
+	for i, err := range errs {
 		switch {
-		case r.err == nil:
-			ids[r.pet.ID]++
-		case !errors.Is(r.err, petstore.ErrIdempotencyKeyInUse):
-			st.Errorf("Add from goroutine %d: %v; want the pet, or an error wrapping ErrIdempotencyKeyInUse", i, r.err)
+		case err == nil:
+			ids[pets[i].ID]++
+		case !errors.Is(err, petstore.ErrIdempotencyKeyInUse):
+			st.Errorf("Add from goroutine %d: %v; want the pet, or an error wrapping ErrIdempotencyKeyInUse", i, err)
 		}
 	}
 	if len(ids) > 1 {
@@ -796,7 +790,8 @@ func testPaginateConcurrentAdds(st *storeT) {
 				return
 			}
 			if !mayReturn(opts, page) {
-				st.Errorf("paging: List(%+v) from pager %d returned the IDs %v: not ascending past After, or more than Limit", opts, r, ids(page))
+				st.Errorf("paging: List(%+v) from pager %d returned the IDs %v: not ascending past After, or more than Limit",
+					opts, r, ids(page))
 				return
 			}
 			if len(page) > 0 {
@@ -817,7 +812,8 @@ func testPaginateConcurrentAdds(st *storeT) {
 	want := ids(byID(added))
 	for r, v := range visited {
 		got := ids(v)
-		if missed := slices.DeleteFunc(slices.Clone(want), func(id int64) bool { return slices.Contains(got, id) }); len(missed) > 0 {
+		missed := slices.DeleteFunc(slices.Clone(want), func(id int64) bool { return slices.Contains(got, id) })
+		if len(missed) > 0 {
 			st.Errorf("pager %d, paging with Limit %d while %d goroutines added pets, missed %d of %d pets, such as the IDs %v: each became visible after List had returned a greater ID",
 				r, limit, writers, len(missed), len(want), missed[:min(len(missed), 10)])
 		} else {
