@@ -2,11 +2,15 @@ package petstoretest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // A reporter is what a clause reports its failures to: the subtest under
@@ -28,40 +32,46 @@ type clause[T any] struct {
 	test           func(T)
 }
 
-// runClause runs test as the subtest name of t; when it fails, the subtest
-// names the clause and its sentence.
-func runClause(t *testing.T, name, sentence string, test func(r reporter)) {
+// testClauses runs each of cases with run as a subtest of t, named after the
+// clause; when it fails, the subtest names the clause and its sentence.
+func testClauses[T any](t *testing.T, cases []clause[T], run func(reporter, clause[T])) {
 	t.Helper()
-	t.Run(name, func(t *testing.T) {
-		t.Helper()
-		defer func() {
-			if t.Failed() {
-				t.Errorf("petstoretest: clause %q failed: %s", name, sentence)
-			}
-		}()
-		test(t)
-	})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Helper()
+			defer func() {
+				if t.Failed() {
+					t.Errorf("petstoretest: clause %q failed: %s", c.name, c.sentence)
+				}
+			}()
+			run(t, c)
+		})
+	}
 }
 
-// checkClause runs test on a recorder and returns its failures as an
-// error, or nil when there were none. A panic in test is a failure.
-func checkClause(name, sentence string, test func(r reporter)) error {
-	r := &recorder{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if v := recover(); v != nil {
-				r.Errorf("panic: %v", v)
-			}
+// checkClauses runs each of cases with run on a recorder and returns an
+// error for each clause that failed, joined, or nil. A panic is a failure.
+func checkClauses[T any](cases []clause[T], run func(reporter, clause[T])) error {
+	var errs []error
+	for _, c := range cases {
+		r := &recorder{}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer func() {
+				if v := recover(); v != nil {
+					r.Errorf("panic: %v", v)
+				}
+			}()
+			run(r, c)
 		}()
-		test(r)
-	}()
-	<-done
-	if len(r.failures) == 0 {
-		return nil
+		<-done
+		if len(r.failures) > 0 {
+			failures := strings.Join(r.failures, "\n")
+			errs = append(errs, fmt.Errorf("petstoretest: clause %q failed: %s\n%s", c.name, c.sentence, failures))
+		}
 	}
-	return fmt.Errorf("petstoretest: clause %q failed: %s\n%s", name, sentence, strings.Join(r.failures, "\n"))
+	return errors.Join(errs...)
 }
 
 // A recorder records the failures of one clause for the Check functions.
@@ -89,4 +99,22 @@ func (r *recorder) Failed() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.failures) > 0
+}
+
+// diffOptions make diffs readable: nil and empty slices and maps are
+// equal, and strings are compared whole, so that a diff shows both values
+// instead of the characters that differ.
+var diffOptions = []gocmp.Option{
+	cmpopts.EquateEmpty(),
+	gocmp.Comparer(func(a, b string) bool { return a == b }),
+}
+
+// diff reports a failure to r when got differs from want, showing the
+// difference, and tells whether they were equal.
+func diff(r reporter, what string, want, got any) bool {
+	if d := gocmp.Diff(want, got, diffOptions...); d != "" {
+		r.Errorf("%s (-want +got):\n%s", what, d)
+		return false
+	}
+	return true
 }

@@ -48,23 +48,27 @@ type OpenFunc func(t *testing.T) (store petstore.Store, close func() error)
 // clause accepts both outcomes, but not half of one.
 func TestDurability(t *testing.T, newData func(t *testing.T) OpenFunc) {
 	t.Helper()
-	for _, c := range durabilityCases {
-		runClause(t, c.name, c.sentence, func(r reporter) {
-			t := r.(*testing.T)
-			open := newData(t)
-			if open == nil {
-				t.Fatal("petstoretest: newData returned a nil OpenFunc")
-			}
-			runDurable(r, func() (petstore.Store, func() error) { return open(t) }, c.test)
-		})
-	}
+	testClauses(t, durabilityCases, func(r reporter, c clause[*durableT]) {
+		t := r.(*testing.T)
+		open := newData(t)
+		if open == nil {
+			t.Fatal("petstoretest: newData returned a nil OpenFunc")
+		}
+		runDurable(r, func() (petstore.Store, func() error) { return open(t) }, c.test)
+	})
 }
 
 // runDurable runs test on the set of data that open opens, which must be
 // new and empty.
 func runDurable(r reporter, open func() (petstore.Store, func() error), test func(*durableT)) {
 	dt := &durableT{storeT: &storeT{reporter: r, ctx: r.Context()}, open: open}
-	defer dt.closeAtEnd()
+	defer func() {
+		if dt.close != nil {
+			if err := dt.close(); err != nil {
+				dt.Errorf("closing the store at the end of the clause: %v", err)
+			}
+		}
+	}()
 	dt.openStore()
 	dt.requireEmpty()
 	test(dt)
@@ -89,28 +93,14 @@ func (dt *durableT) openStore() {
 	dt.opens++
 }
 
-// closeStore closes the open store and stops the subtest when close fails.
-func (dt *durableT) closeStore() {
+// reopen closes the store and opens it again on the same data.
+func (dt *durableT) reopen() {
 	closeFn := dt.close
 	dt.close = nil
 	if err := closeFn(); err != nil {
 		dt.Fatalf("closing the store (open %d): %v", dt.opens, err)
 	}
-}
-
-// reopen closes the store and opens it again on the same data.
-func (dt *durableT) reopen() {
-	dt.closeStore()
 	dt.openStore()
-}
-
-// closeAtEnd closes the store that is open when the subtest ends.
-func (dt *durableT) closeAtEnd() {
-	if dt.close != nil {
-		if err := dt.close(); err != nil {
-			dt.Errorf("closing the store at the end of the clause: %v", err)
-		}
-	}
 }
 
 // durabilityCases are the clauses of TestDurability, the simplest first.
@@ -125,14 +115,7 @@ var durabilityCases = []clause[*durableT]{
 // List with and without a status filter and through Get; when says when.
 func (dt *durableT) checkPets(when string, want []petstore.Pet) {
 	dt.diffLists("List(key) "+when, want, append(byStatus(), petstore.ListOptions{})...)
-	for _, p := range want {
-		got, err := dt.s.Get(dt.ctx, p.ID)
-		if err != nil {
-			dt.Errorf("Get(%d) %s: %v; want %+v", p.ID, when, err, p)
-			continue
-		}
-		dt.diff(fmt.Sprintf("Get(%d) %s", p.ID, when), p, got)
-	}
+	dt.diffGets(when, want)
 }
 
 func testPetsSurvive(dt *durableT) {
@@ -147,11 +130,8 @@ func testPetsSurvive(dt *durableT) {
 func testIDsNeverReused(dt *durableT) {
 	const sessions = 4 // the store is opened this many times, and pets added each time
 	var all []petstore.Pet
+	var greatest int64 // the greatest ID of a pet added in an earlier session
 	for session := range sessions {
-		var greatest int64
-		for _, p := range all {
-			greatest = max(greatest, p.ID)
-		}
 		pets := newPets(5)
 		for i := range pets {
 			pets[i].Name = fmt.Sprintf("session %d pet %d", session+1, i+1)
@@ -162,10 +142,11 @@ func testIDsNeverReused(dt *durableT) {
 			}
 			all = append(all, p)
 		}
+		greatest = slices.Max(ids(all))
 		dt.reopen()
 		got := dt.list(petstore.ListOptions{})
-		dt.diff(fmt.Sprintf("IDs that List returns more than once after reopen %d, with their counts", session+1), map[int64]int{}, duplicates(got))
-		dt.diff(fmt.Sprintf("List after reopen %d", session+1), byID(all), got)
+		diff(dt, fmt.Sprintf("IDs that List returns more than once after reopen %d, with their counts", session+1), map[int64]int{}, duplicates(got))
+		diff(dt, fmt.Sprintf("List after reopen %d", session+1), byID(all), got)
 	}
 }
 
@@ -183,7 +164,7 @@ func (dt *durableT) wantReplay(when, principal, key string, p petstore.NewPet, f
 	if err != nil {
 		got = addResult{Err: err.Error()}
 	}
-	dt.diff(fmt.Sprintf("Add by %s with key %q and the pet that it first stored, %s", principal, key, when), addResult{Pet: first, Replayed: true}, got)
+	diff(dt, fmt.Sprintf("Add by %s with key %q and the pet that it first stored, %s", principal, key, when), addResult{Pet: first, Replayed: true}, got)
 }
 
 func testKeysSurvive(dt *durableT) {
@@ -216,13 +197,13 @@ func testKeysSurvive(dt *durableT) {
 		dt.Errorf("Add by bob with alice's key %q, after a reopen = %+v; want a new pet with the values %+v and an ID greater than %d", "durable-1", bob, rex, max(rex1.ID, other2.ID))
 	}
 	want := byID([]petstore.Pet{rex1, other2, bob})
-	dt.diff("List after the keyed retries that followed a reopen", want, dt.list(petstore.ListOptions{}))
+	diff(dt, "List after the keyed retries that followed a reopen", want, dt.list(petstore.ListOptions{}))
 
 	dt.reopen()
 	dt.wantReplay("after a second reopen", "alice", "durable-1", rex, rex1)
 	dt.wantReplay("after a second reopen", "alice", "durable-2", other, other2)
 	dt.wantReplay("after a second reopen (the key was first used after the first one)", "bob", "durable-1", rex, bob)
-	dt.diff("List after the keyed retries that followed a second reopen", want, dt.list(petstore.ListOptions{}))
+	diff(dt, "List after the keyed retries that followed a second reopen", want, dt.list(petstore.ListOptions{}))
 }
 
 // interruptedPrincipal is the principal of the Adds that add-interrupted
@@ -371,7 +352,7 @@ func (dt *durableT) checkInterrupted(round int, kept []petstore.Pet, attempts []
 			if a.replayed || a.pet.NewPet != a.p {
 				dt.Errorf("the first Add with key %q of %+v returned %+v, replayed %v; want a new pet with those values", a.key, a.p, a.pet, a.replayed)
 			}
-			dt.diff(fmt.Sprintf("the pets named %q %s; the Add with key %q returned %+v before the close", a.p.Name, when, a.key, a.pet), []petstore.Pet{a.pet}, before)
+			diff(dt, fmt.Sprintf("the pets named %q %s; the Add with key %q returned %+v before the close", a.p.Name, when, a.key, a.pet), []petstore.Pet{a.pet}, before)
 		}
 		pet, replayed, err := dt.addKeyed(interruptedPrincipal, a.key, a.p)
 		switch {
@@ -389,6 +370,6 @@ func (dt *durableT) checkInterrupted(round int, kept []petstore.Pet, attempts []
 		}
 		stored = append(stored, pet)
 	}
-	dt.diff(fmt.Sprintf("List after the keyed retry of every Add of round %d", round+1), byID(append(slices.Clone(kept), stored...)), dt.list(petstore.ListOptions{}))
+	diff(dt, fmt.Sprintf("List after the keyed retry of every Add of round %d", round+1), byID(append(slices.Clone(kept), stored...)), dt.list(petstore.ListOptions{}))
 	return stored
 }

@@ -1,8 +1,8 @@
 package petstoretest
 
 import (
-	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/petstore-go/petstore"
 )
@@ -12,16 +12,8 @@ import (
 
 // CheckStoreClause is CheckStore for the named clause alone.
 func CheckStoreClause(newStore func() (petstore.Store, error), name string) error {
-	for _, c := range storeCases {
-		if c.name == name {
-			return checkClause(c.name, c.sentence, func(r reporter) {
-				s, err := newStore()
-				if err != nil {
-					r.Fatalf("newStore: %v", err)
-				}
-				runStore(r, s, c.test)
-			})
-		}
+	if i := slices.IndexFunc(storeCases, func(c clause[*storeT]) bool { return c.name == name }); i >= 0 {
+		return checkStore(newStore, storeCases[i:i+1])
 	}
 	return fmt.Errorf("no clause of TestStore is named %q", name)
 }
@@ -30,13 +22,10 @@ func CheckStoreClause(newStore func() (petstore.Store, error), name string) erro
 // set of data that newData makes; name, when not "", runs that clause
 // alone.
 func CheckDurability(newData func() func() (petstore.Store, func() error), name string) error {
-	var errs []error
-	for _, c := range durabilityCases {
-		if name == "" || c.name == name {
-			errs = append(errs, checkClause(c.name, c.sentence, func(r reporter) { runDurable(r, newData(), c.test) }))
-		}
-	}
-	return errors.Join(errs...)
+	cases := slices.DeleteFunc(slices.Clone(durabilityCases), func(c clause[*durableT]) bool {
+		return name != "" && c.name != name
+	})
+	return checkClauses(cases, func(r reporter, c clause[*durableT]) { runDurable(r, newData(), c.test) })
 }
 
 // HeadersRule is the rule about the headers of every response.

@@ -1,6 +1,7 @@
 package petstoretest
 
 import (
+	"cmp"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -8,8 +9,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-
-	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/petstore-go/petstore"
 )
@@ -64,13 +63,11 @@ type Endpoint struct {
 // run one after another.
 func TestServer(t *testing.T, e Endpoint) {
 	t.Helper()
-	s, err := newServerSuite(e)
+	run, err := serverRun(e)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range serverCases {
-		runClause(t, c.name, c.clause, func(r reporter) { s.check(r, c) })
-	}
+	testClauses(t, serverCases, run)
 }
 
 // CheckServer is the core of TestServer: it checks the server at e and
@@ -78,26 +75,17 @@ func TestServer(t *testing.T, e Endpoint) {
 // Each error names its rule, as in petstoretest: clause "auth-missing"
 // failed: ...
 func CheckServer(e Endpoint) error {
-	s, err := newServerSuite(e)
+	run, err := serverRun(e)
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, c := range serverCases {
-		errs = append(errs, checkClause(c.name, c.clause, func(r reporter) { s.check(r, c) }))
-	}
-	return errors.Join(errs...)
+	return checkClauses(serverCases, run)
 }
 
-// A serverSuite is what the rules of TestServer share: the endpoint, with
-// its defaults filled in, and a prefix of pet names unique to the run.
-type serverSuite struct {
-	e      Endpoint
-	client *http.Client
-	run    string
-}
-
-func newServerSuite(e Endpoint) (*serverSuite, error) {
+// serverRun checks e and returns the function that runs a rule of
+// TestServer against it, with e's defaults filled in and a prefix of pet
+// names unique to the run.
+func serverRun(e Endpoint) (func(reporter, clause[*serverT]), error) {
 	e.BaseURL = strings.TrimSuffix(e.BaseURL, "/")
 	if u, err := url.Parse(e.BaseURL); err != nil || u.Scheme == "" || u.Host == "" {
 		return nil, fmt.Errorf("petstoretest: Endpoint.BaseURL %q is not an absolute URL such as http://127.0.0.1:8080/v1", e.BaseURL)
@@ -105,75 +93,42 @@ func newServerSuite(e Endpoint) (*serverSuite, error) {
 	if e.APIKey == "" {
 		return nil, errors.New("petstoretest: Endpoint.APIKey is empty; give a key that the server accepts")
 	}
-	if e.MaxBodyBytes == 0 {
-		e.MaxBodyBytes = petstore.DefaultMaxBodyBytes
-	}
-	client := *http.DefaultClient
-	if e.Client != nil {
-		client = *e.Client
-	}
+	e.MaxBodyBytes = cmp.Or(e.MaxBodyBytes, petstore.DefaultMaxBodyBytes)
+	client := *cmp.Or(e.Client, http.DefaultClient)
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &serverSuite{e: e, client: &client, run: rand.Text()[:8]}, nil
-}
-
-// check runs the rule of c.
-func (s *serverSuite) check(r reporter, c serverCase) {
-	st := &serverT{reporter: r, clause: c.clause, e: s.e, client: s.client, names: "petstoretest " + s.run + " " + c.name}
-	if c.requests != nil {
-		st.sendAll(c.requests(st))
-	}
-	if c.test != nil {
-		c.test(st)
-	}
-}
-
-// A serverCase is one rule of the API and the requests and test that
-// enforce it.
-type serverCase struct {
-	name     string // the subtest's name
-	clause   string // the rule that it enforces
-	requests func(st *serverT) []request
-	test     func(st *serverT)
+	run := rand.Text()[:8]
+	return func(r reporter, c clause[*serverT]) {
+		names := "petstoretest " + run + " " + c.name
+		c.test(&serverT{reporter: r, clause: c.sentence, rule: c.sentence, e: e, client: &client, names: names, seq: new(int)})
+	}, nil
 }
 
 // serverT is the state of one rule of TestServer, which reports its
 // failures to the reporter.
 type serverT struct {
 	reporter
-	clause string
-	e      Endpoint // its BaseURL without a trailing slash
+	clause string // the rule of the subtest
+	rule   string // the rule that failures break: clause, or one that helpers check for every subtest
+	e      Endpoint
 	client *http.Client
 	names  string // the prefix of the names of the pets that the subtest creates
-	seq    int    // the number of names made so far
+	seq    *int   // the number of names made so far
 }
 
-// errorf reports a violation of the rule under test and goes on.
-func (st *serverT) errorf(format string, args ...any) {
-	st.errorfClause(st.clause, format, args...)
-}
-
-// errorfClause reports a violation of the given rule and goes on.
-func (st *serverT) errorfClause(clause, format string, args ...any) {
+// Errorf reports a violation of st.rule and goes on.
+func (st *serverT) Errorf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	if clause != st.clause {
-		msg += "\nrule: " + clause
+	if st.rule != st.clause {
+		msg += "\nrule: " + st.rule
 	}
-	st.Errorf("%s", msg)
+	st.reporter.Errorf("%s", msg)
 }
 
-// diff reports a violation of the rule under test when got differs from
-// want, and tells whether they were equal.
-func (st *serverT) diff(what string, want, got any) bool {
-	return st.diffClause(st.clause, what, want, got)
-}
-
-// diffClause is diff for the given rule.
-func (st *serverT) diffClause(clause, what string, want, got any) bool {
-	if d := gocmp.Diff(want, got, diffOptions...); d != "" {
-		st.errorfClause(clause, "%s (-want +got):\n%s", what, d)
-		return false
-	}
-	return true
+// under returns st reporting its violations against rule.
+func (st *serverT) under(rule string) *serverT {
+	u := *st
+	u.rule = rule
+	return &u
 }
 
 // url returns the URL of path under the base URL.
@@ -181,6 +136,6 @@ func (st *serverT) url(path string) string { return st.e.BaseURL + path }
 
 // name returns a pet name that no other subtest or run uses.
 func (st *serverT) name(label string) string {
-	st.seq++
-	return fmt.Sprintf("%s %s %d", st.names, label, st.seq)
+	*st.seq++
+	return fmt.Sprintf("%s %s %d", st.names, label, *st.seq)
 }

@@ -36,7 +36,6 @@ const headersClause = "Every response, errors included, has one X-Content-Type-O
 // An exchange is a request and the response to it.
 type exchange struct {
 	req  *http.Request
-	sent []byte // the request body, when send sent it
 	resp *http.Response
 	body []byte
 }
@@ -44,8 +43,10 @@ type exchange struct {
 // String describes the request for messages.
 func (x *exchange) String() string {
 	s := x.req.Method + " " + x.req.URL.String()
-	if x.sent != nil {
-		s += " with body " + snippet(x.sent)
+	if x.req.GetBody != nil {
+		body, _ := x.req.GetBody() // a bytes.Reader's, which cannot fail
+		sent, _ := io.ReadAll(body)
+		s += " with body " + snippet(sent)
 	}
 	return s
 }
@@ -98,9 +99,7 @@ func (st *serverT) roundTrip(req *http.Request) (*exchange, error) {
 
 // send makes a request with the endpoint's API key and sends it.
 func (st *serverT) send(method, rawURL string, body []byte) *exchange {
-	x := st.do(st.newRequest(method, rawURL, body))
-	x.sent = body
-	return x
+	return st.do(st.newRequest(method, rawURL, body))
 }
 
 // commonHeaders is what checkCommonHeaders compares.
@@ -119,6 +118,7 @@ type commonHeaders struct {
 var tagged = []string{"private, max-age=3600", "private, no-cache"}
 
 func (st *serverT) checkCommonHeaders(x *exchange) {
+	st = st.under(headersClause)
 	h := x.resp.Header
 	got := commonHeaders{CacheControl: h.Values("Cache-Control"), ContentTypeOptions: h.Values("X-Content-Type-Options"), Vary: h.Values("Vary")}
 	for _, v := range h.Values("Content-Type") {
@@ -139,22 +139,17 @@ func (st *serverT) checkCommonHeaders(x *exchange) {
 			want.CacheControl = tagged[:1]
 		}
 		if s := x.resp.StatusCode; s != http.StatusOK && s != http.StatusNotModified {
-			st.errorfClause(headersClause, "%s: %d response with an ETag %q: only a 200 or a 304 has one", x, s, tags)
+			st.Errorf("%s: %d response with an ETag %q: only a 200 or a 304 has one", x, s, tags)
 		}
 	}
-	if !hasBody(x.resp.StatusCode) {
+	// All but a 1xx, a 204 and a 304 have a body, and so a Content-Type (RFC 9110, section 6.4.1).
+	if s := x.resp.StatusCode; s < 200 || s == http.StatusNoContent || s == http.StatusNotModified {
 		want.ContentType = nil
 		if len(x.body) > 0 {
-			st.errorfClause(headersClause, "%s: %d response with a body of %d bytes", x, x.resp.StatusCode, len(x.body))
+			st.Errorf("%s: %d response with a body of %d bytes", x, s, len(x.body))
 		}
 	}
-	st.diffClause(headersClause, fmt.Sprintf("%s: %d response headers", x, x.resp.StatusCode), want, got)
-}
-
-// hasBody reports whether a response of status has a body, and so a
-// Content-Type: all but a 1xx, a 204 and a 304 (RFC 9110, section 6.4.1).
-func hasBody(status int) bool {
-	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
+	diff(st, fmt.Sprintf("%s: %d response headers", x, x.resp.StatusCode), want, got)
 }
 
 // snippet returns the start of a body for messages.
@@ -169,16 +164,11 @@ func snippet(body []byte) string {
 // wantStatus reports a violation when x's status is not want, and tells
 // whether it was.
 func (st *serverT) wantStatus(x *exchange, want int) bool {
-	return st.wantStatusClause(st.clause, x, want)
-}
-
-// wantStatusClause is wantStatus for the given rule.
-func (st *serverT) wantStatusClause(clause string, x *exchange, want int) bool {
 	if got := x.resp.StatusCode; got != want {
 		if note := routerAnswer(x); note != "" {
-			st.errorfClause(clause, "%s: %s; want %d", x, note, want)
+			st.Errorf("%s: %s; want %d", x, note, want)
 		} else {
-			st.errorfClause(clause, "%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s", x, want, got, snippet(x.body))
+			st.Errorf("%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s", x, want, got, snippet(x.body))
 		}
 		return false
 	}
@@ -234,15 +224,12 @@ func badFieldErrors(v json.RawMessage) string {
 // "title"}, with "errors" where the server lists the problems with fields.
 func (st *serverT) wantError(x *exchange, status int, code string) {
 	what := fmt.Sprintf("%s: error response", x)
-	var echo string
-	if x.req.Method != http.MethodHead {
-		_, echo = st.echoedCredential(x)
-	}
+	echo := st.echoedCredential(x)
 	if note := routerAnswer(x); note != "" {
 		if echo != "" {
 			note += "; " + echo
 		}
-		st.errorf("%s: %s; want %d %s", x, note, status, code)
+		st.Errorf("%s: %s; want %d %s", x, note, status, code)
 		return
 	}
 	c := httpapi.Code(code)
@@ -272,7 +259,7 @@ func (st *serverT) wantError(x *exchange, status int, code string) {
 			got.EchoesCredential, what = "yes", what+" ("+echo+")"
 		}
 	}
-	st.diff(what, want, got)
+	diff(st, what, want, got)
 }
 
 // decodePet decodes one pet of the wire format strictly: the members id,
@@ -283,62 +270,58 @@ func decodePet(raw json.RawMessage) (petstore.Pet, error) {
 		return petstore.Pet{}, fmt.Errorf("not a JSON object: %.100s", raw)
 	}
 	var p petstore.Pet
+	fields := map[string]any{"id": &p.ID, "name": &p.Name, "categoryId": &p.CategoryID, "status": &p.Status}
 	for _, k := range []string{"id", "name", "categoryId"} {
 		if _, ok := members[k]; !ok {
 			return p, fmt.Errorf("member %q is missing: %.300s", k, raw)
 		}
 	}
 	for k, v := range members {
-		var err error
-		switch k {
-		case "id":
-			err = json.Unmarshal(v, &p.ID)
-		case "name":
-			err = json.Unmarshal(v, &p.Name)
-		case "categoryId":
-			err = json.Unmarshal(v, &p.CategoryID)
-		case "status":
-			err = json.Unmarshal(v, &p.Status)
-			if err == nil && !p.Status.Valid() {
-				err = fmt.Errorf("status %s is not a status; a pet without a status has no status member", v)
-			}
-		default:
-			err = fmt.Errorf("unknown member %q", k)
+		if fields[k] == nil {
+			return p, fmt.Errorf("unknown member %q: %.300s", k, raw)
 		}
-		if err != nil {
+		if err := json.Unmarshal(v, fields[k]); err != nil {
 			return p, fmt.Errorf("member %q: %v: %.300s", k, err, raw)
 		}
+	}
+	if _, ok := members["status"]; ok && !p.Status.Valid() {
+		return p, fmt.Errorf("status %s is not a status; a pet without a status has no status member: %.300s", members["status"], raw)
 	}
 	return p, nil
 }
 
-// pet decodes x's body as one pet, reporting a violation of clause when it
-// is not.
-func (st *serverT) pet(clause string, x *exchange) (petstore.Pet, bool) {
+// wantPet reports a violation when x is not an answer with status and one
+// pet, which it returns.
+func (st *serverT) wantPet(x *exchange, status int) (petstore.Pet, bool) {
+	if !st.wantStatus(x, status) {
+		return petstore.Pet{}, false
+	}
 	p, err := decodePet(x.body)
 	if err != nil {
-		st.errorfClause(clause, "%s: the body is not a pet: %v", x, err)
+		st.Errorf("%s: the body is not a pet: %v", x, err)
 		return p, false
 	}
 	return p, true
 }
 
-// pets decodes x's body as a JSON array of pets, reporting a violation of
-// clause when it is not.
-func (st *serverT) pets(clause string, x *exchange) ([]petstore.Pet, bool) {
+// wantPets reports a violation when x is not a 200 with a JSON array of
+// pets, which it returns.
+func (st *serverT) wantPets(x *exchange) ([]petstore.Pet, bool) {
 	var raws []json.RawMessage
-	if err := json.Unmarshal(x.body, &raws); err != nil || raws == nil {
-		st.errorfClause(clause, "%s: the body is not a JSON array: %s", x, snippet(x.body))
+	if !st.wantStatus(x, http.StatusOK) {
 		return nil, false
 	}
-	pets := make([]petstore.Pet, 0, len(raws))
+	if err := json.Unmarshal(x.body, &raws); err != nil || raws == nil {
+		st.Errorf("%s: the body is not a JSON array: %s", x, snippet(x.body))
+		return nil, false
+	}
+	pets := make([]petstore.Pet, len(raws))
 	for i, raw := range raws {
-		p, err := decodePet(raw)
-		if err != nil {
-			st.errorfClause(clause, "%s: element %d is not a pet: %v", x, i, err)
+		var err error
+		if pets[i], err = decodePet(raw); err != nil {
+			st.Errorf("%s: element %d is not a pet: %v", x, i, err)
 			return nil, false
 		}
-		pets = append(pets, p)
 	}
 	return pets, true
 }
@@ -361,7 +344,7 @@ func (st *serverT) linkRel(x *exchange, rel string) *url.URL {
 		for rest := v; strings.Trim(rest, " \t,") != ""; {
 			m := linkPattern.FindStringSubmatch(rest)
 			if m == nil {
-				st.errorf("%s: Link header %q: cannot parse %q", x, v, rest)
+				st.Errorf("%s: Link header %q: cannot parse %q", x, v, rest)
 				return nil
 			}
 			rest = rest[len(m[0]):]
@@ -376,7 +359,7 @@ func (st *serverT) linkRel(x *exchange, rel string) *url.URL {
 			}
 			ref, err := url.Parse(m[1])
 			if found != nil || err != nil {
-				st.errorf("%s: a second link with rel=%q, or one that is not a URL (%v): %q", x, rel, err, x.resp.Header.Values("Link"))
+				st.Errorf("%s: a second link with rel=%q, or one that is not a URL (%v): %q", x, rel, err, x.resp.Header.Values("Link"))
 				return nil
 			}
 			found = x.req.URL.ResolveReference(ref)
@@ -397,11 +380,23 @@ func (st *serverT) linkRel(x *exchange, rel string) *url.URL {
 // credentials, and it echoes only when it occurs more often in the first
 // answer than in the second, or the second has another status.
 
-// echoedCredential returns the credential that x echoes and a description
-// of where, or "", "" when it echoes none.
-func (st *serverT) echoedCredential(x *exchange) (cred, desc string) {
+// echoedCredential describes where x echoes a credential, or returns ""
+// when it echoes none. The answer to HEAD has no body and is not checked.
+func (st *serverT) echoedCredential(x *exchange) string {
+	if x.req.Method == http.MethodHead {
+		return ""
+	}
+	// The credentials sent, longest first: the part of the Authorization
+	// header after the scheme, and the endpoint's key when it holds it.
 	auth := x.req.Header.Get("Authorization")
-	creds := sentCredentials(auth, st.e.APIKey)
+	_, rest, _ := strings.Cut(strings.TrimSpace(auth), " ")
+	var creds []string
+	for _, c := range []string{strings.TrimSpace(rest), st.e.APIKey} {
+		if c != "" && strings.Contains(auth, c) && !slices.Contains(creds, c) {
+			creds = append(creds, c)
+		}
+	}
+	slices.SortFunc(creds, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 	var ref *exchange // the answer to the request with made-up credentials
 	for _, c := range creds {
 		n, where := countToken(leakPlaces(x), c)
@@ -409,16 +404,20 @@ func (st *serverT) echoedCredential(x *exchange) (cred, desc string) {
 			continue
 		}
 		if ref == nil {
-			if ref = st.resendWith(x, replaceCredentials(auth, creds)); ref == nil {
-				return "", ""
+			madeUp := auth
+			for _, c := range creds {
+				madeUp = strings.ReplaceAll(madeUp, c, "petstoretest-"+rand.Text())
+			}
+			if ref = st.resendWith(x, madeUp); ref == nil {
+				return ""
 			}
 		}
 		if m, _ := countToken(leakPlaces(ref), c); ref.resp.StatusCode == x.resp.StatusCode && m >= n {
 			continue // the server's own text, not the credential
 		}
-		return c, fmt.Sprintf("the answer repeats the credential %q of the request's header Authorization: %s; in %s", c, auth, snippet([]byte(where)))
+		return fmt.Sprintf("the answer repeats the credential %q of the request's header Authorization: %s; in %s", c, auth, snippet([]byte(where)))
 	}
-	return "", ""
+	return ""
 }
 
 // leakPlaces returns the places of x where a credential could leak: its
@@ -457,32 +456,6 @@ func leakPlaces(x *exchange) []string {
 	return places
 }
 
-// sentCredentials returns the credentials of the Authorization header value
-// auth, longest first: the part after the scheme and, when auth holds it
-// anywhere, key.
-func sentCredentials(auth, key string) []string {
-	var creds []string
-	if _, rest, ok := strings.Cut(strings.TrimSpace(auth), " "); ok {
-		if rest = strings.TrimSpace(rest); rest != "" {
-			creds = append(creds, rest)
-		}
-	}
-	if key != "" && strings.Contains(auth, key) && !slices.Contains(creds, key) {
-		creds = append(creds, key)
-	}
-	slices.SortStableFunc(creds, func(a, b string) int { return len(b) - len(a) })
-	return creds
-}
-
-// replaceCredentials returns auth with each of creds, longest first,
-// replaced by a credential that no server accepts or says on its own.
-func replaceCredentials(auth string, creds []string) string {
-	for _, c := range creds {
-		auth = strings.ReplaceAll(auth, c, "petstoretest-"+rand.Text())
-	}
-	return auth
-}
-
 // resendWith sends x's request again with the Authorization header set to
 // auth and returns the answer, or nil after reporting why it could not.
 func (st *serverT) resendWith(x *exchange, auth string) *exchange {
@@ -493,7 +466,7 @@ func (st *serverT) resendWith(x *exchange, auth string) *exchange {
 	req.Header.Set("Authorization", auth)
 	ref, err := st.roundTrip(req)
 	if err != nil {
-		st.errorf("%s: resending the request with another credential, to tell an echoed credential from the server's own text: %v", x, err)
+		st.Errorf("%s: resending the request with another credential, to tell an echoed credential from the server's own text: %v", x, err)
 		return nil
 	}
 	return ref
@@ -529,9 +502,9 @@ type request struct {
 	method string // GET when empty
 	path   string // under the base URL, with the query
 	body   string
-	// header replaces, for the keys that it has, the endpoint's
-	// Authorization and, for a request with a body, Content-Type:
-	// application/json; a nil value removes the header.
+	// header replaces, for the keys that it has (canonical), the
+	// endpoint's Authorization and, for a request with a body,
+	// Content-Type: application/json; a nil value removes the header.
 	header http.Header
 
 	status int
@@ -539,13 +512,13 @@ type request struct {
 	// want holds headers that the answer carries with exactly this one
 	// value, or does not carry when the value is "". Location, Allow,
 	// Accept-Post, Retry-After and WWW-Authenticate must be absent unless
-	// they are named here.
+	// they are named here, spelled so.
 	want map[string]string
 }
 
 // onlyNamed are the headers that an answer to a request carries only when
 // the request names them.
-var onlyNamed = []string{"Location", "Allow", "Accept-Post", "Retry-After", "Www-Authenticate"}
+var onlyNamed = []string{"Location", "Allow", "Accept-Post", "Retry-After", "WWW-Authenticate"}
 
 // sendAll sends each of reqs and checks its answer. The pets that a rejected
 // request names with st.name must not be stored: it looks for them once,
@@ -560,35 +533,24 @@ func (st *serverT) sendAll(reqs []request) {
 			body = []byte(r.body)
 		}
 		req := st.newRequest(method, st.url(r.path), body)
-		for k, v := range r.header {
-			if v == nil {
-				req.Header.Del(k)
-			} else {
-				req.Header[http.CanonicalHeaderKey(k)] = v
-			}
-		}
+		maps.Copy(req.Header, r.header)
 		x := st.do(req)
-		x.sent = body
 		if r.code != "" {
 			st.wantError(x, r.status, r.code)
 		} else {
 			st.wantStatus(x, r.status)
 		}
-		want := map[string]string{}
-		for k, v := range r.want {
-			want[http.CanonicalHeaderKey(k)] = v
-		}
 		for _, k := range onlyNamed {
-			if _, ok := want[k]; !ok && len(x.resp.Header.Values(k)) > 0 {
-				st.errorf("%s: header %s %q, want none", x, k, x.resp.Header.Values(k))
+			if _, ok := r.want[k]; !ok && len(x.resp.Header.Values(k)) > 0 {
+				st.Errorf("%s: header %s %q, want none", x, k, x.resp.Header.Values(k))
 			}
 		}
-		for k, v := range want {
+		for k, v := range r.want {
 			var values []string
 			if v != "" {
 				values = []string{v}
 			}
-			st.diff(fmt.Sprintf("%s: header %s", x, k), values, x.resp.Header.Values(k))
+			diff(st, fmt.Sprintf("%s: header %s", x, k), values, x.resp.Header.Values(k))
 		}
 		if x.resp.StatusCode >= 400 {
 			for _, m := range names.FindAllSubmatch(body, -1) {
@@ -597,22 +559,10 @@ func (st *serverT) sendAll(reqs []request) {
 		}
 	}
 	if len(rejected) > 0 {
-		st.wantNotStored(rejected)
+		_, all := st.collect(st.url("/pets?limit=100"), nil, nil)
+		stored := slices.DeleteFunc(all, func(p petstore.Pet) bool { return !slices.Contains(rejected, p.Name) })
+		diff(st, "pets created by rejected requests", []petstore.Pet{}, stored)
 	}
-}
-
-// wantNotStored reports the pets named names that the store holds.
-func (st *serverT) wantNotStored(names []string) {
-	stored := map[string]bool{}
-	st.walk(st.url("/pets?limit=100"), func(p listPage) bool {
-		for _, pet := range p.pets {
-			if slices.Contains(names, pet.Name) {
-				stored[pet.Name] = true
-			}
-		}
-		return true
-	})
-	st.diff("pets created by rejected requests", map[string]bool{}, stored)
 }
 
 // onEachOperation returns a request for each operation with the

@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	gocmp "github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/petstore-go/petstore"
 )
 
@@ -32,16 +30,14 @@ import (
 // it is fine. The IDs of a new store need not start at 1. The simplest
 // clauses run first, so the first failure shown is the one to fix first.
 //
-// Run TestStore with the race detector on: the clauses about concurrent use
-// can only show a missing lock when it is. Those clauses add about 1,000
-// pets from several goroutines at once, as many as GOMAXPROCS allows to run
-// in parallel; with GOMAXPROCS 1 they cannot make Adds overtake each other,
-// and miss a store that makes pets visible in another order than their IDs.
+// The clauses about concurrent use, which need the race detector to show a
+// missing lock (see the package doc), add about 1,000 pets from several
+// goroutines at once, as many as GOMAXPROCS allows to run in parallel; with
+// GOMAXPROCS 1 they cannot make Adds overtake each other, and miss a store
+// that makes pets visible in another order than their IDs.
 func TestStore(t *testing.T, newStore func(t *testing.T) petstore.Store) {
 	t.Helper()
-	for _, c := range storeCases {
-		runClause(t, c.name, c.sentence, func(r reporter) { runStore(r, newStore(r.(*testing.T)), c.test) })
-	}
+	testClauses(t, storeCases, func(r reporter, c clause[*storeT]) { runStore(r, newStore(r.(*testing.T)), c.test) })
 }
 
 // CheckStore is the core of TestStore: it checks the stores that newStore
@@ -49,17 +45,18 @@ func TestStore(t *testing.T, newStore func(t *testing.T) petstore.Store) {
 // each clause that failed, joined, or nil. Each error names its clause, as
 // in petstoretest: clause "ids-unique" failed: ...
 func CheckStore(newStore func() (petstore.Store, error)) error {
-	var errs []error
-	for _, c := range storeCases {
-		errs = append(errs, checkClause(c.name, c.sentence, func(r reporter) {
-			s, err := newStore()
-			if err != nil {
-				r.Fatalf("newStore: %v", err)
-			}
-			runStore(r, s, c.test)
-		}))
-	}
-	return errors.Join(errs...)
+	return checkStore(newStore, storeCases)
+}
+
+// checkStore is CheckStore for the clauses of cases.
+func checkStore(newStore func() (petstore.Store, error), cases []clause[*storeT]) error {
+	return checkClauses(cases, func(r reporter, c clause[*storeT]) {
+		s, err := newStore()
+		if err != nil {
+			r.Fatalf("newStore: %v", err)
+		}
+		runStore(r, s, c.test)
+	})
 }
 
 // runStore runs test on s, which must be new and empty.
@@ -80,17 +77,6 @@ type storeT struct {
 	ctx context.Context
 }
 
-// diff reports a violation of the clause when got differs from want, showing
-// the difference, and tells whether they were equal. A nil slice equals an
-// empty one.
-func (st *storeT) diff(what string, want, got any) bool {
-	if d := gocmp.Diff(want, got, diffOptions...); d != "" {
-		st.Errorf("%s (-want +got):\n%s", what, d)
-		return false
-	}
-	return true
-}
-
 // atOnce calls f(0) to f(n-1) from n goroutines, released together, and
 // returns when every call has returned.
 func atOnce(n int, f func(i int)) {
@@ -106,22 +92,10 @@ func atOnce(n int, f func(i int)) {
 	wg.Wait()
 }
 
-// diffOptions make diffs readable: nil and empty slices and maps are
-// equal, and strings are compared whole, so that a diff shows both values
-// instead of the characters that differ.
-var diffOptions = []gocmp.Option{
-	cmpopts.EquateEmpty(),
-	gocmp.Comparer(func(a, b string) bool { return a == b }),
-}
-
 // requireEmpty stops the subtest when newStore did not return an empty
 // store: every clause is checked against pets that the subtest added.
 func (st *storeT) requireEmpty() {
-	pets, err := st.s.List(st.ctx, petstore.ListOptions{})
-	if err != nil {
-		st.Fatalf("List on the store that newStore returned: %v", err)
-	}
-	if len(pets) > 0 {
+	if pets := st.list(petstore.ListOptions{}); len(pets) > 0 {
 		st.Fatalf("newStore returned a store that holds %d pets; it must return an empty one", len(pets))
 	}
 }
@@ -142,6 +116,18 @@ func (st *storeT) add(pets ...petstore.NewPet) []petstore.Pet {
 
 // addN adds n pets made by newPets.
 func (st *storeT) addN(n int) []petstore.Pet { return st.add(newPets(n)...) }
+
+// diffGets checks that Get returns each of want; when says when.
+func (st *storeT) diffGets(when string, want []petstore.Pet) {
+	for _, p := range want {
+		got, err := st.s.Get(st.ctx, p.ID)
+		if err != nil {
+			st.Errorf("Get(%d) %s: %v; want %+v", p.ID, when, err, p)
+			continue
+		}
+		diff(st, fmt.Sprintf("Get(%d) %s", p.ID, when), p, got)
+	}
+}
 
 // list calls List and stops the subtest when it fails.
 func (st *storeT) list(opts petstore.ListOptions) []petstore.Pet {
@@ -187,17 +173,24 @@ func byID(pets []petstore.Pet) []petstore.Pet {
 // selectPets returns what List(opts) must return when the store holds
 // exactly want, sorted by ID.
 func selectPets(want []petstore.Pet, opts petstore.ListOptions) []petstore.Pet {
-	var sel []petstore.Pet
-	for _, p := range want {
-		if p.ID <= opts.After || opts.Status != "" && p.Status != opts.Status {
-			continue
-		}
-		if opts.Limit > 0 && len(sel) == opts.Limit {
-			break
-		}
-		sel = append(sel, p)
+	sel := slices.DeleteFunc(slices.Clone(want), func(p petstore.Pet) bool { return !selects(opts, p) })
+	if opts.Limit > 0 && len(sel) > opts.Limit {
+		return sel[:opts.Limit]
 	}
 	return sel
+}
+
+// selects reports whether List(opts) may return p: whether p's ID is
+// greater than After and p has the status, when opts has one.
+func selects(opts petstore.ListOptions, p petstore.Pet) bool {
+	return p.ID > opts.After && (opts.Status == "" || p.Status == opts.Status)
+}
+
+// mayReturn reports whether List(opts) may return page, whatever else the
+// store holds: pets that it selects, ascending by ID, at most Limit.
+func mayReturn(opts petstore.ListOptions, page []petstore.Pet) bool {
+	selected := !slices.ContainsFunc(page, func(p petstore.Pet) bool { return !selects(opts, p) })
+	return selected && ascending(page) && (opts.Limit == 0 || len(page) <= opts.Limit)
 }
 
 // ids returns the IDs of pets, in order.
@@ -211,12 +204,8 @@ func ids(pets []petstore.Pet) []int64 {
 
 // ascending reports whether the IDs of pets strictly ascend.
 func ascending(pets []petstore.Pet) bool {
-	for i := 1; i < len(pets); i++ {
-		if pets[i].ID <= pets[i-1].ID {
-			return false
-		}
-	}
-	return true
+	ids := ids(pets)
+	return slices.IsSorted(ids) && len(slices.Compact(ids)) == len(ids)
 }
 
 // duplicates returns the IDs that occur more than once in pets, with their
@@ -226,11 +215,7 @@ func duplicates(pets []petstore.Pet) map[int64]int {
 	for _, p := range pets {
 		n[p.ID]++
 	}
-	for id, c := range n {
-		if c == 1 {
-			delete(n, id)
-		}
-	}
+	maps.DeleteFunc(n, func(_ int64, count int) bool { return count == 1 })
 	return n
 }
 
@@ -305,23 +290,18 @@ func testAddInvalid(st *storeT) {
 		}
 	}
 	added := st.add(valid)
-	st.diff("List after the invalid Adds and one valid one", added, st.list(petstore.ListOptions{}))
+	diff(st, "List after the invalid Adds and one valid one", added, st.list(petstore.ListOptions{}))
 }
 
 func testIDsPositive(st *storeT) {
-	notPositive := map[string]int64{}
-	for _, p := range st.addN(20) {
-		if p.ID <= 0 {
-			notPositive[p.Name] = p.ID
-		}
-	}
-	st.diff("IDs that are not positive, by the name of the pet that Add returned them for", map[string]int64{}, notPositive)
+	notPositive := slices.DeleteFunc(st.addN(20), func(p petstore.Pet) bool { return p.ID > 0 })
+	diff(st, "pets that Add returned with an ID that is not positive", []petstore.Pet{}, notPositive)
 }
 
 func testIDsUnique(st *storeT) {
 	added := st.addN(100)
-	st.diff("IDs that Add returned more than once, with their counts", map[int64]int{}, duplicates(added))
-	st.diff("IDs that List returns more than once, with their counts", map[int64]int{}, duplicates(st.list(petstore.ListOptions{})))
+	diff(st, "IDs that Add returned more than once, with their counts", map[int64]int{}, duplicates(added))
+	diff(st, "IDs that List returns more than once, with their counts", map[int64]int{}, duplicates(st.list(petstore.ListOptions{})))
 }
 
 func testIDsUniqueConcurrent(st *storeT) {
@@ -337,13 +317,10 @@ func testIDsUniqueConcurrent(st *storeT) {
 	if st.Failed() {
 		return
 	}
-	for i, p := range added {
-		if p.ID <= 0 {
-			st.Errorf("Add from goroutine %d returned ID %d", i, p.ID)
-		}
-	}
-	st.diff("IDs that concurrent Adds returned more than once, with their counts", map[int64]int{}, duplicates(added))
-	st.diff("List after the concurrent Adds", byID(added), st.list(petstore.ListOptions{}))
+	notPositive := slices.DeleteFunc(slices.Clone(added), func(p petstore.Pet) bool { return p.ID > 0 })
+	diff(st, "pets that concurrent Adds returned with an ID that is not positive", []petstore.Pet{}, notPositive)
+	diff(st, "IDs that concurrent Adds returned more than once, with their counts", map[int64]int{}, duplicates(added))
+	diff(st, "List after the concurrent Adds", byID(added), st.list(petstore.ListOptions{}))
 }
 
 func testIDsGrow(st *storeT) {
@@ -363,7 +340,7 @@ func testIDsGrow(st *storeT) {
 			st.Errorf("List returned the pet with ID %d, then Add returned ID %d, which is not greater", p.ID, c.ID)
 		}
 	}
-	st.diff("List after the Adds", []petstore.Pet{a, b, c}, st.list(petstore.ListOptions{}))
+	diff(st, "List after the Adds", []petstore.Pet{a, b, c}, st.list(petstore.ListOptions{}))
 }
 
 func testRoundTrip(st *storeT) {
@@ -371,20 +348,13 @@ func testRoundTrip(st *storeT) {
 	var added []petstore.Pet
 	for i, p := range pets {
 		got := st.add(p)[0]
-		st.diff(fmt.Sprintf("Add of sample pet %d (name %.20q) returned", i, p.Name), p, got.NewPet)
+		diff(st, fmt.Sprintf("Add of sample pet %d (name %.20q) returned", i, p.Name), p, got.NewPet)
 		added = append(added, got)
 	}
-	for _, want := range added {
-		got, err := st.s.Get(st.ctx, want.ID)
-		if err != nil {
-			st.Errorf("Get(%d) of a pet that Add returned: %v", want.ID, err)
-			continue
-		}
-		st.diff(fmt.Sprintf("Get(%d) after Add returned it", want.ID), want, got)
-	}
+	st.diffGets("after Add returned it", added)
 	// List under a filter returns the same values too; list-status,
 	// which relies on this clause, checks that.
-	st.diff("List after Add returned the pets", byID(added), st.list(petstore.ListOptions{}))
+	diff(st, "List after Add returned the pets", byID(added), st.list(petstore.ListOptions{}))
 }
 
 func testNoAlias(st *storeT) {
@@ -408,15 +378,8 @@ func testNoAlias(st *storeT) {
 		p.Name = "changed by the caller"
 	}
 
-	st.diff("List after the caller changed pets that List and Get returned", want, st.list(petstore.ListOptions{}))
-	for _, p := range want {
-		got, err := st.s.Get(st.ctx, p.ID)
-		if err != nil {
-			st.Errorf("Get(%d): %v", p.ID, err)
-			continue
-		}
-		st.diff(fmt.Sprintf("Get(%d) after the caller changed pets that List and Get returned", p.ID), p, got)
-	}
+	diff(st, "List after the caller changed pets that List and Get returned", want, st.list(petstore.ListOptions{}))
+	st.diffGets("after the caller changed pets that List and Get returned", want)
 }
 
 func testGetUnknown(st *storeT) {
@@ -434,7 +397,7 @@ func testGetUnknown(st *storeT) {
 	if maxID < math.MaxInt64 {
 		probe(maxID + 1)
 	}
-	st.diff("Get of IDs that no pet has", want, got)
+	diff(st, "Get of IDs that no pet has", want, got)
 }
 
 // canceled returns a context that is already canceled.
@@ -458,21 +421,21 @@ func testAddCanceled(st *storeT) {
 	p := petstore.NewPet{Name: "canceled", CategoryID: 1, Status: petstore.StatusAvailable}
 	pet, _, err := st.s.Add(st.canceled(), p, petstore.AddOptions{})
 	want, got := wantWrapping(context.Canceled, pet, err)
-	st.diff(fmt.Sprintf("Add(canceled ctx, %+v)", p), want, got)
+	diff(st, fmt.Sprintf("Add(canceled ctx, %+v)", p), want, got)
 }
 
 func testGetCanceled(st *storeT) {
 	id := st.addN(1)[0].ID
 	pet, err := st.s.Get(st.canceled(), id)
 	want, got := wantWrapping(context.Canceled, pet, err)
-	st.diff(fmt.Sprintf("Get(canceled ctx, %d) of a pet that exists", id), want, got)
+	diff(st, fmt.Sprintf("Get(canceled ctx, %d) of a pet that exists", id), want, got)
 }
 
 func testListCanceled(st *storeT) {
 	st.addN(3)
 	pets, err := st.s.List(st.canceled(), petstore.ListOptions{})
 	want, got := wantWrapping(context.Canceled, pets, err)
-	st.diff("List(canceled ctx, ListOptions{}) of a store that holds pets", want, got)
+	diff(st, "List(canceled ctx, ListOptions{}) of a store that holds pets", want, got)
 }
 
 func testDeadlineExceeded(st *storeT) {
@@ -489,7 +452,7 @@ func testDeadlineExceeded(st *storeT) {
 	record(fmt.Sprintf("Get(%d)", id), p, err)
 	pets, err := st.s.List(ctx, petstore.ListOptions{})
 	record("List", pets, err)
-	st.diff("calls with a context whose deadline has passed", want, got)
+	diff(st, "calls with a context whose deadline has passed", want, got)
 }
 
 func testConcurrentUse(st *storeT) {
@@ -522,20 +485,13 @@ func testConcurrentUse(st *storeT) {
 				st.Errorf("List(%+v) from worker %d: %v", opts, w, err)
 				continue
 			}
-			if !ascending(page) {
-				st.Errorf("List(%+v) from worker %d: IDs not ascending: %v", opts, w, ids(page))
-			}
-			if len(page) > opts.Limit {
-				st.Errorf("List(%+v) from worker %d returned %d pets", opts, w, len(page))
-			}
-			for _, q := range page {
-				if q.ID <= opts.After || opts.Status != "" && q.Status != opts.Status {
-					st.Errorf("List(%+v) from worker %d returned %+v, which it does not select", opts, w, q)
-				}
+			if !mayReturn(opts, page) {
+				st.Errorf("List(%+v) from worker %d returned %+v: not ascending by ID, more than Limit, or pets it does not select",
+					opts, w, page)
 			}
 		}
 	})
-	st.diff("List after concurrent Adds, Gets and Lists", byID(added), st.list(petstore.ListOptions{}))
+	diff(st, "List after concurrent Adds, Gets and Lists", byID(added), st.list(petstore.ListOptions{}))
 }
 
 // addKeyed calls Add with an idempotency key under principal. It stops the
@@ -566,8 +522,8 @@ func testIdempotentReplay(st *storeT) {
 	if !replayed {
 		st.Errorf("second Add with the same key and pet did not report replayed")
 	}
-	st.diff("the pet that the replay returned", first, again)
-	st.diff("List after two Adds with one key", []petstore.Pet{first}, st.list(petstore.ListOptions{}))
+	diff(st, "the pet that the replay returned", first, again)
+	diff(st, "List after two Adds with one key", []petstore.Pet{first}, st.list(petstore.ListOptions{}))
 
 	// An invalid pet with a key stores nothing and does not use the key up.
 	if _, _, err := st.addKeyed("alice", "key-2", petstore.NewPet{Name: "", CategoryID: 1}); !errors.Is(err, petstore.ErrInvalidPet) {
@@ -577,7 +533,7 @@ func testIdempotentReplay(st *storeT) {
 	if err != nil || replayed {
 		st.Errorf("Add with a key whose only earlier use was an invalid pet = replayed %v, %v; want a new pet", replayed, err)
 	}
-	st.diff("List after a valid Add with a key first sent with an invalid pet", []petstore.Pet{first, second}, st.list(petstore.ListOptions{}))
+	diff(st, "List after a valid Add with a key first sent with an invalid pet", []petstore.Pet{first, second}, st.list(petstore.ListOptions{}))
 }
 
 func testIdempotentReuse(st *storeT) {
@@ -596,7 +552,7 @@ func testIdempotentReuse(st *storeT) {
 			st.Errorf("Add(%+v) with the key of %+v = %+v, replayed %v, %v; want an error wrapping ErrIdempotencyKeyReused", other, p, pet, replayed, err)
 		}
 	}
-	st.diff("List after reusing a key for other pets", []petstore.Pet{first}, st.list(petstore.ListOptions{}))
+	diff(st, "List after reusing a key for other pets", []petstore.Pet{first}, st.list(petstore.ListOptions{}))
 }
 
 func testIdempotentScope(st *storeT) {
@@ -624,22 +580,15 @@ func testIdempotentConcurrent(st *storeT) {
 	const n = 16
 	p := petstore.NewPet{Name: "Rex", CategoryID: 3}
 	ctx := petstore.WithPrincipal(st.ctx, "alice")
-	type result struct {
-		pet petstore.Pet
-		err error
-	}
-	results := make([]result, n)
-	atOnce(n, func(i int) {
-		pet, _, err := st.s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: "once"})
-		results[i] = result{pet, err}
-	})
+	pets, errs := make([]petstore.Pet, n), make([]error, n)
+	atOnce(n, func(i int) { pets[i], _, errs[i] = st.s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: "once"}) })
 	ids := map[int64]int{}
-	for i, r := range results {
+	for i, err := range errs {
 		switch {
-		case r.err == nil:
-			ids[r.pet.ID]++
-		case !errors.Is(r.err, petstore.ErrIdempotencyKeyInUse):
-			st.Errorf("Add from goroutine %d: %v; want the pet, or an error wrapping ErrIdempotencyKeyInUse", i, r.err)
+		case err == nil:
+			ids[pets[i].ID]++
+		case !errors.Is(err, petstore.ErrIdempotencyKeyInUse):
+			st.Errorf("Add from goroutine %d: %v; want the pet, or an error wrapping ErrIdempotencyKeyInUse", i, err)
 		}
 	}
 	if len(ids) > 1 {
@@ -657,7 +606,7 @@ func testListAscending(st *storeT) {
 		st.Errorf("List(ListOptions{}) returned the IDs %v, which do not ascend", ids(got))
 		return
 	}
-	st.diff("IDs of List(ListOptions{})", ids(want), ids(got))
+	diff(st, "IDs of List(ListOptions{})", ids(want), ids(got))
 }
 
 // diffLists lists the store with each of opts and compares every list with
@@ -668,7 +617,7 @@ func (st *storeT) diffLists(what string, want []petstore.Pet, opts ...petstore.L
 		key := fmt.Sprintf("%+v", o)
 		wantPages[key], gotPages[key] = selectPets(want, o), st.list(o)
 	}
-	st.diff(what, wantPages, gotPages)
+	diff(st, what, wantPages, gotPages)
 }
 
 func testListLimit(st *storeT) {
@@ -769,11 +718,11 @@ func testPaginate(st *storeT) {
 	want := byID(st.addN(20))
 	for _, limit := range []int{1, 2, 3, 7, 20, 25} {
 		opts := petstore.ListOptions{Limit: limit}
-		st.diff(fmt.Sprintf("IDs visited paging with Limit %d", limit), ids(want), ids(st.paginate(opts, nil)))
+		diff(st, fmt.Sprintf("IDs visited paging with Limit %d", limit), ids(want), ids(st.paginate(opts, nil)))
 	}
 	for _, s := range statuses[1:] {
 		opts := petstore.ListOptions{Status: s, Limit: 2}
-		st.diff(fmt.Sprintf("IDs visited paging with Status %q and Limit 2", s),
+		diff(st, fmt.Sprintf("IDs visited paging with Status %q and Limit 2", s),
 			ids(selectPets(want, petstore.ListOptions{Status: s})), ids(st.paginate(opts, nil)))
 	}
 }
@@ -786,7 +735,7 @@ func testPaginateWhileAdding(st *storeT) {
 			added = append(added, st.add(extra[page])...)
 		}
 	})
-	st.diff("IDs visited paging with Limit 3 while a pet is added after each page", ids(byID(added)), ids(visited))
+	diff(st, "IDs visited paging with Limit 3 while a pet is added after each page", ids(byID(added)), ids(visited))
 }
 
 // testPaginateConcurrentAdds hammers the store with goroutines that add
@@ -808,20 +757,15 @@ func testPaginateConcurrentAdds(st *storeT) {
 	perWriter := max(4, 1024/writers) // about 1,000 pets in all
 	const limit = 16
 	var (
-		mu       sync.Mutex
-		added    = st.addN(10)
-		writing  atomic.Int64 // the writers still adding
-		finished atomic.Bool  // every Add has returned
-		visited  = make([][]petstore.Pet, pagers)
+		mu      sync.Mutex
+		added   = st.addN(10)
+		writing atomic.Int64 // the writers still adding
+		visited = make([][]petstore.Pet, pagers)
 	)
 	writing.Store(int64(writers))
 	atOnce(writers+pagers, func(w int) {
 		if w < writers {
-			defer func() {
-				if writing.Add(-1) == 0 {
-					finished.Store(true)
-				}
-			}()
+			defer writing.Add(-1)
 			for i := range perWriter {
 				p := petstore.NewPet{Name: fmt.Sprintf("writer %d pet %d", w, i), CategoryID: int64(w + 1), Status: statuses[i%len(statuses)]}
 				got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
@@ -839,17 +783,18 @@ func testPaginateConcurrentAdds(st *storeT) {
 		r := w - writers
 		opts := petstore.ListOptions{Limit: limit}
 		for {
-			done := finished.Load() // every Add has returned before this List
+			done := writing.Load() == 0 // every Add has returned before this List
 			page, err := st.s.List(st.ctx, opts)
 			if err != nil {
 				st.Errorf("List(%+v) from pager %d while pets are being added: %v", opts, r, err)
 				return
 			}
+			if !mayReturn(opts, page) {
+				st.Errorf("paging: List(%+v) from pager %d returned the IDs %v: not ascending past After, or more than Limit",
+					opts, r, ids(page))
+				return
+			}
 			if len(page) > 0 {
-				if last := page[len(page)-1].ID; last <= opts.After || !ascending(page) {
-					st.Errorf("paging: List(%+v) from pager %d returned the IDs %v, which do not ascend past After", opts, r, ids(page))
-					return
-				}
 				visited[r] = append(visited[r], page...)
 				opts.After = page[len(page)-1].ID
 			}
@@ -866,26 +811,13 @@ func testPaginateConcurrentAdds(st *storeT) {
 	}
 	want := ids(byID(added))
 	for r, v := range visited {
-		if missed := missedIDs(want, ids(v)); len(missed) > 0 {
+		got := ids(v)
+		missed := slices.DeleteFunc(slices.Clone(want), func(id int64) bool { return slices.Contains(got, id) })
+		if len(missed) > 0 {
 			st.Errorf("pager %d, paging with Limit %d while %d goroutines added pets, missed %d of %d pets, such as the IDs %v: each became visible after List had returned a greater ID",
 				r, limit, writers, len(missed), len(want), missed[:min(len(missed), 10)])
 		} else {
-			st.diff(fmt.Sprintf("IDs visited by pager %d, paging with Limit %d while %d goroutines added pets", r, limit, writers), want, ids(v))
+			diff(st, fmt.Sprintf("IDs visited by pager %d, paging with Limit %d while %d goroutines added pets", r, limit, writers), want, got)
 		}
 	}
-}
-
-// missedIDs returns the IDs of want, which ascend, that got does not hold.
-func missedIDs(want, got []int64) []int64 {
-	seen := make(map[int64]bool, len(got))
-	for _, id := range got {
-		seen[id] = true
-	}
-	var missed []int64
-	for _, id := range want {
-		if !seen[id] {
-			missed = append(missed, id)
-		}
-	}
-	return missed
 }
