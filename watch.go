@@ -21,8 +21,10 @@ import (
 type Watch struct {
 	// Poll is the longest wait between two reads of the store for pets
 	// created elsewhere (by another instance on the same database, say).
-	// Pets created through the handler itself are sent at once. The
-	// default is DefaultWatchPoll, 1 second.
+	// Pets created through the handler itself are sent at once, and so are
+	// those created elsewhere when the store is an AddNotifier: then the
+	// poll only covers a notification that was lost. The default is
+	// DefaultWatchPoll, 1 second.
 	Poll time.Duration
 	// Heartbeat is the longest a stream stays silent: past it, the handler
 	// sends a comment line, so that no proxy closes an idle stream. The
@@ -150,15 +152,19 @@ const maxViewLog = 1024
 // A hub serves the watch streams of one handler. One reader goroutine,
 // running while any stream is open, reads the store for every stream: it
 // keeps one view per principal and status filter, and reads each view's new
-// pets at most once per poll, or at once when the handler has created a
-// pet. Streams of one view share what it read, so the store calls per poll
-// depend on the number of views, never on the number of streams in them.
+// pets once per poll, or soon after a wake: when the handler has created a
+// pet, or when the store, an AddNotifier, tells of pets added anywhere.
+// Wakes coalesce: a round reads every view once, and the next round waits
+// at least watchMinGap, or as long as the last round took, whichever is
+// longer. Streams of one view share what it read, so the store calls per
+// round depend on the number of views, never on the number of streams.
 type hub struct {
-	cfg   Watch
-	store *guardedStore
-	log   *slog.Logger
+	cfg      Watch
+	store    *guardedStore
+	notifier AddNotifier // the store's, or nil
+	log      *slog.Logger
 
-	wake chan struct{} // a pet was created here; buffered, never closed
+	wake chan struct{} // pets were added; buffered, never closed
 
 	mu           sync.Mutex
 	views        map[viewKey]*view
@@ -169,9 +175,14 @@ type hub struct {
 	seen atomic.Int64 // the greatest ID of a pet that the store returned
 }
 
+// watchMinGap is the least time between two rounds of the reader, so that
+// a burst of wakes costs a round every few milliseconds at most.
+const watchMinGap = 5 * time.Millisecond
+
 // newHub returns the hub of a handler with store.
 func newHub(cfg Watch, store *guardedStore, log *slog.Logger) *hub {
-	return &hub{cfg: cfg, store: store, log: log, wake: make(chan struct{}, 1),
+	n, _ := store.s.(AddNotifier)
+	return &hub{cfg: cfg, store: store, notifier: n, log: log, wake: make(chan struct{}, 1),
 		views: map[viewKey]*view{}, perPrincipal: map[string]int{}}
 }
 
@@ -179,6 +190,11 @@ func newHub(cfg Watch, store *guardedStore, log *slog.Logger) *hub {
 // streams need not wait for the next poll.
 func (h *hub) created(id int64) {
 	h.saw(id)
+	h.signal()
+}
+
+// signal wakes the reader; wakes that come before it runs coalesce.
+func (h *hub) signal() {
 	select {
 	case h.wake <- struct{}{}:
 	default:
@@ -251,8 +267,14 @@ func (h *hub) leave(ctx context.Context, v *view) {
 }
 
 // read is the reader goroutine: it reads every view's new pets once per
-// poll, or when woken by a create, until no stream is open.
+// poll, or when woken, until no stream is open. It listens to the store's
+// notifications while it runs.
 func (h *hub) read() {
+	if h.notifier != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		h.notifier.NotifyAdds(ctx, h.signal)
+	}
 	t := time.NewTimer(h.cfg.Poll)
 	defer t.Stop()
 	var views []*view
@@ -262,6 +284,7 @@ func (h *hub) read() {
 		case <-h.wake:
 			t.Stop()
 		}
+		start := time.Now()
 		h.mu.Lock()
 		if len(h.views) == 0 {
 			h.reading = false
@@ -279,7 +302,9 @@ func (h *hub) read() {
 					slog.String("error", err.Error()))
 			}
 		}
-		t.Reset(h.cfg.Poll)
+		gap := max(watchMinGap, time.Since(start))
+		time.Sleep(gap)
+		t.Reset(max(h.cfg.Poll-gap, 0))
 	}
 }
 

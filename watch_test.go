@@ -541,3 +541,56 @@ func TestWatchStalledReader(t *testing.T) {
 		t.Errorf("the healthy watcher read %d events, want %d", n, last.Load())
 	}
 }
+
+// notifyingStore counts the calls of List of a store that is an
+// AddNotifier, and passes its notifications on.
+type notifyingStore struct {
+	*memstore.Store
+	lists atomic.Int64
+}
+
+var _ petstore.AddNotifier = (*notifyingStore)(nil)
+
+func (s *notifyingStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	s.lists.Add(1)
+	return s.Store.List(ctx, opts)
+}
+
+// A store that is an AddNotifier wakes the streams of pets added to it by
+// others, without waiting for the poll, and a wake costs one List per view
+// however many streams share it.
+func TestWatchWokenByStore(t *testing.T) {
+	store := &notifyingStore{Store: memstore.New()}
+	h := newHandler(t, store, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	const perView = 10
+	var ws []*watcher
+	for _, target := range []string{"", "?status=sold"} {
+		for range perView {
+			ws = append(ws, watch(t, srv, target, nil))
+		}
+	}
+	add := func(name string) event {
+		t.Helper()
+		p, _, err := store.Add(t.Context(), petstore.NewPet{Name: name, CategoryID: 1, Status: petstore.StatusSold}, petstore.AddOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return eventsOf(t, h, []petstore.Pet{p})[0]
+	}
+	read := func(want event) {
+		t.Helper()
+		for i, w := range ws {
+			if diff := cmp.Diff([]event{want}, w.events(t, 1)); diff != "" {
+				t.Fatalf("stream %d (-want +got):\n%s", i, diff)
+			}
+		}
+	}
+	read(add("first"))
+	before := store.lists.Load()
+	read(add("second"))
+	if n := store.lists.Load() - before; n > 4 {
+		t.Errorf("%d Lists for one pet added, with 2 views of %d streams each; want at most 2 per view", n, perView)
+	}
+}
