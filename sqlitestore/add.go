@@ -245,6 +245,7 @@ func (s *Store) write(batch []*addCall) {
 		}
 		return
 	}
+	s.wakes.Wake()
 	s.boundWAL(ctx)
 }
 

@@ -1,0 +1,40 @@
+package sqlitestore_test
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/petstore-go/petstore/sqlitestore"
+)
+
+// notified returns a counter of the wakes that NotifyAdds gives on s until
+// the test ends.
+func notified(t *testing.T, s *sqlitestore.Store) *atomic.Int64 {
+	var n atomic.Int64
+	s.NotifyAdds(t.Context(), func() { n.Add(1) })
+	return &n
+}
+
+// An Add wakes the watchers of its own Store, of another Store on the same
+// file, and of a Store in another process.
+func TestNotifyAdds(t *testing.T) {
+	path := newPath(t)
+	a, b := open(t, path), open(t, path)
+	onA, onB := notified(t, a), notified(t, b)
+	add(t, a, "through a", "")
+	waitFor(t, "a watcher of a to be woken", func() bool { return onA.Load() > 0 })
+	waitFor(t, "a watcher of b to be woken by a's add", func() bool { return onB.Load() > 0 })
+
+	before := onB.Load()
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), childEnv+"="+path+"|child")
+	var out strings.Builder
+	child.Stdout, child.Stderr = &out, &out
+	if err := child.Run(); err != nil {
+		t.Fatalf("the other process: %v\n%s", err, out.String())
+	}
+	waitFor(t, "a watcher of b to be woken by another process's adds", func() bool { return onB.Load() > before })
+}
