@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 )
@@ -31,6 +32,7 @@ type config struct {
 	now       func() time.Time
 	logger    *slog.Logger
 
+	listen        *pgx.ConnConfig // nil: the pool's
 	replicas      []*pgxpool.Pool
 	replicaWait   time.Duration
 	replicaMaxLag time.Duration

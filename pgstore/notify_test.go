@@ -1,0 +1,116 @@
+package pgstore_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/pgstore"
+)
+
+// A Store's watchers are woken by the adds of another Store, on another
+// pool, on the same table. A watcher that lists after its cursor at each
+// wake, and never polls, sees every pet, also those added while its
+// listener's backend was terminated, and the listener comes back.
+func TestNotifyAdds(t *testing.T) {
+	poolA, poolB := pgPool(t), pgPool(t)
+	schema := pgMigratedSchema(t, poolA)
+	newStore := func(pool *pgxpool.Pool) *pgstore.Store {
+		s, err := pgstore.New(pool, pgstore.WithSchema(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b := newStore(poolA), newStore(poolB)
+
+	woken := make(chan struct{}, 1)
+	b.NotifyAdds(t.Context(), func() {
+		select {
+		case woken <- struct{}{}:
+		default:
+		}
+	})
+	var mu sync.Mutex
+	var seen []int64
+	go func() { // lists b at each wake, as a watch's reader does
+		var after int64
+		for {
+			select {
+			case <-t.Context().Done():
+				return
+			case <-woken:
+			}
+			pets, err := b.List(t.Context(), petstore.ListOptions{After: after})
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			for _, p := range pets {
+				seen = append(seen, p.ID)
+				after = p.ID
+			}
+			mu.Unlock()
+		}
+	}()
+	listener := func() (pid int32) {
+		t.Helper()
+		for range 1000 {
+			err := poolA.QueryRow(t.Context(), `SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN ' || $1`, pgstore.Channel(b)).Scan(&pid)
+			if err == nil {
+				return pid
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatal("no backend listens for b")
+		return 0
+	}
+	add := func(name string) int64 {
+		t.Helper()
+		p, _, err := a.Add(t.Context(), petstore.NewPet{Name: name, CategoryID: 1}, petstore.AddOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.ID
+	}
+	sees := func(id int64) {
+		t.Helper()
+		for range 1000 {
+			mu.Lock()
+			ok := len(seen) > 0 && seen[len(seen)-1] >= id
+			mu.Unlock()
+			if ok {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("the watcher of b never saw pet %d", id)
+	}
+
+	first := listener()
+	sees(add("before"))
+	if _, err := poolA.Exec(t.Context(), "SELECT pg_terminate_backend($1)", first); err != nil {
+		t.Fatal(err)
+	}
+	sees(add("in the gap"))
+	if second := listener(); second == first {
+		t.Fatalf("the listener's backend %d is still there", first)
+	}
+	want := add("after")
+	sees(want)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 3 {
+		t.Errorf("the watcher saw pets %v, want 3 of them", seen)
+	}
+}
+
+// WithListenURL refuses a URL that cannot be parsed.
+func TestWithListenURL(t *testing.T) {
+	if _, err := pgstore.New(pgPool(t), pgstore.WithListenURL("postgres://[::1")); err == nil {
+		t.Error("New accepted a listen URL that cannot be parsed")
+	}
+}
+
