@@ -113,4 +113,3 @@ func TestWithListenURL(t *testing.T) {
 		t.Error("New accepted a listen URL that cannot be parsed")
 	}
 }
-
