@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/testkit/watchbench"
 	"github.com/petstore-go/petstore/pgstore"
 )
 
@@ -111,5 +112,31 @@ func TestNotifyAdds(t *testing.T) {
 func TestWithListenURL(t *testing.T) {
 	if _, err := pgstore.New(pgPool(t), pgstore.WithListenURL("postgres://[::1")); err == nil {
 		t.Error("New accepted a listen URL that cannot be parsed")
+	}
+}
+
+// BenchmarkWatchAcross measures how soon a pet created through a handler on
+// one Store reaches a watch stream of a handler on another Store, on
+// another pool, over the same table: 200 pets at 20 a second. Run it with
+// -benchtime 1x.
+func BenchmarkWatchAcross(b *testing.B) {
+	poolA, poolB := pgPool(b), pgPool(b)
+	schema := pgMigratedSchema(b, poolA)
+	var stores []*pgstore.Store
+	for _, pool := range []*pgxpool.Pool{poolA, poolB} {
+		s, err := pgstore.New(pool, pgstore.WithSchema(schema))
+		if err != nil {
+			b.Fatal(err)
+		}
+		stores = append(stores, s)
+	}
+	for b.Loop() {
+		r, err := watchbench.Across(b.Context(), stores[0], stores[1], 200, 20)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Log(r)
+		b.ReportMetric(float64(r.P50)/1e6, "p50-ms")
+		b.ReportMetric(float64(r.P99)/1e6, "p99-ms")
 	}
 }
