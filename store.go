@@ -127,6 +127,8 @@ const MinKeyRetention = 24 * time.Hour
 // NotifyAdds arranges for wake to be called after pets were added, and
 // returns at once; wake must return promptly and not call the Store. Its
 // contract is loose on purpose:
+//   - an Add through the Store wakes before it returns, so the handler
+//     does not wake its streams itself;
 //   - calls may coalesce: one wake may stand for any number of adds, and
 //     calls may come for adds that the caller's List does not show;
 //   - a wake may be lost (a connection broke, say), so the handler keeps

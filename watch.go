@@ -197,10 +197,13 @@ func newHub(cfg Watch, store *guardedStore, log *slog.Logger) *hub {
 }
 
 // created tells the hub that the handler has created a pet, so that its
-// streams need not wait for the next poll.
+// streams need not wait for the next poll. A store that is an AddNotifier
+// has woken the hub already.
 func (h *hub) created(id int64) {
 	h.saw(id)
-	h.signal()
+	if h.notifier == nil {
+		h.signal()
+	}
 }
 
 // signal wakes the reader; wakes that come before it runs coalesce.

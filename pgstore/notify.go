@@ -59,7 +59,8 @@ func WithListenURL(url string) Option {
 // Each batch of Adds notifies once, in its transaction, with the highest
 // ID it added; the Store hears the notifications with LISTEN on one
 // connection of its own, outside the pool (see WithListenURL), open while
-// any watcher is left. With WithReplicas, a notification raises the ID
+// any watcher is left. An Add through the Store wakes them as it returns,
+// and its notification does not wake them again. With WithReplicas, a notification raises the ID
 // that reads wait for a replica to hold, as the Store's own Adds do. A
 // connection that breaks is opened again, after a wait that doubles from
 // 50 ms to 5 s, and the watchers are woken once it listens again, so that
@@ -114,9 +115,14 @@ func (s *Store) listenOnce(ctx context.Context, listening func()) error {
 		if err != nil {
 			return err
 		}
-		if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil && s.replicas != nil {
+		id, err := strconv.ParseInt(n.Payload, 10, 64)
+		if err != nil {
+			s.notify.wakes.Wake()
+			continue
+		}
+		if s.replicas != nil {
 			s.replicas.wrote(id)
 		}
-		s.notify.wakes.Wake()
+		s.notify.wakes.Added(id) // not again for the Store's own adds
 	}
 }

@@ -20,8 +20,8 @@ const dataVersionPoll = 5 * time.Millisecond
 // a commit by another Store or process on the same file is noticed within
 // a few milliseconds, by PRAGMA data_version on a connection of its own,
 // which the Store opens while any watcher is left and which costs one small
-// read every 5 ms. A commit that is not an add (keys pruned, say) may wake
-// as well.
+// read every 5 ms, and a read of the highest ID after each commit: a commit
+// wakes only when it added pets that the Store has not woken for yet.
 func (s *Store) NotifyAdds(ctx context.Context, wake func()) {
 	s.wakes.Add(ctx, wake, s.watchFile)
 }
@@ -40,8 +40,11 @@ func (s *Store) watchFile(ctx context.Context) {
 	defer t.Stop()
 	last, failing := int64(-1), false
 	for ctx.Err() == nil && !s.closed.Load() {
-		var v int64
+		var v, id int64
 		err := db.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v)
+		if err == nil && last >= 0 && v != last {
+			err = db.QueryRowContext(ctx, "SELECT coalesce(max(id), 0) FROM pets").Scan(&id)
+		}
 		switch {
 		case err != nil && ctx.Err() == nil && !failing:
 			s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: cannot watch the file for adds; watches poll meanwhile",
@@ -50,7 +53,7 @@ func (s *Store) watchFile(ctx context.Context) {
 		case err == nil:
 			failing = false
 			if last >= 0 && v != last {
-				s.wakes.Wake()
+				s.wakes.Added(id) // not again for the Store's own adds
 			}
 			last = v
 		}

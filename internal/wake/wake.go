@@ -6,11 +6,14 @@ package wake
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 )
 
 // A Set holds wake functions, each until its caller's context is done. Its
 // zero value is an empty Set ready to use.
 type Set struct {
+	woken atomic.Int64 // the highest ID that Added woke for
+
 	mu   sync.Mutex
 	next int
 	fns  map[int]func()
@@ -44,6 +47,23 @@ func (s *Set) Add(ctx context.Context, fn func(), listen func(context.Context)) 
 			s.stop = nil
 		}
 	})
+}
+
+// Added calls every function of the Set for pets added up to the ID id,
+// unless it has done so for id or a higher ID already: a store whose IDs
+// become visible in ascending order wakes once for its own add and the
+// notification of it that reaches it again.
+func (s *Set) Added(id int64) {
+	for {
+		old := s.woken.Load()
+		if id <= old {
+			return
+		}
+		if s.woken.CompareAndSwap(old, id) {
+			s.Wake()
+			return
+		}
+	}
 }
 
 // Wake calls every function of the Set.

@@ -51,3 +51,16 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+// Added wakes once for each ID higher than any it woke for.
+func TestAdded(t *testing.T) {
+	var s wake.Set
+	var n atomic.Int64
+	s.Add(t.Context(), func() { n.Add(1) }, nil)
+	for _, id := range []int64{3, 3, 2, 5, 4, 6} {
+		s.Added(id)
+	}
+	if got := n.Load(); got != 3 {
+		t.Errorf("woken %d times for IDs 3, 3, 2, 5, 4, 6; want 3 (for 3, 5 and 6)", got)
+	}
+}

@@ -7,9 +7,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/petstore-go/petstore"
@@ -132,4 +137,133 @@ func Across(ctx context.Context, a, b petstore.Store, n int, perSecond float64) 
 		return Result{}, errors.New("no pets")
 	}
 	return Result{Pets: n, P50: lat[len(lat)/2], P99: lat[(len(lat)*99+99)/100-1], Max: lat[len(lat)-1]}, nil
+}
+
+// counting counts the calls of List of a Store.
+type counting struct {
+	petstore.Store
+	lists atomic.Int64
+}
+
+func (s *counting) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	s.lists.Add(1)
+	return s.Store.List(ctx, opts)
+}
+
+// countingNotifier is a counting store that passes on the notifications
+// of an AddNotifier.
+type countingNotifier struct {
+	*counting
+	petstore.AddNotifier
+}
+
+// anyPrincipal accepts any token as the principal of its name.
+var anyPrincipal = petstore.AuthenticatorFunc(func(ctx context.Context, _ petstore.Operation, token string) (context.Context, error) {
+	return petstore.WithPrincipal(ctx, token), nil
+})
+
+// A Streams is a handler on a Store with open watch streams that read
+// nothing after their first heartbeat: n of them, of views principals.
+type Streams struct {
+	store *counting
+	h     http.Handler
+	conns []net.Conn
+}
+
+// Open serves a handler on s, with its defaults, and opens n idle streams
+// of views principals. Close ends them.
+func Open(ctx context.Context, s petstore.Store, n, views int) (*Streams, error) {
+	c := &counting{Store: s}
+	var store petstore.Store = c
+	if an, ok := s.(petstore.AddNotifier); ok {
+		store = countingNotifier{c, an}
+	}
+	h, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(anyPrincipal))
+	if err != nil {
+		return nil, err
+	}
+	srv := httptest.NewServer(h)
+	context.AfterFunc(ctx, srv.Close)
+	st := &Streams{store: c, h: h}
+	buf := make([]byte, 512)
+	for i := range n {
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		st.conns = append(st.conns, conn)
+		fmt.Fprintf(conn, "GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer p%d\r\nAccept: text/event-stream\r\n\r\n", i%views)
+		var got []byte
+		for !strings.Contains(string(got), ": heartbeat\n\n") {
+			k, err := conn.Read(buf)
+			if err != nil {
+				st.Close()
+				return nil, fmt.Errorf("stream %d: %w", i, err)
+			}
+			got = append(got, buf[:k]...)
+		}
+	}
+	return st, nil
+}
+
+// Close ends the streams.
+func (st *Streams) Close() {
+	for _, c := range st.conns {
+		c.Close()
+	}
+}
+
+// Lists returns the calls of List so far.
+func (st *Streams) Lists() int64 { return st.store.lists.Load() }
+
+// Create creates n pets through the handler at perSecond, and returns the
+// calls of List per pet that they cost, counted until 100 ms after the
+// last.
+func (st *Streams) Create(n int, perSecond float64) (float64, error) {
+	before := st.Lists()
+	tick := time.NewTicker(time.Duration(float64(time.Second) / perSecond))
+	defer tick.Stop()
+	for i := range n {
+		<-tick.C
+		r := httptest.NewRequest(http.MethodPost, "/v1/pets", strings.NewReader(fmt.Sprintf(`{"name":"pet %d","categoryId":1}`, i)))
+		r.Header.Set("Authorization", "Bearer creator")
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		st.h.ServeHTTP(w, r)
+		if w.Code != http.StatusCreated {
+			return 0, fmt.Errorf("create: %d %s", w.Code, w.Body)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	return float64(st.Lists()-before) / float64(n), nil
+}
+
+// Idle returns the CPU that the process spent over d, as a share of one
+// core, and the calls of List a second meanwhile.
+func (st *Streams) Idle(d time.Duration) (cpu, listsPerSecond float64, err error) {
+	before, lists := rusage(), st.Lists()
+	if err := errors.Join(before.err); err != nil {
+		return 0, 0, err
+	}
+	time.Sleep(d)
+	after := rusage()
+	if after.err != nil {
+		return 0, 0, after.err
+	}
+	return float64(after.cpu-before.cpu) / float64(d), float64(st.Lists()-lists) / d.Seconds(), nil
+}
+
+type usage struct {
+	cpu time.Duration
+	err error
+}
+
+// rusage returns the user and system CPU time of the process.
+func rusage() usage {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return usage{err: err}
+	}
+	return usage{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano())}
 }
