@@ -1,6 +1,7 @@
 package pgstore_test
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -138,5 +139,30 @@ func BenchmarkWatchAcross(b *testing.B) {
 		b.Log(r)
 		b.ReportMetric(float64(r.P50)/1e6, "p50-ms")
 		b.ReportMetric(float64(r.P99)/1e6, "p99-ms")
+	}
+}
+
+// BenchmarkWatchIdle reports the CPU of the process (a share of one core)
+// and the calls of List a second while 1,000 watch streams of a handler on
+// a Store idle for 10 seconds, with 10 and 1,000 views (principals). Run it
+// with -benchtime 1x.
+func BenchmarkWatchIdle(b *testing.B) {
+	for _, views := range []int{10, 1000} {
+		b.Run(fmt.Sprintf("views=%d", views), func(b *testing.B) {
+			s := pgStore(b, pgPool(b))
+			for b.Loop() {
+				st, err := watchbench.Open(b.Context(), s, 1000, views)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cpu, lists, err := st.Idle(10 * time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				st.Close()
+				b.ReportMetric(100*cpu, "%cpu-idle")
+				b.ReportMetric(lists, "lists/s-idle")
+			}
+		})
 	}
 }

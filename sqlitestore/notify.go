@@ -13,14 +13,14 @@ var _ petstore.AddNotifier = (*Store)(nil)
 
 // dataVersionPoll is how often a Store with watchers asks SQLite whether
 // another connection, in this process or another, committed to the file.
-const dataVersionPoll = 5 * time.Millisecond
+const dataVersionPoll = 10 * time.Millisecond
 
 // NotifyAdds calls wake after pets were added to the file, until ctx is
 // done (see petstore.AddNotifier). An Add through this Store wakes at once;
 // a commit by another Store or process on the same file is noticed within
 // a few milliseconds, by PRAGMA data_version on a connection of its own,
 // which the Store opens while any watcher is left and which costs one small
-// read every 5 ms, and a read of the highest ID after each commit: a commit
+// read every 10 ms, and a read of the highest ID after each commit: a commit
 // wakes only when it added pets that the Store has not woken for yet.
 func (s *Store) NotifyAdds(ctx context.Context, wake func()) {
 	s.wakes.Add(ctx, wake, s.watchFile)
@@ -36,14 +36,21 @@ func (s *Store) watchFile(ctx context.Context) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
+	version, err := db.PrepareContext(ctx, "PRAGMA data_version")
+	if err != nil {
+		s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: cannot watch the file for adds", slog.String("path", s.file), slog.String("error", err.Error()))
+		return
+	}
+	defer version.Close()
 	t := time.NewTicker(dataVersionPoll)
 	defer t.Stop()
+	qctx := context.WithoutCancel(ctx) // a query is short; no goroutine watches its context
 	last, failing := int64(-1), false
 	for ctx.Err() == nil && !s.closed.Load() {
 		var v, id int64
-		err := db.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v)
+		err := version.QueryRowContext(qctx).Scan(&v)
 		if err == nil && last >= 0 && v != last {
-			err = db.QueryRowContext(ctx, "SELECT coalesce(max(id), 0) FROM pets").Scan(&id)
+			err = db.QueryRowContext(qctx, "SELECT coalesce(max(id), 0) FROM pets").Scan(&id)
 		}
 		switch {
 		case err != nil && ctx.Err() == nil && !failing:
