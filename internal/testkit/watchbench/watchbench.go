@@ -242,28 +242,24 @@ func (st *Streams) Create(n int, perSecond float64) (float64, error) {
 // Idle returns the CPU that the process spent over d, as a share of one
 // core, and the calls of List a second meanwhile.
 func (st *Streams) Idle(d time.Duration) (cpu, listsPerSecond float64, err error) {
-	before, lists := rusage(), st.Lists()
-	if err := errors.Join(before.err); err != nil {
+	before, err := cpuTime()
+	if err != nil {
 		return 0, 0, err
 	}
+	lists := st.Lists()
 	time.Sleep(d)
-	after := rusage()
-	if after.err != nil {
-		return 0, 0, after.err
+	after, err := cpuTime()
+	if err != nil {
+		return 0, 0, err
 	}
-	return float64(after.cpu-before.cpu) / float64(d), float64(st.Lists()-lists) / d.Seconds(), nil
+	return float64(after-before) / float64(d), float64(st.Lists()-lists) / d.Seconds(), nil
 }
 
-type usage struct {
-	cpu time.Duration
-	err error
-}
-
-// rusage returns the user and system CPU time of the process.
-func rusage() usage {
+// cpuTime returns the user and system CPU time of the process so far.
+func cpuTime() (time.Duration, error) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return usage{err: err}
+		return 0, err
 	}
-	return usage{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano())}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
