@@ -116,6 +116,26 @@ func TestWithListenURL(t *testing.T) {
 	}
 }
 
+// A watch stream of a handler on one Store sees the pets created through a
+// handler on another Store, on another pool, over the same table without
+// polling: each once, in order.
+func TestWatchAcross(t *testing.T) {
+	poolA, poolB := pgPool(t), pgPool(t)
+	schema := pgMigratedSchema(t, poolA)
+	var stores []*pgstore.Store
+	for _, pool := range []*pgxpool.Pool{poolA, poolB} {
+		s, err := pgstore.New(pool, pgstore.WithSchema(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores = append(stores, s)
+	}
+	_, err := watchbench.Across(t.Context(), stores[0], stores[1], 20, 100, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // BenchmarkWatchAcross measures how soon a pet created through a handler on
 // one Store reaches a watch stream of a handler on another Store, on
 // another pool, over the same table: 200 pets at 20 a second. Run it with

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/watchbench"
 	"github.com/petstore-go/petstore/sqlitestore"
 )
@@ -40,6 +41,17 @@ func TestNotifyAdds(t *testing.T) {
 		t.Fatalf("the other process: %v\n%s", err, out.String())
 	}
 	waitFor(t, "a watcher of b to be woken by another process's adds", func() bool { return onB.Load() > before })
+}
+
+// A watch stream of a handler on one Store sees the pets created through a
+// handler on another Store over the same file without polling: each once,
+// in order.
+func TestWatchAcross(t *testing.T) {
+	path := newPath(t)
+	_, err := watchbench.Across(t.Context(), open(t, path), open(t, path), 20, 100, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // BenchmarkWatchAcross measures how soon a pet created through a handler on

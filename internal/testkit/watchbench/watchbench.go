@@ -36,10 +36,10 @@ func (r Result) String() string {
 
 const key = "watchbench-key-0123456789"
 
-// serve serves a handler on s on loopback until ctx ends, and returns a
-// client of it.
-func serve(ctx context.Context, s petstore.Store) (*client.Client, error) {
-	h, err := petstore.New(petstore.WithStore(s), petstore.WithAuthenticator(petstore.APIKeys(key)))
+// serve serves a handler on s with opts on loopback until ctx ends, and
+// returns a client of it.
+func serve(ctx context.Context, s petstore.Store, opts []petstore.Option) (*client.Client, error) {
+	h, err := petstore.New(append([]petstore.Option{petstore.WithStore(s), petstore.WithAuthenticator(petstore.APIKeys(key))}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -49,17 +49,18 @@ func serve(ctx context.Context, s petstore.Store) (*client.Client, error) {
 }
 
 // Across creates n pets at perSecond through a handler on a while a stream
-// of a handler on b watches, and returns the delivery latencies. It fails
-// when the stream misses a pet, repeats one, or sends them out of order, or
-// when a pet has not arrived 10 seconds after the last create.
-func Across(ctx context.Context, a, b petstore.Store, n int, perSecond float64) (Result, error) {
+// of a handler on b watches, each handler with opts, and returns the
+// delivery latencies. It fails when the stream misses a pet, repeats one,
+// or sends them out of order, or when a pet has not arrived 10 seconds
+// after the last create.
+func Across(ctx context.Context, a, b petstore.Store, n int, perSecond float64, opts ...petstore.Option) (Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ca, err := serve(ctx, a)
+	ca, err := serve(ctx, a, opts)
 	if err != nil {
 		return Result{}, err
 	}
-	cb, err := serve(ctx, b)
+	cb, err := serve(ctx, b, opts)
 	if err != nil {
 		return Result{}, err
 	}
