@@ -290,6 +290,7 @@ func (h *hub) read() {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		h.notifier.NotifyAdds(ctx, h.signal)
+		h.signal() // a round now: a pet added before NotifyAdds woke no one
 	}
 	t := time.NewTimer(h.cfg.Poll)
 	defer t.Stop()
