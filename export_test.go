@@ -11,3 +11,9 @@ func LimiterLen(l *MemoryLimiter) int {
 	defer l.mu.Unlock()
 	return len(l.full)
 }
+
+// Bounds of the watch streams, for their tests.
+const (
+	MaxViewBytes = maxViewBytes
+	WatchMinGap  = watchMinGap
+)

@@ -223,7 +223,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *dispatch) {
 			hdr["Sunset"] = h.sunset
 			hdr["Link"] = successor
 		}
-		if d.caller != nil && h.inFlight != nil {
+		if d.caller != nil && h.inFlight != nil && !(op == OpListPets && wantsStream(r)) { // streams have caps of their own
 			p := Principal(ctx)
 			if err = h.inFlight.take(p); err == nil {
 				defer h.inFlight.done(p)

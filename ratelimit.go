@@ -97,8 +97,8 @@ type RateLimit struct {
 	// Creates is the budget of createPet, by principal; nil sets none.
 	Creates Limiter
 	// MaxInFlight is the most requests that one principal may have in
-	// flight at once, over all its connections and streams (a watch stream
-	// counts for as long as it lasts). One more is answered 429
+	// flight at once, over all its connections. Watch streams do not
+	// count: Watch caps them. One more is answered 429
 	// rate_limited with the Retry-After of WithRetryAfter, and never
 	// reaches the store; over HTTP/1.1 the answer also closes its
 	// connection (Connection: close), so that a caller with more

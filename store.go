@@ -128,3 +128,30 @@ const (
 	// shorter.
 	MinKeyRetention = 24 * time.Hour
 )
+
+// An AddNotifier is a Store that can tell when pets were added, by this
+// process or by any other that shares its data, so that watch streams (see
+// WithWatch) send them at once rather than at the next poll. New checks for
+// it once; the handler of a Store without it, or of a wrapper that embeds
+// the Store interface, polls.
+//
+// NotifyAdds arranges for wake to be called after pets were added, and
+// returns at once; wake must return promptly and not call the Store. Its
+// contract is loose on purpose:
+//   - an Add through the Store wakes before it returns, so the handler
+//     does not wake its streams itself;
+//   - calls may coalesce: one wake may stand for any number of adds, and
+//     calls may come for adds that the caller's List does not show;
+//   - a wake may be lost (a connection broke, say), so the handler keeps
+//     polling, more slowly, as a fallback;
+//   - a wake carries no pets: List, by its After cursor, stays the one
+//     truth of what was added, and a pet that a wake announced is visible
+//     to List once wake is called (a store with replicas holds a read
+//     until its replica has it, or reads the primary);
+//   - when ctx is done, the calls of wake stop, soon after, and the Store
+//     releases what it held for them (a connection, a poller) once no
+//     caller is left. NotifyAdds itself never fails: a store that cannot
+//     listen for a while keeps trying, and wakes once it can again.
+type AddNotifier interface {
+	NotifyAdds(ctx context.Context, wake func())
+}

@@ -21,8 +21,10 @@ import (
 type Watch struct {
 	// Poll is the longest wait between two reads of the store for pets
 	// created elsewhere (by another instance on the same database, say).
-	// Pets created through the handler itself are sent at once. The
-	// default is DefaultWatchPoll, 1 second.
+	// Pets created through the handler itself are sent at once, and so are
+	// those created elsewhere when the store is an AddNotifier: then the
+	// poll only covers a notification that was lost. The default is
+	// DefaultWatchPoll, 1 second.
 	Poll time.Duration
 	// Heartbeat is the longest a stream stays silent: past it, the handler
 	// sends a comment line, so that no proxy closes an idle stream. The
@@ -138,18 +140,31 @@ const watchPage = 100
 // stream further behind reads the store itself until it catches up.
 const maxViewLog = 1024
 
+// maxViewBytes bounds the memory that the views of a handler hold together,
+// counted as petBytes. Past it, every view drops its oldest pets down to an
+// equal share of half of it.
+const maxViewBytes = 16 << 20
+
+// petBytes is the memory that a pet in a view's log holds: the Pet and its
+// name.
+func petBytes(p *Pet) int64 { return 48 + int64(len(p.Name)) }
+
 // A hub serves the watch streams of one handler. One reader goroutine,
 // running while any stream is open, reads the store for every stream: it
 // keeps one view per principal and status filter, and reads each view's new
-// pets at most once per poll, or at once when the handler has created a
-// pet. Streams of one view share what it read, so the store calls per poll
-// depend on the number of views, never on the number of streams in them.
+// pets once per poll, or soon after a wake: when the handler has created a
+// pet, or when the store, an AddNotifier, tells of pets added anywhere.
+// Wakes coalesce: a round reads every view once, and the next round waits
+// at least watchMinGap, or as long as the last round took, whichever is
+// longer. Streams of one view share what it read, so the store calls per
+// round depend on the number of views, never on the number of streams.
 type hub struct {
-	cfg   Watch
-	store *guardedStore
-	log   *slog.Logger
+	cfg      Watch
+	store    *guardedStore
+	notifier AddNotifier // the store's, or nil
+	log      *slog.Logger
 
-	wake chan struct{} // a pet was created here; buffered, never closed
+	wake chan struct{} // pets were added; buffered, never closed
 
 	mu           sync.Mutex
 	views        map[viewKey]*view
@@ -158,18 +173,32 @@ type hub struct {
 	reading      bool           // the reader goroutine runs
 
 	seen atomic.Int64 // the greatest ID of a pet that the store returned
+	held atomic.Int64 // the petBytes of the views' logs
 }
+
+// watchMinGap is the least time between two rounds of the reader, so that
+// a burst of wakes costs a round every few milliseconds at most.
+const watchMinGap = 5 * time.Millisecond
 
 // newHub returns the hub of a handler with store.
 func newHub(cfg Watch, store *guardedStore, log *slog.Logger) *hub {
-	return &hub{cfg: cfg, store: store, log: log, wake: make(chan struct{}, 1),
+	n, _ := store.s.(AddNotifier)
+	return &hub{cfg: cfg, store: store, notifier: n, log: log, wake: make(chan struct{}, 1),
 		views: map[viewKey]*view{}, perPrincipal: map[string]int{}}
 }
 
 // created tells the hub that the handler has created a pet, so that its
-// streams need not wait for the next poll.
+// streams need not wait for the next poll. A store that is an AddNotifier
+// has woken the hub already.
 func (h *hub) created(id int64) {
 	h.saw(id)
+	if h.notifier == nil {
+		h.signal()
+	}
+}
+
+// signal wakes the reader; wakes that come before it runs coalesce.
+func (h *hub) signal() {
 	select {
 	case h.wake <- struct{}{}:
 	default:
@@ -192,9 +221,11 @@ type view struct {
 
 	mu      sync.Mutex
 	primed  bool // start and last are set
+	gone    bool // its last stream left: it holds and takes no pets
 	start   int64
 	last    int64
 	log     []Pet
+	bytes   int64         // the petBytes of log
 	changed chan struct{} // closed when log grows, then replaced
 }
 
@@ -238,12 +269,20 @@ func (h *hub) leave(ctx context.Context, v *view) {
 	}
 	if v.users--; v.users == 0 {
 		delete(h.views, viewKey{principal: p, status: v.status})
+		h.held.Add(-v.close())
 	}
 }
 
 // read is the reader goroutine: it reads every view's new pets once per
-// poll, or when woken by a create, until no stream is open.
+// poll, or when woken, until no stream is open. It listens to the store's
+// notifications while it runs.
 func (h *hub) read() {
+	if h.notifier != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		h.notifier.NotifyAdds(ctx, h.signal)
+		h.signal() // a round now: a pet added before NotifyAdds woke no one
+	}
 	t := time.NewTimer(h.cfg.Poll)
 	defer t.Stop()
 	var views []*view
@@ -253,6 +292,7 @@ func (h *hub) read() {
 		case <-h.wake:
 			t.Stop()
 		}
+		start := time.Now()
 		h.mu.Lock()
 		if len(h.views) == 0 {
 			h.reading = false
@@ -270,7 +310,9 @@ func (h *hub) read() {
 					slog.String("error", err.Error()))
 			}
 		}
-		t.Reset(h.cfg.Poll)
+		gap := max(watchMinGap, time.Since(start))
+		time.Sleep(gap)
+		t.Reset(max(h.cfg.Poll-gap, 0))
 	}
 }
 
@@ -293,29 +335,81 @@ func (h *hub) poll(v *view) error {
 		}
 		last = pets[len(pets)-1].ID
 		h.saw(last)
-		v.append(pets)
+		if h.held.Add(v.append(pets)) > maxViewBytes {
+			h.shrink()
+		}
 		if len(pets) < watchPage {
 			return nil
 		}
 	}
 }
 
-// append adds pets, which follow v's last, to v's log, and wakes its
-// streams.
-func (v *view) append(pets []Pet) {
+// shrink drops the oldest pets of every view, down to an equal share of
+// half of maxViewBytes.
+func (h *hub) shrink() {
+	h.mu.Lock()
+	views := make([]*view, 0, len(h.views))
+	for _, v := range h.views {
+		views = append(views, v)
+	}
+	h.mu.Unlock()
+	share := maxViewBytes / int64(2*max(len(views), 1))
+	for _, v := range views {
+		v.mu.Lock()
+		before := v.bytes
+		n := 0
+		for b := v.bytes; b > share && n < len(v.log); n++ {
+			b -= petBytes(&v.log[n])
+		}
+		v.drop(n)
+		h.held.Add(v.bytes - before)
+		v.mu.Unlock()
+	}
+}
+
+// append adds pets, which follow v's last, to v's log, wakes its streams,
+// and returns by how much v's bytes grew.
+func (v *view) append(pets []Pet) int64 {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if len(v.log)+len(pets) > maxViewLog { // drop the older half, to a new array that no stream holds
-		drop := min(len(v.log), len(v.log)+len(pets)-maxViewLog/2)
-		if drop > 0 {
-			v.start = v.log[drop-1].ID
-			v.log = append([]Pet(nil), v.log[drop:]...)
-		}
+	if v.gone {
+		return 0
+	}
+	before := v.bytes
+	if len(v.log)+len(pets) > maxViewLog { // drop the older half
+		v.drop(min(len(v.log), len(v.log)+len(pets)-maxViewLog/2))
+	}
+	for i := range pets {
+		v.bytes += petBytes(&pets[i])
 	}
 	v.log = append(v.log, pets...)
 	v.last = pets[len(pets)-1].ID
 	close(v.changed)
 	v.changed = make(chan struct{})
+	return v.bytes - before
+}
+
+// drop drops the n oldest pets of v's log, to a new array that no stream
+// holds; a stream behind them reads the store itself. v.mu is held.
+func (v *view) drop(n int) {
+	if n <= 0 {
+		return
+	}
+	for i := range n {
+		v.bytes -= petBytes(&v.log[i])
+	}
+	v.start = v.log[n-1].ID
+	v.log = append([]Pet(nil), v.log[n:]...)
+}
+
+// close empties v, whose last stream left, and returns the bytes it held.
+func (v *view) close() int64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.gone = true
+	b := v.bytes
+	v.log, v.bytes = nil, 0
+	return b
 }
 
 // since returns the pets of v's log after after, and a channel closed when
@@ -407,8 +501,8 @@ var (
 // logging it, and returns nil: the client resumes with Last-Event-ID.
 func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Request, q listQuery) error {
 	if v := r.Header["Last-Event-Id"]; len(v) > 0 {
-		id, ok := parseDigits(v[0])
-		if len(v) > 1 || !ok {
+		id, err := strconv.ParseInt(v[0], 10, 64)
+		if len(v) > 1 || err != nil || v[0][0] < '0' || v[0][0] > '9' { // no sign
 			return invalidParameter("Last-Event-ID must be the id of an event of the stream, a pet ID; send it once, as received")
 		}
 		q.after = id
@@ -449,13 +543,21 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	heartbeat := time.NewTimer(cfg.Heartbeat)
 	defer heartbeat.Stop()
 	after := q.after
+	paid := true // the request's own read pays for the first page
 	for {
 		pets, changed, ok := v.since(after)
 		next := lastID(pets)
 		if !ok { // behind v's log, or v has no start yet
 			var err error
-			if pets, next, err = h.hub.catchUp(ctx, v, after); err != nil {
-				if ctx.Err() == nil {
+			if !paid {
+				err = h.spendRead(ctx)
+			}
+			paid = false
+			if err == nil {
+				pets, next, err = h.hub.catchUp(ctx, v, after)
+			}
+			if err != nil {
+				if ctx.Err() == nil && !errors.Is(err, errWatchDone) {
 					h.log.LogAttrs(ctx, slog.LevelWarn, "petstore: watch failed to read the store", slog.String("error", err.Error()))
 				}
 				return nil
@@ -486,6 +588,37 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		}
 	}
 }
+
+// spendRead spends one read of the caller's budget (RateLimit.Reads) on a
+// page that a stream reads from the store for itself, waiting until the
+// budget holds one. It fails when the Limiter fails, unless
+// RateLimit.FailOpen is set, and when ctx ends or Watch.Done is closed.
+func (h *handler) spendRead(ctx context.Context) error {
+	l := h.rateLimit.reads.Limiter
+	for l != nil {
+		wait, err := l.Allow(ctx, Principal(ctx))
+		switch {
+		case err != nil && h.rateLimit.failOpen, err == nil && wait <= 0:
+			return nil
+		case err != nil:
+			return fmt.Errorf("%w: %w", errLimiter, err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-h.hub.cfg.Done:
+			t.Stop()
+			return errWatchDone
+		}
+	}
+	return nil
+}
+
+// errWatchDone ends a stream when Watch.Done is closed.
+var errWatchDone = errors.New("petstore: the watch streams are closed")
 
 // lastID returns the ID of the last of pets, or 0 for none.
 func lastID(pets []Pet) int64 {

@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/testkit/watchbench"
 	"github.com/petstore-go/petstore/internal/wire"
 	"github.com/petstore-go/petstore/memstore"
 )
@@ -235,7 +236,7 @@ func TestWatchRefused(t *testing.T) {
 	}
 	refused("", http.Header{"Authorization": {"Bearer wrong"}}, 401, httpapi.CodeUnauthorized, false)
 	refused("?status=lost", nil, 400, httpapi.CodeInvalidParameter, false)
-	for _, id := range []string{"x", "-1", "1.5", "99999999999999999999"} {
+	for _, id := range []string{"x", "-1", "+1", "1.5", "", "9223372036854775808", "99999999999999999999"} {
 		refused("", http.Header{"Last-Event-Id": {id}}, 400, httpapi.CodeInvalidParameter, false)
 	}
 	first := watch(t, srv, "", nil)
@@ -540,5 +541,227 @@ func TestWatchStalledReader(t *testing.T) {
 	t.Logf("%d creates, p99 %v; the healthy watcher read %d events", len(latencies), p99, n)
 	if n != last.Load() {
 		t.Errorf("the healthy watcher read %d events, want %d", n, last.Load())
+	}
+}
+
+// notifyingStore counts the calls of List of a store that is an
+// AddNotifier, and passes its notifications on.
+type notifyingStore struct {
+	*memstore.Store
+	lists atomic.Int64
+}
+
+var _ petstore.AddNotifier = (*notifyingStore)(nil)
+
+func (s *notifyingStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	s.lists.Add(1)
+	return s.Store.List(ctx, opts)
+}
+
+// A store that is an AddNotifier wakes the streams of pets added to it by
+// others, without waiting for the poll, and a wake costs one List per view
+// however many streams share it.
+func TestWatchWokenByStore(t *testing.T) {
+	store := &notifyingStore{Store: memstore.New()}
+	h := newHandler(t, store, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	const perView = 10
+	var ws []*watcher
+	for _, target := range []string{"", "?status=sold"} {
+		for range perView {
+			ws = append(ws, watch(t, srv, target, nil))
+		}
+	}
+	add := func(name string) event {
+		t.Helper()
+		p, _, err := store.Add(t.Context(), petstore.NewPet{Name: name, CategoryID: 1, Status: petstore.StatusSold}, petstore.AddOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return eventsOf(t, h, []petstore.Pet{p})[0]
+	}
+	read := func(want event) {
+		t.Helper()
+		for i, w := range ws {
+			if diff := cmp.Diff([]event{want}, w.events(t, 1)); diff != "" {
+				t.Fatalf("stream %d (-want +got):\n%s", i, diff)
+			}
+		}
+	}
+	read(add("first"))
+	before := store.lists.Load()
+	read(add("second"))
+	if n := store.lists.Load() - before; n > 4 {
+		t.Errorf("%d Lists for one pet added, with 2 views of %d streams each; want at most 2 per view", n, perView)
+	}
+}
+
+// A watch resumes from any ID that a stream may send, up to the greatest.
+func TestWatchResumesFromAnyID(t *testing.T) {
+	env := newEnv(t)
+	srv := httptest.NewServer(env.h)
+	t.Cleanup(srv.Close)
+	for _, id := range []string{"0", "9223372036854775806", "9223372036854775807"} {
+		watch(t, srv, "", http.Header{"Last-Event-Id": {id}}).close()
+	}
+}
+
+// countingLimiter allows every request, and counts them.
+type countingLimiter struct{ n atomic.Int64 }
+
+func (l *countingLimiter) Allow(context.Context, string) (time.Duration, error) {
+	l.n.Add(1)
+	return 0, nil
+}
+
+// A stream pays for each page it reads from the store for itself from its
+// caller's read budget, the first page aside, which its request paid for.
+func TestWatchCatchUpSpendsReads(t *testing.T) {
+	store := memstore.New()
+	const pets = 1000
+	for i := range pets {
+		if _, _, err := store.Add(t.Context(), petstore.NewPet{Name: "pet " + strconv.Itoa(i), CategoryID: 1}, petstore.AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reads := &countingLimiter{}
+	srv := httptest.NewServer(newHandler(t, store, petstore.WithRateLimit(petstore.RateLimit{Reads: reads})))
+	t.Cleanup(srv.Close)
+	watch(t, srv, "", nil).events(t, pets)
+	if got, want := reads.n.Load(), int64(pets/100+1); got < want {
+		t.Errorf("a stream that read %d pets from the store spent %d reads, want at least %d, one a page", pets, got, want)
+	}
+}
+
+// A caller's open streams do not count in its in-flight share: they have
+// caps of their own.
+func TestWatchOutOfInFlight(t *testing.T) {
+	env := newEnv(t, petstore.WithRateLimit(petstore.RateLimit{MaxInFlight: 2}))
+	srv := httptest.NewServer(env.h)
+	t.Cleanup(srv.Close)
+	for range 3 {
+		watch(t, srv, "", nil)
+	}
+	if w := serve(env.h, newRequest(t, http.MethodGet, "/v1/pets/1", "", nil)); w.Code != http.StatusOK {
+		t.Errorf("a read of a caller with 3 streams open: status %d, want 200", w.Code)
+	}
+	create(t, env.h, petstore.NewPet{Name: "Rex", CategoryID: 1})
+}
+
+// principals returns an Authenticator that accepts any token, as the
+// principal of the same name.
+func principals() petstore.Authenticator {
+	return petstore.AuthenticatorFunc(func(ctx context.Context, _ petstore.Operation, token string) (context.Context, error) {
+		return petstore.WithPrincipal(ctx, token), nil
+	})
+}
+
+// cloningStore returns from List pets whose names are copies, as a store
+// that reads a database does.
+type cloningStore struct{ petstore.Store }
+
+func (s cloningStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	pets, err := s.Store.List(ctx, opts)
+	for i := range pets {
+		pets[i].Name = strings.Clone(pets[i].Name)
+	}
+	return pets, err
+}
+
+// The views of many principals hold their recent pets within one bound
+// of memory over the handler, however long the pets' names.
+func TestWatchViewsMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test of 40 MB of events in -short mode")
+	}
+	const views, pets = 40, 1024
+	h := newHandler(t, cloningStore{memstore.New()}, petstore.WithAuthenticator(principals()))
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	var ws []*watcher
+	for i := range views {
+		ws = append(ws, watch(t, srv, "", http.Header{"Authorization": {"Bearer p" + strconv.Itoa(i)}}))
+	}
+	before := heapAndStacks()
+	name := strings.Repeat("\U0001F415", petstore.MaxNameLength) // 1 KiB
+	for range pets {
+		create(t, h, petstore.NewPet{Name: name, CategoryID: 1})
+	}
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Go(func() {
+			for range pets {
+				if _, _, err := w.next(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	const bound = petstore.MaxViewBytes + 8<<20 // the pets in the store, the streams' buffers
+	if grown := heapAndStacks() - before; grown > bound {
+		t.Errorf("%d views of %d pets of 1 KiB hold %d MiB, over %d MiB", views, pets, grown>>20, bound>>20)
+	}
+}
+
+// Wakes coalesce: a burst of creates costs a round of Lists of every view
+// at most once per watchMinGap, not one round per create.
+func TestWatchCoalescesWakes(t *testing.T) {
+	const views, creates = 4, 200
+	store := &countingStore{Store: memstore.New()}
+	h := newHandler(t, store, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	var ws []*watcher
+	for _, target := range []string{"", "?status=available", "?status=pending", "?status=sold"} {
+		ws = append(ws, watch(t, srv, target, nil))
+	}
+	p := create(t, h, petstore.NewPet{Name: "first", CategoryID: 1, Status: petstore.StatusSold})
+	for _, i := range []int{0, 3} {
+		if e := ws[i].events(t, 1); e[0].ID != strconv.FormatInt(p.ID, 10) {
+			t.Fatalf("stream %d: %v", i, e)
+		}
+	}
+	before, start := store.lists.Load(), time.Now()
+	for i := range creates {
+		p = create(t, h, petstore.NewPet{Name: "pet " + strconv.Itoa(i), CategoryID: 1, Status: petstore.StatusSold})
+	}
+	elapsed := time.Since(start)
+	ws[0].events(t, creates)
+	elapsed += 2 * petstore.WatchMinGap // the rounds that end the burst
+	if rounds, most := (store.lists.Load()-before)/views, int64(elapsed/petstore.WatchMinGap)+2; rounds > most {
+		t.Errorf("%d creates in %v cost %d rounds of Lists of %d views; want at most %d, one per %v", creates, elapsed, rounds, views, most, petstore.WatchMinGap)
+	}
+}
+
+// BenchmarkWatchViews reports, for 1, 100 and 1,000 views (principals), the
+// calls of List per pet created at 20 a second, and the CPU of the process
+// (a share of one core) and the calls of List a second while the streams
+// idle for 10 seconds: 1,000 streams, or 100 of the one view. Run it with
+// -benchtime 1x.
+func BenchmarkWatchViews(b *testing.B) {
+	for _, views := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("views=%d", views), func(b *testing.B) {
+			for b.Loop() {
+				st, err := watchbench.Open(b.Context(), memstore.New(), min(1000, 100*views), views)
+				if err != nil {
+					b.Fatal(err)
+				}
+				perPet, err := st.Create(40, 20)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cpu, lists, err := st.Idle(10 * time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				st.Close()
+				b.ReportMetric(perPet, "lists/pet")
+				b.ReportMetric(100*cpu, "%cpu-idle")
+				b.ReportMetric(lists, "lists/s-idle")
+			}
+		})
 	}
 }

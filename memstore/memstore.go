@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/wake"
 )
 
 // Store is an in-memory petstore.Store. It is safe for concurrent use, and
@@ -43,9 +44,14 @@ type Store struct {
 	epoch    time.Time                    // the first reading of the clock
 	passN    int64                        // keys dropped since the front of queue last had not expired
 	pruned   int64                        // keys dropped, ever
+
+	wakes wake.Set // the watchers of NotifyAdds
 }
 
-var _ petstore.Store = (*Store)(nil)
+var (
+	_ petstore.Store       = (*Store)(nil)
+	_ petstore.AddNotifier = (*Store)(nil)
+)
 
 // idempotencyKey is an idempotency key in the scope of its principal.
 type idempotencyKey struct{ principal, key string }
@@ -142,8 +148,13 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 		s.keys[key] = sk
 		s.queue = append(s.queue, queuedKey{key, sk})
 	}
+	s.wakes.Wake()
 	return pet, false, nil
 }
+
+// NotifyAdds calls wake after each Add that stores a pet, until ctx is
+// done (see petstore.AddNotifier).
+func (s *Store) NotifyAdds(ctx context.Context, wake func()) { s.wakes.Add(ctx, wake, nil) }
 
 // Get returns the pet with the given ID, or an error wrapping
 // petstore.ErrNotFound.

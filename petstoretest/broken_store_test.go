@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/petstore-go/petstore"
 )
@@ -23,9 +24,11 @@ type brokenStore struct {
 	last int64                      // the last ID assigned
 	next atomic.Int64               // the last ID drawn, for the bugs id-before-lock and id-unguarded
 	keys map[[2]string]petstore.Pet // by principal and idempotency key
+
+	wakes []wakeCall // of NotifyAdds
 }
 
-var _ petstore.Store = (*brokenStore)(nil)
+var _ petstore.AddNotifier = (*brokenStore)(nil)
 
 // brokenStoreBugs are the bugs that brokenStore knows.
 var brokenStoreBugs = []string{
@@ -50,6 +53,7 @@ var brokenStoreBugs = []string{
 	"key-ignored",            // Add ignores the idempotency key: every retry creates again
 	"key-unscoped",           // idempotency keys are not scoped by principal
 	"key-body-unchecked",     // a key sent with another pet replays the first pet
+	"wake-late",              // Add wakes the callers of NotifyAdds after it returns
 }
 
 func newBrokenStore(bug string) (*brokenStore, error) {
@@ -102,7 +106,28 @@ func (s *brokenStore) Add(ctx context.Context, p petstore.NewPet, opts petstore.
 		}
 		s.keys[key] = pet
 	}
+	for _, w := range s.wakes {
+		switch {
+		case w.ctx.Err() != nil:
+		case s.bug == "wake-late":
+			time.AfterFunc(time.Second, w.wake)
+		default:
+			w.wake()
+		}
+	}
 	return pet, false, nil
+}
+
+// A wakeCall is a caller of NotifyAdds.
+type wakeCall struct {
+	ctx  context.Context
+	wake func()
+}
+
+// NotifyAdds calls wake at each Add that stores a pet, until ctx is done.
+func (s *brokenStore) NotifyAdds(ctx context.Context, wake func()) {
+	defer s.lock()()
+	s.wakes = append(s.wakes, wakeCall{ctx, wake})
 }
 
 // add stores p under the next ID. The caller holds the lock.

@@ -270,6 +270,25 @@ var storeCases = []clause[*storeT]{
 	{"idempotent-concurrent", "Adds at once with one idempotency key and principal store one pet; each returns it or an error wrapping ErrIdempotencyKeyInUse.", testIdempotentConcurrent},
 	{"paginate-concurrent-adds", "IDs grow in the order in which pets become visible, so paging visits every pet exactly once while other goroutines add pets.", testPaginateConcurrentAdds},
 	{"concurrent-use", "A Store is safe for concurrent use by multiple goroutines: Add, Get and List may run at once (run under -race to catch a missing lock).", testConcurrentUse},
+
+	// Optional interfaces, checked only for a store that has them.
+	{"notify-adds", "An AddNotifier's Add wakes the callers of NotifyAdds before it returns.", testNotifyAdds},
+}
+
+func testNotifyAdds(st *storeT) {
+	n, ok := st.s.(petstore.AddNotifier)
+	if !ok {
+		return
+	}
+	var woken atomic.Int64
+	n.NotifyAdds(st.ctx, func() { woken.Add(1) })
+	for i := range 3 {
+		before := woken.Load()
+		st.add(newPets(1)...)
+		if woken.Load() == before {
+			st.Errorf("Add %d of 3 returned before it woke the caller of NotifyAdds", i+1)
+		}
+	}
 }
 
 func testAddInvalid(st *storeT) {

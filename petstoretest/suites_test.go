@@ -70,6 +70,7 @@ func TestCheckStoreCatchesBrokenStores(t *testing.T) {
 		{bug: "key-unscoped", catches: []string{"idempotent-scope"}},
 		{bug: "key-body-unchecked", catches: []string{"idempotent-reuse"}},
 		{bug: "id-before-lock", catches: []string{"paginate-concurrent-adds"}, runs: 3},
+		{bug: "wake-late", catches: []string{"notify-adds"}},
 	} {
 		t.Run(tc.bug, func(t *testing.T) {
 			t.Parallel()

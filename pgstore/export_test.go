@@ -7,3 +7,6 @@ func QueuedAdds(s *Store) int {
 	defer s.adds.mu.Unlock()
 	return len(s.adds.waiting)
 }
+
+// Channel returns the channel on which s notifies its adds.
+func Channel(s *Store) string { return channelOf(s.relation) }

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/petstore-go/petstore/internal/options"
@@ -29,6 +30,7 @@ type config struct {
 	maxBatch int
 	sqlstore.Options
 
+	listen        *pgx.ConnConfig // nil: the pool's
 	replicas      []*pgxpool.Pool
 	replicaWait   time.Duration
 	replicaMaxLag time.Duration

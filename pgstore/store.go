@@ -69,6 +69,8 @@ type Store struct {
 	prune pruner // the passes that forget expired keys
 
 	replicas *replicaSet // nil without WithReplicas
+
+	notify notifier // the listener of NotifyAdds
 }
 
 var _ petstore.Store = (*Store)(nil)
@@ -93,6 +95,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 		qualify = func(name string) string { return pgx.Identifier{c.schema, name}.Sanitize() }
 	}
 	t := qualify(c.table)
+	channel := channelOf(t)
 	const columns = "id, name, category_id, coalesce(status, '')"
 	s := &Store{
 		pool:     pool,
@@ -107,12 +110,17 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 		// implicit transaction holds it until the rows are committed and
 		// visible: see lockClassAdd. The rows are inserted, and so draw
 		// their IDs, in the order of the arrays.
-		addSQL: fmt.Sprintf(`WITH serial AS (SELECT pg_advisory_xact_lock(%d, $4::regclass::oid::int4))
-INSERT INTO %s (name, category_id, status)
-SELECT r.name, r.category_id, nullif(r.status, '')
-FROM serial, unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS r (name, category_id, status, n)
-ORDER BY r.n
-RETURNING id`, lockClassAdd, t),
+		// The notification of the highest ID goes out with the commit.
+		addSQL: fmt.Sprintf(`WITH serial AS (SELECT pg_advisory_xact_lock(%d, $4::regclass::oid::int4)),
+pet AS (
+	INSERT INTO %s (name, category_id, status)
+	SELECT r.name, r.category_id, nullif(r.status, '')
+	FROM serial, unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS r (name, category_id, status, n)
+	ORDER BY r.n
+	RETURNING id
+),
+woke AS (SELECT pg_notify('%s', max(id)::text) FROM pet)
+SELECT id FROM pet, woke`, lockClassAdd, t, channel),
 		// A batch with idempotency keys is two statements in one implicit
 		// transaction, sent together: the lock, then the rows. The second
 		// statement's snapshot is taken once the lock is held, so it sees
@@ -155,10 +163,11 @@ added AS (
 key AS (
 	INSERT INTO %[2]s (principal, key, pet_id, created_at)
 	SELECT a.principal, a.key, a.id, $6::timestamptz FROM added a WHERE a.key IS NOT NULL
-)
+),
+woke AS (SELECT CASE WHEN count(*) > 0 THEN pg_notify('%[3]s', max(id)::text) END FROM pet)
 SELECT i.n, coalesce(a.id, s.id), s.id IS NOT NULL, coalesce(s.name, ''), coalesce(s.category_id, 0), coalesce(s.status, '')
-FROM input i LEFT JOIN added a ON a.n = i.n LEFT JOIN stored s ON s.n = i.n
-ORDER BY i.n`, t, qualify(c.table+"_keys")),
+FROM input i CROSS JOIN woke LEFT JOIN added a ON a.n = i.n LEFT JOIN stored s ON s.n = i.n
+ORDER BY i.n`, t, qualify(c.table+"_keys"), channel),
 		// addKeyedSQL for one row, given as scalars: the same outcome
 		// with a plan a fraction of the size, for a lone caller.
 		addKeyedOneSQL: fmt.Sprintf(`WITH stored AS (
@@ -174,10 +183,11 @@ pet AS (
 key AS (
 	INSERT INTO %[2]s (principal, key, pet_id, created_at)
 	SELECT $4::text, $5::text, id, $6::timestamptz FROM pet
-)
-SELECT 1::bigint, id, false, '', 0::bigint, '' FROM pet
+),
+woke AS (SELECT pg_notify('%[3]s', id::text) FROM pet)
+SELECT 1::bigint, id, false, '', 0::bigint, '' FROM pet, woke
 UNION ALL
-SELECT 1::bigint, id, true, name, category_id, status FROM stored`, t, qualify(c.table+"_keys")),
+SELECT 1::bigint, id, true, name, category_id, status FROM stored`, t, qualify(c.table+"_keys"), channel),
 		// The oldest expired keys, a few at a time. Without FOR UPDATE,
 		// which would need the UPDATE privilege that a serving role does
 		// not hold: a row that another pass deletes meanwhile is waited
@@ -210,7 +220,8 @@ FROM (SELECT coalesce(max(id), 0) AS id FROM %[1]s) h LEFT JOIN %[1]s p ON p.id 
 		now:       c.Now,
 		logger:    c.Logger,
 
-		adds: adder{max: c.maxBatch},
+		adds:   adder{max: c.maxBatch},
+		notify: notifier{config: c.listen},
 	}
 	if len(c.replicas) > 0 {
 		s.replicas = newReplicaSet(pool, c)

@@ -251,6 +251,11 @@ func (s *Store) write(batch []*addCall) {
 		}
 		return
 	}
+	var last int64 // the highest ID of the batch
+	for _, c := range live {
+		last = max(last, c.out.ID)
+	}
+	s.wakes.Added(last)
 	s.boundWAL(ctx)
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/wake"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -58,6 +59,8 @@ type Store struct {
 	wal wal // keeps the -wal file's size bounded
 
 	inode fileID // the data file as opened, for Check
+
+	wakes wake.Set // the watchers of NotifyAdds
 }
 
 // Open opens the SQLite file at path, or creates it when it does not exist,

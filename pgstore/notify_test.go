@@ -1,0 +1,304 @@
+package pgstore_test
+
+import (
+	"fmt"
+	"github.com/jackc/pgx/v5"
+	"github.com/petstore-go/petstore/internal/testkit/pgtest"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/testkit/watchbench"
+	"github.com/petstore-go/petstore/pgstore"
+)
+
+// A Store's watchers are woken by the adds of another Store, on another
+// pool, on the same table. A watcher that lists after its cursor at each
+// wake, and never polls, sees every pet, also those added while its
+// listener's backend was terminated, and the listener comes back.
+func TestNotifyAdds(t *testing.T) {
+	poolA, poolB := pgPool(t), pgPool(t)
+	schema := pgMigratedSchema(t, poolA)
+	newStore := func(pool *pgxpool.Pool) *pgstore.Store {
+		s, err := pgstore.New(pool, pgstore.WithSchema(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b := newStore(poolA), newStore(poolB)
+
+	woken := make(chan struct{}, 1)
+	b.NotifyAdds(t.Context(), func() {
+		select {
+		case woken <- struct{}{}:
+		default:
+		}
+	})
+	var mu sync.Mutex
+	var seen []int64
+	go func() { // lists b at each wake, as a watch's reader does
+		var after int64
+		for {
+			select {
+			case <-t.Context().Done():
+				return
+			case <-woken:
+			}
+			pets, err := b.List(t.Context(), petstore.ListOptions{After: after})
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			for _, p := range pets {
+				seen = append(seen, p.ID)
+				after = p.ID
+			}
+			mu.Unlock()
+		}
+	}()
+	listener := func() (pid int32) {
+		t.Helper()
+		for range 1000 {
+			err := poolA.QueryRow(t.Context(), `SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN ' || $1`, pgstore.Channel(b)).Scan(&pid)
+			if err == nil {
+				return pid
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatal("no backend listens for b")
+		return 0
+	}
+	add := func(name string) int64 {
+		t.Helper()
+		p, _, err := a.Add(t.Context(), petstore.NewPet{Name: name, CategoryID: 1}, petstore.AddOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.ID
+	}
+	sees := func(id int64) {
+		t.Helper()
+		for range 1000 {
+			mu.Lock()
+			ok := len(seen) > 0 && seen[len(seen)-1] >= id
+			mu.Unlock()
+			if ok {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("the watcher of b never saw pet %d", id)
+	}
+
+	first := listener()
+	sees(add("before"))
+	if _, err := poolA.Exec(t.Context(), "SELECT pg_terminate_backend($1)", first); err != nil {
+		t.Fatal(err)
+	}
+	sees(add("in the gap"))
+	if second := listener(); second == first {
+		t.Fatalf("the listener's backend %d is still there", first)
+	}
+	want := add("after")
+	sees(want)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 3 {
+		t.Errorf("the watcher saw pets %v, want 3 of them", seen)
+	}
+}
+
+// WithListenURL refuses a URL that cannot be parsed.
+func TestWithListenURL(t *testing.T) {
+	if _, err := pgstore.New(pgPool(t), pgstore.WithListenURL("postgres://[::1")); err == nil {
+		t.Error("New accepted a listen URL that cannot be parsed")
+	}
+}
+
+// A watch stream of a handler on one Store sees the pets created through a
+// handler on another Store, on another pool, over the same table without
+// polling: each once, in order.
+func TestWatchAcross(t *testing.T) {
+	poolA, poolB := pgPool(t), pgPool(t)
+	schema := pgMigratedSchema(t, poolA)
+	var stores []*pgstore.Store
+	for _, pool := range []*pgxpool.Pool{poolA, poolB} {
+		s, err := pgstore.New(pool, pgstore.WithSchema(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores = append(stores, s)
+	}
+	_, err := watchbench.Across(t.Context(), stores[0], stores[1], 20, 100, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkWatchAcross measures how soon a pet created through a handler on
+// one Store reaches a watch stream of a handler on another Store, on
+// another pool, over the same table: 200 pets at 20 a second. Run it with
+// -benchtime 1x.
+func BenchmarkWatchAcross(b *testing.B) {
+	poolA, poolB := pgPool(b), pgPool(b)
+	schema := pgMigratedSchema(b, poolA)
+	var stores []*pgstore.Store
+	for _, pool := range []*pgxpool.Pool{poolA, poolB} {
+		s, err := pgstore.New(pool, pgstore.WithSchema(schema))
+		if err != nil {
+			b.Fatal(err)
+		}
+		stores = append(stores, s)
+	}
+	for b.Loop() {
+		r, err := watchbench.Across(b.Context(), stores[0], stores[1], 200, 20)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Log(r)
+		b.ReportMetric(float64(r.P50)/1e6, "p50-ms")
+		b.ReportMetric(float64(r.P99)/1e6, "p99-ms")
+	}
+}
+
+// BenchmarkWatchIdle reports the CPU of the process (a share of one core)
+// and the calls of List a second while 1,000 watch streams of a handler on
+// a Store idle for 10 seconds, with 10 and 1,000 views (principals). Run it
+// with -benchtime 1x.
+func BenchmarkWatchIdle(b *testing.B) {
+	for _, views := range []int{10, 1000} {
+		b.Run(fmt.Sprintf("views=%d", views), func(b *testing.B) {
+			s := pgStore(b, pgPool(b))
+			for b.Loop() {
+				st, err := watchbench.Open(b.Context(), s, 1000, views)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cpu, lists, err := st.Idle(10 * time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				st.Close()
+				b.ReportMetric(100*cpu, "%cpu-idle")
+				b.ReportMetric(lists, "lists/s-idle")
+			}
+		})
+	}
+}
+
+// startPgBouncer starts PgBouncer in transaction mode on a free loopback
+// port, in front of the database of the server at direct, and returns the
+// URL to reach the database through it. It skips the test when PgBouncer
+// is not installed, or fails it under CI=true.
+func startPgBouncer(t *testing.T, direct string) string {
+	bin, err := exec.LookPath("pgbouncer")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("pgbouncer is not installed (apt-get install pgbouncer)")
+		}
+		t.Skip("pgbouncer is not installed (apt-get install pgbouncer)")
+	}
+	u, err := url.Parse(direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	// PgBouncer refuses to run as root: then it runs as nobody, in a
+	// directory that nobody may write to.
+	dir, err := os.MkdirTemp("", "pgbouncer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	db, user := strings.TrimPrefix(u.Path, "/"), u.User.Username()
+	ini := fmt.Sprintf(`[databases]
+%s = host=%s port=%s dbname=%s
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = %d
+unix_socket_dir =
+auth_type = trust
+auth_file = %s/users.txt
+pool_mode = transaction
+ignore_startup_parameters = extra_float_digits
+logfile = %s/pgbouncer.log
+`, db, u.Hostname(), u.Port(), db, port, dir, dir)
+	for name, content := range map[string]string{"pgbouncer.ini": ini, "users.txt": fmt.Sprintf("%q \"\"\n", user)} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, filepath.Join(dir, "pgbouncer.ini"))
+	if os.Geteuid() == 0 {
+		cmd = exec.Command("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", bin, filepath.Join(dir, "pgbouncer.ini"))
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "pgbouncer.log"))
+			t.Fatalf("pgbouncer did not listen on %s:\n%s", addr, log)
+		}
+	}
+	u.Host = addr
+	return u.String()
+}
+
+// Behind PgBouncer in transaction mode, which does not carry LISTEN, a
+// Store given WithListenURL with the server's own URL wakes the watch
+// streams of another Store: each pet once, in order, without polling.
+func TestWatchAcrossPgBouncer(t *testing.T) {
+	direct := pgtest.URL(t)
+	bouncer := startPgBouncer(t, direct)
+	schema := pgMigratedSchema(t, pgPool(t))
+	var stores []petstore.Store
+	for range 2 {
+		cfg, err := pgxpool.ParseConfig(bouncer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec // no named statements across transactions
+		pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		s, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithListenURL(direct))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores = append(stores, s)
+	}
+	r, err := watchbench.Across(t.Context(), stores[0], stores[1], 20, 100, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(r)
+}
