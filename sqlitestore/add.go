@@ -255,7 +255,7 @@ func (s *Store) write(batch []*addCall) {
 	for _, c := range live {
 		last = max(last, c.out.ID)
 	}
-	s.wakes.Added(last)
+	s.wakes.AddedHere(last)
 	s.boundWAL(ctx)
 }
 

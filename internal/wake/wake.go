@@ -12,7 +12,7 @@ import (
 // A Set holds wake functions, each until its caller's context is done. Its
 // zero value is an empty Set ready to use.
 type Set struct {
-	woken atomic.Int64 // the highest ID that Added woke for
+	woken atomic.Int64 // the highest ID woken for
 
 	mu   sync.Mutex
 	next int
@@ -49,19 +49,33 @@ func (s *Set) Add(ctx context.Context, fn func(), listen func(context.Context)) 
 	})
 }
 
+// AddedHere calls every function of the Set for the store's own add of
+// pets up to the ID id, always, before the add returns, and records id so
+// that Added does not wake again for it.
+func (s *Set) AddedHere(id int64) {
+	s.saw(id)
+	s.Wake()
+}
+
 // Added calls every function of the Set for pets added up to the ID id,
-// unless it has done so for id or a higher ID already: a store whose IDs
-// become visible in ascending order wakes once for its own add and the
-// notification of it that reaches it again.
+// that a listener heard of, unless it has done so for id or a higher ID
+// already: a store whose IDs become visible in ascending order wakes once
+// for its own add and the notification of it that reaches it again.
 func (s *Set) Added(id int64) {
+	if s.saw(id) {
+		s.Wake()
+	}
+}
+
+// saw records id and reports whether it is above every ID recorded before.
+func (s *Set) saw(id int64) bool {
 	for {
 		old := s.woken.Load()
 		if id <= old {
-			return
+			return false
 		}
 		if s.woken.CompareAndSwap(old, id) {
-			s.Wake()
-			return
+			return true
 		}
 	}
 }
