@@ -3,6 +3,7 @@ package petstore_test
 import (
 	"context"
 	"errors"
+	"github.com/petstore-go/petstore/httpapi"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -83,7 +84,7 @@ func TestClientClosedRequest(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("the request was not observed")
 			}
-			want := petstore.Observation{Status: 499, Code: petstore.CodeClientClosedRequest, Method: http.MethodGet}
+			want := petstore.Observation{Status: 499, Code: httpapi.CodeClientClosedRequest, Method: http.MethodGet}
 			got := petstore.Observation{Status: o.Status, Code: o.Code, Method: o.Method}
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("observation (-want +got):\n%s", diff)

@@ -83,7 +83,7 @@ func (h *handler) answerFor(op Operation, err error, clientGone bool) answer {
 			header: "Retry-After", value: h.retryAfter, level: slog.LevelError, log: "petstore: rate limiter failed"}
 	case errors.Is(err, context.Canceled) && clientGone:
 		// The client hung up: nobody reads the answer, and nothing failed.
-		return answer{code: CodeClientClosedRequest, level: slog.LevelDebug, log: "petstore: client went away"}
+		return answer{code: httpapi.CodeClientClosedRequest, level: slog.LevelDebug, log: "petstore: client went away"}
 	case errors.Is(err, context.Canceled):
 		// Cancelled while the client still waits: by the Store, or by a
 		// context that a host's middleware cancelled. Not the client's doing.
@@ -127,10 +127,10 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, op Operation, err
 		h.log.LogAttrs(r.Context(), a.level, a.log,
 			slog.String("operation", string(op)), slog.String("error", scrub(err.Error(), token)))
 	}
-	if a.code == CodeClientClosedRequest {
+	if a.code == httpapi.CodeClientClosedRequest {
 		// Nobody reads it: the status is for the Observer and a host's
 		// middleware, and there is no body.
-		w.WriteHeader(StatusClientClosedRequest)
+		w.WriteHeader(httpapi.StatusClientClosedRequest)
 		return a.code
 	}
 	if a.header != "" {
@@ -139,16 +139,3 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, op Operation, err
 	httpapi.WriteError(w, r, a.code, a.message, a.fields...)
 	return a.code
 }
-
-// A request whose client went away before it was answered (its context was
-// cancelled) is recorded with these.
-const (
-	// StatusClientClosedRequest is the status that the handler records:
-	// 499 "client closed request", as nginx records it. It is not a 5xx,
-	// since nothing failed; the handler writes it with no body, which
-	// nobody reads.
-	StatusClientClosedRequest = 499
-	// CodeClientClosedRequest is the Observation's Code. It never reaches a
-	// client, so it is not one of httpapi's codes.
-	CodeClientClosedRequest httpapi.Code = "client_closed_request"
-)

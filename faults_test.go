@@ -350,7 +350,7 @@ func TestFaultClientGone(t *testing.T) {
 // 499 with no body, which nobody reads.
 func faultsCheckGone(t *testing.T, w *httptest.ResponseRecorder) {
 	t.Helper()
-	if w.Code != petstore.StatusClientClosedRequest || w.Body.Len() != 0 {
+	if w.Code != httpapi.StatusClientClosedRequest || w.Body.Len() != 0 {
 		t.Errorf("status %d %q, want 499 without a body", w.Code, w.Body)
 	}
 }

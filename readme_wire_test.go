@@ -117,7 +117,7 @@ func TestREADMEWireTable(t *testing.T) {
 const http405 = 405
 
 // httpapiCodes returns the values of the Code constants declared in
-// httpapi.
+// httpapi/error.go: the codes that reach a client.
 func httpapiCodes(t *testing.T) []string {
 	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), "httpapi/error.go", nil, 0)

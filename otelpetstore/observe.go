@@ -28,7 +28,7 @@ import (
 // served the request) and, when the request failed, error.type: the
 // petstore error code (such as "not_found"), or the status for a 5xx
 // without one. A request whose client went away is recorded with status 499
-// and error.type "client_closed_request" (petstore.StatusClientClosedRequest),
+// and error.type "client_closed_request" (httpapi.StatusClientClosedRequest),
 // outside the 5xx series.
 //
 // When the operation is deprecated and the caller was authenticated, it adds
