@@ -136,6 +136,11 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, op Operation, err
 	if a.header != "" {
 		w.Header()[a.header] = a.value
 	}
+	if a.code == httpapi.CodeUnauthorized {
+		// A client without a valid key keeps no connection: net/http closes
+		// an HTTP/1.1 one after the answer, and sends an HTTP/2 one GOAWAY.
+		w.Header()["Connection"] = connectionClose
+	}
 	httpapi.WriteError(w, r, a.code, a.message, a.fields...)
 	return a.code
 }

@@ -23,7 +23,7 @@ import (
 func TestWire(t *testing.T) {
 	seeded := snapshot(t, seededStore(t))
 	page := func(from, to int) string { return marshal(t, seeded[from-1:to]) }
-	invalid := map[string]string{"Www-Authenticate": `Bearer realm="petstore", error="invalid_token"`}
+	invalid := map[string]string{"Www-Authenticate": `Bearer realm="petstore", error="invalid_token"`, "Connection": "close"}
 	for _, tt := range []struct {
 		name, target string
 		header       http.Header
@@ -100,11 +100,14 @@ func TestAuthenticatorAnswers(t *testing.T) {
 		code   httpapi.Code
 		header map[string]string
 	}{
-		{"read-only key lists", newRequest(t, "GET", "/v1/pets", "", reader), 200, "", nil},
+		{"read-only key lists", newRequest(t, "GET", "/v1/pets", "", reader), 200, "", map[string]string{"Connection": ""}},
 		{"read-only key gets", newRequest(t, "GET", "/v1/pets/1", "", reader), 200, "", nil},
 		{"read-only key may not create", newRequest(t, "POST", "/v1/pets", `{"name":"A","categoryId":1}`, reader), 403, "forbidden", nil},
 		{"authenticator down", newRequest(t, "GET", "/v1/pets", "", http.Header{"Authorization": {"Bearer down"}}), 503, "unavailable", map[string]string{"Retry-After": "1"}},
-		{"authenticator rejects", newRequest(t, "GET", "/v1/pets", "", http.Header{"Authorization": {"Bearer other"}}), 401, "unauthorized", map[string]string{"Www-Authenticate": `Bearer realm="petstore", error="invalid_token"`}},
+		{"authenticator rejects", newRequest(t, "GET", "/v1/pets", "", http.Header{"Authorization": {"Bearer other"}}), 401, "unauthorized",
+			map[string]string{"Www-Authenticate": `Bearer realm="petstore", error="invalid_token"`, "Connection": "close"}},
+		{"no key", newRequest(t, "GET", "/v1/pets", "", http.Header{"Authorization": nil}), 401, "unauthorized",
+			map[string]string{"Www-Authenticate": `Bearer realm="petstore"`, "Connection": "close"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

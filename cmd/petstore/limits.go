@@ -82,7 +82,7 @@ func (l *limitFlags) check() error {
 func (l *limitFlags) newServer(api http.Handler) *http.Server {
 	h2 := http2Config
 	return &http.Server{
-		Handler:           closeOnUnauthorized(api),
+		Handler:           api,
 		ReadHeaderTimeout: l.readHeaderTimeout,
 		ReadTimeout:       l.readTimeout,
 		WriteTimeout:      l.writeTimeout,
@@ -94,26 +94,3 @@ func (l *limitFlags) newServer(api http.Handler) *http.Server {
 		DisableGeneralOptionsHandler: true,
 	}
 }
-
-// closeOnUnauthorized closes the connection of a request answered 401, so
-// that a client without a valid key cannot keep one: over HTTP/1.1 with
-// Connection: close, over HTTP/2 with the GOAWAY that net/http sends for it.
-func closeOnUnauthorized(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(unauthorizedCloser{w}, r)
-	})
-}
-
-// unauthorizedCloser adds Connection: close to a 401. Unwrap keeps
-// http.ResponseController working through it.
-type unauthorizedCloser struct{ http.ResponseWriter }
-
-func (w unauthorizedCloser) WriteHeader(code int) {
-	if code == http.StatusUnauthorized {
-		w.Header().Set("Connection", "close")
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-// Unwrap returns the ResponseWriter underneath, for http.ResponseController.
-func (w unauthorizedCloser) Unwrap() http.ResponseWriter { return w.ResponseWriter }
