@@ -4,12 +4,6 @@ import (
 	"fmt"
 	"github.com/jackc/pgx/v5"
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
-	"net"
-	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -195,88 +189,12 @@ func BenchmarkWatchIdle(b *testing.B) {
 	}
 }
 
-// startPgBouncer starts PgBouncer in transaction mode on a free loopback
-// port, in front of the database of the server at direct, and returns the
-// URL to reach the database through it. It skips the test when PgBouncer
-// is not installed, or fails it under CI=true.
-func startPgBouncer(t *testing.T, direct string) string {
-	bin, err := exec.LookPath("pgbouncer")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("pgbouncer is not installed (apt-get install pgbouncer)")
-		}
-		t.Skip("pgbouncer is not installed (apt-get install pgbouncer)")
-	}
-	u, err := url.Parse(direct)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	// PgBouncer refuses to run as root: then it runs as nobody, in a
-	// directory that nobody may write to.
-	dir, err := os.MkdirTemp("", "pgbouncer")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	db, user := strings.TrimPrefix(u.Path, "/"), u.User.Username()
-	ini := fmt.Sprintf(`[databases]
-%s = host=%s port=%s dbname=%s
-[pgbouncer]
-listen_addr = 127.0.0.1
-listen_port = %d
-unix_socket_dir =
-auth_type = trust
-auth_file = %s/users.txt
-pool_mode = transaction
-ignore_startup_parameters = extra_float_digits
-logfile = %s/pgbouncer.log
-`, db, u.Hostname(), u.Port(), db, port, dir, dir)
-	for name, content := range map[string]string{"pgbouncer.ini": ini, "users.txt": fmt.Sprintf("%q \"\"\n", user)} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command(bin, filepath.Join(dir, "pgbouncer.ini"))
-	if os.Geteuid() == 0 {
-		cmd = exec.Command("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", bin, filepath.Join(dir, "pgbouncer.ini"))
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "pgbouncer.log"))
-			t.Fatalf("pgbouncer did not listen on %s:\n%s", addr, log)
-		}
-	}
-	u.Host = addr
-	return u.String()
-}
-
 // Behind PgBouncer in transaction mode, which does not carry LISTEN, a
 // Store given WithListenURL with the server's own URL wakes the watch
 // streams of another Store: each pet once, in order, without polling.
 func TestWatchAcrossPgBouncer(t *testing.T) {
 	direct := pgtest.URL(t)
-	bouncer := startPgBouncer(t, direct)
+	bouncer := pgtest.PgBouncer(t)
 	schema := pgMigratedSchema(t, pgPool(t))
 	var stores []petstore.Store
 	for range 2 {
