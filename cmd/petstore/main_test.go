@@ -173,18 +173,19 @@ func parseConfigFor(args []string, env map[string]string) (config, string) {
 // variable even when it is empty, for every flag that a variable sets too.
 func TestFlagWinsWhenEmpty(t *testing.T) {
 	env := map[string]string{adminAddrVar: ":9090", backupDirVar: "backups", dataFileVar: "other.db",
-		tlsCertVar: "cert.pem", tlsKeyVar: "key.pem", redisURLVar: "redis://127.0.0.1:1/0"}
-	c, err := parseConfigFor([]string{"-admin-addr=", "-backup-dir=", "-data=", "-tls-cert=", "-tls-key=", "-redis="}, env)
+		tlsCertVar: "cert.pem", tlsKeyVar: "key.pem", redisURLVar: "redis://127.0.0.1:1/0", postgresURLVar: "postgres://env@db/b"}
+	c, err := parseConfigFor([]string{"-admin-addr=", "-backup-dir=", "-data=", "-tls-cert=", "-tls-key=", "-redis=", "-postgres="}, env)
 	if err != "" {
 		t.Fatal(err)
 	}
-	got := []string{c.adminAddr, c.backups.dir, c.dataFile, c.tlsCert, c.tlsKey, c.rates.redisURL}
-	if diff := cmp.Diff([]string{"", "", defaultDataFile, "", "", ""}, got); diff != "" {
+	got := []string{c.adminAddr, c.backups.dir, c.dataFile, c.tlsCert, c.tlsKey, c.rates.redisURL, c.postgresURL}
+	if diff := cmp.Diff([]string{"", "", defaultDataFile, "", "", "", ""}, got); diff != "" {
 		t.Errorf("empty flags over set variables (-want +got):\n%s", diff)
 	}
+	delete(env, dataFileVar) // a data file and PostgreSQL together are refused
 	c, _ = parseConfigFor(nil, env)
-	got = []string{c.adminAddr, c.backups.dir, c.dataFile, c.tlsCert, c.tlsKey, c.rates.redisURL}
-	if diff := cmp.Diff([]string{":9090", "backups", "other.db", "cert.pem", "key.pem", "redis://127.0.0.1:1/0"}, got); diff != "" {
+	got = []string{c.adminAddr, c.backups.dir, c.tlsCert, c.tlsKey, c.rates.redisURL, c.postgresURL}
+	if diff := cmp.Diff([]string{":9090", "backups", "cert.pem", "key.pem", "redis://127.0.0.1:1/0", "postgres://env@db/b"}, got); diff != "" {
 		t.Errorf("the variables alone (-want +got):\n%s", diff)
 	}
 	if _, err := parseConfigFor(nil, map[string]string{backupIntervalVar: "often"}); !strings.HasPrefix(err, backupIntervalVar+"=often: ") {

@@ -184,39 +184,6 @@ func TestDocsServingRole(t *testing.T) {
 	}
 }
 
-// TestServingRoleMissingGrant leaves out each GRANT of docs/postgres.md in turn:
-// the server started as the page says refuses to start, naming the
-// statement.
-func TestServingRoleMissingGrant(t *testing.T) {
-	pgtest.URL(t)
-	statements, args := docsRole(t)
-	bin := buildServer(t)
-	for _, left := range statements[1:] {
-		t.Run(left, func(t *testing.T) {
-			schema, role, roleURL := roleSetup(t, bin)
-			var want string
-			roleGrant(t, statements, schema, role, func(stmt string) bool {
-				if strings.HasPrefix(stmt, strings.Fields(left)[0]+" ") && strings.Contains(strings.ReplaceAll(stmt, role, "petstore_app"),
-					strings.ReplaceAll(left[strings.Index(left, " ON "):], "public", schema)) {
-					want = stmt
-					return true
-				}
-				return false
-			})
-			if want == "" {
-				t.Fatalf("no statement left out for %s", left)
-			}
-			code, stdout, stderr := runToExit(t, bin, []string{"PETSTORE_API_KEYS=k", postgresURLVar + "=" + roleURL}, args...)
-			if code != 2 || !strings.HasSuffix(stderr, want+"\n") {
-				t.Errorf("exit status %d (want 2); stderr:\n%s\nwant it to end with %s", code, stderr, want)
-			}
-			if strings.Contains(stdout, "serving") {
-				t.Errorf("the server started:\n%s", stdout)
-			}
-		})
-	}
-}
-
 // TestMigrateCommand checks "petstore migrate": it migrates and says so,
 // then says there is nothing to do; and a server started with
 // -migrate=false on tables not migrated refuses to start, naming the

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"log/slog"
 	"net"
 	"net/url"
 	"strings"
@@ -172,21 +169,6 @@ func TestStartupMissingSchemaOrDatabase(t *testing.T) {
 				t.Errorf("the server printed to stdout before refusing to start:\n%s", stdout)
 			}
 		})
-	}
-}
-
-// TestStartupLogsSchema checks that the log line that says where pets are
-// kept names the schema in effect.
-func TestStartupLogsSchema(t *testing.T) {
-	schema, serverURL := postgresSchema(t)
-	var log bytes.Buffer
-	_, closeStore, err := openPostgresStore(context.Background(), serverURL, "", true, slog.New(slog.NewTextHandler(&log, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	closeStore()
-	if want := "schema=" + schema; !strings.Contains(log.String(), want) {
-		t.Errorf("the log does not say %s:\n%s", want, log.String())
 	}
 }
 

@@ -122,30 +122,6 @@ func TestServerWatchRestarts(t *testing.T) {
 	}
 }
 
-// TestServerWatchPostgres runs two servers on one PostgreSQL database: a
-// watcher of one sees the pets created through the other.
-func TestServerWatchPostgres(t *testing.T) {
-	postgresServerURL(t)
-	const key = "watch-pg-key"
-	bin := buildServer(t)
-	_, serverURL := postgresSchema(t)
-	a := startServer(t, bin, key, []string{postgresURLVar + "=" + serverURL})
-	b := startServer(t, bin, key, []string{postgresURLVar + "=" + serverURL})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	w := startWatcher(ctx, t, a.baseURL, key, "", nil)
-	c := newClient(t, b, key)
-	var created []petstore.Pet
-	for i := range 20 {
-		p, _, err := c.Add(ctx, petstore.NewPet{Name: fmt.Sprint("pet ", i), CategoryID: 1}, petstore.AddOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		created = append(created, p)
-	}
-	w.waitFor(t, created)
-}
-
 // TestServerWatchProtocols watches over HTTP/1.1 and HTTP/2 a server whose
 // -write-timeout is 1s: a stream silent for longer still carries the next
 // pet, since each write sets its own deadline.
