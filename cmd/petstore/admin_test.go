@@ -167,133 +167,70 @@ func labels(m *dto.Metric) map[string]string {
 	return l
 }
 
-// TestAdminMetrics runs the server with -admin-addr and -access-log, sends
-// it known requests with two keys, and finds on /metrics the exact number
-// of requests per route, method and status, and of calls of the deprecated
-// getPet per principal; the admin endpoints are not on the API's port, and
-// the access log has a line per request without any key or query.
+// TestAdminMetrics runs the server with -admin-addr and -access-log and
+// sends it known requests: the access log has a line per request without
+// any key, query or pet ID; the admin endpoints are not on the API's port;
+// /metrics serves the handler's metrics under their Prometheus names (what
+// they count per route, status and principal, otelpetstore's TestTelemetry
+// checks), the service's, the Go runtime's and the process's.
 func TestAdminMetrics(t *testing.T) {
-	const keyA, keyB, wrongKey = "admin-metrics-key-a", "admin-metrics-key-b", "admin-metrics-wrong-key"
-	const querySecret = "admin-query-secret"
-	p := startServer(t, buildServer(t), keyA+","+keyB, nil, "-admin-addr", "127.0.0.1:0", "-access-log")
-	admin := adminURL(t, p)
-	principalA, principalB := adminPrincipal(t, keyA), adminPrincipal(t, keyB)
-	if principalA == principalB || principalA == "" {
-		t.Fatalf("principals %q and %q: want two different ones", principalA, principalB)
-	}
-
+	const key, wrongKey, querySecret = "admin-metrics-key", "admin-metrics-wrong-key", "admin-query-secret"
+	p := startServer(t, buildServer(t), key, nil, "-admin-addr", "127.0.0.1:0", "-access-log")
+	admin, principal := adminURL(t, p), adminPrincipal(t, key)
 	api := "http://" + p.addr
 	const pets, pet = "/v1/pets", "/v1/pets/{petId}"
 	requests := []struct {
 		adminRequest
-		status int
-		want   accessLine
+		want accessLine
 	}{
-		{adminRequest{method: "POST", url: api + p.path, key: keyA, body: `{"name":"Rex","categoryId":1}`}, 201,
-			accessLine{"POST", pets, "createPet", "201", "", principalA, ""}},
-		{adminRequest{method: "POST", url: api + p.path, key: keyA, body: `{"name":"Tom","categoryId":2}`}, 201,
-			accessLine{"POST", pets, "createPet", "201", "", principalA, ""}},
-		{adminRequest{method: "POST", url: api + p.path, key: keyB, body: `{"name":"Bo","categoryId":1}`}, 201,
-			accessLine{"POST", pets, "createPet", "201", "", principalB, ""}},
-		{adminRequest{method: "GET", url: api + p.path + "?limit=2&secret=" + querySecret, key: keyA}, 200,
-			accessLine{"GET", pets, "listPets", "200", "", principalA, ""}},
-		{adminRequest{method: "GET", url: api + p.path, key: keyB}, 200,
-			accessLine{"GET", pets, "listPets", "200", "", principalB, ""}},
-		{adminRequest{method: "GET", url: api + p.path + "/1", key: keyB}, 200,
-			accessLine{"GET", pet, "getPet", "200", "", principalB, ""}},
-		{adminRequest{method: "GET", url: api + p.path + "/2", key: keyB}, 200,
-			accessLine{"GET", pet, "getPet", "200", "", principalB, ""}},
-		{adminRequest{method: "GET", url: api + p.path + "/999", key: keyA}, 404,
-			accessLine{"GET", pet, "getPet", "404", "not_found", principalA, ""}},
-		{adminRequest{method: "GET", url: api + p.path, key: wrongKey}, 401,
+		{adminRequest{method: "POST", url: api + p.path, key: key, body: `{"name":"Rex","categoryId":1}`},
+			accessLine{"POST", pets, "createPet", "201", "", principal, ""}},
+		{adminRequest{method: "GET", url: api + p.path + "?limit=2&secret=" + querySecret, key: key},
+			accessLine{"GET", pets, "listPets", "200", "", principal, ""}},
+		{adminRequest{method: "GET", url: api + p.path + "/999", key: key},
+			accessLine{"GET", pet, "getPet", "404", "not_found", principal, ""}},
+		{adminRequest{method: "GET", url: api + p.path, key: wrongKey},
 			accessLine{"GET", pets, "listPets", "401", "unauthorized", "", ""}},
-		// The admin endpoints are not on the API's port.
-		{adminRequest{method: "GET", url: api + "/metrics", key: keyA}, 404,
-			accessLine{"GET", "", "", "404", "not_found", principalA, ""}},
-		{adminRequest{method: "GET", url: api + "/healthz", key: keyA}, 404,
-			accessLine{"GET", "", "", "404", "not_found", principalA, ""}},
-		{adminRequest{method: "GET", url: api + "/readyz", key: keyA}, 404,
-			accessLine{"GET", "", "", "404", "not_found", principalA, ""}},
+		{adminRequest{method: "GET", url: api + "/metrics", key: key}, accessLine{"GET", "", "", "404", "not_found", principal, ""}},
+		{adminRequest{method: "GET", url: api + "/healthz", key: key}, accessLine{"GET", "", "", "404", "not_found", principal, ""}},
+		{adminRequest{method: "GET", url: api + "/readyz", key: key}, accessLine{"GET", "", "", "404", "not_found", principal, ""}},
 	}
 	var wantLines []accessLine
 	for _, q := range requests {
-		if status, body := adminDo(t, q.adminRequest); status != q.status {
-			t.Fatalf("%s %s: %d, want %d: %s", q.method, q.url, status, q.status, body)
-		}
+		adminDo(t, q.adminRequest)
 		wantLines = append(wantLines, q.want)
 	}
-
-	// The access log: a line per request, and no key, query or pet ID.
-	gotLines := waitForAccessLines(t, p, len(requests))
-	if diff := cmp.Diff(wantLines, gotLines); diff != "" {
+	if diff := cmp.Diff(wantLines, waitForAccessLines(t, p, len(requests))); diff != "" {
 		t.Errorf("access log lines (-want +got):\n%s", diff)
 	}
-	log := p.stderr.String()
-	for _, secret := range []string{keyA, keyB, wrongKey, querySecret, "/999"} {
-		if strings.Contains(log, secret) {
-			t.Errorf("the log shows %q:\n%s", secret, log)
+	for _, secret := range []string{key, wrongKey, querySecret, "/999"} {
+		if strings.Contains(p.stderr.String(), secret) {
+			t.Errorf("the log shows %q:\n%s", secret, p.stderr)
 		}
 	}
 
 	families := scrape(t, admin+"/metrics")
-
-	// The requests per route, method and status, from the histogram's
-	// _count series; a request that matched no route has no http_route.
-	type series struct{ Route, Method, Status string }
-	want := map[series]uint64{
-		{pets, "POST", "201"}: 3,
-		{pets, "GET", "200"}:  2,
-		{pet, "GET", "200"}:   2,
-		{pet, "GET", "404"}:   1,
-		{pets, "GET", "401"}:  1,
-		{"", "GET", "404"}:    3,
-	}
-	duration := families["http_server_request_duration_seconds"]
-	if duration.GetType() != dto.MetricType_HISTOGRAM {
-		t.Fatalf("http_server_request_duration_seconds is %v, want a histogram; families: %v", duration.GetType(), slices.Sorted(maps.Keys(families)))
-	}
-	got := map[series]uint64{}
-	for _, m := range duration.GetMetric() {
-		l := labels(m)
-		got[series{l["http_route"], l["http_request_method"], l["http_response_status_code"]}] += m.GetHistogram().GetSampleCount()
-		if m.GetHistogram().GetSampleSum() <= 0 {
-			t.Errorf("series %v: sum %v, want more than 0", l, m.GetHistogram().GetSampleSum())
+	for name, typ := range map[string]dto.MetricType{
+		"http_server_request_duration_seconds": dto.MetricType_HISTOGRAM,
+		"petstore_deprecated_requests_total":   dto.MetricType_COUNTER,
+		"go_goroutines":                        dto.MetricType_GAUGE,
+		"process_cpu_seconds_total":            dto.MetricType_COUNTER,
+	} {
+		if got := families[name]; got == nil || got.GetType() != typ {
+			t.Errorf("/metrics: %s is %v, want a %v; families: %v", name, got.GetType(), typ, slices.Sorted(maps.Keys(families)))
 		}
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("http_server_request_duration_seconds_count by route, method and status (-want +got):\n%s", diff)
+	var n uint64
+	for _, m := range families["http_server_request_duration_seconds"].GetMetric() {
+		n += m.GetHistogram().GetSampleCount()
 	}
-
-	// Who called the deprecated getPet: every status counts, a caller
-	// that was not authenticated does not.
-	wantDeprecated := map[string]float64{principalA: 1, principalB: 2}
-	gotDeprecated := map[string]float64{}
-	deprecated := families["petstore_deprecated_requests_total"]
-	if deprecated.GetType() != dto.MetricType_COUNTER {
-		t.Fatalf("petstore_deprecated_requests_total is %v, want a counter", deprecated.GetType())
+	if n != uint64(len(requests)) {
+		t.Errorf("http_server_request_duration_seconds counts %d requests, want %d", n, len(requests))
 	}
-	for _, m := range deprecated.GetMetric() {
-		l := labels(m)
-		if l["petstore_operation"] != "getPet" {
-			t.Errorf("petstore_deprecated_requests_total %v: want petstore_operation getPet", l)
-		}
-		gotDeprecated[l["petstore_principal"]] += m.GetCounter().GetValue()
-	}
-	if diff := cmp.Diff(wantDeprecated, gotDeprecated); diff != "" {
-		t.Errorf("petstore_deprecated_requests_total by principal (-want +got):\n%s", diff)
-	}
-
-	// The service, and the Go runtime's and the process's metrics.
 	if info := families["target_info"].GetMetric(); len(info) != 1 || labels(info[0])["service_name"] != "petstore" {
 		t.Errorf("target_info %v: want one, with service_name petstore", info)
 	}
-	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total"} {
-		if families[name] == nil {
-			t.Errorf("/metrics has no %s", name)
-		}
-	}
 
-	// Health and readiness.
 	for _, q := range []struct {
 		method, path string
 		status       int
