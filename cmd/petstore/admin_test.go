@@ -249,18 +249,6 @@ func TestAdminMetrics(t *testing.T) {
 	}
 }
 
-// TestAdminOff starts the server without -admin-addr: it serves no admin
-// endpoints.
-func TestAdminOff(t *testing.T) {
-	p := startServer(t, buildServer(t), "admin-off-key", nil)
-	if m := adminLine.FindString(p.stdout.String()); m != "" {
-		t.Errorf("without -admin-addr, the server prints %q", m)
-	}
-	if strings.Contains(p.stderr.String(), "admin endpoints") {
-		t.Errorf("without -admin-addr, the log mentions admin endpoints:\n%s", p.stderr)
-	}
-}
-
 // adminStore is a Store whose List fails with err, or waits for its
 // context to end when block is set.
 type adminStore struct {

@@ -290,16 +290,22 @@ func TestRestoreWhileServing(t *testing.T) {
 }
 
 // TestMadeKeySurvivesRestart starts the server twice without
-// PETSTORE_API_KEYS: the second start accepts the key the first printed,
-// kept owner-only beside the data file, as are the data file's own files.
+// PETSTORE_API_KEYS, on its default store: the first prints one random key,
+// once, and not in its log, and gives the data file's absolute path in its
+// log; the second start accepts the key the first printed, kept owner-only
+// beside the data file, as are the data file's own files, and has the pet
+// created before the SIGTERM. (TestServerCrash restarts after SIGKILL.)
 func TestMadeKeySurvivesRestart(t *testing.T) {
 	bin := buildServer(t)
 	dir := t.TempDir()
 	keyLine := regexp.MustCompile(`this run accepts the API key (\S+)\n`)
 	p := startServerIn(t, dir, bin, "", nil)
 	m := keyLine.FindStringSubmatch(p.stdout.String())
-	if m == nil {
-		t.Fatalf("the first start printed no key:\n%s", p.stdout)
+	if n := len(keyLine.FindAllString(p.stdout.String(), -1)); n != 1 || len(m[1]) < 40 || strings.Contains(p.stderr.String(), m[1]) {
+		t.Fatalf("the first start printed %d keys, or one of fewer than 40 characters, or one that its log shows:\n%s\n%s", n, p.stdout, p.stderr)
+	}
+	if path := filepath.Join(dir, defaultDataFile); !strings.Contains(p.stderr.String(), "path="+path) {
+		t.Errorf("the start-up log does not give the data file's absolute path %s:\n%s", path, p.stderr)
 	}
 	pet, _ := createPet(t, p.baseURL, m[1], "", petstore.NewPet{Name: "Rex", CategoryID: 1}).pet()
 	for _, name := range []string{defaultDataFile, defaultDataFile + "-wal", defaultDataFile + "-shm", defaultDataFile + ".key"} {
@@ -317,6 +323,8 @@ func TestMadeKeySurvivesRestart(t *testing.T) {
 	req, _ := newGet(context.Background(), again.baseURL, m[1], fmt.Sprintf("/pets/%d", pet.ID))
 	if a, err := do(http.DefaultClient, req); err != nil || a.status != http.StatusOK {
 		t.Errorf("GET with the first start's key after a restart: %v, %v; want 200", a, err)
+	} else if got, _ := a.pet(); got != pet {
+		t.Errorf("after a restart, the pet is %+v, want %+v", got, pet)
 	}
 }
 

@@ -223,21 +223,6 @@ func TestBackupDirChecked(t *testing.T) {
 	}
 }
 
-// TestBackupReadiness checks that backups that have not succeeded for
-// twice the interval count against readiness only with -backup-ready.
-func TestBackupReadiness(t *testing.T) {
-	for _, ready := range []bool{false, true} {
-		b := &backupScheduler{flags: backupFlags{interval: time.Minute, ready: ready}, start: time.Now().Add(-time.Hour)}
-		if err := b.check(); (err != nil) != ready {
-			t.Errorf("check with ready %v, no backup in an hour: %v; want an error only when ready", ready, err)
-		}
-		b.lastOK.Store(time.Now().UnixNano())
-		if err := b.check(); err != nil {
-			t.Errorf("check with ready %v, a backup just now: %v", ready, err)
-		}
-	}
-}
-
 // chmod sets the mode of path.
 func chmod(t *testing.T, path string, mode os.FileMode) {
 	t.Helper()

@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/tls"
 	"io"
-	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,7 +14,8 @@ import (
 )
 
 // TestServerConformance runs the HTTP conformance suite against the server
-// running as a process on its default store, a SQLite file.
+// running as a process on its default store, a SQLite file, and without
+// -admin-addr, which serves no admin endpoints.
 func TestServerConformance(t *testing.T) {
 	const key = "conformance-key"
 	p := startServer(t, buildServer(t), key, nil)
@@ -30,37 +30,8 @@ func TestServerConformance(t *testing.T) {
 	if !strings.HasPrefix(p.baseURL, "http://") {
 		t.Errorf("serving plain HTTP, the server prints %s; want an http:// URL", p.baseURL)
 	}
-}
-
-// TestServerMakesAKey starts the server without keys: it prints one random
-// key, once, and accepts it.
-func TestServerMakesAKey(t *testing.T) {
-	p := startServer(t, buildServer(t), "", nil)
-	lines := regexp.MustCompile(`this run accepts the API key (\S+)\n`).FindAllStringSubmatch(p.stdout.String(), -1)
-	if len(lines) != 1 || len(lines[0][1]) < 40 {
-		t.Fatalf("stdout %q: want one line giving a key of at least 40 characters", p.stdout)
-	}
-	key := lines[0][1]
-	for _, tt := range []struct {
-		key  string
-		want int
-	}{{key, 200}, {"", 401}, {key[:len(key)-1], 401}} {
-		r, _ := http.NewRequest("GET", p.baseURL+"/pets", nil)
-		if tt.key != "" {
-			r.Header.Set("Authorization", "Bearer "+tt.key)
-		}
-		resp, err := http.DefaultClient.Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tt.want {
-			t.Errorf("with key %q: %d, want %d", tt.key, resp.StatusCode, tt.want)
-		}
-	}
-	if strings.Contains(p.stderr.String(), key) {
-		t.Errorf("the generated key is in the log:\n%s", p.stderr)
+	if adminLine.MatchString(p.stdout.String()) || strings.Contains(p.stderr.String(), "admin endpoints") {
+		t.Errorf("without -admin-addr, the server speaks of admin endpoints:\n%s\n%s", p.stdout, p.stderr)
 	}
 }
 

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,12 +14,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"go.opentelemetry.io/otel/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/petstore-go/petstore"
 )
 
 func TestTracingConfig(t *testing.T) {
@@ -84,61 +79,6 @@ func TestParseConfigAdmin(t *testing.T) {
 	checkConfigs(t, tests, func(c config) adminConfig {
 		return adminConfig{AdminAddr: c.adminAddr, AccessLog: c.accessLog, Tracing: c.tracing}
 	})
-}
-
-// TestAccessLogObserver checks the fields of an access log line, with and
-// without a span in the request's context.
-func TestAccessLogObserver(t *testing.T) {
-	traceID, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
-	spanID, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
-	traced := trace.ContextWithSpanContext(context.Background(),
-		trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: spanID, TraceFlags: trace.FlagsSampled}))
-	tests := []struct {
-		name string
-		ctx  context.Context
-		o    petstore.Observation
-		want map[string]any
-	}{
-		{
-			name: "success, traced",
-			ctx:  traced,
-			o: petstore.Observation{Operation: petstore.OpGetPet, Route: "/v1/pets/{petId}", Method: "GET",
-				Status: 200, Duration: 1500 * time.Microsecond, Principal: "key-0123456789abcdef", Deprecated: true},
-			want: map[string]any{"level": "INFO", "msg": "petstore: request", "method": "GET", "route": "/v1/pets/{petId}",
-				"operation": "getPet", "status": float64(200), "code": "", "duration": float64(1500000),
-				"principal": "key-0123456789abcdef",
-				"trace_id":  "4bf92f3577b34da6a3ce929d0e0e4736", "span_id": "00f067aa0ba902b7"},
-		},
-		{
-			name: "unauthenticated, unknown path",
-			ctx:  context.Background(),
-			o:    petstore.Observation{Method: "GET", Status: 401, Code: "unauthorized", Duration: time.Millisecond},
-			want: map[string]any{"level": "INFO", "msg": "petstore: request", "method": "GET", "route": "",
-				"operation": "", "status": float64(401), "code": "unauthorized", "duration": float64(1000000),
-				"principal": ""},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{
-				ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-					if a.Key == slog.TimeKey {
-						return slog.Attr{}
-					}
-					return a
-				},
-			}))
-			accessLogObserver(logger)(tt.ctx, tt.o)
-			var got map[string]any
-			if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
-				t.Fatalf("%q: %v", &buf, err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("access log line (-want +got):\n%s", diff)
-			}
-		})
-	}
 }
 
 // otlpCollector receives spans over OTLP/HTTP, as a collector would.
