@@ -15,9 +15,11 @@ import (
 )
 
 // TestStartupRefuses starts the server as a process on configurations
-// that cannot work: each stops it with exit status 2 and one message that
-// says what is wrong, before it prints a key or serves, and none says that
-// the store is unavailable.
+// that cannot work, one of each step of the start (the flags, the keys, the
+// handler, the store): each stops it with exit status 2 and one message
+// that says what is wrong, before it prints a key or serves, and none says
+// that the store is unavailable. The messages of each step, the tables of
+// parseConfig, parseAPIKeys and checkHandlerConfig check.
 func TestStartupRefuses(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -40,28 +42,6 @@ func TestStartupRefuses(t *testing.T) {
 				"use only letters, digits, -, ., _, ~, + and /, with = only at the end",
 		},
 		{
-			name: "a key with a space",
-			env:  []string{"PETSTORE_API_KEYS=two words"},
-			want: "petstore.New: WithAuthenticator: APIKeys: key 1 of 1 has characters that no bearer token can carry; " +
-				"use only letters, digits, -, ., _, ~, + and /, with = only at the end",
-		},
-		{
-			name: "a named key without a name",
-			env:  []string{"PETSTORE_API_KEYS=alice:k1,:k2"},
-			want: `PETSTORE_API_KEYS: entry 2 has no name before its ":"; write NAME:KEY, or the key alone to have it named by its fingerprint`,
-		},
-		{
-			name: "a name without a key",
-			env:  []string{"PETSTORE_API_KEYS=alice:"},
-			want: `PETSTORE_API_KEYS: entry 1 (alice:) has no key after its ":"; write NAME:KEY`,
-		},
-		{
-			name: "a name that cannot be a principal",
-			env:  []string{"PETSTORE_API_KEYS=alice:k1,key-bob:k2"},
-			want: `petstore.New: WithAuthenticator: NamedAPIKeys: the principal of key 2 of 2 "key-bob" begins as a key's fingerprint does (key- or token-); ` +
-				"choose another name, or leave it empty for the fingerprint",
-		},
-		{
 			name: "keys variable with only a comma",
 			env:  []string{"PETSTORE_API_KEYS=,"},
 			want: "PETSTORE_API_KEYS is set but holds no usable key, only commas and spaces; " +
@@ -72,32 +52,6 @@ func TestStartupRefuses(t *testing.T) {
 			env:  []string{"PETSTORE_API_KEYS=k"},
 			args: []string{"-base-path", "/München"},
 			want: `petstore.New: WithBasePath: "/München" is not a path as it appears in a request URL, so no request can match it; use "/M%C3%BCnchen"`,
-		},
-		{
-			name: "store timeout at the write timeout",
-			env:  []string{"PETSTORE_API_KEYS=k"},
-			args: []string{"-store-timeout", "30s"},
-			want: "-store-timeout 30s is not below -write-timeout 30s: a client would be cut off before it hears " +
-				"that the store timed out; lower -store-timeout or raise -write-timeout",
-		},
-		{
-			name: "store timeout past the write timeout",
-			env:  []string{"PETSTORE_API_KEYS=k"},
-			args: []string{"-store-timeout", "10s", "-write-timeout", "2s"},
-			want: "-store-timeout 10s is not below -write-timeout 2s: a client would be cut off before it hears " +
-				"that the store timed out; lower -store-timeout or raise -write-timeout",
-		},
-		{
-			name: "no store timeout",
-			env:  []string{"PETSTORE_API_KEYS=k"},
-			args: []string{"-store-timeout", "0"},
-			want: "-store-timeout 0s: want more than 0",
-		},
-		{
-			name: "a removed flag",
-			env:  []string{"PETSTORE_API_KEYS=k"},
-			args: []string{"-max-conns", "0"},
-			want: "-max-conns is gone: " + removedFlags["max-conns"],
 		},
 		{
 			name: "an unknown flag",
