@@ -2,10 +2,8 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,34 +29,6 @@ import (
 	"github.com/petstore-go/petstore/internal/export"
 	"github.com/petstore-go/petstore/sqlitestore"
 )
-
-// runCommand runs bin with args in dir, with the variables in env and no
-// other PETSTORE_* variable, and returns its standard output and error.
-func runCommand(t *testing.T, dir, bin string, env []string, args ...string) (stdout, stderr string, err error) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PETSTORE_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, env...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
-	return out.String(), errOut.String(), err
-}
-
-// mustRun is runCommand that fails the test when the command fails.
-func mustRun(t *testing.T, dir, bin string, env []string, args ...string) string {
-	t.Helper()
-	out, errOut, err := runCommand(t, dir, bin, env, args...)
-	if err != nil {
-		t.Fatalf("petstore %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out, errOut)
-	}
-	return out
-}
 
 // createPet creates p through the server at baseURL, with idemKey unless
 // it is empty, and returns the answer.
@@ -328,76 +298,35 @@ func TestMadeKeySurvivesRestart(t *testing.T) {
 	}
 }
 
-// newCommand returns a command that runs bin with args in dir, without the
-// test's PETSTORE_* variables.
-func newCommand(dir, bin string, args ...string) *exec.Cmd {
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PETSTORE_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	return cmd
-}
-
-// TestReadyzNoIDLeft checks, on a SQLite file and on PostgreSQL, that a
-// store that has issued the last ID there is still opens, so that its pets
-// can be read and exported, and that /readyz answers 503 and says why.
+// TestReadyzNoIDLeft checks that the server opens a PostgreSQL table that
+// has issued the last ID there is, so that its pets can be read and
+// exported, and that /readyz answers 503 and says why. That the stores'
+// Check says so, their own TestNoIDLeft checks.
 func TestReadyzNoIDLeft(t *testing.T) {
-	const last = `INSERT INTO pets (id, name, category_id) OVERRIDING SYSTEM VALUE VALUES (9223372036854775807, 'last', 1)`
-	ctx := context.Background()
-	logger := slog.New(slog.DiscardHandler)
-	open := map[string]func(t *testing.T) (store petstore.Store, check func(context.Context) error){
-		"SQLite": func(t *testing.T) (petstore.Store, func(context.Context) error) {
-			path := filepath.Join(t.TempDir(), "pets.db")
-			s, err := sqlitestore.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			db, err := sql.Open("sqlite", path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			if _, err := db.Exec(strings.Replace(last, "OVERRIDING SYSTEM VALUE ", "", 1)); err != nil {
-				t.Fatal(err)
-			}
-			return s, s.Check
-		},
-		"PostgreSQL": func(t *testing.T) (petstore.Store, func(context.Context) error) {
-			_, url := postgresSchema(t)
-			_, closePool, err := openPostgresStore(ctx, url, "", true, logger) // makes the tables
-			if err != nil {
-				t.Fatal(err)
-			}
-			closePool()
-			pool, err := pgxpool.New(ctx, url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pool.Close()
-			if _, err := pool.Exec(ctx, last); err != nil {
-				t.Fatal(err)
-			}
-			s, closePool, err := openPostgresStore(ctx, url, "", true, logger)
-			if err != nil {
-				t.Fatalf("opening a table that holds the last ID: %v", err)
-			}
-			t.Cleanup(closePool)
-			return s, s.Check
-		},
+	ctx, logger := context.Background(), slog.New(slog.DiscardHandler)
+	_, url := postgresSchema(t)
+	_, closePool, err := openPostgresStore(ctx, url, "", true, logger) // makes the tables
+	if err != nil {
+		t.Fatal(err)
 	}
-	for name, open := range open {
-		t.Run(name, func(t *testing.T) {
-			s, check := open(t)
-			a := &admin{store: s, check: check, logger: logger, redact: func(s string) string { return s }}
-			w := httptest.NewRecorder()
-			a.ready(w, httptest.NewRequest(http.MethodGet, "/readyz", nil))
-			if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "no pet ID left") {
-				t.Errorf("/readyz: %d %s; want 503 saying that no pet ID is left", w.Code, w.Body)
-			}
-		})
+	closePool()
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, `INSERT INTO pets (id, name, category_id) OVERRIDING SYSTEM VALUE VALUES (9223372036854775807, 'last', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	s, closePool, err := openPostgresStore(ctx, url, "", true, logger)
+	if err != nil {
+		t.Fatalf("opening a table that holds the last ID: %v", err)
+	}
+	defer closePool()
+	a := &admin{store: s, check: s.Check, logger: logger, redact: func(s string) string { return s }}
+	w := httptest.NewRecorder()
+	a.ready(w, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "no pet ID left") {
+		t.Errorf("/readyz: %d %s; want 503 saying that no pet ID is left", w.Code, w.Body)
 	}
 }

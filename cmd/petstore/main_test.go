@@ -164,11 +164,20 @@ func TestFlagWinsWhenEmpty(t *testing.T) {
 	}
 }
 
-// TestHelpDefaults: -help gives each flag's default once, and says that
-// the key made is kept.
+// TestHelpDefaults: -help gives each flag's default once, says that the
+// key made is kept, and does not show the URL of PETSTORE_POSTGRES_URL,
+// which carries a password, as the default of -postgres.
 func TestHelpDefaults(t *testing.T) {
 	var help strings.Builder
-	parseConfig([]string{"-help"}, func(string) string { return "" }, &help)
+	parseConfig([]string{"-help"}, func(k string) string {
+		if k == postgresURLVar {
+			return "postgres://app:" + postgresSecret + "@db/shop"
+		}
+		return ""
+	}, &help)
+	if strings.Contains(help.String(), postgresSecret) {
+		t.Errorf("-help shows the password:\n%s", help.String())
+	}
 	if n := strings.Count(help.String(), "(default 1h0m0s)"); n != 1 || strings.Contains(help.String(), "else 1h") {
 		t.Errorf("-backup-interval's default appears %d times, or twice in one line:\n%s", n, help.String())
 	}

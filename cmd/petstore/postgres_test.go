@@ -88,27 +88,6 @@ func postgresCount(t *testing.T, schema string) int {
 	return n
 }
 
-// TestPostgresHelpHidesURL checks that -help does not print the URL from
-// the environment, which carries a password, as the flag's default.
-func TestPostgresHelpHidesURL(t *testing.T) {
-	var out bytes.Buffer
-	getenv := func(k string) string {
-		if k == postgresURLVar {
-			return "postgres://app:" + postgresSecret + "@db/shop"
-		}
-		return ""
-	}
-	if _, err := parseConfig([]string{"-help"}, getenv, &out); err == nil {
-		t.Fatal("parseConfig(-help) succeeded; want flag.ErrHelp")
-	}
-	if !strings.Contains(out.String(), "-postgres URL") {
-		t.Errorf("-help does not document -postgres:\n%s", out.String())
-	}
-	if strings.Contains(out.String(), postgresSecret) {
-		t.Errorf("-help shows the password:\n%s", out.String())
-	}
-}
-
 // TestPostgresErrorsHidePassword starts the server on PostgreSQL URLs that
 // are malformed or point nowhere, and checks that it fails with an error
 // that says why and shows no password, in its error or its log.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -114,20 +115,12 @@ func startServerErr(t *testing.T, bin, key string, env []string, args ...string)
 // startServerErrIn is startServerIn for any goroutine.
 func startServerErrIn(t *testing.T, dir, bin, key string, env []string, args ...string) (*serverProcess, error) {
 	p := &serverProcess{
-		cmd:    exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...),
+		cmd: newCommand(context.Background(), dir, bin, append(append([]string{"PETSTORE_API_KEYS=" + key}, noBudgets...), env...),
+			append([]string{"-addr", "127.0.0.1:0"}, args...)...),
 		stdout: &syncBuffer{},
 		stderr: &syncBuffer{},
 		exited: make(chan struct{}),
 	}
-	p.cmd.Dir = dir
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PETSTORE_") {
-			p.cmd.Env = append(p.cmd.Env, kv)
-		}
-	}
-	p.cmd.Env = append(p.cmd.Env, "PETSTORE_API_KEYS="+key)
-	p.cmd.Env = append(p.cmd.Env, noBudgets...)
-	p.cmd.Env = append(p.cmd.Env, env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {
 		return nil, err
@@ -168,6 +161,60 @@ func startServerErrIn(t *testing.T, dir, bin, key string, env []string, args ...
 			return nil, fmt.Errorf("the server printed no URL within 30s; stdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
 		}
 	}
+}
+
+// newCommand returns a command that runs bin with args in dir, with the
+// variables in env and none of the test's own PETSTORE_* variables, killed
+// when ctx is done.
+func newCommand(ctx context.Context, dir, bin string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PETSTORE_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	return cmd
+}
+
+// runCommand runs bin with args in dir, with the variables in env, for a
+// minute at most, and returns its standard output and error.
+func runCommand(t *testing.T, dir, bin string, env []string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := newCommand(ctx, dir, bin, env, args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+// mustRun is runCommand that fails the test when the command fails.
+func mustRun(t *testing.T, dir, bin string, env []string, args ...string) string {
+	t.Helper()
+	out, errOut, err := runCommand(t, dir, bin, env, args...)
+	if err != nil {
+		t.Fatalf("petstore %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out, errOut)
+	}
+	return out
+}
+
+// runToExit runs the server bin on 127.0.0.1 with args and the variables in
+// env, in a directory of its own, and returns its exit code and output.
+func runToExit(t *testing.T, bin string, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	stdout, stderr, err := runCommand(t, t.TempDir(), bin, env, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stdout, stderr
+	case errors.As(err, &exit) && exit.ExitCode() >= 0:
+		return exit.ExitCode(), stdout, stderr
+	}
+	t.Fatalf("running %s: %v; stdout:\n%s\nstderr:\n%s", bin, err, stdout, stderr)
+	return -1, "", ""
 }
 
 // wait waits up to bound for the process to exit and returns its exit

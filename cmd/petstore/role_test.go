@@ -9,11 +9,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/client"
@@ -92,17 +90,11 @@ func roleSetup(t *testing.T, bin string) (schema, role, roleURL string) {
 // standard error.
 func runMigrateCommand(t *testing.T, bin, databaseURL string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "migrate")
-	cmd.Env = append(os.Environ(), postgresURLVar+"="+databaseURL)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, errOut, err := runCommand(t, t.TempDir(), bin, []string{postgresURLVar + "=" + databaseURL}, "migrate")
 	if err != nil {
-		return string(out), errors.New(err.Error() + ": " + stderr.String())
+		return out, errors.New(err.Error() + ": " + errOut)
 	}
-	return string(out), nil
+	return out, nil
 }
 
 // roleGrant runs the statements of docs/postgres.md for role in schema, leaving out

@@ -139,11 +139,8 @@ func TestStartupHelp(t *testing.T) {
 			if stderr != "" {
 				t.Errorf("stderr is not empty:\n%s", stderr)
 			}
-			for _, want := range []string{
-				"Usage: petstore [flags]",
-				"-store-timeout duration", "-write-timeout duration", "-max-in-flight requests", "-postgres URL",
-				"PETSTORE_API_KEYS\n", "PETSTORE_POSTGRES_URL\n", "PETSTORE_TLS_CERT\n", "-create-limit RATE,BURST",
-			} {
+			// Every flag and variable is there: TestHelpMatchesDocs.
+			for _, want := range []string{"Usage: petstore [flags]", "-postgres URL", "PETSTORE_API_KEYS\n"} {
 				if !strings.Contains(stdout, want) {
 					t.Errorf("the help does not say %q:\n%s", want, stdout)
 				}

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
-	"errors"
 	"io"
 	"math/big"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -219,35 +215,6 @@ func TestServerTLSRefuses(t *testing.T) {
 			}
 		})
 	}
-}
-
-// runToExit runs bin on 127.0.0.1 with args and the variables in env, and
-// no PETSTORE_* variables of the test's own, and returns its exit code and
-// output once it has exited.
-func runToExit(t *testing.T, bin string, env []string, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
-	cmd.Dir = t.TempDir() // where the default data file goes
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PETSTORE_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, env...)
-	var out, errOut syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, out.String(), errOut.String()
-	case errors.As(err, &exit) && exit.ExitCode() >= 0:
-		return exit.ExitCode(), out.String(), errOut.String()
-	}
-	t.Fatalf("running %s: %v; stdout:\n%s\nstderr:\n%s", bin, err, &out, &errOut)
-	return -1, "", ""
 }
 
 // get lists the pets of p with client, reading the whole response.
