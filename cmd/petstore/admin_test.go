@@ -43,41 +43,6 @@ func adminURL(t *testing.T, p *serverProcess) string {
 	return m[1]
 }
 
-// adminRequest is a request that the admin tests send.
-type adminRequest struct {
-	method, url, key, body string
-	header                 map[string]string
-}
-
-// adminDo sends q and returns the status and the body of the answer.
-func adminDo(t *testing.T, q adminRequest) (int, []byte) {
-	t.Helper()
-	r, err := http.NewRequest(q.method, q.url, strings.NewReader(q.body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if q.key != "" {
-		r.Header.Set("Authorization", "Bearer "+q.key)
-	}
-	if q.body != "" {
-		r.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range q.header {
-		r.Header.Set(k, v)
-	}
-	client := &http.Client{Timeout: 10 * time.Second}
-	resp, err := client.Do(r)
-	if err != nil {
-		t.Fatalf("%s %s: %v", q.method, q.url, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: reading the body: %v", q.method, q.url, err)
-	}
-	return resp.StatusCode, b
-}
-
 // adminPrincipal returns the principal that petstore.APIKeys gives key.
 func adminPrincipal(t *testing.T, key string) string {
 	t.Helper()
@@ -146,7 +111,7 @@ func waitForAccessLines(t *testing.T, p *serverProcess, n int) []accessLine {
 // scrape fetches and parses the metrics at url.
 func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 	t.Helper()
-	status, body := adminDo(t, adminRequest{method: http.MethodGet, url: url})
+	status, body := adminDo(t, apiRequest{method: http.MethodGet, url: url})
 	if status != http.StatusOK {
 		t.Fatalf("GET %s: %d, want 200: %s", url, status, body)
 	}
@@ -180,24 +145,24 @@ func TestAdminMetrics(t *testing.T) {
 	api := "http://" + p.addr
 	const pets, pet = "/v1/pets", "/v1/pets/{petId}"
 	requests := []struct {
-		adminRequest
+		apiRequest
 		want accessLine
 	}{
-		{adminRequest{method: "POST", url: api + p.path, key: key, body: `{"name":"Rex","categoryId":1}`},
+		{apiRequest{method: "POST", url: api + p.path, key: key, body: `{"name":"Rex","categoryId":1}`},
 			accessLine{"POST", pets, "createPet", "201", "", principal, ""}},
-		{adminRequest{method: "GET", url: api + p.path + "?limit=2&secret=" + querySecret, key: key},
+		{apiRequest{method: "GET", url: api + p.path + "?limit=2&secret=" + querySecret, key: key},
 			accessLine{"GET", pets, "listPets", "200", "", principal, ""}},
-		{adminRequest{method: "GET", url: api + p.path + "/999", key: key},
+		{apiRequest{method: "GET", url: api + p.path + "/999", key: key},
 			accessLine{"GET", pet, "getPet", "404", "not_found", principal, ""}},
-		{adminRequest{method: "GET", url: api + p.path, key: wrongKey},
+		{apiRequest{method: "GET", url: api + p.path, key: wrongKey},
 			accessLine{"GET", pets, "listPets", "401", "unauthorized", "", ""}},
-		{adminRequest{method: "GET", url: api + "/metrics", key: key}, accessLine{"GET", "", "", "404", "not_found", principal, ""}},
-		{adminRequest{method: "GET", url: api + "/healthz", key: key}, accessLine{"GET", "", "", "404", "not_found", principal, ""}},
-		{adminRequest{method: "GET", url: api + "/readyz", key: key}, accessLine{"GET", "", "", "404", "not_found", principal, ""}},
+		{apiRequest{method: "GET", url: api + "/metrics", key: key}, accessLine{"GET", "", "", "404", "not_found", principal, ""}},
+		{apiRequest{method: "GET", url: api + "/healthz", key: key}, accessLine{"GET", "", "", "404", "not_found", principal, ""}},
+		{apiRequest{method: "GET", url: api + "/readyz", key: key}, accessLine{"GET", "", "", "404", "not_found", principal, ""}},
 	}
 	var wantLines []accessLine
 	for _, q := range requests {
-		adminDo(t, q.adminRequest)
+		adminDo(t, q.apiRequest)
 		wantLines = append(wantLines, q.want)
 	}
 	if diff := cmp.Diff(wantLines, waitForAccessLines(t, p, len(requests))); diff != "" {
@@ -242,7 +207,7 @@ func TestAdminMetrics(t *testing.T) {
 		{"POST", "/healthz", 405, "Method Not Allowed\n"},
 		{"GET", "/v1/pets", 404, "404 page not found\n"},
 	} {
-		status, body := adminDo(t, adminRequest{method: q.method, url: admin + q.path})
+		status, body := adminDo(t, apiRequest{method: q.method, url: admin + q.path})
 		if status != q.status || string(body) != q.body {
 			t.Errorf("%s %s%s: %d %q, want %d %q", q.method, admin, q.path, status, body, q.status, q.body)
 		}
@@ -353,7 +318,7 @@ func TestServeAdmin(t *testing.T) {
 	url := m[1]
 	check := func(when, path string, want int) {
 		t.Helper()
-		if status, body := adminDo(t, adminRequest{method: "GET", url: url + path}); status != want {
+		if status, body := adminDo(t, apiRequest{method: "GET", url: url + path}); status != want {
 			t.Errorf("%s: GET %s: %d, want %d: %s", when, path, status, want, body)
 		}
 	}

@@ -30,21 +30,6 @@ import (
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
-// createPet creates p through the server at baseURL, with idemKey unless
-// it is empty, and returns the answer.
-func createPet(t *testing.T, baseURL, key, idemKey string, p petstore.NewPet) apiAnswer {
-	t.Helper()
-	req, err := newCreate(context.Background(), baseURL, key, idemKey, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := do(http.DefaultClient, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
-
 // openPets returns every pet of the data file at path.
 func openPets(t *testing.T, path string) []petstore.Pet {
 	t.Helper()
@@ -90,9 +75,8 @@ func TestBackupWhileServing(t *testing.T) {
 					idemKey = fmt.Sprintf("c%d-%d", w, i)
 				}
 				np := petstore.NewPet{Name: fmt.Sprintf("c%d %d", w, i), CategoryID: 1}
-				req, _ := newCreate(context.Background(), p.baseURL, key, idemKey, np)
 				start := time.Now()
-				a, err := do(client, req)
+				a, err := send(context.Background(), client, createRequest(p.baseURL, key, idemKey, np))
 				if err != nil || a.status != http.StatusCreated {
 					t.Errorf("create during the backup: %v %v", a, err)
 					return
@@ -290,10 +274,8 @@ func TestMadeKeySurvivesRestart(t *testing.T) {
 	if m2 := keyLine.FindStringSubmatch(again.stdout.String()); m2 == nil || m2[1] != m[1] {
 		t.Errorf("the second start printed %q; want the first start's key again", again.stdout)
 	}
-	req, _ := newGet(context.Background(), again.baseURL, m[1], fmt.Sprintf("/pets/%d", pet.ID))
-	if a, err := do(http.DefaultClient, req); err != nil || a.status != http.StatusOK {
-		t.Errorf("GET with the first start's key after a restart: %v, %v; want 200", a, err)
-	} else if got, _ := a.pet(); got != pet {
+	a := mustSend(t, apiRequest{method: http.MethodGet, url: fmt.Sprintf("%s/pets/%d", again.baseURL, pet.ID), key: m[1]})
+	if got, _ := a.pet(); a.status != http.StatusOK || got != pet {
 		t.Errorf("after a restart, the pet is %+v, want %+v", got, pet)
 	}
 }

@@ -70,12 +70,7 @@ func TestRateLimitSharedRedis(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), period)
 			defer cancel()
 			for i := 0; ctx.Err() == nil; i++ {
-				req, err := newGet(ctx, procs[i%2].baseURL, key, "/pets?limit=1")
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				a, err := do(http.DefaultClient, req)
+				a, err := send(ctx, http.DefaultClient, apiRequest{method: http.MethodGet, url: procs[i%2].baseURL + "/pets?limit=1", key: key})
 				switch {
 				case ctx.Err() != nil:
 				case err != nil:

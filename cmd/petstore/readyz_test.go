@@ -30,7 +30,7 @@ func TestReadyzPostgres(t *testing.T) {
 
 	// probe returns what /readyz answers.
 	probe := func() (int, probeBody) {
-		status, body := adminDo(t, adminRequest{method: http.MethodGet, url: admin + "/readyz"})
+		status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"})
 		var b probeBody
 		if err := json.Unmarshal(body, &b); err != nil {
 			t.Fatalf("/readyz answered %d with %q, not JSON: %v", status, body, err)
@@ -78,7 +78,7 @@ func TestReadyzPostgres(t *testing.T) {
 			t.Errorf("database down, probe %d more: /readyz answered %d %+v, want 503 unavailable", i+1, status, body)
 		}
 	}
-	if status, body := adminDo(t, adminRequest{method: http.MethodGet, url: admin + "/healthz"}); status != http.StatusOK {
+	if status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/healthz"}); status != http.StatusOK {
 		t.Errorf("database down: /healthz answered %d %s; want 200, as the process runs", status, body)
 	}
 

@@ -142,7 +142,7 @@ func TestDocsServingRole(t *testing.T) {
 		if tt.idempotencyKey != "" {
 			h["Idempotency-Key"] = tt.idempotencyKey
 		}
-		status, body := adminDo(t, adminRequest{method: http.MethodPost, url: p.baseURL + "/pets", key: key,
+		status, body := adminDo(t, apiRequest{method: http.MethodPost, url: p.baseURL + "/pets", key: key,
 			body: `{"name":"Rex","categoryId":1}`, header: h})
 		if status != tt.want {
 			t.Errorf("%s create: %d %s; want %d; the server's log:\n%s", tt.name, status, body, tt.want, p.stderr)
@@ -165,7 +165,7 @@ func TestDocsServingRole(t *testing.T) {
 	if _, err := conn.Exec(context.Background(), "REVOKE DELETE ON "+schema+".pets_keys FROM "+role); err != nil {
 		t.Fatal(err)
 	}
-	status, body := adminDo(t, adminRequest{method: http.MethodGet, url: adminURL(t, p) + "/readyz"})
+	status, body := adminDo(t, apiRequest{method: http.MethodGet, url: adminURL(t, p) + "/readyz"})
 	var probe probeBody
 	if err := json.Unmarshal(body, &probe); err != nil {
 		t.Fatalf("/readyz: %q: %v", body, err)
@@ -197,7 +197,7 @@ func TestMigrateCommand(t *testing.T) {
 		}
 	}
 	p := startServer(t, bin, "k", []string{postgresURLVar + "=" + serverURL}, "-migrate=false")
-	if status, body := adminDo(t, adminRequest{method: http.MethodPost, url: p.baseURL + "/pets", key: "k", body: `{"name":"Rex","categoryId":1}`}); status != http.StatusCreated {
+	if status, body := adminDo(t, apiRequest{method: http.MethodPost, url: p.baseURL + "/pets", key: "k", body: `{"name":"Rex","categoryId":1}`}); status != http.StatusCreated {
 		t.Errorf("create after petstore migrate: %d %s", status, body)
 	}
 }

@@ -127,7 +127,7 @@ func TestTraces(t *testing.T) {
 	const key = "traces-key"
 	p := startServer(t, buildServer(t), key, []string{otlpEndpointVar + "=" + srv.URL, "OTEL_SERVICE_NAME=petstore-traces-test"}, "-access-log")
 	const parentTrace, parentSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-	q := adminRequest{method: "POST", url: "http://" + p.addr + p.path, key: key, body: `{"name":"Rex","categoryId":1}`,
+	q := apiRequest{method: "POST", url: "http://" + p.addr + p.path, key: key, body: `{"name":"Rex","categoryId":1}`,
 		header: map[string]string{"traceparent": "00-" + parentTrace + "-" + parentSpan + "-01"}}
 	if status, body := adminDo(t, q); status != http.StatusCreated {
 		t.Fatalf("POST %s: %d, want 201: %s", q.url, status, body)
