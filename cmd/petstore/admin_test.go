@@ -89,23 +89,17 @@ func accessLines(t *testing.T, log string) []accessLine {
 	return lines
 }
 
-// waitForAccessLines waits up to 10s for p to have logged n access lines
-// and returns them. The observer writes the line after the metrics are
-// recorded, so that the metrics are complete once the lines are there.
+// waitForAccessLines waits for p to have logged n access lines and returns
+// them. The observer writes the line after the metrics are recorded, so
+// that the metrics are complete once the lines are there.
 func waitForAccessLines(t *testing.T, p *serverProcess, n int) []accessLine {
 	t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	for {
-		if lines := accessLines(t, p.stderr.String()); len(lines) >= n {
-			return lines
-		}
-		select {
-		case <-p.stderr.written():
-		case <-deadline.C:
-			t.Fatalf("the server logged fewer than %d access lines within 10s; its log:\n%s", n, p.stderr)
-		}
-	}
+	var lines []accessLine
+	waitUntil(t, p, fmt.Sprint(n, " access lines are logged"), func() bool {
+		lines = accessLines(t, p.stderr.String())
+		return len(lines) >= n
+	})
+	return lines
 }
 
 // scrape fetches and parses the metrics at url.

@@ -233,16 +233,3 @@ func chmod(t *testing.T, path string, mode os.FileMode) {
 
 // scopeLabels are the labels of the server's own metrics in /metrics.
 const scopeLabels = `{otel_scope_name="github.com/petstore-go/petstore/cmd/petstore",otel_scope_schema_url="",otel_scope_version=""}`
-
-// waitUntil polls cond every 20ms until it holds, and fails the test with
-// the server's log after 30s.
-func waitUntil(t *testing.T, p *serverProcess, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after 30s waiting until %s; the server's log:\n%s", what, p.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
