@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"io"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,42 +35,12 @@ func TestServerConformance(t *testing.T) {
 }
 
 func TestParseConfig(t *testing.T) {
-	tests := []struct {
-		name     string
-		args     []string
-		keys     string
-		wantAddr string
-		wantBase string
-		wantKeys []string
-		wantErr  bool
-	}{
-		{name: "defaults", wantAddr: "localhost:8080", wantBase: "/v1"},
-		{name: "flags", args: []string{"-addr", ":9000", "-base-path", "/api/v2"}, wantAddr: ":9000", wantBase: "/api/v2"},
-		{name: "keys trimmed, empty ones dropped", keys: " old , ,new,", wantAddr: "localhost:8080", wantBase: "/v1", wantKeys: []string{"old", "new"}},
-		{name: "unknown flag", args: []string{"-port", "1"}, wantErr: true},
-		{name: "stray argument", args: []string{"serve"}, wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			getenv := func(k string) string {
-				if k == "PETSTORE_API_KEYS" {
-					return tt.keys
-				}
-				return ""
-			}
-			c, err := parseConfig(tt.args, getenv, io.Discard)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("parseConfig(%q) error = %v, want error %v", tt.args, err, tt.wantErr)
-			}
-			if err != nil {
-				return
-			}
-			if c.addr != tt.wantAddr || c.basePath != tt.wantBase || !slices.Equal(c.keys, tt.wantKeys) {
-				t.Errorf("parseConfig(%q) = addr %q, base %q, keys %q; want %q, %q, %q",
-					tt.args, c.addr, c.basePath, c.keys, tt.wantAddr, tt.wantBase, tt.wantKeys)
-			}
-		})
-	}
+	type where struct{ Addr, BasePath string }
+	checkConfigs(t, []configCase[where]{
+		{name: "defaults", want: where{"localhost:8080", "/v1"}},
+		{name: "flags", args: []string{"-addr", ":9000", "-base-path", "/api/v2"}, want: where{":9000", "/api/v2"}},
+		{name: "stray argument", args: []string{"serve"}, wantErr: `unexpected arguments ["serve"]; see -help`},
+	}, func(c config) where { return where{c.addr, c.basePath} })
 }
 
 func TestParseConfigTLS(t *testing.T) {
