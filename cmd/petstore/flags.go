@@ -123,19 +123,6 @@ func parseSettings(fs *flag.FlagSet, table []setting, args []string, getenv func
 	return given, nil
 }
 
-// settingsOf returns the settings of table with the names given.
-func settingsOf(table []setting, names ...string) []setting {
-	var out []setting
-	for _, s := range table {
-		for _, n := range names {
-			if s.name == n {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
-
 // environmentHelp is the part of -help about the variables that no flag
 // has; the others are given with their flags.
 const environmentHelp = `

@@ -82,7 +82,12 @@ func (l *limitFlags) check() error {
 func (l *limitFlags) newServer(api http.Handler) *http.Server {
 	h2 := http2Config
 	return &http.Server{
-		Handler:           closeOnUnauthorized(api),
+		// A 401 closes its connection, so that a client without a valid key
+		// cannot keep one: over HTTP/1.1 with Connection: close, over HTTP/2
+		// with the GOAWAY that net/http sends for it.
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			api.ServeHTTP(unauthorizedCloser{w}, r)
+		}),
 		ReadHeaderTimeout: l.readHeaderTimeout,
 		ReadTimeout:       l.readTimeout,
 		WriteTimeout:      l.writeTimeout,
@@ -93,15 +98,6 @@ func (l *limitFlags) newServer(api http.Handler) *http.Server {
 		// everywhere else, rather than to net/http's answer of 200.
 		DisableGeneralOptionsHandler: true,
 	}
-}
-
-// closeOnUnauthorized closes the connection of a request answered 401, so
-// that a client without a valid key cannot keep one: over HTTP/1.1 with
-// Connection: close, over HTTP/2 with the GOAWAY that net/http sends for it.
-func closeOnUnauthorized(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(unauthorizedCloser{w}, r)
-	})
 }
 
 // unauthorizedCloser adds Connection: close to a 401. Unwrap keeps

@@ -151,8 +151,14 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 	if accessLog != nil {
 		observers = append(observers, accessLogObserver(accessLog))
 	}
-	if observe := joinObservers(observers...); observe != nil {
-		o.options = append(o.options, petstore.WithObserver(observe))
+	switch len(observers) {
+	case 1:
+		o.options = append(o.options, petstore.WithObserver(observers[0]))
+	case 2:
+		o.options = append(o.options, petstore.WithObserver(func(ctx context.Context, ob petstore.Observation) {
+			observers[0](ctx, ob)
+			observers[1](ctx, ob)
+		}))
 	}
 	return o, nil
 }
@@ -181,22 +187,6 @@ func newPrometheusMetrics(res *resource.Resource, extra ...prometheus.Collector)
 	return mp, handler, nil
 }
 
-// joinObservers returns an observer that calls each of observers in turn,
-// the only one when there is one, or nil when there is none.
-func joinObservers(observers ...func(context.Context, petstore.Observation)) func(context.Context, petstore.Observation) {
-	switch len(observers) {
-	case 0:
-		return nil
-	case 1:
-		return observers[0]
-	}
-	return func(ctx context.Context, o petstore.Observation) {
-		for _, observe := range observers {
-			observe(ctx, o)
-		}
-	}
-}
-
 // close shuts the providers down, flushing what they hold, and returns
 // what went wrong.
 func (o *observability) close(ctx context.Context) error {
@@ -214,5 +204,31 @@ func (o *observability) shutdown(logger *slog.Logger) {
 	defer cancel()
 	if err := o.close(ctx); err != nil {
 		logger.Warn("petstore: shutting down telemetry", "err", err)
+	}
+}
+
+// accessLogObserver returns an observer that writes one line per request
+// to logger, at level Info: the method (cut to 64 bytes when longer, by the
+// handler), the route template (never the path as sent, nor its query),
+// the operation, the status, the error code (empty for a success), the
+// duration, the caller's principal (empty when the caller was not
+// authenticated; a principal names a key without revealing it) and, when
+// the request is traced, its trace and span IDs.
+func accessLogObserver(logger *slog.Logger) func(context.Context, petstore.Observation) {
+	return func(ctx context.Context, o petstore.Observation) {
+		attrs := make([]slog.Attr, 0, 9)
+		attrs = append(attrs,
+			slog.String("method", o.Method),
+			slog.String("route", o.Route),
+			slog.String("operation", string(o.Operation)),
+			slog.Int("status", o.Status),
+			slog.String("code", string(o.Code)),
+			slog.Duration("duration", o.Duration),
+			slog.String("principal", o.Principal),
+		)
+		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+			attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+		}
+		logger.LogAttrs(ctx, slog.LevelInfo, "petstore: request", attrs...)
 	}
 }
