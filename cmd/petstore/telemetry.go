@@ -15,14 +15,12 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/otelpetstore"
@@ -109,16 +107,18 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 		if err != nil {
 			return nil, fmt.Errorf("the OpenTelemetry resource: %w", err)
 		}
-		var meters metric.MeterProvider = metricnoop.NewMeterProvider()
+		// Without a provider of its own, otelpetstore records on the
+		// global one, which records nothing: this process sets none.
+		telOpts := []otelpetstore.Option{otelpetstore.WithPropagator(propagation.TraceContext{})}
 		if withMetrics {
 			mp, handler, err := newPrometheusMetrics(res, collectors...)
 			if err != nil {
 				return nil, err
 			}
-			meters, o.metrics, o.meters = mp, handler, mp
+			o.metrics, o.meters = handler, mp
+			telOpts = append(telOpts, otelpetstore.WithMeterProvider(mp))
 			o.closers = append(o.closers, mp.Shutdown)
 		}
-		var tracers trace.TracerProvider = tracenoop.NewTracerProvider()
 		if tracing {
 			exporter, err := otlptracehttp.New(ctx)
 			if err != nil {
@@ -126,14 +126,10 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 				return nil, fmt.Errorf("the OTLP trace exporter: %w", err)
 			}
 			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res))
-			tracers = tp
+			telOpts = append(telOpts, otelpetstore.WithTracerProvider(tp))
 			o.closers = append(o.closers, tp.Shutdown)
 		}
-		tel, err := otelpetstore.New(
-			otelpetstore.WithMeterProvider(meters),
-			otelpetstore.WithTracerProvider(tracers),
-			otelpetstore.WithPropagator(propagation.TraceContext{}),
-		)
+		tel, err := otelpetstore.New(telOpts...)
 		if err != nil {
 			o.close(context.Background())
 			return nil, err
