@@ -94,8 +94,8 @@ type observability struct {
 // metrics when withMetrics (for -admin-addr), traces when tracing (see
 // tracingConfig), and an access log line per request on accessLog when it
 // is not nil. With none of them, it adds no observer. The metrics include
-// those of collectors.
-func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog *slog.Logger, collectors ...prometheus.Collector) (*observability, error) {
+// those of extra.
+func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog *slog.Logger, extra ...prometheus.Collector) (*observability, error) {
 	o := &observability{wrap: func(h http.Handler) http.Handler { return h }}
 	var observers []func(context.Context, petstore.Observation)
 	if withMetrics || tracing {
@@ -111,11 +111,22 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 		// global one, which records nothing: this process sets none.
 		telOpts := []otelpetstore.Option{otelpetstore.WithPropagator(propagation.TraceContext{})}
 		if withMetrics {
-			mp, handler, err := newPrometheusMetrics(res, collectors...)
-			if err != nil {
-				return nil, err
+			// The metrics, with the Go runtime's, the process's and those of
+			// collectors, in the Prometheus text format, named the
+			// Prometheus way (http.server.request.duration becomes
+			// http_server_request_duration_seconds).
+			registry := prometheus.NewRegistry()
+			for _, c := range append([]prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}, extra...) {
+				if err := registry.Register(c); err != nil {
+					return nil, fmt.Errorf("registering a collector of metrics: %w", err)
+				}
 			}
-			o.metrics, o.meters = handler, mp
+			exporter, err := otelprom.New(otelprom.WithRegisterer(registry), otelprom.WithTranslationStrategy(otlptranslator.UnderscoreEscapingWithSuffixes))
+			if err != nil {
+				return nil, fmt.Errorf("the Prometheus exporter: %w", err)
+			}
+			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter), sdkmetric.WithResource(res))
+			o.metrics, o.meters = promhttp.HandlerFor(registry, promhttp.HandlerOpts{}), mp
 			telOpts = append(telOpts, otelpetstore.WithMeterProvider(mp))
 			o.closers = append(o.closers, mp.Shutdown)
 		}
@@ -157,30 +168,6 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 		}))
 	}
 	return o, nil
-}
-
-// newPrometheusMetrics returns a meter provider whose metrics, with the Go
-// runtime's and the process's, the returned handler serves in the
-// Prometheus text format, named the Prometheus way
-// (http.server.request.duration becomes
-// http_server_request_duration_seconds), with those of extra.
-func newPrometheusMetrics(res *resource.Resource, extra ...prometheus.Collector) (*sdkmetric.MeterProvider, http.Handler, error) {
-	registry := prometheus.NewRegistry()
-	for _, c := range append([]prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}, extra...) {
-		if err := registry.Register(c); err != nil {
-			return nil, nil, fmt.Errorf("registering a collector of metrics: %w", err)
-		}
-	}
-	exporter, err := otelprom.New(
-		otelprom.WithRegisterer(registry),
-		otelprom.WithTranslationStrategy(otlptranslator.UnderscoreEscapingWithSuffixes),
-	)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the Prometheus exporter: %w", err)
-	}
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter), sdkmetric.WithResource(res))
-	handler := promhttp.HandlerFor(registry, promhttp.HandlerOpts{})
-	return mp, handler, nil
 }
 
 // close shuts the providers down, flushing what they hold, and returns
