@@ -122,14 +122,22 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 		return c, err
 	}
 	// chooseStore reads the variables of the stores itself, to say which
-	// of flag and variable named each store.
+	// of flag and variable named each store; it does not see those of the
+	// flags given.
 	if !given["data"] {
 		c.dataFile = ""
 	}
 	if !given["postgres"] {
 		c.postgresURL = ""
 	}
-	if err := c.chooseStore(c.storeFlag, cmdline(table, given, getenv)); err != nil {
+	if err := c.chooseStore(c.storeFlag, func(k string) string {
+		for _, s := range table {
+			if s.env == k && given[s.name] {
+				return ""
+			}
+		}
+		return getenv(k)
+	}); err != nil {
 		return c, err
 	}
 	switch {
