@@ -81,37 +81,35 @@ func (a *admin) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	start := time.Now()
+	notReady := func(level slog.Level, reason string) {
+		a.logger.Log(ctx, level, "petstore: not ready", "reason", reason, "took", time.Since(start).Round(time.Millisecond))
+		writeStatus(w, http.StatusServiceUnavailable, probeBody{Status: "unavailable", Reason: reason})
+	}
 	if a.check != nil {
 		if err := a.check(ctx); err != nil && (ctx.Err() == nil || !errors.Is(err, context.DeadlineExceeded)) {
-			reason := "the store cannot serve: " + a.redact(err.Error())
-			a.logger.Error("petstore: not ready", "reason", reason, "took", time.Since(start).Round(time.Millisecond))
-			writeStatus(w, http.StatusServiceUnavailable, probeBody{Status: "unavailable", Reason: reason})
+			notReady(slog.LevelError, "the store cannot serve: "+a.redact(err.Error()))
 			return
 		}
 	}
 	if a.backups != nil {
 		if err := a.backups(); err != nil {
-			reason := "scheduled backups are failing: " + err.Error()
-			a.logger.Error("petstore: not ready", "reason", reason)
-			writeStatus(w, http.StatusServiceUnavailable, probeBody{Status: "unavailable", Reason: reason})
+			notReady(slog.LevelError, "scheduled backups are failing: "+err.Error())
 			return
 		}
 	}
 	_, err := a.store.List(ctx, petstore.ListOptions{Limit: 1})
-	if err == nil {
+	switch {
+	case err == nil:
 		body := probeBody{Status: "ok"}
 		if a.replicas != nil {
 			body.Replicas = a.replicas()
 		}
 		writeStatus(w, http.StatusOK, body)
-		return
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		notReady(slog.LevelWarn, fmt.Sprintf("the store did not answer a list of one pet within %v", readyTimeout))
+	default:
+		notReady(slog.LevelWarn, "the store failed a list of one pet: "+a.redact(err.Error()))
 	}
-	reason := "the store failed a list of one pet: " + a.redact(err.Error())
-	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-		reason = fmt.Sprintf("the store did not answer a list of one pet within %v", readyTimeout)
-	}
-	a.logger.Warn("petstore: not ready", "reason", reason, "took", time.Since(start).Round(time.Millisecond))
-	writeStatus(w, http.StatusServiceUnavailable, probeBody{Status: "unavailable", Reason: reason})
 }
 
 // writeStatus writes body as JSON with status, never to be cached.

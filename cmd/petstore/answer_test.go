@@ -7,11 +7,33 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
+	"testing"
+	"time"
 
 	"github.com/petstore-go/petstore"
 )
 
-// The process tests share this helper: a request's answer read in full.
+// The process tests share these helpers: a request, and its answer read in
+// full.
+
+// apiRequest is a request that the process tests send.
+type apiRequest struct {
+	method, url, key, body string
+	header                 map[string]string
+}
+
+// createRequest is the request that creates p through the server at
+// baseURL, authenticated with key, with the Idempotency-Key idemKey unless
+// it is empty.
+func createRequest(baseURL, key, idemKey string, p petstore.NewPet) apiRequest {
+	body, _ := json.Marshal(p) // a NewPet always encodes
+	q := apiRequest{method: http.MethodPost, url: baseURL + "/pets", key: key, body: string(body)}
+	if idemKey != "" {
+		q.header = map[string]string{"Idempotency-Key": idemKey}
+	}
+	return q
+}
 
 // apiAnswer is the server's answer to one request, read in full.
 type apiAnswer struct {
@@ -46,47 +68,55 @@ func (a apiAnswer) String() string {
 		a.header.Get("Retry-After"), a.header.Get("Idempotent-Replayed"), bytes.TrimSpace(a.body))
 }
 
-// newCreate returns a request that creates p through the server at
-// baseURL, authenticated with apiKey, with the Idempotency-Key idemKey
-// unless it is empty.
-func newCreate(ctx context.Context, baseURL, apiKey, idemKey string, p petstore.NewPet) (*http.Request, error) {
-	body, err := json.Marshal(p)
+// send sends q with client and reads the answer in full. It may be called
+// from any goroutine.
+func send(ctx context.Context, client *http.Client, q apiRequest) (apiAnswer, error) {
+	r, err := http.NewRequestWithContext(ctx, q.method, q.url, strings.NewReader(q.body))
 	if err != nil {
-		return nil, err
+		return apiAnswer{}, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL+"/pets", bytes.NewReader(body))
-	if err != nil {
-		return nil, err
+	if q.key != "" {
+		r.Header.Set("Authorization", "Bearer "+q.key)
 	}
-	req.Header.Set("Authorization", "Bearer "+apiKey)
-	req.Header.Set("Content-Type", "application/json")
-	if idemKey != "" {
-		req.Header.Set("Idempotency-Key", idemKey)
+	if q.body != "" {
+		r.Header.Set("Content-Type", "application/json")
 	}
-	return req, nil
-}
-
-// newGet returns a GET request of path under baseURL, authenticated with
-// apiKey.
-func newGet(ctx context.Context, baseURL, apiKey, path string) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+path, nil)
-	if err != nil {
-		return nil, err
+	for k, v := range q.header {
+		r.Header.Set(k, v)
 	}
-	req.Header.Set("Authorization", "Bearer "+apiKey)
-	return req, nil
-}
-
-// do sends req and reads the answer in full.
-func do(client *http.Client, req *http.Request) (apiAnswer, error) {
-	resp, err := client.Do(req)
+	resp, err := client.Do(r)
 	if err != nil {
 		return apiAnswer{}, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return apiAnswer{}, fmt.Errorf("%s %s: reading the body: %w", req.Method, req.URL, err)
+		return apiAnswer{}, fmt.Errorf("%s %s: reading the body: %w", q.method, q.url, err)
 	}
 	return apiAnswer{status: resp.StatusCode, header: resp.Header, body: b}, nil
+}
+
+// mustSend is send, within 10 seconds, that fails the test when no answer
+// comes.
+func mustSend(t *testing.T, q apiRequest) apiAnswer {
+	t.Helper()
+	a, err := send(context.Background(), &http.Client{Timeout: 10 * time.Second}, q)
+	if err != nil {
+		t.Fatalf("%s %s: %v", q.method, q.url, err)
+	}
+	return a
+}
+
+// adminDo is mustSend that returns the status and the body of the answer.
+func adminDo(t *testing.T, q apiRequest) (int, []byte) {
+	t.Helper()
+	a := mustSend(t, q)
+	return a.status, a.body
+}
+
+// createPet creates p through the server at baseURL, with idemKey unless it
+// is empty, and returns the answer.
+func createPet(t *testing.T, baseURL, key, idemKey string, p petstore.NewPet) apiAnswer {
+	t.Helper()
+	return mustSend(t, createRequest(baseURL, key, idemKey, p))
 }

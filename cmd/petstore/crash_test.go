@@ -68,14 +68,7 @@ func TestServerCrash(t *testing.T) {
 			if c.key == "" {
 				continue
 			}
-			req, err := newCreate(t.Context(), p.baseURL, key, c.key, c.pet.NewPet)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := do(http.DefaultClient, req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := createPet(t, p.baseURL, key, c.key, c.pet.NewPet)
 			got, err := a.pet()
 			if a.status != http.StatusCreated || !a.replayed() || err != nil || got != c.pet {
 				t.Errorf("round %d: the keyed retry of pet %d after the kill: %v; want 201 replaying %+v", round, c.pet.ID, a, c.pet)
@@ -125,12 +118,7 @@ func crashLoad(t *testing.T, p *serverProcess, key string, round int, killAfter 
 				if i%2 == 0 {
 					idemKey = "k-" + name
 				}
-				req, err := newCreate(ctx, p.baseURL, key, idemKey, pet)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				a, err := do(client, req)
+				a, err := send(ctx, client, createRequest(p.baseURL, key, idemKey, pet))
 				if err != nil {
 					return // the server is gone
 				}

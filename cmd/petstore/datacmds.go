@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -54,18 +55,6 @@ func subcommandFlags(fs *flag.FlagSet, args []string, usage, about string, nargs
 	return nil
 }
 
-// dataFile returns the SQLite file that -data (flag, "" when not given),
-// PETSTORE_DATA or the default names.
-func dataFile(flag string, getenv func(string) string) string {
-	switch {
-	case flag != "":
-		return flag
-	case getenv(dataFileVar) != "":
-		return getenv(dataFileVar)
-	}
-	return defaultDataFile
-}
-
 // runBackup is petstore backup FILE: a consistent copy of the data file
 // while the server runs (see sqlitestore.Backup).
 func runBackup(ctx context.Context, args []string, getenv func(string) string, stdout, _ io.Writer) error {
@@ -75,7 +64,7 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 		"Writes a consistent copy of the data file to BACKUP, while the server goes on serving; BACKUP is replaced only once the copy is complete.", 1, false, stdout); err != nil {
 		return err
 	}
-	info, err := sqlitestore.Backup(ctx, dataFile(*data, getenv), fs.Arg(0))
+	info, err := sqlitestore.Backup(ctx, cmp.Or(*data, getenv(dataFileVar), defaultDataFile), fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -92,7 +81,7 @@ func runRestore(ctx context.Context, args []string, getenv func(string) string, 
 		"Replaces the data file with a copy of BACKUP, keeping the file it replaces beside it. Stop the server first: it refuses while one holds the file.", 1, false, stdout); err != nil {
 		return err
 	}
-	file, _ := filepath.Abs(dataFile(*data, getenv))
+	file, _ := filepath.Abs(cmp.Or(*data, getenv(dataFileVar), defaultDataFile))
 	replaced, err := sqlitestore.Restore(ctx, fs.Arg(0), file)
 	if err != nil {
 		return err

@@ -28,7 +28,7 @@ func TestReadyzDataFile(t *testing.T) {
 		"-admin-addr", "127.0.0.1:0", "-backup-dir", backups, "-backup-interval", "200ms", "-backup-keep", "2", "-backup-ready")
 	admin := adminURL(t, p)
 	ready := func() (int, string) {
-		status, body := adminDo(t, adminRequest{method: http.MethodGet, url: admin + "/readyz"})
+		status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"})
 		return status, string(body)
 	}
 	waitUntil(t, p, "/readyz answers 200 with backups succeeding", func() bool {
@@ -39,7 +39,7 @@ func TestReadyzDataFile(t *testing.T) {
 	// three have succeeded and the oldest were removed, leaving the newest
 	// 2, which never happens if removal is broken.
 	waitUntil(t, p, "3 backups succeeded and 2 are kept", func() bool {
-		_, metrics := adminDo(t, adminRequest{method: http.MethodGet, url: admin + "/metrics"})
+		_, metrics := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
 		if metricValue(t, metrics, `petstore_backup_successes_total`+scopeLabels) < 3 {
 			return false
 		}
@@ -61,7 +61,7 @@ func TestReadyzDataFile(t *testing.T) {
 		status, body := ready()
 		return status == http.StatusServiceUnavailable && strings.Contains(body, "scheduled backups are failing")
 	})
-	_, metrics := adminDo(t, adminRequest{method: http.MethodGet, url: admin + "/metrics"})
+	_, metrics := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
 	for _, want := range []string{"petstore_backup_failures_total", "petstore_sqlite_wal_size_bytes", "petstore_sqlite_checkpoints_blocked_total"} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics has no %s", want)
@@ -86,7 +86,7 @@ func TestReadyzReadOnlyFile(t *testing.T) {
 		if err := os.Chmod(data, tt.mode); err != nil {
 			t.Fatal(err)
 		}
-		status, body := adminDo(t, adminRequest{method: http.MethodGet, url: admin + "/readyz"})
+		status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"})
 		if status != tt.status {
 			t.Errorf("/readyz with the data file at mode %v: %d %s; want %d", tt.mode, status, body, tt.status)
 		}
@@ -142,10 +142,10 @@ func TestBackupFailsCleanly(t *testing.T) {
 		"-admin-addr", "127.0.0.1:0", "-backup-dir", backups, "-backup-interval", "50ms")
 	admin := adminURL(t, p)
 	waitUntil(t, p, "3 failed backups are counted", func() bool {
-		_, metrics := adminDo(t, adminRequest{method: http.MethodGet, url: admin + "/metrics"})
+		_, metrics := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
 		return metricValue(t, metrics, `petstore_backup_failures_total`+scopeLabels) >= 3
 	})
-	if status, body := adminDo(t, adminRequest{method: http.MethodGet, url: admin + "/readyz"}); status != http.StatusOK {
+	if status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"}); status != http.StatusOK {
 		t.Errorf("/readyz with backups failing and without -backup-ready: %d %s; want 200", status, body)
 	}
 	if !strings.Contains(p.stderr.String(), "scheduled backup failed") || !strings.Contains(p.stderr.String(), "writing the copy beside") {
@@ -223,21 +223,6 @@ func TestBackupDirChecked(t *testing.T) {
 	}
 }
 
-// TestBackupReadiness checks that backups that have not succeeded for
-// twice the interval count against readiness only with -backup-ready.
-func TestBackupReadiness(t *testing.T) {
-	for _, ready := range []bool{false, true} {
-		b := &backupScheduler{flags: backupFlags{interval: time.Minute, ready: ready}, start: time.Now().Add(-time.Hour)}
-		if err := b.check(); (err != nil) != ready {
-			t.Errorf("check with ready %v, no backup in an hour: %v; want an error only when ready", ready, err)
-		}
-		b.lastOK.Store(time.Now().UnixNano())
-		if err := b.check(); err != nil {
-			t.Errorf("check with ready %v, a backup just now: %v", ready, err)
-		}
-	}
-}
-
 // chmod sets the mode of path.
 func chmod(t *testing.T, path string, mode os.FileMode) {
 	t.Helper()
@@ -248,16 +233,3 @@ func chmod(t *testing.T, path string, mode os.FileMode) {
 
 // scopeLabels are the labels of the server's own metrics in /metrics.
 const scopeLabels = `{otel_scope_name="github.com/petstore-go/petstore/cmd/petstore",otel_scope_schema_url="",otel_scope_version=""}`
-
-// waitUntil polls cond every 20ms until it holds, and fails the test with
-// the server's log after 30s.
-func waitUntil(t *testing.T, p *serverProcess, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after 30s waiting until %s; the server's log:\n%s", what, p.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}

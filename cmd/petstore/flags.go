@@ -123,19 +123,6 @@ func parseSettings(fs *flag.FlagSet, table []setting, args []string, getenv func
 	return given, nil
 }
 
-// settingsOf returns the settings of table with the names given.
-func settingsOf(table []setting, names ...string) []setting {
-	var out []setting
-	for _, s := range table {
-		for _, n := range names {
-			if s.name == n {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
-
 // environmentHelp is the part of -help about the variables that no flag
 // has; the others are given with their flags.
 const environmentHelp = `
@@ -167,16 +154,3 @@ const serverIntro = "Usage: petstore [flags]\n       " + migrateCommand + " [-po
 	"       petstore backup|restore|export|import ... (each with -help)\n\n" +
 	"Serves the animal store API over HTTP or HTTPS; " + migrateCommand + " creates or upgrades the PostgreSQL tables and exits; " +
 	"backup and restore copy the SQLite file, export and import move pets and keys between stores (docs/backup.md).\n"
-
-// cmdline returns getenv without the variables of the flags given, so
-// that code that reads a variable itself sees what the flag decided.
-func cmdline(table []setting, given map[string]bool, getenv func(string) string) func(string) string {
-	return func(k string) string {
-		for _, s := range table {
-			if s.env == k && given[s.name] {
-				return ""
-			}
-		}
-		return getenv(k)
-	}
-}

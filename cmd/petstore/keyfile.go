@@ -44,12 +44,8 @@ func keptKey(file string) (key string, made bool, err error) {
 	if err != nil {
 		return "", false, fmt.Errorf("keeping the API key: %w", err)
 	}
-	if _, err := f.WriteString(key + "\n"); err != nil {
-		f.Close()
-		os.Remove(file)
-		return "", false, fmt.Errorf("keeping the API key: %w", err)
-	}
-	if err := errors.Join(f.Sync(), f.Close()); err != nil {
+	_, err = f.WriteString(key + "\n")
+	if err := errors.Join(err, f.Sync(), f.Close()); err != nil {
 		os.Remove(file)
 		return "", false, fmt.Errorf("keeping the API key: %w", err)
 	}
@@ -103,25 +99,21 @@ func keptPrincipal(ctx context.Context, dataFile string) (file, principal string
 // prints it: on a SQLite store the key kept beside the data file (made on
 // the first start), otherwise a new key for this run alone.
 func madeKey(store petstore.Store, stdout io.Writer) ([]string, error) {
-	s, ok := store.(*sqlitestore.Store)
-	if !ok {
-		key, err := randomKey()
-		if err != nil {
+	var key, note string
+	var err error
+	if s, ok := store.(*sqlitestore.Store); ok {
+		file := keyFile(s.Path())
+		var made bool
+		if key, made, err = keptKey(file); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(stdout, "PETSTORE_API_KEYS is not set; this run accepts the API key %s\n", key)
-		return []string{key}, nil
-	}
-	file := keyFile(s.Path())
-	key, made, err := keptKey(file)
-	if err != nil {
+		note = "the key was made on an earlier start and is kept in " + file + "\n"
+		if made {
+			note = "the key is kept in " + file + " (owner-only) and accepted again on the next start; set PETSTORE_API_KEYS to choose keys\n"
+		}
+	} else if key, err = randomKey(); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(stdout, "PETSTORE_API_KEYS is not set; this run accepts the API key %s\n", key)
-	if made {
-		fmt.Fprintf(stdout, "the key is kept in %s (owner-only) and accepted again on the next start; set PETSTORE_API_KEYS to choose keys\n", file)
-	} else {
-		fmt.Fprintf(stdout, "the key was made on an earlier start and is kept in %s\n", file)
-	}
+	fmt.Fprintf(stdout, "PETSTORE_API_KEYS is not set; this run accepts the API key %s\n%s", key, note)
 	return []string{key}, nil
 }

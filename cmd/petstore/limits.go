@@ -82,7 +82,7 @@ func (l *limitFlags) check() error {
 func (l *limitFlags) newServer(api http.Handler) *http.Server {
 	h2 := http2Config
 	return &http.Server{
-		Handler:           api,
+		Handler:           api, // answers a 401 with Connection: close
 		ReadHeaderTimeout: l.readHeaderTimeout,
 		ReadTimeout:       l.readTimeout,
 		WriteTimeout:      l.writeTimeout,

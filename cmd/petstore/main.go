@@ -55,9 +55,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/petstore-go/petstore"
@@ -124,14 +122,22 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 		return c, err
 	}
 	// chooseStore reads the variables of the stores itself, to say which
-	// of flag and variable named each store.
+	// of flag and variable named each store; it does not see those of the
+	// flags given.
 	if !given["data"] {
 		c.dataFile = ""
 	}
 	if !given["postgres"] {
 		c.postgresURL = ""
 	}
-	if err := c.chooseStore(c.storeFlag, cmdline(table, given, getenv)); err != nil {
+	if err := c.chooseStore(c.storeFlag, func(k string) string {
+		for _, s := range table {
+			if s.env == k && given[s.name] {
+				return ""
+			}
+		}
+		return getenv(k)
+	}); err != nil {
 		return c, err
 	}
 	switch {
@@ -309,7 +315,7 @@ func (s *server) listen(ctx context.Context) (net.Listener, error) {
 	scheme := "http"
 	if s.certs != nil {
 		scheme = "https"
-		s.closers = append(s.closers, watchCerts(s.certs, c.tlsReloadInterval))
+		s.closers = append(s.closers, s.certs.watch(c.tlsReloadInterval))
 		logger.Info("petstore: serving HTTPS and HTTP/2",
 			"cert", c.tlsCert, "key", c.tlsKey, "serving", describeCert(s.certs.current.Load().Leaf),
 			"min_version", tls.VersionName(c.tlsMinVersion), "reload_interval", c.tlsReloadInterval)
@@ -362,24 +368,6 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.logger.Info("petstore: stopped")
 	return nil
-}
-
-// watchCerts reloads certs on SIGHUP and, when interval is positive, every
-// interval when its files change, until the returned function is called.
-func watchCerts(certs *certSource, interval time.Duration) (stop func()) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		certs.watch(ctx, interval, hup)
-	}()
-	return func() {
-		signal.Stop(hup)
-		cancel()
-		<-done
-	}
 }
 
 // randomKey returns a key of 256 random bits, in the base64url alphabet that

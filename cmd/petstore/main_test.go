@@ -3,9 +3,7 @@ package main
 import (
 	"crypto/tls"
 	"io"
-	"net/http"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +13,8 @@ import (
 )
 
 // TestServerConformance runs the HTTP conformance suite against the server
-// running as a process on its default store, a SQLite file.
+// running as a process on its default store, a SQLite file, and without
+// -admin-addr, which serves no admin endpoints.
 func TestServerConformance(t *testing.T) {
 	const key = "conformance-key"
 	p := startServer(t, buildServer(t), key, nil)
@@ -30,77 +29,18 @@ func TestServerConformance(t *testing.T) {
 	if !strings.HasPrefix(p.baseURL, "http://") {
 		t.Errorf("serving plain HTTP, the server prints %s; want an http:// URL", p.baseURL)
 	}
-}
-
-// TestServerMakesAKey starts the server without keys: it prints one random
-// key, once, and accepts it.
-func TestServerMakesAKey(t *testing.T) {
-	p := startServer(t, buildServer(t), "", nil)
-	lines := regexp.MustCompile(`this run accepts the API key (\S+)\n`).FindAllStringSubmatch(p.stdout.String(), -1)
-	if len(lines) != 1 || len(lines[0][1]) < 40 {
-		t.Fatalf("stdout %q: want one line giving a key of at least 40 characters", p.stdout)
-	}
-	key := lines[0][1]
-	for _, tt := range []struct {
-		key  string
-		want int
-	}{{key, 200}, {"", 401}, {key[:len(key)-1], 401}} {
-		r, _ := http.NewRequest("GET", p.baseURL+"/pets", nil)
-		if tt.key != "" {
-			r.Header.Set("Authorization", "Bearer "+tt.key)
-		}
-		resp, err := http.DefaultClient.Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tt.want {
-			t.Errorf("with key %q: %d, want %d", tt.key, resp.StatusCode, tt.want)
-		}
-	}
-	if strings.Contains(p.stderr.String(), key) {
-		t.Errorf("the generated key is in the log:\n%s", p.stderr)
+	if adminLine.MatchString(p.stdout.String()) || strings.Contains(p.stderr.String(), "admin endpoints") {
+		t.Errorf("without -admin-addr, the server speaks of admin endpoints:\n%s\n%s", p.stdout, p.stderr)
 	}
 }
 
 func TestParseConfig(t *testing.T) {
-	tests := []struct {
-		name     string
-		args     []string
-		keys     string
-		wantAddr string
-		wantBase string
-		wantKeys []string
-		wantErr  bool
-	}{
-		{name: "defaults", wantAddr: "localhost:8080", wantBase: "/v1"},
-		{name: "flags", args: []string{"-addr", ":9000", "-base-path", "/api/v2"}, wantAddr: ":9000", wantBase: "/api/v2"},
-		{name: "keys trimmed, empty ones dropped", keys: " old , ,new,", wantAddr: "localhost:8080", wantBase: "/v1", wantKeys: []string{"old", "new"}},
-		{name: "unknown flag", args: []string{"-port", "1"}, wantErr: true},
-		{name: "stray argument", args: []string{"serve"}, wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			getenv := func(k string) string {
-				if k == "PETSTORE_API_KEYS" {
-					return tt.keys
-				}
-				return ""
-			}
-			c, err := parseConfig(tt.args, getenv, io.Discard)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("parseConfig(%q) error = %v, want error %v", tt.args, err, tt.wantErr)
-			}
-			if err != nil {
-				return
-			}
-			if c.addr != tt.wantAddr || c.basePath != tt.wantBase || !slices.Equal(c.keys, tt.wantKeys) {
-				t.Errorf("parseConfig(%q) = addr %q, base %q, keys %q; want %q, %q, %q",
-					tt.args, c.addr, c.basePath, c.keys, tt.wantAddr, tt.wantBase, tt.wantKeys)
-			}
-		})
-	}
+	type where struct{ Addr, BasePath string }
+	checkConfigs(t, []configCase[where]{
+		{name: "defaults", want: where{"localhost:8080", "/v1"}},
+		{name: "flags", args: []string{"-addr", ":9000", "-base-path", "/api/v2"}, want: where{":9000", "/api/v2"}},
+		{name: "stray argument", args: []string{"serve"}, wantErr: `unexpected arguments ["serve"]; see -help`},
+	}, func(c config) where { return where{c.addr, c.basePath} })
 }
 
 func TestParseConfigTLS(t *testing.T) {
@@ -173,18 +113,19 @@ func parseConfigFor(args []string, env map[string]string) (config, string) {
 // variable even when it is empty, for every flag that a variable sets too.
 func TestFlagWinsWhenEmpty(t *testing.T) {
 	env := map[string]string{adminAddrVar: ":9090", backupDirVar: "backups", dataFileVar: "other.db",
-		tlsCertVar: "cert.pem", tlsKeyVar: "key.pem", redisURLVar: "redis://127.0.0.1:1/0"}
-	c, err := parseConfigFor([]string{"-admin-addr=", "-backup-dir=", "-data=", "-tls-cert=", "-tls-key=", "-redis="}, env)
+		tlsCertVar: "cert.pem", tlsKeyVar: "key.pem", redisURLVar: "redis://127.0.0.1:1/0", postgresURLVar: "postgres://env@db/b"}
+	c, err := parseConfigFor([]string{"-admin-addr=", "-backup-dir=", "-data=", "-tls-cert=", "-tls-key=", "-redis=", "-postgres="}, env)
 	if err != "" {
 		t.Fatal(err)
 	}
-	got := []string{c.adminAddr, c.backups.dir, c.dataFile, c.tlsCert, c.tlsKey, c.rates.redisURL}
-	if diff := cmp.Diff([]string{"", "", defaultDataFile, "", "", ""}, got); diff != "" {
+	got := []string{c.adminAddr, c.backups.dir, c.dataFile, c.tlsCert, c.tlsKey, c.rates.redisURL, c.postgresURL}
+	if diff := cmp.Diff([]string{"", "", defaultDataFile, "", "", "", ""}, got); diff != "" {
 		t.Errorf("empty flags over set variables (-want +got):\n%s", diff)
 	}
+	delete(env, dataFileVar) // a data file and PostgreSQL together are refused
 	c, _ = parseConfigFor(nil, env)
-	got = []string{c.adminAddr, c.backups.dir, c.dataFile, c.tlsCert, c.tlsKey, c.rates.redisURL}
-	if diff := cmp.Diff([]string{":9090", "backups", "other.db", "cert.pem", "key.pem", "redis://127.0.0.1:1/0"}, got); diff != "" {
+	got = []string{c.adminAddr, c.backups.dir, c.tlsCert, c.tlsKey, c.rates.redisURL, c.postgresURL}
+	if diff := cmp.Diff([]string{":9090", "backups", "cert.pem", "key.pem", "redis://127.0.0.1:1/0", "postgres://env@db/b"}, got); diff != "" {
 		t.Errorf("the variables alone (-want +got):\n%s", diff)
 	}
 	if _, err := parseConfigFor(nil, map[string]string{backupIntervalVar: "often"}); !strings.HasPrefix(err, backupIntervalVar+"=often: ") {
@@ -192,11 +133,20 @@ func TestFlagWinsWhenEmpty(t *testing.T) {
 	}
 }
 
-// TestHelpDefaults: -help gives each flag's default once, and says that
-// the key made is kept.
+// TestHelpDefaults: -help gives each flag's default once, says that the
+// key made is kept, and does not show the URL of PETSTORE_POSTGRES_URL,
+// which carries a password, as the default of -postgres.
 func TestHelpDefaults(t *testing.T) {
 	var help strings.Builder
-	parseConfig([]string{"-help"}, func(string) string { return "" }, &help)
+	parseConfig([]string{"-help"}, func(k string) string {
+		if k == postgresURLVar {
+			return "postgres://app:" + postgresSecret + "@db/shop"
+		}
+		return ""
+	}, &help)
+	if strings.Contains(help.String(), postgresSecret) {
+		t.Errorf("-help shows the password:\n%s", help.String())
+	}
 	if n := strings.Count(help.String(), "(default 1h0m0s)"); n != 1 || strings.Contains(help.String(), "else 1h") {
 		t.Errorf("-backup-interval's default appears %d times, or twice in one line:\n%s", n, help.String())
 	}

@@ -121,7 +121,7 @@ func TestExportImportMillion(t *testing.T) {
 	peak := func(args ...string) int64 {
 		t.Helper()
 		start := time.Now()
-		cmd := newCommand(dir, bin, args...)
+		cmd := newCommand(context.Background(), dir, bin, nil, args...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("petstore %v: %v\n%s", args, err, out)
 		}

@@ -5,21 +5,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"regexp"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
@@ -95,59 +88,6 @@ func postgresCount(t *testing.T, schema string) int {
 	return n
 }
 
-func TestPostgresConfig(t *testing.T) {
-	const flagURL, envURL = "postgres://flag@db/a", "postgres://env@db/b"
-	tests := []struct {
-		name string
-		args []string
-		env  string
-		want string
-	}{
-		{"neither", nil, "", ""},
-		{"flag", []string{"-postgres", flagURL}, "", flagURL},
-		{"environment", nil, envURL, envURL},
-		{"flag wins", []string{"-postgres", flagURL}, envURL, flagURL},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			getenv := func(k string) string {
-				if k == postgresURLVar {
-					return tt.env
-				}
-				return ""
-			}
-			c, err := parseConfig(tt.args, getenv, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, c.postgresURL); diff != "" {
-				t.Errorf("postgresURL (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// TestPostgresHelpHidesURL checks that -help does not print the URL from
-// the environment, which carries a password, as the flag's default.
-func TestPostgresHelpHidesURL(t *testing.T) {
-	var out bytes.Buffer
-	getenv := func(k string) string {
-		if k == postgresURLVar {
-			return "postgres://app:" + postgresSecret + "@db/shop"
-		}
-		return ""
-	}
-	if _, err := parseConfig([]string{"-help"}, getenv, &out); err == nil {
-		t.Fatal("parseConfig(-help) succeeded; want flag.ErrHelp")
-	}
-	if !strings.Contains(out.String(), "-postgres URL") {
-		t.Errorf("-help does not document -postgres:\n%s", out.String())
-	}
-	if strings.Contains(out.String(), postgresSecret) {
-		t.Errorf("-help shows the password:\n%s", out.String())
-	}
-}
-
 // TestPostgresErrorsHidePassword starts the server on PostgreSQL URLs that
 // are malformed or point nowhere, and checks that it fails with an error
 // that says why and shows no password, in its error or its log.
@@ -201,7 +141,7 @@ func TestPostgresErrorsHidePassword(t *testing.T) {
 }
 
 // TestPostgresOpenLogsStore checks what openPostgres logs: where the pets
-// are, without the password.
+// are, with the schema in effect, without the password.
 func TestPostgresOpenLogsStore(t *testing.T) {
 	schema, serverURL := postgresSchema(t)
 	var log bytes.Buffer
@@ -216,7 +156,7 @@ func TestPostgresOpenLogsStore(t *testing.T) {
 	if n := postgresCount(t, schema); n != 1 {
 		t.Errorf("%s.pets holds %d pets; want 1", schema, n)
 	}
-	for _, want := range []string{"storing pets in PostgreSQL", "host=127.0.0.1", "table=pets "} {
+	for _, want := range []string{"storing pets in PostgreSQL", "host=127.0.0.1", "table=pets ", "schema=" + schema} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("the log does not say %s:\n%s", want, log.String())
 		}
@@ -226,184 +166,23 @@ func TestPostgresOpenLogsStore(t *testing.T) {
 	}
 }
 
-// postgresClient is the HTTP client of the process tests.
-func postgresClient() *http.Client { return &http.Client{Timeout: 30 * time.Second} }
+// TestPostgresServer runs the HTTP suite against cmd/petstore as a process
+// on PostgreSQL.
+func TestPostgresServer(t *testing.T) {
+	const key = "postgres-suite-key"
+	schema, serverURL := postgresSchema(t)
+	p := startServer(t, buildServer(t), key, []string{postgresURLVar + "=" + serverURL})
+	petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: p.baseURL, APIKey: key, Client: &http.Client{Timeout: 30 * time.Second}})
 
-// postgresCreate creates p through the server at baseURL and returns it as
-// created.
-func postgresCreate(client *http.Client, baseURL, key string, p petstore.NewPet) (petstore.Pet, error) {
-	body, err := json.Marshal(p)
-	if err != nil {
-		return petstore.Pet{}, err
+	// The pets are in PostgreSQL, not in the process's memory.
+	if n := postgresCount(t, schema); n == 0 {
+		t.Errorf("%s.pets is empty after the suite; the server did not store pets in PostgreSQL", schema)
 	}
-	req, err := http.NewRequest(http.MethodPost, baseURL+"/pets", bytes.NewReader(body))
-	if err != nil {
-		return petstore.Pet{}, err
+	log := p.stderr.String()
+	if !strings.Contains(log, "storing pets in PostgreSQL") {
+		t.Errorf("the log does not say that pets are stored in PostgreSQL:\n%s", log)
 	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return petstore.Pet{}, err
+	if strings.Contains(log, postgresSecret) {
+		t.Errorf("the log shows the password:\n%s", log)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return petstore.Pet{}, err
-	}
-	if resp.StatusCode != http.StatusCreated {
-		return petstore.Pet{}, fmt.Errorf("POST /pets: %s: %s", resp.Status, b)
-	}
-	var created petstore.Pet
-	err = json.Unmarshal(b, &created)
-	return created, err
-}
-
-// postgresNextLink matches the Link header value that points to the next
-// page.
-var postgresNextLink = regexp.MustCompile(`<([^>]*)>\s*;\s*rel="next"`)
-
-// postgresListAll pages through every pet that the server at baseURL
-// lists, following the Link headers, and returns them in the order listed.
-func postgresListAll(client *http.Client, baseURL, key string) ([]petstore.Pet, error) {
-	var all []petstore.Pet
-	next, err := url.Parse(baseURL + "/pets?limit=100")
-	if err != nil {
-		return nil, err
-	}
-	for pages := 0; next != nil; pages++ {
-		if pages > 10000 {
-			return nil, fmt.Errorf("more than 10000 pages; the Link headers loop")
-		}
-		req, err := http.NewRequest(http.MethodGet, next.String(), nil)
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Authorization", "Bearer "+key)
-		resp, err := client.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("GET %s: %s: %s", next, resp.Status, b)
-		}
-		var page []petstore.Pet
-		if err := json.Unmarshal(b, &page); err != nil {
-			return nil, fmt.Errorf("GET %s: %v", next, err)
-		}
-		all = append(all, page...)
-		m := postgresNextLink.FindStringSubmatch(resp.Header.Get("Link"))
-		if m == nil {
-			break
-		}
-		ref, err := url.Parse(m[1])
-		if err != nil {
-			return nil, err
-		}
-		next = next.ResolveReference(ref)
-	}
-	return all, nil
-}
-
-// TestPostgresProcesses runs cmd/petstore as a process on PostgreSQL: the
-// HTTP suite against one process, then two processes sharing one table.
-func TestPostgresProcesses(t *testing.T) {
-	postgresServerURL(t)
-	bin := buildServer(t)
-
-	t.Run("HTTPSuite", func(t *testing.T) {
-		const key = "postgres-suite-key"
-		schema, serverURL := postgresSchema(t)
-		p := startServer(t, bin, key, []string{postgresURLVar + "=" + serverURL})
-		petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: p.baseURL, APIKey: key, Client: postgresClient()})
-
-		// The pets are in PostgreSQL, not in the process's memory.
-		if n := postgresCount(t, schema); n == 0 {
-			t.Errorf("%s.pets is empty after the suite; the server did not store pets in PostgreSQL", schema)
-		}
-		log := p.stderr.String()
-		if !strings.Contains(log, "storing pets in PostgreSQL") {
-			t.Errorf("the log does not say that pets are stored in PostgreSQL:\n%s", log)
-		}
-		if strings.Contains(log, postgresSecret) {
-			t.Errorf("the log shows the password:\n%s", log)
-		}
-	})
-
-	t.Run("TwoProcesses", func(t *testing.T) {
-		const key = "postgres-two-key"
-		_, serverURL := postgresSchema(t)
-		// Both start, and migrate, at once; one through the flag, the other
-		// through the environment.
-		var (
-			procs    [2]*serverProcess
-			startErr [2]error
-			wg       sync.WaitGroup
-		)
-		wg.Go(func() { procs[0], startErr[0] = startServerErr(t, bin, key, nil, "-postgres", serverURL) })
-		wg.Go(func() {
-			procs[1], startErr[1] = startServerErr(t, bin, key, []string{postgresURLVar + "=" + serverURL})
-		})
-		wg.Wait()
-		for i, err := range startErr {
-			if err != nil {
-				t.Fatalf("process %d: %v", i, err)
-			}
-		}
-
-		const writers, perWriter = 8, 50
-		client := postgresClient()
-		var (
-			mu      sync.Mutex
-			created []petstore.Pet
-			errs    = make(chan error, writers)
-		)
-		for w := range writers {
-			wg.Go(func() {
-				p := procs[w%len(procs)]
-				for i := range perWriter {
-					pet, err := postgresCreate(client, p.baseURL, key, petstore.NewPet{
-						Name:       fmt.Sprintf("writer %d pet %d", w, i),
-						CategoryID: int64(w + 1),
-						Status:     []petstore.Status{"", petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold}[i%4],
-					})
-					if err != nil {
-						errs <- fmt.Errorf("writer %d through process %d: %w", w, w%len(procs), err)
-						return
-					}
-					mu.Lock()
-					created = append(created, pet)
-					mu.Unlock()
-				}
-			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Error(err)
-		}
-		if t.Failed() {
-			t.FailNow()
-		}
-		slices.SortFunc(created, func(a, b petstore.Pet) int { return int(a.ID - b.ID) })
-		for i := 1; i < len(created); i++ {
-			if created[i].ID == created[i-1].ID {
-				t.Errorf("ID %d was given to two pets: %v and %v", created[i].ID, created[i-1], created[i])
-			}
-		}
-		for i, p := range procs {
-			listed, err := postgresListAll(client, p.baseURL, key)
-			if err != nil {
-				t.Fatalf("process %d: %v", i, err)
-			}
-			if diff := cmp.Diff(created, listed); diff != "" {
-				t.Errorf("process %d lists, page by page (-created +listed):\n%s", i, diff)
-			}
-		}
-	})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -98,39 +99,16 @@ func startServer(t *testing.T, bin, key string, env []string, args ...string) *s
 // second server can start on the first one's default data file.
 func startServerIn(t *testing.T, dir, bin, key string, env []string, args ...string) *serverProcess {
 	t.Helper()
-	p, err := startServerErrIn(t, dir, bin, key, env, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// startServerErr is startServer for any goroutine: it returns what went
-// wrong rather than failing the test.
-func startServerErr(t *testing.T, bin, key string, env []string, args ...string) (*serverProcess, error) {
-	return startServerErrIn(t, t.TempDir(), bin, key, env, args...)
-}
-
-// startServerErrIn is startServerIn for any goroutine.
-func startServerErrIn(t *testing.T, dir, bin, key string, env []string, args ...string) (*serverProcess, error) {
 	p := &serverProcess{
-		cmd:    exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...),
+		cmd: newCommand(context.Background(), dir, bin, append(append([]string{"PETSTORE_API_KEYS=" + key}, noBudgets...), env...),
+			append([]string{"-addr", "127.0.0.1:0"}, args...)...),
 		stdout: &syncBuffer{},
 		stderr: &syncBuffer{},
 		exited: make(chan struct{}),
 	}
-	p.cmd.Dir = dir
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PETSTORE_") {
-			p.cmd.Env = append(p.cmd.Env, kv)
-		}
-	}
-	p.cmd.Env = append(p.cmd.Env, "PETSTORE_API_KEYS="+key)
-	p.cmd.Env = append(p.cmd.Env, noBudgets...)
-	p.cmd.Env = append(p.cmd.Env, env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
 	go func() {
 		p.err = p.cmd.Wait()
@@ -151,23 +129,86 @@ func startServerErrIn(t *testing.T, dir, bin, key string, env []string, args ...
 			t.Errorf("the server did not stop within 10s of SIGTERM; its log:\n%s", p.stderr)
 		}
 	})
-	deadline := time.NewTimer(30 * time.Second)
-	defer deadline.Stop()
-	for {
-		if m := servingLine.FindStringSubmatch(p.stdout.String()); m != nil {
-			p.baseURL, p.addr, p.path = m[1], m[2], m[3]+"/pets"
-			// The start-up log is written before the URL, but through another
-			// pipe: wait for its last line, so that tests may read all of it.
-			return p, waitForLog(p, "petstore: listening", 10*time.Second)
-		}
+	// The start-up log is written before the URL, but through another pipe:
+	// wait for its last line too, so that tests may read all of it.
+	waitUntil(t, p, "the server prints its URL", func() bool {
 		select {
 		case <-p.exited:
-			return nil, fmt.Errorf("the server exited (%v) before printing its URL; stdout:\n%s\nstderr:\n%s", p.err, p.stdout, p.stderr)
-		case <-p.stdout.written():
-		case <-deadline.C:
-			return nil, fmt.Errorf("the server printed no URL within 30s; stdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
+			t.Fatalf("the server exited (%v) before printing its URL; stdout:\n%s\nstderr:\n%s", p.err, p.stdout, p.stderr)
+		default:
+		}
+		return servingLine.MatchString(p.stdout.String()) && strings.Contains(p.stderr.String(), "petstore: listening")
+	})
+	m := servingLine.FindStringSubmatch(p.stdout.String())
+	p.baseURL, p.addr, p.path = m[1], m[2], m[3]+"/pets"
+	return p
+}
+
+// waitUntil polls cond every 20ms until it holds, and fails the test with
+// the server's log after 30s.
+func waitUntil(t *testing.T, p *serverProcess, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after 30s waiting until %s; stdout:\n%s\nstderr:\n%s", what, p.stdout, p.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// newCommand returns a command that runs bin with args in dir, with the
+// variables in env and none of the test's own PETSTORE_* variables, killed
+// when ctx is done.
+func newCommand(ctx context.Context, dir, bin string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PETSTORE_") {
+			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	cmd.Env = append(cmd.Env, env...)
+	return cmd
+}
+
+// runCommand runs bin with args in dir, with the variables in env, for a
+// minute at most, and returns its standard output and error.
+func runCommand(t *testing.T, dir, bin string, env []string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := newCommand(ctx, dir, bin, env, args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+// mustRun is runCommand that fails the test when the command fails.
+func mustRun(t *testing.T, dir, bin string, env []string, args ...string) string {
+	t.Helper()
+	out, errOut, err := runCommand(t, dir, bin, env, args...)
+	if err != nil {
+		t.Fatalf("petstore %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out, errOut)
+	}
+	return out
+}
+
+// runToExit runs the server bin on 127.0.0.1 with args and the variables in
+// env, in a directory of its own, and returns its exit code and output.
+func runToExit(t *testing.T, bin string, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	stdout, stderr, err := runCommand(t, t.TempDir(), bin, env, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stdout, stderr
+	case errors.As(err, &exit) && exit.ExitCode() >= 0:
+		return exit.ExitCode(), stdout, stderr
+	}
+	t.Fatalf("running %s: %v; stdout:\n%s\nstderr:\n%s", bin, err, stdout, stderr)
+	return -1, "", ""
 }
 
 // wait waits up to bound for the process to exit and returns its exit
@@ -220,53 +261,18 @@ var noBudgets = []string{readLimitVar + "=off", createLimitVar + "=off"}
 
 // syncBuffer collects what a process writes; it is safe for concurrent use.
 type syncBuffer struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	wrote chan struct{} // holds a signal when a write has not been waited for yet
+	mu  sync.Mutex
+	buf bytes.Buffer
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	n, err := b.buf.Write(p)
-	select {
-	case b.signal() <- struct{}{}:
-	default:
-	}
-	return n, err
-}
-
-// written returns a channel that receives once a write has happened since
-// the last receive from it.
-func (b *syncBuffer) written() <-chan struct{} {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.signal()
-}
-
-// signal returns the channel of written; b.mu must be held.
-func (b *syncBuffer) signal() chan struct{} {
-	if b.wrote == nil {
-		b.wrote = make(chan struct{}, 1)
-	}
-	return b.wrote
+	return b.buf.Write(p)
 }
 
 func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
-}
-
-// waitForLog waits up to bound for the server's log to contain want.
-func waitForLog(p *serverProcess, want string, bound time.Duration) error {
-	deadline := time.After(bound)
-	for !strings.Contains(p.stderr.String(), want) {
-		select {
-		case <-p.stderr.written():
-		case <-deadline:
-			return fmt.Errorf("the server's log does not say %s within %v:\n%s", want, bound, p.stderr)
-		}
-	}
-	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -15,34 +14,6 @@ import (
 	"github.com/petstore-go/petstore/redislimit/redistest"
 )
 
-// countPets returns how many pets the server at baseURL lists, walking
-// its pages with a key of its own.
-func countPets(t *testing.T, baseURL, key string) int {
-	t.Helper()
-	n, path := 0, "/pets?limit=100"
-	for path != "" {
-		req, err := newGet(t.Context(), baseURL, key, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := do(http.DefaultClient, req)
-		if err != nil || a.status != http.StatusOK {
-			t.Fatalf("GET %s: %v %v", path, a, err)
-		}
-		var page []json.RawMessage
-		if err := json.Unmarshal(a.body, &page); err != nil {
-			t.Fatal(err)
-		}
-		n += len(page)
-		path = ""
-		if next, ok := strings.CutPrefix(a.header.Get("Link"), "<"); ok {
-			next, _, _ = strings.Cut(next, ">")
-			path = "/pets" + next
-		}
-	}
-	return n
-}
-
 // TestRateLimitCreates floods the server with creates from one key with
 // unique Idempotency-Keys: past its budget each is answered 429
 // rate_limited with Retry-After and stores nothing, while another key
@@ -50,7 +21,7 @@ func countPets(t *testing.T, baseURL, key string) int {
 func TestRateLimitCreates(t *testing.T) {
 	const attacker, victim, counter = "attacker-key-0123456789", "victim-key-0123456789", "counter-key-0123456789"
 	p := startServer(t, buildServer(t), attacker+","+victim+","+counter, nil, "-store", "memory", "-create-limit", "2,10")
-	before := countPets(t, p.baseURL, counter)
+	before := len(allPets(t.Context(), t, p, counter))
 	idem := strings.Repeat("k", 240)
 	statuses := map[int]int{}
 	for i := range 60 {
@@ -62,7 +33,7 @@ func TestRateLimitCreates(t *testing.T) {
 			}
 		}
 	}
-	created := countPets(t, p.baseURL, counter) - before
+	created := len(allPets(t.Context(), t, p, counter)) - before
 	t.Logf("a flood of 60 creates: %v; %d pets stored", statuses, created)
 	if created != statuses[http.StatusCreated] {
 		t.Errorf("%d pets stored for %d answers 201: a create answered 429 stored something", created, statuses[http.StatusCreated])
@@ -99,12 +70,7 @@ func TestRateLimitSharedRedis(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), period)
 			defer cancel()
 			for i := 0; ctx.Err() == nil; i++ {
-				req, err := newGet(ctx, procs[i%2].baseURL, key, "/pets?limit=1")
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				a, err := do(http.DefaultClient, req)
+				a, err := send(ctx, http.DefaultClient, apiRequest{method: http.MethodGet, url: procs[i%2].baseURL + "/pets?limit=1", key: key})
 				switch {
 				case ctx.Err() != nil:
 				case err != nil:

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestREADMEIntroURL checks that the URL the README's introduction says the
@@ -22,29 +20,10 @@ func TestREADMEIntroURL(t *testing.T) {
 	if m == nil {
 		t.Fatal("the README's introduction does not say what the first command prints (`serving http://…`)")
 	}
-	want := strings.Replace(m[1], ":8080/", ":PORT/", 1)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
-	done := make(chan error, 1)
-	getenv := func(string) string { return "" }
 	// The default address's host, on a free port.
-	go func() { done <- run(ctx, []string{"-addr", "localhost:0", "-store", "memory"}, getenv, stdout, stderr) }()
-	line := regexp.MustCompile(`(?m)^serving http://[^\s]+$`)
-	deadline := time.Now().Add(10 * time.Second)
-	for line.FindString(stdout.String()) == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server printed no serving line within 10s; stdout:\n%s\nstderr:\n%s", stdout, stderr)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	got := regexp.MustCompile(`:\d+/`).ReplaceAllString(line.FindString(stdout.String()), ":PORT/")
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("run: %v", err)
-	}
-	if got != want {
+	p := startServer(t, buildServer(t), "k", nil, "-addr", "localhost:0", "-store", "memory")
+	got := regexp.MustCompile(`:\d+/`).ReplaceAllString(servingLine.FindString(p.stdout.String()), ":PORT/")
+	if want := strings.Replace(m[1], ":8080/", ":PORT/", 1); got != want {
 		t.Errorf("the server prints %q; the README's introduction says %q", got, want)
 	}
 }

@@ -2,10 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 )
@@ -30,36 +30,23 @@ func TestReadyzPostgres(t *testing.T) {
 
 	// probe returns what /readyz answers.
 	probe := func() (int, probeBody) {
-		status, body := adminDo(t, adminRequest{method: http.MethodGet, url: admin + "/readyz"})
+		status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"})
 		var b probeBody
 		if err := json.Unmarshal(body, &b); err != nil {
 			t.Fatalf("/readyz answered %d with %q, not JSON: %v", status, body, err)
 		}
 		return status, b
 	}
-	// waitFor polls /readyz every 100ms, for 30s at most, until it
-	// answers want, and returns the body.
+	// waitFor polls /readyz until it answers want, and returns the body.
 	waitFor := func(when string, want int) probeBody {
 		t.Helper()
-		ticker := time.NewTicker(100 * time.Millisecond)
-		defer ticker.Stop()
-		deadline := time.NewTimer(30 * time.Second)
-		defer deadline.Stop()
-		for attempt := 1; ; attempt++ {
-			status, body := probe()
-			if status == want {
-				t.Logf("%s: /readyz answered %d after %d attempts: %+v", when, status, attempt, body)
-				return body
-			}
-			if status != http.StatusOK && status != http.StatusServiceUnavailable {
-				t.Fatalf("%s: /readyz answered %d %+v; want 200 or 503", when, status, body)
-			}
-			select {
-			case <-ticker.C:
-			case <-deadline.C:
-				t.Fatalf("%s: /readyz still answers %d %+v after 30s; want %d; the server's log:\n%s", when, status, body, want, p.stderr)
-			}
-		}
+		var b probeBody
+		waitUntil(t, p, fmt.Sprintf("%s: /readyz answers %d", when, want), func() bool {
+			var status int
+			status, b = probe()
+			return status == want
+		})
+		return b
 	}
 
 	if status, body := probe(); status != http.StatusOK || body.Status != "ok" {
@@ -78,7 +65,7 @@ func TestReadyzPostgres(t *testing.T) {
 			t.Errorf("database down, probe %d more: /readyz answered %d %+v, want 503 unavailable", i+1, status, body)
 		}
 	}
-	if status, body := adminDo(t, adminRequest{method: http.MethodGet, url: admin + "/healthz"}); status != http.StatusOK {
+	if status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/healthz"}); status != http.StatusOK {
 		t.Errorf("database down: /healthz answered %d %s; want 200, as the process runs", status, body)
 	}
 

@@ -41,7 +41,7 @@ func TestReplicas(t *testing.T) {
 		t.Errorf("the start-up log shows the replica's password:\n%s", log)
 	}
 
-	status, body := adminDo(t, adminRequest{method: http.MethodPost, url: p.baseURL + "/pets", key: key, body: `{"name":"Rex","categoryId":1}`})
+	status, body := adminDo(t, apiRequest{method: http.MethodPost, url: p.baseURL + "/pets", key: key, body: `{"name":"Rex","categoryId":1}`})
 	if status != http.StatusCreated {
 		t.Fatalf("POST answered %d: %s", status, body)
 	}
@@ -52,7 +52,7 @@ func TestReplicas(t *testing.T) {
 	get := func(when string) {
 		t.Helper()
 		target := fmt.Sprintf("%s/pets/%d", p.baseURL, pet.ID)
-		if status, body := adminDo(t, adminRequest{method: http.MethodGet, url: target, key: key}); status != http.StatusOK {
+		if status, body := adminDo(t, apiRequest{method: http.MethodGet, url: target, key: key}); status != http.StatusOK {
 			t.Fatalf("%s: GET %s answered %d: %s", when, target, status, body)
 		}
 	}
@@ -62,7 +62,7 @@ func TestReplicas(t *testing.T) {
 		var b probeBody
 		for range 100 {
 			b = probeBody{}
-			status, body := adminDo(t, adminRequest{method: http.MethodGet, url: admin + "/readyz"})
+			status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"})
 			if err := json.Unmarshal(body, &b); err != nil || status != http.StatusOK {
 				t.Fatalf("%s: /readyz answered %d %s; want 200 (%v)", when, status, body, err)
 			}
@@ -81,7 +81,7 @@ func TestReplicas(t *testing.T) {
 	for range 10 {
 		get("standby up")
 	}
-	_, metrics := adminDo(t, adminRequest{method: http.MethodGet, url: admin + "/metrics"})
+	_, metrics := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
 	if n := metricValue(t, metrics, `petstore_store_reads_total{served_by="replica"}`); n < 10 {
 		t.Errorf("the metrics count %v reads served by the replica after 10 GETs; want at least 10", n)
 	}
@@ -96,7 +96,7 @@ func TestReplicas(t *testing.T) {
 	for range 10 {
 		get("standby stopped")
 	}
-	_, metrics = adminDo(t, adminRequest{method: http.MethodGet, url: admin + "/metrics"})
+	_, metrics = adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
 	if n := metricValue(t, metrics, `petstore_replica_serving{replica="`+replica+`"}`); n != 0 {
 		t.Errorf("standby stopped: petstore_replica_serving is %v; want 0", n)
 	}

@@ -11,33 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/memstore"
 )
-
-// serveLimits starts the server that run builds, with the default limits,
-// on a free port of 127.0.0.1, serving the API with key on memstore; it
-// returns the address.
-func serveLimits(t *testing.T, key string) string {
-	t.Helper()
-	c, err := parseConfig(nil, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(key)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := c.limits.newServer(api)
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return ln.Addr().String()
-}
 
 // exchange sends the raw request req on a new connection to addr and reads
 // one response, with its body. The connection is returned open, for the
@@ -89,7 +63,7 @@ func closedByServer(conn net.Conn, r *bufio.Reader, bound time.Duration) error {
 // with the key keeps its connection for the next one.
 func TestUnauthorizedCloses(t *testing.T) {
 	const key = "conns-key"
-	addr := serveLimits(t, key)
+	addr := startServer(t, buildServer(t), key, nil, "-store", "memory").addr
 	for _, tt := range []struct{ name, line, auth string }{
 		{"no key", "GET /v1/pets", ""},
 		{"wrong key", "GET /v1/pets", "Authorization: Bearer not-the-key\r\n"},
@@ -130,7 +104,7 @@ func TestUnauthorizedCloses(t *testing.T) {
 // bytes is served and one byte more is answered 431.
 func TestHeaderBoundary(t *testing.T) {
 	const key = "limits-key"
-	addr := serveLimits(t, key)
+	addr := startServer(t, buildServer(t), key, nil, "-store", "memory").addr
 	for _, tt := range []struct {
 		size int // of the whole head, up to and including the blank line
 		want int

@@ -94,24 +94,14 @@ func openStore(ctx context.Context, c config, logger *slog.Logger) (store petsto
 		logger.Info("petstore: storing pets in memory; they are lost when the process stops")
 		return memstore.New(), nil, func() {}, nil
 	}
-	s, closeFile, err := openSQLite(c.dataFile, logger)
+	s, err := sqlitestore.Open(c.dataFile, sqlitestore.WithLogger(logger))
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, fmt.Errorf("%w; -data or %s names another file, -store memory keeps pets in memory", err, dataFileVar)
 	}
-	return s, s.Check, closeFile, nil
-}
-
-// openSQLite opens the SQLite file at path, making it when it is missing,
-// and returns a store on it and a function that closes it.
-func openSQLite(path string, logger *slog.Logger) (*sqlitestore.Store, func(), error) {
-	store, err := sqlitestore.Open(path, sqlitestore.WithLogger(logger))
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w; -data or %s names another file, -store memory keeps pets in memory", err, dataFileVar)
-	}
-	logger.Info("petstore: storing pets in a SQLite file", "path", store.Path())
-	return store, func() {
-		if err := store.Close(); err != nil {
-			logger.Error("petstore: closing the SQLite file", "path", store.Path(), "err", err)
+	logger.Info("petstore: storing pets in a SQLite file", "path", s.Path())
+	return s, s.Check, func() {
+		if err := s.Close(); err != nil {
+			logger.Error("petstore: closing the SQLite file", "path", s.Path(), "err", err)
 		}
 	}, nil
 }

@@ -5,11 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/client"
 )
@@ -52,47 +50,6 @@ func TestChooseStore(t *testing.T) {
 			wantErr: "PETSTORE_POSTGRES_REPLICA_URLS names PostgreSQL replicas, but pets are kept in sqlite; name the primary in PETSTORE_POSTGRES_URL, or unset PETSTORE_POSTGRES_REPLICA_URLS"},
 	}
 	checkConfigs(t, tests, func(c config) choice { return choice{Store: c.store, DataFile: c.dataFile, Postgres: c.postgresURL} })
-}
-
-// TestServerKeepsPetsInItsDataFile starts the server as the README's first
-// command does, with no flag, creates a pet, stops the server (with SIGTERM,
-// and separately with SIGKILL) and starts it again in the same directory:
-// the pet is still there, in petstore.db, whose absolute path the start-up
-// log gives.
-func TestServerKeepsPetsInItsDataFile(t *testing.T) {
-	bin := buildServer(t)
-	for _, stop := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		t.Run(stop.String(), func(t *testing.T) {
-			const key = "durable-key"
-			dir := t.TempDir()
-			p := startServerIn(t, dir, bin, key, nil)
-			path := filepath.Join(dir, "petstore.db")
-			if log := p.stderr.String(); !strings.Contains(log, "storing pets in a SQLite file") || !strings.Contains(log, "path="+path) {
-				t.Errorf("the start-up log does not give the data file's absolute path %s:\n%s", path, log)
-			}
-			c := newClient(t, p, key)
-			pet, _, err := c.Add(t.Context(), petstore.NewPet{Name: "Rex", CategoryID: 7, Status: petstore.StatusSold}, petstore.AddOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := p.cmd.Process.Signal(stop); err != nil {
-				t.Fatal(err)
-			}
-			<-p.exited
-			if _, err := os.Stat(path); err != nil {
-				t.Fatalf("no data file after the server stopped: %v", err)
-			}
-
-			p = startServerIn(t, dir, bin, key, nil)
-			got, err := newClient(t, p, key).Get(t.Context(), pet.ID)
-			if err != nil {
-				t.Fatalf("after a restart, Get(%d): %v", pet.ID, err)
-			}
-			if diff := cmp.Diff(pet, got); diff != "" {
-				t.Errorf("after a restart, the pet (-want +got):\n%s", diff)
-			}
-		})
-	}
 }
 
 // TestServerMemoryStore checks that -store memory writes no data file and

@@ -15,14 +15,12 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/otelpetstore"
@@ -96,8 +94,8 @@ type observability struct {
 // metrics when withMetrics (for -admin-addr), traces when tracing (see
 // tracingConfig), and an access log line per request on accessLog when it
 // is not nil. With none of them, it adds no observer. The metrics include
-// those of collectors.
-func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog *slog.Logger, collectors ...prometheus.Collector) (*observability, error) {
+// those of extra.
+func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog *slog.Logger, extra ...prometheus.Collector) (*observability, error) {
 	o := &observability{wrap: func(h http.Handler) http.Handler { return h }}
 	var observers []func(context.Context, petstore.Observation)
 	if withMetrics || tracing {
@@ -109,16 +107,29 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 		if err != nil {
 			return nil, fmt.Errorf("the OpenTelemetry resource: %w", err)
 		}
-		var meters metric.MeterProvider = metricnoop.NewMeterProvider()
+		// Without a provider of its own, otelpetstore records on the
+		// global one, which records nothing: this process sets none.
+		telOpts := []otelpetstore.Option{otelpetstore.WithPropagator(propagation.TraceContext{})}
 		if withMetrics {
-			mp, handler, err := newPrometheusMetrics(res, collectors...)
-			if err != nil {
-				return nil, err
+			// The metrics, with the Go runtime's, the process's and those of
+			// collectors, in the Prometheus text format, named the
+			// Prometheus way (http.server.request.duration becomes
+			// http_server_request_duration_seconds).
+			registry := prometheus.NewRegistry()
+			for _, c := range append([]prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}, extra...) {
+				if err := registry.Register(c); err != nil {
+					return nil, fmt.Errorf("registering a collector of metrics: %w", err)
+				}
 			}
-			meters, o.metrics, o.meters = mp, handler, mp
+			exporter, err := otelprom.New(otelprom.WithRegisterer(registry), otelprom.WithTranslationStrategy(otlptranslator.UnderscoreEscapingWithSuffixes))
+			if err != nil {
+				return nil, fmt.Errorf("the Prometheus exporter: %w", err)
+			}
+			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter), sdkmetric.WithResource(res))
+			o.metrics, o.meters = promhttp.HandlerFor(registry, promhttp.HandlerOpts{}), mp
+			telOpts = append(telOpts, otelpetstore.WithMeterProvider(mp))
 			o.closers = append(o.closers, mp.Shutdown)
 		}
-		var tracers trace.TracerProvider = tracenoop.NewTracerProvider()
 		if tracing {
 			exporter, err := otlptracehttp.New(ctx)
 			if err != nil {
@@ -126,14 +137,10 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 				return nil, fmt.Errorf("the OTLP trace exporter: %w", err)
 			}
 			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res))
-			tracers = tp
+			telOpts = append(telOpts, otelpetstore.WithTracerProvider(tp))
 			o.closers = append(o.closers, tp.Shutdown)
 		}
-		tel, err := otelpetstore.New(
-			otelpetstore.WithMeterProvider(meters),
-			otelpetstore.WithTracerProvider(tracers),
-			otelpetstore.WithPropagator(propagation.TraceContext{}),
-		)
+		tel, err := otelpetstore.New(telOpts...)
 		if err != nil {
 			o.close(context.Background())
 			return nil, err
@@ -151,50 +158,16 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 	if accessLog != nil {
 		observers = append(observers, accessLogObserver(accessLog))
 	}
-	if observe := joinObservers(observers...); observe != nil {
-		o.options = append(o.options, petstore.WithObserver(observe))
+	switch len(observers) {
+	case 1:
+		o.options = append(o.options, petstore.WithObserver(observers[0]))
+	case 2:
+		o.options = append(o.options, petstore.WithObserver(func(ctx context.Context, ob petstore.Observation) {
+			observers[0](ctx, ob)
+			observers[1](ctx, ob)
+		}))
 	}
 	return o, nil
-}
-
-// newPrometheusMetrics returns a meter provider whose metrics, with the Go
-// runtime's and the process's, the returned handler serves in the
-// Prometheus text format, named the Prometheus way
-// (http.server.request.duration becomes
-// http_server_request_duration_seconds), with those of extra.
-func newPrometheusMetrics(res *resource.Resource, extra ...prometheus.Collector) (*sdkmetric.MeterProvider, http.Handler, error) {
-	registry := prometheus.NewRegistry()
-	for _, c := range append([]prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}, extra...) {
-		if err := registry.Register(c); err != nil {
-			return nil, nil, fmt.Errorf("registering a collector of metrics: %w", err)
-		}
-	}
-	exporter, err := otelprom.New(
-		otelprom.WithRegisterer(registry),
-		otelprom.WithTranslationStrategy(otlptranslator.UnderscoreEscapingWithSuffixes),
-	)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the Prometheus exporter: %w", err)
-	}
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter), sdkmetric.WithResource(res))
-	handler := promhttp.HandlerFor(registry, promhttp.HandlerOpts{})
-	return mp, handler, nil
-}
-
-// joinObservers returns an observer that calls each of observers in turn,
-// the only one when there is one, or nil when there is none.
-func joinObservers(observers ...func(context.Context, petstore.Observation)) func(context.Context, petstore.Observation) {
-	switch len(observers) {
-	case 0:
-		return nil
-	case 1:
-		return observers[0]
-	}
-	return func(ctx context.Context, o petstore.Observation) {
-		for _, observe := range observers {
-			observe(ctx, o)
-		}
-	}
 }
 
 // close shuts the providers down, flushing what they hold, and returns
@@ -214,5 +187,31 @@ func (o *observability) shutdown(logger *slog.Logger) {
 	defer cancel()
 	if err := o.close(ctx); err != nil {
 		logger.Warn("petstore: shutting down telemetry", "err", err)
+	}
+}
+
+// accessLogObserver returns an observer that writes one line per request
+// to logger, at level Info: the method (cut to 64 bytes when longer, by the
+// handler), the route template (never the path as sent, nor its query),
+// the operation, the status, the error code (empty for a success), the
+// duration, the caller's principal (empty when the caller was not
+// authenticated; a principal names a key without revealing it) and, when
+// the request is traced, its trace and span IDs.
+func accessLogObserver(logger *slog.Logger) func(context.Context, petstore.Observation) {
+	return func(ctx context.Context, o petstore.Observation) {
+		attrs := make([]slog.Attr, 0, 9)
+		attrs = append(attrs,
+			slog.String("method", o.Method),
+			slog.String("route", o.Route),
+			slog.String("operation", string(o.Operation)),
+			slog.Int("status", o.Status),
+			slog.String("code", string(o.Code)),
+			slog.Duration("duration", o.Duration),
+			slog.String("principal", o.Principal),
+		)
+		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+			attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+		}
+		logger.LogAttrs(ctx, slog.LevelInfo, "petstore: request", attrs...)
 	}
 }

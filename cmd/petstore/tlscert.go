@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"crypto"
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -12,9 +10,11 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -123,7 +123,7 @@ type certSource struct {
 	current atomic.Pointer[tls.Certificate]
 
 	mu    sync.Mutex // held by reload
-	tried [sha256.Size]byte
+	tried string     // what reading the files last gave (see filesState)
 }
 
 // newCertSource loads the key pair in certFile and keyFile. It refuses, with
@@ -139,7 +139,7 @@ func newCertSource(certFile, keyFile string, logger *slog.Logger) (*certSource, 
 	if err != nil {
 		return nil, err
 	}
-	s.tried = filesDigest(certPEM, keyPEM, nil)
+	s.tried = filesState(certPEM, keyPEM, nil)
 	s.current.Store(pair)
 	return s, nil
 }
@@ -161,11 +161,11 @@ func (s *certSource) reload(force bool) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	certPEM, keyPEM, err := readKeyPair(s.certFile, s.keyFile)
-	digest := filesDigest(certPEM, keyPEM, err)
-	if !force && digest == s.tried {
+	state := filesState(certPEM, keyPEM, err)
+	if !force && state == s.tried {
 		return false, nil
 	}
-	s.tried = digest
+	s.tried = state
 	var pair *tls.Certificate
 	if err == nil {
 		pair, err = parseKeyPair(s.certFile, s.keyFile, certPEM, keyPEM, time.Now())
@@ -181,41 +181,46 @@ func (s *certSource) reload(force bool) (bool, error) {
 	return true, nil
 }
 
-// filesDigest sums what reading the two files gave, an error included, so
+// filesState is what reading the two files gave, an error included, so
 // that a change of either is seen.
-func filesDigest(certPEM, keyPEM []byte, err error) [sha256.Size]byte {
-	h := sha256.New()
+func filesState(certPEM, keyPEM []byte, err error) string {
 	if err != nil {
-		fmt.Fprintf(h, "error\x00%v", err)
-	} else {
-		fmt.Fprintf(h, "%d\x00", len(certPEM))
-		h.Write(certPEM)
-		h.Write(keyPEM)
+		return "error\x00" + err.Error()
 	}
-	var d [sha256.Size]byte
-	h.Sum(d[:0])
-	return d
+	return fmt.Sprintf("%d\x00%s%s", len(certPEM), certPEM, keyPEM)
 }
 
-// watch reloads the key pair until ctx is done: on each value from hup
-// (SIGHUP), and every interval when the files have changed. An interval of
-// 0 checks only on hup.
-func (s *certSource) watch(ctx context.Context, interval time.Duration, hup <-chan os.Signal) {
+// watch reloads the key pair on SIGHUP and, when interval is positive,
+// every interval when its files have changed, until the returned function
+// is called.
+func (s *certSource) watch(interval time.Duration) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
 	var tick <-chan time.Time
+	stopTick := func() {}
 	if interval > 0 {
 		t := time.NewTicker(interval)
-		defer t.Stop()
-		tick = t.C
+		tick, stopTick = t.C, t.Stop
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-hup:
-			s.reload(true) // it logs what it refuses
-		case <-tick:
-			s.reload(false)
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		defer stopTick()
+		for {
+			select {
+			case <-done:
+				return
+			case <-hup:
+				s.reload(true) // it logs what it refuses
+			case <-tick:
+				s.reload(false)
+			}
 		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+		<-stopped
 	}
 }
 

@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
-	"io"
 	"io/fs"
 	"log/slog"
 	"math/big"
@@ -167,54 +165,5 @@ func TestCertSourceReload(t *testing.T) {
 		}) {
 			break
 		}
-	}
-}
-
-// TestCertSourceWatch checks that watch reloads on SIGHUP, and on a change
-// of the files when it checks them at an interval, and that it returns
-// when its context is done.
-func TestCertSourceWatch(t *testing.T) {
-	tests := []struct {
-		name     string
-		interval time.Duration
-		hup      bool
-	}{
-		{name: "SIGHUP, no interval", interval: 0, hup: true},
-		{name: "file change", interval: 10 * time.Millisecond},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ca := newTestCA(t)
-			old, next := ca.valid(t), ca.valid(t)
-			certFile, keyFile := pairFiles(t, old)
-			s, err := newCertSource(certFile, keyFile, slog.New(slog.NewTextHandler(io.Discard, nil)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			hup := make(chan os.Signal)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				s.watch(ctx, tt.interval, hup)
-			}()
-			writePair(t, next, certFile, keyFile)
-			if tt.hup {
-				hup <- os.Interrupt // any value: watch does not look at it
-			}
-			deadline := time.Now().Add(10 * time.Second)
-			for s.current.Load().Leaf.SerialNumber.Cmp(next.serial) != 0 {
-				if time.Now().After(deadline) {
-					t.Fatal("watch did not load the new pair within 10s")
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
-			cancel()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("watch did not return within 10s of its context being cancelled")
-			}
-		})
 	}
 }
