@@ -1,18 +1,15 @@
 // Package memstore is an in-memory petstore.Store: pets in a slice and
 // idempotency keys in a map, under one mutex. Its pets are lost when the
-// process exits: use it in tests, in development, and in services that may
-// lose their pets on restart (sqlitestore and pgstore keep them). Make a
-// Store with New, or use the zero Store, and serve it with
-// petstore.WithStore. It assigns IDs 1, 2, 3 and so on, never reused; the
-// pets that Get and List return are copies.
+// process exits (sqlitestore and pgstore keep them): use it in tests and in
+// development. Make a Store with New, or use the zero Store, and serve it
+// with petstore.WithStore. It assigns IDs 1, 2, 3 and so on, never reused;
+// the pets that Get and List return are copies.
 //
 // Add keeps an idempotency key, in the scope of the request's principal
 // (petstore.Principal), for the key retention after the Add that stored it:
 // 24 hours (petstore.MinKeyRetention), unless WithKeyRetention sets a
-// longer one. Expired keys are forgotten a few at each Add, however many
-// expire at once, so the keys held level off at one retention's worth.
-// PrunedKeys counts them, and WithLogger logs each pass that forgets some.
-// Keys age by time.Now, or by a clock of WithClock that a test moves.
+// longer one. Expired keys are forgotten a few at each Add, so the keys held
+// level off at one retention's worth, however many expire at once.
 package memstore
 
 import (
@@ -48,10 +45,8 @@ type Store struct {
 	wakes wake.Set // the watchers of NotifyAdds
 }
 
-var (
-	_ petstore.Store       = (*Store)(nil)
-	_ petstore.AddNotifier = (*Store)(nil)
-)
+var _ petstore.Store = (*Store)(nil)
+var _ petstore.AddNotifier = (*Store)(nil)
 
 // idempotencyKey is an idempotency key in the scope of its principal.
 type idempotencyKey struct{ principal, key string }
@@ -74,10 +69,9 @@ const pruneStep = 4
 type Option func(*Store)
 
 // WithKeyRetention sets how long the store keeps an idempotency key after
-// the Add that stored it: a retry within it is answered with the first pet,
-// and after it the key is forgotten, so that a key may be used again. The
-// default, and the least, is petstore.MinKeyRetention (24 hours): a shorter
-// d is raised to it, as the Store contract requires.
+// the Add that stored it, for a retry to be answered with the first pet.
+// The default, and the least, is petstore.MinKeyRetention (24 hours): a
+// shorter d is raised to it, as the Store contract requires.
 func WithKeyRetention(d time.Duration) Option {
 	return func(s *Store) { s.retention = max(d, petstore.MinKeyRetention) }
 }
@@ -131,18 +125,15 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 			return stored, true, nil
 		}
 	}
+	if s.keys == nil { // the zero Store
+		s.keys, s.byStatus = map[idempotencyKey]storedKey{}, map[petstore.Status][]int64{}
+	}
 	pet := petstore.Pet{ID: int64(len(s.pets)) + 1, NewPet: p}
 	s.pets = append(s.pets, pet)
 	if p.Status != "" {
-		if s.byStatus == nil {
-			s.byStatus = make(map[petstore.Status][]int64)
-		}
 		s.byStatus[p.Status] = append(s.byStatus[p.Status], pet.ID)
 	}
 	if key.key != "" {
-		if s.keys == nil {
-			s.keys = make(map[idempotencyKey]storedKey)
-		}
 		key.key = strings.Clone(key.key) // not to hold on to the request's header
 		sk := storedKey{id: pet.ID, at: now}
 		s.keys[key] = sk
