@@ -67,8 +67,7 @@ func checkClauses[T any](cases []clause[T], run func(reporter, clause[T])) error
 		}()
 		<-done
 		if len(r.failures) > 0 {
-			failures := strings.Join(r.failures, "\n")
-			errs = append(errs, fmt.Errorf("petstoretest: clause %q failed: %s\n%s", c.name, c.sentence, failures))
+			errs = append(errs, fmt.Errorf("petstoretest: clause %q failed: %s\n%s", c.name, c.sentence, strings.Join(r.failures, "\n")))
 		}
 	}
 	return errors.Join(errs...)
@@ -102,8 +101,7 @@ func (r *recorder) Failed() bool {
 }
 
 // diffOptions make diffs readable: nil and empty slices and maps are
-// equal, and strings are compared whole, so that a diff shows both values
-// instead of the characters that differ.
+// equal, and strings are compared whole, to show both values in a diff.
 var diffOptions = []gocmp.Option{
 	cmpopts.EquateEmpty(),
 	gocmp.Comparer(func(a, b string) bool { return a == b }),

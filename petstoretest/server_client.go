@@ -152,14 +152,8 @@ func (st *serverT) checkCommonHeaders(x *exchange) {
 	diff(st, fmt.Sprintf("%s: %d response headers", x, x.resp.StatusCode), want, got)
 }
 
-// snippet returns the start of a body for messages.
-func snippet(body []byte) string {
-	const max = 300
-	if len(body) > max {
-		return fmt.Sprintf("%q…", body[:max])
-	}
-	return fmt.Sprintf("%q", body)
-}
+// snippet returns the start of a body, quoted, for messages.
+func snippet(body []byte) string { return fmt.Sprintf("%.300q", body) }
 
 // wantStatus reports a violation when x's status is not want, and tells
 // whether it was.
@@ -299,9 +293,8 @@ func (st *serverT) wantPet(x *exchange, status int) (petstore.Pet, bool) {
 	p, err := decodePet(x.body)
 	if err != nil {
 		st.Errorf("%s: the body is not a pet: %v", x, err)
-		return p, false
 	}
-	return p, true
+	return p, err == nil
 }
 
 // wantPets reports a violation when x is not a 200 with a JSON array of
