@@ -214,9 +214,16 @@ func TestReplicaRestart(t *testing.T) {
 	for range 20 {
 		step("standby stopped")
 	}
-	st := awaitServing(t, s, false)
-	if st.Err == nil || !errors.Is(st.Err, petstore.ErrUnavailable) {
-		t.Errorf("the stopped replica's status = %+v; want an error wrapping ErrUnavailable", st)
+	// The replica may first stop serving for its lag, without an error:
+	// wait for its check to find it unreachable.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		st := s.ReadStats().Replicas[0]
+		if !st.Serving && errors.Is(st.Err, petstore.ErrUnavailable) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stopped replica's status = %+v; want it not serving, with an error wrapping ErrUnavailable", st)
+		}
 	}
 	for range 20 {
 		step("standby stopped")
