@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -64,6 +65,12 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 		s.maybePrune()
 	}
 	if c.err != nil {
+		if err := ctx.Err(); err != nil && !errors.Is(c.err, err) {
+			// The batch failed as this caller's context ended, and the
+			// server reported the cancellation (57014) before pgx saw the
+			// context: the error still says why, as Store's contract asks.
+			return petstore.Pet{}, false, fmt.Errorf("%w: %w", err, c.err)
+		}
 		return petstore.Pet{}, false, c.err
 	}
 	if s.replicas != nil {
