@@ -49,7 +49,10 @@ func (s *Store) watchFile(ctx context.Context) {
 	for ctx.Err() == nil && !s.closed.Load() {
 		var v, id int64
 		err := version.QueryRowContext(qctx).Scan(&v)
-		if err == nil && last >= 0 && v != last {
+		// The first reading also reads the highest ID: a commit between
+		// NotifyAdds and that reading changes no data_version it has seen.
+		changed := last < 0 || v != last
+		if err == nil && changed {
 			err = db.QueryRowContext(qctx, "SELECT coalesce(max(id), 0) FROM pets").Scan(&id)
 		}
 		switch {
@@ -59,7 +62,7 @@ func (s *Store) watchFile(ctx context.Context) {
 			failing = true
 		case err == nil:
 			failing = false
-			if last >= 0 && v != last {
+			if changed {
 				s.wakes.Added(id) // not again for the Store's own adds
 			}
 			last = v
