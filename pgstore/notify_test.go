@@ -1,7 +1,6 @@
 package pgstore_test
 
 import (
-	"fmt"
 	"github.com/jackc/pgx/v5"
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 	"sync"
@@ -153,15 +152,7 @@ func BenchmarkWatchAcross(b *testing.B) {
 		}
 		stores = append(stores, s)
 	}
-	for b.Loop() {
-		r, err := watchbench.Across(b.Context(), stores[0], stores[1], 200, 20)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Log(r)
-		b.ReportMetric(float64(r.P50)/1e6, "p50-ms")
-		b.ReportMetric(float64(r.P99)/1e6, "p99-ms")
-	}
+	watchbench.BenchmarkAcross(b, stores[0], stores[1])
 }
 
 // BenchmarkWatchIdle reports the CPU of the process (a share of one core)
@@ -169,24 +160,7 @@ func BenchmarkWatchAcross(b *testing.B) {
 // a Store idle for 10 seconds, with 10 and 1,000 views (principals). Run it
 // with -benchtime 1x.
 func BenchmarkWatchIdle(b *testing.B) {
-	for _, views := range []int{10, 1000} {
-		b.Run(fmt.Sprintf("views=%d", views), func(b *testing.B) {
-			s := pgStore(b, pgPool(b))
-			for b.Loop() {
-				st, err := watchbench.Open(b.Context(), s, 1000, views)
-				if err != nil {
-					b.Fatal(err)
-				}
-				cpu, lists, err := st.Idle(10 * time.Second)
-				if err != nil {
-					b.Fatal(err)
-				}
-				st.Close()
-				b.ReportMetric(100*cpu, "%cpu-idle")
-				b.ReportMetric(lists, "lists/s-idle")
-			}
-		})
-	}
+	watchbench.BenchmarkIdle(b, func(b *testing.B) petstore.Store { return pgStore(b, pgPool(b)) })
 }
 
 // Behind PgBouncer in transaction mode, which does not carry LISTEN, a

@@ -1,7 +1,6 @@
 package sqlitestore_test
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -60,15 +59,7 @@ func TestWatchAcross(t *testing.T) {
 func BenchmarkWatchAcross(b *testing.B) {
 	path := newPath(b)
 	a, c := open(b, path), open(b, path)
-	for b.Loop() {
-		r, err := watchbench.Across(b.Context(), a, c, 200, 20)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Log(r)
-		b.ReportMetric(float64(r.P50)/1e6, "p50-ms")
-		b.ReportMetric(float64(r.P99)/1e6, "p99-ms")
-	}
+	watchbench.BenchmarkAcross(b, a, c)
 }
 
 // BenchmarkWatchIdle reports the CPU of the process (a share of one core)
@@ -76,22 +67,5 @@ func BenchmarkWatchAcross(b *testing.B) {
 // a Store idle for 10 seconds, with 10 and 1,000 views (principals). Run it
 // with -benchtime 1x.
 func BenchmarkWatchIdle(b *testing.B) {
-	for _, views := range []int{10, 1000} {
-		b.Run(fmt.Sprintf("views=%d", views), func(b *testing.B) {
-			s := open(b, newPath(b))
-			for b.Loop() {
-				st, err := watchbench.Open(b.Context(), s, 1000, views)
-				if err != nil {
-					b.Fatal(err)
-				}
-				cpu, lists, err := st.Idle(10 * time.Second)
-				if err != nil {
-					b.Fatal(err)
-				}
-				st.Close()
-				b.ReportMetric(100*cpu, "%cpu-idle")
-				b.ReportMetric(lists, "lists/s-idle")
-			}
-		})
-	}
+	watchbench.BenchmarkIdle(b, func(b *testing.B) petstore.Store { return open(b, newPath(b)) })
 }
