@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"sort"
 	"strconv"
@@ -23,8 +24,9 @@ type Watch struct {
 	// created elsewhere (by another instance on the same database, say).
 	// Pets created through the handler itself are sent at once, and so are
 	// those created elsewhere when the store is an AddNotifier: then the
-	// poll only covers a notification that was lost. The default is
-	// DefaultWatchPoll, 1 second.
+	// poll only covers a notification that was lost, and runs ten times
+	// less often. The default is DefaultWatchPoll, 1 second (10 seconds
+	// with an AddNotifier).
 	Poll time.Duration
 	// Heartbeat is the longest a stream stays silent: past it, the handler
 	// sends a comment line, so that no proxy closes an idle stream. The
@@ -176,6 +178,12 @@ type hub struct {
 	held atomic.Int64 // the petBytes of the views' logs
 }
 
+// notifiedPoll is how many times longer the reader waits between polls
+// when the store is an AddNotifier: the poll then only covers a lost
+// notification, and an idle handler with a thousand views lists each of
+// them every 10 seconds rather than every second.
+const notifiedPoll = 10
+
 // watchMinGap is the least time between two rounds of the reader, so that
 // a burst of wakes costs a round every few milliseconds at most.
 const watchMinGap = 5 * time.Millisecond
@@ -283,7 +291,11 @@ func (h *hub) read() {
 		h.notifier.NotifyAdds(ctx, h.signal)
 		h.signal() // a round now: a pet added before NotifyAdds woke no one
 	}
-	t := time.NewTimer(h.cfg.Poll)
+	poll := h.cfg.Poll
+	if h.notifier != nil && poll <= math.MaxInt64/notifiedPoll {
+		poll *= notifiedPoll
+	}
+	t := time.NewTimer(poll)
 	defer t.Stop()
 	var views []*view
 	for {
@@ -312,7 +324,7 @@ func (h *hub) read() {
 		}
 		gap := max(watchMinGap, time.Since(start))
 		time.Sleep(gap)
-		t.Reset(max(h.cfg.Poll-gap, 0))
+		t.Reset(max(poll-gap, 0))
 	}
 }
 

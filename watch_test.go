@@ -597,6 +597,34 @@ func TestWatchWokenByStore(t *testing.T) {
 	}
 }
 
+// deafStore is an AddNotifier whose notifications are all lost.
+type deafStore struct{ countingStore }
+
+func (*deafStore) NotifyAdds(context.Context, func()) {}
+
+// With an AddNotifier, the poll only covers a lost notification: it runs
+// at a tenth of Watch.Poll's rate, and still finds what was added.
+func TestWatchNotifiedPoll(t *testing.T) {
+	const poll, window = 10 * time.Millisecond, time.Second
+	store := &deafStore{countingStore{Store: memstore.New()}}
+	h := newHandler(t, store, petstore.WithWatch(petstore.Watch{Poll: poll}))
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	w := watch(t, srv, "", nil)
+	p, _, err := store.Add(t.Context(), petstore.NewPet{Name: "unannounced", CategoryID: 1}, petstore.AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(eventsOf(t, h, []petstore.Pet{p}), w.events(t, 1)); diff != "" {
+		t.Fatalf("the pet whose notification was lost (-want +got):\n%s", diff)
+	}
+	start := store.lists.Load()
+	time.Sleep(window)
+	if n, most := store.lists.Load()-start, int64(window/(10*poll))+3; n > most {
+		t.Errorf("%d Lists in %v with Poll %v and a store that notifies; want at most %d, a poll every %v", n, window, poll, most, 10*poll)
+	}
+}
+
 // A watch resumes from any ID that a stream may send, up to the greatest.
 func TestWatchResumesFromAnyID(t *testing.T) {
 	env := newEnv(t)

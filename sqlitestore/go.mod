@@ -3,6 +3,7 @@ module github.com/petstore-go/petstore/sqlitestore
 go 1.26.0
 
 require (
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/google/go-cmp v0.7.0
 	github.com/petstore-go/petstore v0.0.0-00010101000000-000000000000
 	modernc.org/sqlite v1.62.0

@@ -6,22 +6,33 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/petstore-go/petstore"
 )
 
 var _ petstore.AddNotifier = (*Store)(nil)
 
-// dataVersionPoll is how often a Store with watchers asks SQLite whether
-// another connection, in this process or another, committed to the file.
-const dataVersionPoll = 10 * time.Millisecond
+// dataVersionPoll is how often a Store asks SQLite whether another
+// connection committed to the file, while a commit may be on its way.
+const dataVersionPoll = 5 * time.Millisecond
+
+// commitWait is how long after a write to the -wal file the Store keeps
+// asking, unless it finds the commit sooner: SQLite makes a commit visible
+// only after writing its frames and syncing them.
+const commitWait = time.Second
 
 // NotifyAdds calls wake after pets were added to the file, until ctx is
-// done (see petstore.AddNotifier). An Add through this Store wakes at once;
-// a commit by another Store or process on the same file is noticed within
-// a few milliseconds, by PRAGMA data_version on a connection of its own,
-// which the Store opens while any watcher is left and which costs one small
-// read every 10 ms, and a read of the highest ID after each commit: a commit
-// wakes only when it added pets that the Store has not woken for yet.
+// done (see petstore.AddNotifier). An Add through this Store wakes at once.
+// A commit by another Store or process on the same file, which in WAL mode
+// is on the same host, is noticed within milliseconds: the Store watches
+// the file's -wal file, where every commit writes, through the operating
+// system's file notifications (inotify, kqueue), and after a write asks
+// PRAGMA data_version on a connection of its own every 5 ms until the
+// commit is visible, then reads the highest ID. A commit wakes only when it
+// added pets that the Store has not woken for yet. An idle file costs
+// nothing; where notifications cannot be had, the Store asks every 5 ms
+// while any watcher is left.
 func (s *Store) NotifyAdds(ctx context.Context, wake func()) {
 	s.wakes.Add(ctx, wake, s.watchFile)
 }
@@ -29,24 +40,27 @@ func (s *Store) NotifyAdds(ctx context.Context, wake func()) {
 // watchFile wakes the Store's watchers whenever the file's data_version
 // changes, until ctx is done or the Store is closed.
 func (s *Store) watchFile(ctx context.Context) {
+	warn := func(msg string, err error) {
+		s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: "+msg, slog.String("path", s.file), slog.String("error", err.Error()))
+	}
 	db, err := sql.Open("sqlite", readerDSN(s.file))
 	if err != nil {
-		s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: cannot watch the file for adds", slog.String("path", s.file), slog.String("error", err.Error()))
+		warn("cannot watch the file for adds", err)
 		return
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 	version, err := db.PrepareContext(ctx, "PRAGMA data_version")
 	if err != nil {
-		s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: cannot watch the file for adds", slog.String("path", s.file), slog.String("error", err.Error()))
+		warn("cannot watch the file for adds", err)
 		return
 	}
 	defer version.Close()
-	t := time.NewTicker(dataVersionPoll)
-	defer t.Stop()
 	qctx := context.WithoutCancel(ctx) // a query is short; no goroutine watches its context
 	last, failing := int64(-1), false
-	for ctx.Err() == nil && !s.closed.Load() {
+	// look reports whether the file's data_version moved since it last
+	// looked, and wakes for the pets added, if any.
+	look := func() bool {
 		var v, id int64
 		err := version.QueryRowContext(qctx).Scan(&v)
 		// The first reading also reads the highest ID: a commit between
@@ -57,8 +71,7 @@ func (s *Store) watchFile(ctx context.Context) {
 		}
 		switch {
 		case err != nil && ctx.Err() == nil && !failing:
-			s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: cannot watch the file for adds; watches poll meanwhile",
-				slog.String("path", s.file), slog.String("error", err.Error()))
+			warn("cannot watch the file for adds; watches poll meanwhile", err)
 			failing = true
 		case err == nil:
 			failing = false
@@ -67,9 +80,45 @@ func (s *Store) watchFile(ctx context.Context) {
 			}
 			last = v
 		}
+		return err == nil && changed
+	}
+	look() // opens the -wal file, if no connection has yet
+
+	var writes <-chan fsnotify.Event
+	var failed <-chan error
+	if w, err := fsnotify.NewWatcher(); err != nil {
+		warn("cannot be notified of writes to the file; asking every 5 ms instead", err)
+	} else if err := w.Add(s.file + "-wal"); err != nil {
+		w.Close()
+		warn("cannot be notified of writes to the file; asking every 5 ms instead", err)
+	} else {
+		defer w.Close()
+		writes, failed = w.Events, w.Errors
+	}
+	t := time.NewTimer(dataVersionPoll)
+	defer t.Stop()
+	var until time.Time // asks every dataVersionPoll until then, or always without writes
+	for ctx.Err() == nil && !s.closed.Load() {
 		select {
 		case <-ctx.Done():
+			return
+		case <-failed: // events were lost (the kernel's queue overflowed): as for a write
+		case ev, ok := <-writes:
+			if !ok || ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+				writes = nil // no more notifications: ask every 5 ms
+			}
+			if until.IsZero() {
+				t.Reset(dataVersionPoll)
+			}
+			until = time.Now().Add(commitWait)
+			continue
 		case <-t.C:
+		}
+		if look() || time.Now().After(until) {
+			until = time.Time{}
+		}
+		if writes == nil || !until.IsZero() {
+			t.Reset(dataVersionPoll)
 		}
 	}
 }
