@@ -14,6 +14,8 @@ func LimiterLen(l *MemoryLimiter) int {
 
 // Bounds of the watch streams, for their tests.
 const (
-	MaxViewBytes = maxViewBytes
-	WatchMinGap  = watchMinGap
+	MaxViewBytes   = maxViewBytes
+	WatchMinGap    = watchMinGap
+	WatchWave      = watchWave
+	WatchWavePause = watchWavePause
 )

@@ -764,6 +764,57 @@ func TestWatchCoalescesWakes(t *testing.T) {
 	}
 }
 
+// timingStore records when each call of List began.
+type timingStore struct {
+	petstore.Store
+	mu    sync.Mutex
+	lists []time.Time
+}
+
+func (s *timingStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	s.mu.Lock()
+	s.lists = append(s.lists, time.Now())
+	s.mu.Unlock()
+	return s.Store.List(ctx, opts)
+}
+
+// A round that wakes many views pauses after each WatchWave of them, so
+// that the streams it woke have written before it wakes more, and requests
+// of other callers are read in between.
+func TestWatchPausesBetweenWaves(t *testing.T) {
+	const views = 2*petstore.WatchWave + 1
+	store := &timingStore{Store: memstore.New()}
+	h := newHandler(t, store, petstore.WithAuthenticator(principals()), petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	var ws []*watcher
+	for i := range views {
+		ws = append(ws, watch(t, srv, "", http.Header{"Authorization": {"Bearer p" + strconv.Itoa(i)}}))
+	}
+	for i := range 2 { // the first pet primes every view; the second is read by one round
+		create(t, h, petstore.NewPet{Name: "pet " + strconv.Itoa(i), CategoryID: 1})
+		for _, w := range ws {
+			w.events(t, 1)
+		}
+		if i == 0 {
+			time.Sleep(3 * petstore.WatchMinGap) // past the round the first pet's wake began
+			store.mu.Lock()
+			store.lists = nil
+			store.mu.Unlock()
+		}
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	if len(store.lists) != views {
+		t.Fatalf("the second pet cost %d Lists; want one for each of %d views", len(store.lists), views)
+	}
+	for _, i := range []int{petstore.WatchWave, 2 * petstore.WatchWave} {
+		if gap := store.lists[i].Sub(store.lists[i-1]); gap < petstore.WatchWavePause {
+			t.Errorf("List %d of the round began %v after List %d; want a pause of %v after each %d views", i+1, gap, i, petstore.WatchWavePause, petstore.WatchWave)
+		}
+	}
+}
+
 // BenchmarkWatchViews reports, for 1, 100 and 1,000 views (principals), the
 // calls of List per pet created at 20 a second, and the CPU of the process
 // (a share of one core) and the calls of List a second while the streams
