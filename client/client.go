@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/petstore-go/petstore/internal/options"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/options"
 )
 
 // A Client calls the animal store API at one base URL. It implements
@@ -25,17 +25,15 @@ import (
 // New; the zero Client is not usable. A Client is safe for concurrent use
 // by multiple goroutines.
 type Client struct {
-	base      *url.URL // the base URL, without a trailing slash
-	pets      string   // the URL of the list of pets
-	hc        *http.Client
-	apiKey    func(context.Context) string // nil: no key
-	userAgent string
-	retries   int
-	pageSize  int
-	origin    string        // the base URL's origin (see origin)
-	timeout   time.Duration // of one request; 0 for none
-	maxList   int           // the most pets that List collects without a Limit
-	empty     *emptyBudgets // the budgets to wait for, with WithWaitForBudget; nil without
+	base     *url.URL // the base URL, without a trailing slash
+	pets     string   // the URL of the list of pets
+	hc       *http.Client
+	apiKey   func(context.Context) string // nil: no key
+	retries  int
+	pageSize int
+	origin   string        // the base URL's origin (see origin)
+	timeout  time.Duration // of one request; 0 for none
+	maxList  int           // the most pets that List collects without a Limit
 
 	minBackoff, maxBackoff time.Duration
 
@@ -73,7 +71,6 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		base:       base,
 		pets:       base.String() + "/pets",
 		hc:         http.DefaultClient,
-		userAgent:  DefaultUserAgent,
 		retries:    DefaultRetries,
 		pageSize:   DefaultPageSize,
 		origin:     origin(base),
@@ -184,17 +181,7 @@ func (c *Client) do(cl *call, target string, want int) (answer, error) {
 		if err := cl.ctx.Err(); err != nil {
 			return answer{}, c.ctxError(cl, target, err, last)
 		}
-		if err := c.waitForBudget(cl); err != nil {
-			return answer{}, c.ctxError(cl, target, err, last)
-		}
 		ans, status, err := c.send(cl, target)
-		var budget *Budget
-		if err == nil && (status != want || c.empty != nil) {
-			budget = parseBudget(ans.header)
-			if c.empty != nil {
-				c.empty.note(cl, budget)
-			}
-		}
 		if err == nil && status == want {
 			return ans, nil
 		}
@@ -217,7 +204,7 @@ func (c *Client) do(cl *call, target string, want int) (answer, error) {
 		default:
 			e := errorAnswer(status, ans.body)
 			retryAfter = parseRetryAfter(ans.header.Get("Retry-After"))
-			e.RetryAfter, e.Budget = retryAfter, budget
+			e.RetryAfter, e.Budget = retryAfter, parseBudget(ans.header)
 			last = fmt.Errorf("client: %s %s: %w", cl.method, target, e)
 			retry = status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests ||
 				status == http.StatusConflict && cl.idem != "" && e.Code == httpapi.CodeIdempotencyKeyInUse
@@ -286,7 +273,7 @@ func (c *Client) sendCtx(ctx context.Context, cl *call, target string) (answer, 
 	}
 	h := req.Header
 	h["Accept"] = acceptJSON
-	h["User-Agent"] = []string{c.userAgent}
+	h["User-Agent"] = userAgent
 	if cl.key != "" {
 		h["Authorization"] = []string{"Bearer " + cl.key}
 	}
@@ -312,23 +299,21 @@ func (c *Client) sendCtx(ctx context.Context, cl *call, target string) (answer, 
 	return answer{header: resp.Header, body: b}, resp.StatusCode, nil
 }
 
-var acceptJSON = []string{"application/json"}
+var (
+	acceptJSON = []string{"application/json"}
+	userAgent  = []string{"petstore-go-client"}
+)
 
 // readBody reads the body of resp, up to limit bytes.
 func readBody(resp *http.Response, limit int64) ([]byte, error) {
-	size := 512
-	if n := resp.ContentLength; n > 0 && n <= limit {
-		size = int(n) + 1 // one more, so that the read ends at EOF without growing
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	n, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if n > limit {
+	if int64(len(b)) > limit {
 		return nil, fmt.Errorf("%w: the answer's body is over %d bytes, the most the client reads of this answer; check the base URL", ErrBadResponse, limit)
 	}
-	return buf.Bytes(), nil
+	return b, nil
 }
 
 // transient reports whether a request that failed in transport with err

@@ -22,9 +22,6 @@ func (f optionFunc) apply(c *Client) error { return f(c) }
 
 // Defaults of the options.
 const (
-	// DefaultUserAgent is the User-Agent header that a Client sends unless
-	// WithUserAgent sets another.
-	DefaultUserAgent = "petstore-go-client"
 	// DefaultRetries is how many times a Client retries a request that may
 	// succeed later, after the first attempt.
 	DefaultRetries = 4
@@ -105,18 +102,6 @@ func WithHTTPClient(hc *http.Client) Option {
 			return errors.New("WithHTTPClient: the client is nil; omit the option to use http.DefaultClient")
 		}
 		c.hc = hc
-		return nil
-	})
-}
-
-// WithUserAgent sets the User-Agent header of every request. The default is
-// DefaultUserAgent, "petstore-go-client".
-func WithUserAgent(ua string) Option {
-	return optionFunc(func(c *Client) error {
-		if ua == "" || strings.ContainsAny(ua, "\r\n") {
-			return fmt.Errorf("WithUserAgent: %q is empty or holds a line break; give a product name such as %q", ua, "myapp/1.2")
-		}
-		c.userAgent = ua
 		return nil
 	})
 }

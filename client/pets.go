@@ -156,17 +156,13 @@ func (c *Client) All(ctx context.Context, opts petstore.ListOptions) iter.Seq2[p
 		cl.limit = maxPageBytes(c.pageSize)
 		target := c.firstPage(opts)
 		last, n := opts.After, 0
-		page := make([]wirePet, 0, c.pageSize) // reused by every page
 		for {
 			ans, err := c.do(cl, target, http.StatusOK)
 			if err != nil {
 				yield(petstore.Pet{}, err)
 				return
 			}
-			// encoding/json decodes into the elements that the slice's
-			// capacity holds without zeroing them: a field absent from
-			// this page would keep the value of the previous one.
-			clear(page[:cap(page)])
+			var page []petstore.Pet
 			if err := json.Unmarshal(ans.body, &page); err != nil {
 				yield(petstore.Pet{}, fmt.Errorf("client: GET %s: the answer is not a list of pets: %w", target, err))
 				return
@@ -176,8 +172,7 @@ func (c *Client) All(ctx context.Context, opts petstore.ListOptions) iter.Seq2[p
 				return
 			}
 			fresh := 0
-			for i := range page {
-				p := page[i].pet()
+			for _, p := range page {
 				if p.ID <= last {
 					continue
 				}
@@ -331,45 +326,3 @@ func relNext(params string) bool {
 	}
 	return false
 }
-
-// wirePet is a pet as the client decodes it from a page: a petstore.Pet
-// whose status is decoded without allocating a string for each pet.
-type wirePet struct {
-	ID         int64      `json:"id"`
-	Name       string     `json:"name"`
-	CategoryID int64      `json:"categoryId"`
-	Status     wireStatus `json:"status"`
-}
-
-// pet returns p as a petstore.Pet.
-func (p *wirePet) pet() petstore.Pet {
-	return petstore.Pet{ID: p.ID, NewPet: petstore.NewPet{Name: p.Name, CategoryID: p.CategoryID, Status: petstore.Status(p.Status)}}
-}
-
-// wireStatus decodes the statuses that the API defines to the constants,
-// and any other string as it is.
-type wireStatus petstore.Status
-
-// UnmarshalJSON decodes a JSON string.
-func (s *wireStatus) UnmarshalJSON(b []byte) error {
-	if n := len(b); n > 2 && b[0] == '"' && b[n-1] == '"' {
-		for _, st := range statuses {
-			if string(st) == string(b[1:n-1]) {
-				*s = wireStatus(st)
-				return nil
-			}
-		}
-	}
-	if string(b) == "null" {
-		return nil
-	}
-	var v string
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*s = wireStatus(v)
-	return nil
-}
-
-// statuses are the statuses that the API defines. It is never modified.
-var statuses = petstore.Statuses()

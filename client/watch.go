@@ -106,7 +106,7 @@ func (c *Client) watchOnce(ctx context.Context, target string, status petstore.S
 	}
 	h := req.Header
 	h["Accept"] = []string{"text/event-stream"}
-	h["User-Agent"] = []string{c.userAgent}
+	h["User-Agent"] = userAgent
 	if key := c.newCall(ctx, http.MethodGet).key; key != "" {
 		h["Authorization"] = []string{"Bearer " + key}
 	}
@@ -170,11 +170,10 @@ func (c *Client) watchOnce(ctx context.Context, target string, status petstore.S
 // watchedPet decodes the event with id and data, and checks that it is a
 // pet of the watch of status that follows the pet with ID last.
 func watchedPet(id, data string, status petstore.Status, last int64) (petstore.Pet, error) {
-	var w wirePet
-	if err := json.Unmarshal([]byte(data), &w); err != nil {
+	var p petstore.Pet
+	if err := json.Unmarshal([]byte(data), &p); err != nil {
 		return petstore.Pet{}, fmt.Errorf("%w: an event is not a pet: %w", ErrBadResponse, err)
 	}
-	p := w.pet()
 	switch {
 	case strconv.FormatInt(p.ID, 10) != id:
 		return p, fmt.Errorf("%w: the event with id %q holds the pet with ID %d", ErrBadResponse, cut(id), p.ID)
