@@ -207,19 +207,22 @@ func (c *Client) firstPage(opts petstore.ListOptions) string {
 	if opts.Limit > 0 {
 		limit = min(limit, opts.Limit)
 	}
-	b := make([]byte, 0, len(c.pets)+48)
-	b = append(b, c.pets...)
-	b = append(b, "?limit="...)
-	b = strconv.AppendInt(b, int64(limit), 10)
+	return c.petsURL(opts, url.Values{"limit": {strconv.Itoa(limit)}})
+}
+
+// petsURL returns the URL of the pets that opts selects, with the query q
+// and opts's status and cursor.
+func (c *Client) petsURL(opts petstore.ListOptions, q url.Values) string {
 	if opts.Status != "" {
-		b = append(b, "&status="...)
-		b = append(b, url.QueryEscape(string(opts.Status))...)
+		q.Set("status", string(opts.Status))
 	}
 	if opts.After > 0 {
-		b = append(b, "&cursor="...)
-		b = wire.AppendCursor(b, opts.After)
+		q.Set("cursor", string(wire.AppendCursor(nil, opts.After)))
 	}
-	return string(b)
+	if len(q) == 0 {
+		return c.pets
+	}
+	return c.pets + "?" + q.Encode()
 }
 
 // resolve resolves the reference ref of a Link header of the answer to a

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/internal/wire"
 )
 
 // watchIdle is how long Watch waits for any byte of a stream, a heartbeat
@@ -46,7 +45,7 @@ const watchIdle = 4 * petstore.DefaultWatchHeartbeat
 func (c *Client) Watch(ctx context.Context, opts petstore.ListOptions) iter.Seq2[petstore.Pet, error] {
 	return func(yield func(petstore.Pet, error) bool) {
 		last := opts.After
-		target := c.watchURL(opts)
+		target := c.petsURL(opts, url.Values{})
 		for attempt := 0; ; attempt++ {
 			connected, wait, err := c.watchOnce(ctx, target, opts.Status, &last, last != opts.After, yield)
 			switch {
@@ -75,21 +74,6 @@ func (c *Client) Watch(ctx context.Context, opts petstore.ListOptions) iter.Seq2
 
 // errStopped is watchOnce's error when the loop stopped the iterator.
 var errStopped = errors.New("the loop stopped")
-
-// watchURL returns the URL of the watch of the pets that opts selects.
-func (c *Client) watchURL(opts petstore.ListOptions) string {
-	q := url.Values{}
-	if opts.Status != "" {
-		q.Set("status", string(opts.Status))
-	}
-	if opts.After > 0 {
-		q.Set("cursor", string(wire.AppendCursor(nil, opts.After)))
-	}
-	if len(q) == 0 {
-		return c.pets
-	}
-	return c.pets + "?" + q.Encode()
-}
 
 // watchOnce connects to the watch at target, resuming after *last with
 // Last-Event-ID when resume is set (target's cursor starts it otherwise), and
