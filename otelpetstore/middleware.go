@@ -78,31 +78,23 @@ type method struct {
 	known bool
 }
 
+// methods are the request methods that the semantic conventions know,
+// with their http.request.method attribute; the index plus one is the id.
+var methods = []attribute.KeyValue{
+	semconv.HTTPRequestMethodGet, semconv.HTTPRequestMethodHead, semconv.HTTPRequestMethodPost,
+	semconv.HTTPRequestMethodPut, semconv.HTTPRequestMethodDelete, semconv.HTTPRequestMethodPatch,
+	semconv.HTTPRequestMethodOptions, semconv.HTTPRequestMethodConnect, semconv.HTTPRequestMethodTrace,
+	semconv.HTTPRequestMethodQuery,
+}
+
 // methodOf returns what the semantic conventions make of the request method
 // m: any method they do not know becomes "_OTHER", so that a client cannot
 // add attribute values at will.
 func methodOf(m string) method {
-	switch m {
-	case http.MethodGet:
-		return method{semconv.HTTPRequestMethodGet, m, 1, true}
-	case http.MethodHead:
-		return method{semconv.HTTPRequestMethodHead, m, 2, true}
-	case http.MethodPost:
-		return method{semconv.HTTPRequestMethodPost, m, 3, true}
-	case http.MethodPut:
-		return method{semconv.HTTPRequestMethodPut, m, 4, true}
-	case http.MethodDelete:
-		return method{semconv.HTTPRequestMethodDelete, m, 5, true}
-	case http.MethodPatch:
-		return method{semconv.HTTPRequestMethodPatch, m, 6, true}
-	case http.MethodOptions:
-		return method{semconv.HTTPRequestMethodOptions, m, 7, true}
-	case http.MethodConnect:
-		return method{semconv.HTTPRequestMethodConnect, m, 8, true}
-	case http.MethodTrace:
-		return method{semconv.HTTPRequestMethodTrace, m, 9, true}
-	case "QUERY":
-		return method{semconv.HTTPRequestMethodQuery, m, 10, true}
+	for i, attr := range methods {
+		if attr.Value.AsString() == m {
+			return method{attr, m, uint8(i + 1), true}
+		}
 	}
 	return method{semconv.HTTPRequestMethodOther, "HTTP", 0, false}
 }
