@@ -4,12 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -252,22 +252,30 @@ func (c *Client) underBase(p string) bool {
 	return strings.HasPrefix(p, prefix) && strings.HasPrefix(path.Clean(p), prefix)
 }
 
-// errNoLink is returned by parseLink for a malformed header.
-var errNoLink = errors.New("malformed Link header")
-
 // nextLink returns the target of the link with rel="next" among the Link
-// header values (RFC 8288), and whether there is one.
+// header values (RFC 8288), "<ref>; param; param, <ref>; ...", and whether
+// there is one.
 func nextLink(values []string) (string, bool) {
 	for _, v := range values {
-		for v != "" {
-			var ref string
-			var next bool
-			var err error
-			ref, next, v, err = parseLink(v)
-			if err != nil {
+		for v = strings.TrimSpace(v); strings.HasPrefix(v, "<"); v = strings.TrimSpace(v) {
+			ref, rest, ok := strings.Cut(v[1:], ">")
+			if !ok {
 				break
 			}
-			if next {
+			// The parameters run to the first comma outside a quoted string.
+			params, quoted := rest, false
+			v = ""
+			for i := 0; i < len(rest); i++ {
+				if c := rest[i]; c == '\\' && quoted {
+					i++
+				} else if c == '"' {
+					quoted = !quoted
+				} else if c == ',' && !quoted {
+					params, v = rest[:i], rest[i+1:]
+					break
+				}
+			}
+			if relNext(params) {
 				return ref, true
 			}
 		}
@@ -275,41 +283,10 @@ func nextLink(values []string) (string, bool) {
 	return "", false
 }
 
-// parseLink parses the first link-value of s, "<ref>; param; param", and
-// returns its target, whether one of its rel values is "next", and the rest
-// of s after the comma that ends it.
-func parseLink(s string) (ref string, next bool, rest string, err error) {
-	s = strings.TrimSpace(s)
-	if s == "" || s[0] != '<' {
-		return "", false, "", errNoLink
-	}
-	end := strings.IndexByte(s, '>')
-	if end < 0 {
-		return "", false, "", errNoLink
-	}
-	ref, s = s[1:end], s[end+1:]
-	// The parameters run to the first comma outside a quoted string.
-	quoted := false
-	i := 0
-	for ; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\\' && quoted:
-			i++
-		case c == '"':
-			quoted = !quoted
-		case c == ',' && !quoted:
-			return ref, relNext(s[:i]), s[i+1:], nil
-		}
-	}
-	return ref, relNext(s), "", nil
-}
-
-// relNext reports whether the link parameters params, "; rel=next; ...",
-// give the relation type "next".
+// relNext reports whether the first rel parameter of params, "; rel=next;
+// ...", gives the relation type "next" among the types it lists.
 func relNext(params string) bool {
-	for params != "" {
-		var p string
-		p, params, _ = strings.Cut(params, ";")
+	for p := range strings.SplitSeq(params, ";") {
 		name, value, _ := strings.Cut(p, "=")
 		if !strings.EqualFold(strings.TrimSpace(name), "rel") {
 			continue
@@ -318,14 +295,7 @@ func relNext(params string) bool {
 		if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
 			value = value[1 : len(value)-1]
 		}
-		for value != "" { // rel may hold several types, separated by spaces
-			var typ string
-			typ, value, _ = strings.Cut(strings.TrimSpace(value), " ")
-			if strings.EqualFold(typ, "next") {
-				return true
-			}
-		}
-		return false // only the first rel parameter counts
+		return slices.ContainsFunc(strings.Fields(value), func(typ string) bool { return strings.EqualFold(typ, "next") })
 	}
 	return false
 }
