@@ -48,10 +48,14 @@ func principalOf(t testing.TB, key string) string {
 	return p
 }
 
-// fixture is a petstore handler over store, behind a Telemetry that records
-// into a span recorder and a manual metric reader, served on loopback.
+// fixture is a petstore handler over store, api, observed by a Telemetry,
+// tel, that records into a span recorder and a manual metric reader; url
+// serves it behind tel's Middleware on loopback.
 type fixture struct {
 	url    string
+	api    http.Handler
+	tel    *otelpetstore.Telemetry
+	tp     *sdktrace.TracerProvider
 	spans  *tracetest.SpanRecorder
 	reader *sdkmetric.ManualReader
 }
@@ -59,24 +63,25 @@ type fixture struct {
 func newFixture(t *testing.T, store petstore.Store) *fixture {
 	t.Helper()
 	f := &fixture{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(f.spans))
+	f.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(f.spans))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(f.reader))
 	t.Cleanup(func() {
-		if err := errors.Join(tp.Shutdown(context.Background()), mp.Shutdown(context.Background())); err != nil {
+		if err := errors.Join(f.tp.Shutdown(context.Background()), mp.Shutdown(context.Background())); err != nil {
 			t.Error(err)
 		}
 	})
-	tel, err := otelpetstore.New(otelpetstore.WithMeterProvider(mp), otelpetstore.WithTracerProvider(tp),
+	var err error
+	f.tel, err = otelpetstore.New(otelpetstore.WithMeterProvider(mp), otelpetstore.WithTracerProvider(f.tp),
 		otelpetstore.WithPropagator(propagation.TraceContext{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(keyA, keyB)),
-		petstore.WithObserver(tel.Observe))
+	f.api, err = petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(keyA, keyB)),
+		petstore.WithObserver(f.tel.Observe))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(tel.Middleware(api))
+	srv := httptest.NewServer(f.tel.Middleware(f.api))
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
 	return f
@@ -108,32 +113,6 @@ func (f *fixture) call(t testing.TB, method, path, key, body string, traceID tra
 		t.Fatal(err)
 	}
 	return resp.StatusCode
-}
-
-// observed is a handler observed by a Telemetry that keeps its spans and
-// metrics in memory, for the tests that serve without a server.
-type observed struct {
-	api    http.Handler
-	tel    *otelpetstore.Telemetry
-	tp     *sdktrace.TracerProvider
-	spans  *tracetest.SpanRecorder
-	reader *sdkmetric.ManualReader
-}
-
-// newObserved returns the handler of store, with keyA, observed.
-func newObserved(t *testing.T, store petstore.Store) observed {
-	o := observed{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
-	o.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(o.spans))
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(o.reader))
-	var err error
-	if o.tel, err = otelpetstore.New(otelpetstore.WithMeterProvider(mp), otelpetstore.WithTracerProvider(o.tp)); err != nil {
-		t.Fatal(err)
-	}
-	if o.api, err = petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(keyA)),
-		petstore.WithObserver(o.tel.Observe)); err != nil {
-		t.Fatal(err)
-	}
-	return o
 }
 
 // parentSpan is the parent span ID of every traceparent that tests send.
@@ -422,7 +401,7 @@ func TestConcurrent(t *testing.T) {
 // TestObserveWithoutMiddleware checks that Observe alone records the
 // metrics, without url.scheme, and leaves a span it did not start alone.
 func TestObserveWithoutMiddleware(t *testing.T) {
-	o := newObserved(t, memstore.New())
+	o := newFixture(t, memstore.New())
 	ctx, host := o.tp.Tracer("host").Start(context.Background(), "host span")
 	r := httptest.NewRequestWithContext(ctx, "GET", "/v1/pets/7", nil)
 	r.Header.Set("Authorization", "Bearer "+keyA)
@@ -570,7 +549,7 @@ func TestFailedRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := newObserved(t, tt.store)
+			o := newFixture(t, tt.store)
 			ctx, cancel := context.WithCancel(t.Context())
 			if tt.cancel {
 				cancel()
