@@ -247,22 +247,18 @@ func (c *Client) ctxError(cl *call, target string, err, last error) error {
 // send sends one request and reads its answer, within the timeout of one
 // request (see WithTimeout). It returns an error only when no whole answer
 // arrived, or one too large to read (wrapping ErrBadResponse).
-func (c *Client) send(cl *call, target string) (answer, int, error) {
+func (c *Client) send(cl *call, target string) (_ answer, _ int, err error) {
 	ctx := cl.ctx
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
+		defer func() {
+			if err != nil && ctx.Err() != nil && cl.ctx.Err() == nil {
+				err = fmt.Errorf("no whole answer within %v, the timeout of one request (see WithTimeout): %w", c.timeout, err)
+			}
+		}()
 	}
-	ans, status, err := c.sendCtx(ctx, cl, target)
-	if err != nil && ctx.Err() != nil && cl.ctx.Err() == nil {
-		err = fmt.Errorf("no whole answer within %v, the timeout of one request (see WithTimeout): %w", c.timeout, err)
-	}
-	return ans, status, err
-}
-
-// sendCtx is send under ctx.
-func (c *Client) sendCtx(ctx context.Context, cl *call, target string) (answer, int, error) {
 	var body io.Reader
 	if cl.body != nil {
 		body = bytes.NewReader(cl.body)
@@ -271,17 +267,12 @@ func (c *Client) sendCtx(ctx context.Context, cl *call, target string) (answer, 
 	if err != nil {
 		return answer{}, 0, err
 	}
-	h := req.Header
-	h["Accept"] = acceptJSON
-	h["User-Agent"] = userAgent
-	if cl.key != "" {
-		h["Authorization"] = []string{"Bearer " + cl.key}
-	}
+	req.Header = header(cl.key, "application/json")
 	if cl.body != nil {
-		h["Content-Type"] = acceptJSON
+		req.Header["Content-Type"] = []string{"application/json"}
 	}
 	if cl.idem != "" {
-		h["Idempotency-Key"] = []string{cl.idem}
+		req.Header["Idempotency-Key"] = []string{cl.idem}
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -299,10 +290,15 @@ func (c *Client) sendCtx(ctx context.Context, cl *call, target string) (answer, 
 	return answer{header: resp.Header, body: b}, resp.StatusCode, nil
 }
 
-var (
-	acceptJSON = []string{"application/json"}
-	userAgent  = []string{"petstore-go-client"}
-)
+// header returns the header of a request with the API key key, "" for
+// none, that accepts the media type accept.
+func header(key, accept string) http.Header {
+	h := http.Header{"Accept": {accept}, "User-Agent": {"petstore-go-client"}}
+	if key != "" {
+		h["Authorization"] = []string{"Bearer " + key}
+	}
+	return h
+}
 
 // readBody reads the body of resp, up to limit bytes.
 func readBody(resp *http.Response, limit int64) ([]byte, error) {

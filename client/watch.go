@@ -88,14 +88,9 @@ func (c *Client) watchOnce(ctx context.Context, target string, status petstore.S
 	if err != nil {
 		return false, -1, fmt.Errorf("client: watch %s: %w", target, err)
 	}
-	h := req.Header
-	h["Accept"] = []string{"text/event-stream"}
-	h["User-Agent"] = userAgent
-	if key := c.newCall(ctx, http.MethodGet).key; key != "" {
-		h["Authorization"] = []string{"Bearer " + key}
-	}
+	req.Header = header(c.newCall(ctx, http.MethodGet).key, "text/event-stream")
 	if resume {
-		h["Last-Event-Id"] = []string{strconv.FormatInt(*last, 10)}
+		req.Header["Last-Event-Id"] = []string{strconv.FormatInt(*last, 10)}
 	}
 	idle := time.AfterFunc(watchIdle, cancel)
 	defer idle.Stop()
