@@ -29,46 +29,30 @@ func (t *Telemetry) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := t.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 		m := methodOf(r.Method)
-		sc := &serverContext{scheme: "http"}
+		sc := &serverSpan{scheme: "http"}
 		if r.TLS != nil {
 			sc.scheme = "https"
 		}
-		attrs := append(sc.startAttrs[:0], m.attr, semconv.URLScheme(sc.scheme), semconv.URLPath(r.URL.Path))
+		attrs := []attribute.KeyValue{m.attr, semconv.URLScheme(sc.scheme), semconv.URLPath(r.URL.Path)}
 		if !m.known {
 			attrs = append(attrs, semconv.HTTPRequestMethodOriginal(r.Method))
 		}
-		sc.Context, sc.span = t.tracer.Start(ctx, m.name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+		ctx, sc.span = t.tracer.Start(ctx, m.name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 		defer sc.span.End()
-		next.ServeHTTP(w, r.WithContext(sc))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, serverSpanKey{}, sc)))
 	})
 }
 
-// serverContext is the context of a request that Middleware serves. It
-// carries the span that Middleware started, so that Observe annotates that
-// span and no other, and the scheme, which an Observation lacks. It is one
-// allocation where context.WithValue and the value would be two.
-type serverContext struct {
-	context.Context
+// A serverSpan, in the context of a request that Middleware serves under
+// serverSpanKey, is the span that Middleware started, so that Observe
+// annotates that span and no other, and the scheme, which an Observation
+// lacks.
+type serverSpan struct {
 	span   trace.Span
 	scheme string
-	// startAttrs and endAttrs hold the attributes that Middleware and
-	// Observe give the span, so that neither allocates a slice for them.
-	startAttrs [4]attribute.KeyValue
-	endAttrs   [3]attribute.KeyValue
 }
 
-// serverContextKey is the key under which a serverContext answers Value
-// with itself.
-type serverContextKey struct{}
-
-// Value returns c for serverContextKey and otherwise what the context it
-// wraps holds for key.
-func (c *serverContext) Value(key any) any {
-	if key == (serverContextKey{}) {
-		return c
-	}
-	return c.Context.Value(key)
-}
+type serverSpanKey struct{}
 
 // method is what the semantic conventions make of a request method.
 type method struct {

@@ -47,7 +47,7 @@ import (
 // place of a method they do not know. Observe leaves any other span in ctx
 // alone.
 func (t *Telemetry) Observe(ctx context.Context, o petstore.Observation) {
-	sc, _ := ctx.Value(serverContextKey{}).(*serverContext)
+	sc, _ := ctx.Value(serverSpanKey{}).(*serverSpan)
 	m := methodOf(o.Method)
 	scheme := ""
 	if sc != nil {
@@ -71,7 +71,7 @@ func (t *Telemetry) Observe(ctx context.Context, o petstore.Observation) {
 		}
 	}
 	span.SetName(name)
-	attrs := sc.endAttrs[:0]
+	var attrs []attribute.KeyValue
 	if o.Route != "" {
 		attrs = append(attrs, semconv.HTTPRoute(o.Route))
 	}
