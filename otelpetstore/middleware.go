@@ -58,12 +58,11 @@ type serverSpanKey struct{}
 type method struct {
 	attr  attribute.KeyValue // http.request.method, "_OTHER" for a method they do not know
 	name  string             // the method, or "HTTP" for one they do not know, as span names have it
-	id    uint8              // tells the methods apart, cheaper to hash than attr
 	known bool
 }
 
 // methods are the request methods that the semantic conventions know,
-// with their http.request.method attribute; the index plus one is the id.
+// with their http.request.method attribute.
 var methods = []attribute.KeyValue{
 	semconv.HTTPRequestMethodGet, semconv.HTTPRequestMethodHead, semconv.HTTPRequestMethodPost,
 	semconv.HTTPRequestMethodPut, semconv.HTTPRequestMethodDelete, semconv.HTTPRequestMethodPatch,
@@ -75,10 +74,10 @@ var methods = []attribute.KeyValue{
 // m: any method they do not know becomes "_OTHER", so that a client cannot
 // add attribute values at will.
 func methodOf(m string) method {
-	for i, attr := range methods {
+	for _, attr := range methods {
 		if attr.Value.AsString() == m {
-			return method{attr, m, uint8(i + 1), true}
+			return method{attr, m, true}
 		}
 	}
-	return method{semconv.HTTPRequestMethodOther, "HTTP", 0, false}
+	return method{semconv.HTTPRequestMethodOther, "HTTP", false}
 }

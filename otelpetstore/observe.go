@@ -108,14 +108,14 @@ type durationKey struct {
 	route  string
 	code   httpapi.Code
 	status int
-	method uint8 // method.id
+	method string // http.request.method
 	scheme string
 }
 
 // durationOptions returns the options that record a duration of o with its
 // attributes, made once for each set of attributes.
 func (t *Telemetry) durationOptions(o petstore.Observation, m method, scheme string) []metric.RecordOption {
-	k := durationKey{route: o.Route, code: o.Code, status: o.Status, method: m.id, scheme: scheme}
+	k := durationKey{route: o.Route, code: o.Code, status: o.Status, method: m.attr.Value.AsString(), scheme: scheme}
 	if opts, ok := t.durationSets.get(k); ok {
 		return opts
 	}
