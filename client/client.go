@@ -72,7 +72,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		pets:       base.String() + "/pets",
 		hc:         http.DefaultClient,
 		retries:    DefaultRetries,
-		pageSize:   DefaultPageSize,
+		pageSize:   petstore.MaxPageSize,
 		origin:     origin(base),
 		timeout:    DefaultTimeout,
 		maxList:    DefaultMaxListPets,

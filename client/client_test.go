@@ -39,8 +39,6 @@ func TestNew(t *testing.T) {
 		{"negative retries", "https://pets.example.com/v1", []client.Option{client.WithRetries(-1)}, "use 0 to turn retries off"},
 		{"zero backoff", "https://pets.example.com/v1", []client.Option{client.WithBackoff(0, 1)}, "must be positive"},
 		{"backoff max under min", "https://pets.example.com/v1", []client.Option{client.WithBackoff(2, 1)}, "the second at least the first"},
-		{"page size 0", "https://pets.example.com/v1", []client.Option{client.WithPageSize(0)}, "from 1 to 100"},
-		{"page size 101", "https://pets.example.com/v1", []client.Option{client.WithPageSize(101)}, "from 1 to 100"},
 		{"negative timeout", "https://pets.example.com/v1", []client.Option{client.WithTimeout(-time.Second)}, "use 0 for no timeout"},
 		{"list bound 0", "https://pets.example.com/v1", []client.Option{client.WithMaxListPets(0)}, "read them with All"},
 		{"no key", "https://pets.example.com/v1", nil, "no API key: pass WithAPIKey(key), or WithAPIKeyFunc"},

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/petstore-go/petstore"
 )
 
 // An Option configures the Client that New returns.
@@ -29,9 +27,6 @@ const (
 	// attempts (see WithBackoff).
 	DefaultMinBackoff = 100 * time.Millisecond
 	DefaultMaxBackoff = 10 * time.Second
-	// DefaultPageSize is how many pets a Client asks for in each request of
-	// List and All: the most that the server serves in one page.
-	DefaultPageSize = petstore.MaxPageSize
 	// DefaultTimeout is how long one request may take, from sending it to
 	// reading the whole answer, unless WithTimeout sets another.
 	DefaultTimeout = 30 * time.Second
@@ -139,19 +134,6 @@ func WithBackoff(minWait, maxWait time.Duration) Option {
 				minWait, maxWait, DefaultMinBackoff, DefaultMaxBackoff)
 		}
 		c.minBackoff, c.maxBackoff = minWait, maxWait
-		return nil
-	})
-}
-
-// WithPageSize sets how many pets List and All ask for in each request,
-// from 1 to petstore.MaxPageSize. Fewer means more requests for the same
-// pets. The default is DefaultPageSize, 100, the most the server allows.
-func WithPageSize(n int) Option {
-	return optionFunc(func(c *Client) error {
-		if n < 1 || n > petstore.MaxPageSize {
-			return fmt.Errorf("WithPageSize: %d is not from 1 to %d; use %d for the fewest requests", n, petstore.MaxPageSize, DefaultPageSize)
-		}
-		c.pageSize = n
 		return nil
 	})
 }

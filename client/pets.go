@@ -121,8 +121,8 @@ func (c *Client) List(ctx context.Context, opts petstore.ListOptions) ([]petstor
 // those with an ID greater than opts.After and, when opts.Status is set,
 // that status; at most opts.Limit of them, or all when it is 0.
 //
-// All sends one request per page, of the page size that WithPageSize sets
-// (fewer when opts.Limit asks for fewer), and follows the server's
+// All sends one request per page, of petstore.MaxPageSize pets (fewer
+// when opts.Limit asks for fewer), and follows the server's
 // Link rel="next" header from page to page until the last page, which has
 // none, or until the loop stops. Since the server pages by ID, the iterator
 // visits every pet that existed when it started exactly once, also while
