@@ -435,11 +435,8 @@ func TestNewRefusesNil(t *testing.T) {
 		want []string
 	}{
 		{"nil option", []otelpetstore.Option{nil}, []string{"an option is nil"}},
-		{"nil meter provider", []otelpetstore.Option{otelpetstore.WithMeterProvider(nil)}, []string{"WithMeterProvider", "otel.GetMeterProvider()"}},
-		{"nil tracer provider", []otelpetstore.Option{otelpetstore.WithTracerProvider(nil)}, []string{"WithTracerProvider", "otel.GetTracerProvider()"}},
-		{"nil propagator", []otelpetstore.Option{otelpetstore.WithPropagator(nil)}, []string{"WithPropagator", "propagation.TraceContext{}"}},
-		{"all", []otelpetstore.Option{otelpetstore.WithMeterProvider(nil), otelpetstore.WithTracerProvider(nil), otelpetstore.WithPropagator(nil)},
-			[]string{"WithMeterProvider", "WithTracerProvider", "WithPropagator"}},
+		{"nil providers and propagator", []otelpetstore.Option{otelpetstore.WithMeterProvider(nil), otelpetstore.WithTracerProvider(nil), otelpetstore.WithPropagator(nil)},
+			[]string{"WithMeterProvider", "otel.GetMeterProvider()", "WithTracerProvider", "otel.GetTracerProvider()", "WithPropagator", "propagation.TraceContext{}"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
