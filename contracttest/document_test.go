@@ -52,12 +52,7 @@ func TestDocumentValid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.wantServer, func(t *testing.T) {
-			h, err := petstore.New(petstore.WithStore(memstore.New()),
-				petstore.WithAuthenticator(petstore.APIKeys("k")), petstore.WithBasePath(tt.base))
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw := contractDocument(t, h, tt.base+wire.OpenAPIPath)
+			raw := contractDocument(t, contractHandler(t, memstore.New(), petstore.WithBasePath(tt.base)), tt.base+wire.OpenAPIPath)
 			doc, err := openapi3.NewLoader().LoadFromData(raw)
 			if err != nil {
 				t.Fatalf("loading: %v", err)
