@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -23,6 +24,79 @@ type Budget struct {
 	// time until it holds one more (t), rounded up to whole seconds.
 	Remaining int
 	Reset     time.Duration
+}
+
+// WithWaitForBudget makes the Client wait before a request that its
+// budget would refuse, rather than send it and wait after a 429: once an
+// answer says that a budget holds no request (r=0 in its RateLimit field),
+// the next request of that budget, from any goroutine with the same API
+// key, waits the answer's reset first (t, in whole seconds). The wait ends
+// early, with the context's error, when the call's context is done; a
+// reset longer than the longest wait of WithBackoff is not waited, and the
+// request goes out as without the option. By default a Client sends at once, and retries a 429 after its Retry-After
+// (see WithRetries).
+func WithWaitForBudget() Option {
+	return optionFunc(func(c *Client) error {
+		c.empty = &emptyBudgets{until: map[budgetKey]time.Time{}}
+		return nil
+	})
+}
+
+// emptyBudgets holds, for WithWaitForBudget, the budgets that the latest
+// answer found empty and until when: only those, so it holds no more
+// entries than the callers that are out of budget at once.
+type emptyBudgets struct {
+	mu    sync.Mutex
+	until map[budgetKey]time.Time
+}
+
+// A budgetKey names a budget by the API key that spends it and the method
+// of its requests: on the library's handler, GET for reads and POST for
+// creates.
+type budgetKey struct{ apiKey, method string }
+
+// wait returns how long a request of cl must wait for its budget.
+func (e *emptyBudgets) wait(cl *call) time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k := budgetKey{cl.key, cl.method}
+	until, ok := e.until[k]
+	if !ok {
+		return 0
+	}
+	d := time.Until(until)
+	if d <= 0 {
+		delete(e.until, k)
+	}
+	return d
+}
+
+// note records what an answer to cl, arrived now, said of its budget b.
+func (e *emptyBudgets) note(cl *call, b *Budget) {
+	if b == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k := budgetKey{cl.key, cl.method}
+	if b.Remaining > 0 || b.Reset <= 0 {
+		delete(e.until, k)
+		return
+	}
+	e.until[k] = time.Now().Add(b.Reset)
+}
+
+// waitForBudget waits, with WithWaitForBudget, until the budget of cl's
+// request holds one, or until cl's context is done, unless that is longer
+// than the longest wait between attempts.
+func (c *Client) waitForBudget(cl *call) error {
+	if c.empty == nil {
+		return nil
+	}
+	if d := c.empty.wait(cl); d > 0 && d <= c.maxBackoff {
+		return c.sleep(cl.ctx, d)
+	}
+	return nil
 }
 
 // parseBudget returns the budget that the first item of h's RateLimit

@@ -34,6 +34,7 @@ type Client struct {
 	origin   string        // the base URL's origin (see origin)
 	timeout  time.Duration // of one request; 0 for none
 	maxList  int           // the most pets that List collects without a Limit
+	empty    *emptyBudgets // the budgets to wait for, with WithWaitForBudget; nil without
 
 	minBackoff, maxBackoff time.Duration
 
@@ -181,7 +182,17 @@ func (c *Client) do(cl *call, target string, want int) (answer, error) {
 		if err := cl.ctx.Err(); err != nil {
 			return answer{}, c.ctxError(cl, target, err, last)
 		}
+		if err := c.waitForBudget(cl); err != nil {
+			return answer{}, c.ctxError(cl, target, err, last)
+		}
 		ans, status, err := c.send(cl, target)
+		var budget *Budget
+		if err == nil && (status != want || c.empty != nil) {
+			budget = parseBudget(ans.header)
+			if c.empty != nil {
+				c.empty.note(cl, budget)
+			}
+		}
 		if err == nil && status == want {
 			return ans, nil
 		}
@@ -204,7 +215,7 @@ func (c *Client) do(cl *call, target string, want int) (answer, error) {
 		default:
 			e := errorAnswer(status, ans.body)
 			retryAfter = parseRetryAfter(ans.header.Get("Retry-After"))
-			e.RetryAfter, e.Budget = retryAfter, parseBudget(ans.header)
+			e.RetryAfter, e.Budget = retryAfter, budget
 			last = fmt.Errorf("client: %s %s: %w", cl.method, target, e)
 			retry = status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests ||
 				status == http.StatusConflict && cl.idem != "" && e.Code == httpapi.CodeIdempotencyKeyInUse

@@ -41,7 +41,9 @@
 //
 // A Client retries what is safe to retry: 503 and 429 answers and transport
 // failures, waiting as Retry-After asks or with jittered exponential
-// backoff, never past the caller's context (WithRetries, WithBackoff). Each
+// backoff, never past the caller's context (WithRetries, WithBackoff); with
+// WithWaitForBudget, it waits before a request that the server's RateLimit
+// field says its budget would refuse, rather than after. Each
 // request has a timeout of its own (WithTimeout). Every create carries an
 // Idempotency-Key, AddOptions.IdempotencyKey or one that Add makes, so a
 // retried create never stores a pet twice.
