@@ -35,7 +35,7 @@ func checkCreated(pet petstore.Pet, sent petstore.NewPet) error {
 // than size pets, or with a pet whose ID is not positive, whose name is
 // longer than the API allows, or whose status is not status when status is
 // set.
-func checkPage(page []wirePet, size int, status petstore.Status) error {
+func checkPage(page []petstore.Pet, size int, status petstore.Status) error {
 	if len(page) > size {
 		return fmt.Errorf("%w: the page holds %d pets, more than the %d asked for", ErrBadResponse, len(page), size)
 	}
@@ -47,7 +47,7 @@ func checkPage(page []wirePet, size int, status petstore.Status) error {
 		case len(p.Name) > petstore.MaxNameLength && utf8.RuneCountInString(p.Name) > petstore.MaxNameLength:
 			return fmt.Errorf("%w: the page holds the pet %d with a name of %d bytes, longer than the %d characters the API allows",
 				ErrBadResponse, p.ID, len(p.Name), petstore.MaxNameLength)
-		case status != "" && petstore.Status(p.Status) != status:
+		case status != "" && p.Status != status:
 			return fmt.Errorf("%w: the page holds the pet %d with the status %q, not %q as asked", ErrBadResponse, p.ID, cut(string(p.Status)), status)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/petstore-go/petstore/internal/options"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/options"
 )
 
 // A Client calls the animal store API at one base URL. It implements
@@ -25,17 +25,16 @@ import (
 // New; the zero Client is not usable. A Client is safe for concurrent use
 // by multiple goroutines.
 type Client struct {
-	base      *url.URL // the base URL, without a trailing slash
-	pets      string   // the URL of the list of pets
-	hc        *http.Client
-	apiKey    func(context.Context) string // nil: no key
-	userAgent string
-	retries   int
-	pageSize  int
-	origin    string        // the base URL's origin (see origin)
-	timeout   time.Duration // of one request; 0 for none
-	maxList   int           // the most pets that List collects without a Limit
-	empty     *emptyBudgets // the budgets to wait for, with WithWaitForBudget; nil without
+	base     *url.URL // the base URL, without a trailing slash
+	pets     string   // the URL of the list of pets
+	hc       *http.Client
+	apiKey   func(context.Context) string // nil: no key
+	retries  int
+	pageSize int
+	origin   string        // the base URL's origin (see origin)
+	timeout  time.Duration // of one request; 0 for none
+	maxList  int           // the most pets that List collects without a Limit
+	empty    *emptyBudgets // the budgets to wait for, with WithWaitForBudget; nil without
 
 	minBackoff, maxBackoff time.Duration
 
@@ -73,9 +72,8 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		base:       base,
 		pets:       base.String() + "/pets",
 		hc:         http.DefaultClient,
-		userAgent:  DefaultUserAgent,
 		retries:    DefaultRetries,
-		pageSize:   DefaultPageSize,
+		pageSize:   petstore.MaxPageSize,
 		origin:     origin(base),
 		timeout:    DefaultTimeout,
 		maxList:    DefaultMaxListPets,
@@ -260,22 +258,18 @@ func (c *Client) ctxError(cl *call, target string, err, last error) error {
 // send sends one request and reads its answer, within the timeout of one
 // request (see WithTimeout). It returns an error only when no whole answer
 // arrived, or one too large to read (wrapping ErrBadResponse).
-func (c *Client) send(cl *call, target string) (answer, int, error) {
+func (c *Client) send(cl *call, target string) (_ answer, _ int, err error) {
 	ctx := cl.ctx
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
+		defer func() {
+			if err != nil && ctx.Err() != nil && cl.ctx.Err() == nil {
+				err = fmt.Errorf("no whole answer within %v, the timeout of one request (see WithTimeout): %w", c.timeout, err)
+			}
+		}()
 	}
-	ans, status, err := c.sendCtx(ctx, cl, target)
-	if err != nil && ctx.Err() != nil && cl.ctx.Err() == nil {
-		err = fmt.Errorf("no whole answer within %v, the timeout of one request (see WithTimeout): %w", c.timeout, err)
-	}
-	return ans, status, err
-}
-
-// sendCtx is send under ctx.
-func (c *Client) sendCtx(ctx context.Context, cl *call, target string) (answer, int, error) {
 	var body io.Reader
 	if cl.body != nil {
 		body = bytes.NewReader(cl.body)
@@ -284,17 +278,12 @@ func (c *Client) sendCtx(ctx context.Context, cl *call, target string) (answer, 
 	if err != nil {
 		return answer{}, 0, err
 	}
-	h := req.Header
-	h["Accept"] = acceptJSON
-	h["User-Agent"] = []string{c.userAgent}
-	if cl.key != "" {
-		h["Authorization"] = []string{"Bearer " + cl.key}
-	}
+	req.Header = header(cl.key, "application/json")
 	if cl.body != nil {
-		h["Content-Type"] = acceptJSON
+		req.Header["Content-Type"] = []string{"application/json"}
 	}
 	if cl.idem != "" {
-		h["Idempotency-Key"] = []string{cl.idem}
+		req.Header["Idempotency-Key"] = []string{cl.idem}
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -312,23 +301,26 @@ func (c *Client) sendCtx(ctx context.Context, cl *call, target string) (answer, 
 	return answer{header: resp.Header, body: b}, resp.StatusCode, nil
 }
 
-var acceptJSON = []string{"application/json"}
+// header returns the header of a request with the API key key, "" for
+// none, that accepts the media type accept.
+func header(key, accept string) http.Header {
+	h := http.Header{"Accept": {accept}, "User-Agent": {"petstore-go-client"}}
+	if key != "" {
+		h["Authorization"] = []string{"Bearer " + key}
+	}
+	return h
+}
 
 // readBody reads the body of resp, up to limit bytes.
 func readBody(resp *http.Response, limit int64) ([]byte, error) {
-	size := 512
-	if n := resp.ContentLength; n > 0 && n <= limit {
-		size = int(n) + 1 // one more, so that the read ends at EOF without growing
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	n, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if n > limit {
+	if int64(len(b)) > limit {
 		return nil, fmt.Errorf("%w: the answer's body is over %d bytes, the most the client reads of this answer; check the base URL", ErrBadResponse, limit)
 	}
-	return buf.Bytes(), nil
+	return b, nil
 }
 
 // transient reports whether a request that failed in transport with err

@@ -13,7 +13,7 @@
 // A program that calls the API for callers of its own passes
 // WithAPIKeyFunc instead, to pick each call's key from its context.
 // WithHTTPClient sets the transport (TLS, proxies); the other options tune
-// retries, timeouts and paging. A Client is safe for concurrent use.
+// retries, timeouts and the bound of List. A Client is safe for concurrent use.
 //
 // Add creates a pet, Get reads one, and All reads a listing page by page:
 //

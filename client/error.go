@@ -69,25 +69,20 @@ func (e *Error) Error() string {
 
 // Unwrap returns the sentinel error for the answer (see Error), or nil.
 func (e *Error) Unwrap() error {
-	switch e.Status {
-	case http.StatusNotFound:
-		return petstore.ErrNotFound
-	case http.StatusUnauthorized:
-		return petstore.ErrUnauthorized
-	case http.StatusForbidden:
-		return petstore.ErrForbidden
-	case http.StatusServiceUnavailable:
-		return petstore.ErrUnavailable
-	case http.StatusConflict:
-		return petstore.ErrIdempotencyKeyInUse
-	case http.StatusUnprocessableEntity:
-		return petstore.ErrIdempotencyKeyReused
-	case http.StatusBadRequest:
-		if e.Code == httpapi.CodeInvalidBody {
-			return petstore.ErrInvalidPet
-		}
+	if e.Status == http.StatusBadRequest && e.Code == httpapi.CodeInvalidBody {
+		return petstore.ErrInvalidPet
 	}
-	return nil
+	return sentinels[e.Status]
+}
+
+// sentinels are the sentinel errors of the statuses that have one.
+var sentinels = map[int]error{
+	http.StatusNotFound:            petstore.ErrNotFound,
+	http.StatusUnauthorized:        petstore.ErrUnauthorized,
+	http.StatusForbidden:           petstore.ErrForbidden,
+	http.StatusServiceUnavailable:  petstore.ErrUnavailable,
+	http.StatusConflict:            petstore.ErrIdempotencyKeyInUse,
+	http.StatusUnprocessableEntity: petstore.ErrIdempotencyKeyReused,
 }
 
 // errorAnswer makes the Error for an answer with status and body.

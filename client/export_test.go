@@ -14,6 +14,15 @@ func WithSleep(f func(ctx context.Context, d time.Duration) error) Option {
 	})
 }
 
+// WithPageSize sets how many pets List and All ask for in each request,
+// so that a test pages through few pets.
+func WithPageSize(n int) Option {
+	return optionFunc(func(c *Client) error {
+		c.pageSize = n
+		return nil
+	})
+}
+
 // NextLink exposes nextLink to the tests.
 var NextLink = nextLink
 

@@ -2,8 +2,8 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -41,20 +41,12 @@ func answer(status int, body string) http.HandlerFunc {
 // page returns a JSON array of n pets with IDs from first, the name name
 // and the status status ("" for none).
 func page(first int64, n int, name string, status petstore.Status) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"id":%d,"name":%q,"categoryId":1`, first+int64(i), name)
-		if status != "" {
-			fmt.Fprintf(&b, `,"status":%q`, status)
-		}
-		b.WriteByte('}')
+	pets := make([]petstore.Pet, n)
+	for i := range pets {
+		pets[i] = petstore.Pet{ID: first + int64(i), NewPet: petstore.NewPet{Name: name, CategoryID: 1, Status: status}}
 	}
-	b.WriteByte(']')
-	return b.String()
+	b, _ := json.Marshal(pets)
+	return string(b)
 }
 
 // TestBadResponse checks that the client refuses answers it cannot trust,

@@ -200,10 +200,10 @@ func allIDs(t *testing.T, base string) (ids []int64, last error) {
 // pet twice.
 func TestAllLinks(t *testing.T) {
 	t.Run("leaving the base URL", func(t *testing.T) {
-		other := newKeyLog(t, false)
+		other := newKeyLog(t, false, "")
 		// The same origin as the base URL: pages at /v1/pets, and a log of
 		// every request elsewhere.
-		same := newKeyLog(t, false)
+		same := newKeyLog(t, false, "")
 		record := same.Config.Handler
 		var next atomic.Value // the Link of the second page
 		same.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

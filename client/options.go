@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/petstore-go/petstore"
 )
 
 // An Option configures the Client that New returns.
@@ -22,9 +20,6 @@ func (f optionFunc) apply(c *Client) error { return f(c) }
 
 // Defaults of the options.
 const (
-	// DefaultUserAgent is the User-Agent header that a Client sends unless
-	// WithUserAgent sets another.
-	DefaultUserAgent = "petstore-go-client"
 	// DefaultRetries is how many times a Client retries a request that may
 	// succeed later, after the first attempt.
 	DefaultRetries = 4
@@ -32,9 +27,6 @@ const (
 	// attempts (see WithBackoff).
 	DefaultMinBackoff = 100 * time.Millisecond
 	DefaultMaxBackoff = 10 * time.Second
-	// DefaultPageSize is how many pets a Client asks for in each request of
-	// List and All: the most that the server serves in one page.
-	DefaultPageSize = petstore.MaxPageSize
 	// DefaultTimeout is how long one request may take, from sending it to
 	// reading the whole answer, unless WithTimeout sets another.
 	DefaultTimeout = 30 * time.Second
@@ -109,18 +101,6 @@ func WithHTTPClient(hc *http.Client) Option {
 	})
 }
 
-// WithUserAgent sets the User-Agent header of every request. The default is
-// DefaultUserAgent, "petstore-go-client".
-func WithUserAgent(ua string) Option {
-	return optionFunc(func(c *Client) error {
-		if ua == "" || strings.ContainsAny(ua, "\r\n") {
-			return fmt.Errorf("WithUserAgent: %q is empty or holds a line break; give a product name such as %q", ua, "myapp/1.2")
-		}
-		c.userAgent = ua
-		return nil
-	})
-}
-
 // WithRetries sets how many times a request that may succeed later is sent
 // again after its first attempt: one answered 503 or 429 (the caller is over
 // its budget: nothing was done), a create answered 409
@@ -154,19 +134,6 @@ func WithBackoff(minWait, maxWait time.Duration) Option {
 				minWait, maxWait, DefaultMinBackoff, DefaultMaxBackoff)
 		}
 		c.minBackoff, c.maxBackoff = minWait, maxWait
-		return nil
-	})
-}
-
-// WithPageSize sets how many pets List and All ask for in each request,
-// from 1 to petstore.MaxPageSize. Fewer means more requests for the same
-// pets. The default is DefaultPageSize, 100, the most the server allows.
-func WithPageSize(n int) Option {
-	return optionFunc(func(c *Client) error {
-		if n < 1 || n > petstore.MaxPageSize {
-			return fmt.Errorf("WithPageSize: %d is not from 1 to %d; use %d for the fewest requests", n, petstore.MaxPageSize, DefaultPageSize)
-		}
-		c.pageSize = n
 		return nil
 	})
 }

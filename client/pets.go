@@ -4,12 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -121,8 +121,8 @@ func (c *Client) List(ctx context.Context, opts petstore.ListOptions) ([]petstor
 // those with an ID greater than opts.After and, when opts.Status is set,
 // that status; at most opts.Limit of them, or all when it is 0.
 //
-// All sends one request per page, of the page size that WithPageSize sets
-// (fewer when opts.Limit asks for fewer), and follows the server's
+// All sends one request per page, of petstore.MaxPageSize pets (fewer
+// when opts.Limit asks for fewer), and follows the server's
 // Link rel="next" header from page to page until the last page, which has
 // none, or until the loop stops. Since the server pages by ID, the iterator
 // visits every pet that existed when it started exactly once, also while
@@ -156,17 +156,13 @@ func (c *Client) All(ctx context.Context, opts petstore.ListOptions) iter.Seq2[p
 		cl.limit = maxPageBytes(c.pageSize)
 		target := c.firstPage(opts)
 		last, n := opts.After, 0
-		page := make([]wirePet, 0, c.pageSize) // reused by every page
 		for {
 			ans, err := c.do(cl, target, http.StatusOK)
 			if err != nil {
 				yield(petstore.Pet{}, err)
 				return
 			}
-			// encoding/json decodes into the elements that the slice's
-			// capacity holds without zeroing them: a field absent from
-			// this page would keep the value of the previous one.
-			clear(page[:cap(page)])
+			var page []petstore.Pet
 			if err := json.Unmarshal(ans.body, &page); err != nil {
 				yield(petstore.Pet{}, fmt.Errorf("client: GET %s: the answer is not a list of pets: %w", target, err))
 				return
@@ -176,8 +172,7 @@ func (c *Client) All(ctx context.Context, opts petstore.ListOptions) iter.Seq2[p
 				return
 			}
 			fresh := 0
-			for i := range page {
-				p := page[i].pet()
+			for _, p := range page {
 				if p.ID <= last {
 					continue
 				}
@@ -212,19 +207,22 @@ func (c *Client) firstPage(opts petstore.ListOptions) string {
 	if opts.Limit > 0 {
 		limit = min(limit, opts.Limit)
 	}
-	b := make([]byte, 0, len(c.pets)+48)
-	b = append(b, c.pets...)
-	b = append(b, "?limit="...)
-	b = strconv.AppendInt(b, int64(limit), 10)
+	return c.petsURL(opts, url.Values{"limit": {strconv.Itoa(limit)}})
+}
+
+// petsURL returns the URL of the pets that opts selects, with the query q
+// and opts's status and cursor.
+func (c *Client) petsURL(opts petstore.ListOptions, q url.Values) string {
 	if opts.Status != "" {
-		b = append(b, "&status="...)
-		b = append(b, url.QueryEscape(string(opts.Status))...)
+		q.Set("status", string(opts.Status))
 	}
 	if opts.After > 0 {
-		b = append(b, "&cursor="...)
-		b = wire.AppendCursor(b, opts.After)
+		q.Set("cursor", string(wire.AppendCursor(nil, opts.After)))
 	}
-	return string(b)
+	if len(q) == 0 {
+		return c.pets
+	}
+	return c.pets + "?" + q.Encode()
 }
 
 // resolve resolves the reference ref of a Link header of the answer to a
@@ -254,22 +252,30 @@ func (c *Client) underBase(p string) bool {
 	return strings.HasPrefix(p, prefix) && strings.HasPrefix(path.Clean(p), prefix)
 }
 
-// errNoLink is returned by parseLink for a malformed header.
-var errNoLink = errors.New("malformed Link header")
-
 // nextLink returns the target of the link with rel="next" among the Link
-// header values (RFC 8288), and whether there is one.
+// header values (RFC 8288), "<ref>; param; param, <ref>; ...", and whether
+// there is one.
 func nextLink(values []string) (string, bool) {
 	for _, v := range values {
-		for v != "" {
-			var ref string
-			var next bool
-			var err error
-			ref, next, v, err = parseLink(v)
-			if err != nil {
+		for v = strings.TrimSpace(v); strings.HasPrefix(v, "<"); v = strings.TrimSpace(v) {
+			ref, rest, ok := strings.Cut(v[1:], ">")
+			if !ok {
 				break
 			}
-			if next {
+			// The parameters run to the first comma outside a quoted string.
+			params, quoted := rest, false
+			v = ""
+			for i := 0; i < len(rest); i++ {
+				if c := rest[i]; c == '\\' && quoted {
+					i++
+				} else if c == '"' {
+					quoted = !quoted
+				} else if c == ',' && !quoted {
+					params, v = rest[:i], rest[i+1:]
+					break
+				}
+			}
+			if relNext(params) {
 				return ref, true
 			}
 		}
@@ -277,41 +283,10 @@ func nextLink(values []string) (string, bool) {
 	return "", false
 }
 
-// parseLink parses the first link-value of s, "<ref>; param; param", and
-// returns its target, whether one of its rel values is "next", and the rest
-// of s after the comma that ends it.
-func parseLink(s string) (ref string, next bool, rest string, err error) {
-	s = strings.TrimSpace(s)
-	if s == "" || s[0] != '<' {
-		return "", false, "", errNoLink
-	}
-	end := strings.IndexByte(s, '>')
-	if end < 0 {
-		return "", false, "", errNoLink
-	}
-	ref, s = s[1:end], s[end+1:]
-	// The parameters run to the first comma outside a quoted string.
-	quoted := false
-	i := 0
-	for ; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\\' && quoted:
-			i++
-		case c == '"':
-			quoted = !quoted
-		case c == ',' && !quoted:
-			return ref, relNext(s[:i]), s[i+1:], nil
-		}
-	}
-	return ref, relNext(s), "", nil
-}
-
-// relNext reports whether the link parameters params, "; rel=next; ...",
-// give the relation type "next".
+// relNext reports whether the first rel parameter of params, "; rel=next;
+// ...", gives the relation type "next" among the types it lists.
 func relNext(params string) bool {
-	for params != "" {
-		var p string
-		p, params, _ = strings.Cut(params, ";")
+	for p := range strings.SplitSeq(params, ";") {
 		name, value, _ := strings.Cut(p, "=")
 		if !strings.EqualFold(strings.TrimSpace(name), "rel") {
 			continue
@@ -320,56 +295,7 @@ func relNext(params string) bool {
 		if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
 			value = value[1 : len(value)-1]
 		}
-		for value != "" { // rel may hold several types, separated by spaces
-			var typ string
-			typ, value, _ = strings.Cut(strings.TrimSpace(value), " ")
-			if strings.EqualFold(typ, "next") {
-				return true
-			}
-		}
-		return false // only the first rel parameter counts
+		return slices.ContainsFunc(strings.Fields(value), func(typ string) bool { return strings.EqualFold(typ, "next") })
 	}
 	return false
 }
-
-// wirePet is a pet as the client decodes it from a page: a petstore.Pet
-// whose status is decoded without allocating a string for each pet.
-type wirePet struct {
-	ID         int64      `json:"id"`
-	Name       string     `json:"name"`
-	CategoryID int64      `json:"categoryId"`
-	Status     wireStatus `json:"status"`
-}
-
-// pet returns p as a petstore.Pet.
-func (p *wirePet) pet() petstore.Pet {
-	return petstore.Pet{ID: p.ID, NewPet: petstore.NewPet{Name: p.Name, CategoryID: p.CategoryID, Status: petstore.Status(p.Status)}}
-}
-
-// wireStatus decodes the statuses that the API defines to the constants,
-// and any other string as it is.
-type wireStatus petstore.Status
-
-// UnmarshalJSON decodes a JSON string.
-func (s *wireStatus) UnmarshalJSON(b []byte) error {
-	if n := len(b); n > 2 && b[0] == '"' && b[n-1] == '"' {
-		for _, st := range statuses {
-			if string(st) == string(b[1:n-1]) {
-				*s = wireStatus(st)
-				return nil
-			}
-		}
-	}
-	if string(b) == "null" {
-		return nil
-	}
-	var v string
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*s = wireStatus(v)
-	return nil
-}
-
-// statuses are the statuses that the API defines. It is never modified.
-var statuses = petstore.Statuses()

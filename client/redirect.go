@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,21 +12,11 @@ import (
 // host in lower case and the port, the scheme's default port when u names
 // none, as in "https://pets.example.com:443".
 func origin(u *url.URL) string {
-	scheme := strings.ToLower(u.Scheme)
-	port := u.Port()
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
 	if port == "" {
-		switch scheme {
-		case "http":
-			port = "80"
-		case "https":
-			port = "443"
-		}
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
 	}
-	host := strings.ToLower(u.Hostname())
-	if strings.Contains(host, ":") { // IPv6
-		host = "[" + host + "]"
-	}
-	return scheme + "://" + host + ":" + port
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // maxRedirects is how many redirects in a row the client follows when the

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/internal/wire"
 )
 
 // watchIdle is how long Watch waits for any byte of a stream, a heartbeat
@@ -46,7 +45,7 @@ const watchIdle = 4 * petstore.DefaultWatchHeartbeat
 func (c *Client) Watch(ctx context.Context, opts petstore.ListOptions) iter.Seq2[petstore.Pet, error] {
 	return func(yield func(petstore.Pet, error) bool) {
 		last := opts.After
-		target := c.watchURL(opts)
+		target := c.petsURL(opts, url.Values{})
 		for attempt := 0; ; attempt++ {
 			connected, wait, err := c.watchOnce(ctx, target, opts.Status, &last, last != opts.After, yield)
 			switch {
@@ -76,21 +75,6 @@ func (c *Client) Watch(ctx context.Context, opts petstore.ListOptions) iter.Seq2
 // errStopped is watchOnce's error when the loop stopped the iterator.
 var errStopped = errors.New("the loop stopped")
 
-// watchURL returns the URL of the watch of the pets that opts selects.
-func (c *Client) watchURL(opts petstore.ListOptions) string {
-	q := url.Values{}
-	if opts.Status != "" {
-		q.Set("status", string(opts.Status))
-	}
-	if opts.After > 0 {
-		q.Set("cursor", string(wire.AppendCursor(nil, opts.After)))
-	}
-	if len(q) == 0 {
-		return c.pets
-	}
-	return c.pets + "?" + q.Encode()
-}
-
 // watchOnce connects to the watch at target, resuming after *last with
 // Last-Event-ID when resume is set (target's cursor starts it otherwise), and
 // yields its pets until the stream ends. It reports whether the server
@@ -104,14 +88,9 @@ func (c *Client) watchOnce(ctx context.Context, target string, status petstore.S
 	if err != nil {
 		return false, -1, fmt.Errorf("client: watch %s: %w", target, err)
 	}
-	h := req.Header
-	h["Accept"] = []string{"text/event-stream"}
-	h["User-Agent"] = []string{c.userAgent}
-	if key := c.newCall(ctx, http.MethodGet).key; key != "" {
-		h["Authorization"] = []string{"Bearer " + key}
-	}
+	req.Header = header(c.newCall(ctx, http.MethodGet).key, "text/event-stream")
 	if resume {
-		h["Last-Event-Id"] = []string{strconv.FormatInt(*last, 10)}
+		req.Header["Last-Event-Id"] = []string{strconv.FormatInt(*last, 10)}
 	}
 	idle := time.AfterFunc(watchIdle, cancel)
 	defer idle.Stop()
@@ -170,11 +149,10 @@ func (c *Client) watchOnce(ctx context.Context, target string, status petstore.S
 // watchedPet decodes the event with id and data, and checks that it is a
 // pet of the watch of status that follows the pet with ID last.
 func watchedPet(id, data string, status petstore.Status, last int64) (petstore.Pet, error) {
-	var w wirePet
-	if err := json.Unmarshal([]byte(data), &w); err != nil {
+	var p petstore.Pet
+	if err := json.Unmarshal([]byte(data), &p); err != nil {
 		return petstore.Pet{}, fmt.Errorf("%w: an event is not a pet: %w", ErrBadResponse, err)
 	}
-	p := w.pet()
 	switch {
 	case strconv.FormatInt(p.ID, 10) != id:
 		return p, fmt.Errorf("%w: the event with id %q holds the pet with ID %d", ErrBadResponse, cut(id), p.ID)

@@ -3,7 +3,6 @@ package contracttest_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/contracttest"
 	"github.com/petstore-go/petstore/internal/testkit/faultstore"
@@ -188,9 +186,9 @@ func (s contractBlockingStore) Add(ctx context.Context, p petstore.NewPet, opts 
 	return s.Store.Add(ctx, p, opts)
 }
 
-// contractIdempotency sends creates with an Idempotency-Key: a retry that
-// is replayed, a key reused for another pet (422), and a retry while the
-// first request is still running (409).
+// contractIdempotency sends a create with an Idempotency-Key again while
+// the first is still running (409), which the conformance suite, whose
+// clauses replay a create and reuse a key (422), cannot make a server do.
 func contractIdempotency(t *testing.T, client *http.Client) {
 	post := func(base, key, body string) *http.Response {
 		t.Helper()
@@ -208,19 +206,9 @@ func contractIdempotency(t *testing.T, client *http.Client) {
 		resp.Body.Close()
 		return resp
 	}
-	const rex, tom = `{"name":"Rex","categoryId":1}`, `{"name":"Tom","categoryId":1}`
-	base := contractServer(t, memstore.New()) + petstore.DefaultBasePath
-	var got []string
-	for _, body := range []string{rex, rex, tom} {
-		resp := post(base, "key-1", body)
-		got = append(got, fmt.Sprint(resp.StatusCode, " ", resp.Header.Get("Location"), " ", resp.Header.Get("Idempotent-Replayed")))
-	}
-	if diff := cmp.Diff([]string{"201 pets/1 ", "201 pets/1 true", "422  "}, got); diff != "" {
-		t.Errorf("a create, its retry and the key for another pet (-want +got):\n%s", diff)
-	}
-
+	const rex = `{"name":"Rex","categoryId":1}`
 	store := contractBlockingStore{memstore.New(), make(chan struct{}), make(chan struct{}), new(sync.Once)}
-	base = contractServer(t, store) + petstore.DefaultBasePath
+	base := contractServer(t, store) + petstore.DefaultBasePath
 	first := make(chan int)
 	go func() { first <- post(base, "key-2", rex).StatusCode }()
 	<-store.entered

@@ -2,7 +2,6 @@ package contracttest_test
 
 import (
 	"bytes"
-	"github.com/petstore-go/petstore/internal/wire"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/contracttest"
 	"github.com/petstore-go/petstore/memstore"
 )
 
@@ -181,16 +179,9 @@ func TestDriftCaught(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, err := petstore.New(petstore.WithStore(driftStore(t)), petstore.WithAuthenticator(petstore.APIKeys(contractKey)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			h, v := contractValidator(t, driftStore(t))
 			srv := httptest.NewServer(driftBreak(h, tt.change))
 			defer srv.Close()
-			v, err := contracttest.New(contractDocument(t, h, "/v1"+wire.OpenAPIPath))
-			if err != nil {
-				t.Fatal(err)
-			}
 			var body io.Reader
 			if tt.body != "" {
 				body = strings.NewReader(tt.body)
@@ -239,14 +230,7 @@ func driftStore(t *testing.T) petstore.Store {
 // TestDriftHeadWithBody checks the one break that a server cannot send: a
 // HEAD response with a body.
 func TestDriftHeadWithBody(t *testing.T) {
-	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(contractKey)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := contracttest.New(contractDocument(t, h, "/v1"+wire.OpenAPIPath))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, v := contractValidator(t, memstore.New())
 	for _, tt := range []struct {
 		body    string
 		wantErr bool
@@ -266,14 +250,7 @@ func TestDriftHeadWithBody(t *testing.T) {
 // answer that documents none, a 304, with breaks that net/http would not
 // send: a Content-Type or a body.
 func TestDriftBodyless(t *testing.T) {
-	h, err := petstore.New(petstore.WithStore(driftStore(t)), petstore.WithAuthenticator(petstore.APIKeys(contractKey)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := contracttest.New(contractDocument(t, h, "/v1"+wire.OpenAPIPath))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, v := contractValidator(t, driftStore(t))
 	get := httptest.NewRequest(http.MethodGet, "/v1/pets/1", nil)
 	get.Header.Set("Authorization", "Bearer "+contractKey)
 	w := httptest.NewRecorder()

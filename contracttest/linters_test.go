@@ -31,11 +31,7 @@ func unavailable(t *testing.T, msg string) {
 // servedDocument returns the document that a default handler serves.
 func servedDocument(t *testing.T) []byte {
 	t.Helper()
-	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys("k")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return contractDocument(t, h, petstore.DefaultBasePath+wire.OpenAPIPath)
+	return contractDocument(t, contractHandler(t, memstore.New()), petstore.DefaultBasePath+wire.OpenAPIPath)
 }
 
 // TestLinters runs Redocly CLI (rule set recommended-strict) and Spectral

@@ -316,7 +316,7 @@ func (v *Validator) check(req *http.Request, reqBody []byte, status int, header 
 	}
 	response := ref.Value
 	errs = append(errs, undocumentedHeaders(response, header)...)
-	errs = append(errs, checkContentType(req.Method, response, header.Get("Content-Type"), respBody)...)
+	errs = append(errs, checkContentType(response, header.Get("Content-Type"), respBody)...)
 	err = openapi3filter.ValidateResponse(req.Context(), &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: asGet, Route: route},
 		Status:                 status,
@@ -360,14 +360,7 @@ func undocumentedHeaders(response *openapi3.Response, header http.Header) []erro
 		if slices.Contains(managedHeaders, name) || name == "Content-Type" && len(response.Content) > 0 {
 			continue
 		}
-		documented := false
-		for h := range response.Headers {
-			if http.CanonicalHeaderKey(h) == name {
-				documented = true
-				break
-			}
-		}
-		if !documented {
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(response.Headers)), func(h string) bool { return http.CanonicalHeaderKey(h) == name }) {
 			errs = append(errs, fmt.Errorf("header %s is not documented", name))
 		}
 	}
@@ -379,7 +372,7 @@ func undocumentedHeaders(response *openapi3.Response, header http.Header) []erro
 // that documents a body (any but a 204 or a 304) has a Content-Type that it
 // documents, and one that documents none has neither a Content-Type nor a
 // body.
-func checkContentType(method string, response *openapi3.Response, ct string, body []byte) []error {
+func checkContentType(response *openapi3.Response, ct string, body []byte) []error {
 	if len(response.Content) == 0 {
 		if ct != "" || len(body) > 0 {
 			return []error{fmt.Errorf("the response documents no body, yet it has Content-Type %q and %d body bytes", ct, len(body))}
@@ -433,11 +426,7 @@ func (v *Validator) Documented() []Outcome { return slices.Clone(v.documented) }
 func (v *Validator) Seen() map[Outcome]int {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	seen := make(map[Outcome]int, len(v.seen))
-	for o, n := range v.seen {
-		seen[o] = n
-	}
-	return seen
+	return maps.Clone(v.seen)
 }
 
 // Missing returns the documented outcomes never seen so far.

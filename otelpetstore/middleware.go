@@ -29,80 +29,55 @@ func (t *Telemetry) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := t.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 		m := methodOf(r.Method)
-		sc := &serverContext{scheme: "http"}
+		sc := &serverSpan{scheme: "http"}
 		if r.TLS != nil {
 			sc.scheme = "https"
 		}
-		attrs := append(sc.startAttrs[:0], m.attr, semconv.URLScheme(sc.scheme), semconv.URLPath(r.URL.Path))
+		attrs := []attribute.KeyValue{m.attr, semconv.URLScheme(sc.scheme), semconv.URLPath(r.URL.Path)}
 		if !m.known {
 			attrs = append(attrs, semconv.HTTPRequestMethodOriginal(r.Method))
 		}
-		sc.Context, sc.span = t.tracer.Start(ctx, m.name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+		ctx, sc.span = t.tracer.Start(ctx, m.name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 		defer sc.span.End()
-		next.ServeHTTP(w, r.WithContext(sc))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, serverSpanKey{}, sc)))
 	})
 }
 
-// serverContext is the context of a request that Middleware serves. It
-// carries the span that Middleware started, so that Observe annotates that
-// span and no other, and the scheme, which an Observation lacks. It is one
-// allocation where context.WithValue and the value would be two.
-type serverContext struct {
-	context.Context
+// A serverSpan, in the context of a request that Middleware serves under
+// serverSpanKey, is the span that Middleware started, so that Observe
+// annotates that span and no other, and the scheme, which an Observation
+// lacks.
+type serverSpan struct {
 	span   trace.Span
 	scheme string
-	// startAttrs and endAttrs hold the attributes that Middleware and
-	// Observe give the span, so that neither allocates a slice for them.
-	startAttrs [4]attribute.KeyValue
-	endAttrs   [3]attribute.KeyValue
 }
 
-// serverContextKey is the key under which a serverContext answers Value
-// with itself.
-type serverContextKey struct{}
-
-// Value returns c for serverContextKey and otherwise what the context it
-// wraps holds for key.
-func (c *serverContext) Value(key any) any {
-	if key == (serverContextKey{}) {
-		return c
-	}
-	return c.Context.Value(key)
-}
+type serverSpanKey struct{}
 
 // method is what the semantic conventions make of a request method.
 type method struct {
 	attr  attribute.KeyValue // http.request.method, "_OTHER" for a method they do not know
 	name  string             // the method, or "HTTP" for one they do not know, as span names have it
-	id    uint8              // tells the methods apart, cheaper to hash than attr
 	known bool
+}
+
+// methods are the request methods that the semantic conventions know,
+// with their http.request.method attribute.
+var methods = []attribute.KeyValue{
+	semconv.HTTPRequestMethodGet, semconv.HTTPRequestMethodHead, semconv.HTTPRequestMethodPost,
+	semconv.HTTPRequestMethodPut, semconv.HTTPRequestMethodDelete, semconv.HTTPRequestMethodPatch,
+	semconv.HTTPRequestMethodOptions, semconv.HTTPRequestMethodConnect, semconv.HTTPRequestMethodTrace,
+	semconv.HTTPRequestMethodQuery,
 }
 
 // methodOf returns what the semantic conventions make of the request method
 // m: any method they do not know becomes "_OTHER", so that a client cannot
 // add attribute values at will.
 func methodOf(m string) method {
-	switch m {
-	case http.MethodGet:
-		return method{semconv.HTTPRequestMethodGet, m, 1, true}
-	case http.MethodHead:
-		return method{semconv.HTTPRequestMethodHead, m, 2, true}
-	case http.MethodPost:
-		return method{semconv.HTTPRequestMethodPost, m, 3, true}
-	case http.MethodPut:
-		return method{semconv.HTTPRequestMethodPut, m, 4, true}
-	case http.MethodDelete:
-		return method{semconv.HTTPRequestMethodDelete, m, 5, true}
-	case http.MethodPatch:
-		return method{semconv.HTTPRequestMethodPatch, m, 6, true}
-	case http.MethodOptions:
-		return method{semconv.HTTPRequestMethodOptions, m, 7, true}
-	case http.MethodConnect:
-		return method{semconv.HTTPRequestMethodConnect, m, 8, true}
-	case http.MethodTrace:
-		return method{semconv.HTTPRequestMethodTrace, m, 9, true}
-	case "QUERY":
-		return method{semconv.HTTPRequestMethodQuery, m, 10, true}
+	for _, attr := range methods {
+		if attr.Value.AsString() == m {
+			return method{attr, m, true}
+		}
 	}
-	return method{semconv.HTTPRequestMethodOther, "HTTP", 0, false}
+	return method{semconv.HTTPRequestMethodOther, "HTTP", false}
 }

@@ -47,7 +47,7 @@ import (
 // place of a method they do not know. Observe leaves any other span in ctx
 // alone.
 func (t *Telemetry) Observe(ctx context.Context, o petstore.Observation) {
-	sc, _ := ctx.Value(serverContextKey{}).(*serverContext)
+	sc, _ := ctx.Value(serverSpanKey{}).(*serverSpan)
 	m := methodOf(o.Method)
 	scheme := ""
 	if sc != nil {
@@ -71,7 +71,7 @@ func (t *Telemetry) Observe(ctx context.Context, o petstore.Observation) {
 		}
 	}
 	span.SetName(name)
-	attrs := sc.endAttrs[:0]
+	var attrs []attribute.KeyValue
 	if o.Route != "" {
 		attrs = append(attrs, semconv.HTTPRoute(o.Route))
 	}
@@ -108,14 +108,14 @@ type durationKey struct {
 	route  string
 	code   httpapi.Code
 	status int
-	method uint8 // method.id
+	method string // http.request.method
 	scheme string
 }
 
 // durationOptions returns the options that record a duration of o with its
 // attributes, made once for each set of attributes.
 func (t *Telemetry) durationOptions(o petstore.Observation, m method, scheme string) []metric.RecordOption {
-	k := durationKey{route: o.Route, code: o.Code, status: o.Status, method: m.id, scheme: scheme}
+	k := durationKey{route: o.Route, code: o.Code, status: o.Status, method: m.attr.Value.AsString(), scheme: scheme}
 	if opts, ok := t.durationSets.get(k); ok {
 		return opts
 	}
@@ -163,40 +163,28 @@ func (t *Telemetry) deprecatedOptions(o petstore.Observation) []metric.AddOption
 const maxCached = 1024
 
 // optionCache maps attribute sets to the measurement options that carry
-// them. Reading it takes no lock and allocates nothing; adding to it copies
-// it, which is cheap since it is small and each key is added once.
+// them, up to maxCached of them.
 type optionCache[K comparable, V any] struct {
-	mu sync.Mutex // held while adding
-	m  atomic.Pointer[map[K]V]
+	m sync.Map
+	n atomic.Int32
 }
 
 func (c *optionCache[K, V]) get(k K) (V, bool) {
-	if m := c.m.Load(); m != nil {
-		v, ok := (*m)[k]
-		return v, ok
+	v, ok := c.m.Load(k)
+	if !ok {
+		var zero V
+		return zero, false
 	}
-	var zero V
-	return zero, false
+	return v.(V), true
 }
 
 // put adds k and v, unless k is there already or the cache is full.
 func (c *optionCache[K, V]) put(k K, v V) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var m map[K]V
-	if old := c.m.Load(); old != nil {
-		if _, ok := (*old)[k]; ok || len(*old) >= maxCached {
-			return
+	if c.n.Load() < maxCached {
+		if _, loaded := c.m.LoadOrStore(k, v); !loaded {
+			c.n.Add(1)
 		}
-		m = make(map[K]V, len(*old)+1)
-		for k, v := range *old {
-			m[k] = v
-		}
-	} else {
-		m = make(map[K]V, 1)
 	}
-	m[k] = v
-	c.m.Store(&m)
 }
 
 // ObserveWatch records a change in a petstore handler's watch streams;

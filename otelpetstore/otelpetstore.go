@@ -3,7 +3,6 @@ package otelpetstore
 import (
 	"errors"
 	"fmt"
-	"github.com/petstore-go/petstore/internal/options"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
@@ -11,6 +10,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/semconv/v1.43.0/httpconv"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/petstore-go/petstore/internal/options"
 )
 
 // ScopeName is the instrumentation scope of the tracer and the meter that
@@ -78,29 +79,17 @@ func New(opts ...Option) (*Telemetry, error) {
 	}
 
 	meter := c.meterProvider.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
-	duration, err := httpconv.NewServerRequestDuration(meter)
-	if err != nil {
-		return nil, fmt.Errorf("otelpetstore.New: the meter provider refused the %s histogram: %w; "+
-			"check the views of the provider given by WithMeterProvider", duration.Name(), err)
-	}
-	deprecated, err := meter.Int64Counter(DeprecatedRequestsName,
+	duration, err1 := httpconv.NewServerRequestDuration(meter)
+	deprecated, err2 := meter.Int64Counter(DeprecatedRequestsName,
 		metric.WithDescription("Requests for a deprecated operation by an authenticated caller."),
 		metric.WithUnit("{request}"))
-	if err != nil {
-		return nil, fmt.Errorf("otelpetstore.New: the meter provider refused the %s counter: %w; "+
-			"check the views of the provider given by WithMeterProvider", DeprecatedRequestsName, err)
-	}
-	streams, err := meter.Int64UpDownCounter(WatchStreamsName,
+	streams, err3 := meter.Int64UpDownCounter(WatchStreamsName,
 		metric.WithDescription("Watch streams open."), metric.WithUnit("{stream}"))
-	if err != nil {
-		return nil, fmt.Errorf("otelpetstore.New: the meter provider refused the %s counter: %w; "+
-			"check the views of the provider given by WithMeterProvider", WatchStreamsName, err)
-	}
-	events, err := meter.Int64Counter(WatchEventsName,
+	events, err4 := meter.Int64Counter(WatchEventsName,
 		metric.WithDescription("Events sent on watch streams, one per pet."), metric.WithUnit("{event}"))
-	if err != nil {
-		return nil, fmt.Errorf("otelpetstore.New: the meter provider refused the %s counter: %w; "+
-			"check the views of the provider given by WithMeterProvider", WatchEventsName, err)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return nil, fmt.Errorf("otelpetstore.New: the meter provider refused an instrument: %w; "+
+			"check the views of the provider given by WithMeterProvider", err)
 	}
 	return &Telemetry{
 		tracer:     c.tracerProvider.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -47,10 +48,14 @@ func principalOf(t testing.TB, key string) string {
 	return p
 }
 
-// fixture is a petstore handler over store, behind a Telemetry that records
-// into a span recorder and a manual metric reader, served on loopback.
+// fixture is a petstore handler over store, api, observed by a Telemetry,
+// tel, that records into a span recorder and a manual metric reader; url
+// serves it behind tel's Middleware on loopback.
 type fixture struct {
 	url    string
+	api    http.Handler
+	tel    *otelpetstore.Telemetry
+	tp     *sdktrace.TracerProvider
 	spans  *tracetest.SpanRecorder
 	reader *sdkmetric.ManualReader
 }
@@ -58,24 +63,25 @@ type fixture struct {
 func newFixture(t *testing.T, store petstore.Store) *fixture {
 	t.Helper()
 	f := &fixture{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(f.spans))
+	f.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(f.spans))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(f.reader))
 	t.Cleanup(func() {
-		if err := errors.Join(tp.Shutdown(context.Background()), mp.Shutdown(context.Background())); err != nil {
+		if err := errors.Join(f.tp.Shutdown(context.Background()), mp.Shutdown(context.Background())); err != nil {
 			t.Error(err)
 		}
 	})
-	tel, err := otelpetstore.New(otelpetstore.WithMeterProvider(mp), otelpetstore.WithTracerProvider(tp),
+	var err error
+	f.tel, err = otelpetstore.New(otelpetstore.WithMeterProvider(mp), otelpetstore.WithTracerProvider(f.tp),
 		otelpetstore.WithPropagator(propagation.TraceContext{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(keyA, keyB)),
-		petstore.WithObserver(tel.Observe))
+	f.api, err = petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(keyA, keyB)),
+		petstore.WithObserver(f.tel.Observe))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(tel.Middleware(api))
+	srv := httptest.NewServer(f.tel.Middleware(f.api))
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
 	return f
@@ -107,32 +113,6 @@ func (f *fixture) call(t testing.TB, method, path, key, body string, traceID tra
 		t.Fatal(err)
 	}
 	return resp.StatusCode
-}
-
-// observed is a handler observed by a Telemetry that keeps its spans and
-// metrics in memory, for the tests that serve without a server.
-type observed struct {
-	api    http.Handler
-	tel    *otelpetstore.Telemetry
-	tp     *sdktrace.TracerProvider
-	spans  *tracetest.SpanRecorder
-	reader *sdkmetric.ManualReader
-}
-
-// newObserved returns the handler of store, with keyA, observed.
-func newObserved(t *testing.T, store petstore.Store) observed {
-	o := observed{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
-	o.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(o.spans))
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(o.reader))
-	var err error
-	if o.tel, err = otelpetstore.New(otelpetstore.WithMeterProvider(mp), otelpetstore.WithTracerProvider(o.tp)); err != nil {
-		t.Fatal(err)
-	}
-	if o.api, err = petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(keyA)),
-		petstore.WithObserver(o.tel.Observe)); err != nil {
-		t.Fatal(err)
-	}
-	return o
 }
 
 // parentSpan is the parent span ID of every traceparent that tests send.
@@ -374,42 +354,6 @@ func deprecatedCounts(t testing.TB, rm metricdata.ResourceMetrics) map[string]in
 	return got
 }
 
-// failingStore is a Store whose List fails. It fakes List alone: the
-// embedded Store is nil, and the test calls nothing else.
-type failingStore struct{ petstore.Store }
-
-var _ petstore.Store = failingStore{}
-
-var errDown = errors.New("the disk is gone")
-
-func (failingStore) List(context.Context, petstore.ListOptions) ([]petstore.Pet, error) {
-	return nil, errDown
-}
-
-// TestServerError checks that a request answered with a 5xx has a span of
-// status Error and is recorded with its error code.
-func TestServerError(t *testing.T) {
-	f := newFixture(t, failingStore{})
-	if got := f.call(t, "GET", "/v1/pets", keyA, "", traceIDOf(0)); got != http.StatusInternalServerError {
-		t.Fatalf("status %d, want 500", got)
-	}
-	spans := f.spans.Ended()
-	if len(spans) != 1 {
-		t.Fatalf("%d spans, want 1", len(spans))
-	}
-	s := spans[0]
-	if diff := cmp.Diff(sdktrace.Status{Code: codes.Error, Description: "internal"}, s.Status()); diff != "" {
-		t.Errorf("span status (-want +got):\n%s", diff)
-	}
-	if got := attrMap(s.Attributes())["error.type"]; got != "internal" {
-		t.Errorf("error.type %q, want internal", got)
-	}
-	want := map[string]uint64{"route=/v1/pets method=GET status=500 error=internal": 1}
-	if diff := cmp.Diff(want, durationCounts(t, f.collect(t))); diff != "" {
-		t.Errorf("http.server.request.duration counts (-want +got):\n%s", diff)
-	}
-}
-
 // TestConcurrent sends requests from several goroutines at once and checks
 // that every one is counted (run it with -race).
 func TestConcurrent(t *testing.T) {
@@ -457,7 +401,7 @@ func TestConcurrent(t *testing.T) {
 // TestObserveWithoutMiddleware checks that Observe alone records the
 // metrics, without url.scheme, and leaves a span it did not start alone.
 func TestObserveWithoutMiddleware(t *testing.T) {
-	o := newObserved(t, memstore.New())
+	o := newFixture(t, memstore.New())
 	ctx, host := o.tp.Tracer("host").Start(context.Background(), "host span")
 	r := httptest.NewRequestWithContext(ctx, "GET", "/v1/pets/7", nil)
 	r.Header.Set("Authorization", "Bearer "+keyA)
@@ -491,11 +435,8 @@ func TestNewRefusesNil(t *testing.T) {
 		want []string
 	}{
 		{"nil option", []otelpetstore.Option{nil}, []string{"an option is nil"}},
-		{"nil meter provider", []otelpetstore.Option{otelpetstore.WithMeterProvider(nil)}, []string{"WithMeterProvider", "otel.GetMeterProvider()"}},
-		{"nil tracer provider", []otelpetstore.Option{otelpetstore.WithTracerProvider(nil)}, []string{"WithTracerProvider", "otel.GetTracerProvider()"}},
-		{"nil propagator", []otelpetstore.Option{otelpetstore.WithPropagator(nil)}, []string{"WithPropagator", "propagation.TraceContext{}"}},
-		{"all", []otelpetstore.Option{otelpetstore.WithMeterProvider(nil), otelpetstore.WithTracerProvider(nil), otelpetstore.WithPropagator(nil)},
-			[]string{"WithMeterProvider", "WithTracerProvider", "WithPropagator"}},
+		{"nil providers and propagator", []otelpetstore.Option{otelpetstore.WithMeterProvider(nil), otelpetstore.WithTracerProvider(nil), otelpetstore.WithPropagator(nil)},
+			[]string{"WithMeterProvider", "otel.GetMeterProvider()", "WithTracerProvider", "otel.GetTracerProvider()", "WithPropagator", "propagation.TraceContext{}"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -569,76 +510,75 @@ func TestObserveAllocs(t *testing.T) {
 	}
 }
 
-// abortingStore is a Store whose List aborts the request, as a handler does
-// with panic(http.ErrAbortHandler). It fakes List alone: the embedded Store
-// is nil, and the test calls nothing else.
-type abortingStore struct{ petstore.Store }
-
-var _ petstore.Store = abortingStore{}
-
-func (abortingStore) List(context.Context, petstore.ListOptions) ([]petstore.Pet, error) {
-	panic(http.ErrAbortHandler)
+// failingStore is a Store whose List calls fail and then fails. It fakes
+// List alone: the embedded Store is nil, and the test calls nothing else.
+type failingStore struct {
+	petstore.Store
+	fail func()
 }
 
-// TestAbortedRequest checks that a request aborted before any status was
-// sent ends its span, with status Error, and is recorded with error.type
-// _OTHER and no status.
-func TestAbortedRequest(t *testing.T) {
-	o := newObserved(t, abortingStore{})
-	r := httptest.NewRequest("GET", "/v1/pets", nil)
-	r.Header.Set("Authorization", "Bearer "+keyA)
-	func() {
-		defer func() {
-			if v := recover(); v != http.ErrAbortHandler {
-				t.Errorf("recovered %v, want http.ErrAbortHandler passed on", v)
+func (s failingStore) List(context.Context, petstore.ListOptions) ([]petstore.Pet, error) {
+	s.fail()
+	return nil, errors.New("the disk is gone")
+}
+
+// TestFailedRequest checks how a request that fails is recorded: one
+// answered with a 5xx has a span of status Error and its error code; one
+// aborted before any status was sent ends its span, with status Error, and
+// has error.type _OTHER and no status; one whose client went away has
+// status 499 and error.type client_closed_request, outside the 5xx series,
+// and a span not marked as an error. The histogram's point has the span's
+// attributes but the path.
+func TestFailedRequest(t *testing.T) {
+	tests := []struct {
+		name   string
+		store  petstore.Store
+		cancel bool // the client hangs up before its request is served
+		status sdktrace.Status
+		attrs  map[string]string // beside the method, scheme, path and route
+	}{
+		{"5xx", failingStore{fail: func() {}}, false, sdktrace.Status{Code: codes.Error, Description: "internal"},
+			map[string]string{"http.response.status_code": "500", "error.type": "internal"}},
+		{"aborted", failingStore{fail: func() { panic(http.ErrAbortHandler) }}, false, sdktrace.Status{Code: codes.Error, Description: "_OTHER"},
+			map[string]string{"error.type": "_OTHER"}},
+		{"client gone", memstore.New(), true, sdktrace.Status{Code: codes.Unset},
+			map[string]string{"http.response.status_code": "499", "error.type": "client_closed_request"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := newFixture(t, tt.store)
+			ctx, cancel := context.WithCancel(t.Context())
+			if tt.cancel {
+				cancel()
 			}
-		}()
-		o.tel.Middleware(o.api).ServeHTTP(httptest.NewRecorder(), r)
-	}()
-	ended := o.spans.Ended()
-	if len(ended) != 1 {
-		t.Fatalf("%d o.spans ended, want 1", len(ended))
-	}
-	if diff := cmp.Diff(sdktrace.Status{Code: codes.Error, Description: "_OTHER"}, ended[0].Status()); diff != "" {
-		t.Errorf("span status (-want +got):\n%s", diff)
-	}
-	want := map[string]string{"http.request.method": "GET", "url.scheme": "http", "url.path": "/v1/pets",
-		"http.route": "/v1/pets", "error.type": "_OTHER"}
-	if diff := cmp.Diff(want, attrMap(ended[0].Attributes())); diff != "" {
-		t.Errorf("span attributes (-want +got):\n%s", diff)
-	}
-	_, point := onlyDurationPoint(t, o.reader)
-	delete(want, "url.path")
-	if diff := cmp.Diff(want, attrMap(point.Attributes.ToSlice())); diff != "" {
-		t.Errorf("histogram attributes (-want +got):\n%s", diff)
-	}
-}
-
-// TestClientClosedRequest checks that a request whose client went away is
-// recorded with status 499 and error.type client_closed_request, outside
-// the 5xx series, and that its span is not marked as an error.
-func TestClientClosedRequest(t *testing.T) {
-	o := newObserved(t, memstore.New())
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel() // the client hangs up before its request is served
-	r := httptest.NewRequestWithContext(ctx, "GET", "/v1/pets", nil)
-	r.Header.Set("Authorization", "Bearer "+keyA)
-	o.tel.Middleware(o.api).ServeHTTP(httptest.NewRecorder(), r)
-	ended := o.spans.Ended()
-	if len(ended) != 1 {
-		t.Fatalf("%d o.spans ended, want 1", len(ended))
-	}
-	if diff := cmp.Diff(sdktrace.Status{Code: codes.Unset}, ended[0].Status()); diff != "" {
-		t.Errorf("span status (-want +got):\n%s", diff)
-	}
-	want := map[string]string{"http.request.method": "GET", "url.scheme": "http", "url.path": "/v1/pets",
-		"http.route": "/v1/pets", "http.response.status_code": "499", "error.type": "client_closed_request"}
-	if diff := cmp.Diff(want, attrMap(ended[0].Attributes())); diff != "" {
-		t.Errorf("span attributes (-want +got):\n%s", diff)
-	}
-	_, point := onlyDurationPoint(t, o.reader)
-	delete(want, "url.path")
-	if diff := cmp.Diff(want, attrMap(point.Attributes.ToSlice())); diff != "" {
-		t.Errorf("histogram attributes (-want +got):\n%s", diff)
+			defer cancel()
+			r := httptest.NewRequestWithContext(ctx, "GET", "/v1/pets", nil)
+			r.Header.Set("Authorization", "Bearer "+keyA)
+			func() {
+				defer func() {
+					if v, want := recover(), tt.name == "aborted"; (v == http.ErrAbortHandler) != want || !want && v != nil {
+						t.Errorf("recovered %v; want http.ErrAbortHandler passed on for an aborted request, nothing else", v)
+					}
+				}()
+				o.tel.Middleware(o.api).ServeHTTP(httptest.NewRecorder(), r)
+			}()
+			ended := o.spans.Ended()
+			if len(ended) != 1 {
+				t.Fatalf("%d spans ended, want 1", len(ended))
+			}
+			if diff := cmp.Diff(tt.status, ended[0].Status()); diff != "" {
+				t.Errorf("span status (-want +got):\n%s", diff)
+			}
+			want := map[string]string{"http.request.method": "GET", "url.scheme": "http", "url.path": "/v1/pets", "http.route": "/v1/pets"}
+			maps.Copy(want, tt.attrs)
+			if diff := cmp.Diff(want, attrMap(ended[0].Attributes())); diff != "" {
+				t.Errorf("span attributes (-want +got):\n%s", diff)
+			}
+			_, point := onlyDurationPoint(t, o.reader)
+			delete(want, "url.path")
+			if diff := cmp.Diff(want, attrMap(point.Attributes.ToSlice())); diff != "" {
+				t.Errorf("histogram attributes (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -34,16 +34,7 @@ var brokenHandlerBugs = map[string]func(r *http.Request, rec *httptest.ResponseR
 	},
 	// Error bodies lack their status member.
 	"error-without-status": func(r *http.Request, rec *httptest.ResponseRecorder) {
-		if rec.Code < 400 || rec.Body.Len() == 0 {
-			return
-		}
-		var body map[string]any
-		if json.Unmarshal(rec.Body.Bytes(), &body) == nil {
-			delete(body, "status")
-			b, _ := json.Marshal(body)
-			rec.Body.Reset()
-			rec.Body.Write(b)
-		}
+		editErrorBody(rec, func(body map[string]any) { delete(body, "status") })
 	},
 	// The next Link skips the first pet of the next page.
 	"link-skips-pets": func(r *http.Request, rec *httptest.ResponseRecorder) {
@@ -68,16 +59,9 @@ var brokenHandlerBugs = map[string]func(r *http.Request, rec *httptest.ResponseR
 	// Error messages repeat the Authorization header, as a debugging aid
 	// left in would.
 	"echoes-credential": func(r *http.Request, rec *httptest.ResponseRecorder) {
-		if rec.Code < 400 || rec.Body.Len() == 0 {
-			return
-		}
-		var body map[string]any
-		if json.Unmarshal(rec.Body.Bytes(), &body) == nil {
+		editErrorBody(rec, func(body map[string]any) {
 			body["message"] = fmt.Sprintf("%v (Authorization: %s)", body["message"], r.Header.Get("Authorization"))
-			b, _ := json.Marshal(body)
-			rec.Body.Reset()
-			rec.Body.Write(b)
-		}
+		})
 	},
 	// 415 comes without Accept-Post.
 	"no-accept-post": func(r *http.Request, rec *httptest.ResponseRecorder) {
@@ -107,6 +91,17 @@ var brokenHandlerBugs = map[string]func(r *http.Request, rec *httptest.ResponseR
 			rec.Header().Set("Location", strings.TrimSuffix(p, "/"))
 		}
 	},
+}
+
+// editErrorBody applies edit to the members of rec's error body, if any.
+func editErrorBody(rec *httptest.ResponseRecorder, edit func(body map[string]any)) {
+	var body map[string]any
+	if rec.Code >= 400 && json.Unmarshal(rec.Body.Bytes(), &body) == nil {
+		edit(body)
+		b, _ := json.Marshal(body)
+		rec.Body.Reset()
+		rec.Body.Write(b)
+	}
 }
 
 var (
