@@ -179,14 +179,23 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 		if opts.Limit > 0 {
 			n = min(n, int64(opts.Limit))
 		}
-		return s.page(int(n), func(i int) int64 { return after + 1 + int64(i) }), nil
+		pets := make([]petstore.Pet, n)
+		if n > 0 {
+			base := s.recs[after].start
+			names := string(s.names[base:s.recs[after+n-1].end]) // one string for the page
+			for i := range pets {
+				r := s.recs[after+int64(i)]
+				pets[i] = r.pet(after+1+int64(i), names[r.start-base:r.end-base])
+			}
+		}
+		return pets, nil
 	}
 	ids := s.byStatus[opts.Status] // none for an invalid status
 	ids = ids[sort.Search(len(ids), func(i int) bool { return ids[i] > after }):]
 	if opts.Limit > 0 && len(ids) > opts.Limit {
 		ids = ids[:opts.Limit]
 	}
-	return s.page(len(ids), func(i int) int64 { return ids[i] }), nil
+	return s.page(ids), nil
 }
 
 // Len returns the number of pets stored.
@@ -202,22 +211,22 @@ func (s *Store) pet(id int64) petstore.Pet {
 	return r.pet(id, string(s.names[r.start:r.end]))
 }
 
-// page returns the n pets with the IDs id(0) to id(n-1), their names
-// copied into one string. The caller holds s.mu.
-func (s *Store) page(n int, id func(int) int64) []petstore.Pet {
+// page returns the pets with the given IDs, their names copied into one
+// string. The caller holds s.mu.
+func (s *Store) page(ids []int64) []petstore.Pet {
 	size := 0
-	for i := range n {
-		size += s.recs[id(i)-1].end - s.recs[id(i)-1].start
+	for _, id := range ids {
+		size += s.recs[id-1].end - s.recs[id-1].start
 	}
 	var b strings.Builder
 	b.Grow(size)
-	for i := range n {
-		b.Write(s.names[s.recs[id(i)-1].start:s.recs[id(i)-1].end])
+	for _, id := range ids {
+		b.Write(s.names[s.recs[id-1].start:s.recs[id-1].end])
 	}
-	names, pets := b.String(), make([]petstore.Pet, n)
-	for i := range pets {
-		r := s.recs[id(i)-1]
-		pets[i], names = r.pet(id(i), names[:r.end-r.start]), names[r.end-r.start:]
+	names, pets := b.String(), make([]petstore.Pet, len(ids))
+	for i, id := range ids {
+		r := s.recs[id-1]
+		pets[i], names = r.pet(id, names[:r.end-r.start]), names[r.end-r.start:]
 	}
 	return pets
 }
