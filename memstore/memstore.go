@@ -1,9 +1,10 @@
-// Package memstore is an in-memory petstore.Store: pets in a slice and
-// idempotency keys in a map, under one mutex. Its pets are lost when the
-// process exits (sqlitestore and pgstore keep them): use it in tests and in
-// development. Make a Store with New, or use the zero Store, and serve it
-// with petstore.WithStore. It assigns IDs 1, 2, 3 and so on, never reused;
-// the pets that Get and List return are copies.
+// Package memstore is an in-memory petstore.Store: pets in a slice, their
+// names end to end in another, and idempotency keys in a map, under one
+// mutex. Its pets are lost when the process exits (sqlitestore and pgstore
+// keep them): use it in tests and in development. Make a Store with New, or
+// use the zero Store, and serve it with petstore.WithStore. It assigns IDs
+// 1, 2, 3 and so on, never reused; the pets that Get and List return are
+// copies.
 //
 // Add keeps an idempotency key, in the scope of the request's principal, for
 // the key retention (WithKeyRetention) and forgets expired keys a few at each
