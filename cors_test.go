@@ -1,7 +1,6 @@
 package petstore_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -20,10 +19,7 @@ func documentedHeaders(t *testing.T) (request, response []string) {
 	t.Helper()
 	h := newHandler(t, memstore.New())
 	w := serve(h, newRequest(t, http.MethodGet, "/v1"+wire.OpenAPIPath, "", nil))
-	var doc any
-	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := decode[any](t, w)
 	var walk func(v any, inResponse bool)
 	walk = func(v any, inResponse bool) {
 		switch v := v.(type) {

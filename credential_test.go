@@ -2,7 +2,6 @@ package petstore_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -53,10 +52,7 @@ func TestWithCredential(t *testing.T) {
 			if tt.wantStatus != 401 {
 				return
 			}
-			var body httpapi.Error
-			if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
-				t.Fatal(err)
-			}
+			body := decode[httpapi.Error](t, w)
 			got := []string{w.Header().Get("Www-Authenticate"), body.Message}
 			if diff := cmp.Diff([]string{teamToken.Challenge, tt.wantMessage}, got); diff != "" {
 				t.Errorf("challenge and message (-want +got):\n%s", diff)

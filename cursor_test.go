@@ -1,7 +1,6 @@
 package petstore_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"testing"
@@ -27,10 +26,7 @@ func TestAppendCursor(t *testing.T) {
 		}
 		w = env.serve(newRequest(t, http.MethodGet, "/v1/pets?limit=100&cursor="+string(wire.AppendCursor(nil, last)), "", nil))
 		checkResponse(t, w)
-		var got []petstore.Pet
-		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
-			t.Fatal(err)
-		}
+		got := decode[[]petstore.Pet](t, w)
 		if diff := cmp.Diff(all[n:], got); diff != "" {
 			t.Errorf("the pets after ID %d (-want +got):\n%s", last, diff)
 		}

@@ -158,6 +158,16 @@ func checkResponse(tb testing.TB, w *httptest.ResponseRecorder) httpapi.Code {
 	return e.Code
 }
 
+// decode returns w's body decoded as a T, failing the test when it is not.
+func decode[T any](tb testing.TB, w *httptest.ResponseRecorder) T {
+	tb.Helper()
+	var v T
+	if err := json.Unmarshal(w.Body.Bytes(), &v); err != nil {
+		tb.Fatalf("status %d: body %q is not a %T: %v", w.Code, w.Body, v, err)
+	}
+	return v
+}
+
 // snapshot returns every pet in store, checking that Len agrees.
 func snapshot(tb testing.TB, store *memstore.Store) []petstore.Pet {
 	tb.Helper()

@@ -1,7 +1,6 @@
 package petstore_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -41,10 +40,7 @@ func TestMessagesNameTheConstants(t *testing.T) {
 			env := newEnv(t)
 			w := env.serve(newRequest(t, tt.method, tt.target, tt.body, tt.header))
 			checkResponse(t, w)
-			var got httpapi.Error
-			if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
-				t.Fatal(err)
-			}
+			got := decode[httpapi.Error](t, w)
 			for _, want := range tt.want {
 				if !strings.Contains(got.Message, want) {
 					t.Errorf("message %q does not contain %q", got.Message, want)

@@ -2,7 +2,6 @@ package petstore_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -36,10 +35,7 @@ func TestMessagesNameBasePath(t *testing.T) {
 			env := newEnv(t, petstore.WithBasePath(tt.base))
 			w := env.serve(newRequest(t, http.MethodGet, tt.target, "", nil))
 			checkResponse(t, w)
-			var got httpapi.Error
-			if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
-				t.Fatal(err)
-			}
+			got := decode[httpapi.Error](t, w)
 			tt.want.Type, tt.want.Title = tt.want.Code.Type(), tt.want.Code.Title()
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("error body (-want +got):\n%s", diff)
@@ -58,10 +54,7 @@ func TestLongMethodCut(t *testing.T) {
 	h := newHandler(t, memstore.New(), petstore.WithObserver(func(_ context.Context, o petstore.Observation) { observed = o }))
 	w := serve(h, newRequest(t, method, "/v1/pets", "", nil))
 	checkResponse(t, w)
-	var got httpapi.Error
-	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
-		t.Fatal(err)
-	}
+	got := decode[httpapi.Error](t, w)
 	want := httpapi.Error{Code: httpapi.CodeMethodNotAllowed, Status: 405,
 		Message: "method " + cut + " is not allowed here; use one of " + wire.Allow("/pets")}
 	want.Type, want.Title = want.Code.Type(), want.Code.Title()

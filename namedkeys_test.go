@@ -2,7 +2,6 @@ package petstore_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -34,10 +33,7 @@ func TestNamedAPIKeysRotation(t *testing.T) {
 		if w.Code != http.StatusCreated {
 			t.Fatalf("create with %s: status %d %s, want 201", key, w.Code, w.Body)
 		}
-		var p petstore.Pet
-		if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
-			t.Fatal(err)
-		}
+		p := decode[petstore.Pet](t, w)
 		return p.ID, w.Header().Get("Idempotent-Replayed")
 	}
 	type result struct {

@@ -2,7 +2,6 @@ package petstore_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -88,10 +87,7 @@ func TestPaginationVisitsEveryPetOnce(t *testing.T) {
 				if w.Code != 200 {
 					t.Fatalf("GET %s = %d %s", target, w.Code, w.Body)
 				}
-				var page []petstore.Pet
-				if err := json.Unmarshal(w.Body.Bytes(), &page); err != nil {
-					t.Fatal(err)
-				}
+				page := decode[[]petstore.Pet](t, w)
 				for _, p := range page {
 					seen = append(seen, p.ID)
 				}
@@ -172,10 +168,7 @@ func TestStoreFailures(t *testing.T) {
 				if code := checkResponse(t, w); w.Code != tt.status || string(code) != tt.code {
 					t.Errorf("status %d %q, want %d %q", w.Code, code, tt.status, tt.code)
 				}
-				var body map[string]any
-				if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
-					t.Fatal(err)
-				}
+				body := decode[map[string]any](t, w)
 				if tt.status == 500 && body["message"] != "internal error" {
 					t.Errorf("message = %q, want only %q", body["message"], "internal error")
 				}

@@ -76,6 +76,18 @@ func defaultConfig() config {
 	}
 }
 
+// positive returns the option named name that calls set, or, when v is not
+// positive, its error, which names a value such as def: a noun.
+func positive[T int64 | time.Duration](name, noun string, v, def T, set func(*config)) Option {
+	return optionFunc(func(c *config) error {
+		if v <= 0 {
+			return fmt.Errorf("%s: %v is not positive; use a %s such as %v", name, v, noun, def)
+		}
+		set(c)
+		return nil
+	})
+}
+
 // WithStore sets the Store that keeps the pets. It is required: there is no
 // default store (memstore.New gives an in-memory one).
 func WithStore(s Store) Option {
@@ -146,13 +158,7 @@ func WithLogger(l *slog.Logger) Option {
 // WithMaxBodyBytes sets the largest request body that the handler reads;
 // a larger one is answered 413 payload_too_large. The default is 64 KiB.
 func WithMaxBodyBytes(n int64) Option {
-	return optionFunc(func(c *config) error {
-		if n <= 0 {
-			return fmt.Errorf("WithMaxBodyBytes: %d is not positive; use a limit such as %d", n, DefaultMaxBodyBytes)
-		}
-		c.maxBody = n
-		return nil
-	})
+	return positive("WithMaxBodyBytes", "limit", n, DefaultMaxBodyBytes, func(c *config) { c.maxBody = n })
 }
 
 // WithBodyTimeout sets how long the handler waits for the body of a create
@@ -161,13 +167,7 @@ func WithMaxBodyBytes(n int64) Option {
 // connection (http.ResponseController.SetReadDeadline), in place of the
 // server's ReadTimeout for the body. The default is 10 seconds.
 func WithBodyTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("WithBodyTimeout: %v is not positive; use a duration such as %v", d, DefaultBodyTimeout)
-		}
-		c.bodyTimeout = d
-		return nil
-	})
+	return positive("WithBodyTimeout", "duration", d, DefaultBodyTimeout, func(c *config) { c.bodyTimeout = d })
 }
 
 // WithDeprecation sets the dates sent in the Deprecation and Sunset headers
@@ -192,13 +192,7 @@ func WithDeprecation(deprecated, sunset time.Time) Option {
 // WithRetryAfter sets the delay that 503 responses advise in their
 // Retry-After header, rounded up to whole seconds. The default is one second.
 func WithRetryAfter(d time.Duration) Option {
-	return optionFunc(func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("WithRetryAfter: %v is not positive; use a delay such as %v", d, DefaultRetryAfter)
-		}
-		c.retryAfter = d
-		return nil
-	})
+	return positive("WithRetryAfter", "delay", d, DefaultRetryAfter, func(c *config) { c.retryAfter = d })
 }
 
 // WithStoreTimeout sets the deadline of every call that the handler makes to
@@ -213,13 +207,7 @@ func WithRetryAfter(d time.Duration) Option {
 // a 503 means the pet was not created. Keep the deadline below the server's
 // WriteTimeout, so that the client hears the 503.
 func WithStoreTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("WithStoreTimeout: %v is not positive; use a deadline such as %v", d, DefaultStoreTimeout)
-		}
-		c.storeTimeout = d
-		return nil
-	})
+	return positive("WithStoreTimeout", "deadline", d, DefaultStoreTimeout, func(c *config) { c.storeTimeout = d })
 }
 
 // WithOpenAPI sets whether the handler serves the OpenAPI 3.0.3 document of

@@ -203,10 +203,7 @@ func TestUnauthorizedNamesTheScheme(t *testing.T) {
 		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
-		var e httpapi.Error
-		if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil {
-			t.Fatal(err)
-		}
+		e := decode[httpapi.Error](t, w)
 		if w.Code != 401 || e.Message != tt.want {
 			t.Errorf("Authorization %q: %d %q, want 401 %q", tt.authorization, w.Code, e.Message, tt.want)
 		}

@@ -379,61 +379,6 @@ func TestNewLimiterPanics(t *testing.T) {
 	}
 }
 
-// BenchmarkMemoryLimiter is the cost of the limiter's check on the request
-// path: well under a microsecond, with no allocation.
-func BenchmarkMemoryLimiter(b *testing.B) {
-	l := petstore.NewLimiter(petstore.Rate{PerSecond: 1e9, Burst: 1 << 30}, 0)
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if wait, _ := l.Allow(ctx, "token-0123456789abcdef"); wait > 0 {
-				b.Fatal("refused")
-			}
-		}
-	})
-}
-
-// generousLimits is a budget that the benchmarks never meet.
-func generousLimits() petstore.RateLimit {
-	r := petstore.Rate{PerSecond: 1e9, Burst: 1 << 30}
-	return petstore.RateLimit{Reads: petstore.NewLimiter(r, 0), Creates: petstore.NewLimiter(r, 0)}
-}
-
-// rateLimitedCases are the benchmark cases that the limiter's cost is
-// measured on.
-var rateLimitedCases = []string{"ListPets", "GetPet", "CreatePet"}
-
-// BenchmarkHandlerRateLimited serves the operations of rateLimitedCases
-// without a limiter and with one whose budget they never meet, side by
-// side. Compare them with
-//
-//	go test -run '^$' -bench 'HandlerRateLimited' -benchmem -count 10 . > bench.txt
-//	benchstat -col /limiter bench.txt
-func BenchmarkHandlerRateLimited(b *testing.B) {
-	store := benchStore(b, benchPets)
-	for _, name := range rateLimitedCases {
-		c := perfCase(b, name)
-		for _, limiter := range []string{"off", "on"} {
-			var limit petstore.RateLimit
-			if limiter == "on" {
-				limit = generousLimits()
-			}
-			h := newHandler(b, store, petstore.WithAuthenticator(petstore.APIKeys(benchKey)), petstore.WithRateLimit(limit))
-			req := newBenchRequest(c.method, c.target, c.key, benchBody(c), c.header...)
-			b.Run("op="+name+"/limiter="+limiter, func(b *testing.B) { benchServe(b, h, req, c.want) })
-		}
-	}
-}
-
-// benchBody returns the body of c, or nil for none.
-func benchBody(c benchCase) []byte {
-	if c.body == "" {
-		return nil
-	}
-	return []byte(c.body)
-}
-
 // Each caller gets a budget of requests: here a burst of two reads, then
 // one every 10 seconds. The third read at once is answered 429 with the
 // wait in Retry-After.

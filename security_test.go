@@ -120,33 +120,6 @@ func TestSecurityKeyRotation(t *testing.T) {
 	}
 }
 
-// BenchmarkSecurityAPIKeys measures APIKeys on tokens that share a longer
-// and longer prefix with a key, on the key itself and on tokens of other
-// lengths. Constant time shows as the same ns/op for every token of the
-// key's length; a longer token takes longer only to hash, which tells its
-// sender nothing about the keys.
-func BenchmarkSecurityAPIKeys(b *testing.B) {
-	const key = "0123456789abcdef0123456789abcdef"
-	a := petstore.APIKeys(key, "another-key-in-rotation")
-	tokens := map[string]string{
-		"prefix=0":  "X123456789abcdef0123456789abcdef",
-		"prefix=16": "0123456789abcdefX123456789abcdef",
-		"prefix=31": "0123456789abcdef0123456789abcdeX",
-		"equal":     key,
-		"short":     "0123",
-		"long":      key + key,
-	}
-	for _, name := range []string{"prefix=0", "prefix=16", "prefix=31", "equal", "short", "long"} {
-		token := tokens[name]
-		b.Run(name, func(b *testing.B) {
-			ctx := context.Background()
-			for b.Loop() {
-				_, _ = a.Authenticate(ctx, petstore.OpGetPet, token)
-			}
-		})
-	}
-}
-
 // Credentials of the leak test: two valid keys, and tokens that are wrong,
 // malformed, make the authenticator fail or make it panic. None may appear
 // in a log line, a response header or a response body.

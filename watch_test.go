@@ -657,7 +657,9 @@ func TestWatchCatchUpSpendsReads(t *testing.T) {
 	srv := httptest.NewServer(newHandler(t, store, petstore.WithRateLimit(petstore.RateLimit{Reads: reads})))
 	t.Cleanup(srv.Close)
 	watch(t, srv, "", nil).events(t, pets)
-	if got, want := reads.n.Load(), int64(pets/100+1); got < want {
+	// The request's read and one for each page after the first: the read
+	// of the empty page after the last may come after the last event.
+	if got, want := reads.n.Load(), int64(pets/100); got < want {
 		t.Errorf("a stream that read %d pets from the store spent %d reads, want at least %d, one a page", pets, got, want)
 	}
 }
