@@ -268,24 +268,6 @@ func TestErrorsWhenStatementTimesOut(t *testing.T) {
 	}
 }
 
-func TestGetUnknownID(t *testing.T) {
-	s := pgStore(t, pgPool(t))
-	ctx := context.Background()
-	added, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []int64{0, -1, added.ID + 1, 1 << 62} {
-		_, err := s.Get(ctx, id)
-		if !errors.Is(err, petstore.ErrNotFound) {
-			t.Errorf("Get(%d) err = %v; want an error wrapping ErrNotFound", id, err)
-		}
-		if errors.Is(err, petstore.ErrUnavailable) {
-			t.Errorf("Get(%d) err = %v; wraps ErrUnavailable too", id, err)
-		}
-	}
-}
-
 // TestAddRefusesWhatItCannotStore checks that Add fails, with an error
 // that does not ask to try again, for values that the handler never passes
 // on and the table cannot hold.
