@@ -118,15 +118,12 @@ func BenchmarkAddRatio(b *testing.B) {
 func benchTable(b *testing.B, pool *pgxpool.Pool, n int, name string) *pgstore.Store {
 	b.Helper()
 	ctx := context.Background()
-	s, err := pgstore.New(pool, pgstore.WithSchema(benchSchema), pgstore.WithTable(name))
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := pgNew(b, pool, pgstore.WithSchema(benchSchema), pgstore.WithTable(name))
 	if err := s.Migrate(ctx); err != nil {
 		b.Fatal(err)
 	}
 	seeded := false
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		// One seeder at a time, if benchmarks run in several processes.
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", s.Table()); err != nil {
 			return err

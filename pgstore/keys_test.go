@@ -223,10 +223,7 @@ func TestAddKeyedAcrossStores(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			pool, application := keyedPool(t, "across")
 			a := &addTable{s: pgStore(t, pool), admin: pgPool(t)}
-			other, err := pgstore.New(pool, pgstore.WithSchema(strings.Split(a.s.Table(), `"`)[1]))
-			if err != nil {
-				t.Fatal(err)
-			}
+			other := pgNew(t, pool, pgstore.WithSchema(strings.Split(a.s.Table(), `"`)[1]))
 			ctx := context.Background()
 			rex := petstore.NewPet{Name: "Rex", CategoryID: 1}
 			a.hold(t)
