@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -41,28 +40,8 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 	if opts.IdempotencyKey != "" {
 		c.row.principal, c.row.key = petstore.Principal(ctx), opts.IdempotencyKey
 	}
-	if !s.adds.join(c) {
-		// A batch is on its way to the lock: wait for one of the next
-		// ones.
-		select {
-		case <-c.done:
-		case <-ctx.Done():
-			if s.adds.leave(c) {
-				return petstore.Pet{}, false, fmt.Errorf("pgstore: add pet: %w", ctx.Err())
-			}
-			// Taken into a batch: it ends soon, since a batch whose
-			// callers have all given up is cancelled.
-			<-c.done
-		}
-	} else {
-		// No batch on its way to the lock: insert p now, alone. Whoever
-		// arrives meanwhile is sent, by another goroutine, as soon as this
-		// statement has its rows.
-		one := [1]*addCall{c}
-		if s.insert(one[:]) {
-			s.sendNext()
-		}
-		s.maybePrune()
+	if err := s.adds.Send(ctx, c); err != nil {
+		return petstore.Pet{}, false, fmt.Errorf("pgstore: add pet: %w", err)
 	}
 	if c.err != nil {
 		if err := ctx.Err(); err != nil && !errors.Is(c.err, err) {
@@ -100,42 +79,23 @@ func (r *addRow) newPet() petstore.NewPet {
 
 // An addCall is one call of Add, waiting for its batch.
 type addCall struct {
+	sqlstore.Call
 	ctx context.Context
 	row addRow
-	// Set before done is closed.
+	// Set by insert.
 	id       int64
 	replayed bool            // answered with the pet stored first under the key
 	stored   petstore.NewPet // the pet stored under the key, when keyed is set
 	keyed    bool            // id and stored tell the pet stored under the key
 	err      error
-	done     chan struct{}
 	first    *addCall // the call of the same batch that sends this call's key, if another
 }
 
 // callContext returns the context of c's call of Add.
 func callContext(c *addCall) context.Context { return c.ctx }
 
-// An adder queues concurrent calls of Add so that they are inserted
-// together: one transaction, one commit. At most one batch of a Store is
-// on its way to the table's lock at a time; the next batch is taken and
-// sent once the one before has its rows, and so holds the lock, or once it
-// has committed (see passed). A call that finds no batch on its way is
-// inserted at once, alone; calls that arrive meanwhile wait for the next
-// batch, and each batch takes up to max of the calls waiting, in the order
-// they came.
-type adder struct {
-	max int
-
-	mu      sync.Mutex
-	sending bool       // a batch is on its way to the lock
-	waiting []*addCall // in arrival order; empty unless sending
-
-	bufs sync.Pool // of *batchBuf
-}
-
 // A batchBuf holds the columns of one batch, reused from batch to batch.
 type batchBuf struct {
-	batch                       []*addCall
 	live                        []*addCall
 	names, statuses, principals []string
 	keys                        []string
@@ -143,107 +103,8 @@ type batchBuf struct {
 	ids                         []int64
 }
 
-// join reports whether c may be inserted at once, because no batch is on
-// its way to the lock; otherwise it queues c for a later batch.
-func (a *adder) join(c *addCall) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if !a.sending {
-		a.sending = true
-		return true
-	}
-	c.done = make(chan struct{})
-	a.waiting = append(a.waiting, c)
-	return false
-}
-
-// leave takes c out of the queue and reports whether it was still there,
-// not yet taken into a batch.
-func (a *adder) leave(c *addCall) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	i := slices.Index(a.waiting, c)
-	if i < 0 {
-		return false
-	}
-	a.waiting = slices.Delete(a.waiting, i, i+1)
-	return true
-}
-
-// take returns a buffer holding the next batch of waiting calls, or nil,
-// marking that no batch is on its way, when none are waiting.
-func (a *adder) take() *batchBuf {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.takeLocked()
-}
-
-// takeLocked is take with a.mu held.
-func (a *adder) takeLocked() *batchBuf {
-	n := min(len(a.waiting), a.max)
-	if n == 0 {
-		a.sending = false
-		return nil
-	}
-	b, _ := a.bufs.Get().(*batchBuf)
-	if b == nil {
-		b = &batchBuf{}
-	}
-	b.batch = append(b.batch[:0], a.waiting[:n]...)
-	a.waiting = slices.Delete(a.waiting, 0, n)
-	return b
-}
-
-// passed is called when the statement of a batch of size calls has its
-// rows: it holds the lock, and only its commit is left. When more calls
-// wait than the batch holds, or a full batch, passed sends them at once, so
-// that they wait at the lock while the batch commits, and reports false.
-// Otherwise it reports true, and the next batch is sent only once this one
-// has committed and its callers have had the chance to call Add again.
-// Sending fewer at once would make the next commit carry fewer pets while
-// the callers that this commit releases wait for the one after: with 8
-// callers, batches would alternate between a few and the rest, each
-// commit carrying half of them, where waiting makes every batch carry all
-// 8. The commits of a table are serialized by its lock, so the pets per
-// commit decide the creates per second.
-func (s *Store) passed(size int) (deferred bool) {
-	a := &s.adds
-	a.mu.Lock()
-	if n := len(a.waiting); n == 0 || (n <= size && n < a.max) {
-		a.mu.Unlock()
-		return true
-	}
-	b := a.takeLocked()
-	a.mu.Unlock()
-	go s.insertQueued(b)
-	return false
-}
-
-// sendNext sends the next batch of waiting calls, if any, from a goroutine
-// of its own, or marks that no batch is on its way.
-func (s *Store) sendNext() {
-	if b := s.adds.take(); b != nil {
-		go s.insertQueued(b)
-	}
-}
-
-// insertQueued inserts a batch of queued calls and tells them.
-func (s *Store) insertQueued(b *batchBuf) {
-	deferred := s.insert(b.batch)
-	for _, c := range b.batch {
-		close(c.done)
-	}
-	clear(b.batch)
-	b.batch = b.batch[:0]
-	s.adds.bufs.Put(b)
-	if deferred {
-		// Let the callers just released run, and call Add again, before
-		// the queue is taken.
-		runtime.Gosched()
-		s.sendNext()
-	}
-	s.maybePrune()
-}
+// batchBufs holds the batchBufs not in use.
+var batchBufs = sync.Pool{New: func() any { return new(batchBuf) }}
 
 // insert inserts the pets of the calls in batch, in one transaction, and
 // sets every call's outcome. It never reports a batch in part: the
@@ -255,28 +116,23 @@ func (s *Store) insertQueued(b *batchBuf) {
 //
 // The statement runs under the earliest deadline of the calls, and is
 // cancelled when every call's context is done: the batch is then of use to
-// no one. Once the statement has its rows, insert calls passed; it reports
-// whether the next batch is still to be sent, by its caller once the calls
-// are told their outcome.
-func (s *Store) insert(batch []*addCall) (deferred bool) {
+// no one. insert is the Write of the Store's sqlstore.Queue: once the
+// statement has its rows, and so holds the table's lock, it may send the
+// next batch to wait there while this one commits (see SendEarly); it
+// reports whether the next batch is still to be sent.
+func (s *Store) insert(batch []*addCall) (next bool) {
+	next = true
 	called := false
 	pass := func() {
 		if !called {
 			called = true
-			deferred = s.passed(len(batch))
+			next = !s.adds.SendEarly(len(batch))
 		}
 	}
-	defer func() {
-		if !called {
-			deferred = true
-		}
-	}()
+	defer s.maybePrune()
 
-	b, _ := s.adds.bufs.Get().(*batchBuf)
-	if b == nil {
-		b = &batchBuf{}
-	}
-	defer s.adds.bufs.Put(b)
+	b := batchBufs.Get().(*batchBuf)
+	defer batchBufs.Put(b)
 	calls := b.live[:0]
 	var (
 		firsts map[keyID]*addCall
@@ -309,7 +165,7 @@ func (s *Store) insert(batch []*addCall) (deferred bool) {
 	b.live = calls
 	defer clear(calls)
 	if len(calls) == 0 {
-		return true
+		return next
 	}
 	ctx, cancel := sqlstore.BatchContext(calls, callContext, true)
 	defer cancel()
@@ -353,7 +209,7 @@ func (s *Store) insert(batch []*addCall) (deferred bool) {
 			}
 		}
 	}
-	return deferred
+	return next
 }
 
 // cancelGrace is how long insertRows waits for the server's answer after

@@ -195,53 +195,6 @@ func TestAddBatches(t *testing.T) {
 	}
 }
 
-// TestAddLeavesQueue checks that a call whose context is done while it
-// waits for a batch returns the context's error at once and stores
-// nothing, and that the calls beside it are stored.
-func TestAddLeavesQueue(t *testing.T) {
-	for _, tt := range []struct {
-		name string
-		ctx  func() (context.Context, context.CancelFunc)
-		want error
-	}{
-		{"cancelled", func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }, context.Canceled},
-		{"deadline", func() (context.Context, context.CancelFunc) {
-			return context.WithDeadline(context.Background(), time.Now().Add(24*time.Hour))
-		}, context.Canceled},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			a := addSetup(t)
-			ctx := context.Background()
-			a.hold(t)
-			first := a.add(ctx, "first")
-			a.awaitWaiting(t, 1, 0)
-			leaving, cancel := tt.ctx()
-			left := a.add(leaving, "left")
-			a.awaitWaiting(t, 1, 1)
-			stayed := a.add(ctx, "stayed")
-			a.awaitWaiting(t, 1, 2)
-			cancel()
-			r := <-left // while the lock is still held
-			if !errors.Is(r.err, tt.want) {
-				t.Errorf("Add of a call cancelled in the queue = %+v, %v; want %v", r.pet, r.err, tt.want)
-			}
-			a.awaitWaiting(t, 1, 1)
-			a.release(t)
-			for _, c := range []<-chan addResult{first, stayed} {
-				if r := <-c; r.err != nil {
-					t.Errorf("Add %q: %v", r.pet.Name, r.err)
-				}
-			}
-			if diff := cmp.Diff([]string{"first", "stayed"}, a.stored(t)); diff != "" {
-				t.Errorf("stored (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff([]int{1, 1}, a.tracer.batches()); diff != "" {
-				t.Errorf("batch sizes (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 // TestAddBatchInFlight sends a batch of two calls and holds it at the
 // lock, then ends the calls' contexts in turn: a batch runs under the
 // earliest deadline of its calls, and when it fails every call gets an

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/testkit/sqltest"
 	"github.com/petstore-go/petstore/pgstore"
 )
 
@@ -64,128 +64,6 @@ func BenchmarkGet(b *testing.B) {
 	})
 }
 
-// benchCreates runs b.N calls of create, from callers goroutines at once,
-// and reports and returns the creates per second.
-func benchCreates(b *testing.B, callers int, create func(ctx context.Context, caller int) error) float64 {
-	ctx := context.Background()
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-	)
-	b.ResetTimer()
-	for c := range callers {
-		wg.Go(func() {
-			for next.Add(1) <= int64(b.N) {
-				if err := create(ctx, c); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	b.StopTimer()
-	rate := float64(b.N) / b.Elapsed().Seconds()
-	b.ReportMetric(rate, "creates/s")
-	return rate
-}
-
-// benchAddSQL returns the statements that BenchmarkAdd sets beside Add on
-// the table of s: a plain INSERT, in its own implicit transaction with no
-// lock, and one row inserted under the advisory lock that Add takes, as
-// Add did before it committed concurrent calls together.
-func benchAddSQL(s *pgstore.Store) (plain, locked string) {
-	plain = "INSERT INTO " + s.Table() + " (name, category_id, status) VALUES ($1, $2, $3) RETURNING id"
-	locked = `WITH serial AS (SELECT pg_advisory_xact_lock(x'70657401'::int4, $4::regclass::oid::int4))
-INSERT INTO ` + s.Table() + ` (name, category_id, status) SELECT $1::text, $2::bigint, nullif($3::text, '') FROM serial
-RETURNING id`
-	return plain, locked
-}
-
-// BenchmarkAdd measures creates per second from 1, 8 and 64 concurrent
-// callers on one pool of 16 connections, and from 64 callers on two pools
-// and two Stores sharing one table, as two processes would. In each case
-// it measures, on the same pools and table in the same run, a plain
-// autocommit INSERT (insert), the same row inserted under the advisory
-// lock, one transaction per pet, as Add did before it batched (locked),
-// Add, and Add with a new idempotency key on every call, 26 characters
-// like the Go client's, under a principal (AddKeyed). Add and AddKeyed
-// report x-insert, their creates per second over those of the plain
-// INSERT, and Add x-locked, over those of the locked INSERT. AddKeyed also
-// reports key-B, the bytes that the keys table and its indexes take per
-// key stored (pg_total_relation_size over the count of rows).
-func BenchmarkAdd(b *testing.B) {
-	pool := pgPool(b, func(c *pgxpool.Config) { c.MaxConns = 16 })
-	other := pgPool(b, func(c *pgxpool.Config) { c.MaxConns = 16 })
-	s := pgStore(b, pool)
-	s2, err := pgstore.New(other, pgstore.WithSchema(strings.Split(s.Table(), `"`)[1]))
-	if err != nil {
-		b.Fatal(err)
-	}
-	plain, locked := benchAddSQL(s)
-	keys := strings.TrimSuffix(s.Table(), `"`) + `_keys"`
-	var seq atomic.Int64 // numbers the keys of every run
-	pet := petstore.NewPet{Name: "Rex", CategoryID: 1, Status: petstore.StatusAvailable}
-	for _, c := range []struct {
-		name    string
-		callers int
-		pools   []*pgxpool.Pool
-		stores  []*pgstore.Store
-	}{
-		{"callers=1", 1, []*pgxpool.Pool{pool}, []*pgstore.Store{s}},
-		{"callers=8", 8, []*pgxpool.Pool{pool}, []*pgstore.Store{s}},
-		{"callers=64", 64, []*pgxpool.Pool{pool}, []*pgstore.Store{s}},
-		{"procs=2/callers=64", 64, []*pgxpool.Pool{pool, other}, []*pgstore.Store{s, s2}},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			var insertRate, lockedRate float64
-			b.Run("insert", func(b *testing.B) {
-				insertRate = benchCreates(b, c.callers, func(ctx context.Context, caller int) error {
-					var id int64
-					return c.pools[caller%len(c.pools)].QueryRow(ctx, plain, pet.Name, pet.CategoryID, string(pet.Status)).Scan(&id)
-				})
-			})
-			b.Run("locked", func(b *testing.B) {
-				lockedRate = benchCreates(b, c.callers, func(ctx context.Context, caller int) error {
-					var id int64
-					return c.pools[caller%len(c.pools)].QueryRow(ctx, locked, pet.Name, pet.CategoryID, string(pet.Status), s.Table()).Scan(&id)
-				})
-			})
-			b.Run("Add", func(b *testing.B) {
-				rate := benchCreates(b, c.callers, func(ctx context.Context, caller int) error {
-					_, _, err := c.stores[caller%len(c.stores)].Add(ctx, pet, petstore.AddOptions{})
-					return err
-				})
-				if insertRate > 0 && lockedRate > 0 {
-					b.ReportMetric(rate/insertRate, "x-insert")
-					b.ReportMetric(rate/lockedRate, "x-locked")
-				}
-			})
-			b.Run("AddKeyed", func(b *testing.B) {
-				ctx := petstore.WithPrincipal(context.Background(), "key:3f9a1c0e2b7d")
-				rate := benchCreates(b, c.callers, func(_ context.Context, caller int) error {
-					key := fmt.Sprintf("%s-%020d", c.name[:min(5, len(c.name))], seq.Add(1))
-					_, replayed, err := c.stores[caller%len(c.stores)].Add(ctx, pet, petstore.AddOptions{IdempotencyKey: key})
-					if err == nil && replayed {
-						err = fmt.Errorf("Add with the new key %q was replayed", key)
-					}
-					return err
-				})
-				if insertRate > 0 {
-					b.ReportMetric(rate/insertRate, "x-insert")
-				}
-				var size float64
-				err := pool.QueryRow(context.Background(), `SELECT pg_total_relation_size($1::regclass)::float8 / greatest(count(*), 1) FROM `+keys,
-					keys).Scan(&size)
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.ReportMetric(size, "key-B")
-			})
-		})
-	}
-}
-
 // BenchmarkAddRatio measures Add, and Add with a new idempotency key on
 // every call, against plain autocommit INSERTs on the same pool of 16
 // connections and the same table, from 1, 8 and 64 concurrent callers. The
@@ -198,20 +76,20 @@ func BenchmarkAdd(b *testing.B) {
 func BenchmarkAddRatio(b *testing.B) {
 	pool := pgPool(b, func(c *pgxpool.Config) { c.MaxConns = 16 })
 	s := pgStore(b, pool)
-	plain, _ := benchAddSQL(s)
+	plain := "INSERT INTO " + s.Table() + " (name, category_id, status) VALUES ($1, $2, $3) RETURNING id"
 	pet := petstore.NewPet{Name: "Rex", CategoryID: 1, Status: petstore.StatusAvailable}
 	keyCtx := petstore.WithPrincipal(context.Background(), "key:3f9a1c0e2b7d")
 	var seq atomic.Int64 // numbers the keys of every run
-	kinds := []func(ctx context.Context) error{
-		func(ctx context.Context) error {
+	kinds := []func() error{
+		func() error {
 			var id int64
-			return pool.QueryRow(ctx, plain, pet.Name, pet.CategoryID, string(pet.Status)).Scan(&id)
+			return pool.QueryRow(context.Background(), plain, pet.Name, pet.CategoryID, string(pet.Status)).Scan(&id)
 		},
-		func(ctx context.Context) error {
-			_, _, err := s.Add(ctx, pet, petstore.AddOptions{})
+		func() error {
+			_, _, err := s.Add(context.Background(), pet, petstore.AddOptions{})
 			return err
 		},
-		func(context.Context) error {
+		func() error {
 			key := fmt.Sprintf("ratio-%020d", seq.Add(1))
 			_, replayed, err := s.Add(keyCtx, pet, petstore.AddOptions{IdempotencyKey: key})
 			if err == nil && replayed {
@@ -222,18 +100,7 @@ func BenchmarkAddRatio(b *testing.B) {
 	}
 	for _, callers := range []int{1, 8, 64} {
 		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
-			round := max(50, 20*callers)
-			var spent [3]time.Duration
-			for r, done := 0, 0; done < b.N; r++ {
-				n := min(round, b.N-done)
-				for j := range kinds {
-					k := (r + j) % len(kinds) // each goes first in turn
-					start := time.Now()
-					benchRound(b, callers, n, kinds[k])
-					spent[k] += time.Since(start)
-				}
-				done += n
-			}
+			spent := sqltest.Rounds(b, callers, max(50, 20*callers), kinds...)
 			if b.N == 0 || spent[1] == 0 || spent[2] == 0 {
 				return
 			}
@@ -246,40 +113,17 @@ func BenchmarkAddRatio(b *testing.B) {
 	}
 }
 
-// benchRound makes n calls of create from callers goroutines at once.
-func benchRound(b *testing.B, callers, n int, create func(ctx context.Context) error) {
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-	)
-	ctx := context.Background()
-	for range min(callers, n) {
-		wg.Go(func() {
-			for next.Add(1) <= int64(n) {
-				if err := create(ctx); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-}
-
 // benchTable returns a Store on a table of n pets in benchSchema, created
 // and seeded by the first run that needs it and kept for the next ones.
 func benchTable(b *testing.B, pool *pgxpool.Pool, n int, name string) *pgstore.Store {
 	b.Helper()
 	ctx := context.Background()
-	s, err := pgstore.New(pool, pgstore.WithSchema(benchSchema), pgstore.WithTable(name))
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := pgNew(b, pool, pgstore.WithSchema(benchSchema), pgstore.WithTable(name))
 	if err := s.Migrate(ctx); err != nil {
 		b.Fatal(err)
 	}
 	seeded := false
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		// One seeder at a time, if benchmarks run in several processes.
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", s.Table()); err != nil {
 			return err

@@ -80,10 +80,7 @@ func TestCheckServingRole(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	s, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := pgNew(t, pool, pgstore.WithSchema(schema), pgstore.WithClock(clock))
 	if err := s.Check(ctx); err != nil {
 		t.Fatalf("Check: %v", err)
 	}
@@ -129,10 +126,7 @@ func TestCheckMissingGrant(t *testing.T) {
 	ctx := context.Background()
 	schema := pgMigratedSchema(t, admin)
 	role, pool := pgRole(t, admin)
-	s, err := pgstore.New(pool, pgstore.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := pgNew(t, pool, pgstore.WithSchema(schema))
 	tests := []struct {
 		revoke, want string
 	}{
@@ -173,11 +167,8 @@ func TestCheckNotMigrated(t *testing.T) {
 	admin := pgPool(t)
 	ctx := context.Background()
 	schema := pgSchema(t, admin)
-	s, err := pgstore.New(admin, pgstore.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = s.Check(ctx)
+	s := pgNew(t, admin, pgstore.WithSchema(schema))
+	err := s.Check(ctx)
 	if !errors.Is(err, pgstore.ErrNotMigrated) || !strings.Contains(err.Error(), "does not exist, so neither does the table") {
 		t.Errorf("Check without the schema = %v; want ErrNotMigrated saying to run Migrate", err)
 	}
@@ -196,10 +187,7 @@ func TestCheckNotMigrated(t *testing.T) {
 	if _, err := admin.Exec(ctx, "GRANT USAGE ON SCHEMA "+schema+" TO "+role); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := pgstore.New(pool, pgstore.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs := pgNew(t, pool, pgstore.WithSchema(schema))
 	err = rs.Migrate(ctx)
 	if err == nil || !strings.Contains(err.Error(), "run it as the tables' owner") {
 		t.Errorf("Migrate as a role that may not create = %v; want an error saying to run it as the owner", err)
@@ -229,10 +217,7 @@ func TestMigrateMissingSearchPathSchema(t *testing.T) {
 	rand.Read(b)
 	schema := "pgstore_missing_" + hex.EncodeToString(b)
 	pool := pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["search_path"] = schema })
-	s, err := pgstore.New(pool)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := pgNew(t, pool)
 	want := `pgstore: the schema "` + schema + `" that PostgreSQL's search_path names does not exist, so there is nowhere ` +
 		"to create the pets table; create it with CREATE SCHEMA " + schema + ", or set search_path in the URL's query to a schema that exists"
 	for name, err := range map[string]error{"Migrate": s.Migrate(context.Background()), "Check": s.Check(context.Background())} {

@@ -24,7 +24,7 @@ type Record = export.Record
 // or has ever held, a pet.
 var ErrNotEmpty = errors.New("pgstore: the table is not empty")
 
-// importBatch is the number of rows that Import sends in one statement.
+// importBatch is the number of records that Import sends in one COPY.
 const importBatch = 1000
 
 // idsLeft returns an error wrapping sqlstore.ErrNoIDLeft when the table
@@ -133,27 +133,30 @@ func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n
 	if used {
 		return 0, fmt.Errorf("pgstore: import into %s: %w: import only into a new table", s.relation, ErrNotEmpty)
 	}
-	var b importBuf
+	// COPY writes the identity column as given, as OVERRIDING SYSTEM VALUE
+	// does, and NULL for a nil status.
+	table := func(name string) pgx.Identifier {
+		if s.schema == "" {
+			return pgx.Identifier{name}
+		}
+		return pgx.Identifier{s.schema, name}
+	}
+	var pets, keys [][]any
+	first := int64(1) // the position of the first record in pets
 	flush := func() error {
-		if len(b.ids) == 0 {
+		if len(pets) == 0 {
 			return nil
 		}
-		if _, err := tx.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (id, name, category_id, status) OVERRIDING SYSTEM VALUE
-SELECT r.id, r.name, r.category_id, nullif(r.status, '') FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[]) AS r (id, name, category_id, status)`, s.relation),
-			b.ids, b.names, b.cats, b.statuses); err != nil {
-			return wrapError(ctx, fmt.Sprintf("import: records %d to %d (pets %d to %d)", b.first, n, b.ids[0], b.ids[len(b.ids)-1]), err)
+		what := fmt.Sprintf("records %d to %d (pets %d to %d)", first, n, pets[0][0], pets[len(pets)-1][0])
+		if _, err := tx.CopyFrom(ctx, table(s.table), []string{"id", "name", "category_id", "status"}, pgx.CopyFromRows(pets)); err != nil {
+			return wrapError(ctx, "import: "+what, err)
 		}
-		if len(b.keys) > 0 {
-			if _, err := tx.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (principal, key, pet_id, created_at)
-SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[])`, s.keys),
-				b.principals, b.keys, b.keyPets, b.created); err != nil {
-				return wrapError(ctx, fmt.Sprintf("import: the keys of records %d to %d (pets %d to %d)", b.first, n, b.ids[0], b.ids[len(b.ids)-1]), err)
-			}
+		if _, err := tx.CopyFrom(ctx, table(s.table+"_keys"), []string{"principal", "key", "pet_id", "created_at"}, pgx.CopyFromRows(keys)); err != nil {
+			return wrapError(ctx, "import: the keys of "+what, err)
 		}
-		b.reset(n + 1)
+		pets, keys, first = pets[:0], keys[:0], n+1
 		return nil
 	}
-	b.reset(1)
 	var last int64
 	for r, err := range records {
 		if err != nil {
@@ -164,8 +167,15 @@ SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[])`, 
 			return 0, fmt.Errorf("pgstore: import: record %d: %w", n, err)
 		}
 		last = r.ID
-		b.add(r)
-		if len(b.ids) == importBatch {
+		var status any
+		if r.Status != "" {
+			status = string(r.Status)
+		}
+		pets = append(pets, []any{r.ID, r.Name, r.CategoryID, status})
+		if r.Key != "" {
+			keys = append(keys, []any{r.Principal, r.Key, r.ID, r.KeyCreated})
+		}
+		if len(pets) == importBatch {
 			if err := flush(); err != nil {
 				return 0, err
 			}
@@ -183,33 +193,4 @@ SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[])`, 
 		return 0, wrapError(ctx, "import", err)
 	}
 	return n, nil
-}
-
-// importBuf holds the columns of the rows of one batch of Import.
-type importBuf struct {
-	first              int64 // the position of the batch's first record
-	ids, cats, keyPets []int64
-	names, statuses    []string
-	principals, keys   []string
-	created            []time.Time
-}
-
-func (b *importBuf) reset(first int64) {
-	b.first = first
-	b.ids, b.cats, b.keyPets = b.ids[:0], b.cats[:0], b.keyPets[:0]
-	b.names, b.statuses = b.names[:0], b.statuses[:0]
-	b.principals, b.keys, b.created = b.principals[:0], b.keys[:0], b.created[:0]
-}
-
-func (b *importBuf) add(r Record) {
-	b.ids = append(b.ids, r.ID)
-	b.names = append(b.names, r.Name)
-	b.cats = append(b.cats, r.CategoryID)
-	b.statuses = append(b.statuses, string(r.Status))
-	if r.Key != "" {
-		b.principals = append(b.principals, r.Principal)
-		b.keys = append(b.keys, r.Key)
-		b.keyPets = append(b.keyPets, r.ID)
-		b.created = append(b.created, r.KeyCreated)
-	}
 }

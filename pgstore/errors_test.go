@@ -66,10 +66,7 @@ func errorsStore(t *testing.T, url string, connectTimeout time.Duration) *pgstor
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	s, err := pgstore.New(pool)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := pgNew(t, pool)
 	return s
 }
 
@@ -137,10 +134,7 @@ func TestErrorsWhenPoolClosed(t *testing.T) {
 	pool := pgPool(t)
 	schema := pgSchema(t, pool)
 	closed := pgPool(t)
-	cs, err := pgstore.New(closed, pgstore.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := pgNew(t, closed, pgstore.WithSchema(schema))
 	if err := cs.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -168,10 +162,7 @@ func TestErrorsWhenServerEndsConnection(t *testing.T) {
 				// between the ping and the query.
 				c.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
 			})
-			s, err := pgstore.New(pool, pgstore.WithSchema(schema))
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := pgNew(t, pool, pgstore.WithSchema(schema))
 			if err := s.Migrate(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -198,10 +189,7 @@ func errorsLockedStore(t *testing.T, admin, pool *pgxpool.Pool) *pgstore.Store {
 	t.Helper()
 	ctx := context.Background()
 	schema := pgMigratedSchema(t, admin)
-	s, err := pgstore.New(pool, pgstore.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := pgNew(t, pool, pgstore.WithSchema(schema))
 	tx, err := admin.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -268,24 +256,6 @@ func TestErrorsWhenStatementTimesOut(t *testing.T) {
 	}
 }
 
-func TestGetUnknownID(t *testing.T) {
-	s := pgStore(t, pgPool(t))
-	ctx := context.Background()
-	added, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []int64{0, -1, added.ID + 1, 1 << 62} {
-		_, err := s.Get(ctx, id)
-		if !errors.Is(err, petstore.ErrNotFound) {
-			t.Errorf("Get(%d) err = %v; want an error wrapping ErrNotFound", id, err)
-		}
-		if errors.Is(err, petstore.ErrUnavailable) {
-			t.Errorf("Get(%d) err = %v; wraps ErrUnavailable too", id, err)
-		}
-	}
-}
-
 // TestAddRefusesWhatItCannotStore checks that Add fails, with an error
 // that does not ask to try again, for values that the handler never passes
 // on and the table cannot hold.
@@ -315,10 +285,7 @@ func TestAddRefusesWhatItCannotStore(t *testing.T) {
 // retrying would not help.
 func TestErrorsFromServerAreNotUnavailable(t *testing.T) {
 	pool := pgPool(t)
-	s, err := pgstore.New(pool, pgstore.WithSchema("pgstore_test_never_created"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := pgNew(t, pool, pgstore.WithSchema("pgstore_test_never_created"))
 	for _, op := range errorsOps()[:4] {
 		t.Run(op.name, func(t *testing.T) {
 			err := op.call(context.Background(), s)

@@ -3,9 +3,8 @@ package pgstore
 // QueuedAdds returns the number of calls of Add on s that wait for a batch,
 // not yet taken into one.
 func QueuedAdds(s *Store) int {
-	s.adds.mu.Lock()
-	defer s.adds.mu.Unlock()
-	return len(s.adds.waiting)
+	n, _ := s.adds.Waiting()
+	return n
 }
 
 // Channel returns the channel on which s notifies its adds.

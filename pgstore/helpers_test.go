@@ -68,6 +68,16 @@ func pgMigratedSchema(tb testing.TB, admin *pgxpool.Pool) string {
 	return schema
 }
 
+// pgNew returns pgstore.New(pool, opts...), and fails tb on an error.
+func pgNew(tb testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) *pgstore.Store {
+	tb.Helper()
+	s, err := pgstore.New(pool, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
 // pgStore returns a migrated Store on pool, in a fresh schema of its own.
 func pgStore(tb testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) *pgstore.Store {
 	tb.Helper()

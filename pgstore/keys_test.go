@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/testkit/sqltest"
 	"github.com/petstore-go/petstore/pgstore"
 )
 
@@ -222,10 +223,7 @@ func TestAddKeyedAcrossStores(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			pool, application := keyedPool(t, "across")
 			a := &addTable{s: pgStore(t, pool), admin: pgPool(t)}
-			other, err := pgstore.New(pool, pgstore.WithSchema(strings.Split(a.s.Table(), `"`)[1]))
-			if err != nil {
-				t.Fatal(err)
-			}
+			other := pgNew(t, pool, pgstore.WithSchema(strings.Split(a.s.Table(), `"`)[1]))
 			ctx := context.Background()
 			rex := petstore.NewPet{Name: "Rex", CategoryID: 1}
 			a.hold(t)
@@ -297,26 +295,6 @@ func TestAddKeyedBatchFails(t *testing.T) {
 	}
 }
 
-// keysClock is a clock that a test moves. It is safe for concurrent use.
-type keysClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// Now returns the clock's time.
-func (c *keysClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock on by d.
-func (c *keysClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // keysLog collects a Store's log lines. It is safe for concurrent use.
 type keysLog struct {
 	mu  sync.Mutex
@@ -361,7 +339,7 @@ func keysAwait(t *testing.T, what string, cond func() bool, poke func()) {
 func TestKeyRetention(t *testing.T) {
 	const retention = 36 * time.Hour
 	pool := pgPool(t)
-	clock := &keysClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := sqltest.NewClock()
 	logs := &keysLog{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := pgStore(t, pool, pgstore.WithKeyRetention(retention), pgstore.WithClock(clock.Now), pgstore.WithLogger(logger))
@@ -424,7 +402,7 @@ func TestKeyRetentionBoundsRows(t *testing.T) {
 		bound                      = 5 * perRound // rounds r-4 to r
 	)
 	pool := pgPool(t)
-	clock := &keysClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := sqltest.NewClock()
 	s := pgStore(t, pool, pgstore.WithClock(clock.Now))
 	ctx := petstore.WithPrincipal(context.Background(), "alice")
 	for r := range rounds {

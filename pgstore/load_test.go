@@ -218,10 +218,7 @@ func TestLoadServer(t *testing.T) {
 		defer replica.Close()
 		opts = append(opts, pgstore.WithReplicas(replica))
 	}
-	store, err := pgstore.New(pool, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := pgNew(t, pool, opts...)
 	defer store.Close()
 	h, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(loadKey)))
 	if err != nil {

@@ -46,10 +46,7 @@ func TestMigrateCreatesTable(t *testing.T) {
 	pool := pgPool(t)
 	ctx := context.Background()
 	schema := pgSchema(t, pool)
-	s, err := pgstore.New(pool, pgstore.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := pgNew(t, pool, pgstore.WithSchema(schema))
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -108,10 +105,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	pool := pgPool(t)
 	ctx := context.Background()
 	schema := pgSchema(t, pool)
-	s, err := pgstore.New(pool, pgstore.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := pgNew(t, pool, pgstore.WithSchema(schema))
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -147,10 +141,7 @@ func TestMigrateConcurrently(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(tables)*perTable)
 	for i := range len(tables) * perTable {
-		s, err := pgstore.New(pools[i%len(pools)], pgstore.WithSchema(schema), pgstore.WithTable(tables[i%len(tables)]))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := pgNew(t, pools[i%len(pools)], pgstore.WithSchema(schema), pgstore.WithTable(tables[i%len(tables)]))
 		wg.Go(func() { errs <- s.Migrate(context.Background()) })
 	}
 	wg.Wait()
@@ -177,10 +168,7 @@ func TestMigrateUsesSearchPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool := pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["search_path"] = schema })
-	s, err := pgstore.New(pool)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := pgNew(t, pool)
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -205,10 +193,7 @@ func TestMigrateRollsBack(t *testing.T) {
 	pool := pgPool(t)
 	ctx := context.Background()
 	schema := pgSchema(t, pool)
-	s, err := pgstore.New(pool, pgstore.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := pgNew(t, pool, pgstore.WithSchema(schema))
 	if _, err := pool.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()+"; CREATE TABLE "+s.Table()+" (x int)"); err != nil {
 		t.Fatal(err)
 	}
@@ -233,10 +218,7 @@ func TestStoresShareSchema(t *testing.T) {
 	schema := pgSchema(t, pool)
 	var stores [2]*pgstore.Store
 	for i, table := range []string{"cats", "dogs"} {
-		s, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithTable(table))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := pgNew(t, pool, pgstore.WithSchema(schema), pgstore.WithTable(table))
 		if err := s.Migrate(ctx); err != nil {
 			t.Fatal(err)
 		}

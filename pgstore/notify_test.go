@@ -21,10 +21,7 @@ func TestNotifyAdds(t *testing.T) {
 	poolA, poolB := pgPool(t), pgPool(t)
 	schema := pgMigratedSchema(t, poolA)
 	newStore := func(pool *pgxpool.Pool) *pgstore.Store {
-		s, err := pgstore.New(pool, pgstore.WithSchema(schema))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := pgNew(t, pool, pgstore.WithSchema(schema))
 		return s
 	}
 	a, b := newStore(poolA), newStore(poolB)
@@ -125,10 +122,7 @@ func TestWatchAcross(t *testing.T) {
 	schema := pgMigratedSchema(t, poolA)
 	var stores []*pgstore.Store
 	for _, pool := range []*pgxpool.Pool{poolA, poolB} {
-		s, err := pgstore.New(pool, pgstore.WithSchema(schema))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := pgNew(t, pool, pgstore.WithSchema(schema))
 		stores = append(stores, s)
 	}
 	_, err := watchbench.Across(t.Context(), stores[0], stores[1], 20, 100, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
@@ -146,10 +140,7 @@ func BenchmarkWatchAcross(b *testing.B) {
 	schema := pgMigratedSchema(b, poolA)
 	var stores []*pgstore.Store
 	for _, pool := range []*pgxpool.Pool{poolA, poolB} {
-		s, err := pgstore.New(pool, pgstore.WithSchema(schema))
-		if err != nil {
-			b.Fatal(err)
-		}
+		s := pgNew(b, pool, pgstore.WithSchema(schema))
 		stores = append(stores, s)
 	}
 	watchbench.BenchmarkAcross(b, stores[0], stores[1])
@@ -182,10 +173,7 @@ func TestWatchAcrossPgBouncer(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(pool.Close)
-		s, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithListenURL(direct))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := pgNew(t, pool, pgstore.WithSchema(schema), pgstore.WithListenURL(direct))
 		stores = append(stores, s)
 	}
 	r, err := watchbench.Across(t.Context(), stores[0], stores[1], 20, 100, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))

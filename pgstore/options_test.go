@@ -75,10 +75,7 @@ func TestNewQuotesNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := pgstore.New(pool, tt.opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := pgNew(t, pool, tt.opts...)
 			if diff := cmp.Diff(tt.want, s.Table()); diff != "" {
 				t.Errorf("Table() (-want +got):\n%s", diff)
 			}

@@ -31,14 +31,8 @@ func TestAddKeepsIDsInCommitOrder(t *testing.T) {
 	admin := pgPool(t)
 	ctx := context.Background()
 	schema := pgSchema(t, admin)
-	s, err := pgstore.New(admin, pgstore.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := pgstore.New(pgPool(t), pgstore.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := pgNew(t, admin, pgstore.WithSchema(schema))
+	other := pgNew(t, pgPool(t), pgstore.WithSchema(schema))
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -105,10 +99,7 @@ func TestConcurrentAddsWhilePaging(t *testing.T) {
 	schema := pgSchema(t, pools[0])
 	var stores []*pgstore.Store
 	for _, pool := range pools {
-		s, err := pgstore.New(pool, pgstore.WithSchema(schema))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := pgNew(t, pool, pgstore.WithSchema(schema))
 		if err := s.Migrate(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -136,10 +136,7 @@ func TestPgBouncerDefaultMode(t *testing.T) {
 		c.ConnConfig = bouncer.ConnConfig
 		c.MaxConns = 16
 	})
-	s, err := pgstore.New(pool, pgstore.WithSchema(pgMigratedSchema(t, pgPool(t))))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := pgNew(t, pool, pgstore.WithSchema(pgMigratedSchema(t, pgPool(t))))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	failed := make(chan error, 16)

@@ -42,7 +42,7 @@ func (s *Store) PrunedKeys() int64 { return s.prune.pruned.Load() }
 
 // maybePrune starts a pass in a goroutine of its own, unless one is
 // running or the last one started less than pruneEvery ago on the Store's
-// clock. The adder calls it between batches, so a Store that adds nothing
+// clock. insert calls it after each batch, so a Store that adds nothing
 // prunes nothing (and its keys do not grow).
 func (s *Store) maybePrune() {
 	p := &s.prune

@@ -74,10 +74,7 @@ func (r *replicated) replicaStore(t *testing.T, opts ...pgstore.Option) *pgstore
 func (r *replicated) storeOn(t *testing.T, schema string, opts ...pgstore.Option) *pgstore.Store {
 	t.Helper()
 	opts = append([]pgstore.Option{pgstore.WithSchema(schema), pgstore.WithReplicas(r.replicaPool)}, opts...)
-	s, err := pgstore.New(r.pool, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := pgNew(t, r.pool, opts...)
 	t.Cleanup(s.Close)
 	pgAwait(t, r.replicaPool, "the standby to replay the table", `SELECT to_regclass($1) IS NOT NULL`, s.Table())
 	awaitServing(t, s, true)
@@ -436,10 +433,7 @@ func TestReplicaLoadTwoProcesses(t *testing.T) {
 	if res.Created != c.Creates || res.Verified != c.Creates {
 		t.Errorf("%d creates: %d acknowledged, %d verified; want all of them", c.Creates, res.Created, res.Verified)
 	}
-	primary, err := pgstore.New(r.pool, pgstore.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
+	primary := pgNew(t, r.pool, pgstore.WithSchema(schema))
 	all, err := primary.List(ctx, petstore.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -467,10 +461,7 @@ func TestReplicaFailingReads(t *testing.T) {
 	}
 	defer denied.Close()
 	schema := pgMigratedSchema(t, r.pool)
-	s, err := pgstore.New(r.pool, pgstore.WithSchema(schema), pgstore.WithReplicas(denied))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := pgNew(t, r.pool, pgstore.WithSchema(schema), pgstore.WithReplicas(denied))
 	defer s.Close()
 	pgAwait(t, r.replicaPool, "the standby to replay the table", `SELECT to_regclass($1) IS NOT NULL`, s.Table())
 	awaitServing(t, s, true)
@@ -513,10 +504,7 @@ func TestReplicaIdentity(t *testing.T) {
 	}
 
 	schema := pgMigratedSchema(t, r.pool)
-	owner, err := pgstore.New(r.pool, pgstore.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
+	owner := pgNew(t, r.pool, pgstore.WithSchema(schema))
 	mine, _, err := owner.Add(ctx, petstore.NewPet{Name: "mine", CategoryID: 1}, petstore.AddOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -526,10 +514,7 @@ func TestReplicaIdentity(t *testing.T) {
 	// of the primary's cluster and in the other cluster.
 	foreign := func(primary, standby string) string {
 		p := urlPool(t, primary)
-		s, err := pgstore.New(p, pgstore.WithSchema(schema))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := pgNew(t, p, pgstore.WithSchema(schema))
 		if err := s.Migrate(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -561,10 +546,7 @@ func TestReplicaIdentity(t *testing.T) {
 			[]string{"not a copy of the primary", otherSystem, mineSystem}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := pgstore.New(r.pool, pgstore.WithSchema(schema), pgstore.WithReplicas(urlPool(t, c.url)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := pgNew(t, r.pool, pgstore.WithSchema(schema), pgstore.WithReplicas(urlPool(t, c.url)))
 			t.Cleanup(s.Close)
 			st := awaitChecked(t, s)
 			if c.want == nil {
@@ -625,10 +607,7 @@ func TestReplicaIdentity(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(pool.Close)
-		s, err := pgstore.New(r.pool, pgstore.WithSchema(schema), pgstore.WithReplicas(pool))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := pgNew(t, r.pool, pgstore.WithSchema(schema), pgstore.WithReplicas(pool))
 		t.Cleanup(s.Close)
 		awaitServing(t, s, true)
 		moved.Store(true)

@@ -20,7 +20,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
-	"github.com/petstore-go/petstore/pgstore"
 )
 
 // TestRestart stops the database under a running handler and starts it
@@ -46,10 +45,7 @@ func TestRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	store, err := pgstore.New(pool)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := pgNew(t, pool)
 	if err := store.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/sqlstore"
 )
 
 // Advisory lock classes: the first key of the two-key form of PostgreSQL's
@@ -65,8 +66,8 @@ type Store struct {
 	now       func() time.Time
 	logger    *slog.Logger
 
-	adds  adder  // the Adds waiting to be inserted together
-	prune pruner // the passes that forget expired keys
+	adds  sqlstore.Queue[*addCall] // the Adds waiting to be inserted together
+	prune pruner                   // the passes that forget expired keys
 
 	replicas *replicaSet // nil without WithReplicas
 
@@ -220,9 +221,9 @@ FROM (SELECT coalesce(max(id), 0) AS id FROM %[1]s) h LEFT JOIN %[1]s p ON p.id 
 		now:       c.Now,
 		logger:    c.Logger,
 
-		adds:   adder{max: c.maxBatch},
 		notify: notifier{config: c.listen},
 	}
+	s.adds.Max, s.adds.Write = c.maxBatch, s.insert
 	if len(c.replicas) > 0 {
 		s.replicas = newReplicaSet(pool, c)
 	}

@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/petstore-go/petstore"
@@ -57,32 +54,12 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 	if c.key != "" {
 		c.principal = petstore.Principal(ctx)
 	}
-	lead, ok := s.adds.join(c)
-	if !ok {
+	switch err := s.adds.Send(ctx, c); {
+	case errors.Is(err, sqlstore.ErrClosed):
 		return petstore.Pet{}, false, closedError(s.file, "add pet")
-	}
-	defer s.adds.wg.Done()
-	if lead {
-		// Nothing in flight: write p now, alone, and leave whoever arrived
-		// meanwhile to a goroutine that writes them in batches.
-		one := [1]*addCall{c}
-		s.write(one[:])
-		if s.adds.next() {
-			s.adds.wg.Go(s.writeQueued)
-		}
-	} else {
-		select {
-		case <-c.done:
-		case <-ctx.Done():
-			if s.adds.leave(c) {
-				return petstore.Pet{}, false, fmt.Errorf("sqlitestore: add pet: %w", ctx.Err())
-			}
-			// Taken into a batch: it ends soon, since a batch whose callers
-			// have all given up is interrupted.
-			<-c.done
-		}
-	}
-	if c.err != nil {
+	case err != nil:
+		return petstore.Pet{}, false, fmt.Errorf("sqlitestore: add pet: %w", err)
+	case c.err != nil:
 		return petstore.Pet{}, false, c.err
 	}
 	return c.out, c.replayed, nil
@@ -90,142 +67,30 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 
 // An addCall is one call of Add.
 type addCall struct {
+	sqlstore.Call
 	ctx            context.Context
 	pet            petstore.NewPet
 	principal, key string
 
-	// Set before done is closed, or before write returns.
+	// Set by write.
 	out      petstore.Pet
 	replayed bool
 	err      error
-	done     chan struct{}
 }
 
 // callContext returns the context of c's call of Add.
 func callContext(c *addCall) context.Context { return c.ctx }
 
-// An adder queues concurrent calls of Add so that they are written
-// together. At most one batch of a Store is in flight at a time. A call that
-// finds none in flight is written at once, alone; calls that arrive while a
-// batch is in flight wait for the next one, and each batch takes up to max
-// of the calls waiting, in the order they came.
-//
-// A commit costs an fsync, which is most of what a create costs, so a batch
-// shares one among all its calls. There is no timer: a batch is whatever
-// queued during the previous one, so a lone caller waits for nothing but its
-// own commit. Each call gets its own outcome: a keyed call looks its key up
-// inside the transaction, so it sees every key committed before, by any
-// process, and the keys of the calls before it in the batch, and gets the
-// pet stored first (replayed) or ErrIdempotencyKeyReused while the batch
-// goes on. A batch is never reported in part: when a statement or the
-// commit fails, the transaction is rolled back and every call of the batch,
-// replays included, gets the error. A call whose context ends while it
-// queues leaves with nothing stored; one whose batch is being written waits
-// for the batch's outcome, which is interrupted, storing nothing, when every
-// call of it has given up.
-type adder struct {
-	max int
-
-	mu      sync.Mutex
-	busy    bool       // a batch is in flight, or waiting calls are being taken
-	closed  bool       // Close has begun: no call joins
-	waiting []*addCall // in arrival order; empty unless busy
-	batch   []*addCall // the batch in flight, reused
-
-	wg     sync.WaitGroup // the calls of Add that joined, and the goroutine writing queued calls
-	queued atomic.Int64   // calls that waited in the queue, for tests
-}
-
-// join reports whether c may be written at once, because no batch is in
-// flight; otherwise it queues c for a later batch. ok is false when Close
-// has begun; otherwise the caller must call wg.Done when it returns.
-func (a *adder) join(c *addCall) (lead, ok bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.closed {
-		return false, false
-	}
-	a.wg.Add(1)
-	if !a.busy {
-		a.busy = true
-		return true, true
-	}
-	c.done = make(chan struct{})
-	a.waiting = append(a.waiting, c)
-	a.queued.Add(1)
-	return false, true
-}
-
-// leave takes c out of the queue and reports whether it was still there,
-// not yet taken into a batch.
-func (a *adder) leave(c *addCall) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	i := slices.Index(a.waiting, c)
-	if i < 0 {
-		return false
-	}
-	a.waiting = slices.Delete(a.waiting, i, i+1)
-	return true
-}
-
-// next reports whether calls are waiting after a batch has ended, and
-// otherwise marks the adder idle.
-func (a *adder) next() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.waiting) == 0 {
-		a.busy = false
-		return false
-	}
-	return true
-}
-
-// take returns the next batch of waiting calls, or nil and marks the adder
-// idle when none are waiting.
-func (a *adder) take() []*addCall {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	n := min(len(a.waiting), a.max)
-	if n == 0 {
-		a.busy = false
-		return nil
-	}
-	a.batch = append(a.batch[:0], a.waiting[:n]...)
-	a.waiting = slices.Delete(a.waiting, 0, n)
-	return a.batch
-}
-
-// close stops new calls from joining and waits for those that joined.
-func (a *adder) close() {
-	a.mu.Lock()
-	a.closed = true
-	a.mu.Unlock()
-	a.wg.Wait()
-}
-
-// writeQueued writes the waiting calls, batch after batch, until none are
-// waiting.
-func (s *Store) writeQueued() {
-	for {
-		batch := s.adds.take()
-		if batch == nil {
-			return
-		}
-		s.write(batch)
-		for _, c := range batch {
-			close(c.done)
-		}
-		clear(batch)
-	}
-}
-
 // write writes the calls of batch in one transaction and sets every call's
-// result. It never reports a batch in part: when the transaction fails,
-// nothing of it is stored and every call gets the error, replays included.
-// A call whose context is already done is left out with its context's
-// error. The transaction is interrupted when every call's context is done.
-func (s *Store) write(batch []*addCall) {
+// result; it is the Write of the Store's sqlstore.Queue, one batch in
+// flight at a time. Each keyed call looks its key up inside the
+// transaction, so it sees every key committed before, by any process, and
+// the keys of the calls before it in the batch. It never reports a batch in
+// part: when the transaction fails, nothing of it is stored and every call
+// gets the error, replays included. A call whose context is already done is
+// left out with its context's error. The transaction is interrupted when
+// every call's context is done.
+func (s *Store) write(batch []*addCall) (next bool) {
 	live := make([]*addCall, 0, len(batch))
 	for _, c := range batch {
 		if err := c.ctx.Err(); err != nil {
@@ -235,7 +100,7 @@ func (s *Store) write(batch []*addCall) {
 		live = append(live, c)
 	}
 	if len(live) == 0 {
-		return
+		return true
 	}
 	ctx, cancel := sqlstore.BatchContext(live, callContext, false)
 	defer cancel()
@@ -249,7 +114,7 @@ func (s *Store) write(batch []*addCall) {
 			c.out, c.replayed = petstore.Pet{}, false
 			c.err = wrapError(c.ctx, s.file, "add pet", err)
 		}
-		return
+		return true
 	}
 	var last int64 // the highest ID of the batch
 	for _, c := range live {
@@ -257,6 +122,7 @@ func (s *Store) write(batch []*addCall) {
 	}
 	s.wakes.AddedHere(last)
 	s.boundWAL(ctx)
+	return true
 }
 
 // errKeyReused is the error of a call whose key names another pet.

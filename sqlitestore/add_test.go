@@ -152,23 +152,6 @@ func cmpOr(errs ...error) error {
 	return nil
 }
 
-// TestLoneAddRunsAtOnce shows that an Add that finds none in flight is
-// written by its own call, never queued for a batch.
-func TestLoneAddRunsAtOnce(t *testing.T) {
-	s := open(t, newPath(t))
-	for i := range 10 {
-		if _, _, err := s.Add(context.Background(), petstore.NewPet{Name: fmt.Sprint("p", i), CategoryID: 1}, petstore.AddOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := sqlitestore.Queued(s); n != 0 {
-		t.Errorf("%d of 10 Adds, one after another, waited in the queue; want 0", n)
-	}
-	if n := sqlitestore.Commits(s); n != 10 {
-		t.Errorf("%d commits for 10 Adds one after another, want 10", n)
-	}
-}
-
 // TestFailedBatchFailsEveryCall fills the file while a batch is written:
 // every call of the batch, the replay among them, gets the error, and none
 // of its pets is stored.
@@ -220,46 +203,6 @@ func TestFailedBatchFailsEveryCall(t *testing.T) {
 	}
 	if _, _, err := s.Add(ctx, petstore.NewPet{Name: big, CategoryID: 1}, petstore.AddOptions{}); err != nil {
 		t.Errorf("Add with room again: %v", err)
-	}
-}
-
-// TestQueuedAddLeavesOnCancel shows that a call whose context ends while it
-// waits in the queue returns its context's error at once and stores
-// nothing.
-func TestQueuedAddLeavesOnCancel(t *testing.T) {
-	s := open(t, newPath(t))
-	release := holdWriteLock(t, s.Path())
-	var wg sync.WaitGroup
-	var leadErr error
-	wg.Go(func() {
-		_, _, leadErr = s.Add(context.Background(), petstore.NewPet{Name: "lead", CategoryID: 1}, petstore.AddOptions{})
-	})
-	waitFor(t, "the lone Add is in flight", func() bool { return sqlitestore.Busy(s) })
-	ctx, cancel := context.WithCancel(petstore.WithPrincipal(context.Background(), "alice"))
-	done := make(chan error, 1)
-	go func() {
-		_, _, err := s.Add(ctx, petstore.NewPet{Name: "cancelled", CategoryID: 1}, petstore.AddOptions{IdempotencyKey: "k"})
-		done <- err
-	}()
-	waitFor(t, "the Add is queued", func() bool { return sqlitestore.Waiting(s) == 1 })
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) { // returns while the lock is still held
-		t.Errorf("cancelled queued Add: %v, want context.Canceled", err)
-	}
-	if n := sqlitestore.Waiting(s); n != 0 {
-		t.Errorf("%d calls still queued after the cancel, want 0", n)
-	}
-	release()
-	wg.Wait()
-	if leadErr != nil {
-		t.Fatal(leadErr)
-	}
-	pets := all(t, s)
-	if len(pets) != 1 || pets[0].Name != "lead" {
-		t.Errorf("pets = %+v; want only the lone Add's", pets)
-	}
-	if n := count(t, s.Path(), "pet_keys"); n != 0 {
-		t.Errorf("%d keys stored, want 0", n)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/testkit/sqltest"
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
@@ -45,30 +46,6 @@ func openPlain(b *testing.B, callers int) *sql.DB {
 	return db
 }
 
-// run calls f n times from callers goroutines and returns how long it took.
-func run(b *testing.B, callers, n int, f func(i int) error) time.Duration {
-	b.Helper()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range callers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				if err := f(i); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return time.Since(start)
-}
-
 // BenchmarkCreate measures creates per second at 1, 8 and 64 concurrent
 // callers: Add without and with an idempotency key, and plain autocommit
 // INSERTs of one row each (a prepared statement, on a pool of as many
@@ -84,12 +61,12 @@ func BenchmarkCreate(b *testing.B) {
 			plain := openPlain(b, callers)
 			ctx := petstore.WithPrincipal(context.Background(), "0123456789abcdef")
 			p := petstore.NewPet{Name: "Rex the third", CategoryID: 7, Status: petstore.StatusAvailable}
-			add := func(int) error {
+			add := func() error {
 				_, _, err := s.Add(ctx, p, petstore.AddOptions{})
 				return err
 			}
 			var keys atomic.Int64
-			addKeyed := func(int) error {
+			addKeyed := func() error {
 				_, _, err := sk.Add(ctx, p, petstore.AddOptions{IdempotencyKey: fmt.Sprintf("key-%036d", keys.Add(1))})
 				return err
 			}
@@ -98,30 +75,16 @@ func BenchmarkCreate(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer stmt.Close()
-			insert := func(int) error {
+			insert := func() error {
 				_, err := stmt.Exec(p.Name, p.CategoryID, string(p.Status))
 				return err
 			}
-			// The three take turns, in rounds of a tenth of b.N each (at least
-			// 16 creates per caller, so that every caller stays busy), each
-			// round in another order, so that the machine's other work, and
-			// the disk still writing what the one before wrote, disturb them
-			// alike.
-			var adds, keyed, inserts time.Duration
-			kinds := []struct {
-				f func(int) error
-				d *time.Duration
-			}{{add, &adds}, {insert, &inserts}, {addKeyed, &keyed}}
+			// In rounds of a tenth of b.N each, at least 16 creates per
+			// caller, so that every caller stays busy.
 			b.ResetTimer()
-			for round, done := 0, 0; done < b.N; round++ {
-				n := min(max(b.N/10, 16*callers), b.N-done)
-				for k := range kinds {
-					kind := kinds[(k+round)%len(kinds)]
-					*kind.d += run(b, callers, n, kind.f)
-				}
-				done += n
-			}
+			spent := sqltest.Rounds(b, callers, max(b.N/10, 16*callers), add, insert, addKeyed)
 			b.StopTimer()
+			adds, inserts, keyed := spent[0], spent[1], spent[2]
 			rate := func(d time.Duration) float64 { return float64(b.N) / d.Seconds() }
 			b.ReportMetric(0, "ns/op")
 			b.ReportMetric(rate(adds), "adds/s")
@@ -141,7 +104,7 @@ func BenchmarkReadUnderWrites(b *testing.B) {
 	s := open(b, filepath.Join(b.TempDir(), "pets.db"))
 	ctx := context.Background()
 	p := petstore.NewPet{Name: "Rex the third", CategoryID: 7, Status: petstore.StatusAvailable}
-	run(b, 64, pets, func(int) error {
+	sqltest.Parallel(b, 64, pets, func(int) error {
 		_, _, err := s.Add(ctx, p, petstore.AddOptions{})
 		return err
 	})
@@ -210,7 +173,7 @@ func BenchmarkKeyOnDisk(b *testing.B) {
 	size := func(keyed bool) int64 {
 		path := filepath.Join(b.TempDir(), "pets.db")
 		s := open(b, path)
-		run(b, 64, n, func(i int) error {
+		sqltest.Parallel(b, 64, n, func(i int) error {
 			var opts petstore.AddOptions
 			if keyed {
 				opts.IdempotencyKey = fmt.Sprintf("key-%036d", i)

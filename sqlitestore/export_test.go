@@ -9,21 +9,16 @@ import (
 // Commits returns the number of write transactions that Add committed.
 func Commits(s *Store) int64 { return s.commits.Load() }
 
-// Queued returns the number of calls of Add that waited in the queue.
-func Queued(s *Store) int64 { return s.adds.queued.Load() }
-
 // Waiting returns the number of calls of Add waiting in the queue now.
 func Waiting(s *Store) int {
-	s.adds.mu.Lock()
-	defer s.adds.mu.Unlock()
-	return len(s.adds.waiting)
+	n, _ := s.adds.Waiting()
+	return n
 }
 
 // Busy reports whether a batch is in flight.
 func Busy(s *Store) bool {
-	s.adds.mu.Lock()
-	defer s.adds.mu.Unlock()
-	return s.adds.busy
+	_, busy := s.adds.Waiting()
+	return busy
 }
 
 // SetMaxPageCount caps the size of the file, as seen by the writer, at n

@@ -106,26 +106,6 @@ func all(t *testing.T, s petstore.Store) []petstore.Pet {
 	return pets
 }
 
-// clock is a clock that tests move.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // add adds a pet named name, with key when it is not empty.
 func add(t *testing.T, s petstore.Store, name, key string) petstore.Pet {
 	t.Helper()

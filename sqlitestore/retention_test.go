@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/testkit/sqltest"
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
@@ -18,8 +19,8 @@ import (
 func TestKeyRetention(t *testing.T) {
 	for _, retention := range []time.Duration{petstore.MinKeyRetention, 72 * time.Hour} {
 		t.Run(retention.String(), func(t *testing.T) {
-			clk := newClock()
-			s := open(t, newPath(t), sqlitestore.WithClock(clk.now), sqlitestore.WithKeyRetention(retention))
+			clk := sqltest.NewClock()
+			s := open(t, newPath(t), sqlitestore.WithClock(clk.Now), sqlitestore.WithKeyRetention(retention))
 			ctx := petstore.WithPrincipal(context.Background(), "alice")
 			a := petstore.NewPet{Name: "A", CategoryID: 1}
 			b := petstore.NewPet{Name: "B", CategoryID: 2}
@@ -27,7 +28,7 @@ func TestKeyRetention(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			clk.advance(retention - time.Second)
+			clk.Advance(retention - time.Second)
 			if got, replayed, err := s.Add(ctx, a, petstore.AddOptions{IdempotencyKey: "k"}); err != nil || !replayed || got != first {
 				t.Errorf("a second before the retention ends: %+v, %v, %v; want %+v replayed", got, replayed, err, first)
 			}
@@ -37,7 +38,7 @@ func TestKeyRetention(t *testing.T) {
 			if n := s.PrunedKeys(); n != 0 {
 				t.Errorf("PrunedKeys = %d before the retention ended, want 0", n)
 			}
-			clk.advance(2 * time.Second)
+			clk.Advance(2 * time.Second)
 			second, replayed, err := s.Add(ctx, b, petstore.AddOptions{IdempotencyKey: "k"})
 			if err != nil || replayed || second.ID == first.ID {
 				t.Errorf("a second after the retention ended: %+v, %v, %v; want a new pet", second, replayed, err)
@@ -60,9 +61,9 @@ func TestKeyRetention(t *testing.T) {
 // growing, at what one retention's creates leave, and PrunedKeys counts
 // the rest.
 func TestKeysLevelOff(t *testing.T) {
-	clk := newClock()
+	clk := sqltest.NewClock()
 	logs := &recorder{}
-	s := open(t, newPath(t), sqlitestore.WithClock(clk.now), sqlitestore.WithLogger(slog.New(logs)))
+	s := open(t, newPath(t), sqlitestore.WithClock(clk.Now), sqlitestore.WithLogger(slog.New(logs)))
 	const (
 		step    = 10 * time.Minute
 		perDay  = int64(petstore.MinKeyRetention / step) // keys created within one retention
@@ -82,7 +83,7 @@ func TestKeysLevelOff(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		clk.advance(callers * step)
+		clk.Advance(callers * step)
 		if n := count(t, s.Path(), "pet_keys"); i*callers >= 2*perDay {
 			most = max(most, n)
 		}
@@ -107,18 +108,18 @@ func TestKeysLevelOff(t *testing.T) {
 // TestPruneInSteps checks that one pass forgets at most 1,000 keys, and
 // that the passes catch up on a backlog batch after batch.
 func TestPruneInSteps(t *testing.T) {
-	clk := newClock()
+	clk := sqltest.NewClock()
 	path := newPath(t)
-	s := open(t, path, sqlitestore.WithClock(clk.now))
+	s := open(t, path, sqlitestore.WithClock(clk.Now))
 	ctx := context.Background()
 	if _, _, err := s.Add(ctx, petstore.NewPet{Name: "first", CategoryID: 1}, petstore.AddOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// 2,500 old keys, written behind the store's back.
-	stamp := clk.now().UnixMilli()
+	stamp := clk.Now().UnixMilli()
 	execSQL(t, path, fmt.Sprintf(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2500)
 INSERT INTO pet_keys (principal, key, pet_id, created_at) SELECT 'p', 'k' || i, 1, %d FROM n`, stamp))
-	clk.advance(petstore.MinKeyRetention + time.Hour)
+	clk.Advance(petstore.MinKeyRetention + time.Hour)
 	for i, want := range []int64{1000, 2000, 2500, 2500} {
 		if _, _, err := s.Add(ctx, petstore.NewPet{Name: "next", CategoryID: 1}, petstore.AddOptions{}); err != nil {
 			t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/sqlstore"
 	"github.com/petstore-go/petstore/internal/wake"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -46,7 +47,7 @@ type Store struct {
 	// Statements of the readers, prepared on each read connection as needed.
 	getPet, listPets, listStatus *sql.Stmt
 
-	adds adder // the Adds waiting to be written together
+	adds sqlstore.Queue[*addCall] // the Adds waiting to be written together
 
 	closeOnce sync.Once
 	closeErr  error
@@ -96,7 +97,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		}
 	}
 	s := &Store{file: file, retention: c.KeyRetention, now: c.Now, logger: c.Logger}
-	s.adds.max = maxBatch
+	s.adds.Max, s.adds.Write = maxBatch, s.write
 	s.wal.limit = c.walLimit
 	err = s.open()
 	if err == nil {
@@ -341,7 +342,7 @@ func (s *Store) PrunedKeys() int64 { return s.pruned.Load() }
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
-		s.adds.close() // no new Add joins; wait for those that did
+		s.adds.Close() // no new Add joins; wait for those that did
 		if err := s.closeHandles(); err != nil {
 			s.closeErr = fmt.Errorf("sqlitestore: %s: close: %w", s.file, err)
 		}

@@ -1,6 +1,6 @@
 // Package sqlstore holds what the SQL stores (sqlitestore, pgstore) share:
-// the options they both take, the loader of their migration files and the
-// context of a batch of creates committed together.
+// the options they both take, the loader of their migration files, and the
+// queue and context of a batch of creates committed together.
 package sqlstore
 
 import (
