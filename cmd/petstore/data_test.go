@@ -271,7 +271,7 @@ func TestMadeKeySurvivesRestart(t *testing.T) {
 func TestReadyzNoIDLeft(t *testing.T) {
 	ctx, logger := context.Background(), slog.New(slog.DiscardHandler)
 	_, url := postgresSchema(t)
-	_, closePool, err := openPostgresStore(ctx, url, "", true, logger) // makes the tables
+	_, closePool, err := openPostgresStore(ctx, url, "", "", true, logger) // makes the tables
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestReadyzNoIDLeft(t *testing.T) {
 	if _, err := pool.Exec(ctx, `INSERT INTO pets (id, name, category_id) OVERRIDING SYSTEM VALUE VALUES (9223372036854775807, 'last', 1)`); err != nil {
 		t.Fatal(err)
 	}
-	s, closePool, err := openPostgresStore(ctx, url, "", true, logger)
+	s, closePool, err := openPostgresStore(ctx, url, "", "", true, logger)
 	if err != nil {
 		t.Fatalf("opening a table that holds the last ID: %v", err)
 	}

@@ -113,7 +113,7 @@ func openDumpStore(ctx context.Context, data, postgresURL string, getenv func(st
 	}
 	logger := slog.New(slog.DiscardHandler)
 	if c.store == storePostgres {
-		s, closePool, err := openPostgresStore(ctx, c.postgresURL, "", migrate, logger) // export and import read and write the primary
+		s, closePool, err := openPostgresStore(ctx, c.postgresURL, "", "", migrate, logger) // export and import read and write the primary
 		if err != nil {
 			return nil, err
 		}

@@ -33,6 +33,8 @@ func (c *config) settings() []setting {
 		{"store", "", &c.storeFlag, "", "`kind` of store to keep pets in: sqlite (the default: a data file), memory (lost on exit) or postgres"},
 		{"data", dataFileVar, &c.dataFile, "", "SQLite `file` to keep pets in; " + defaultDataFile + " in the working directory when no store is named"},
 		{"postgres", postgresURLVar, &c.postgresURL, "", "PostgreSQL `URL` to keep pets in, instead of a data file; prefer the variable, which other users of the host cannot see"},
+		{"postgres-listen", postgresListenURLVar, &c.postgresListenURL, "", "PostgreSQL `URL` to hear other instances' new pets on (LISTEN), when -postgres goes through a pooler in transaction mode, which does not carry LISTEN: " +
+			"the server's own URL, or a pool in session mode; by default -postgres"},
 		{"migrate", "", &c.migrate, true, "create or upgrade the PostgreSQL tables on start (nothing is changed when they are current); " +
 			"with -migrate=false, run '" + migrateCommand + "' first, as the tables' owner, and serve as a role without the right to create"},
 		{"tls-cert", tlsCertVar, &c.tlsCert, "", "PEM `file` of the certificate chain to serve HTTPS with, leaf first; needs -tls-key"},

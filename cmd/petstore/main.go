@@ -78,17 +78,18 @@ func main() {
 
 // config is what the flags and the environment set.
 type config struct {
-	addr            string
-	basePath        string
-	keys            []string
-	storeFlag       string    // -store
-	store           storeKind // the store to keep pets in
-	dataFile        string    // the SQLite file, for storeSQLite
-	postgresURL     string    // for storePostgres
-	replicaURLs     string    // hot standbys to read from, comma-separated; for storePostgres
-	shutdownTimeout time.Duration
-	watchStreams    int // the watch streams open at once on the server
-	watchPerCaller  int // and for one principal
+	addr              string
+	basePath          string
+	keys              []string
+	storeFlag         string    // -store
+	store             storeKind // the store to keep pets in
+	dataFile          string    // the SQLite file, for storeSQLite
+	postgresURL       string    // for storePostgres
+	postgresListenURL string    // for storePostgres: where to LISTEN, when not postgresURL
+	replicaURLs       string    // hot standbys to read from, comma-separated; for storePostgres
+	shutdownTimeout   time.Duration
+	watchStreams      int // the watch streams open at once on the server
+	watchPerCaller    int // and for one principal
 
 	tlsCert, tlsKey   string // both set, or neither
 	tlsMinFlag        string // -tls-min-version

@@ -25,6 +25,9 @@ import (
 // selects PostgreSQL.
 const postgresURLVar = "PETSTORE_POSTGRES_URL"
 
+// postgresListenURLVar names the variable of -postgres-listen.
+const postgresListenURLVar = "PETSTORE_POSTGRES_LISTEN_URL"
+
 // postgresConnectTimeout bounds each attempt to connect to PostgreSQL when
 // the URL does not set connect_timeout, so that a database that does not
 // answer gives 503 rather than requests that hang.
@@ -42,13 +45,18 @@ const migrateCommand = "petstore migrate"
 // that serving needs, and refuses to go on otherwise, saying which command
 // or GRANT fixes it. Neither its errors nor its log show the URL's
 // password. The store reads from the hot standbys at the comma-separated
-// replicaURLs, if any.
-func openPostgresStore(ctx context.Context, rawURL, replicaURLs string, migrate bool, logger *slog.Logger) (*pgstore.Store, func(), error) {
+// replicaURLs, if any, and listens for other instances' pets at listenURL,
+// or at rawURL when it is "".
+func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL string, migrate bool, logger *slog.Logger) (*pgstore.Store, func(), error) {
 	replicas, closeReplicas, err := openReplicas(ctx, replicaURLs, logger)
 	if err != nil {
 		return nil, nil, err
 	}
-	store, pool, cfg, err := postgresPool(ctx, rawURL, pgstore.WithReplicas(replicas...))
+	opts := []pgstore.Option{pgstore.WithReplicas(replicas...)}
+	if listenURL != "" {
+		opts = append(opts, pgstore.WithListenURL(listenURL))
+	}
+	store, pool, cfg, err := postgresPool(ctx, rawURL, opts...)
 	if err != nil {
 		closeReplicas()
 		return nil, nil, err

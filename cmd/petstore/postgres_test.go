@@ -145,7 +145,7 @@ func TestPostgresErrorsHidePassword(t *testing.T) {
 func TestPostgresOpenLogsStore(t *testing.T) {
 	schema, serverURL := postgresSchema(t)
 	var log bytes.Buffer
-	store, closeStore, err := openPostgresStore(context.Background(), serverURL, "", true, slog.New(slog.NewTextHandler(&log, nil)))
+	store, closeStore, err := openPostgresStore(context.Background(), serverURL, "", "", true, slog.New(slog.NewTextHandler(&log, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,4 +185,56 @@ func TestPostgresServer(t *testing.T) {
 	if strings.Contains(log, postgresSecret) {
 		t.Errorf("the log shows the password:\n%s", log)
 	}
+}
+
+// TestPostgresListenURL: behind PgBouncer in transaction mode, which does
+// not carry LISTEN, two servers given -postgres-listen with the database's
+// own URL wake each other's watch streams at once, not at the poll that
+// covers a lost notification (10 s).
+func TestPostgresListenURL(t *testing.T) {
+	const key = "listen-key"
+	base, err := url.Parse(postgresServerURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A database of its own: PgBouncer refuses search_path, so the servers
+	// keep their pets in the default schema.
+	admin := postgresConn(t)
+	b := make([]byte, 8)
+	rand.Read(b)
+	db := "petstore_listen_" + hex.EncodeToString(b)
+	if _, err := admin.Exec(t.Context(), "CREATE DATABASE "+db); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP DATABASE "+db+" WITH (FORCE)") })
+	base.Path = "/" + db
+	t.Setenv(pgtest.URLVar, base.String())
+	pooled := pgtest.PgBouncer(t) + "&default_query_exec_mode=cache_describe"
+
+	bin := buildServer(t)
+	env := []string{postgresURLVar + "=" + pooled}
+	a := startServer(t, bin, key, env, "-postgres-listen", base.String())
+	p := startServer(t, bin, key, env, "-postgres-listen", base.String())
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	w := startWatcher(ctx, t, p.baseURL, key, "", nil)
+	time.Sleep(500 * time.Millisecond) // for the stream to open and read the empty table
+	pet, _, err := newClient(t, a, key).Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		w.mu.Lock()
+		seen := len(w.pets)
+		w.mu.Unlock()
+		if seen > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the watcher of the other server did not see pet %d within 5 s, so it was not woken; its log:\n%s", pet.ID, p.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	w.waitFor(t, []petstore.Pet{pet})
 }

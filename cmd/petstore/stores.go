@@ -73,6 +73,9 @@ func (c *config) chooseStore(flag string, getenv func(string) string) error {
 		return fmt.Errorf("%s names PostgreSQL replicas, but pets are kept in %s; name the primary in %s, or unset %s",
 			replicaURLsVar, c.store, postgresURLVar, replicaURLsVar)
 	}
+	if c.postgresListenURL != "" && c.store != storePostgres {
+		return fmt.Errorf("-postgres-listen (or %s) names where to hear of PostgreSQL's new pets, but pets are kept in %s; drop it", postgresListenURLVar, c.store)
+	}
 	if c.store == storeSQLite && c.dataFile == "" {
 		c.dataFile = defaultDataFile
 	}
@@ -85,7 +88,7 @@ func (c *config) chooseStore(flag string, getenv func(string) string) error {
 func openStore(ctx context.Context, c config, logger *slog.Logger) (store petstore.Store, check func(context.Context) error, release func(), err error) {
 	switch c.store {
 	case storePostgres:
-		s, closePool, err := openPostgresStore(ctx, c.postgresURL, c.replicaURLs, c.migrate, logger)
+		s, closePool, err := openPostgresStore(ctx, c.postgresURL, c.replicaURLs, c.postgresListenURL, c.migrate, logger)
 		if err != nil {
 			return nil, nil, nil, err
 		}

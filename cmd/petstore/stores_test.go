@@ -48,6 +48,8 @@ func TestChooseStore(t *testing.T) {
 			wantErr: "two stores are named: a data file by PETSTORE_DATA (x.db) and PostgreSQL by -postgres; keep one of them"},
 		{name: "replicas without PostgreSQL", env: map[string]string{"PETSTORE_POSTGRES_REPLICA_URLS": url},
 			wantErr: "PETSTORE_POSTGRES_REPLICA_URLS names PostgreSQL replicas, but pets are kept in sqlite; name the primary in PETSTORE_POSTGRES_URL, or unset PETSTORE_POSTGRES_REPLICA_URLS"},
+		{name: "a listen URL without PostgreSQL", args: []string{"-store", "memory", "-postgres-listen", url},
+			wantErr: "-postgres-listen (or PETSTORE_POSTGRES_LISTEN_URL) names where to hear of PostgreSQL's new pets, but pets are kept in memory; drop it"},
 	}
 	checkConfigs(t, tests, func(c config) choice { return choice{Store: c.store, DataFile: c.dataFile, Postgres: c.postgresURL} })
 }
