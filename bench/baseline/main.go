@@ -2,20 +2,20 @@
 // server against: a bare net/http handler that answers with bytes held in
 // memory.
 //
-// On start it seeds a running petstore server with pets (POST /pets), then
-// records that server's answers to the three requests of the load test:
-// GET /pets?limit=20, GET /pets/{id} and POST /pets. It then serves those
-// answers, with the same status, headers and body, from an http.Server
-// configured as cmd/petstore configures its own: the difference between the
-// two under the same load is the cost of the petstore handler.
+// On start it waits up to 30 seconds for a running petstore server, seeds
+// it with pets (POST /pets), then records that server's answers to the
+// three requests of the load test: GET /pets?limit=20, GET /pets/12345 and
+// POST /pets. It then serves those answers, with the same status, headers
+// and body, from an http.Server configured as cmd/petstore configures its
+// own: the difference between the two under the same load is the cost of
+// the petstore handler.
 //
 // Usage:
 //
-//	baseline -addr 127.0.0.1:18081 -target http://127.0.0.1:18080/v1 -key KEY -seed 100000
+//	baseline -addr 127.0.0.1:18081 -target http://127.0.0.1:18080/v1 -key KEY -seed 100000 [-seed-only]
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -26,15 +26,12 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 )
-
-// createBody is the pet that the load test posts.
-const createBody = `{"name":"Rex","categoryId":3,"status":"available"}`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -51,8 +48,6 @@ func run(ctx context.Context, args []string) error {
 	target := fs.String("target", "http://127.0.0.1:18080/v1", "base `URL` of the petstore server to seed and record")
 	key := fs.String("key", "", "API `key` of the petstore server")
 	seed := fs.Int("seed", 100_000, "`number` of pets to add to the petstore server before recording")
-	getID := fs.Int64("get-id", 12345, "`ID` of the pet that GET /pets/{id} asks for")
-	wait := fs.Duration("wait", 30*time.Second, "how long to wait for the petstore server to answer")
 	seedOnly := fs.Bool("seed-only", false, "seed the petstore server, then exit without serving")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -60,12 +55,8 @@ func run(ctx context.Context, args []string) error {
 	if *key == "" {
 		return errors.New("-key is required")
 	}
-	c := &client{http: &http.Client{
-		Timeout:   10 * time.Second,
-		Transport: &http.Transport{MaxIdleConnsPerHost: 16},
-	}, base: *target, key: *key}
-
-	if err := c.waitReady(ctx, *wait); err != nil {
+	c := &client{base: *target, key: *key}
+	if err := c.waitReady(ctx); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -78,20 +69,25 @@ func run(ctx context.Context, args []string) error {
 	}
 
 	var b baseline
-	var err error
-	if b.list, err = c.record(ctx, http.MethodGet, "/pets?limit=20", ""); err != nil {
-		return err
-	}
-	if b.get, err = c.record(ctx, http.MethodGet, "/pets/"+strconv.FormatInt(*getID, 10), ""); err != nil {
-		return err
-	}
-	if b.create, err = c.record(ctx, http.MethodPost, "/pets", createBody); err != nil {
-		return err
-	}
-	for _, r := range []*response{&b.list, &b.get, &b.create} {
-		if r.status >= 300 {
-			return fmt.Errorf("petstore answered %d: %s", r.status, r.body)
+	for _, r := range []struct {
+		to           *response
+		method, path string
+		body         string
+	}{
+		{&b.list, http.MethodGet, "/pets?limit=20", ""},
+		{&b.get, http.MethodGet, "/pets/12345", ""},
+		{&b.create, http.MethodPost, "/pets", `{"name":"Rex","categoryId":3,"status":"available"}`},
+	} {
+		res, body, err := c.do(ctx, r.method, r.path, r.body)
+		if err != nil {
+			return err
 		}
+		if res.StatusCode >= 300 {
+			return fmt.Errorf("petstore answered %d: %s", res.StatusCode, body)
+		}
+		// Both servers set Date on every response themselves.
+		*r.to = response{status: res.StatusCode, header: res.Header, body: body}
+		r.to.header.Del("Date")
 	}
 
 	ln, err := net.Listen("tcp", *addr)
@@ -125,13 +121,8 @@ func run(ctx context.Context, args []string) error {
 // response is a recorded answer.
 type response struct {
 	status int
-	header []headerField
+	header http.Header
 	body   []byte
-}
-
-type headerField struct {
-	key   string
-	value []string
 }
 
 // baseline serves the recorded answers: POST gets the create answer, the
@@ -149,8 +140,8 @@ func (b *baseline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resp = &b.list
 	}
 	h := w.Header()
-	for _, f := range resp.header {
-		h[f.key] = f.value
+	for k, v := range resp.header {
+		h[k] = v
 	}
 	w.WriteHeader(resp.status)
 	_, _ = w.Write(resp.body)
@@ -158,17 +149,15 @@ func (b *baseline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // client talks to the petstore server.
 type client struct {
-	http *http.Client
-	base string
-	key  string
+	base, key string
 }
 
+var httpClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+
+// do sends a request, with body as JSON when it is not "", and returns the
+// response and its body.
 func (c *client) do(ctx context.Context, method, path, body string) (*http.Response, []byte, error) {
-	var rd io.Reader
-	if body != "" {
-		rd = bytes.NewReader([]byte(body))
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, strings.NewReader(body))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -176,7 +165,7 @@ func (c *client) do(ctx context.Context, method, path, body string) (*http.Respo
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	res, err := c.http.Do(req)
+	res, err := httpClient.Do(req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -185,15 +174,15 @@ func (c *client) do(ctx context.Context, method, path, body string) (*http.Respo
 	return res, b, err
 }
 
-// waitReady polls the server until it answers or d has passed.
-func (c *client) waitReady(ctx context.Context, d time.Duration) error {
-	deadline := time.Now().Add(d)
+// waitReady polls the server until it answers, for 30 seconds at most.
+func (c *client) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		res, _, err := c.do(ctx, http.MethodGet, "/pets?limit=1", "")
+		if err == nil && res.StatusCode != http.StatusOK {
+			return fmt.Errorf("petstore answered %s to GET /pets; is -key right?", res.Status)
+		}
 		if err == nil {
-			if res.StatusCode != http.StatusOK {
-				return fmt.Errorf("petstore answered %s to GET /pets; is -key right?", res.Status)
-			}
 			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
@@ -203,28 +192,25 @@ func (c *client) waitReady(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// seed adds n pets, named "pet 1" and so on, in 7 categories, their statuses
-// cycling through none, available, pending and sold.
+// seed adds n pets from 8 goroutines, named "pet 1" and so on, in 7
+// categories, their statuses cycling through none, available, pending and
+// sold.
 func (c *client) seed(ctx context.Context, n int) error {
 	statuses := []string{"", `,"status":"available"`, `,"status":"pending"`, `,"status":"sold"`}
 	var next atomic.Int64
-	errs := make(chan error, 8)
+	var failed error
+	var once sync.Once
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			for {
-				i := next.Add(1)
-				if i > int64(n) {
-					return
-				}
-				body := `{"name":"pet ` + strconv.FormatInt(i, 10) + `","categoryId":` +
-					strconv.FormatInt(i%7+1, 10) + statuses[i%4] + `}`
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				body := fmt.Sprintf(`{"name":"pet %d","categoryId":%d%s}`, i, i%7+1, statuses[i%4])
 				res, b, err := c.do(ctx, http.MethodPost, "/pets", body)
 				if err == nil && res.StatusCode != http.StatusCreated {
 					err = fmt.Errorf("POST /pets answered %s: %s", res.Status, b)
 				}
 				if err != nil {
-					errs <- err
+					once.Do(func() { failed = err })
 					next.Store(int64(n)) // stop the others
 					return
 				}
@@ -232,22 +218,5 @@ func (c *client) seed(ctx context.Context, n int) error {
 		})
 	}
 	wg.Wait()
-	close(errs)
-	return <-errs
-}
-
-// record sends one request and keeps its answer, without the Date header,
-// which net/http sets on every response of both servers.
-func (c *client) record(ctx context.Context, method, path, body string) (response, error) {
-	res, b, err := c.do(ctx, method, path, body)
-	if err != nil {
-		return response{}, err
-	}
-	r := response{status: res.StatusCode, body: b}
-	for k, v := range res.Header {
-		if k != "Date" {
-			r.header = append(r.header, headerField{key: k, value: v})
-		}
-	}
-	return r, nil
+	return failed
 }
