@@ -26,16 +26,14 @@ type client struct {
 	creates, lists, gets atomic.Int64 // the load phase's requests, counted by the load
 }
 
-// do sends a request and returns the response's status, headers and body.
-func (cl *client) do(ctx context.Context, method, target string, body []byte) (int, http.Header, []byte, error) {
+// call sends a request, with body as JSON when it is not nil, requires the
+// status want and decodes the answer into v strictly: no unknown fields,
+// no trailing data. It returns the answer's headers.
+func (cl *client) call(ctx context.Context, method, target string, body []byte, want int, v any) (http.Header, error) {
 	cl.requests.Add(1)
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, target, rd)
+	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, nil, err
+		return nil, err
 	}
 	req.Header.Set("Authorization", cl.auth)
 	if body != nil {
@@ -43,34 +41,36 @@ func (cl *client) do(ctx context.Context, method, target string, body []byte) (i
 	}
 	resp, err := cl.http.Do(req)
 	if err != nil {
-		return 0, nil, nil, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, nil, nil, fmt.Errorf("%s %s: reading the body: %w", method, target, err)
+		return nil, fmt.Errorf("%s %s: reading the body: %w", method, target, err)
 	}
-	return resp.StatusCode, resp.Header, b, nil
+	if resp.StatusCode != want {
+		return nil, fmt.Errorf("%s %s answered %d: %s", method, target, resp.StatusCode, b)
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return nil, fmt.Errorf("%s %s: decoding %s: %w", method, target, b, err)
+	}
+	if d.More() {
+		return nil, fmt.Errorf("%s %s: trailing data after the JSON value in %s", method, target, b)
+	}
+	return resp.Header, nil
 }
 
 // create posts p and returns the pet as the 201 answer describes it, after
 // checking that it is p with a positive ID at the Location given.
 func (cl *client) create(ctx context.Context, p petstore.NewPet) (petstore.Pet, error) {
 	cl.creates.Add(1)
-	body, err := json.Marshal(p)
-	if err != nil {
-		return petstore.Pet{}, err
-	}
-	status, h, b, err := cl.do(ctx, http.MethodPost, cl.base, body)
-	if err != nil {
-		return petstore.Pet{}, err
-	}
-	if status != http.StatusCreated {
-		return petstore.Pet{}, fmt.Errorf("POST %s answered %d: %s", cl.base, status, b)
-	}
+	body, _ := json.Marshal(p) // a NewPet always marshals
 	var got petstore.Pet
-	if err := decode(b, &got); err != nil {
-		return petstore.Pet{}, fmt.Errorf("POST %s: %w", cl.base, err)
+	h, err := cl.call(ctx, http.MethodPost, cl.base, body, http.StatusCreated, &got)
+	if err != nil {
+		return got, err
 	}
 	if got.ID < 1 || got.NewPet != p {
 		return got, fmt.Errorf("POST %s of %+v answered %+v", cl.base, p, got)
@@ -84,54 +84,25 @@ func (cl *client) create(ctx context.Context, p petstore.NewPet) (petstore.Pet, 
 // get returns the pet with the given ID; any answer but 200 is an error.
 func (cl *client) get(ctx context.Context, id int64) (petstore.Pet, error) {
 	cl.gets.Add(1)
-	target := cl.base + "/" + strconv.FormatInt(id, 10)
-	status, _, b, err := cl.do(ctx, http.MethodGet, target, nil)
-	if err != nil {
-		return petstore.Pet{}, err
-	}
-	if status != http.StatusOK {
-		return petstore.Pet{}, fmt.Errorf("GET %s answered %d: %s", target, status, b)
-	}
 	var got petstore.Pet
-	if err := decode(b, &got); err != nil {
-		return petstore.Pet{}, fmt.Errorf("GET %s: %w", target, err)
-	}
-	return got, nil
+	_, err := cl.call(ctx, http.MethodGet, cl.base+"/"+strconv.FormatInt(id, 10), nil, http.StatusOK, &got)
+	return got, err
 }
 
 // list gets the page at target, appends its pets to dst, and returns the
 // URL of the next page from the Link header, or "" on the last page.
 func (cl *client) list(ctx context.Context, target string, dst []petstore.Pet) ([]petstore.Pet, string, error) {
 	cl.lists.Add(1)
-	status, h, b, err := cl.do(ctx, http.MethodGet, target, nil)
+	var page []petstore.Pet
+	h, err := cl.call(ctx, http.MethodGet, target, nil, http.StatusOK, &page)
 	if err != nil {
 		return dst, "", err
-	}
-	if status != http.StatusOK {
-		return dst, "", fmt.Errorf("GET %s answered %d: %s", target, status, b)
-	}
-	var page []petstore.Pet
-	if err := decode(b, &page); err != nil {
-		return dst, "", fmt.Errorf("GET %s: %w", target, err)
 	}
 	next, err := nextLink(target, h.Values("Link"))
 	if err != nil {
 		return dst, "", fmt.Errorf("GET %s: %w", target, err)
 	}
 	return append(dst, page...), next, nil
-}
-
-// decode decodes one JSON value, refusing unknown fields and trailing data.
-func decode(b []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
-		return fmt.Errorf("decoding %s: %w", b, err)
-	}
-	if d.More() {
-		return fmt.Errorf("trailing data after the JSON value in %s", b)
-	}
-	return nil
 }
 
 // nextLink returns the target of the rel="next" link among the Link header
@@ -142,21 +113,17 @@ func nextLink(base string, values []string) (string, error) {
 			ref, params, ok := strings.Cut(strings.TrimSpace(link), ";")
 			ref, ok1 := strings.CutPrefix(strings.TrimSpace(ref), "<")
 			ref, ok2 := strings.CutSuffix(ref, ">")
-			if !ok || !ok1 || !ok2 {
+			r, err := url.Parse(ref)
+			if !ok || !ok1 || !ok2 || err != nil {
 				return "", fmt.Errorf("malformed Link header %q", v)
 			}
-			if strings.TrimSpace(params) != `rel="next"` {
-				continue
+			if strings.TrimSpace(params) == `rel="next"` {
+				b, err := url.Parse(base)
+				if err != nil {
+					return "", err
+				}
+				return b.ResolveReference(r).String(), nil
 			}
-			b, err := url.Parse(base)
-			if err != nil {
-				return "", err
-			}
-			r, err := url.Parse(ref)
-			if err != nil {
-				return "", fmt.Errorf("the Link header %q: %w", v, err)
-			}
-			return b.ResolveReference(r).String(), nil
 		}
 	}
 	return "", nil

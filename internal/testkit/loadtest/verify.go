@@ -35,7 +35,7 @@ func (cl *client) verify(ctx context.Context, t testing.TB, clients int, acked m
 			passed[id] |= inFilter // never listed under a filter: checked below
 		}
 	}
-	r := &reporter{t: t}
+	r := &reporter{t: t, counts: map[string]int{}}
 
 	for _, status := range statuses {
 		bit := uint8(inFilter)
@@ -52,7 +52,7 @@ func (cl *client) verify(ctx context.Context, t testing.TB, clients int, acked m
 			var err error
 			page, target, err = cl.list(ctx, target, page[:0])
 			if err != nil {
-				verifyFailed(ctx, t, err)
+				t.Fatalf("loadtest: %v", verifyError(ctx, err))
 			}
 			for _, got := range page {
 				if got.ID <= last {
@@ -133,12 +133,6 @@ func (cl *client) verify(ctx context.Context, t testing.TB, clients int, acked m
 	return verified
 }
 
-// verifyFailed stops the test after a request of the verification failed.
-func verifyFailed(ctx context.Context, t testing.TB, err error) {
-	t.Helper()
-	t.Fatalf("loadtest: %v", verifyError(ctx, err))
-}
-
 // verifyError describes the failure of a request of the verification.
 func verifyError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
@@ -158,9 +152,6 @@ type reporter struct {
 func (r *reporter) report(kind, format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.counts == nil {
-		r.counts = make(map[string]int)
-	}
 	r.counts[kind]++
 	switch n := r.counts[kind]; {
 	case n <= maxReports:
