@@ -11,17 +11,12 @@
 // unless the flags say otherwise. It prints the output of each test that
 // fails as it fails, and of each package that fails to build or to run; a
 // test still running when its package's binary stopped (a timeout's panic, a
-// crash) is printed with its output and counted as failed. A line for each
-// module comes as its last package finishes:
-//
-//	ok    github.com/petstore-go/petstore/otelpetstore  4.1s  38 passed, 0 failed, 0 skipped
-//
-// The time is the sum of its packages' test times, as go test reports them.
-// At the end come the tests skipped, grouped by reason, each group with how
-// to include those tests; then the helper tests, which no run skips: a test
-// whose skip message says that another test runs it ("run by", "in a
-// subprocess") only does its work inside that test's subprocess, and is
-// counted apart from the skips. The last line is
+// crash) is printed with its output and counted as failed. At the end come
+// the tests skipped, grouped by reason, each group with how to include
+// those tests; then the helper tests, which no run skips: a test whose skip
+// message says that another test runs it ("run by", "in a subprocess") only
+// does its work inside that test's subprocess, and is counted apart from
+// the skips. The last line is
 //
 //	N passed, N failed, N skipped
 //
@@ -41,7 +36,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 )
 
 func main() {
@@ -59,31 +53,17 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		return 1
 	}
 	patterns := strings.Fields(string(out))
-	list = exec.Command("go", append([]string{"list", "-f", "{{.ImportPath}} {{.Module.Path}}"}, patterns...)...)
-	list.Stderr = stderr
-	out, err = list.Output()
-	if err != nil {
-		fmt.Fprintf(stderr, "testall: listing the packages: %v\n", err)
-		return 1
-	}
-	moduleOf := map[string]string{}
-	for line := range strings.Lines(string(out)) {
-		if pkg, module, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
-			moduleOf[pkg] = module
-		}
-	}
 	test := exec.Command("go", append(append([]string{"test", "-json"}, withDefaults(args)...), patterns...)...)
 	test.Stderr = stderr
 	events, err := test.StdoutPipe()
+	if err == nil {
+		err = test.Start()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "testall: %v\n", err)
 		return 1
 	}
-	if err := test.Start(); err != nil {
-		fmt.Fprintf(stderr, "testall: %v\n", err)
-		return 1
-	}
-	s := newSummary(stdout, moduleOf)
+	s := newSummary(stdout)
 	readErr := s.read(events)
 	waitErr := test.Wait()
 	if readErr != nil {
@@ -122,15 +102,10 @@ func isFlag(arg, name string) bool {
 
 // event is one line of "go test -json" (see "go doc test2json").
 type event struct {
-	Action     string
-	Package    string
-	ImportPath string // of build-output and build-fail
-	Test       string
-	Output     string
-	Elapsed    float64 // seconds, on a package's or a test's last event
+	Action, Package, Test, Output string
 }
 
-// counts are the tests of a run, or of one module, by outcome.
+// counts are the tests of a run by outcome.
 type counts struct {
 	passed, failed, skipped int
 }
@@ -139,60 +114,20 @@ func (c counts) String() string {
 	return fmt.Sprintf("%d passed, %d failed, %d skipped", c.passed, c.failed, c.skipped)
 }
 
-// module is what a run has seen so far of one module's packages.
-type module struct {
-	counts
-	left    int           // packages still to finish
-	seen    bool          // a test or a package of it has finished
-	elapsed time.Duration // the sum of its packages' test times
-	broken  bool          // a package failed without a failing test
-}
-
 // summary follows the events of a run and reports on it.
 type summary struct {
 	out            io.Writer
 	total          counts
 	failedPackages int
-	moduleOf       map[string]string   // by package: its module
-	modules        map[string]*module  // by path
 	output         map[string][]string // by package and test: the lines so far
 	skips          map[string][]string // by reason: the tests skipped for it
 	helpers        []string            // tests that only run inside another's subprocess
 	failedTests    map[string]bool     // packages with a failed test
 }
 
-// newSummary returns a summary that writes to out and reports each module of
-// moduleOf (a module by package) when the last of its packages finishes.
-func newSummary(out io.Writer, moduleOf map[string]string) *summary {
-	s := &summary{
-		out:         out,
-		moduleOf:    moduleOf,
-		modules:     map[string]*module{},
-		output:      map[string][]string{},
-		skips:       map[string][]string{},
-		failedTests: map[string]bool{},
-	}
-	for _, path := range moduleOf {
-		if s.modules[path] == nil {
-			s.modules[path] = &module{}
-		}
-		s.modules[path].left++
-	}
-	return s
-}
-
-// module returns the module of pkg, or a module of pkg alone when the
-// packages listed at the start did not include it.
-func (s *summary) module(pkg string) (path string, m *module) {
-	path, ok := s.moduleOf[pkg]
-	if !ok {
-		path = pkg
-		s.moduleOf[pkg] = path
-		s.modules[path] = &module{left: 1}
-	}
-	m = s.modules[path]
-	m.seen = true
-	return path, m
+// newSummary returns a summary that writes to out.
+func newSummary(out io.Writer) *summary {
+	return &summary{out: out, output: map[string][]string{}, skips: map[string][]string{}, failedTests: map[string]bool{}}
 }
 
 // read consumes the events of r until it ends.
@@ -214,64 +149,37 @@ func (s *summary) read(r io.Reader) error {
 // handle follows one event.
 func (s *summary) handle(e event) {
 	id := e.Package + " " + e.Test
-	switch e.Action {
-	case "build-output":
+	switch {
+	case e.Action == "build-output":
 		fmt.Fprint(s.out, e.Output)
-	case "output":
+	case e.Action == "output":
 		s.output[id] = append(s.output[id], e.Output)
-	case "pass", "skip", "fail":
-		if e.Test == "" {
-			s.packageDone(e)
-		} else {
-			s.testDone(e)
+	case e.Action == "fail" && e.Test == "":
+		s.unfinished(e.Package)
+		if !s.failedTests[e.Package] {
+			// A package that failed without a failing test: it did not
+			// build, its TestMain failed, or it timed out.
+			s.failedPackages++
+			fmt.Fprintf(s.out, "--- FAIL: package %s\n%s", e.Package, strings.Join(s.output[id], ""))
 		}
-		delete(s.output, id)
-	}
-}
-
-// testDone counts a test that passed, failed or skipped.
-func (s *summary) testDone(e event) {
-	_, m := s.module(e.Package)
-	id := e.Package + " " + e.Test
-	switch e.Action {
-	case "pass":
+	case e.Test == "":
+	case e.Action == "pass":
 		s.total.passed++
-		m.passed++
-	case "skip":
+	case e.Action == "skip":
 		reason := skipReason(s.output[id])
 		if isHelper(reason) {
 			s.helpers = append(s.helpers, e.Package+"."+e.Test)
-			return
+		} else {
+			s.total.skipped++
+			s.skips[reason] = append(s.skips[reason], e.Package+"."+e.Test)
 		}
-		s.total.skipped++
-		m.skipped++
-		s.skips[reason] = append(s.skips[reason], e.Package+"."+e.Test)
-	case "fail":
+	case e.Action == "fail":
 		s.total.failed++
-		m.failed++
 		s.failedTests[e.Package] = true
 		fmt.Fprintf(s.out, "--- FAIL: %s (%s)\n%s", e.Test, e.Package, strings.Join(s.output[id], ""))
 	}
-}
-
-// packageDone follows the last event of a package, and reports its module
-// when that was the module's last package.
-func (s *summary) packageDone(e event) {
-	path, m := s.module(e.Package)
-	m.elapsed += time.Duration(e.Elapsed * float64(time.Second))
-	if e.Action == "fail" {
-		s.unfinished(e.Package, m)
-	}
-	if e.Action == "fail" && !s.failedTests[e.Package] {
-		// A package that failed without a failing test: it did not build,
-		// its TestMain failed, or it timed out.
-		m.broken = true
-		s.failedPackages++
-		fmt.Fprintf(s.out, "--- FAIL: package %s\n%s", e.Package, strings.Join(s.output[e.Package+" "], ""))
-	}
-	m.left--
-	if m.left == 0 {
-		s.report(path, m)
+	if e.Action == "pass" || e.Action == "skip" || e.Action == "fail" {
+		delete(s.output, id)
 	}
 }
 
@@ -279,7 +187,7 @@ func (s *summary) packageDone(e event) {
 // ended, with its output: when a package's binary panics or times out, the
 // panic is written to the output of the tests still running, which get no
 // event of their own after it.
-func (s *summary) unfinished(pkg string, m *module) {
+func (s *summary) unfinished(pkg string) {
 	var tests []string
 	for id := range s.output {
 		if p, test, _ := strings.Cut(id, " "); p == pkg && test != "" {
@@ -290,33 +198,10 @@ func (s *summary) unfinished(pkg string, m *module) {
 	for _, test := range tests {
 		id := pkg + " " + test
 		s.total.failed++
-		m.failed++
 		s.failedTests[pkg] = true
 		fmt.Fprintf(s.out, "--- FAIL: %s (%s) did not finish\n%s", test, pkg, strings.Join(s.output[id], ""))
 		delete(s.output, id)
 	}
-}
-
-// report prints the line of a module: ok or FAIL once its packages have
-// all finished, "stopped" when the run ended before they did.
-func (s *summary) report(path string, m *module) {
-	status := "ok"
-	switch {
-	case m.broken || m.failed > 0:
-		status = "FAIL"
-	case m.left > 0:
-		status = "stopped"
-	}
-	fmt.Fprintf(s.out, "%-4s  %s  %s  %v\n", status, path, seconds(m.elapsed), m.counts)
-	delete(s.modules, path)
-}
-
-// seconds formats d as "4.1s", or "2m24s" from a minute on.
-func seconds(d time.Duration) string {
-	if d < time.Minute {
-		return fmt.Sprintf("%.1fs", d.Seconds())
-	}
-	return d.Round(time.Second).String()
 }
 
 // skipLine matches the line of a test's output that t.Skip wrote.
@@ -356,21 +241,10 @@ func kind(reason string) (what, include string) {
 	return "", ""
 }
 
-// finish reports the modules not reported yet, the skips and the helpers,
-// then the totals, and returns the exit status: 1 when a test or a package
+// finish reports the skips and the helpers, then the totals, and returns the exit status: 1 when a test or a package
 // failed (or go test did, as goFailed says), or, under ci, when a
 // PostgreSQL or browser test was skipped.
 func (s *summary) finish(goFailed, ci bool) int {
-	var unfinished []string
-	for path, m := range s.modules {
-		if m.seen {
-			unfinished = append(unfinished, path)
-		}
-	}
-	slices.Sort(unfinished)
-	for _, path := range unfinished {
-		s.report(path, s.modules[path])
-	}
 	fmt.Fprintln(s.out)
 	type group struct {
 		reason string

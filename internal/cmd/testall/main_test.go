@@ -9,15 +9,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// modules maps the packages of stream to their modules: m (packages m,
-// m/sub and m/none), n and s.
-var modules = map[string]string{"m": "m", "m/sub": "m", "m/none": "m", "n": "n", "s": "s"}
-
-// stream is what go test -json prints for module m, with a passing test, a
-// failing one, a subtest, a helper run in a subprocess and a package with
-// no test files; module n, with three tests skipped for want of PostgreSQL,
-// one skipped in -short mode and a helper; and module s, whose package
-// does not build. Module m's last package finishes after all of n's.
+// stream is what go test -json prints for package m, with a passing test,
+// a failing one, a subtest and a helper run in a subprocess; package m/none
+// with no test files; package n, with three tests skipped for want of
+// PostgreSQL, one skipped in -short mode and a helper; and package s, which
+// does not build.
 const stream = `{"Action":"run","Package":"m","Test":"TestOK"}
 {"Action":"output","Package":"m","Test":"TestOK","Output":"=== RUN   TestOK\n"}
 {"Action":"pass","Package":"m","Test":"TestOK","Elapsed":0.1}
@@ -61,7 +57,6 @@ func TestSummary(t *testing.T) {
 	const short = "1 test skipped: skipping a test that runs the server in -short mode (n.TestSlow)\n" +
 		"\tto include them: run without -short\n"
 	const helpers = "2 helper tests, run by other tests in subprocesses, not counted (m.TestHarnessStore, n.TestLoadServer)\n"
-	const moduleN = "ok    n  2m24s  1 passed, 0 failed, 4 skipped\n"
 	tests := []struct {
 		name   string
 		stream string
@@ -73,10 +68,7 @@ func TestSummary(t *testing.T) {
 			name:   "failures",
 			stream: stream,
 			want: "--- FAIL: TestBad (m)\n=== RUN   TestBad\n    m_test.go:9: got 1, want 2\n" +
-				moduleN +
-				"FAIL  m  1.8s  4 passed, 1 failed, 0 skipped\n" +
 				"s/x.go:3:1: syntax error\n--- FAIL: package s\nFAIL\ts [build failed]\n" +
-				"FAIL  s  0.0s  0 passed, 0 failed, 0 skipped\n" +
 				"\n" + pg + short + helpers +
 				"1 package failed to build or to run (see above)\n" +
 				"5 passed, 1 failed, 4 skipped\n",
@@ -85,8 +77,7 @@ func TestSummary(t *testing.T) {
 		{
 			name:   "skips only",
 			stream: onlyPackages(stream, "n"),
-			want: moduleN +
-				"\n" + pg + short +
+			want: "\n" + pg + short +
 				"1 helper test, run by other tests in subprocesses, not counted (n.TestLoadServer)\n" +
 				"1 passed, 0 failed, 4 skipped\n",
 			status: 0,
@@ -95,24 +86,17 @@ func TestSummary(t *testing.T) {
 			name:   "skips only, CI",
 			stream: onlyPackages(stream, "n"),
 			ci:     true,
-			want: moduleN +
-				"\n" + pg + short +
+			want: "\n" + pg + short +
 				"1 helper test, run by other tests in subprocesses, not counted (n.TestLoadServer)\n" +
 				"CI=true: 3 PostgreSQL or browser tests were skipped, and CI must run them\n" +
 				"1 passed, 0 failed, 4 skipped\n",
 			status: 1,
 		},
-		{
-			name:   "stopped before a module finished",
-			stream: onlyPackages(stream, "m/sub"),
-			want:   "stopped  m  0.5s  1 passed, 0 failed, 0 skipped\n\n1 passed, 0 failed, 0 skipped\n",
-			status: 0,
-		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out strings.Builder
-			s := newSummary(&out, copyMap(modules))
+			s := newSummary(&out)
 			if err := s.read(strings.NewReader(tt.stream)); err != nil {
 				t.Fatal(err)
 			}
@@ -140,17 +124,9 @@ func onlyPackages(stream string, packages ...string) string {
 	return b.String()
 }
 
-func copyMap(m map[string]string) map[string]string {
-	c := map[string]string{}
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
-}
-
 func TestSkipOnlyShortUnderCI(t *testing.T) {
 	var out strings.Builder
-	s := newSummary(&out, map[string]string{})
+	s := newSummary(&out)
 	s.handle(event{Action: "output", Package: "r", Test: "TestSlow", Output: "    slow_test.go:5: skipping in -short mode\n"})
 	s.handle(event{Action: "skip", Package: "r", Test: "TestSlow"})
 	if status := s.finish(false, true); status != 0 {
