@@ -255,10 +255,10 @@ var storeCases = []clause[*storeT]{
 	{"list-empty", "An empty result is an empty or nil slice and no error.", testListEmpty},
 
 	// Contexts.
-	{"add-canceled", "When ctx is done, Add returns an error wrapping ctx.Err().", testAddCanceled},
-	{"get-canceled", "When ctx is done, Get returns an error wrapping ctx.Err().", testGetCanceled},
-	{"list-canceled", "When ctx is done, List returns an error wrapping ctx.Err().", testListCanceled},
-	{"deadline-exceeded", "When ctx's deadline has passed, every method returns an error wrapping context.DeadlineExceeded.", testDeadlineExceeded},
+	{"add-canceled", "When ctx is done, Add returns an error wrapping ctx.Err().", withDoneContext(context.Canceled, "Add")},
+	{"get-canceled", "When ctx is done, Get returns an error wrapping ctx.Err().", withDoneContext(context.Canceled, "Get")},
+	{"list-canceled", "When ctx is done, List returns an error wrapping ctx.Err().", withDoneContext(context.Canceled, "List")},
+	{"deadline-exceeded", "When ctx's deadline has passed, every method returns an error wrapping context.DeadlineExceeded.", withDoneContext(context.DeadlineExceeded, "Add", "Get", "List")},
 
 	// IDs over time and pagination.
 	{"ids-grow", "Once Get or List has returned a pet, no pet with a smaller ID appears later.", testIDsGrow},
@@ -419,13 +419,6 @@ func testGetUnknown(st *storeT) {
 	diff(st, "Get of IDs that no pet has", want, got)
 }
 
-// canceled returns a context that is already canceled.
-func (st *storeT) canceled() context.Context {
-	ctx, cancel := context.WithCancel(st.ctx)
-	cancel()
-	return ctx
-}
-
 // wantWrapping describes the outcome that a call with a done context must
 // have, and what it had instead.
 func wantWrapping(target error, v any, err error) (want, got string) {
@@ -436,42 +429,35 @@ func wantWrapping(target error, v any, err error) (want, got string) {
 	return want, outcome(v, err)
 }
 
-func testAddCanceled(st *storeT) {
-	p := petstore.NewPet{Name: "canceled", CategoryID: 1, Status: petstore.StatusAvailable}
-	pet, _, err := st.s.Add(st.canceled(), p, petstore.AddOptions{})
-	want, got := wantWrapping(context.Canceled, pet, err)
-	diff(st, fmt.Sprintf("Add(canceled ctx, %+v)", p), want, got)
-}
-
-func testGetCanceled(st *storeT) {
-	id := st.addN(1)[0].ID
-	pet, err := st.s.Get(st.canceled(), id)
-	want, got := wantWrapping(context.Canceled, pet, err)
-	diff(st, fmt.Sprintf("Get(canceled ctx, %d) of a pet that exists", id), want, got)
-}
-
-func testListCanceled(st *storeT) {
-	st.addN(3)
-	pets, err := st.s.List(st.canceled(), petstore.ListOptions{})
-	want, got := wantWrapping(context.Canceled, pets, err)
-	diff(st, "List(canceled ctx, ListOptions{}) of a store that holds pets", want, got)
-}
-
-func testDeadlineExceeded(st *storeT) {
-	id := st.addN(3)[0].ID
-	ctx, cancel := context.WithDeadline(st.ctx, time.Unix(0, 0))
-	defer cancel()
-	want, got := map[string]string{}, map[string]string{}
-	record := func(call string, v any, err error) {
-		want[call], got[call] = wantWrapping(context.DeadlineExceeded, v, err)
+// withDoneContext returns the test that calls each of methods with a done
+// context, canceled or, for context.DeadlineExceeded, past its deadline,
+// on a store that holds pets, and wants each to return an error wrapping
+// target.
+func withDoneContext(target error, methods ...string) func(*storeT) {
+	return func(st *storeT) {
+		id := st.addN(3)[0].ID
+		ctx, cancel := context.WithDeadline(st.ctx, time.Unix(0, 0))
+		if target == context.Canceled {
+			ctx, cancel = context.WithCancel(st.ctx)
+			cancel()
+		}
+		defer cancel()
+		want, got := map[string]string{}, map[string]string{}
+		for _, m := range methods {
+			var v any
+			var err error
+			switch m {
+			case "Add":
+				v, _, err = st.s.Add(ctx, petstore.NewPet{Name: "done", CategoryID: 1, Status: petstore.StatusAvailable}, petstore.AddOptions{})
+			case "Get":
+				v, err = st.s.Get(ctx, id)
+			case "List":
+				v, err = st.s.List(ctx, petstore.ListOptions{})
+			}
+			want[m], got[m] = wantWrapping(target, v, err)
+		}
+		diff(st, fmt.Sprintf("calls with a done context (%v) on a store that holds pets, Get of pet %d", target, id), want, got)
 	}
-	p, _, err := st.s.Add(ctx, petstore.NewPet{Name: "expired", CategoryID: 1}, petstore.AddOptions{})
-	record("Add", p, err)
-	p, err = st.s.Get(ctx, id)
-	record(fmt.Sprintf("Get(%d)", id), p, err)
-	pets, err := st.s.List(ctx, petstore.ListOptions{})
-	record("List", pets, err)
-	diff(st, "calls with a context whose deadline has passed", want, got)
 }
 
 func testConcurrentUse(st *storeT) {
