@@ -100,45 +100,32 @@ func (s *Store) TotalCalls() int {
 	return n
 }
 
-// begin counts a call of m and returns the fault that applies to it, using
-// up one of its Times.
-func (s *Store) begin(m Method) Fault {
+// inject counts a call of m and applies its fault, using up one of its
+// Times, and reports whether the call must return err instead of calling
+// the wrapped store.
+func (s *Store) inject(ctx context.Context, m Method) (bool, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.calls[m]++
 	f := s.faults[m]
-	if f.Times > 0 {
-		if f.Times == 1 {
+	if g := f; g.Times > 0 {
+		g.Times--
+		s.faults[m] = g
+		if g.Times == 0 {
 			delete(s.faults, m)
-		} else {
-			g := f
-			g.Times--
-			s.faults[m] = g
 		}
 	}
-	return f
-}
-
-// inject applies the fault for a call of m and reports whether the call
-// must return err instead of calling the wrapped store.
-func (s *Store) inject(ctx context.Context, m Method) (bool, error) {
-	f := s.begin(m)
+	s.mu.Unlock()
 	if f.Delay > 0 {
-		t := time.NewTimer(f.Delay)
 		select {
-		case <-t.C:
+		case <-time.After(f.Delay):
 		case <-ctx.Done():
-			t.Stop()
 			return true, fmt.Errorf("faultstore: %s: %w", m, ctx.Err())
 		}
 	}
 	if f.Panic != nil {
 		panic(f.Panic)
 	}
-	if f.Err != nil {
-		return true, f.Err
-	}
-	return false, nil
+	return f.Err != nil, f.Err
 }
 
 // Add injects the fault for Add, then calls the wrapped store.
