@@ -13,14 +13,6 @@ import (
 // maxReports caps the discrepancies of each kind that verify reports.
 const maxReports = 10
 
-// Checks that a created pet passes, as bits.
-const (
-	inList    = 1 << iota // listed once, as created, in the full listing
-	inFilter              // listed once under its status (pets with one)
-	byID                  // found by ID, as created
-	allChecks = inList | inFilter | byID
-)
-
 // verify checks the store against the pets acknowledged, by ID: the full
 // listing, paged through its Link headers, holds exactly them, once each,
 // as created; so does the listing under each status for the pets with that
@@ -28,22 +20,15 @@ const (
 // pets that passed every check.
 func (cl *client) verify(ctx context.Context, t testing.TB, clients int, acked map[int64]petstore.NewPet) int {
 	t.Helper()
-	passed := make(map[int64]uint8, len(acked))
-	for id, p := range acked {
-		passed[id] = 0
-		if p.Status == "" {
-			passed[id] |= inFilter // never listed under a filter: checked below
-		}
-	}
 	r := &reporter{t: t, counts: map[string]int{}}
-
+	var mu sync.Mutex
+	bad := map[int64]bool{} // the acknowledged pets that failed a check
 	for _, status := range statuses {
-		bit := uint8(inFilter)
 		target := cl.base + "?limit=" + fmt.Sprint(petstore.MaxPageSize)
-		if status == "" {
-			bit = inList
-		} else {
+		where := "the full listing"
+		if status != "" {
 			target += "&status=" + string(status)
+			where = "the listing under its status"
 		}
 		var last int64
 		var page []petstore.Pet
@@ -69,17 +54,25 @@ func (cl *client) verify(ctx context.Context, t testing.TB, clients int, acked m
 					r.report("filter", "listing with status %q holds pet %+v", status, got)
 				case seen[got.ID]:
 					r.report("duplicate", "listing with status %q holds pet %d more than once", status, got.ID)
-					passed[got.ID] &^= bit
 				default:
 					seen[got.ID] = true
-					passed[got.ID] |= bit
+					continue
 				}
+				if ok {
+					bad[got.ID] = true
+				}
+				seen[got.ID] = true
+			}
+		}
+		for id, p := range acked {
+			if !seen[id] && (status == "" || p.Status == status) {
+				r.report("missing from "+where, "pet %d, acknowledged as %+v, is missing from %s", id, p, where)
+				bad[id] = true
 			}
 		}
 	}
 
 	ids := make(chan int64)
-	found := make(chan int64)
 	var wg sync.WaitGroup
 	var failed atomic.Bool
 	for range clients {
@@ -93,44 +86,28 @@ func (cl *client) verify(ctx context.Context, t testing.TB, clients int, acked m
 					}
 				case got.ID != id || got.NewPet != acked[id]:
 					r.report("get", "GET pets/%d answered %+v; it was created as %+v", id, got, acked[id])
-				default:
-					found <- id
+					mu.Lock()
+					bad[id] = true
+					mu.Unlock()
 				}
 			}
 		})
 	}
-	go func() {
-		for id := range acked {
-			if ctx.Err() != nil || failed.Load() {
-				break
-			}
-			ids <- id
+	for id := range acked {
+		if ctx.Err() != nil || failed.Load() {
+			break
 		}
-		close(ids)
-		wg.Wait()
-		close(found)
-	}()
-	for id := range found {
-		passed[id] |= byID
+		ids <- id
 	}
+	close(ids)
+	wg.Wait()
 	if failed.Load() {
 		t.FailNow()
 	}
-
-	verified := 0
-	for id, bits := range passed {
-		if bits == allChecks {
-			verified++
-			continue
-		}
-		if bits&inList == 0 {
-			r.report("missing", "pet %d, acknowledged as %+v, is missing from the full listing", id, acked[id])
-		}
-		if bits&inFilter == 0 {
-			r.report("missing under status", "pet %d, acknowledged as %+v, is missing from the listing under its status", id, acked[id])
-		}
+	if err := ctx.Err(); err != nil {
+		t.Fatalf("loadtest: %v", verifyError(ctx, err))
 	}
-	return verified
+	return len(acked) - len(bad)
 }
 
 // verifyError describes the failure of a request of the verification.
