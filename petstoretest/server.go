@@ -45,22 +45,14 @@ type Endpoint struct {
 // only. It runs each rule of the API specification and of the package's wire
 // decisions as a subtest, named after the rule; a failure names the rule
 // that the server broke, with a diff of what the rule wants and what the
-// server answered.
-//
-// TestServer checks every response and header that a client can provoke:
-// 401 with its challenges, 400 for invalid parameters and bodies, 404, 405
-// with Allow, 413, 415 with Accept-Post, HEAD, 201 with Location, the
-// deprecation headers of GET /pets/{petId}, pagination through Link headers
-// and the status filter, and the Content-Type, Cache-Control and
-// X-Content-Type-Options headers and the error body of every response,
-// which must not repeat a credential that its request sent. It cannot
-// provoke 403, 500 or 503, and does not check them.
+// server answered. It checks every answer and header that a client can
+// provoke, and that no answer repeats a credential of its request; it
+// cannot provoke 403, 500 or 503, and does not check them.
 //
 // TestServer does not need an empty store: it creates the pets that it
-// checks, with names unique to the run, and finds them among others. It
-// leaves them in the store. It pages through every pet of the store a few
-// times, so on a store with very many pets it takes a while. The subtests
-// run one after another.
+// checks, with names unique to the run, and leaves them in the store. It
+// pages through every pet of the store a few times, so on a store with very
+// many pets it takes a while. The subtests run one after another.
 func TestServer(t *testing.T, e Endpoint) {
 	t.Helper()
 	run, err := serverRun(e)
