@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"regexp"
@@ -241,30 +242,23 @@ func kind(reason string) (what, include string) {
 	return "", ""
 }
 
-// finish reports the skips and the helpers, then the totals, and returns the exit status: 1 when a test or a package
-// failed (or go test did, as goFailed says), or, under ci, when a
+// finish reports the skips, the most common reason first, and the
+// helpers, then the totals, and returns the exit status: 1 when a test or a
+// package failed (or go test did, as goFailed says), or, under ci, when a
 // PostgreSQL or browser test was skipped.
 func (s *summary) finish(goFailed, ci bool) int {
 	fmt.Fprintln(s.out)
-	type group struct {
-		reason string
-		tests  []string
-	}
-	var groups []group
-	for reason, tests := range s.skips {
-		groups = append(groups, group{reason, tests})
-	}
-	slices.SortFunc(groups, func(a, b group) int {
-		return cmp.Or(cmp.Compare(len(b.tests), len(a.tests)), cmp.Compare(a.reason, b.reason))
-	})
+	reasons := slices.Sorted(maps.Keys(s.skips))
+	slices.SortStableFunc(reasons, func(a, b string) int { return cmp.Compare(len(s.skips[b]), len(s.skips[a])) })
 	mustRun := 0
-	for _, g := range groups {
-		what, include := kind(g.reason)
+	for _, reason := range reasons {
+		tests := s.skips[reason]
+		what, include := kind(reason)
 		if what != "" {
 			what += " "
-			mustRun += len(g.tests)
+			mustRun += len(tests)
 		}
-		fmt.Fprintf(s.out, "%d %s%s skipped: %s (%s)\n", len(g.tests), what, plural(len(g.tests), "test"), g.reason, examples(g.tests))
+		fmt.Fprintf(s.out, "%d %s%s skipped: %s (%s)\n", len(tests), what, plural(len(tests), "test"), reason, examples(tests))
 		if include != "" {
 			fmt.Fprintf(s.out, "\tto include them: %s\n", include)
 		}
