@@ -11,10 +11,12 @@
 #
 # Usage: bench/instructions.sh                 (from anywhere in the repository)
 #        AGAINST=7df4003 bench/instructions.sh
+#        HOST=1 bench/instructions.sh        (adds bench/host, the library's
+#                                             handler in a bare http.Server)
 #
 # Environment: PETS (13000, enough for the get of pet 12345), DURATION in
 # seconds of wrk per server and request (15; 16 connections), PORT (19500;
-# the script uses PORT to PORT+3). Installs valgrind and wrk with apt-get
+# the script uses PORT to PORT+4). Installs valgrind and wrk with apt-get
 # when they are missing. The servers are
 # built with CGO_ENABLED=0 and run with GODEBUG=asyncpreemptoff=1, without
 # which callgrind stops on Go's preemption signals. It takes about seven
@@ -52,6 +54,10 @@ if [ -n "${AGAINST:-}" ]; then
 	(cd "$work/against-src/cmd/petstore" && go build -o "$work/against" .)
 	servers+=(against)
 fi
+if [ "${HOST:-0}" = 1 ]; then
+	(cd "$root" && go build -o "$work/host" ./bench/host)
+	servers+=(host)
+fi
 
 # flags BINARY: the flags of load.sh for a cmd/petstore build (see there).
 flags() {
@@ -72,7 +78,7 @@ waitport() {
 	exit 1
 }
 
-declare -A pid_of port_of=([petstore]=$((PORT + 1)) [against]=$((PORT + 2)) [baseline]=$((PORT + 3)))
+declare -A pid_of port_of=([petstore]=$((PORT + 1)) [against]=$((PORT + 2)) [baseline]=$((PORT + 3)) [host]=$((PORT + 4)))
 # The baseline records its answers from a petstore server that runs natively.
 "$work/petstore" $(flags "$work/petstore") -addr "127.0.0.1:$PORT" >"$work/recorded.log" 2>&1 &
 pids+=($!)
@@ -80,6 +86,8 @@ waitport "$PORT"
 for s in "${servers[@]}"; do
 	if [ "$s" = baseline ]; then
 		cmd=("$work/baseline" -addr "127.0.0.1:${port_of[$s]}" -target "http://127.0.0.1:$PORT/v1" -key "$KEY" -seed "$PETS")
+	elif [ "$s" = host ]; then
+		cmd=("$work/host" -addr "127.0.0.1:${port_of[$s]}" -key "$KEY")
 	else
 		cmd=("$work/$s" $(flags "$work/$s") -addr "127.0.0.1:${port_of[$s]}")
 	fi
@@ -87,7 +95,7 @@ for s in "${servers[@]}"; do
 	pids+=($!)
 	pid_of[$s]=$!
 done
-for s in petstore against; do
+for s in petstore against host; do
 	if [ -n "${pid_of[$s]:-}" ]; then
 		waitport "${port_of[$s]}"
 		"$work/baseline" -seed-only -target "http://127.0.0.1:${port_of[$s]}/v1" -key "$KEY" -seed "$PETS" >/dev/null

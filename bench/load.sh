@@ -27,7 +27,11 @@
 # on, started with -admin-addr on PORT+6 and serving on PORT+5, seeded the
 # same way, in the same rounds, and the ratios metrics/petstore of requests
 # per second and of CPU time per request; at the end it prints the requests
-# that its /metrics counted). Installs wrk with apt-get when it is missing.
+# that its /metrics counted). HOST (0; 1: also the library's handler over
+# memstore in a bare http.Server, bench/host, on PORT+7, seeded the same way,
+# in the same rounds, and the ratios petstore/host: what cmd/petstore costs
+# over a host that mounts the library). Installs wrk with apt-get when it is
+# missing.
 # With the defaults the script takes about four minutes, a minute and a half
 # more for each of TLS=1, METRICS=1 and AGAINST.
 #
@@ -48,6 +52,7 @@ PIN=${PIN:-1}
 PORT=${PORT:-18080}
 TLS=${TLS:-0}
 METRICS=${METRICS:-0}
+HOST=${HOST:-0}
 KEY=load-test-key-0123456789
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -98,6 +103,11 @@ fi
 if [ "$METRICS" = 1 ]; then
 	servers+=(metrics)
 	url[metrics]=http://127.0.0.1:$((PORT + 5))/v1
+fi
+if [ "$HOST" = 1 ]; then
+	servers+=(host)
+	url[host]=http://127.0.0.1:$((PORT + 7))/v1
+	(cd "$root" && go build -o "$work/host" ./bench/host)
 fi
 
 # memory_store BINARY: the flag that keeps the pets of a cmd/petstore build
@@ -163,6 +173,10 @@ if [ "$METRICS" = 1 ]; then
 		-admin-addr "127.0.0.1:$((PORT + 6))"
 	"$work/baseline" -seed-only -target "${url[metrics]}" -key "$KEY" -seed "$PETS" >&2
 fi
+if [ "$HOST" = 1 ]; then
+	start host "$work/host" -addr "127.0.0.1:$((PORT + 7))" -key "$KEY"
+	"$work/baseline" -seed-only -target "${url[host]}" -key "$KEY" -seed "$PETS" >&2
+fi
 
 # cpu_ticks PID: the CPU time that process PID has used, in clock ticks.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
@@ -200,7 +214,7 @@ run() {
 load() { uptime | sed 's/.*load average: //'; }
 
 ops=(list get create)
-declare -A ratios tls_ratios against_ratios metrics_ratios metrics_cpu rps cpu tls_cpu
+declare -A ratios tls_ratios host_ratios against_ratios metrics_ratios metrics_cpu rps cpu tls_cpu
 echo "$(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3)"
 echo "wrk -t $THREADS -c $CONNECTIONS, $ROUNDS rounds of ${DURATION}s per server and request, pinned: $([ "$PIN" = 1 ] && echo yes || echo no), niceness: ${NICE:-0}"
 echo "servers: ${servers[*]}$([ "$TLS" = 1 ] && echo " (petstore: plain HTTP; https: the same server over HTTPS)"); load average at the start: $(load)"
@@ -241,6 +255,11 @@ for round in $(seq "$ROUNDS"); do
 			r=$(awk -v m="${us[metrics]}" -v p="${us[petstore]}" 'BEGIN { printf "%.3f", m / p }')
 			metrics_cpu[$op]+="$r "
 			line+=" (CPU $r)"
+		fi
+		if [ "$HOST" = 1 ]; then
+			r=$(awk -v p="${got[petstore]}" -v h="${got[host]}" 'BEGIN { printf "%.3f", p / h }')
+			host_ratios[$op]+="$r "
+			line+="  petstore/host $r"
 		fi
 		if [ -n "${AGAINST:-}" ]; then
 			r=$(awk -v p="${got[petstore]}" -v a="${got[against]}" 'BEGIN { printf "%.3f", p / a }')
@@ -307,6 +326,13 @@ if [ "$METRICS" = 1 ]; then
 	echo "requests that the metrics server's /metrics counted (seeding and warm-up included), by route, method and status:"
 	curl -s "http://127.0.0.1:$((PORT + 6))/metrics" | grep '^http_server_request_duration_seconds_count' |
 		sed -E 's/^[^{]*[{](.*)[}] (.*)$/\2 \1/; s/,?otel_scope_[a-z_]+="[^"]*"//g'
+fi
+if [ "$HOST" = 1 ]; then
+	echo
+	echo "ratio of requests per second, petstore / host (the library in a bare http.Server), over $ROUNDS rounds:"
+	for op in "${ops[@]}"; do
+		printf '%-6s %s  (target: median >= 0.98)\n' "$op" "$(spread %.3f ${host_ratios[$op]})"
+	done
 fi
 if [ -n "${AGAINST:-}" ]; then
 	echo

@@ -1,16 +1,26 @@
 // Command attacks measures what hostile clients do to cmd/petstore on its
 // defaults: it starts the server built at -bin with a self-signed
-// certificate on a free loopback port, and a victim, a client with a key of
-// its own that sends a list and a create every 20 ms over HTTP/1.1. For
-// each attack it prints the victim's p99 with no attack and under the
-// attack, its errors, and the server's peak resident memory during the
-// attack. Each attack lasts -for; the run is bounded by their sum.
+// certificate on a free loopback port, and a victim, a client process with
+// a key of its own that sends a list and a create every 20 ms over
+// HTTP/1.1. For each attack it prints the victim's p99 with no attack and
+// under the attack, its errors, whether the p99 under attack stays within
+// twice the quiet one plus 5 ms, and the peak resident memory of the server
+// (and of nginx) during the attack. Each attack, and each quiet phase
+// before it, lasts -for.
 //
 // The attacks: 100 connections without a key that ask for the docs bundle
 // and never read it; one key dripping bodies a byte a second on 400
 // connections; one key sending as fast as it can on 300 connections; 32
-// HTTP/2 connections of 32 streams each dripping bodies; and HTTP/2 rapid
-// reset without a key (HEADERS then RST_STREAM, redialling when closed).
+// HTTP/2 connections of 32 streams each dripping bodies; requests without a
+// key as fast as they can on 64 connections; and HTTP/2 rapid reset without
+// a key (HEADERS then RST_STREAM, redialling when closed).
+//
+// With -nginx the server runs on plain HTTP under /store/v1 behind nginx
+// with the configuration of docs/operating.md, and everything goes through
+// nginx. The server (and nginx) run on CPU 0, the attackers and the victim
+// on the others (-pin=false leaves them where the system puts them); the
+// attackers connect from 127.0.0.2 and the victim from 127.0.0.3, as
+// clients of different addresses.
 //
 // With -idle N or -h2 N it measures instead what the server holds for a
 // connection: the growth of its resident memory with N idle HTTP/1.1
@@ -23,12 +33,9 @@
 //
 //	go build -o /tmp/petstore ./cmd/petstore
 //	go run ./bench/attacks -bin /tmp/petstore
+//	go run ./bench/attacks -bin /tmp/petstore -nginx
 //	go run ./bench/attacks -bin /tmp/petstore -idle 2000
 //	go run ./bench/attacks -bin /tmp/petstore -h2 20
-//
-// The attackers and the victim share this process and the machine's
-// cores with the server: on a shared machine, read the figures as an
-// upper bound of the harm.
 package main
 
 import (
@@ -52,6 +59,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,6 +67,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/petstore-go/petstore/internal/testkit/nginx"
 )
 
 const (
@@ -67,12 +77,25 @@ const (
 	dripBody    = `{"name":"drip","categoryId":1}`
 )
 
+// The addresses that the attackers and the victim connect from.
+var (
+	attackerAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}
+	victimAddr   = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 3)}
+)
+
 func main() {
 	bin := flag.String("bin", "", "the cmd/petstore executable")
 	dur := flag.Duration("for", 10*time.Second, "how long each attack, and each quiet phase, lasts")
 	idle := flag.Int("idle", 0, "measure the memory of this many idle HTTP/1.1 connections instead")
 	h2 := flag.Int("h2", 0, "measure the memory of this many HTTP/2 connections at their stream limit instead")
+	proxy := flag.Bool("nginx", false, "put nginx with the configuration of docs/operating.md in front of the server")
+	pin := flag.Bool("pin", true, "run the server and nginx on CPU 0, the attackers and the victim on the others")
+	victim := flag.String("victim", "", "run as the victim against this base URL for -for, and print what it saw")
 	flag.Parse()
+	if *victim != "" {
+		runVictim(*victim, *dur)
+		return
+	}
 	if *bin == "" {
 		log.Fatal("-bin is required")
 	}
@@ -82,11 +105,22 @@ func main() {
 	}
 	defer os.RemoveAll(dir)
 	cert, key := selfSigned(dir)
-	args := []string{"-addr", "127.0.0.1:0", "-store", "memory", "-tls-cert", cert, "-tls-key", key}
+	var wrap []string
+	if *pin && runtime.NumCPU() >= 2 {
+		wrap = []string{"taskset", "-c", "0"}
+		taskset(os.Getpid(), "1-"+strconv.Itoa(runtime.NumCPU()-1))
+	}
+	args := []string{*bin, "-addr", "127.0.0.1:0", "-store", "memory"}
+	if *proxy {
+		args = append(args, "-base-path", "/store/v1")
+	} else {
+		args = append(args, "-tls-cert", cert, "-tls-key", key)
+	}
 	if *idle > 0 || *h2 > 0 {
 		args = append(args, "-read-limit", "off", "-create-limit", "off", "-max-in-flight", "0")
 	}
-	cmd := exec.Command(*bin, args...)
+	args = append(wrap, args...)
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "PETSTORE_API_KEYS=mallory:"+attackerKey+",victor:"+victimKey)
 	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = io.Discard
@@ -102,9 +136,20 @@ func main() {
 		}
 	}
 	go io.Copy(io.Discard, out)
-	addr := strings.Split(strings.TrimPrefix(base, "https://"), "/")[0]
-	path := strings.TrimPrefix(base, "https://"+addr)
-	s := &server{pid: cmd.Process.Pid, addr: addr, base: base, path: path}
+	_, addr, _ := strings.Cut(base, "://")
+	addr, path, _ := strings.Cut(addr, "/")
+	s := &server{pids: []int{cmd.Process.Pid}, addr: addr, base: base, path: "/" + path}
+	if *proxy {
+		p := startNginx(dir, addr, cert, key)
+		defer p.Stop()
+		if wrap != nil {
+			for _, pid := range append([]int{p.Pid()}, children(p.Pid())...) {
+				taskset(pid, "0")
+			}
+		}
+		s.addr, s.base = p.Addr, "https://"+p.Addr+s.path
+		s.pids = append(s.pids, p.Pid())
+	}
 	if *idle > 0 || *h2 > 0 {
 		connMemory(s, *idle, *h2)
 		return
@@ -123,18 +168,74 @@ func main() {
 				s.path, attackerKey, len(dripBody))
 			connAttack(ctx, s, 400, head, dripBody, true)
 		}},
-		{"one key as fast as it can, 300 connections", func(ctx context.Context, s *server) { floodAttack(ctx, s, 300) }},
+		{"one key as fast as it can, 300 connections", func(ctx context.Context, s *server) { floodAttack(ctx, s, 300, attackerKey) }},
 		{"HTTP/2, 32 connections x 32 streams dripping bodies, one key", func(ctx context.Context, s *server) { h2Attack(ctx, s, 32, 32) }},
+		{"no key as fast as it can, 64 connections", func(ctx context.Context, s *server) { floodAttack(ctx, s, 64, "") }},
 		{"HTTP/2 rapid reset, no key, 8 connections", func(ctx context.Context, s *server) { rapidReset(ctx, s, 8) }},
 	}
 	for _, a := range attacks {
 		quiet := measure(s, *dur, nil)
 		loud := measure(s, *dur, a.run)
-		fmt.Printf("%s:\n  victim p99 %v quiet (%d requests, %d errors), %v under attack (%d requests, %d errors: %v); server peak RSS %d MB (%d MB quiet)\n",
-			a.name, quiet.p99.Round(100*time.Microsecond), quiet.n, len(quiet.errs), loud.p99.Round(100*time.Microsecond), loud.n, len(loud.errs),
-			first(loud.errs), loud.peakKB/1024, quiet.peakKB/1024)
+		line := 2*quiet.p99 + 5*time.Millisecond
+		verdict := "within"
+		if loud.p99 > line || loud.errs > 0 {
+			verdict = "NOT within"
+		}
+		fmt.Printf("%s:\n  victim p99 %v quiet (%d requests, %d errors), %v under attack (%d requests, %d errors: %s), %s 2x quiet + 5 ms (%v); peak RSS %s\n",
+			a.name, quiet.p99.Round(100*time.Microsecond), quiet.n, quiet.errs, loud.p99.Round(100*time.Microsecond), loud.n, loud.errs, loud.first,
+			verdict, line.Round(100*time.Microsecond), loud.peak)
 		time.Sleep(2 * time.Second) // for the attack's connections to go
 	}
+}
+
+// startNginx starts nginx in dir with the configuration of
+// docs/operating.md in front of the server at upstream, on a free port.
+func startNginx(dir, upstream, cert, key string) *nginx.Proxy {
+	bin, err := nginx.Binary()
+	if err != nil {
+		log.Fatal(err)
+	}
+	doc, err := os.ReadFile("docs/operating.md")
+	if err != nil {
+		log.Fatalf("%v (run from the repository's root)", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	listen := ln.Addr().String()
+	ln.Close()
+	conf, err := nginx.Config(doc, upstream, listen, cert, key)
+	if err != nil {
+		log.Fatal(err)
+	}
+	p, err := nginx.Start(bin, dir, listen, conf)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return p
+}
+
+// taskset puts every thread of the process pid on cpus.
+func taskset(pid int, cpus string) {
+	if out, err := exec.Command("taskset", "-a", "-p", "-c", cpus, strconv.Itoa(pid)).CombinedOutput(); err != nil {
+		log.Fatalf("taskset: %v: %s", err, out)
+	}
+}
+
+// children returns the processes whose parent is pid.
+func children(pid int) []int {
+	var kids []int
+	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, w := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(w); err == nil {
+				kids = append(kids, n)
+			}
+		}
+	}
+	return kids
 }
 
 // connMemory prints the growth of the server's memory with idle HTTP/1.1
@@ -142,7 +243,7 @@ func main() {
 func connMemory(s *server, idle, h2 int) {
 	settle := func() int {
 		time.Sleep(2 * time.Second)
-		return rss(s.pid)
+		return rss(s.pids[0])
 	}
 	before := settle()
 	ctx := context.Background()
@@ -177,22 +278,22 @@ func connMemory(s *server, idle, h2 int) {
 	fmt.Printf("%d %s: RSS %d -> %d KiB, %.1f KiB a connection\n", n, kind, before, after, float64(after-before)/float64(n))
 }
 
-// server is the server under attack.
+// server is the server under attack, or nginx in front of it.
 type server struct {
-	pid              int
+	pids             []int // the server's process, and nginx's master
 	addr, base, path string
 }
 
 // phase is what measure saw.
 type phase struct {
-	p99    time.Duration
-	n      int
-	errs   []string
-	peakKB int
+	p99     time.Duration
+	n, errs int
+	first   string
+	peak    string
 }
 
 // measure runs the victim for d, with attack (nil for none) going on, and
-// samples the server's resident memory.
+// samples the resident memory of the server and of nginx.
 func measure(s *server, d time.Duration, attack func(context.Context, *server)) phase {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
@@ -200,25 +301,60 @@ func measure(s *server, d time.Duration, attack func(context.Context, *server)) 
 	if attack != nil {
 		wg.Go(func() { attack(ctx, s) })
 	}
-	var peak atomic.Int64
+	peaks := make([]atomic.Int64, len(s.pids))
 	wg.Go(func() {
 		for ctx.Err() == nil {
-			peak.Store(max(peak.Load(), int64(rss(s.pid))))
+			for i, pid := range s.pids {
+				kb := rss(pid)
+				for _, kid := range children(pid) {
+					kb += rss(kid)
+				}
+				peaks[i].Store(max(peaks[i].Load(), int64(kb)))
+			}
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
+	out, err := exec.Command(os.Args[0], "-victim", s.base, "-for", d.String()).Output()
+	cancel()
+	wg.Wait()
+	if err != nil {
+		log.Fatalf("victim: %v", err)
+	}
 	var p phase
-	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, TLSNextProto: map[string]func(string, *tls.Conn) http.RoundTripper{}}
+	var ns int64
+	f := strings.SplitN(strings.TrimSpace(string(out)), " ", 4)
+	ns, _ = strconv.ParseInt(f[0], 10, 64)
+	p.p99 = time.Duration(ns)
+	p.n, _ = strconv.Atoi(f[1])
+	p.errs, _ = strconv.Atoi(f[2])
+	p.first = f[3]
+	p.peak = fmt.Sprintf("server %d MB", peaks[0].Load()/1024)
+	if len(peaks) > 1 {
+		p.peak += fmt.Sprintf(", nginx %d MB", peaks[1].Load()/1024)
+	}
+	return p
+}
+
+// runVictim sends a list and a create in turn every 20 ms for d, from
+// victimAddr, and prints the p99 in nanoseconds, the requests, the errors
+// and the first of them.
+func runVictim(base string, d time.Duration) {
+	tr := &http.Transport{
+		DialContext:     (&net.Dialer{LocalAddr: victimAddr}).DialContext,
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
+		TLSNextProto:    map[string]func(string, *tls.Conn) http.RoundTripper{},
+	}
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	var took []time.Duration
+	var errs []string
 	tick := time.NewTicker(20 * time.Millisecond)
-	for i := 0; ctx.Err() == nil; i++ {
+	for end, i := time.Now().Add(d), 0; time.Now().Before(end); i++ {
 		<-tick.C
 		var req *http.Request
 		if i%2 == 0 {
-			req, _ = http.NewRequest("GET", s.base+"/pets?limit=10", nil)
+			req, _ = http.NewRequest("GET", base+"/pets?limit=10", nil)
 		} else {
-			req, _ = http.NewRequest("POST", s.base+"/pets", strings.NewReader(`{"name":"victim","categoryId":1}`))
+			req, _ = http.NewRequest("POST", base+"/pets", strings.NewReader(`{"name":"victim","categoryId":1}`))
 			req.Header.Set("Content-Type", "application/json")
 		}
 		req.Header.Set("Authorization", "Bearer "+victimKey)
@@ -233,34 +369,22 @@ func measure(s *server, d time.Duration, attack func(context.Context, *server)) 
 		}
 		took = append(took, time.Since(start))
 		if err != nil {
-			p.errs = append(p.errs, err.Error())
+			errs = append(errs, err.Error())
 		}
 	}
-	tick.Stop()
-	tr.CloseIdleConnections()
-	cancel()
-	wg.Wait()
 	slices.Sort(took)
-	p.n = len(took)
-	if p.n > 0 {
-		p.p99 = took[p.n*99/100]
+	first := "none"
+	if len(errs) > 0 {
+		first = errs[0]
 	}
-	p.peakKB = int(peak.Load())
-	return p
-}
-
-func first(errs []string) string {
-	if len(errs) == 0 {
-		return "none"
-	}
-	return errs[0]
+	fmt.Println(int64(took[len(took)*99/100]), len(took), len(errs), first)
 }
 
 // dialTLS dials the server over TLS offering only proto, with a small
 // receive buffer when small is set, as a client that does not read would
 // arrange.
 func dialTLS(ctx context.Context, s *server, proto string, small bool) (net.Conn, error) {
-	d := &net.Dialer{}
+	d := &net.Dialer{LocalAddr: attackerAddr}
 	if small {
 		d.Control = func(_, _ string, c syscall.RawConn) error {
 			return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
@@ -344,10 +468,10 @@ func dripTo(ctx context.Context, done <-chan struct{}, conn net.Conn, body strin
 	}
 }
 
-// floodAttack sends requests with the attacker's key on n connections
+// floodAttack sends requests with key (none when empty) on n connections
 // until ctx is done, one in flight on each, the next as soon as the last is
 // answered: lists and creates in turn.
-func floodAttack(ctx context.Context, s *server, n int) {
+func floodAttack(ctx context.Context, s *server, n int, key string) {
 	const body = `{"name":"flood","categoryId":1}`
 	var wg sync.WaitGroup
 	for range n {
@@ -364,12 +488,16 @@ func floodAttack(ctx context.Context, s *server, n int) {
 					}
 					br = bufio.NewReader(conn)
 				}
+				auth := ""
+				if key != "" {
+					auth = "Authorization: Bearer " + key + "\r\n"
+				}
 				var req string
 				if i%2 == 0 {
-					req = fmt.Sprintf("GET %s/pets?limit=100 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", s.path, attackerKey)
+					req = fmt.Sprintf("GET %s/pets?limit=100 HTTP/1.1\r\nHost: x\r\n%s\r\n", s.path, auth)
 				} else {
-					req = fmt.Sprintf("POST %s/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
-						"Content-Length: %d\r\n\r\n%s", s.path, attackerKey, len(body), body)
+					req = fmt.Sprintf("POST %s/pets HTTP/1.1\r\nHost: x\r\n%sContent-Type: application/json\r\n"+
+						"Content-Length: %d\r\n\r\n%s", s.path, auth, len(body), body)
 				}
 				conn.SetDeadline(time.Now().Add(10 * time.Second))
 				_, err := io.WriteString(conn, req)
@@ -401,6 +529,7 @@ func h2Attack(ctx context.Context, s *server, conns, streams int) {
 	var wg sync.WaitGroup
 	for range conns {
 		tr := &http.Transport{
+			DialContext:       (&net.Dialer{LocalAddr: attackerAddr}).DialContext,
 			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true},
 			ForceAttemptHTTP2: true,
 			MaxConnsPerHost:   1,
