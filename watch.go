@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -119,20 +118,7 @@ func defaultWatch() Watch {
 // wantsStream reports whether r asks for a watch: one of its Accept media
 // ranges is text/event-stream, without q=0. A client that asks for JSON, or
 // for anything, is answered a page of JSON.
-func wantsStream(r *http.Request) bool {
-	for _, v := range r.Header["Accept"] {
-		for v != "" {
-			var mr string
-			mr, v, _ = strings.Cut(v, ",")
-			typ, params, _ := strings.Cut(mr, ";")
-			if strings.EqualFold(strings.TrimSpace(typ), "text/event-stream") {
-				q := strings.ReplaceAll(params, " ", "")
-				return !strings.HasPrefix(q, "q=0") || strings.Trim(q[2:], "0.") != ""
-			}
-		}
-	}
-	return false
-}
+func wantsStream(r *http.Request) bool { return accepts(r.Header["Accept"], "text/event-stream") }
 
 // watchPage is the most pets read by one store call of a watch, and sent
 // in one write.
