@@ -303,17 +303,18 @@ type Credential struct {
 func WithCredential(c Credential) Option {
 	return optionFunc(func(cfg *config) error {
 		var missing []string
-		if c.From == nil {
-			missing = append(missing, "From (the function that reads a request's credential)")
-		}
-		if c.Challenge == "" {
-			missing = append(missing, "Challenge (the WWW-Authenticate value, such as `TeamToken realm=\"petstore\"`)")
-		}
-		if c.Missing == "" {
-			missing = append(missing, "Missing (the message of a 401 without a credential)")
-		}
-		if c.Rejected == "" {
-			missing = append(missing, "Rejected (the message of a 401 with a rejected credential)")
+		for _, f := range []struct {
+			unset bool
+			name  string
+		}{
+			{c.From == nil, "From (the function that reads a request's credential)"},
+			{c.Challenge == "", "Challenge (the WWW-Authenticate value, such as `TeamToken realm=\"petstore\"`)"},
+			{c.Missing == "", "Missing (the message of a 401 without a credential)"},
+			{c.Rejected == "", "Rejected (the message of a 401 with a rejected credential)"},
+		} {
+			if f.unset {
+				missing = append(missing, f.name)
+			}
 		}
 		if len(missing) > 0 {
 			return fmt.Errorf("WithCredential: set %s", strings.Join(missing, ", "))
