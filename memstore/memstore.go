@@ -1,8 +1,7 @@
-// Package memstore is an in-memory petstore.Store: pets in a slice and
-// idempotency keys in a map, under one mutex. Its pets are lost when the
-// process exits (sqlitestore and pgstore keep them): use it in tests and in
-// development. It assigns IDs 1, 2, 3 and so on, never reused; the pets that
-// Get and List return are copies.
+// Package memstore is an in-memory petstore.Store for tests and development:
+// pets in a slice and idempotency keys in a map, under one mutex, lost when
+// the process exits (sqlitestore and pgstore keep them). It assigns IDs 1, 2,
+// 3 and so on, never reused; the pets that Get and List return are copies.
 package memstore
 
 import (
@@ -25,15 +24,14 @@ type Store struct {
 	now       func() time.Time // nil: time.Now
 
 	mu       sync.RWMutex
-	recs     []record                     // the pet with ID i+1 at i, but for its ID and name
+	recs     []record                     // the pet with ID i+1 at i
 	names    []byte                       // the pets' names, end to end
 	byStatus map[petstore.Status][]int64  // the IDs of the pets with each status, ascending
 	keys     map[idempotencyKey]storedKey // the idempotency keys held
 	queue    []queuedKey                  // the same keys, the oldest first
 	epoch    time.Time                    // the first reading of the clock
 	pruned   int64                        // keys dropped, ever
-
-	wakes wake.Set // the watchers of NotifyAdds
+	wakes    wake.Set                     // the watchers of NotifyAdds, under a lock of their own
 }
 
 var _ petstore.Store = (*Store)(nil)
@@ -54,32 +52,27 @@ var statuses = [...]petstore.Status{"", petstore.StatusAvailable, petstore.Statu
 // idempotencyKey is an idempotency key in the scope of its principal.
 type idempotencyKey struct{ principal, key string }
 
-// storedKey is the ID of a key's pet, and when the key was stored, in
-// nanoseconds of the store's clock.
+// storedKey is the ID of a key's pet, and when (by clock) it was stored;
+// a queuedKey is a key in the queue of keys to forget.
 type storedKey struct{ id, at int64 }
-
-// queuedKey is a key in the queue of keys to forget.
 type queuedKey struct {
 	key idempotencyKey
 	storedKey
 }
 
-// pruneStep is the most expired keys an Add forgets: more than the one it
-// may store, so the keys held level off at one retention's worth.
+// pruneStep is the most expired keys an Add forgets: more than it stores.
 const pruneStep = 4
 
 // An Option configures a Store made by New.
 type Option func(*Store)
 
-// WithKeyRetention sets how long the store keeps an idempotency key after
-// the Add that stored it. The default, and the least, is
-// petstore.MinKeyRetention (24 hours): a shorter d is raised to it.
+// WithKeyRetention sets how long the store keeps an idempotency key after its
+// Add: at least, and by default, petstore.MinKeyRetention (24 hours).
 func WithKeyRetention(d time.Duration) Option {
 	return func(s *Store) { s.retention = max(d, petstore.MinKeyRetention) }
 }
 
-// WithClock sets the clock by which keys age. The default is time.Now; a
-// test moves its own clock past the retention to see keys forgotten.
+// WithClock sets the clock by which keys age. The default is time.Now.
 func WithClock(now func() time.Time) Option {
 	return func(s *Store) { s.now = now }
 }
@@ -131,20 +124,17 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 	}
 	if key.key != "" {
 		key.key = strings.Clone(key.key) // not to hold on to the request's header
-		sk := storedKey{id: pet.ID, at: now}
-		s.keys[key] = sk
-		s.queue = append(s.queue, queuedKey{key, sk})
+		s.keys[key] = storedKey{id: pet.ID, at: now}
+		s.queue = append(s.queue, queuedKey{key, s.keys[key]})
 	}
 	s.wakes.Wake()
 	return pet, false, nil
 }
 
-// NotifyAdds calls wake after each Add that stores a pet, until ctx is
-// done (see petstore.AddNotifier).
+// NotifyAdds calls wake after each Add that stores a pet, until ctx is done.
 func (s *Store) NotifyAdds(ctx context.Context, wake func()) { s.wakes.Add(ctx, wake, nil) }
 
-// Get returns the pet with the given ID, or an error wrapping
-// petstore.ErrNotFound.
+// Get returns the pet with the given ID (see petstore.Store).
 func (s *Store) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 	if err := ctx.Err(); err != nil {
 		return petstore.Pet{}, err
@@ -233,9 +223,8 @@ func (s *Store) PrunedKeys() int64 {
 	return s.pruned
 }
 
-// clock returns the time now by the store's clock, in nanoseconds since it
-// first read it: with time.Now, monotonic time, which a change of the wall
-// clock does not move. The caller holds s.mu for writing.
+// clock returns the nanoseconds since the store first read its clock
+// (monotonic with time.Now). The caller holds s.mu for writing.
 func (s *Store) clock() int64 {
 	t := time.Now()
 	if s.now != nil {
@@ -256,7 +245,6 @@ func (s *Store) prune(now, retention int64) {
 			delete(s.keys, q.key)
 		}
 		s.queue[0] = queuedKey{} // let the key's text go; append moves the rest to a new array in time
-		s.queue = s.queue[1:]
-		s.pruned++
+		s.queue, s.pruned = s.queue[1:], s.pruned+1
 	}
 }
