@@ -1,24 +1,39 @@
 package petstore_test
 
 import (
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/docspage"
 	"github.com/petstore-go/petstore/memstore"
 )
 
+// TestNewReportsConfigurationMistakes checks New's errors, each naming the
+// fix, and that CheckOptions returns word for word the error of New with a
+// store and an authenticator, so that a host can check its configuration
+// before it opens its store.
 func TestNewReportsConfigurationMistakes(t *testing.T) {
+	if err := petstore.CheckOptions(); err != nil {
+		t.Errorf("CheckOptions() = %v; a missing store and authenticator are no mistake to it", err)
+	}
 	defaultDeprecation, defaultSunset := defaultDates()
 	store := petstore.WithStore(memstore.New())
 	auth := petstore.WithAuthenticator(petstore.APIKeys("k"))
 	tests := []struct {
 		name string
 		opts []petstore.Option
-		want string // a part of the error that names the fix
+		want string // a part of the error that names the fix, or "" for none
 	}{
+		{"valid", []petstore.Option{store, auth, petstore.WithBasePath("/api/animals/v1"), petstore.WithLogger(slog.Default()), petstore.WithMaxBodyBytes(1),
+			petstore.WithRetryAfter(1500 * time.Millisecond), petstore.WithStoreTimeout(time.Second), petstore.WithDocs(docspage.Files())}, ""},
+		{"empty base path", []petstore.Option{store, auth, petstore.WithBasePath("")}, ""},
+		{"valid keys", []petstore.Option{store, petstore.WithAuthenticator(petstore.APIKeys("k1", "k2"))}, ""},
+		{"docs without the document", []petstore.Option{store, auth, petstore.WithDocs(docspage.Files()), petstore.WithOpenAPI(false)}, "WithDocs"},
+		{"two mistakes", []petstore.Option{store, auth, petstore.WithBasePath("v1"), petstore.WithMaxBodyBytes(-1)}, "WithMaxBodyBytes"},
 		{"no store", []petstore.Option{auth}, "WithStore"},
 		{"no authenticator", []petstore.Option{store}, "WithAuthenticator"},
 		{"nothing", nil, "WithStore"},
@@ -48,24 +63,20 @@ func TestNewReportsConfigurationMistakes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, err := petstore.New(tt.opts...)
-			if err == nil || h != nil {
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("New: %v", err)
+			case tt.want != "" && (err == nil || h != nil):
 				t.Fatalf("New = %v, %v; want an error", h, err)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
+			case tt.want != "" && !strings.Contains(err.Error(), tt.want):
 				t.Errorf("error %q does not contain %q", err, tt.want)
 			}
+			full := append(tt.opts[:len(tt.opts):len(tt.opts)], store, auth)
+			_, newErr := petstore.New(full...)
+			if checkErr := petstore.CheckOptions(full...); fmt.Sprint(checkErr) != fmt.Sprint(newErr) {
+				t.Errorf("CheckOptions: %v\nNew: %v\nwant the same error", checkErr, newErr)
+			}
 		})
-	}
-}
-
-func TestNewAcceptsValidOptions(t *testing.T) {
-	for _, path := range []string{"", "/v1", "/api/animals/v1"} {
-		_, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys("k")),
-			petstore.WithBasePath(path), petstore.WithLogger(slog.Default()), petstore.WithMaxBodyBytes(1),
-			petstore.WithRetryAfter(1500*time.Millisecond))
-		if err != nil {
-			t.Errorf("base path %q: %v", path, err)
-		}
 	}
 }
 
