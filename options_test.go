@@ -50,6 +50,7 @@ func TestNewReportsConfigurationMistakes(t *testing.T) {
 		{"zero date", []petstore.Option{store, auth, petstore.WithDeprecation(time.Time{}, defaultSunset)}, "WithDeprecation"},
 		{"zero retry", []petstore.Option{store, auth, petstore.WithRetryAfter(0)}, "WithRetryAfter"},
 		{"nil option", []petstore.Option{store, auth, nil}, "nil"},
+		{"negative MaxInFlight", []petstore.Option{store, auth, petstore.WithRateLimit(petstore.RateLimit{MaxInFlight: -1})}, "MaxInFlight -1"},
 		{"zero store timeout", []petstore.Option{store, auth, petstore.WithStoreTimeout(0)}, "WithStoreTimeout: 0s is not positive"},
 		{"base path not escaped", []petstore.Option{store, auth, petstore.WithBasePath("/München")}, `use "/M%C3%BCnchen"`},
 		{"base path with a space", []petstore.Option{store, auth, petstore.WithBasePath("/my pets")}, `use "/my%20pets"`},
