@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/petstore-go/petstore"
@@ -32,7 +33,11 @@ func TestNewReportsConfigurationMistakes(t *testing.T) {
 			petstore.WithRetryAfter(1500 * time.Millisecond), petstore.WithStoreTimeout(time.Second), petstore.WithDocs(docspage.Files())}, ""},
 		{"empty base path", []petstore.Option{store, auth, petstore.WithBasePath("")}, ""},
 		{"valid keys", []petstore.Option{store, petstore.WithAuthenticator(petstore.APIKeys("k1", "k2"))}, ""},
-		{"docs without the document", []petstore.Option{store, auth, petstore.WithDocs(docspage.Files()), petstore.WithOpenAPI(false)}, "WithDocs"},
+		{"docs without the document", []petstore.Option{store, auth, petstore.WithDocs(docspage.Files()), petstore.WithOpenAPI(false)}, "drop WithOpenAPI(false)"},
+		{"docs without index.html", []petstore.Option{store, auth, petstore.WithDocs(fstest.MapFS{"page.html": {}})}, "WithDocs: the page has no index.html"},
+		{"docs of no files", []petstore.Option{store, auth, petstore.WithDocs(fstest.MapFS{})}, "WithDocs: the page has no index.html"},
+		{"docs with a .txt", []petstore.Option{store, auth, petstore.WithDocs(fstest.MapFS{"index.html": {}, "notes.txt": {}})}, "WithDocs: notes.txt has no known Content-Type"},
+		{"docs with a file without extension", []petstore.Option{store, auth, petstore.WithDocs(fstest.MapFS{"index.html": {}, "LICENSE": {}})}, "WithDocs: LICENSE has no known Content-Type"},
 		{"two mistakes", []petstore.Option{store, auth, petstore.WithBasePath("v1"), petstore.WithMaxBodyBytes(-1)}, "WithMaxBodyBytes"},
 		{"no store", []petstore.Option{auth}, "WithStore"},
 		{"no authenticator", []petstore.Option{store}, "WithAuthenticator"},
