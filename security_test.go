@@ -62,8 +62,8 @@ func TestSecurityAPIKeysRejectsNearMisses(t *testing.T) {
 }
 
 // TestSecurityAPIKeysEmpty: APIKeys without keys, or with only empty keys,
-// accepts nothing, and New refuses it; empty keys beside real ones are
-// ignored.
+// accepts nothing (and New refuses it, as TestNewReportsConfigurationMistakes
+// shows); empty keys beside real ones are ignored.
 func TestSecurityAPIKeysEmpty(t *testing.T) {
 	tokens := []string{"", " ", "x", "Bearer", "null", "\x00"}
 	for _, keys := range [][]string{nil, {""}, {"", ""}} {
@@ -73,9 +73,6 @@ func TestSecurityAPIKeysEmpty(t *testing.T) {
 				t.Errorf("APIKeys(%q) accepted %q (err %v)", keys, token, err)
 			}
 		}
-		if _, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(a)); err == nil {
-			t.Errorf("New accepted APIKeys(%q), which refuses every request", keys)
-		}
 	}
 	a := petstore.APIKeys("", "k", "")
 	if _, err := a.Authenticate(context.Background(), petstore.OpGetPet, "k"); err != nil {
@@ -83,9 +80,6 @@ func TestSecurityAPIKeysEmpty(t *testing.T) {
 	}
 	if _, err := a.Authenticate(context.Background(), petstore.OpGetPet, ""); !errors.Is(err, petstore.ErrUnauthorized) {
 		t.Errorf(`APIKeys("", "k", "") accepted the empty token (err %v)`, err)
-	}
-	if _, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(a)); err != nil {
-		t.Errorf(`New refused APIKeys("", "k", ""): %v`, err)
 	}
 }
 
