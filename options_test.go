@@ -87,14 +87,3 @@ func TestNewReportsConfigurationMistakes(t *testing.T) {
 		})
 	}
 }
-
-func TestWithMaxBodyBytes(t *testing.T) {
-	env := newEnv(t, petstore.WithMaxBodyBytes(30))
-	body := `{"name":"Rex","categoryId":1}` // 29 bytes
-	if w := env.serve(newRequest(t, "POST", "/v1/pets", body, nil)); w.Code != 201 {
-		t.Errorf("29-byte body: %d, want 201", w.Code)
-	}
-	if w := env.serve(newRequest(t, "POST", "/v1/pets", body+"  ", nil)); w.Code != 413 {
-		t.Errorf("31-byte body: %d, want 413", w.Code)
-	}
-}
