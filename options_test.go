@@ -24,6 +24,9 @@ func TestNewReportsConfigurationMistakes(t *testing.T) {
 	defaultDeprecation, defaultSunset := defaultDates()
 	store := petstore.WithStore(memstore.New())
 	auth := petstore.WithAuthenticator(petstore.APIKeys("k"))
+	named := func(keys ...petstore.APIKey) []petstore.Option {
+		return []petstore.Option{store, petstore.WithAuthenticator(petstore.NamedAPIKeys(keys...))}
+	}
 	tests := []struct {
 		name string
 		opts []petstore.Option
@@ -65,6 +68,16 @@ func TestNewReportsConfigurationMistakes(t *testing.T) {
 		{"credential with the served document", []petstore.Option{store, auth, petstore.WithCredential(teamToken)},
 			"WithCredential: the served OpenAPI document and docs page describe the bearer token, which this credential replaces; add WithOpenAPI(false)"},
 		{"credential without the document", []petstore.Option{store, auth, petstore.WithCredential(teamToken), petstore.WithOpenAPI(false)}, ""},
+		{"NamedAPIKeys without a key", named(petstore.APIKey{Principal: "alice"}), "NamedAPIKeys: no key is set"},
+		{"NamedAPIKeys with a bad key", named(petstore.APIKey{Principal: "alice", Key: "a b"}), "NamedAPIKeys: key 1 of 1 has characters that no bearer token can carry"},
+		{"space in a principal", named(petstore.APIKey{Principal: "alice smith", Key: "k"}), `NamedAPIKeys: the principal of key 1 of 1 "alice smith" has a character`},
+		{"colon in a principal", named(petstore.APIKey{Principal: "a:b", Key: "k"}), `NamedAPIKeys: the principal of key 1 of 1 "a:b" has a character`},
+		{"long principal", named(petstore.APIKey{Principal: strings.Repeat("a", 65), Key: "k"}), "NamedAPIKeys: the principal of key 1 of 1 is 65 bytes long; use at most 64"},
+		{"fingerprint prefix", named(petstore.APIKey{Principal: "key-0123", Key: "k"}), "begins as a key's fingerprint does"},
+		{"token prefix", named(petstore.APIKey{Principal: "token-0123", Key: "k"}), "begins as a key's fingerprint does"},
+		{"one key, two principals", named(petstore.APIKey{Principal: "alice", Key: "k"}, petstore.APIKey{Principal: "bob", Key: "k"}),
+			`NamedAPIKeys: key 2 of 2 is an earlier key again with another principal ("bob", not "alice")`},
+		{"one key twice to one principal", named(petstore.APIKey{Principal: "alice", Key: "k"}, petstore.APIKey{Principal: "alice", Key: "k"}), ""},
 		{"negative MaxInFlight", []petstore.Option{store, auth, petstore.WithRateLimit(petstore.RateLimit{MaxInFlight: -1})}, "MaxInFlight -1"},
 		{"zero store timeout", []petstore.Option{store, auth, petstore.WithStoreTimeout(0)}, "WithStoreTimeout: 0s is not positive"},
 		{"base path not escaped", []petstore.Option{store, auth, petstore.WithBasePath("/München")}, `use "/M%C3%BCnchen"`},
