@@ -287,16 +287,8 @@ type Credential struct {
 // certificate's name. The default reads the bearer token of the
 // Authorization header (RFC 6750), answers 401 with
 // `WWW-Authenticate: Bearer realm="petstore"` (and error="invalid_token" for
-// a rejected token), and says how to send the header. For example:
-//
-//	petstore.WithCredential(petstore.Credential{
-//		From:      func(r *http.Request) string { return r.Header.Get("X-Team-Token") },
-//		Challenge: `TeamToken realm="petstore"`,
-//		Missing:   "a team token is required; send it in the header X-Team-Token",
-//		Rejected:  "the team token is not valid; send a valid one in the header X-Team-Token",
-//	})
-//
-// The Authorization header is then ignored. The OpenAPI document that the
+// a rejected token), and says how to send the header. With c, the
+// Authorization header is ignored (the example reads X-Team-Token instead). The OpenAPI document that the
 // handler serves, and so the docs page, describe bearer authentication, so
 // New refuses WithCredential unless WithOpenAPI(false) turns them off: a
 // host that changes the credential serves a document of its own, or none.
