@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 	"time"
 
@@ -97,35 +96,5 @@ func TestClientClosedRequest(t *testing.T) {
 				t.Errorf("log (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-// deadlineBody is a request body whose read fails as a read deadline that
-// a host set makes it fail, and which cancels the request's context as
-// net/http does for a connection whose read failed.
-type deadlineBody struct{ cancel context.CancelFunc }
-
-func (b deadlineBody) Read([]byte) (int, error) {
-	b.cancel()
-	return 0, os.ErrDeadlineExceeded
-}
-
-func (deadlineBody) Close() error { return nil }
-
-// TestBodyTooSlow: a body whose read deadline passed is answered 400
-// invalid_body and observed so, not as a client that went away (499), even
-// though its context is cancelled.
-func TestBodyTooSlow(t *testing.T) {
-	var observed petstore.Observation
-	store := memstore.New()
-	h := newHandler(t, store, petstore.WithObserver(func(_ context.Context, o petstore.Observation) { observed = o }))
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	r := newRequestContext(t, ctx, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`, nil)
-	r.Body = deadlineBody{cancel}
-	w := serve(h, r)
-	if w.Code != http.StatusBadRequest || observed.Status != http.StatusBadRequest || observed.Code != "invalid_body" || store.Len() != 0 {
-		t.Errorf("a body past its read deadline: %d, observed %d %q, %d pets; want 400 invalid_body and nothing stored",
-			w.Code, observed.Status, observed.Code, store.Len())
 	}
 }

@@ -16,7 +16,8 @@ import (
 // TestConformanceServer runs the HTTP conformance suite against the handler
 // mounted as hosts mount it: on its own at /v1 (empty, and holding other
 // pets), under a longer prefix behind a gorilla/mux router, and under
-// http.ServeMux with http.StripPrefix.
+// http.ServeMux as the README shows and with http.StripPrefix
+// (contracttest mounts it under chi).
 func TestConformanceServer(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -59,6 +60,15 @@ func TestConformanceServer(t *testing.T) {
 			},
 			path: "/api/animals/v1",
 			max:  4096,
+		},
+		{
+			name: "servemux",
+			mount: func(t *testing.T) http.Handler {
+				m := http.NewServeMux()
+				m.Handle("/api/v1/", newHandler(t, memstore.New(), petstore.WithBasePath("/api/v1")))
+				return m
+			},
+			path: "/api/v1",
 		},
 		{
 			name: "servemux-strip-prefix",

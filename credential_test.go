@@ -90,31 +90,6 @@ func TestWithCredentialScrubbed(t *testing.T) {
 	}
 }
 
-// TestWithCredentialRefused: New names every field that a Credential lacks,
-// and refuses to serve a document that describes another credential.
-func TestWithCredentialRefused(t *testing.T) {
-	tests := []struct {
-		name string
-		c    petstore.Credential
-		want string
-	}{
-		{"empty", petstore.Credential{}, "WithCredential: set From (the function that reads a request's credential), Challenge"},
-		{"no messages", petstore.Credential{From: teamToken.From, Challenge: "X"}, "WithCredential: set Missing (the message of a 401 without a credential), Rejected"},
-		{"challenge with a newline", petstore.Credential{From: teamToken.From, Challenge: "X\r\nSet-Cookie: a=b", Missing: "m", Rejected: "r"},
-			"cannot be a header value"},
-		{"with the served document", teamToken, "WithCredential: the served OpenAPI document and docs page describe the bearer token, " +
-			"which this credential replaces; add WithOpenAPI(false)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(testKey)), petstore.WithCredential(tt.c))
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("New: %v; want an error with %q", err, tt.want)
-			}
-		})
-	}
-}
-
 // A host whose callers send their key in X-Team-Token says so, and what
 // a caller without one is told.
 func ExampleWithCredential() {

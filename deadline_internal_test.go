@@ -14,96 +14,67 @@ import (
 func TestDeadlineCtx(t *testing.T) {
 	type key struct{}
 	parent := context.WithValue(context.Background(), key{}, "v")
-
-	t.Run("before the deadline", func(t *testing.T) {
-		c := withStoreDeadline(parent, time.Hour, false)
-		defer c.release()
-		if err := c.Err(); err != nil {
-			t.Errorf("Err = %v before the deadline", err)
-		}
-		select {
-		case <-c.Done():
-			t.Error("Done is closed before the deadline")
-		default:
-		}
-		if c.Value(key{}) != "v" {
-			t.Error("the parent's value does not pass through")
-		}
-		if d, ok := c.Deadline(); !ok || time.Until(d) < 59*time.Minute {
-			t.Errorf("Deadline = %v, %v", d, ok)
-		}
-	})
-	t.Run("deadline passed, Err asked first", func(t *testing.T) {
-		c := withStoreDeadline(parent, 0, false)
-		defer c.release()
-		if err := c.Err(); !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("Err = %v, want DeadlineExceeded", err)
-		}
-		<-c.Done() // closed already
-	})
-	t.Run("deadline passes while waiting on Done", func(t *testing.T) {
-		c := withStoreDeadline(parent, time.Millisecond, false)
-		defer c.release()
-		<-c.Done()
-		if err := c.Err(); !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("Err = %v after Done closed, want DeadlineExceeded", err)
-		}
-	})
-	t.Run("parent cancelled", func(t *testing.T) {
-		p, cancel := context.WithCancel(parent)
-		c := withStoreDeadline(p, time.Hour, false)
-		defer c.release()
-		done := c.Done()
-		cancel()
-		<-done
-		if err := c.Err(); !errors.Is(err, context.Canceled) {
-			t.Errorf("Err = %v, want Canceled", err)
-		}
-	})
-	t.Run("parent cancelled, Err asked first", func(t *testing.T) {
-		p, cancel := context.WithCancel(parent)
-		cancel()
-		c := withStoreDeadline(p, time.Hour, false)
-		defer c.release()
-		if err := c.Err(); !errors.Is(err, context.Canceled) {
-			t.Errorf("Err = %v, want Canceled", err)
-		}
-	})
-	t.Run("detached", func(t *testing.T) {
-		p, cancel := context.WithTimeout(parent, time.Nanosecond)
-		cancel()
-		c := withStoreDeadline(p, time.Hour, true)
-		defer c.release()
-		if err := c.Err(); err != nil {
-			t.Errorf("Err = %v of a context detached from its cancelled parent", err)
-		}
-		if d, _ := c.Deadline(); time.Until(d) < 59*time.Minute {
-			t.Errorf("Deadline = %v, the parent's; want the store's own", d)
-		}
-		select {
-		case <-c.Done():
-			t.Error("Done closed with the detached parent")
-		default:
-		}
-		if c.Value(key{}) != "v" {
-			t.Error("the parent's value does not pass through")
-		}
-	})
+	for _, tc := range []struct {
+		name        string
+		d           time.Duration
+		detached    bool
+		parentEnded bool // the parent's deadline has passed
+		waitDone    bool // ask for Done before the context ends, and wait on it
+		release     bool
+		want        error // nil: Err stays nil and Done open
+	}{
+		{name: "before the deadline", d: time.Hour},
+		{name: "deadline passed, Err asked first", d: 0, want: context.DeadlineExceeded},
+		{name: "deadline passes while waiting on Done", d: time.Millisecond, waitDone: true, want: context.DeadlineExceeded},
+		{name: "parent ended, Done asked first", d: time.Hour, parentEnded: true, waitDone: true, want: context.DeadlineExceeded},
+		{name: "parent ended, Err asked first", d: time.Hour, parentEnded: true, want: context.DeadlineExceeded},
+		{name: "detached from an ended parent", d: time.Hour, detached: true, parentEnded: true, waitDone: true},
+		{name: "released", d: time.Hour, waitDone: true, release: true, want: context.Canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, cancel := context.WithCancel(parent)
+			if tc.parentEnded {
+				p, cancel = context.WithTimeout(parent, -1)
+			}
+			defer cancel()
+			c := withStoreDeadline(p, tc.d, tc.detached)
+			defer c.release()
+			var done <-chan struct{}
+			if tc.waitDone {
+				done = c.Done()
+			}
+			if tc.release {
+				c.release()
+			}
+			if done != nil && tc.want != nil {
+				<-done
+			}
+			if err := c.Err(); !errors.Is(err, tc.want) {
+				t.Errorf("Err = %v, want %v", err, tc.want)
+			}
+			if c.Value(key{}) != "v" {
+				t.Error("the parent's value does not pass through")
+			}
+			if tc.want != nil {
+				<-c.Done() // closed already
+				return
+			}
+			select {
+			case <-c.Done():
+				t.Error("Done is closed before the deadline")
+			default:
+			}
+			if d, ok := c.Deadline(); !ok || time.Until(d) < 59*time.Minute {
+				t.Errorf("Deadline = %v, %v; want the store's own", d, ok)
+			}
+		})
+	}
 	t.Run("kept after release", func(t *testing.T) {
 		c := withStoreDeadline(parent, time.Hour, false)
 		c.release()
 		kept := context.WithoutCancel(c)
 		if kept.Err() != nil || kept.Value(key{}) != "v" {
 			t.Errorf("a context kept after the call: Err %v, value %v; want nil and the parent's", kept.Err(), kept.Value(key{}))
-		}
-	})
-	t.Run("released", func(t *testing.T) {
-		c := withStoreDeadline(parent, time.Hour, false)
-		done := c.Done()
-		c.release()
-		<-done
-		if err := c.Err(); !errors.Is(err, context.Canceled) {
-			t.Errorf("Err = %v after release, want Canceled as after a WithTimeout's cancel", err)
 		}
 	})
 	t.Run("a child context follows it", func(t *testing.T) {

@@ -8,12 +8,14 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/petstore-go/petstore/internal/wire"
 	"io/fs"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/petstore-go/petstore/internal/wire"
 )
 
 // docsContentTypes maps the extension of each kind of file that a page may
@@ -78,15 +80,19 @@ func serveDocsFile(contentType string, data []byte) serveFunc {
 		h := w.Header()
 		h["Content-Type"] = ct
 		h["Etag"] = etag
-		h["Cache-Control"] = docsCacheControl
-		h["Content-Security-Policy"] = docsCSP
-		h["X-Content-Type-Options"] = docsNoSniff
-		h["Referrer-Policy"] = docsReferrer
+		h.Set("Cache-Control", "no-cache")
+		// Scripts, styles, fetches and images from the page's own origin
+		// only (and images from data: URLs, which Swagger UI uses for its
+		// icons), no <base> element, and no framing by another page.
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
 		body := data
 		if gz != nil {
-			h["Vary"] = docsVary
-			if acceptsGzip(r.Header) {
-				h["Etag"], h["Content-Encoding"] = gzTag, docsGzip
+			h.Set("Vary", "Accept-Encoding")
+			if accepts(r.Header["Accept-Encoding"], "gzip", "*") {
+				h["Etag"] = gzTag
+				h.Set("Content-Encoding", "gzip")
 				body = gz
 			}
 		}
@@ -106,32 +112,20 @@ func gzipped(data []byte) []byte {
 	return b.Bytes()
 }
 
-// acceptsGzip reports whether a request's Accept-Encoding takes gzip: it
-// names gzip (or "*") without q=0.
-func acceptsGzip(h http.Header) bool {
-	for _, v := range h["Accept-Encoding"] {
+// accepts reports whether values, those of a header such as Accept or
+// Accept-Encoding, name one of names, without regard to case, and without
+// q=0.
+func accepts(values []string, names ...string) bool {
+	for _, v := range values {
 		for part := range strings.SplitSeq(v, ",") {
-			coding, params, _ := strings.Cut(part, ";")
-			coding = strings.TrimSpace(coding)
-			if !strings.EqualFold(coding, "gzip") && coding != "*" {
+			name, params, _ := strings.Cut(part, ";")
+			name = strings.TrimSpace(name)
+			if !slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, name) }) {
 				continue
 			}
 			q := strings.ReplaceAll(strings.ToLower(params), " ", "")
-			return !strings.HasPrefix(q, "q=0") || strings.HasPrefix(q, "q=0.") && strings.Trim(q[4:], "0") != ""
+			return !strings.HasPrefix(q, "q=0") || strings.Trim(q[2:], "0.") != ""
 		}
 	}
 	return false
 }
-
-// Header values of the page's files. They are never modified.
-var (
-	docsCacheControl = []string{"no-cache"}
-	// Scripts, styles, fetches and images from the page's own origin only
-	// (and images from data: URLs, which Swagger UI uses for its icons), no
-	// <base> element, and no framing by another page.
-	docsCSP      = []string{"default-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'"}
-	docsNoSniff  = []string{"nosniff"}
-	docsVary     = []string{"Accept-Encoding"}
-	docsGzip     = []string{"gzip"}
-	docsReferrer = []string{"no-referrer"}
-)

@@ -155,16 +155,6 @@ func TestDocsOff(t *testing.T) {
 	}
 }
 
-// TestDocsNeedTheDocument checks that New refuses the page without the
-// document it reads, and names the option that fixes it.
-func TestDocsNeedTheDocument(t *testing.T) {
-	_, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(testKey)),
-		petstore.WithDocs(docspage.Files()), petstore.WithOpenAPI(false))
-	if err == nil || !strings.Contains(err.Error(), "WithOpenAPI(false)") {
-		t.Errorf("New(WithDocs(docspage.Files()), WithOpenAPI(false)) = %v, want an error naming WithOpenAPI(false)", err)
-	}
-}
-
 // TestDocsPageOfTheHost serves a page of the host's own, with a file in a
 // directory, and checks that each file is served at its path below the
 // page's, byte for byte, with its Content-Type and the page's policy.
@@ -193,28 +183,5 @@ func TestDocsPageOfTheHost(t *testing.T) {
 	}
 	if resp, _ := fetch(t, srv, srv.URL+"/v1/docs/index.html", http.Header{"Authorization": {"Bearer " + testKey}}); resp.StatusCode != 404 {
 		t.Errorf("GET /v1/docs/index.html = %d, want 404: the page is served at /v1/docs only", resp.StatusCode)
-	}
-}
-
-// TestDocsPageMistakes checks that New refuses a page that it cannot serve
-// and names WithDocs and the file at fault.
-func TestDocsPageMistakes(t *testing.T) {
-	tests := map[string]struct {
-		page fstest.MapFS
-		want string
-	}{
-		"no index.html":     {fstest.MapFS{"page.html": {}}, "no index.html"},
-		"unknown extension": {fstest.MapFS{"index.html": {}, "notes.txt": {}}, "notes.txt"},
-		"no extension":      {fstest.MapFS{"index.html": {}, "LICENSE": {}}, "LICENSE"},
-		"empty":             {fstest.MapFS{}, "no index.html"},
-	}
-	for name, tt := range tests {
-		t.Run(name, func(t *testing.T) {
-			_, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(testKey)),
-				petstore.WithDocs(tt.page))
-			if err == nil || !strings.Contains(err.Error(), "WithDocs: ") || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("New(WithDocs(%v)) = %v, want an error from WithDocs naming %q", tt.page, err, tt.want)
-			}
-		})
 	}
 }

@@ -215,18 +215,6 @@ func resolve(t *testing.T, base, ref string) string {
 	return b.ResolveReference(r).String()
 }
 
-// nextLink returns the target of a Link header value that is a single
-// rel="next" link.
-func nextLink(t *testing.T, link string) string {
-	t.Helper()
-	ref, ok := strings.CutPrefix(link, "<")
-	ref, rel, ok2 := strings.Cut(ref, ">")
-	if !ok || !ok2 || rel != `; rel="next"` {
-		t.Fatalf("Link %q is not a single rel=next link", link)
-	}
-	return ref
-}
-
 // logBuffer is a log destination that tests can read while the handler
 // writes to it from any goroutine.
 type logBuffer struct {

@@ -97,36 +97,3 @@ func mustAuthenticate(t *testing.T, a petstore.Authenticator, key string) contex
 	}
 	return ctx
 }
-
-// TestNamedAPIKeysRefused: New refuses a NamedAPIKeys that cannot work, and
-// says why.
-func TestNamedAPIKeysRefused(t *testing.T) {
-	tests := []struct {
-		name string
-		keys []petstore.APIKey
-		want string // in New's error
-	}{
-		{"no key", []petstore.APIKey{{Principal: "alice"}}, "no key is set"},
-		{"bad key", []petstore.APIKey{{Principal: "alice", Key: "a b"}}, "key 1 of 1 has characters that no bearer token can carry"},
-		{"space in principal", []petstore.APIKey{{Principal: "alice smith", Key: "k"}}, `the principal of key 1 of 1 "alice smith" has a character`},
-		{"colon in principal", []petstore.APIKey{{Principal: "a:b", Key: "k"}}, `"a:b" has a character`},
-		{"long principal", []petstore.APIKey{{Principal: strings.Repeat("a", 65), Key: "k"}}, "is 65 bytes long; use at most 64"},
-		{"fingerprint prefix", []petstore.APIKey{{Principal: "key-0123", Key: "k"}}, "begins as a key's fingerprint does"},
-		{"token prefix", []petstore.APIKey{{Principal: "token-0123", Key: "k"}}, "begins as a key's fingerprint does"},
-		{"one key, two principals", []petstore.APIKey{{Principal: "alice", Key: "k"}, {Principal: "bob", Key: "k"}},
-			`key 2 of 2 is an earlier key again with another principal ("bob", not "alice")`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.NamedAPIKeys(tt.keys...)))
-			if err == nil || !strings.Contains(err.Error(), "NamedAPIKeys: ") || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("New: %v; want an error from NamedAPIKeys with %q", err, tt.want)
-			}
-		})
-	}
-	// The same key twice with one principal is harmless.
-	if _, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.NamedAPIKeys(
-		petstore.APIKey{Principal: "alice", Key: "k"}, petstore.APIKey{Principal: "alice", Key: "k"}))); err != nil {
-		t.Errorf("New with one key given twice to one principal: %v", err)
-	}
-}

@@ -287,33 +287,26 @@ type Credential struct {
 // certificate's name. The default reads the bearer token of the
 // Authorization header (RFC 6750), answers 401 with
 // `WWW-Authenticate: Bearer realm="petstore"` (and error="invalid_token" for
-// a rejected token), and says how to send the header. For example:
-//
-//	petstore.WithCredential(petstore.Credential{
-//		From:      func(r *http.Request) string { return r.Header.Get("X-Team-Token") },
-//		Challenge: `TeamToken realm="petstore"`,
-//		Missing:   "a team token is required; send it in the header X-Team-Token",
-//		Rejected:  "the team token is not valid; send a valid one in the header X-Team-Token",
-//	})
-//
-// The Authorization header is then ignored. The OpenAPI document that the
+// a rejected token), and says how to send the header. With c, the
+// Authorization header is ignored (the example reads X-Team-Token instead). The OpenAPI document that the
 // handler serves, and so the docs page, describe bearer authentication, so
 // New refuses WithCredential unless WithOpenAPI(false) turns them off: a
 // host that changes the credential serves a document of its own, or none.
 func WithCredential(c Credential) Option {
 	return optionFunc(func(cfg *config) error {
 		var missing []string
-		if c.From == nil {
-			missing = append(missing, "From (the function that reads a request's credential)")
-		}
-		if c.Challenge == "" {
-			missing = append(missing, "Challenge (the WWW-Authenticate value, such as `TeamToken realm=\"petstore\"`)")
-		}
-		if c.Missing == "" {
-			missing = append(missing, "Missing (the message of a 401 without a credential)")
-		}
-		if c.Rejected == "" {
-			missing = append(missing, "Rejected (the message of a 401 with a rejected credential)")
+		for _, f := range []struct {
+			unset bool
+			name  string
+		}{
+			{c.From == nil, "From (the function that reads a request's credential)"},
+			{c.Challenge == "", "Challenge (the WWW-Authenticate value, such as `TeamToken realm=\"petstore\"`)"},
+			{c.Missing == "", "Missing (the message of a 401 without a credential)"},
+			{c.Rejected == "", "Rejected (the message of a 401 with a rejected credential)"},
+		} {
+			if f.unset {
+				missing = append(missing, f.name)
+			}
 		}
 		if len(missing) > 0 {
 			return fmt.Errorf("WithCredential: set %s", strings.Join(missing, ", "))

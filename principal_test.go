@@ -107,9 +107,13 @@ func TestPrincipalByDefault(t *testing.T) {
 }
 
 // TestPrincipalSeen: every store call and every Observation carries the
-// caller's principal: the one the Authenticator set, or else the token's
-// fingerprint, never "" and never the token.
+// caller's principal: the one the Authenticator set, APIKeys' fingerprint
+// of the key, or else the token's fingerprint, never "" and never the
+// token; a context that no Authenticator returned carries none.
 func TestPrincipalSeen(t *testing.T) {
+	if p := petstore.Principal(t.Context()); p != "" {
+		t.Errorf("Principal of a bare context = %q, want empty", p)
+	}
 	named := petstore.AuthenticatorFunc(func(ctx context.Context, _ petstore.Operation, token string) (context.Context, error) {
 		return petstore.WithPrincipal(ctx, "user-"+strings.TrimSuffix(token, "-token")), nil
 	})

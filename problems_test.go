@@ -1,10 +1,8 @@
 package petstore_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -12,47 +10,25 @@ import (
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
-	"github.com/petstore-go/petstore/memstore"
 )
 
-// problemsKey is the API key of the tests of field errors.
-const problemsKey = "problems-key"
-
-// answerOf sends a request to a handler on a store with one pet and returns
-// its status, Content-Type and decoded error body, checking that the store
-// is left as it was.
+// answerOf sends a request to a handler on a seededStore and returns its
+// status, Content-Type and strictly decoded error body, checking that the
+// store is left as it was.
 func answerOf(t *testing.T, method, target, body string, header http.Header) (int, string, httpapi.Error) {
 	t.Helper()
-	store := memstore.New()
-	if _, _, err := store.Add(context.Background(), petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	h, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(problemsKey)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := httptest.NewRequest(method, target, strings.NewReader(body))
-	r.Header.Set("Authorization", "Bearer "+problemsKey)
-	if method == http.MethodPost {
-		r.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range header {
-		r.Header[k] = v
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	var e httpapi.Error
+	env := newEnv(t)
+	before := snapshot(t, env.store)
+	w := env.serve(newRequest(t, method, target, body, header))
+	checkUnchanged(t, env.store, before)
 	if !strings.HasSuffix(w.Body.String(), "}\n") {
 		t.Errorf("body %q does not end with a newline", w.Body)
 	}
+	var e httpapi.Error
 	d := json.NewDecoder(w.Body)
 	d.DisallowUnknownFields()
 	if err := d.Decode(&e); err != nil {
 		t.Fatalf("error body: %v", err)
-	}
-	pets, err := store.List(context.Background(), petstore.ListOptions{})
-	if err != nil || len(pets) != 1 {
-		t.Errorf("after the request the store holds %d pets (%v), want the one it had", len(pets), err)
 	}
 	return w.Code, w.Header().Get("Content-Type"), e
 }
@@ -187,25 +163,19 @@ func TestProblemJSONWhenAskedFor(t *testing.T) {
 }
 
 func TestUnauthorizedNamesTheScheme(t *testing.T) {
-	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(problemsKey)))
-	if err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct{ authorization, want string }{
 		{"Basic cHJvYmxlbXM6a2V5", "the Authorization header uses Basic; an API key is required; send it in the header Authorization: Bearer KEY"},
-		{problemsKey, "the Authorization header uses another scheme; an API key is required; send it in the header Authorization: Bearer KEY"},
+		{testKey, "the Authorization header uses another scheme; an API key is required; send it in the header Authorization: Bearer KEY"},
 		{"", "an API key is required; send it in the header Authorization: Bearer KEY"},
 	}
 	for _, tt := range tests {
-		r := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
-		if tt.authorization != "" {
-			r.Header.Set("Authorization", tt.authorization)
+		header := http.Header{"Authorization": {tt.authorization}}
+		if tt.authorization == "" {
+			header["Authorization"] = nil
 		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		e := decode[httpapi.Error](t, w)
-		if w.Code != 401 || e.Message != tt.want {
-			t.Errorf("Authorization %q: %d %q, want 401 %q", tt.authorization, w.Code, e.Message, tt.want)
+		status, _, e := answerOf(t, http.MethodGet, "/v1/pets", "", header)
+		if status != 401 || e.Message != tt.want {
+			t.Errorf("Authorization %q: %d %q, want 401 %q", tt.authorization, status, e.Message, tt.want)
 		}
 	}
 }

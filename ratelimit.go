@@ -136,17 +136,12 @@ type RateLimit struct {
 // Creates: NewLimiter(Rate{PerSecond: 20, Burst: 40}, 0).
 //
 // With a BudgetLimiter (NewLimiter's and redislimit's are), every answer
-// of a budget, 429 included, carries the header fields of the IETF draft
-// "RateLimit header fields for HTTP", one policy named "reads" and one
-// named "creates":
-//
-//	RateLimit-Policy: "reads";q=200;w=2
-//	RateLimit: "reads";r=12;t=1
-//
-// q is the burst, w the seconds that an empty budget takes to fill (the
-// burst times the interval, rounded up), r the requests the budget holds
-// now, and t the whole seconds, rounded up, until it holds one more (0
-// when it is full). A 429 carries r=0 and a t equal to its Retry-After.
+// of a budget, 429 included, carries the RateLimit-Policy and RateLimit
+// header fields of the IETF draft "RateLimit header fields for HTTP", with
+// one policy named "reads" and one named "creates", as in
+// `RateLimit: "reads";r=12;t=1`: r is the requests the budget holds now and
+// t the whole seconds until it holds one more (docs/limits.md gives both
+// fields in full). A 429 carries r=0 and a t equal to its Retry-After.
 func WithRateLimit(l RateLimit) Option {
 	return optionFunc(func(c *config) error {
 		if l.MaxInFlight < 0 {

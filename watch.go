@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,60 +78,38 @@ type WatchObservation struct {
 // defaults of Watch.
 func WithWatch(w Watch) Option {
 	return optionFunc(func(c *config) error {
-		var errs []error
-		for _, d := range []struct {
-			name string
-			v    *time.Duration
-			def  time.Duration
-		}{{"Poll", &w.Poll, DefaultWatchPoll}, {"Heartbeat", &w.Heartbeat, DefaultWatchHeartbeat},
-			{"WriteTimeout", &w.WriteTimeout, DefaultWatchWriteTimeout}} {
-			switch {
-			case *d.v < 0:
-				errs = append(errs, fmt.Errorf("WithWatch: %s is %v; use a positive duration, or 0 for %v", d.name, *d.v, d.def))
-			case *d.v == 0:
-				*d.v = d.def
-			}
-		}
-		for _, n := range []struct {
-			name string
-			v    *int
-			def  int
-		}{{"MaxStreams", &w.MaxStreams, DefaultMaxStreams}, {"MaxStreamsPerPrincipal", &w.MaxStreamsPerPrincipal, DefaultMaxStreamsPerPrincipal}} {
-			switch {
-			case *n.v < 0:
-				errs = append(errs, fmt.Errorf("WithWatch: %s is %d; use a positive cap, or 0 for %d", n.name, *n.v, n.def))
-			case *n.v == 0:
-				*n.v = n.def
-			}
-		}
 		c.watch = w
-		return errors.Join(errs...)
+		return errors.Join(orDefault("Poll", &c.watch.Poll, DefaultWatchPoll, "duration"),
+			orDefault("Heartbeat", &c.watch.Heartbeat, DefaultWatchHeartbeat, "duration"),
+			orDefault("WriteTimeout", &c.watch.WriteTimeout, DefaultWatchWriteTimeout, "duration"),
+			orDefault("MaxStreams", &c.watch.MaxStreams, DefaultMaxStreams, "cap"),
+			orDefault("MaxStreamsPerPrincipal", &c.watch.MaxStreamsPerPrincipal, DefaultMaxStreamsPerPrincipal, "cap"))
 	})
+}
+
+// orDefault sets *v, the field name of Watch, to def when it is 0, and
+// reports it when it is negative.
+func orDefault[T int | time.Duration](name string, v *T, def T, noun string) error {
+	switch {
+	case *v < 0:
+		return fmt.Errorf("WithWatch: %s is %v; use a positive %s, or 0 for %v", name, *v, noun, def)
+	case *v == 0:
+		*v = def
+	}
+	return nil
 }
 
 // defaultWatch is the configuration of watches without WithWatch.
 func defaultWatch() Watch {
-	return Watch{Poll: DefaultWatchPoll, Heartbeat: DefaultWatchHeartbeat, WriteTimeout: DefaultWatchWriteTimeout,
-		MaxStreams: DefaultMaxStreams, MaxStreamsPerPrincipal: DefaultMaxStreamsPerPrincipal}
+	var c config
+	_ = WithWatch(Watch{}).apply(&c) // no field is negative
+	return c.watch
 }
 
 // wantsStream reports whether r asks for a watch: one of its Accept media
 // ranges is text/event-stream, without q=0. A client that asks for JSON, or
 // for anything, is answered a page of JSON.
-func wantsStream(r *http.Request) bool {
-	for _, v := range r.Header["Accept"] {
-		for v != "" {
-			var mr string
-			mr, v, _ = strings.Cut(v, ",")
-			typ, params, _ := strings.Cut(mr, ";")
-			if strings.EqualFold(strings.TrimSpace(typ), "text/event-stream") {
-				q := strings.ReplaceAll(params, " ", "")
-				return !strings.HasPrefix(q, "q=0") || strings.Trim(q[2:], "0.") != ""
-			}
-		}
-	}
-	return false
-}
+func wantsStream(r *http.Request) bool { return accepts(r.Header["Accept"], "text/event-stream") }
 
 // watchPage is the most pets read by one store call of a watch, and sent
 // in one write.

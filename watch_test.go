@@ -547,22 +547,18 @@ func TestWatchStalledReader(t *testing.T) {
 // notifyingStore counts the calls of List of a store that is an
 // AddNotifier, and passes its notifications on.
 type notifyingStore struct {
-	*memstore.Store
-	lists atomic.Int64
+	*countingStore
+	petstore.AddNotifier
 }
 
-var _ petstore.AddNotifier = (*notifyingStore)(nil)
-
-func (s *notifyingStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
-	s.lists.Add(1)
-	return s.Store.List(ctx, opts)
-}
+var _ petstore.Store = notifyingStore{}
 
 // A store that is an AddNotifier wakes the streams of pets added to it by
 // others, without waiting for the poll, and a wake costs one List per view
 // however many streams share it.
 func TestWatchWokenByStore(t *testing.T) {
-	store := &notifyingStore{Store: memstore.New()}
+	mem := memstore.New()
+	store := notifyingStore{&countingStore{Store: mem}, mem}
 	h := newHandler(t, store, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

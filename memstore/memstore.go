@@ -1,14 +1,7 @@
-// Package memstore is an in-memory petstore.Store: pets in a slice, their
-// names end to end in another, and idempotency keys in a map, under one
-// mutex. Its pets are lost when the process exits (sqlitestore and pgstore
-// keep them): use it in tests and in development. Make a Store with New, or
-// use the zero Store, and serve it with petstore.WithStore. It assigns IDs
-// 1, 2, 3 and so on, never reused; the pets that Get and List return are
-// copies.
-//
-// Add keeps an idempotency key, in the scope of the request's principal, for
-// the key retention (WithKeyRetention) and forgets expired keys a few at each
-// Add, so the keys held level off at one retention's worth.
+// Package memstore is an in-memory petstore.Store for tests and development:
+// pets in a slice and idempotency keys in a map, under one mutex, lost when
+// the process exits (sqlitestore and pgstore keep them). It assigns IDs 1, 2,
+// 3 and so on, never reused; the pets that Get and List return are copies.
 package memstore
 
 import (
@@ -24,23 +17,21 @@ import (
 	"github.com/petstore-go/petstore/internal/wake"
 )
 
-// Store is an in-memory petstore.Store. It is safe for concurrent use, and
-// its zero value is an empty store ready to use, with the defaults of New's
-// options.
+// Store is an in-memory petstore.Store, safe for concurrent use. Its zero
+// value is an empty store with the defaults of New's options.
 type Store struct {
 	retention time.Duration    // set by New, like now; 0: petstore.MinKeyRetention
 	now       func() time.Time // nil: time.Now
 
 	mu       sync.RWMutex
-	recs     []record                     // the pet with ID i+1 at i, but for its ID and name
+	recs     []record                     // the pet with ID i+1 at i
 	names    []byte                       // the pets' names, end to end
 	byStatus map[petstore.Status][]int64  // the IDs of the pets with each status, ascending
 	keys     map[idempotencyKey]storedKey // the idempotency keys held
 	queue    []queuedKey                  // the same keys, the oldest first
 	epoch    time.Time                    // the first reading of the clock
 	pruned   int64                        // keys dropped, ever
-
-	wakes wake.Set // the watchers of NotifyAdds
+	wakes    wake.Set                     // the watchers of NotifyAdds, under a lock of their own
 }
 
 var _ petstore.Store = (*Store)(nil)
@@ -61,33 +52,27 @@ var statuses = [...]petstore.Status{"", petstore.StatusAvailable, petstore.Statu
 // idempotencyKey is an idempotency key in the scope of its principal.
 type idempotencyKey struct{ principal, key string }
 
-// storedKey is the ID of a key's pet, and when the key was stored, in
-// nanoseconds of the store's clock.
+// storedKey is the ID of a key's pet, and when (by clock) it was stored;
+// a queuedKey is a key in the queue of keys to forget.
 type storedKey struct{ id, at int64 }
-
-// queuedKey is a key in the queue of keys to forget.
 type queuedKey struct {
 	key idempotencyKey
 	storedKey
 }
 
-// pruneStep is the most expired keys an Add forgets. Each Add stores at
-// most one key, so forgetting up to four keeps ahead of those that arrive.
+// pruneStep is the most expired keys an Add forgets: more than it stores.
 const pruneStep = 4
 
 // An Option configures a Store made by New.
 type Option func(*Store)
 
-// WithKeyRetention sets how long the store keeps an idempotency key after
-// the Add that stored it, for a retry to be answered with the first pet.
-// The default, and the least, is petstore.MinKeyRetention (24 hours): a
-// shorter d is raised to it, as the Store contract requires.
+// WithKeyRetention sets how long the store keeps an idempotency key after its
+// Add: at least, and by default, petstore.MinKeyRetention (24 hours).
 func WithKeyRetention(d time.Duration) Option {
 	return func(s *Store) { s.retention = max(d, petstore.MinKeyRetention) }
 }
 
-// WithClock sets the clock by which keys age. The default is time.Now; a
-// test moves its own clock past the retention to see keys forgotten.
+// WithClock sets the clock by which keys age. The default is time.Now.
 func WithClock(now func() time.Time) Option {
 	return func(s *Store) { s.now = now }
 }
@@ -101,10 +86,8 @@ func New(opts ...Option) *Store {
 	return s
 }
 
-// Add stores p under the next ID, or returns an error wrapping
-// petstore.ErrInvalidPet, and stores nothing, when p.Validate rejects it.
-// An idempotency key is kept, with the ID of its pet, for the key retention
-// (see WithKeyRetention), and then forgotten.
+// Add stores p under the next ID (see petstore.Store), and keeps its
+// idempotency key for the key retention (see WithKeyRetention).
 func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return petstore.Pet{}, false, err
@@ -141,20 +124,17 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 	}
 	if key.key != "" {
 		key.key = strings.Clone(key.key) // not to hold on to the request's header
-		sk := storedKey{id: pet.ID, at: now}
-		s.keys[key] = sk
-		s.queue = append(s.queue, queuedKey{key, sk})
+		s.keys[key] = storedKey{id: pet.ID, at: now}
+		s.queue = append(s.queue, queuedKey{key, s.keys[key]})
 	}
 	s.wakes.Wake()
 	return pet, false, nil
 }
 
-// NotifyAdds calls wake after each Add that stores a pet, until ctx is
-// done (see petstore.AddNotifier).
+// NotifyAdds calls wake after each Add that stores a pet, until ctx is done.
 func (s *Store) NotifyAdds(ctx context.Context, wake func()) { s.wakes.Add(ctx, wake, nil) }
 
-// Get returns the pet with the given ID, or an error wrapping
-// petstore.ErrNotFound.
+// Get returns the pet with the given ID (see petstore.Store).
 func (s *Store) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 	if err := ctx.Err(); err != nil {
 		return petstore.Pet{}, err
@@ -206,14 +186,13 @@ func (s *Store) Len() int {
 	return len(s.recs)
 }
 
-// pet returns the pet with ID id, which is stored. The caller holds s.mu.
+// pet returns the stored pet with ID id. The caller holds s.mu.
 func (s *Store) pet(id int64) petstore.Pet {
 	r := s.recs[id-1]
 	return r.pet(id, string(s.names[r.start:r.end]))
 }
 
-// page returns the pets with the given IDs, their names copied into one
-// string. The caller holds s.mu.
+// page returns the pets with the given IDs, their names in one string.
 func (s *Store) page(ids []int64) []petstore.Pet {
 	size := 0
 	for _, id := range ids {
@@ -237,17 +216,15 @@ func (r record) pet(id int64, name string) petstore.Pet {
 	return petstore.Pet{ID: id, NewPet: petstore.NewPet{Name: name, CategoryID: r.categoryID, Status: statuses[r.status]}}
 }
 
-// PrunedKeys returns the number of idempotency keys that the store has
-// forgotten, their retention (see WithKeyRetention) having passed.
+// PrunedKeys returns the number of expired idempotency keys forgotten.
 func (s *Store) PrunedKeys() int64 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.pruned
 }
 
-// clock returns the time now by the store's clock, in nanoseconds since it
-// first read it: with time.Now, monotonic time, which a change of the wall
-// clock does not move. The caller holds s.mu for writing.
+// clock returns the nanoseconds since the store first read its clock
+// (monotonic with time.Now). The caller holds s.mu for writing.
 func (s *Store) clock() int64 {
 	t := time.Now()
 	if s.now != nil {
@@ -259,16 +236,15 @@ func (s *Store) clock() int64 {
 	return int64(t.Sub(s.epoch))
 }
 
-// prune forgets up to pruneStep keys whose retention has passed at now,
-// from the front of the queue. The caller holds s.mu for writing.
+// prune forgets up to pruneStep expired keys from the front of the queue.
+// The caller holds s.mu for writing.
 func (s *Store) prune(now, retention int64) {
 	for i := 0; i < pruneStep && len(s.queue) > 0 && now-s.queue[0].at > retention; i++ {
 		q := s.queue[0]
-		if s.keys[q.key] == q.storedKey { // not stored again since
+		if s.keys[q.key].id == q.id { // not stored again since
 			delete(s.keys, q.key)
 		}
 		s.queue[0] = queuedKey{} // let the key's text go; append moves the rest to a new array in time
-		s.queue = s.queue[1:]
-		s.pruned++
+		s.queue, s.pruned = s.queue[1:], s.pruned+1
 	}
 }

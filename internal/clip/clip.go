@@ -24,10 +24,5 @@ func String(s string) string {
 	for cut > Max-utf8.UTFMax && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	b := make([]byte, 0, cut+len("…[ bytes]")+20)
-	b = append(b, s[:cut]...)
-	b = append(b, "…["...)
-	b = strconv.AppendInt(b, int64(len(s)), 10)
-	b = append(b, " bytes]"...)
-	return string(b)
+	return s[:cut] + "…[" + strconv.Itoa(len(s)) + " bytes]"
 }
