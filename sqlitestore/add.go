@@ -158,12 +158,10 @@ func (s *Store) commit(ctx context.Context, calls []*addCall) (err error) {
 			var (
 				created int64
 				stored  petstore.Pet
-				st      string
 			)
-			err := s.lookupKey.QueryRowContext(ctx, c.principal, c.key).Scan(&created, &stored.ID, &stored.Name, &stored.CategoryID, &st)
+			err := s.lookupKey.QueryRowContext(ctx, c.principal, c.key).Scan(&created, &stored.ID, &stored.Name, &stored.CategoryID, &stored.Status)
 			switch {
 			case err == nil && created >= cutoff:
-				stored.Status = status(st)
 				if stored.NewPet == c.pet {
 					c.out, c.replayed = stored, true
 				} else {

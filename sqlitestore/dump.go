@@ -73,14 +73,12 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 		for rows.Next() {
 			var (
 				r       Record
-				st      string
 				created int64
 			)
-			if err := rows.Scan(&r.ID, &r.Name, &r.CategoryID, &st, &r.Principal, &r.Key, &created); err != nil {
+			if err := rows.Scan(&r.ID, &r.Name, &r.CategoryID, &r.Status, &r.Principal, &r.Key, &created); err != nil {
 				yield(Record{}, s.readError(ctx, "export", err))
 				return
 			}
-			r.Status = status(st)
 			if r.Key != "" {
 				r.KeyCreated = time.UnixMilli(created).UTC()
 			}

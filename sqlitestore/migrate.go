@@ -41,6 +41,11 @@ var migrationFiles embed.FS
 // version.
 const SchemaVersion = 1
 
+// rowQuerier reads a row: a *sql.DB or a *sql.Conn.
+type rowQuerier interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}
+
 // header is what a file's header says about its schema.
 type header struct {
 	applicationID, userVersion int64
@@ -49,9 +54,7 @@ type header struct {
 // readHeader reads the application ID and user version of the file behind
 // conn. It is the first read of the file, so a file that is not a database
 // fails here.
-func readHeader(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}) (header, error) {
+func readHeader(ctx context.Context, q rowQuerier) (header, error) {
 	var h header
 	if err := q.QueryRowContext(ctx, "PRAGMA application_id").Scan(&h.applicationID); err != nil {
 		return h, err
@@ -118,24 +121,12 @@ func migrate(ctx context.Context, conn *sql.Conn, file string) (err error) {
 	return err
 }
 
-// quickCheck runs PRAGMA quick_check on the file behind conn and returns an
+// quickCheck runs PRAGMA quick_check on the file behind q and returns an
 // error that names the file and the first problem found, if any. It reads
 // the whole file once: see docs/backup.md for what that costs.
-func quickCheck(ctx context.Context, conn interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, file string) error {
-	rows, err := conn.QueryContext(ctx, "PRAGMA quick_check(1)")
-	if err != nil {
-		return fmt.Errorf("sqlitestore: %s: quick_check: %w", file, err)
-	}
-	defer rows.Close()
+func quickCheck(ctx context.Context, q rowQuerier, file string) error {
 	var result string
-	if rows.Next() {
-		if err := rows.Scan(&result); err != nil {
-			return fmt.Errorf("sqlitestore: %s: quick_check: %w", file, err)
-		}
-	}
-	if err := rows.Err(); err != nil {
+	if err := q.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&result); err != nil {
 		return fmt.Errorf("sqlitestore: %s: quick_check: %w", file, err)
 	}
 	if result != "ok" {

@@ -2,6 +2,7 @@ package sqlitestore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -43,20 +44,7 @@ func addFromChild(v string) error {
 		return err
 	}
 	errs := addAll(s, tag)
-	return errorsJoin(append(errs, s.Close()))
-}
-
-func errorsJoin(errs []error) error {
-	var msgs []string
-	for _, err := range errs {
-		if err != nil {
-			msgs = append(msgs, err.Error())
-		}
-	}
-	if len(msgs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%d errors, the first: %s", len(msgs), msgs[0])
+	return errors.Join(append(errs, s.Close())...)
 }
 
 // addAll adds writers*perWriter pets to s from writers goroutines, every

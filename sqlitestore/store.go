@@ -358,15 +358,13 @@ func (s *Store) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 		return petstore.Pet{}, closedError(s.file, "get pet")
 	}
 	pet := petstore.Pet{ID: id}
-	var st string
-	err := s.getPet.QueryRowContext(ctx, id).Scan(&pet.Name, &pet.CategoryID, &st)
+	err := s.getPet.QueryRowContext(ctx, id).Scan(&pet.Name, &pet.CategoryID, &pet.Status)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return petstore.Pet{}, fmt.Errorf("sqlitestore: pet %d: %w", id, petstore.ErrNotFound)
 		}
 		return petstore.Pet{}, s.readError(ctx, fmt.Sprintf("get pet %d", id), err)
 	}
-	pet.Status = status(st)
 	return pet, nil
 }
 
@@ -378,21 +376,6 @@ func (s *Store) readError(ctx context.Context, op string, err error) error {
 	}
 	return wrapError(ctx, s.file, op, err)
 }
-
-// status returns the petstore.Status stored as s, without copying the
-// valid ones.
-func status(s string) petstore.Status {
-	for _, st := range statuses {
-		if string(st) == s {
-			return st
-		}
-	}
-	return petstore.Status(s)
-}
-
-// statuses are the valid statuses, as petstore.Statuses lists them. It is
-// never modified.
-var statuses = petstore.Statuses()
 
 // List returns the pets that opts selects, ascending by ID. Every List is a
 // range scan of an index from opts.After on. It reads from the file's last
@@ -421,15 +404,11 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 	}
 	defer rows.Close()
 	pets := make([]petstore.Pet, 0, size)
-	var (
-		p  petstore.Pet
-		st string
-	)
+	var p petstore.Pet
 	for rows.Next() {
-		if err := rows.Scan(&p.ID, &p.Name, &p.CategoryID, &st); err != nil {
+		if err := rows.Scan(&p.ID, &p.Name, &p.CategoryID, &p.Status); err != nil {
 			return nil, s.readError(ctx, "list pets", err)
 		}
-		p.Status = status(st)
 		pets = append(pets, p)
 	}
 	if err := rows.Err(); err != nil {
