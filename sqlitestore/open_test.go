@@ -133,11 +133,11 @@ func execSQL(t *testing.T, path string, stmts ...string) {
 // fix, and creates nothing then.
 func TestOpenOptions(t *testing.T) {
 	path := newPath(t)
-	_, err := sqlitestore.Open(path, sqlitestore.WithClock(nil), sqlitestore.WithWALLimit(1))
+	_, err := sqlitestore.Open(path, sqlitestore.WithClock(nil), sqlitestore.WithKeyRetention(time.Hour))
 	if err == nil {
 		t.Fatal("Open with invalid options succeeded")
 	}
-	for _, want := range []string{"WithClock: the clock is nil", "WithWALLimit: 1 bytes is below 64 KiB"} {
+	for _, want := range []string{"WithClock: the clock is nil", "WithKeyRetention: 1h0m0s is shorter"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

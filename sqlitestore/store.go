@@ -59,7 +59,7 @@ type Store struct {
 
 	wal wal // keeps the -wal file's size bounded
 
-	inode fileID // the data file as opened, for Check
+	opened os.FileInfo // the data file as opened, for Check
 
 	wakes wake.Set // the watchers of NotifyAdds
 }
@@ -98,7 +98,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	}
 	s := &Store{file: file, retention: c.KeyRetention, now: c.Now, logger: c.Logger}
 	s.adds.Max, s.adds.Write = maxBatch, s.write
-	s.wal.limit = c.walLimit
+	s.wal.limit = walLimit
 	err = s.open()
 	if err == nil {
 		// Again, now that SQLite has opened or made the -wal and -shm
@@ -106,7 +106,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		err = checkOwnership(file)
 	}
 	if err == nil {
-		s.inode, err = statID(file)
+		s.opened, err = os.Stat(file)
 	}
 	if err != nil {
 		s.closeHandles()
