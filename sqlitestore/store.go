@@ -66,17 +66,9 @@ type Store struct {
 
 // Open opens the SQLite file at path, or creates it when it does not exist,
 // upgrades its schema to SchemaVersion and returns a Store that keeps its
-// pets there. The directory must exist. Open refuses, with an error that
-// names the file: a path that is a directory, a directory that does not
-// exist, a file without write permission (a store that cannot write is of
-// no use), a file that is not a SQLite database or is another application's,
-// a file whose schema was written by a newer version of this package,
-// which it leaves as it is, and a file that holds a table, index, trigger
-// or view that the migrations do not make, or lacks one (ErrSchema). Options that are invalid are reported together,
-// each with its fix.
-//
-// Any number of Stores, in one process or several, may open the same file:
-// see the package doc.
+// pets there. It refuses, with an error that names the file, what the
+// package doc lists, leaving a file as it was; invalid options are reported
+// together, each with its fix.
 func Open(path string, opts ...Option) (*Store, error) {
 	c, err := applyOptions(opts)
 	if err != nil {
@@ -134,16 +126,8 @@ func checkPath(path string) (string, error) {
 	fi, err := os.Stat(file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		dir := filepath.Dir(file)
-		di, err := os.Stat(dir)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return "", fmt.Errorf("sqlitestore.Open: %s: the directory %s does not exist; create it first", file, dir)
-			}
-			return "", fmt.Errorf("sqlitestore.Open: %s: %w", file, err)
-		}
-		if !di.IsDir() {
-			return "", fmt.Errorf("sqlitestore.Open: %s: %s is not a directory", file, dir)
+		if di, err := os.Stat(filepath.Dir(file)); err != nil || !di.IsDir() {
+			return "", fmt.Errorf("sqlitestore.Open: %s: the directory %s does not exist, or is no directory; create it first", file, filepath.Dir(file))
 		}
 		return file, nil // SQLite creates it
 	case err != nil:
@@ -166,20 +150,13 @@ func checkPath(path string) (string, error) {
 	return file, nil
 }
 
-// dsn returns the data source name of a connection to file with the given
-// parameters and the pragmas that every connection runs:
-//
-//   - busy_timeout: a connection that finds the file locked by another
-//     process waits rather than fail at once; a done context ends the wait
-//     sooner.
-//   - synchronous=FULL: every commit is flushed to the disk (fsync) before
-//     Add returns, so an acknowledged pet survives a power loss, not only a
-//     crash of the process. NORMAL, common with WAL, may lose the last
-//     commits on power loss.
-//   - foreign_keys=ON: a key's row must name a stored pet.
-//
-// journal_mode=WAL is kept in the file itself (open sets it): readers read the last commit and never wait for the writer, nor the
-// writer for them.
+// dsn returns the data source name of a connection to file with params
+// and the pragmas of every connection: busy_timeout, so that a connection
+// that finds the file locked waits; synchronous=FULL, so that every commit
+// is on the disk (fsync) before Add returns and survives a power loss, which
+// NORMAL, common with WAL, does not promise; foreign_keys, so that a key
+// must name a stored pet. journal_mode=WAL is kept in the file (open sets
+// it): readers read the last commit and never wait for the writer.
 func dsn(file string, params url.Values) string {
 	params.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	params.Add("_pragma", "synchronous(FULL)")
@@ -187,14 +164,10 @@ func dsn(file string, params url.Values) string {
 	return file + "?" + params.Encode()
 }
 
-// writerDSN returns the data source name of the writer's connection to
-// file: BEGIN starts an IMMEDIATE transaction, which takes the write lock
-// before it reads. A deferred transaction that reads and then writes fails
-// with SQLITE_BUSY_SNAPSHOT when another connection wrote in between, which
-// is common under load. A lone create without a key is one INSERT run as a
-// transaction of its own, which SQLite runs the same way: it takes the
-// write lock first. Writes run on this one connection; Get and List run on
-// a pool of reader connections.
+// writerDSN returns the data source name of the writer's connection:
+// BEGIN takes the write lock before it reads (IMMEDIATE), since a deferred
+// transaction that reads and then writes fails with SQLITE_BUSY_SNAPSHOT
+// when another connection wrote in between.
 func writerDSN(file string) string {
 	return dsn(file, url.Values{"_txlock": {"immediate"}})
 }
