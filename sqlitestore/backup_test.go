@@ -28,10 +28,7 @@ func TestBackupDurability(t *testing.T) {
 		path := filepath.Join(dir, "pets.db")
 		n := 0
 		return func(t *testing.T) (petstore.Store, func() error) {
-			s, err := sqlitestore.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := open(t, path)
 			return s, func() error {
 				// The suite closes while creates may be in flight: the
 				// backup is taken after close, so that it holds their
@@ -185,10 +182,7 @@ func TestRestore(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "pets.db")
 	backup := filepath.Join(dir, "backup.db")
-	s, err := sqlitestore.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := open(t, path)
 	old := add(t, s, "in the backup", "k1")
 	if _, err := sqlitestore.Backup(ctx, path, backup); err != nil {
 		t.Fatal(err)
@@ -197,9 +191,7 @@ func TestRestore(t *testing.T) {
 	if _, err := sqlitestore.Restore(ctx, backup, path); !errors.Is(err, sqlitestore.ErrInUse) {
 		t.Fatalf("Restore while a store is open: %v; want ErrInUse", err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	closeStore(t, s)
 	replaced, err := sqlitestore.Restore(ctx, backup, path)
 	if err != nil {
 		t.Fatal(err)
@@ -261,9 +253,7 @@ func TestForeignSchemaRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			execSQL(t, backup, tt.stmt, "PRAGMA journal_mode = DELETE")
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
+			closeStore(t, s)
 			_, err := sqlitestore.Restore(ctx, backup, path)
 			if !errors.Is(err, sqlitestore.ErrSchema) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Restore: %v; want ErrSchema naming %s", err, tt.want)
@@ -296,10 +286,7 @@ func TestRestoreNeverReissuesIDs(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "pets.db")
 			backup := filepath.Join(dir, "backup.db")
-			s, err := sqlitestore.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := open(t, path)
 			for range tt.before {
 				add(t, s, "in the backup", "")
 			}
@@ -310,9 +297,7 @@ func TestRestoreNeverReissuesIDs(t *testing.T) {
 			for range tt.after {
 				last = add(t, s, "after the backup", "")
 			}
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
+			closeStore(t, s)
 			if tt.deleteLast {
 				execSQL(t, path, fmt.Sprintf("DELETE FROM pets WHERE id = %d", last.ID))
 			}

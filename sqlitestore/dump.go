@@ -13,11 +13,9 @@ import (
 	"github.com/petstore-go/petstore/internal/sqlstore"
 )
 
-// A Record is a pet as Export gives it and Import takes it: the embedded
-// petstore.Pet; Principal and Key, the idempotency key of the create that
-// stored it and the caller it belongs to, both empty when the Store keeps
-// no key for the pet; and KeyCreated, when the key was stored, by the
-// Store's clock. pgstore takes the same records.
+// A Record is a pet as Export gives it and Import takes it, with the
+// idempotency key of the create that stored it while the Store keeps it.
+// pgstore takes the same records.
 type Record = export.Record
 
 // ErrNotEmpty is wrapped by the error of Import into a Store that holds,
@@ -47,11 +45,9 @@ func (s *Store) idsLeft(ctx context.Context) error {
 }
 
 // Export returns every pet of the Store in ascending ID order, each with
-// its idempotency key while the Store keeps it, all read from one
-// snapshot: pets created meanwhile are left out. It reads one row at a
-// time, so memory stays flat however many pets there are, and it never
-// holds up a create; while it runs, the -wal file cannot be checkpointed
-// past its snapshot. Stopping the loop early ends the read.
+// its idempotency key while the Store keeps it, read one row at a time from
+// one snapshot: pets created meanwhile are left out, and creates go on.
+// Stopping the loop early ends the read.
 func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 	return func(yield func(Record, error) bool) {
 		if s.closed.Load() {
@@ -93,24 +89,16 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 }
 
 // Import stores the records, in one transaction, in a Store that has never
-// held a pet, keeping every ID and key: each key is forgotten when its retention
-// has passed from KeyCreated, by the Store's clock, as it would have been
-// in the store it came from. The IDs must ascend, as Export gives them; the next pet created
-// gets an ID above the highest imported. It returns the number of pets
-// stored.
-//
-// It refuses IDs above 2⁵³−1, so that creates after them have IDs left,
-// and keys stored more than five minutes in the future of the Store's
-// clock, which would outlive their retention.
-//
-// Import refuses a Store that holds, or has held, a pet, with an error
-// wrapping ErrNotEmpty. When a record is invalid, records yields an error,
-// or ctx is done, it stores nothing and returns the error, which names the
-// record by its position (1 for the first) and ID. It reads one record at
-// a time; SQLite keeps the transaction's pages in the -wal file, not in
-// memory. Creates of the Store wait for the transaction to end (up to the
-// busy timeout of 10 seconds, past which they fail with
-// petstore.ErrUnavailable): import into a store that is not serving.
+// held a pet (or fails with an error wrapping ErrNotEmpty), keeping every ID
+// and key: a key is forgotten when its retention has passed from KeyCreated,
+// by the Store's clock. The IDs must ascend, as Export gives them, and be at
+// most 2⁵³−1; a key may be stored at most five minutes in the future of the
+// Store's clock. It returns the number of pets stored. When a record is
+// invalid, records yields an error, or ctx is done, it stores nothing and
+// returns the error, which names the record by its position (1 for the
+// first) and ID. It reads one record at a time. Creates wait for it (up to
+// the busy timeout of 10 seconds, then petstore.ErrUnavailable): import
+// into a store that is not serving.
 func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n int64, err error) {
 	if s.closed.Load() {
 		return 0, closedError(s.file, "import")

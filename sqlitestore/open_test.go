@@ -41,13 +41,7 @@ func TestOpenRefuses(t *testing.T) {
 		}, []string{"not a SQLite database"}},
 		{"read-only file", func(t *testing.T) string {
 			path := newPath(t)
-			s, err := sqlitestore.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
+			closeStore(t, open(t, path))
 			if err := os.Chmod(path, 0o444); err != nil {
 				t.Fatal(err)
 			}
@@ -60,13 +54,7 @@ func TestOpenRefuses(t *testing.T) {
 		}, []string{"another application", "0x2a"}},
 		{"newer schema", func(t *testing.T) string {
 			path := newPath(t)
-			s, err := sqlitestore.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
+			closeStore(t, open(t, path))
 			execSQL(t, path, fmt.Sprintf("PRAGMA user_version = %d", sqlitestore.SchemaVersion+1), "PRAGMA journal_mode = DELETE")
 			return path
 		}, []string{fmt.Sprintf("schema version %d", sqlitestore.SchemaVersion+1), fmt.Sprintf("versions up to %d", sqlitestore.SchemaVersion), "newer version"}},
@@ -191,10 +179,7 @@ func TestSchema(t *testing.T) {
 func TestReopenKeepsEverything(t *testing.T) {
 	path := newPath(t)
 	ctx := petstore.WithPrincipal(context.Background(), "alice")
-	s, err := sqlitestore.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := open(t, path)
 	p := petstore.NewPet{Name: "Rex", CategoryID: 2, Status: petstore.StatusPending}
 	first, _, err := s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: "k"})
 	if err != nil {
@@ -204,9 +189,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	closeStore(t, s)
 	execSQL(t, path, fmt.Sprintf("DELETE FROM pets WHERE id = %d", last.ID))
 
 	s = open(t, path)
