@@ -191,9 +191,7 @@ func TestFailedBatchFailsEveryCall(t *testing.T) {
 	if err != nil || !replayed || p != first {
 		t.Errorf("k1 after the failed batch: %+v, %v, %v; want %+v replayed", p, replayed, err, first)
 	}
-	if _, _, err := s.Add(ctx, petstore.NewPet{Name: big, CategoryID: 1}, petstore.AddOptions{}); err != nil {
-		t.Errorf("Add with room again: %v", err)
-	}
+	add(t, s, big, "") // with room again
 }
 
 // TestAddWaitingForLockEndsWithContext shows that a lone Add that waits for
@@ -213,9 +211,7 @@ func TestAddWaitingForLockEndsWithContext(t *testing.T) {
 		t.Errorf("pets = %+v, want none", pets)
 	}
 	// The writer is usable again.
-	if _, _, err := s.Add(context.Background(), petstore.NewPet{Name: "next", CategoryID: 1}, petstore.AddOptions{}); err != nil {
-		t.Error(err)
-	}
+	add(t, s, "next", "")
 }
 
 // TestLockedFileUnavailable shows that an Add that finds the file locked by

@@ -178,30 +178,16 @@ func TestSchema(t *testing.T) {
 // the largest one is gone.
 func TestReopenKeepsEverything(t *testing.T) {
 	path := newPath(t)
-	ctx := petstore.WithPrincipal(context.Background(), "alice")
 	s := open(t, path)
-	p := petstore.NewPet{Name: "Rex", CategoryID: 2, Status: petstore.StatusPending}
-	first, _, err := s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: "k"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	last, _, err := s.Add(ctx, p, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	first, last := add(t, s, "Rex", "k"), add(t, s, "Rex", "")
 	closeStore(t, s)
 	execSQL(t, path, fmt.Sprintf("DELETE FROM pets WHERE id = %d", last.ID))
 
 	s = open(t, path)
-	got, replayed, err := s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: "k"})
-	if err != nil || !replayed || got != first {
-		t.Errorf("keyed retry after reopen: %+v, %v, %v; want %+v replayed", got, replayed, err, first)
+	if got := add(t, s, "Rex", "k"); got != first {
+		t.Errorf("keyed retry after reopen: %+v; want %+v replayed", got, first)
 	}
-	next, _, err := s.Add(ctx, p, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if next.ID <= last.ID {
+	if next := add(t, s, "Rex", ""); next.ID <= last.ID {
 		t.Errorf("after reopen the next ID is %d; want more than %d, the largest ever used", next.ID, last.ID)
 	}
 }
@@ -209,10 +195,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 // TestClose checks that Close waits for an Add in flight, and that every
 // call after it fails with ErrClosed and ErrUnavailable.
 func TestClose(t *testing.T) {
-	s, err := sqlitestore.Open(newPath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := open(t, newPath(t))
 	release := holdWriteLock(t, s.Path())
 	done := make(chan result, 1)
 	go func() {
@@ -298,9 +281,7 @@ func TestFullDisk(t *testing.T) {
 	s := open(t, newPath(t))
 	ctx := context.Background()
 	for i := range 20 {
-		if _, _, err := s.Add(ctx, petstore.NewPet{Name: fmt.Sprint("pet ", i), CategoryID: 1}, petstore.AddOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		add(t, s, fmt.Sprint("pet ", i), "")
 	}
 	before := all(t, s)
 	if err := sqlitestore.SetMaxPageCount(s, 0); err != nil {
@@ -325,9 +306,7 @@ func TestFullDisk(t *testing.T) {
 	if err := sqlitestore.SetMaxPageCount(s, 1<<30); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Add(ctx, big, petstore.AddOptions{}); err != nil {
-		t.Errorf("Add once there is room: %v", err)
-	}
+	add(t, s, big.Name, "") // once there is room
 }
 
 // TestPragmas checks the settings of the Store's connections.
@@ -382,9 +361,7 @@ func TestOpenConcurrently(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 	}
 	for i, s := range stores {
-		if _, _, err := s.Add(context.Background(), petstore.NewPet{Name: fmt.Sprint("pet ", i), CategoryID: 1}, petstore.AddOptions{}); err != nil {
-			t.Errorf("Add through Store %d: %v", i, err)
-		}
+		add(t, s, fmt.Sprint("pet ", i), "")
 	}
 	if got := len(all(t, stores[0])); got != n {
 		t.Errorf("%d pets, want %d", got, n)
