@@ -17,20 +17,8 @@ const applicationID = 0x70657431
 // migrationFiles holds the schema's versions, one file each, named
 // NNNN_description.sql and applied in the order of NNNN, in one BEGIN
 // IMMEDIATE transaction. The number of the last one applied is the file's
-// user_version; a file whose user_version is higher was written by a newer
-// release, and Open refuses it before writing anything. Version 1 is:
-//
-//	pets     (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL,
-//	          category_id INTEGER NOT NULL, status TEXT NULL CHECK (...))
-//	         index (status, id)
-//	pet_keys (principal TEXT, key TEXT, pet_id INTEGER REFERENCES pets,
-//	          created_at INTEGER, PRIMARY KEY (principal, key)) WITHOUT ROWID
-//	         index (created_at)
-//
-// AUTOINCREMENT makes SQLite keep the largest ID ever used, so that no ID
-// is used twice even after the pet with the largest one is gone. Every List
-// is a range of the primary key, or of the (status, id) index under a
-// filter, from the cursor on.
+// user_version; Open refuses a file whose user_version is higher, written
+// by a newer release, before writing anything.
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS

@@ -167,9 +167,10 @@ func dsn(file string, params url.Values) string {
 // writerDSN returns the data source name of the writer's connection:
 // BEGIN takes the write lock before it reads (IMMEDIATE), since a deferred
 // transaction that reads and then writes fails with SQLITE_BUSY_SNAPSHOT
-// when another connection wrote in between.
+// when another connection wrote in between. journal_size_limit is the size
+// that SQLite cuts the -wal file back to when it starts it over.
 func writerDSN(file string) string {
-	return dsn(file, url.Values{"_txlock": {"immediate"}})
+	return dsn(file, url.Values{"_txlock": {"immediate"}, "_pragma": {fmt.Sprintf("journal_size_limit(%d)", walLimit)}})
 }
 
 // readerDSN returns the data source name of a reader's connection to file:
@@ -241,9 +242,6 @@ func (s *Store) open() error {
 	}
 	if err := checkSchema(ctx, s.w, s.file); err != nil {
 		return err
-	}
-	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA journal_size_limit = %d", s.wal.limit)); err != nil {
-		return fail("set the journal size limit", err)
 	}
 	prepare := func(conn interface {
 		PrepareContext(context.Context, string) (*sql.Stmt, error)

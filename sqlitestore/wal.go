@@ -13,9 +13,8 @@ import (
 
 // walLimit is the size of the -wal file past which a Store copies its
 // commits into the data file and truncates it (a TRUNCATE checkpoint), at
-// most once per walCheckInterval, after a commit; it is also the file's
-// journal_size_limit, the size SQLite cuts it back to when it starts it
-// over. SQLite checkpoints on its own every thousand pages or so, but
+// most once per walCheckInterval, after a commit, and the writer's
+// journal_size_limit. SQLite checkpoints on its own every thousand pages or so, but
 // cannot reuse or shrink the file while a reader, in any process, holds a
 // snapshot older than its end; the file then grows with every commit. The
 // checkpoint never waits for such a reader: it fails at once (see
