@@ -185,14 +185,11 @@ func BenchmarkKeyOnDisk(b *testing.B) {
 		if _, err := db.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 			b.Fatal(err)
 		}
-		var pages, pageSize int64
-		if err := db.QueryRow("PRAGMA page_count").Scan(&pages); err != nil {
+		var bytes int64
+		if err := db.QueryRow("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size").Scan(&bytes); err != nil {
 			b.Fatal(err)
 		}
-		if err := db.QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
-			b.Fatal(err)
-		}
-		return pages * pageSize
+		return bytes
 	}
 	for b.Loop() {
 		plain, keyed := size(false), size(true)
