@@ -120,7 +120,7 @@ var errKeyReused = fmt.Errorf("sqlitestore: add pet: %w", petstore.ErrIdempotenc
 // pruning when one is due, and sets each call's outcome; when it returns an
 // error, nothing was stored.
 func (s *Store) commit(ctx context.Context, calls []*addCall) (err error) {
-	now := s.now()
+	now := s.opt.Now()
 	if len(calls) == 1 && calls[0].key == "" && now.Before(s.nextPrune) {
 		// One INSERT, run as a transaction of its own, which SQLite runs
 		// as it runs BEGIN IMMEDIATE: it saves the lone caller BEGIN and
@@ -140,12 +140,12 @@ func (s *Store) commit(ctx context.Context, calls []*addCall) (err error) {
 			// an interrupt), and then says that no transaction is active;
 			// anything else is logged.
 			if _, rerr := s.w.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil && !strings.Contains(rerr.Error(), "no transaction is active") {
-				s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: rollback failed", slog.String("path", s.file), slog.Any("error", rerr))
+				s.opt.Logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: rollback failed", slog.String("path", s.file), slog.Any("error", rerr))
 			}
 		}
 	}()
 	stamp := now.UnixMilli()
-	cutoff := now.Add(-s.retention).UnixMilli() // keys created before it are forgotten
+	cutoff := now.Add(-s.opt.KeyRetention).UnixMilli() // keys created before it are forgotten
 	var forgotten int64
 	for _, c := range calls {
 		if c.key != "" {
@@ -195,7 +195,7 @@ func (s *Store) commit(ctx context.Context, calls []*addCall) (err error) {
 		if pruned == pruneStep {
 			s.nextPrune = time.Time{} // more to do: the next batch runs another pass
 		}
-		s.logger.LogAttrs(ctx, slog.LevelDebug, "sqlitestore: forgot idempotency keys",
+		s.opt.Logger.LogAttrs(ctx, slog.LevelDebug, "sqlitestore: forgot idempotency keys",
 			slog.String("path", s.file), slog.Int64("keys", pruned+forgotten),
 			slog.Time("before", time.UnixMilli(cutoff)), slog.Int64("total", s.pruned.Load()))
 	}
@@ -218,7 +218,7 @@ func (s *Store) insert(ctx context.Context, c *addCall) error {
 // undoes only itself, logs the error, and the batch goes on.
 func (s *Store) prune(ctx context.Context, cutoff int64) int64 {
 	fail := func(err error) int64 {
-		s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: forgetting idempotency keys failed; creates go on",
+		s.opt.Logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: forgetting idempotency keys failed; creates go on",
 			slog.String("path", s.file), slog.Any("error", err))
 		_, _ = s.w.ExecContext(ctx, "ROLLBACK TO prune")
 		_, _ = s.w.ExecContext(ctx, "RELEASE prune")

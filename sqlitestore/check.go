@@ -43,8 +43,7 @@ func (s *Store) Check(ctx context.Context) error {
 		return unavailable("the data file is gone (%v); restart to open it again", err)
 	case !os.SameFile(fi, s.opened):
 		return unavailable("the data file was replaced since it was opened; restart to serve the new one")
-	}
-	if fi.Mode().Perm()&0o222 == 0 {
+	case fi.Mode().Perm()&0o222 == 0:
 		return unavailable("the data file is read-only (mode %v); make it writable (chmod u+w)", fi.Mode().Perm())
 	}
 	if free, readOnly, err := diskSpace(s.file); err == nil {

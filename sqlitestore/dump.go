@@ -60,7 +60,7 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 			return
 		}
 		defer tx.Rollback()
-		rows, err := tx.QueryContext(ctx, sqlExport, s.now().Add(-s.retention).UnixMilli())
+		rows, err := tx.QueryContext(ctx, sqlExport, s.opt.Now().Add(-s.opt.KeyRetention).UnixMilli())
 		if err != nil {
 			yield(Record{}, s.readError(ctx, "export", err))
 			return
@@ -140,7 +140,7 @@ func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n
 			return 0, err
 		}
 		n++
-		if err := r.Check(last, s.now()); err != nil {
+		if err := r.Check(last, s.opt.Now()); err != nil {
 			return 0, fmt.Errorf("sqlitestore: import: record %d: %w", n, err)
 		}
 		last = r.ID

@@ -37,7 +37,7 @@ func (s *Store) NotifyAdds(ctx context.Context, wake func()) {
 // changes, until ctx is done or the Store is closed.
 func (s *Store) watchFile(ctx context.Context) {
 	warn := func(msg string, err error) {
-		s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: "+msg, slog.String("path", s.file), slog.String("error", err.Error()))
+		s.opt.Logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: "+msg, slog.String("path", s.file), slog.String("error", err.Error()))
 	}
 	db, err := sql.Open("sqlite", readerDSN(s.file))
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -33,10 +32,8 @@ const busyTimeout = 10 * time.Second
 // Store is a petstore.Store that keeps pets in a SQLite file. It is safe
 // for concurrent use. Open it with Open and close it with Close.
 type Store struct {
-	file      string
-	retention time.Duration
-	now       func() time.Time
-	logger    *slog.Logger
+	file string
+	opt  sqlstore.Options // the key retention, clock and logger
 
 	wdb *sql.DB   // the writer: one connection, pinned as w
 	w   *sql.Conn // used only by the batch in flight, by Open and by Close
@@ -88,7 +85,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 			return nil, err
 		}
 	}
-	s := &Store{file: file, retention: c.KeyRetention, now: c.Now, logger: c.Logger}
+	s := &Store{file: file, opt: c}
 	s.adds.Max, s.adds.Write = maxBatch, s.write
 	s.wal.limit = walLimit
 	err = s.open()

@@ -52,11 +52,11 @@ func (s *Store) boundWAL(ctx context.Context) {
 	busy, err := s.checkpoint(ctx)
 	switch {
 	case err != nil:
-		s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: checkpoint of the -wal file failed; creates go on",
+		s.opt.Logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: checkpoint of the -wal file failed; creates go on",
 			slog.String("path", s.file), slog.Int64("wal_bytes", size), slog.Any("error", err))
 	case busy:
 		s.wal.blocked.Add(1)
-		s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: the -wal file is past its limit and a reader holds an old snapshot, "+
+		s.opt.Logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: the -wal file is past its limit and a reader holds an old snapshot, "+
 			"so it cannot be truncated; it grows until that reader ends its transaction",
 			slog.String("path", s.file), slog.Int64("wal_bytes", size), slog.Int64("limit", s.wal.limit))
 	}
