@@ -40,17 +40,12 @@ type header struct {
 }
 
 // readHeader reads the application ID and user version of the file behind
-// conn. It is the first read of the file, so a file that is not a database
-// fails here.
-func readHeader(ctx context.Context, q rowQuerier) (header, error) {
-	var h header
-	if err := q.QueryRowContext(ctx, "PRAGMA application_id").Scan(&h.applicationID); err != nil {
-		return h, err
-	}
-	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&h.userVersion); err != nil {
-		return h, err
-	}
-	return h, nil
+// q, in one statement, so that both come from one commit: read apart, they
+// may straddle the migration of another Store. It is the first read of the
+// file, so a file that is not a database fails here.
+func readHeader(ctx context.Context, q rowQuerier) (h header, err error) {
+	err = q.QueryRowContext(ctx, "SELECT * FROM pragma_application_id, pragma_user_version").Scan(&h.applicationID, &h.userVersion)
+	return h, err
 }
 
 // check reports why a file with header h cannot be used by this version of

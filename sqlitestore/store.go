@@ -164,10 +164,9 @@ func dsn(file string, params url.Values) string {
 // writerDSN returns the data source name of the writer's connection:
 // BEGIN takes the write lock before it reads (IMMEDIATE), since a deferred
 // transaction that reads and then writes fails with SQLITE_BUSY_SNAPSHOT
-// when another connection wrote in between. journal_size_limit is the size
-// that SQLite cuts the -wal file back to when it starts it over.
+// when another connection wrote in between.
 func writerDSN(file string) string {
-	return dsn(file, url.Values{"_txlock": {"immediate"}, "_pragma": {fmt.Sprintf("journal_size_limit(%d)", walLimit)}})
+	return dsn(file, url.Values{"_txlock": {"immediate"}})
 }
 
 // readerDSN returns the data source name of a reader's connection to file:
@@ -221,8 +220,16 @@ func (s *Store) open() error {
 	if err := h.check(s.file); err != nil {
 		return err
 	}
+	// Another Store that makes the file at the same time may hold a lock
+	// that SQLite does not wait for here: it answers SQLITE_BUSY at once.
 	var mode string
-	if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		err = s.w.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode)
+		if code(err) != sqlite3.SQLITE_BUSY || time.Since(start) > busyTimeout {
+			break
+		}
+	}
+	if err != nil {
 		return fail("set WAL mode", err)
 	}
 	if !strings.EqualFold(mode, "wal") {
@@ -239,6 +246,9 @@ func (s *Store) open() error {
 	}
 	if err := checkSchema(ctx, s.w, s.file); err != nil {
 		return err
+	}
+	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA journal_size_limit = %d", walLimit)); err != nil {
+		return fail("set the journal size limit", err)
 	}
 	prepare := func(conn interface {
 		PrepareContext(context.Context, string) (*sql.Stmt, error)
