@@ -91,7 +91,12 @@ func backup(ctx context.Context, src, dst string) (BackupInfo, error) {
 		return BackupInfo{}, wrapError(ctx, src, op, err)
 	}
 	info := BackupInfo{Path: dst}
-	if info.Pets, err = countPets(ctx, tmp.Name()); err != nil {
+	copied, err := openExisting(ctx, tmp.Name(), url.Values{"_pragma": {"query_only(ON)"}})
+	if err == nil {
+		err = copied.QueryRowContext(ctx, "SELECT count(*) FROM pets").Scan(&info.Pets)
+		copied.Close()
+	}
+	if err != nil {
 		return BackupInfo{}, fmt.Errorf("checking the copy: %w", err)
 	}
 	if info.Bytes, err = syncFile(tmp.Name()); err != nil {
@@ -141,18 +146,6 @@ func openExisting(ctx context.Context, file string, params url.Values) (*sql.DB,
 		return nil, err
 	}
 	return db, nil
-}
-
-// countPets returns the number of pets in the data file at file.
-func countPets(ctx context.Context, file string) (int64, error) {
-	db, err := sql.Open("sqlite", dsn(file, url.Values{"_pragma": {"query_only(ON)"}}))
-	if err != nil {
-		return 0, err
-	}
-	defer db.Close()
-	var n int64
-	err = db.QueryRowContext(ctx, "SELECT count(*) FROM pets").Scan(&n)
-	return n, err
 }
 
 // syncFile flushes the file at name to the disk and returns its size.
