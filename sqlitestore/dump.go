@@ -99,7 +99,7 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 // first) and ID. It reads one record at a time. Creates wait for it (up to
 // the busy timeout of 10 seconds, then petstore.ErrUnavailable): import
 // into a store that is not serving.
-func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n int64, err error) {
+func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (int64, error) {
 	if s.closed.Load() {
 		return 0, closedError(s.file, "import")
 	}
@@ -114,11 +114,7 @@ func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n
 	if err != nil {
 		return 0, wrapError(ctx, s.file, "import", err)
 	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
-		}
-	}()
+	defer tx.Rollback() // a no-op after Commit
 	var used bool
 	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pets) OR EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'pets')`).Scan(&used); err != nil {
 		return 0, wrapError(ctx, s.file, "import", err)
@@ -134,7 +130,7 @@ func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n
 	if err != nil {
 		return 0, wrapError(ctx, s.file, "import", err)
 	}
-	var last int64
+	var n, last int64
 	for r, err := range records {
 		if err != nil {
 			return 0, err
@@ -144,13 +140,12 @@ func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n
 			return 0, fmt.Errorf("sqlitestore: import: record %d: %w", n, err)
 		}
 		last = r.ID
-		if _, err := insertPet.ExecContext(ctx, r.ID, r.Name, r.CategoryID, string(r.Status)); err != nil {
-			return 0, wrapError(ctx, s.file, fmt.Sprintf("import: record %d (pet %d)", n, r.ID), err)
+		_, err = insertPet.ExecContext(ctx, r.ID, r.Name, r.CategoryID, string(r.Status))
+		if err == nil && r.Key != "" {
+			_, err = insertKey.ExecContext(ctx, r.Principal, r.Key, r.ID, r.KeyCreated.UnixMilli())
 		}
-		if r.Key != "" {
-			if _, err := insertKey.ExecContext(ctx, r.Principal, r.Key, r.ID, r.KeyCreated.UnixMilli()); err != nil {
-				return 0, wrapError(ctx, s.file, fmt.Sprintf("import: record %d (pet %d)", n, r.ID), err)
-			}
+		if err != nil {
+			return 0, wrapError(ctx, s.file, fmt.Sprintf("import: record %d (pet %d)", n, r.ID), err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
