@@ -114,9 +114,9 @@ func TestTwoProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	stop := make(chan struct{})
+	paging, stop := context.WithCancel(context.Background())
 	seen := make(chan []petstore.Pet)
-	go func() { seen <- page(t, a, stop) }()
+	go func() { seen <- page(t, a, paging) }()
 	var wg sync.WaitGroup
 	for tag, s := range map[string]*sqlitestore.Store{"a": a, "b": b} {
 		wg.Go(func() {
@@ -129,7 +129,7 @@ func TestTwoProcesses(t *testing.T) {
 	if err := child.Wait(); err != nil {
 		t.Errorf("the other process: %v\n%s", err, out.String())
 	}
-	close(stop)
+	stop()
 	pages := <-seen
 
 	pets := all(t, a)
@@ -155,18 +155,13 @@ func TestTwoProcesses(t *testing.T) {
 }
 
 // page lists s a page at a time, moving its cursor past every pet it sees,
-// until stop is closed and a last page comes back empty, and returns what
-// it saw.
-func page(t *testing.T, s *sqlitestore.Store, stop chan struct{}) []petstore.Pet {
+// until stop is done and a last page comes back empty, and returns what it
+// saw.
+func page(t *testing.T, s *sqlitestore.Store, stop context.Context) []petstore.Pet {
 	var seen []petstore.Pet
 	var after int64
 	for {
-		stopped := false
-		select {
-		case <-stop:
-			stopped = true
-		default:
-		}
+		stopped := stop.Err() != nil
 		pets, err := s.List(context.Background(), petstore.ListOptions{After: after, Limit: 7})
 		if err != nil {
 			t.Error(err)
