@@ -1,6 +1,7 @@
 package sqlitestore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -17,15 +18,11 @@ import (
 // maxBatch is the most calls of Add that one write transaction takes.
 const maxBatch = 128
 
-// Pruning: a pass deletes at most pruneStep keys whose retention has
-// passed, and passes run at most once per pruneInterval of the Store's
-// clock, unless the last pass found more than it could delete, in which
-// case the next batch runs another. A pass runs inside the write
-// transaction of a batch of Add, where it shares the commit and holds up a
-// create by one step at most; a store that takes no creates deletes
-// nothing, and does not grow either. A key's age is measured on the wall
-// clock, in the file, so that it holds across restarts and between
-// processes: a step of the system clock ages every key by that step.
+// Pruning: a pass, inside the write transaction of a batch of Add, deletes
+// at most pruneStep keys whose retention has passed, at most once per
+// pruneInterval of the Store's clock, unless the last pass found more than
+// it could delete; then the next batch runs another. A store that takes no
+// creates deletes nothing, and does not grow either.
 const (
 	pruneStep     = 1000
 	pruneInterval = time.Minute
@@ -35,19 +32,14 @@ const (
 // stored as NULL. The pet is committed, with synchronous=FULL, and visible
 // to every Get and List, when Add returns.
 //
-// Concurrent calls are written together, in one BEGIN IMMEDIATE
-// transaction and one commit; a call that finds none in flight is written at
-// once, alone. With an idempotency key, Add looks the key up in the same
-// transaction, and so sees every key committed before, by any process, and
-// every key written earlier in the same batch: a call with a key in use
-// waits for the create that uses it and never gets
-// petstore.ErrIdempotencyKeyInUse. See the package doc for errors and
-// contexts.
+// Concurrent calls are written together, in one transaction and one commit;
+// a call that finds none in flight is written at once, alone. A key is
+// looked up in that transaction, so Add sees every key committed before, by
+// any process, and those written earlier in the batch: a call with a key in
+// use waits for the create that uses it and never gets
+// petstore.ErrIdempotencyKeyInUse.
 func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
-	if err := p.Validate(); err != nil {
-		return petstore.Pet{}, false, fmt.Errorf("sqlitestore: add pet: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := cmp.Or(p.Validate(), ctx.Err()); err != nil {
 		return petstore.Pet{}, false, fmt.Errorf("sqlitestore: add pet: %w", err)
 	}
 	c := &addCall{ctx: ctx, pet: p, key: opts.IdempotencyKey}
@@ -81,15 +73,11 @@ type addCall struct {
 // callContext returns the context of c's call of Add.
 func callContext(c *addCall) context.Context { return c.ctx }
 
-// write writes the calls of batch in one transaction and sets every call's
-// result; it is the Write of the Store's sqlstore.Queue, one batch in
-// flight at a time. Each keyed call looks its key up inside the
-// transaction, so it sees every key committed before, by any process, and
-// the keys of the calls before it in the batch. It never reports a batch in
-// part: when the transaction fails, nothing of it is stored and every call
-// gets the error, replays included. A call whose context is already done is
-// left out with its context's error. The transaction is interrupted when
-// every call's context is done.
+// write is the Write of the Store's queue: it writes the calls of batch in
+// one transaction and sets every call's outcome. When the transaction
+// fails, nothing of it is stored and every call gets the error, replays
+// included. A call whose context is done is left out with its error; the
+// transaction is interrupted when every call's context is done.
 func (s *Store) write(batch []*addCall) (next bool) {
 	live := make([]*addCall, 0, len(batch))
 	for _, c := range batch {
@@ -128,14 +116,20 @@ func (s *Store) write(batch []*addCall) (next bool) {
 // errKeyReused is the error of a call whose key names another pet.
 var errKeyReused = fmt.Errorf("sqlitestore: add pet: %w", petstore.ErrIdempotencyKeyReused)
 
-// commit runs the calls in one BEGIN IMMEDIATE transaction on the writer's
-// connection, and with them a pass of pruning when one is due. It sets each
-// call's result; when it returns an error, nothing was stored and the
-// caller replaces every result with the error.
+// commit runs the calls in one BEGIN IMMEDIATE transaction, with a pass of
+// pruning when one is due, and sets each call's outcome; when it returns an
+// error, nothing was stored.
 func (s *Store) commit(ctx context.Context, calls []*addCall) (err error) {
-	now := s.now()
+	now := s.opt.Now()
 	if len(calls) == 1 && calls[0].key == "" && now.Before(s.nextPrune) {
-		return s.commitOne(ctx, calls[0])
+		// One INSERT, run as a transaction of its own, which SQLite runs
+		// as it runs BEGIN IMMEDIATE: it saves the lone caller BEGIN and
+		// COMMIT.
+		err := s.insert(ctx, calls[0])
+		if err == nil {
+			s.commits.Add(1)
+		}
+		return err
 	}
 	if _, err := s.begin.ExecContext(ctx); err != nil {
 		return err
@@ -146,24 +140,22 @@ func (s *Store) commit(ctx context.Context, calls []*addCall) (err error) {
 			// an interrupt), and then says that no transaction is active;
 			// anything else is logged.
 			if _, rerr := s.w.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil && !strings.Contains(rerr.Error(), "no transaction is active") {
-				s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: rollback failed", slog.String("path", s.file), slog.Any("error", rerr))
+				s.opt.Logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: rollback failed", slog.String("path", s.file), slog.Any("error", rerr))
 			}
 		}
 	}()
 	stamp := now.UnixMilli()
-	cutoff := now.Add(-s.retention).UnixMilli() // keys created before it are forgotten
+	cutoff := now.Add(-s.opt.KeyRetention).UnixMilli() // keys created before it are forgotten
 	var forgotten int64
 	for _, c := range calls {
 		if c.key != "" {
 			var (
 				created int64
 				stored  petstore.Pet
-				st      string
 			)
-			err := s.lookupKey.QueryRowContext(ctx, c.principal, c.key).Scan(&created, &stored.ID, &stored.Name, &stored.CategoryID, &st)
+			err := s.lookupKey.QueryRowContext(ctx, c.principal, c.key).Scan(&created, &stored.ID, &stored.Name, &stored.CategoryID, &stored.Status)
 			switch {
 			case err == nil && created >= cutoff:
-				stored.Status = status(st)
 				if stored.NewPet == c.pet {
 					c.out, c.replayed = stored, true
 				} else {
@@ -179,20 +171,14 @@ func (s *Store) commit(ctx context.Context, calls []*addCall) (err error) {
 				return err
 			}
 		}
-		res, err := s.insertPet.ExecContext(ctx, c.pet.Name, c.pet.CategoryID, string(c.pet.Status))
-		if err != nil {
-			return err
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
+		if err := s.insert(ctx, c); err != nil {
 			return err
 		}
 		if c.key != "" {
-			if _, err := s.insertKey.ExecContext(ctx, c.principal, c.key, id, stamp); err != nil {
+			if _, err := s.insertKey.ExecContext(ctx, c.principal, c.key, c.out.ID, stamp); err != nil {
 				return err
 			}
 		}
-		c.out = petstore.Pet{ID: id, NewPet: c.pet}
 	}
 	pass := !now.Before(s.nextPrune)
 	var pruned int64
@@ -203,49 +189,36 @@ func (s *Store) commit(ctx context.Context, calls []*addCall) (err error) {
 		return err
 	}
 	s.commits.Add(1)
+	s.pruned.Add(forgotten + pruned)
 	if pass {
-		s.pruned.Add(forgotten + pruned)
+		s.nextPrune = now.Add(pruneInterval)
 		if pruned == pruneStep {
 			s.nextPrune = time.Time{} // more to do: the next batch runs another pass
-		} else {
-			s.nextPrune = now.Add(pruneInterval)
 		}
-		s.logger.LogAttrs(ctx, slog.LevelDebug, "sqlitestore: forgot idempotency keys",
+		s.opt.Logger.LogAttrs(ctx, slog.LevelDebug, "sqlitestore: forgot idempotency keys",
 			slog.String("path", s.file), slog.Int64("keys", pruned+forgotten),
 			slog.Time("before", time.UnixMilli(cutoff)), slog.Int64("total", s.pruned.Load()))
-	} else {
-		s.pruned.Add(forgotten)
 	}
 	return nil
 }
 
-// commitOne writes the pet of c, a lone call without a key when no pass of
-// pruning is due, in one INSERT run as a transaction of its own. SQLite runs
-// such a statement as it runs BEGIN IMMEDIATE: it takes the write lock
-// before it reads anything, waiting for it as long as the busy timeout
-// allows, draws the ID, and commits, with one fsync. It saves the lone
-// caller the two statements that BEGIN and COMMIT cost.
-func (s *Store) commitOne(ctx context.Context, c *addCall) error {
+// insert inserts the pet of c and sets c's outcome.
+func (s *Store) insert(ctx context.Context, c *addCall) error {
 	res, err := s.insertPet.ExecContext(ctx, c.pet.Name, c.pet.CategoryID, string(c.pet.Status))
 	if err != nil {
 		return err
 	}
 	id, err := res.LastInsertId()
-	if err != nil {
-		return err // not reached: modernc.org/sqlite's LastInsertId does not fail
-	}
-	s.commits.Add(1)
 	c.out = petstore.Pet{ID: id, NewPet: c.pet}
-	return nil
+	return err
 }
 
-// prune deletes up to pruneStep keys created before cutoff, inside the
-// transaction in progress, and returns how many it deleted. It runs in a
-// savepoint: when it fails, it undoes only itself, logs the error, and the
-// batch goes on.
+// prune deletes up to pruneStep keys created before cutoff, in a savepoint
+// of the transaction in progress, and returns how many; when it fails, it
+// undoes only itself, logs the error, and the batch goes on.
 func (s *Store) prune(ctx context.Context, cutoff int64) int64 {
 	fail := func(err error) int64 {
-		s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: forgetting idempotency keys failed; creates go on",
+		s.opt.Logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: forgetting idempotency keys failed; creates go on",
 			slog.String("path", s.file), slog.Any("error", err))
 		_, _ = s.w.ExecContext(ctx, "ROLLBACK TO prune")
 		_, _ = s.w.ExecContext(ctx, "RELEASE prune")

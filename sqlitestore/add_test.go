@@ -117,7 +117,7 @@ func TestGroupCommit(t *testing.T) {
 	// The two calls with k3 and different pets queue in either order: the
 	// first stores, the second is refused.
 	if k3a, k3b := got[7], got[8]; (k3a.err == nil) == (k3b.err == nil) ||
-		!errors.Is(cmpOr(k3a.err, k3b.err), petstore.ErrIdempotencyKeyReused) ||
+		!errors.Is(errors.Join(k3a.err, k3b.err), petstore.ErrIdempotencyKeyReused) ||
 		k3a.replayed || k3b.replayed {
 		t.Errorf("k3 twice with two pets in one batch: %+v, %+v; want one new pet and one ErrIdempotencyKeyReused", k3a, k3b)
 	}
@@ -140,16 +140,6 @@ func TestGroupCommit(t *testing.T) {
 			t.Errorf("Get(%d) = %+v, %v; want %+v", p.ID, stored, err, p)
 		}
 	}
-}
-
-// cmpOr returns the first error that is not nil.
-func cmpOr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // TestFailedBatchFailsEveryCall fills the file while a batch is written:
@@ -201,9 +191,7 @@ func TestFailedBatchFailsEveryCall(t *testing.T) {
 	if err != nil || !replayed || p != first {
 		t.Errorf("k1 after the failed batch: %+v, %v, %v; want %+v replayed", p, replayed, err, first)
 	}
-	if _, _, err := s.Add(ctx, petstore.NewPet{Name: big, CategoryID: 1}, petstore.AddOptions{}); err != nil {
-		t.Errorf("Add with room again: %v", err)
-	}
+	add(t, s, big, "") // with room again
 }
 
 // TestAddWaitingForLockEndsWithContext shows that a lone Add that waits for
@@ -223,9 +211,7 @@ func TestAddWaitingForLockEndsWithContext(t *testing.T) {
 		t.Errorf("pets = %+v, want none", pets)
 	}
 	// The writer is usable again.
-	if _, _, err := s.Add(context.Background(), petstore.NewPet{Name: "next", CategoryID: 1}, petstore.AddOptions{}); err != nil {
-		t.Error(err)
-	}
+	add(t, s, "next", "")
 }
 
 // TestLockedFileUnavailable shows that an Add that finds the file locked by

@@ -28,7 +28,7 @@ type BackupInfo struct {
 // every commit made before it began, those still in src's -wal file
 // included, and none made after. It never stops a writer, since WAL lets
 // readers and the writer run at once; while it runs, the -wal file cannot
-// be checkpointed past the copy's snapshot and grows (see WithWALLimit).
+// be checkpointed past the copy's snapshot and grows (see CheckpointsBlocked).
 //
 // The copy is written to a new file beside dst, owner-only (0600), flushed
 // to the disk, checked (its header, its pets counted) and only then
@@ -43,23 +43,32 @@ type BackupInfo struct {
 // it: that is a data file in use, not a backup. When ctx is done, Backup
 // stops, leaves dst as it was, and returns ctx's error.
 func Backup(ctx context.Context, src, dst string) (BackupInfo, error) {
+	info, err := backup(ctx, src, dst)
+	if err != nil {
+		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
+	}
+	return info, nil
+}
+
+// backup is Backup, its errors not yet named.
+func backup(ctx context.Context, src, dst string) (BackupInfo, error) {
 	start := time.Now()
 	src, err := filepath.Abs(src)
 	if err != nil {
-		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
+		return BackupInfo{}, err
 	}
 	if dst, err = filepath.Abs(dst); err != nil {
-		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
+		return BackupInfo{}, err
 	}
 	if _, err := os.Lstat(dst + "-wal"); err == nil {
-		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %s has a -wal file beside it, so a store uses it as its data file; give another path", dst)
+		return BackupInfo{}, fmt.Errorf("%s has a -wal file beside it, so a store uses it as its data file; give another path", dst)
 	}
 	if fi, err := os.Stat(dst); err == nil && !fi.Mode().IsRegular() {
-		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %s is not a regular file; give the path of a file", dst)
+		return BackupInfo{}, fmt.Errorf("%s is not a regular file; give the path of a file", dst)
 	}
 	db, err := openExisting(ctx, src, url.Values{})
 	if err != nil {
-		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
+		return BackupInfo{}, err
 	}
 	defer db.Close()
 
@@ -67,39 +76,37 @@ func Backup(ctx context.Context, src, dst string) (BackupInfo, error) {
 	// first, with its mode, and never follows a link.
 	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*.tmp")
 	if err != nil {
-		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
+		return BackupInfo{}, err
 	}
-	tmpName := tmp.Name()
-	keep := false
-	defer func() {
-		if !keep { // nor a journal that a failed write left
-			os.Remove(tmpName)
-			os.Remove(tmpName + "-journal")
-		}
-	}()
+	defer os.Remove(tmp.Name())              // gone when renamed
+	defer os.Remove(tmp.Name() + "-journal") // left only by a failed write
 	if err := tmp.Close(); err != nil {
-		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
+		return BackupInfo{}, err
 	}
-	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", tmpName); err != nil {
+	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", tmp.Name()); err != nil {
 		op := "backup: writing the copy beside " + dst
-		if free, _, serr := diskSpace(tmpName); serr == nil {
+		if free, _, serr := diskSpace(tmp.Name()); serr == nil {
 			op += fmt.Sprintf(" (%d bytes free on its disk)", free)
 		}
 		return BackupInfo{}, wrapError(ctx, src, op, err)
 	}
 	info := BackupInfo{Path: dst}
-	if info.Pets, err = countPets(ctx, tmpName); err != nil {
-		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: checking the copy: %w", err)
+	copied, err := openExisting(ctx, tmp.Name(), url.Values{"_pragma": {"query_only(ON)"}})
+	if err == nil {
+		err = copied.QueryRowContext(ctx, "SELECT count(*) FROM pets").Scan(&info.Pets)
+		copied.Close()
 	}
-	if info.Bytes, err = syncFile(tmpName); err != nil {
-		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
+	if err != nil {
+		return BackupInfo{}, fmt.Errorf("checking the copy: %w", err)
 	}
-	if err := os.Rename(tmpName, dst); err != nil {
-		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
+	if info.Bytes, err = syncFile(tmp.Name()); err != nil {
+		return BackupInfo{}, err
 	}
-	keep = true
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return BackupInfo{}, err
+	}
 	if err := syncDir(filepath.Dir(dst)); err != nil {
-		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
+		return BackupInfo{}, err
 	}
 	info.Duration = time.Since(start)
 	return info, nil
@@ -139,18 +146,6 @@ func openExisting(ctx context.Context, file string, params url.Values) (*sql.DB,
 		return nil, err
 	}
 	return db, nil
-}
-
-// countPets returns the number of pets in the data file at file.
-func countPets(ctx context.Context, file string) (int64, error) {
-	db, err := sql.Open("sqlite", dsn(file, url.Values{"_pragma": {"query_only(ON)"}}))
-	if err != nil {
-		return 0, err
-	}
-	defer db.Close()
-	var n int64
-	err = db.QueryRowContext(ctx, "SELECT count(*) FROM pets").Scan(&n)
-	return n, err
 }
 
 // syncFile flushes the file at name to the disk and returns its size.

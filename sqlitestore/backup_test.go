@@ -28,10 +28,7 @@ func TestBackupDurability(t *testing.T) {
 		path := filepath.Join(dir, "pets.db")
 		n := 0
 		return func(t *testing.T) (petstore.Store, func() error) {
-			s, err := sqlitestore.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := open(t, path)
 			return s, func() error {
 				// The suite closes while creates may be in flight: the
 				// backup is taken after close, so that it holds their
@@ -134,8 +131,9 @@ func TestBackupWhileWriting(t *testing.T) {
 	t.Logf("backup of %d pets, %d bytes, in %v, under %d creates", info.Pets, info.Bytes, info.Duration, len(acked))
 }
 
-// TestBackupRefuses checks that Backup refuses a source that is no
-// petstore data file and a destination in use as one, and writes nothing.
+// TestBackupRefuses checks that Backup and Restore refuse a source that is
+// no petstore data file, or of a newer schema, and that Backup refuses a
+// destination in use as one, and that they write nothing.
 func TestBackupRefuses(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -155,6 +153,12 @@ func TestBackupRefuses(t *testing.T) {
 			execSQL(t, src, "CREATE TABLE t (x)")
 			return src, newPath(t)
 		}, "not a petstore data file"},
+		{"newer schema", func(t *testing.T) (string, string) {
+			src := newPath(t)
+			closeStore(t, open(t, src))
+			execSQL(t, src, fmt.Sprintf("PRAGMA user_version = %d", sqlitestore.SchemaVersion+1), "PRAGMA journal_mode = DELETE")
+			return src, newPath(t)
+		}, "newer version"},
 		{"destination in use", func(t *testing.T) (string, string) {
 			src, dst := newPath(t), newPath(t)
 			open(t, src)
@@ -169,6 +173,11 @@ func TestBackupRefuses(t *testing.T) {
 			_, err := sqlitestore.Backup(context.Background(), src, dst)
 			if err == nil || !strings.Contains(err.Error(), tt.wantText) {
 				t.Fatalf("Backup: %v; want an error that says %q", err, tt.wantText)
+			}
+			// A destination in use is Restore's to refuse too, as TestRestore
+			// checks, but with ErrInUse.
+			if _, err := sqlitestore.Restore(context.Background(), src, dst); tt.name != "destination in use" && (err == nil || !strings.Contains(err.Error(), tt.wantText)) {
+				t.Errorf("Restore: %v; want an error that says %q", err, tt.wantText)
 			}
 			if diff := cmp.Diff(before, dirEntries(t, dst)); diff != "" {
 				t.Errorf("files beside the destination (-before +after):\n%s", diff)
@@ -185,10 +194,7 @@ func TestRestore(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "pets.db")
 	backup := filepath.Join(dir, "backup.db")
-	s, err := sqlitestore.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := open(t, path)
 	old := add(t, s, "in the backup", "k1")
 	if _, err := sqlitestore.Backup(ctx, path, backup); err != nil {
 		t.Fatal(err)
@@ -197,9 +203,7 @@ func TestRestore(t *testing.T) {
 	if _, err := sqlitestore.Restore(ctx, backup, path); !errors.Is(err, sqlitestore.ErrInUse) {
 		t.Fatalf("Restore while a store is open: %v; want ErrInUse", err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	closeStore(t, s)
 	replaced, err := sqlitestore.Restore(ctx, backup, path)
 	if err != nil {
 		t.Fatal(err)
@@ -218,19 +222,6 @@ func TestRestore(t *testing.T) {
 		t.Errorf("the replaced file %s holds %d pets; want 2", replaced, got)
 	}
 
-	bad := filepath.Join(dir, "bad.db")
-	write(t, bad, []byte(strings.Repeat("not a database\n", 500)), 0o600)
-	if _, err := sqlitestore.Restore(ctx, bad, path); err == nil || !strings.Contains(err.Error(), "not a SQLite database") {
-		t.Errorf("Restore of a file that is not a database: %v", err)
-	}
-	newer := filepath.Join(dir, "newer.db")
-	if _, err := sqlitestore.Backup(ctx, backup, newer); err != nil {
-		t.Fatal(err)
-	}
-	execSQL(t, newer, fmt.Sprintf("PRAGMA user_version = %d", sqlitestore.SchemaVersion+1), "PRAGMA journal_mode = DELETE")
-	if _, err := sqlitestore.Restore(ctx, newer, path); err == nil || !strings.Contains(err.Error(), "newer version") {
-		t.Errorf("Restore of a file of a newer schema: %v", err)
-	}
 }
 
 // TestForeignSchemaRefused checks that Restore and Open refuse a file that
@@ -261,9 +252,7 @@ func TestForeignSchemaRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			execSQL(t, backup, tt.stmt, "PRAGMA journal_mode = DELETE")
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
+			closeStore(t, s)
 			_, err := sqlitestore.Restore(ctx, backup, path)
 			if !errors.Is(err, sqlitestore.ErrSchema) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Restore: %v; want ErrSchema naming %s", err, tt.want)
@@ -296,10 +285,7 @@ func TestRestoreNeverReissuesIDs(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "pets.db")
 			backup := filepath.Join(dir, "backup.db")
-			s, err := sqlitestore.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := open(t, path)
 			for range tt.before {
 				add(t, s, "in the backup", "")
 			}
@@ -310,9 +296,7 @@ func TestRestoreNeverReissuesIDs(t *testing.T) {
 			for range tt.after {
 				last = add(t, s, "after the backup", "")
 			}
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
+			closeStore(t, s)
 			if tt.deleteLast {
 				execSQL(t, path, fmt.Sprintf("DELETE FROM pets WHERE id = %d", last.ID))
 			}

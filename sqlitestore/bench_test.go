@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -16,18 +17,8 @@ import (
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
-// plainTable is a table of the same shape as the Store's, for the baseline.
-const plainTable = `CREATE TABLE pets (
-    id          INTEGER PRIMARY KEY AUTOINCREMENT,
-    name        TEXT    NOT NULL,
-    category_id INTEGER NOT NULL,
-    status      TEXT    NULL CHECK (status IN ('available', 'pending', 'sold'))
-);
-CREATE INDEX pets_status_id ON pets (status, id);`
-
 // openPlain returns a pool of callers connections to a new file with the
-// Store's pragmas and a table of the same shape, for plain autocommit
-// INSERTs.
+// Store's pragmas and schema, for plain autocommit INSERTs.
 func openPlain(b *testing.B, callers int) *sql.DB {
 	b.Helper()
 	db, err := sql.Open("sqlite", sqlitestore.WriterDSN(filepath.Join(b.TempDir(), "plain.db")))
@@ -40,7 +31,11 @@ func openPlain(b *testing.B, callers int) *sql.DB {
 	if _, err := db.Exec("PRAGMA journal_mode = WAL"); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := db.Exec(plainTable); err != nil {
+	schema, err := os.ReadFile("migrations/0001_create.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.Exec(string(schema)); err != nil {
 		b.Fatal(err)
 	}
 	return db
@@ -185,14 +180,11 @@ func BenchmarkKeyOnDisk(b *testing.B) {
 		if _, err := db.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 			b.Fatal(err)
 		}
-		var pages, pageSize int64
-		if err := db.QueryRow("PRAGMA page_count").Scan(&pages); err != nil {
+		var bytes int64
+		if err := db.QueryRow("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size").Scan(&bytes); err != nil {
 			b.Fatal(err)
 		}
-		if err := db.QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
-			b.Fatal(err)
-		}
-		return pages * pageSize
+		return bytes
 	}
 	for b.Loop() {
 		plain, keyed := size(false), size(true)

@@ -17,22 +17,6 @@ import (
 // disk holding the data file cannot take writes.
 const minFree = 1 << 20
 
-// A fileID identifies a file across renames.
-type fileID struct{ dev, ino uint64 }
-
-// statID returns the identity of the file at path.
-func statID(path string) (fileID, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileID{}, fmt.Errorf("sqlitestore: %w", err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fileID{}, nil
-	}
-	return fileID{uint64(st.Dev), st.Ino}, nil
-}
-
 // Check reports whether the Store can take writes now, with an error
 // wrapping petstore.ErrUnavailable that says why not, and nil otherwise.
 // It writes nothing and holds up no write (it reads one row, as a reader),
@@ -53,18 +37,13 @@ func (s *Store) Check(ctx context.Context) error {
 	unavailable := func(format string, args ...any) error {
 		return fmt.Errorf("sqlitestore: %s: %w: %s", s.file, petstore.ErrUnavailable, fmt.Sprintf(format, args...))
 	}
-	id, err := statID(s.file)
+	fi, err := os.Stat(s.file)
 	switch {
 	case err != nil:
-		return unavailable("the data file is gone (%v); restart to open it again", errors.Unwrap(err))
-	case id != s.inode:
+		return unavailable("the data file is gone (%v); restart to open it again", err)
+	case !os.SameFile(fi, s.opened):
 		return unavailable("the data file was replaced since it was opened; restart to serve the new one")
-	}
-	fi, err := os.Stat(s.file)
-	if err != nil {
-		return unavailable("%v", err)
-	}
-	if fi.Mode().Perm()&0o222 == 0 {
+	case fi.Mode().Perm()&0o222 == 0:
 		return unavailable("the data file is read-only (mode %v); make it writable (chmod u+w)", fi.Mode().Perm())
 	}
 	if free, readOnly, err := diskSpace(s.file); err == nil {

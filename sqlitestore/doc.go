@@ -13,9 +13,7 @@
 //
 // Open creates the file when it does not exist, upgrades its schema, and
 // checks it: that it is a petstore file of a version this package knows,
-// and that every statement the Store runs compiles against it. Path returns
-// the file's absolute path, for a start-up log. Close waits for the creates
-// in flight; calls after it fail with an error wrapping ErrClosed.
+// and that every statement the Store runs compiles against it.
 //
 // A pet is on disk (synchronous=FULL) before Add returns, so neither a crash
 // nor a power cut loses an acknowledged pet. The file is written in WAL

@@ -13,11 +13,9 @@ import (
 	"github.com/petstore-go/petstore/internal/sqlstore"
 )
 
-// A Record is a pet as Export gives it and Import takes it: the embedded
-// petstore.Pet; Principal and Key, the idempotency key of the create that
-// stored it and the caller it belongs to, both empty when the Store keeps
-// no key for the pet; and KeyCreated, when the key was stored, by the
-// Store's clock. pgstore takes the same records.
+// A Record is a pet as Export gives it and Import takes it, with the
+// idempotency key of the create that stored it while the Store keeps it.
+// pgstore takes the same records.
 type Record = export.Record
 
 // ErrNotEmpty is wrapped by the error of Import into a Store that holds,
@@ -47,11 +45,9 @@ func (s *Store) idsLeft(ctx context.Context) error {
 }
 
 // Export returns every pet of the Store in ascending ID order, each with
-// its idempotency key while the Store keeps it, all read from one
-// snapshot: pets created meanwhile are left out. It reads one row at a
-// time, so memory stays flat however many pets there are, and it never
-// holds up a create; while it runs, the -wal file cannot be checkpointed
-// past its snapshot. Stopping the loop early ends the read.
+// its idempotency key while the Store keeps it, read one row at a time from
+// one snapshot: pets created meanwhile are left out, and creates go on.
+// Stopping the loop early ends the read.
 func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 	return func(yield func(Record, error) bool) {
 		if s.closed.Load() {
@@ -64,7 +60,7 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 			return
 		}
 		defer tx.Rollback()
-		rows, err := tx.QueryContext(ctx, sqlExport, s.now().Add(-s.retention).UnixMilli())
+		rows, err := tx.QueryContext(ctx, sqlExport, s.opt.Now().Add(-s.opt.KeyRetention).UnixMilli())
 		if err != nil {
 			yield(Record{}, s.readError(ctx, "export", err))
 			return
@@ -73,14 +69,12 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 		for rows.Next() {
 			var (
 				r       Record
-				st      string
 				created int64
 			)
-			if err := rows.Scan(&r.ID, &r.Name, &r.CategoryID, &st, &r.Principal, &r.Key, &created); err != nil {
+			if err := rows.Scan(&r.ID, &r.Name, &r.CategoryID, &r.Status, &r.Principal, &r.Key, &created); err != nil {
 				yield(Record{}, s.readError(ctx, "export", err))
 				return
 			}
-			r.Status = status(st)
 			if r.Key != "" {
 				r.KeyCreated = time.UnixMilli(created).UTC()
 			}
@@ -95,25 +89,17 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 }
 
 // Import stores the records, in one transaction, in a Store that has never
-// held a pet, keeping every ID and key: each key is forgotten when its retention
-// has passed from KeyCreated, by the Store's clock, as it would have been
-// in the store it came from. The IDs must ascend, as Export gives them; the next pet created
-// gets an ID above the highest imported. It returns the number of pets
-// stored.
-//
-// It refuses IDs above 2⁵³−1, so that creates after them have IDs left,
-// and keys stored more than five minutes in the future of the Store's
-// clock, which would outlive their retention.
-//
-// Import refuses a Store that holds, or has held, a pet, with an error
-// wrapping ErrNotEmpty. When a record is invalid, records yields an error,
-// or ctx is done, it stores nothing and returns the error, which names the
-// record by its position (1 for the first) and ID. It reads one record at
-// a time; SQLite keeps the transaction's pages in the -wal file, not in
-// memory. Creates of the Store wait for the transaction to end (up to the
-// busy timeout of 10 seconds, past which they fail with
-// petstore.ErrUnavailable): import into a store that is not serving.
-func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n int64, err error) {
+// held a pet (or fails with an error wrapping ErrNotEmpty), keeping every ID
+// and key: a key is forgotten when its retention has passed from KeyCreated,
+// by the Store's clock. The IDs must ascend, as Export gives them, and be at
+// most 2⁵³−1; a key may be stored at most five minutes in the future of the
+// Store's clock. It returns the number of pets stored. When a record is
+// invalid, records yields an error, or ctx is done, it stores nothing and
+// returns the error, which names the record by its position (1 for the
+// first) and ID. It reads one record at a time. Creates wait for it (up to
+// the busy timeout of 10 seconds, then petstore.ErrUnavailable): import
+// into a store that is not serving.
+func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (int64, error) {
 	if s.closed.Load() {
 		return 0, closedError(s.file, "import")
 	}
@@ -128,11 +114,7 @@ func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n
 	if err != nil {
 		return 0, wrapError(ctx, s.file, "import", err)
 	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
-		}
-	}()
+	defer tx.Rollback() // a no-op after Commit
 	var used bool
 	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pets) OR EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'pets')`).Scan(&used); err != nil {
 		return 0, wrapError(ctx, s.file, "import", err)
@@ -148,23 +130,22 @@ func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n
 	if err != nil {
 		return 0, wrapError(ctx, s.file, "import", err)
 	}
-	var last int64
+	var n, last int64
 	for r, err := range records {
 		if err != nil {
 			return 0, err
 		}
 		n++
-		if err := r.Check(last, s.now()); err != nil {
+		if err := r.Check(last, s.opt.Now()); err != nil {
 			return 0, fmt.Errorf("sqlitestore: import: record %d: %w", n, err)
 		}
 		last = r.ID
-		if _, err := insertPet.ExecContext(ctx, r.ID, r.Name, r.CategoryID, string(r.Status)); err != nil {
-			return 0, wrapError(ctx, s.file, fmt.Sprintf("import: record %d (pet %d)", n, r.ID), err)
+		_, err = insertPet.ExecContext(ctx, r.ID, r.Name, r.CategoryID, string(r.Status))
+		if err == nil && r.Key != "" {
+			_, err = insertKey.ExecContext(ctx, r.Principal, r.Key, r.ID, r.KeyCreated.UnixMilli())
 		}
-		if r.Key != "" {
-			if _, err := insertKey.ExecContext(ctx, r.Principal, r.Key, r.ID, r.KeyCreated.UnixMilli()); err != nil {
-				return 0, wrapError(ctx, s.file, fmt.Sprintf("import: record %d (pet %d)", n, r.ID), err)
-			}
+		if err != nil {
+			return 0, wrapError(ctx, s.file, fmt.Sprintf("import: record %d (pet %d)", n, r.ID), err)
 		}
 	}
 	if err := tx.Commit(); err != nil {

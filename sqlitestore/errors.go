@@ -20,11 +20,9 @@ func closedError(file, op string) error {
 	return fmt.Errorf("sqlitestore: %s: %s: %w: %w", file, op, ErrClosed, petstore.ErrUnavailable)
 }
 
-// wrapError describes err, returned by the operation op on file, the way the
-// petstore.Store contract asks: when ctx is done it wraps ctx.Err(); when
-// SQLite cannot serve now but may later (the file stayed locked by another
-// process past the busy timeout, or the disk is full) it wraps
-// petstore.ErrUnavailable.
+// wrapError describes err, returned by the operation op on file, as the
+// petstore.Store contract asks: wrapping ctx.Err() when ctx is done, and
+// petstore.ErrUnavailable when SQLite may serve later (see unavailable).
 func wrapError(ctx context.Context, file, op string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("sqlitestore: %s: %s: %w (%v)", file, op, ctxErr, err)
@@ -46,7 +44,8 @@ func code(err error) int {
 }
 
 // unavailable reports whether err means that the file cannot be written or
-// read now but may be later.
+// read now but may be later: it stayed locked by another process past the
+// busy timeout, or the disk is full.
 func unavailable(err error) bool {
 	switch code(err) {
 	case sqlite3.SQLITE_BUSY, // another process held the lock past the busy timeout

@@ -41,6 +41,10 @@ func SetMaxPageCount(s *Store, n int64) error {
 	return nil
 }
 
+// SetWALLimit sets the size of the -wal file past which s checkpoints it,
+// walLimit in a Store that serves. It must be called while no Add runs.
+func SetWALLimit(s *Store, bytes int64) { s.wal.limit = bytes }
+
 // WriterDSN and ReaderDSN are the data source names of the Store's
 // connections to a file, pragmas included.
 var (

@@ -10,10 +10,6 @@ import (
 	"syscall"
 )
 
-// companions are the suffixes of the files that SQLite keeps beside a
-// database in WAL mode.
-var companions = [...]string{"-wal", "-shm"}
-
 // createFile creates the data file at file, owner-only (0600), refusing to
 // follow a symbolic link or to take a file that appeared meanwhile. SQLite
 // then creates the -wal and -shm files with the same mode.
@@ -31,14 +27,13 @@ func createFile(file string) error {
 	return nil
 }
 
-// checkOwnership refuses a data file, or one of its -wal and -shm files,
-// that this process must not adopt: a symbolic link (writes would go where
-// it points), a file owned by another user, or one that the group or others
-// may write. Any of them lets another user rewrite pets or plant an
-// idempotency key. Files that do not exist are fine: SQLite creates them
-// with the data file's mode.
+// checkOwnership refuses a data file, or its -wal or -shm file, that
+// another user could write, and so rewrite pets or plant a key: a symbolic
+// link, a file owned by another user, or one that the group or others may
+// write. Files that do not exist are fine: SQLite creates them with the
+// data file's mode.
 func checkOwnership(file string) error {
-	for _, name := range []string{file, file + companions[0], file + companions[1]} {
+	for _, name := range []string{file, file + "-wal", file + "-shm"} {
 		fi, err := os.Lstat(name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

@@ -120,7 +120,8 @@ func chown(t *testing.T, path string, uid int) {
 func TestWALBounded(t *testing.T) {
 	const limit = 256 << 10
 	path := newPath(t)
-	s := open(t, path, sqlitestore.WithWALLimit(limit))
+	s := open(t, path)
+	sqlitestore.SetWALLimit(s, limit)
 	add(t, s, "first", "")
 	ctx := context.Background()
 	reader, err := rawDB(t, path).Conn(ctx)

@@ -34,6 +34,15 @@ func open(t testing.TB, path string, opts ...sqlitestore.Option) *sqlitestore.St
 	return s
 }
 
+// closeStore closes s, which open also closes when the test ends, and
+// fails the test when Close fails.
+func closeStore(t testing.TB, s *sqlitestore.Store) {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // rawDB opens a connection pool of its own on path, with the pragmas of a
 // Store's readers but able to write, as another process would.
 func rawDB(t testing.TB, path string) *sql.DB {

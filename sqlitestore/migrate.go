@@ -17,20 +17,8 @@ const applicationID = 0x70657431
 // migrationFiles holds the schema's versions, one file each, named
 // NNNN_description.sql and applied in the order of NNNN, in one BEGIN
 // IMMEDIATE transaction. The number of the last one applied is the file's
-// user_version; a file whose user_version is higher was written by a newer
-// release, and Open refuses it before writing anything. Version 1 is:
-//
-//	pets     (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL,
-//	          category_id INTEGER NOT NULL, status TEXT NULL CHECK (...))
-//	         index (status, id)
-//	pet_keys (principal TEXT, key TEXT, pet_id INTEGER REFERENCES pets,
-//	          created_at INTEGER, PRIMARY KEY (principal, key)) WITHOUT ROWID
-//	         index (created_at)
-//
-// AUTOINCREMENT makes SQLite keep the largest ID ever used, so that no ID
-// is used twice even after the pet with the largest one is gone. Every List
-// is a range of the primary key, or of the (status, id) index under a
-// filter, from the cursor on.
+// user_version; Open refuses a file whose user_version is higher, written
+// by a newer release, before writing anything.
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
@@ -41,25 +29,23 @@ var migrationFiles embed.FS
 // version.
 const SchemaVersion = 1
 
+// rowQuerier reads a row: a *sql.DB or a *sql.Conn.
+type rowQuerier interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}
+
 // header is what a file's header says about its schema.
 type header struct {
 	applicationID, userVersion int64
 }
 
 // readHeader reads the application ID and user version of the file behind
-// conn. It is the first read of the file, so a file that is not a database
-// fails here.
-func readHeader(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}) (header, error) {
-	var h header
-	if err := q.QueryRowContext(ctx, "PRAGMA application_id").Scan(&h.applicationID); err != nil {
-		return h, err
-	}
-	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&h.userVersion); err != nil {
-		return h, err
-	}
-	return h, nil
+// q, in one statement, so that both come from one commit: read apart, they
+// may straddle the migration of another Store. It is the first read of the
+// file, so a file that is not a database fails here.
+func readHeader(ctx context.Context, q rowQuerier) (h header, err error) {
+	err = q.QueryRowContext(ctx, "SELECT * FROM pragma_application_id, pragma_user_version").Scan(&h.applicationID, &h.userVersion)
+	return h, err
 }
 
 // check reports why a file with header h cannot be used by this version of
@@ -118,24 +104,12 @@ func migrate(ctx context.Context, conn *sql.Conn, file string) (err error) {
 	return err
 }
 
-// quickCheck runs PRAGMA quick_check on the file behind conn and returns an
+// quickCheck runs PRAGMA quick_check on the file behind q and returns an
 // error that names the file and the first problem found, if any. It reads
 // the whole file once: see docs/backup.md for what that costs.
-func quickCheck(ctx context.Context, conn interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, file string) error {
-	rows, err := conn.QueryContext(ctx, "PRAGMA quick_check(1)")
-	if err != nil {
-		return fmt.Errorf("sqlitestore: %s: quick_check: %w", file, err)
-	}
-	defer rows.Close()
+func quickCheck(ctx context.Context, q rowQuerier, file string) error {
 	var result string
-	if rows.Next() {
-		if err := rows.Scan(&result); err != nil {
-			return fmt.Errorf("sqlitestore: %s: quick_check: %w", file, err)
-		}
-	}
-	if err := rows.Err(); err != nil {
+	if err := q.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&result); err != nil {
 		return fmt.Errorf("sqlitestore: %s: quick_check: %w", file, err)
 	}
 	if result != "ok" {

@@ -13,26 +13,22 @@ import (
 
 var _ petstore.AddNotifier = (*Store)(nil)
 
-// dataVersionPoll is how often a Store asks SQLite whether another
-// connection committed to the file, while a commit may be on its way.
-const dataVersionPoll = 5 * time.Millisecond
-
-// commitWait is how long after a write to the -wal file the Store keeps
-// asking, unless it finds the commit sooner: SQLite makes a commit visible
-// only after writing its frames and syncing them.
-const commitWait = time.Second
+// After a write to the -wal file, a Store asks SQLite every dataVersionPoll
+// whether another connection committed, for up to commitWait, unless it
+// finds the commit sooner: SQLite makes a commit visible only after writing
+// and syncing its frames.
+const (
+	dataVersionPoll = 5 * time.Millisecond
+	commitWait      = time.Second
+)
 
 // NotifyAdds calls wake after pets were added to the file, until ctx is
-// done (see petstore.AddNotifier). An Add through this Store wakes at once.
-// A commit by another Store or process on the same file, which in WAL mode
-// is on the same host, is noticed within milliseconds: the Store watches
-// the file's -wal file, where every commit writes, through the operating
-// system's file notifications (inotify, kqueue), and after a write asks
-// PRAGMA data_version on a connection of its own every 5 ms until the
-// commit is visible, then reads the highest ID. A commit wakes only when it
-// added pets that the Store has not woken for yet. An idle file costs
-// nothing; where notifications cannot be had, the Store asks every 5 ms
-// while any watcher is left.
+// done (see petstore.AddNotifier). An Add through this Store wakes at once;
+// a commit by another Store or process on the file is noticed within
+// milliseconds, through the operating system's notifications (inotify,
+// kqueue) of writes to the -wal file and PRAGMA data_version, and wakes
+// only when it added pets. An idle file costs nothing; where notifications
+// cannot be had, the Store asks every 5 ms while any watcher is left.
 func (s *Store) NotifyAdds(ctx context.Context, wake func()) {
 	s.wakes.Add(ctx, wake, s.watchFile)
 }
@@ -41,7 +37,7 @@ func (s *Store) NotifyAdds(ctx context.Context, wake func()) {
 // changes, until ctx is done or the Store is closed.
 func (s *Store) watchFile(ctx context.Context) {
 	warn := func(msg string, err error) {
-		s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: "+msg, slog.String("path", s.file), slog.String("error", err.Error()))
+		s.opt.Logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: "+msg, slog.String("path", s.file), slog.String("error", err.Error()))
 	}
 	db, err := sql.Open("sqlite", readerDSN(s.file))
 	if err != nil {

@@ -41,13 +41,7 @@ func TestOpenRefuses(t *testing.T) {
 		}, []string{"not a SQLite database"}},
 		{"read-only file", func(t *testing.T) string {
 			path := newPath(t)
-			s, err := sqlitestore.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
+			closeStore(t, open(t, path))
 			if err := os.Chmod(path, 0o444); err != nil {
 				t.Fatal(err)
 			}
@@ -60,13 +54,7 @@ func TestOpenRefuses(t *testing.T) {
 		}, []string{"another application", "0x2a"}},
 		{"newer schema", func(t *testing.T) string {
 			path := newPath(t)
-			s, err := sqlitestore.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
+			closeStore(t, open(t, path))
 			execSQL(t, path, fmt.Sprintf("PRAGMA user_version = %d", sqlitestore.SchemaVersion+1), "PRAGMA journal_mode = DELETE")
 			return path
 		}, []string{fmt.Sprintf("schema version %d", sqlitestore.SchemaVersion+1), fmt.Sprintf("versions up to %d", sqlitestore.SchemaVersion), "newer version"}},
@@ -130,14 +118,14 @@ func execSQL(t *testing.T, path string, stmts ...string) {
 }
 
 // TestOpenOptions checks that Open reports every invalid option with its
-// fix, and creates nothing then.
+// fix, and creates nothing then, and that Path is absolute.
 func TestOpenOptions(t *testing.T) {
 	path := newPath(t)
-	_, err := sqlitestore.Open(path, sqlitestore.WithClock(nil), sqlitestore.WithWALLimit(1))
+	_, err := sqlitestore.Open(path, sqlitestore.WithClock(nil), sqlitestore.WithKeyRetention(time.Hour))
 	if err == nil {
 		t.Fatal("Open with invalid options succeeded")
 	}
-	for _, want := range []string{"WithClock: the clock is nil", "WithWALLimit: 1 bytes is below 64 KiB"} {
+	for _, want := range []string{"WithClock: the clock is nil", "WithKeyRetention: 1h0m0s is shorter"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
@@ -145,22 +133,10 @@ func TestOpenOptions(t *testing.T) {
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Open with invalid options created %s (stat: %v)", path, err)
 	}
-	s := open(t, path, sqlitestore.WithKeyRetention(petstore.MinKeyRetention))
+	t.Chdir(filepath.Dir(path))
+	s := open(t, filepath.Base(path), sqlitestore.WithKeyRetention(petstore.MinKeyRetention))
 	if s.Path() != path {
-		t.Errorf("Path() = %q, want %q", s.Path(), path)
-	}
-}
-
-// TestOpenRelativePath checks that Path is absolute.
-func TestOpenRelativePath(t *testing.T) {
-	t.Chdir(t.TempDir())
-	s := open(t, "pets.db")
-	want, err := filepath.Abs("pets.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Path() != want || !filepath.IsAbs(s.Path()) {
-		t.Errorf("Path() = %q, want %q", s.Path(), want)
+		t.Errorf("Path() = %q, want %q, absolute", s.Path(), path)
 	}
 }
 
@@ -172,13 +148,7 @@ func TestSchema(t *testing.T) {
 	db := rawDB(t, path)
 	var version, appID int64
 	var mode string
-	if err := db.QueryRow("PRAGMA user_version").Scan(&version); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.QueryRow("PRAGMA application_id").Scan(&appID); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
+	if err := db.QueryRow("SELECT * FROM pragma_user_version, pragma_application_id, pragma_journal_mode").Scan(&version, &appID, &mode); err != nil {
 		t.Fatal(err)
 	}
 	if version != sqlitestore.SchemaVersion || appID != 0x70657431 || mode != "wal" {
@@ -208,35 +178,16 @@ func TestSchema(t *testing.T) {
 // the largest one is gone.
 func TestReopenKeepsEverything(t *testing.T) {
 	path := newPath(t)
-	ctx := petstore.WithPrincipal(context.Background(), "alice")
-	s, err := sqlitestore.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := petstore.NewPet{Name: "Rex", CategoryID: 2, Status: petstore.StatusPending}
-	first, _, err := s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: "k"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	last, _, err := s.Add(ctx, p, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	s := open(t, path)
+	first, last := add(t, s, "Rex", "k"), add(t, s, "Rex", "")
+	closeStore(t, s)
 	execSQL(t, path, fmt.Sprintf("DELETE FROM pets WHERE id = %d", last.ID))
 
 	s = open(t, path)
-	got, replayed, err := s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: "k"})
-	if err != nil || !replayed || got != first {
-		t.Errorf("keyed retry after reopen: %+v, %v, %v; want %+v replayed", got, replayed, err, first)
+	if got := add(t, s, "Rex", "k"); got != first {
+		t.Errorf("keyed retry after reopen: %+v; want %+v replayed", got, first)
 	}
-	next, _, err := s.Add(ctx, p, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if next.ID <= last.ID {
+	if next := add(t, s, "Rex", ""); next.ID <= last.ID {
 		t.Errorf("after reopen the next ID is %d; want more than %d, the largest ever used", next.ID, last.ID)
 	}
 }
@@ -244,10 +195,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 // TestClose checks that Close waits for an Add in flight, and that every
 // call after it fails with ErrClosed and ErrUnavailable.
 func TestClose(t *testing.T) {
-	s, err := sqlitestore.Open(newPath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := open(t, newPath(t))
 	release := holdWriteLock(t, s.Path())
 	done := make(chan result, 1)
 	go func() {
@@ -333,9 +281,7 @@ func TestFullDisk(t *testing.T) {
 	s := open(t, newPath(t))
 	ctx := context.Background()
 	for i := range 20 {
-		if _, _, err := s.Add(ctx, petstore.NewPet{Name: fmt.Sprint("pet ", i), CategoryID: 1}, petstore.AddOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		add(t, s, fmt.Sprint("pet ", i), "")
 	}
 	before := all(t, s)
 	if err := sqlitestore.SetMaxPageCount(s, 0); err != nil {
@@ -360,9 +306,7 @@ func TestFullDisk(t *testing.T) {
 	if err := sqlitestore.SetMaxPageCount(s, 1<<30); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Add(ctx, big, petstore.AddOptions{}); err != nil {
-		t.Errorf("Add once there is room: %v", err)
-	}
+	add(t, s, big.Name, "") // once there is room
 }
 
 // TestPragmas checks the settings of the Store's connections.
@@ -417,9 +361,7 @@ func TestOpenConcurrently(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 	}
 	for i, s := range stores {
-		if _, _, err := s.Add(context.Background(), petstore.NewPet{Name: fmt.Sprint("pet ", i), CategoryID: 1}, petstore.AddOptions{}); err != nil {
-			t.Errorf("Add through Store %d: %v", i, err)
-		}
+		add(t, s, fmt.Sprint("pet ", i), "")
 	}
 	if got := len(all(t, stores[0])); got != n {
 		t.Errorf("%d pets, want %d", got, n)

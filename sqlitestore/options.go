@@ -1,7 +1,6 @@
 package sqlitestore
 
 import (
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -11,18 +10,12 @@ import (
 
 // An Option configures a Store in Open.
 type Option interface {
-	apply(*config) error
+	apply(*sqlstore.Options) error
 }
 
-type optionFunc func(*config) error
+type optionFunc func(*sqlstore.Options) error
 
-func (f optionFunc) apply(c *config) error { return f(c) }
-
-// config is what the options set.
-type config struct {
-	sqlstore.Options
-	walLimit int64
-}
+func (f optionFunc) apply(c *sqlstore.Options) error { return f(c) }
 
 // WithKeyRetention sets how long a Store keeps an idempotency key after the
 // Add that stored it. The default, and the least that Open accepts, is
@@ -30,7 +23,7 @@ type config struct {
 // a create with it stores a new pet, and the key's row is deleted (see the
 // package doc).
 func WithKeyRetention(d time.Duration) Option {
-	return optionFunc(func(c *config) error { return c.SetKeyRetention(d) })
+	return optionFunc(func(c *sqlstore.Options) error { return c.SetKeyRetention(d) })
 }
 
 // WithClock sets the clock that stamps idempotency keys and decides when
@@ -38,46 +31,21 @@ func WithKeyRetention(d time.Duration) Option {
 // own past the retention. The clock is not used for anything else: pets carry
 // no time.
 func WithClock(now func() time.Time) Option {
-	return optionFunc(func(c *config) error { return c.SetClock(now) })
+	return optionFunc(func(c *sqlstore.Options) error { return c.SetClock(now) })
 }
 
 // WithLogger sets the logger that a Store writes to: a line at debug level
 // for each pass that forgets idempotency keys, and a line at warning level
-// when such a pass fails (creates go on). The default discards everything.
+// when such a pass, or a checkpoint of the -wal file, fails (creates go
+// on). The default discards everything.
 func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(c *config) error { return c.SetLogger(l) })
-}
-
-// DefaultWALLimit is the size of the -wal file past which a Store
-// checkpoints it and truncates it, unless WithWALLimit sets another.
-const DefaultWALLimit = 64 << 20
-
-// WithWALLimit sets the size, in bytes, past which a Store copies the
-// -wal file's commits into the data file and truncates it (a TRUNCATE
-// checkpoint), at most once a second, after a commit; it is also the
-// file's journal_size_limit, the size SQLite cuts it back to when it
-// starts it over. The default is DefaultWALLimit (64 MiB); at least 64 KiB.
-//
-// SQLite checkpoints on its own every thousand pages or so, but cannot
-// reuse or shrink the file while a reader, in any process, holds a
-// snapshot older than its end; the file then grows with every commit. The
-// checkpoint that WithWALLimit asks for never waits for such a reader: it
-// fails at once (see CheckpointsBlocked), and the next one, a second or more
-// later, brings the file back under the limit once the reader has let go.
-func WithWALLimit(bytes int64) Option {
-	return optionFunc(func(c *config) error {
-		if bytes < 64<<10 {
-			return fmt.Errorf("WithWALLimit: %d bytes is below 64 KiB; give at least 65536", bytes)
-		}
-		c.walLimit = bytes
-		return nil
-	})
+	return optionFunc(func(c *sqlstore.Options) error { return c.SetLogger(l) })
 }
 
 // applyOptions applies opts to the defaults and returns every mistake
 // joined in one error.
-func applyOptions(opts []Option) (config, error) {
-	c := config{Options: sqlstore.DefaultOptions(), walLimit: DefaultWALLimit}
+func applyOptions(opts []Option) (sqlstore.Options, error) {
+	c := sqlstore.DefaultOptions()
 	err := options.Apply(&c, opts, Option.apply)
 	return c, err
 }

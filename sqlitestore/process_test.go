@@ -2,6 +2,7 @@ package sqlitestore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -43,20 +44,7 @@ func addFromChild(v string) error {
 		return err
 	}
 	errs := addAll(s, tag)
-	return errorsJoin(append(errs, s.Close()))
-}
-
-func errorsJoin(errs []error) error {
-	var msgs []string
-	for _, err := range errs {
-		if err != nil {
-			msgs = append(msgs, err.Error())
-		}
-	}
-	if len(msgs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%d errors, the first: %s", len(msgs), msgs[0])
+	return errors.Join(append(errs, s.Close())...)
 }
 
 // addAll adds writers*perWriter pets to s from writers goroutines, every
@@ -126,9 +114,9 @@ func TestTwoProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	stop := make(chan struct{})
+	paging, stop := context.WithCancel(context.Background())
 	seen := make(chan []petstore.Pet)
-	go func() { seen <- page(t, a, stop) }()
+	go func() { seen <- page(t, a, paging) }()
 	var wg sync.WaitGroup
 	for tag, s := range map[string]*sqlitestore.Store{"a": a, "b": b} {
 		wg.Go(func() {
@@ -141,7 +129,7 @@ func TestTwoProcesses(t *testing.T) {
 	if err := child.Wait(); err != nil {
 		t.Errorf("the other process: %v\n%s", err, out.String())
 	}
-	close(stop)
+	stop()
 	pages := <-seen
 
 	pets := all(t, a)
@@ -167,18 +155,13 @@ func TestTwoProcesses(t *testing.T) {
 }
 
 // page lists s a page at a time, moving its cursor past every pet it sees,
-// until stop is closed and a last page comes back empty, and returns what
-// it saw.
-func page(t *testing.T, s *sqlitestore.Store, stop chan struct{}) []petstore.Pet {
+// until stop is done and a last page comes back empty, and returns what it
+// saw.
+func page(t *testing.T, s *sqlitestore.Store, stop context.Context) []petstore.Pet {
 	var seen []petstore.Pet
 	var after int64
 	for {
-		stopped := false
-		select {
-		case <-stop:
-			stopped = true
-		default:
-		}
+		stopped := stop.Err() != nil
 		pets, err := s.List(context.Background(), petstore.ListOptions{After: after, Limit: 7})
 		if err != nil {
 			t.Error(err)

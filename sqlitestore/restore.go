@@ -38,20 +38,30 @@ var ErrInUse = errors.New("sqlitestore: the data file is in use")
 // backup in its place; a server that starts while Restore runs may open
 // either. Stop the server first.
 func Restore(ctx context.Context, backup, file string) (replaced string, err error) {
-	file, err = filepath.Abs(file)
+	replaced, err = restore(ctx, backup, file)
 	if err != nil {
-		return "", fmt.Errorf("sqlitestore.Restore: %w", err)
+		err = fmt.Errorf("sqlitestore.Restore: %w", err)
+	}
+	return replaced, err
+}
+
+// restore is Restore, its errors not yet named.
+func restore(ctx context.Context, backup, file string) (string, error) {
+	file, err := filepath.Abs(file)
+	if err != nil {
+		return "", err
 	}
 	db, err := openExisting(ctx, backup, url.Values{})
-	if err == nil {
-		err = quickCheck(ctx, db, backup)
-		if err == nil {
-			err = checkSchema(ctx, db, backup)
-		}
-		db.Close()
-	}
 	if err != nil {
-		return "", fmt.Errorf("sqlitestore.Restore: %w", err)
+		return "", err
+	}
+	err = quickCheck(ctx, db, backup)
+	if err == nil {
+		err = checkSchema(ctx, db, backup)
+	}
+	db.Close()
+	if err != nil {
+		return "", err
 	}
 	if _, err := os.Lstat(file); err == nil {
 		if err := checkOwnership(file); err != nil {
@@ -61,14 +71,14 @@ func Restore(ctx context.Context, backup, file string) (replaced string, err err
 	copied := filepath.Join(filepath.Dir(file), "."+filepath.Base(file)+".restore")
 	os.Remove(copied) // a copy left by a killed Restore
 	if _, err := Backup(ctx, backup, copied); err != nil {
-		return "", fmt.Errorf("sqlitestore.Restore: copying %s: %w", backup, err)
+		return "", fmt.Errorf("copying %s: %w", backup, err)
 	}
 	defer os.Remove(copied)              // gone when renamed
 	defer os.Remove(copied + "-journal") // left only by a failed write
 
 	if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
 		if err := os.Rename(copied, file); err != nil {
-			return "", fmt.Errorf("sqlitestore.Restore: %w", err)
+			return "", err
 		}
 		return "", syncDir(filepath.Dir(file))
 	}
@@ -76,50 +86,50 @@ func Restore(ctx context.Context, backup, file string) (replaced string, err err
 	// renames: no other connection can open the old file meanwhile.
 	lock, err := sql.Open("sqlite", file+"?"+url.Values{"_pragma": {"busy_timeout(0)", "locking_mode(EXCLUSIVE)"}}.Encode())
 	if err != nil {
-		return "", fmt.Errorf("sqlitestore.Restore: %w", err)
+		return "", err
 	}
 	defer lock.Close()
 	conn, err := lock.Conn(ctx)
 	if err != nil {
-		return "", fmt.Errorf("sqlitestore.Restore: %s: %w", file, err)
+		return "", fmt.Errorf("%s: %w", file, err)
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, "BEGIN EXCLUSIVE"); err != nil {
 		if code(err) == sqlite3.SQLITE_BUSY || code(err) == sqlite3.SQLITE_LOCKED {
-			return "", fmt.Errorf("sqlitestore.Restore: %s is open in another connection, such as a running server: %w; stop it first", file, ErrInUse)
+			return "", fmt.Errorf("%s is open in another connection, such as a running server: %w; stop it first", file, ErrInUse)
 		}
-		return "", fmt.Errorf("sqlitestore.Restore: %s: %w", file, err)
+		return "", fmt.Errorf("%s: %w", file, err)
 	}
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return "", fmt.Errorf("sqlitestore.Restore: %s: %w", file, err)
+		return "", fmt.Errorf("%s: %w", file, err)
 	}
 	// Leaving WAL mode copies the -wal file's commits into the file and
 	// removes it, so that the file kept aside is whole and no -wal file
 	// of it is left to be read with the restored one.
 	var mode string
 	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode = DELETE").Scan(&mode); err != nil {
-		return "", fmt.Errorf("sqlitestore.Restore: %s: %w", file, err)
+		return "", fmt.Errorf("%s: %w", file, err)
 	}
 	if _, err := os.Lstat(file + "-wal"); err == nil {
-		return "", fmt.Errorf("sqlitestore.Restore: %s-wal is still there after a checkpoint; nothing was changed", file)
+		return "", fmt.Errorf("%s-wal is still there after a checkpoint; nothing was changed", file)
 	}
 	var issued int64
 	if err := conn.QueryRowContext(ctx, sqlIssued).Scan(&issued); err != nil {
-		return "", fmt.Errorf("sqlitestore.Restore: %s: reading the largest ID it issued, which the restored file must not issue again: %w; "+
+		return "", fmt.Errorf("%s: reading the largest ID it issued, which the restored file must not issue again: %w; "+
 			"to restore without it, move it and its -wal file aside first", file, err)
 	}
 	if err := carryIDs(ctx, copied, issued); err != nil {
-		return "", fmt.Errorf("sqlitestore.Restore: %w", err)
+		return "", err
 	}
-	replaced = file + ".replaced-" + time.Now().UTC().Format("20060102T150405Z")
+	replaced := file + ".replaced-" + time.Now().UTC().Format("20060102T150405Z")
 	if err := os.Rename(file, replaced); err != nil {
-		return "", fmt.Errorf("sqlitestore.Restore: %w", err)
+		return "", err
 	}
 	if err := os.Rename(copied, file); err != nil {
-		return "", fmt.Errorf("sqlitestore.Restore: %w (the data file is now %s)", err, replaced)
+		return "", fmt.Errorf("%w (the data file is now %s)", err, replaced)
 	}
 	if err := syncDir(filepath.Dir(file)); err != nil {
-		return replaced, fmt.Errorf("sqlitestore.Restore: %w", err)
+		return replaced, err
 	}
 	// The lock's rollback journal, if SQLite kept one, belongs to the
 	// file now kept aside.

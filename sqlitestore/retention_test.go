@@ -1,7 +1,9 @@
 package sqlitestore_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -62,8 +64,9 @@ func TestKeyRetention(t *testing.T) {
 // the rest.
 func TestKeysLevelOff(t *testing.T) {
 	clk := sqltest.NewClock()
-	logs := &recorder{}
-	s := open(t, newPath(t), sqlitestore.WithClock(clk.Now), sqlitestore.WithLogger(slog.New(logs)))
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s := open(t, newPath(t), sqlitestore.WithClock(clk.Now), sqlitestore.WithLogger(logger))
 	const (
 		step    = 10 * time.Minute
 		perDay  = int64(petstore.MinKeyRetention / step) // keys created within one retention
@@ -100,7 +103,20 @@ func TestKeysLevelOff(t *testing.T) {
 	if n := count(t, s.Path(), "pets"); n != creates {
 		t.Errorf("%d pets, want %d: pruning keys must keep their pets", n, creates)
 	}
-	if lines, keys := logs.passes(); lines == 0 || keys != s.PrunedKeys() {
+	lines, keys := 0, int64(0)
+	for dec := json.NewDecoder(&logs); dec.More(); {
+		var line struct {
+			Level string
+			Keys  int64
+		}
+		if err := dec.Decode(&line); err != nil {
+			t.Fatal(err)
+		}
+		if line.Level == "DEBUG" {
+			lines, keys = lines+1, keys+line.Keys
+		}
+	}
+	if lines == 0 || keys != s.PrunedKeys() {
 		t.Errorf("%d debug lines reporting %d keys forgotten; want one per pass, %d keys in all", lines, keys, s.PrunedKeys())
 	}
 }
@@ -128,37 +144,4 @@ INSERT INTO pet_keys (principal, key, pet_id, created_at) SELECT 'p', 'k' || i, 
 			t.Errorf("after create %d: PrunedKeys = %d, want %d", i+1, got, want)
 		}
 	}
-}
-
-// recorder is a slog.Handler that records the debug lines of pruning.
-type recorder struct {
-	mu    sync.Mutex
-	lines int
-	keys  int64
-}
-
-func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
-func (r *recorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
-func (r *recorder) WithGroup(string) slog.Handler            { return r }
-
-func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
-	if rec.Level != slog.LevelDebug {
-		return nil
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.lines++
-	rec.Attrs(func(a slog.Attr) bool {
-		if a.Key == "keys" {
-			r.keys += a.Value.Int64()
-		}
-		return true
-	})
-	return nil
-}
-
-func (r *recorder) passes() (lines int, keys int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.lines, r.keys
 }

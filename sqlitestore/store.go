@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -33,10 +32,8 @@ const busyTimeout = 10 * time.Second
 // Store is a petstore.Store that keeps pets in a SQLite file. It is safe
 // for concurrent use. Open it with Open and close it with Close.
 type Store struct {
-	file      string
-	retention time.Duration
-	now       func() time.Time
-	logger    *slog.Logger
+	file string
+	opt  sqlstore.Options // the key retention, clock and logger
 
 	wdb *sql.DB   // the writer: one connection, pinned as w
 	w   *sql.Conn // used only by the batch in flight, by Open and by Close
@@ -59,24 +56,16 @@ type Store struct {
 
 	wal wal // keeps the -wal file's size bounded
 
-	inode fileID // the data file as opened, for Check
+	opened os.FileInfo // the data file as opened, for Check
 
 	wakes wake.Set // the watchers of NotifyAdds
 }
 
 // Open opens the SQLite file at path, or creates it when it does not exist,
 // upgrades its schema to SchemaVersion and returns a Store that keeps its
-// pets there. The directory must exist. Open refuses, with an error that
-// names the file: a path that is a directory, a directory that does not
-// exist, a file without write permission (a store that cannot write is of
-// no use), a file that is not a SQLite database or is another application's,
-// a file whose schema was written by a newer version of this package,
-// which it leaves as it is, and a file that holds a table, index, trigger
-// or view that the migrations do not make, or lacks one (ErrSchema). Options that are invalid are reported together,
-// each with its fix.
-//
-// Any number of Stores, in one process or several, may open the same file:
-// see the package doc.
+// pets there. It refuses, with an error that names the file, what the
+// package doc lists, leaving a file as it was; invalid options are reported
+// together, each with its fix.
 func Open(path string, opts ...Option) (*Store, error) {
 	c, err := applyOptions(opts)
 	if err != nil {
@@ -96,9 +85,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 			return nil, err
 		}
 	}
-	s := &Store{file: file, retention: c.KeyRetention, now: c.Now, logger: c.Logger}
+	s := &Store{file: file, opt: c}
 	s.adds.Max, s.adds.Write = maxBatch, s.write
-	s.wal.limit = c.walLimit
+	s.wal.limit = walLimit
 	err = s.open()
 	if err == nil {
 		// Again, now that SQLite has opened or made the -wal and -shm
@@ -106,7 +95,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		err = checkOwnership(file)
 	}
 	if err == nil {
-		s.inode, err = statID(file)
+		s.opened, err = os.Stat(file)
 	}
 	if err != nil {
 		s.closeHandles()
@@ -134,16 +123,8 @@ func checkPath(path string) (string, error) {
 	fi, err := os.Stat(file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		dir := filepath.Dir(file)
-		di, err := os.Stat(dir)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return "", fmt.Errorf("sqlitestore.Open: %s: the directory %s does not exist; create it first", file, dir)
-			}
-			return "", fmt.Errorf("sqlitestore.Open: %s: %w", file, err)
-		}
-		if !di.IsDir() {
-			return "", fmt.Errorf("sqlitestore.Open: %s: %s is not a directory", file, dir)
+		if di, err := os.Stat(filepath.Dir(file)); err != nil || !di.IsDir() {
+			return "", fmt.Errorf("sqlitestore.Open: %s: the directory %s does not exist, or is no directory; create it first", file, filepath.Dir(file))
 		}
 		return file, nil // SQLite creates it
 	case err != nil:
@@ -166,20 +147,13 @@ func checkPath(path string) (string, error) {
 	return file, nil
 }
 
-// dsn returns the data source name of a connection to file with the given
-// parameters and the pragmas that every connection runs:
-//
-//   - busy_timeout: a connection that finds the file locked by another
-//     process waits rather than fail at once; a done context ends the wait
-//     sooner.
-//   - synchronous=FULL: every commit is flushed to the disk (fsync) before
-//     Add returns, so an acknowledged pet survives a power loss, not only a
-//     crash of the process. NORMAL, common with WAL, may lose the last
-//     commits on power loss.
-//   - foreign_keys=ON: a key's row must name a stored pet.
-//
-// journal_mode=WAL is kept in the file itself (open sets it): readers read the last commit and never wait for the writer, nor the
-// writer for them.
+// dsn returns the data source name of a connection to file with params
+// and the pragmas of every connection: busy_timeout, so that a connection
+// that finds the file locked waits; synchronous=FULL, so that every commit
+// is on the disk (fsync) before Add returns and survives a power loss, which
+// NORMAL, common with WAL, does not promise; foreign_keys, so that a key
+// must name a stored pet. journal_mode=WAL is kept in the file (open sets
+// it): readers read the last commit and never wait for the writer.
 func dsn(file string, params url.Values) string {
 	params.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	params.Add("_pragma", "synchronous(FULL)")
@@ -187,14 +161,10 @@ func dsn(file string, params url.Values) string {
 	return file + "?" + params.Encode()
 }
 
-// writerDSN returns the data source name of the writer's connection to
-// file: BEGIN starts an IMMEDIATE transaction, which takes the write lock
-// before it reads. A deferred transaction that reads and then writes fails
-// with SQLITE_BUSY_SNAPSHOT when another connection wrote in between, which
-// is common under load. A lone create without a key is one INSERT run as a
-// transaction of its own, which SQLite runs the same way: it takes the
-// write lock first. Writes run on this one connection; Get and List run on
-// a pool of reader connections.
+// writerDSN returns the data source name of the writer's connection:
+// BEGIN takes the write lock before it reads (IMMEDIATE), since a deferred
+// transaction that reads and then writes fails with SQLITE_BUSY_SNAPSHOT
+// when another connection wrote in between.
 func writerDSN(file string) string {
 	return dsn(file, url.Values{"_txlock": {"immediate"}})
 }
@@ -250,8 +220,16 @@ func (s *Store) open() error {
 	if err := h.check(s.file); err != nil {
 		return err
 	}
+	// Another Store that makes the file at the same time may hold a lock
+	// that SQLite does not wait for here: it answers SQLITE_BUSY at once.
 	var mode string
-	if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		err = s.w.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode)
+		if code(err) != sqlite3.SQLITE_BUSY || time.Since(start) > busyTimeout {
+			break
+		}
+	}
+	if err != nil {
 		return fail("set WAL mode", err)
 	}
 	if !strings.EqualFold(mode, "wal") {
@@ -269,7 +247,7 @@ func (s *Store) open() error {
 	if err := checkSchema(ctx, s.w, s.file); err != nil {
 		return err
 	}
-	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA journal_size_limit = %d", s.wal.limit)); err != nil {
+	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA journal_size_limit = %d", walLimit)); err != nil {
 		return fail("set the journal size limit", err)
 	}
 	prepare := func(conn interface {
@@ -358,15 +336,13 @@ func (s *Store) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 		return petstore.Pet{}, closedError(s.file, "get pet")
 	}
 	pet := petstore.Pet{ID: id}
-	var st string
-	err := s.getPet.QueryRowContext(ctx, id).Scan(&pet.Name, &pet.CategoryID, &st)
+	err := s.getPet.QueryRowContext(ctx, id).Scan(&pet.Name, &pet.CategoryID, &pet.Status)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return petstore.Pet{}, fmt.Errorf("sqlitestore: pet %d: %w", id, petstore.ErrNotFound)
 		}
 		return petstore.Pet{}, s.readError(ctx, fmt.Sprintf("get pet %d", id), err)
 	}
-	pet.Status = status(st)
 	return pet, nil
 }
 
@@ -378,21 +354,6 @@ func (s *Store) readError(ctx context.Context, op string, err error) error {
 	}
 	return wrapError(ctx, s.file, op, err)
 }
-
-// status returns the petstore.Status stored as s, without copying the
-// valid ones.
-func status(s string) petstore.Status {
-	for _, st := range statuses {
-		if string(st) == s {
-			return st
-		}
-	}
-	return petstore.Status(s)
-}
-
-// statuses are the valid statuses, as petstore.Statuses lists them. It is
-// never modified.
-var statuses = petstore.Statuses()
 
 // List returns the pets that opts selects, ascending by ID. Every List is a
 // range scan of an index from opts.After on. It reads from the file's last
@@ -421,15 +382,11 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 	}
 	defer rows.Close()
 	pets := make([]petstore.Pet, 0, size)
-	var (
-		p  petstore.Pet
-		st string
-	)
+	var p petstore.Pet
 	for rows.Next() {
-		if err := rows.Scan(&p.ID, &p.Name, &p.CategoryID, &st); err != nil {
+		if err := rows.Scan(&p.ID, &p.Name, &p.CategoryID, &p.Status); err != nil {
 			return nil, s.readError(ctx, "list pets", err)
 		}
-		p.Status = status(st)
 		pets = append(pets, p)
 	}
 	if err := rows.Err(); err != nil {

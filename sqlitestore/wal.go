@@ -11,13 +11,23 @@ import (
 	"time"
 )
 
-// walCheckInterval is how often, at most, a Store looks at the size of the
-// -wal file after a commit.
-const walCheckInterval = time.Second
+// walLimit is the size of the -wal file past which a Store copies its
+// commits into the data file and truncates it (a TRUNCATE checkpoint), at
+// most once per walCheckInterval, after a commit, and the writer's
+// journal_size_limit. SQLite checkpoints on its own every thousand pages or so, but
+// cannot reuse or shrink the file while a reader, in any process, holds a
+// snapshot older than its end; the file then grows with every commit. The
+// checkpoint never waits for such a reader: it fails at once (see
+// CheckpointsBlocked), and a later one brings the file back under the limit
+// once the reader has let go.
+const (
+	walLimit         = 64 << 20
+	walCheckInterval = time.Second
+)
 
-// wal keeps the -wal file under its limit: see WithWALLimit.
+// wal keeps the -wal file under its limit.
 type wal struct {
-	limit   int64
+	limit   int64        // walLimit, but in tests
 	next    time.Time    // the earliest time of the next look; used only by the batch in flight
 	blocked atomic.Int64 // checkpoints that a reader kept from finishing
 }
@@ -42,11 +52,11 @@ func (s *Store) boundWAL(ctx context.Context) {
 	busy, err := s.checkpoint(ctx)
 	switch {
 	case err != nil:
-		s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: checkpoint of the -wal file failed; creates go on",
+		s.opt.Logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: checkpoint of the -wal file failed; creates go on",
 			slog.String("path", s.file), slog.Int64("wal_bytes", size), slog.Any("error", err))
 	case busy:
 		s.wal.blocked.Add(1)
-		s.logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: the -wal file is past its limit and a reader holds an old snapshot, "+
+		s.opt.Logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: the -wal file is past its limit and a reader holds an old snapshot, "+
 			"so it cannot be truncated; it grows until that reader ends its transaction",
 			slog.String("path", s.file), slog.Int64("wal_bytes", size), slog.Int64("limit", s.wal.limit))
 	}
@@ -71,7 +81,7 @@ func (s *Store) checkpoint(ctx context.Context) (busy bool, err error) {
 }
 
 // WALSize returns the size in bytes of the Store's -wal file, 0 when there
-// is none. It grows past WithWALLimit only while a reader, in this process
+// is none. It grows past 64 MiB only while a reader, in this process
 // or another, holds an old snapshot: a metric of it shows such a reader.
 func (s *Store) WALSize() (int64, error) {
 	fi, err := os.Stat(s.file + "-wal")
@@ -85,6 +95,7 @@ func (s *Store) WALSize() (int64, error) {
 }
 
 // CheckpointsBlocked returns the number of checkpoints, run because the
-// -wal file had passed its limit, that could not finish because a reader
-// held an old snapshot (see WithWALLimit).
+// -wal file had passed 64 MiB, that could not finish because a reader, in
+// this process or another, held an old snapshot: the file then grows with
+// every commit until that reader ends its transaction.
 func (s *Store) CheckpointsBlocked() int64 { return s.wal.blocked.Load() }
