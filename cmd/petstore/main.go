@@ -4,40 +4,17 @@
 //
 //	petstore [flags]
 //	petstore migrate [-postgres URL]
+//	petstore backup|restore|export|import ...
 //
-// petstore -help lists the flags and the environment variables;
-// docs/operating.md in the repository explains them.
-//
-// With no flag, petstore needs no setup: it makes an API key on its first
-// start, keeps it in petstore.db.key and prints it, serves the API on
-// localhost:8080 under /v1, and keeps pets in petstore.db, a SQLite file in
-// the working directory, made when missing. A pet is on disk before its
-// create is answered. PETSTORE_API_KEYS gives the keys instead, separated
-// by commas; NAME:KEY names the caller of a key, so that its old and new
-// key share idempotency keys across a rotation.
-//
-// -data (or PETSTORE_DATA) names another data file, -store memory keeps pets
-// in memory for a throwaway run, and -postgres (or PETSTORE_POSTGRES_URL)
-// keeps them in PostgreSQL, where several instances can serve one
-// catalogue. On PostgreSQL, petstore migrates its tables on start; with
-// -migrate=false it does not, so that it can serve as a role that may not
-// change the schema, after "petstore migrate" has run as the tables' owner.
-// Either way it checks at start, and on /readyz, that the tables are at the
-// version it needs and the role holds every privilege, and says which
-// command or GRANT fixes it otherwise.
-//
-// PETSTORE_POSTGRES_REPLICA_URLS, the URLs of hot standbys of that
-// database separated by commas, sends reads to them (docs/replicas.md).
-//
-// -tls-cert and -tls-key serve HTTPS, reloading the pair when its files
-// change or on SIGHUP. -admin-addr serves /metrics, /healthz and /readyz
-// apart from the API; OTEL_EXPORTER_OTLP_ENDPOINT sends a trace span per
-// request; -access-log logs a line per request. net/http's timeouts, its
-// limit on request heads and its HTTP/2 settings bound what one connection
-// can make the server hold, and -max-in-flight what one caller can; a
-// proxy in front bounds the rest (docs/operating.md). On SIGINT or SIGTERM it finishes the requests in flight and exits;
-// a second signal exits at once. Configuration that cannot work stops it at
-// start with exit status 2 and a message that says why.
+// With no flag it makes an API key on its first start, keeps it in
+// petstore.db.key and prints it, serves the API on localhost:8080 under /v1,
+// and keeps pets in petstore.db, a SQLite file in the working directory.
+// -store memory keeps pets in memory, and -postgres (or
+// PETSTORE_POSTGRES_URL) in PostgreSQL. petstore -help lists the flags and
+// the environment variables; docs/operating.md explains them. On SIGINT or
+// SIGTERM it finishes the requests in flight and exits; a second signal exits
+// at once. Configuration that cannot work stops it at start with exit status
+// 2 and a message that says why.
 package main
 
 import (
