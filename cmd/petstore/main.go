@@ -59,34 +59,28 @@ type config struct {
 	basePath          string
 	keys              []string
 	storeFlag         string    // -store
-	store             storeKind // the store to keep pets in
-	dataFile          string    // the SQLite file, for storeSQLite
-	postgresURL       string    // for storePostgres
-	postgresListenURL string    // for storePostgres: where to LISTEN, when not postgresURL
-	replicaURLs       string    // hot standbys to read from, comma-separated; for storePostgres
+	store             storeKind // the store chosen
+	dataFile          string
+	postgresURL       string
+	postgresListenURL string
+	replicaURLs       string
 	shutdownTimeout   time.Duration
-	watchStreams      int // the watch streams open at once on the server
-	watchPerCaller    int // and for one principal
-
-	tlsCert, tlsKey   string // both set, or neither
+	watchStreams      int
+	watchPerCaller    int
+	tlsCert, tlsKey   string
 	tlsMinFlag        string // -tls-min-version
-	tlsMinVersion     uint16 // tls.VersionTLS12 or tls.VersionTLS13
+	tlsMinVersion     uint16
 	tlsReloadInterval time.Duration
-
-	limits limitFlags
-	rates  rateFlags // the callers' budgets
-
-	migrate bool // whether to migrate the PostgreSQL tables before serving
-
-	backups backupFlags
-
-	adminAddr string // "" for no admin endpoints
-	accessLog bool
-	tracing   bool // whether to send traces over OTLP
+	limits            limitFlags
+	rates             rateFlags
+	migrate           bool
+	backups           backupFlags
+	adminAddr         string
+	accessLog         bool
+	tracing           bool
 }
 
-// The environment variables that, like -tls-cert and -tls-key, name the
-// files of the key pair.
+// The variables of -tls-cert and -tls-key.
 const (
 	tlsCertVar = "PETSTORE_TLS_CERT"
 	tlsKeyVar  = "PETSTORE_TLS_KEY"
@@ -99,9 +93,8 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 	if err != nil {
 		return c, err
 	}
-	// chooseStore reads the variables of the stores itself, to say which
-	// of flag and variable named each store; it does not see those of the
-	// flags given.
+	// chooseStore reads the stores' variables itself, to name them in its
+	// errors, but not those of flags given.
 	if !given["data"] {
 		c.dataFile = ""
 	}
@@ -175,8 +168,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return s.serve(ctx, ln)
 }
 
-// server is what run holds while it serves: the configuration, the parts
-// it opened and the functions that close them, last opened first.
+// server is what run holds while it serves, and closers close it.
 type server struct {
 	c       config
 	logger  *slog.Logger
@@ -199,9 +191,7 @@ func (s *server) close() {
 }
 
 // open checks the key pair and the handler's options, then opens the
-// store, the key, the backups and the observability, in that order, so
-// that a configuration that cannot work stops the server before it prints
-// a key or touches a database.
+// store, the key, the backups and the observability, in that order.
 func (s *server) open(ctx context.Context) error {
 	c, logger := s.c, s.logger
 	var err error
@@ -218,8 +208,7 @@ func (s *server) open(ctx context.Context) error {
 		return err
 	}
 	s.store, s.check, s.closers = store, check, append(s.closers, closeStore)
-	// Only now that the store is open and checked: a run that refuses to
-	// serve prints no key.
+	// Only now: a run that refuses to serve prints no key.
 	if len(c.keys) == 0 {
 		if s.c.keys, err = madeKey(store, s.stdout); err != nil {
 			return err
@@ -254,9 +243,8 @@ func (s *server) buildHandler(ctx context.Context) error {
 	}
 	s.closers = append(s.closers, closeLimiters)
 	rateLimit.MaxInFlight = c.limits.maxInFlight
-	// Watch streams never end on their own: Shutdown would wait for them
-	// until its timeout. They end when this is closed, on shutdown, and
-	// their clients resume elsewhere, or here after the restart.
+	// Watch streams end when this is closed, on shutdown, rather than hold
+	// Shutdown until its timeout.
 	endStreams := make(chan struct{})
 	api, err := petstore.New(append([]petstore.Option{
 		petstore.WithRateLimit(rateLimit),
@@ -281,8 +269,7 @@ func (s *server) buildHandler(ctx context.Context) error {
 	return nil
 }
 
-// listen listens on the API's address, and serves the admin endpoints on
-// theirs; it logs and prints where.
+// listen listens on the API's address and serves the admin endpoints.
 func (s *server) listen(ctx context.Context) (net.Listener, error) {
 	c, logger := s.c, s.logger
 	ln, err := net.Listen("tcp", c.addr)
@@ -321,9 +308,8 @@ func (s *server) listen(ctx context.Context) (net.Listener, error) {
 	return ln, nil
 }
 
-// serve serves on ln until ctx is done, then shuts down: it stops
-// accepting, ends the watch streams and waits for the requests in flight
-// up to -shutdown-timeout.
+// serve serves on ln until ctx is done, then shuts down within
+// -shutdown-timeout.
 func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	served := make(chan error, 1)
 	go func() {
@@ -348,8 +334,7 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// randomKey returns a key of 256 random bits, in the base64url alphabet that
-// bearer tokens allow.
+// randomKey returns a key of 256 random bits in base64url.
 func randomKey() (string, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
