@@ -7,21 +7,6 @@ import (
 	"time"
 )
 
-// maxHeaderBytes is the http.Server's MaxHeaderBytes: net/http allows 4096
-// bytes more, so a head of 16 KiB is served and one byte more refused.
-const maxHeaderBytes = 16<<10 - 4096
-
-// http2Config bounds what one HTTP/2 connection may make the server hold;
-// a stream's buffer holds the API's largest body.
-var http2Config = http.HTTP2Config{
-	MaxConcurrentStreams:          100,
-	MaxReceiveBufferPerStream:     64 << 10,
-	MaxReceiveBufferPerConnection: 256 << 10,
-	MaxReadFrameSize:              16 << 10,
-	MaxDecoderHeaderTableSize:     4 << 10,
-	MaxEncoderHeaderTableSize:     4 << 10,
-}
-
 // limitFlags holds the flags that bound what a client can hold.
 type limitFlags struct {
 	readHeaderTimeout time.Duration
@@ -72,15 +57,25 @@ func (l *limitFlags) check() error {
 
 // newServer returns the http.Server of api with the limits of l.
 func (l *limitFlags) newServer(api http.Handler) *http.Server {
-	h2 := http2Config
 	return &http.Server{
 		Handler:           api, // answers a 401 with Connection: close
 		ReadHeaderTimeout: l.readHeaderTimeout,
 		ReadTimeout:       l.readTimeout,
 		WriteTimeout:      l.writeTimeout,
 		IdleTimeout:       l.idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		HTTP2:             &h2,
+		// net/http allows 4096 bytes more: a head of 16 KiB is served, one
+		// byte more refused.
+		MaxHeaderBytes: 16<<10 - 4096,
+		// What one HTTP/2 connection may make the server hold; a stream's
+		// buffer holds the API's largest body.
+		HTTP2: &http.HTTP2Config{
+			MaxConcurrentStreams:          100,
+			MaxReceiveBufferPerStream:     64 << 10,
+			MaxReceiveBufferPerConnection: 256 << 10,
+			MaxReadFrameSize:              16 << 10,
+			MaxDecoderHeaderTableSize:     4 << 10,
+			MaxEncoderHeaderTableSize:     4 << 10,
+		},
 		// OPTIONS * goes to the handler, which asks for a key.
 		DisableGeneralOptionsHandler: true,
 	}

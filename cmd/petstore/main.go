@@ -246,17 +246,14 @@ func (s *server) buildHandler(ctx context.Context) error {
 	// Watch streams end when this is closed, on shutdown, rather than hold
 	// Shutdown until its timeout.
 	endStreams := make(chan struct{})
-	api, err := petstore.New(append([]petstore.Option{
+	api, err := petstore.New(slices.Concat(handlerOptions(c), []petstore.Option{
 		petstore.WithRateLimit(rateLimit),
 		petstore.WithStore(s.store),
-		petstore.WithAuthenticator(apiKeysAuthenticator(c.keys)),
-		petstore.WithBasePath(c.basePath),
 		petstore.WithLogger(s.logger),
-		petstore.WithStoreTimeout(c.limits.storeTimeout),
 		petstore.WithDocs(docspage.Files()),
 		petstore.WithWatch(petstore.Watch{Done: endStreams, Observe: s.obs.watch,
 			MaxStreams: c.watchStreams, MaxStreamsPerPrincipal: c.watchPerCaller}),
-	}, s.obs.options...)...)
+	}, s.obs.options)...)
 	if err != nil {
 		return err
 	}

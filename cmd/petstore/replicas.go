@@ -102,11 +102,7 @@ func replicaCollectors(store petstore.Store) []prometheus.Collector {
 }
 
 // Describe implements prometheus.Collector.
-func (c readsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{readsDesc, waitsDesc, waitDesc, lagDesc, servingDesc} {
-		ch <- d
-	}
-}
+func (c readsCollector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
 
 // Collect implements prometheus.Collector.
 func (c readsCollector) Collect(ch chan<- prometheus.Metric) {

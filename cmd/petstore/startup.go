@@ -59,15 +59,16 @@ func apiKeysAuthenticator(entries []string) petstore.Authenticator {
 	return petstore.NamedAPIKeys(keys...)
 }
 
-// checkHandlerConfig returns petstore.New's error for the options of c, so
-// that run refuses them before it touches a database.
-func checkHandlerConfig(c config) error {
-	opts := []petstore.Option{
-		petstore.WithBasePath(c.basePath),
-		petstore.WithStoreTimeout(c.limits.storeTimeout),
-	}
+// handlerOptions returns the options of the handler that c sets, the
+// authenticator only when c has keys.
+func handlerOptions(c config) []petstore.Option {
+	opts := []petstore.Option{petstore.WithBasePath(c.basePath), petstore.WithStoreTimeout(c.limits.storeTimeout)}
 	if len(c.keys) > 0 {
 		opts = append(opts, petstore.WithAuthenticator(apiKeysAuthenticator(c.keys)))
 	}
-	return petstore.CheckOptions(opts...)
+	return opts
 }
+
+// checkHandlerConfig returns petstore.New's error for the options of c, so
+// that run refuses them before it touches a database.
+func checkHandlerConfig(c config) error { return petstore.CheckOptions(handlerOptions(c)...) }

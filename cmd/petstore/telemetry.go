@@ -37,9 +37,6 @@ const (
 	otelTracesExporterVar = "OTEL_TRACES_EXPORTER"
 )
 
-// serviceName is the service.name of petstore's telemetry by default.
-const serviceName = "petstore"
-
 // tracingConfig tells from the environment whether to send traces over
 // OTLP, refusing a protocol other than http/protobuf.
 func tracingConfig(getenv func(string) string) (bool, error) {
@@ -82,7 +79,7 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 	var observers []func(context.Context, petstore.Observation)
 	if withMetrics || tracing {
 		res, err := resource.New(ctx,
-			resource.WithAttributes(semconv.ServiceName(serviceName)),
+			resource.WithAttributes(semconv.ServiceName("petstore")),
 			resource.WithTelemetrySDK(),
 			resource.WithFromEnv(), // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win
 		)
