@@ -146,8 +146,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && args[0] == "migrate" {
 		return runMigrate(ctx, args[1:], getenv, stdout)
 	}
-	if len(args) > 0 && dataCommand(args[0]) != nil {
-		return dataCommand(args[0])(ctx, args[1:], getenv, stdout, stderr)
+	if len(args) > 0 && dataCommands[args[0]] != nil {
+		return dataCommands[args[0]](ctx, args[1:], getenv, stdout, stderr)
 	}
 	c, err := parseConfig(args, getenv, stdout)
 	if err != nil {

@@ -118,56 +118,6 @@ func postgresPool(ctx context.Context, rawURL string, opts ...pgstore.Option) (*
 	return store, pool, cfg, nil
 }
 
-// migratePostgres brings the tables of the PostgreSQL database at rawURL
-// to the schema version this release needs and writes to out what it did.
-func migratePostgres(ctx context.Context, rawURL string, out io.Writer) error {
-	store, pool, cfg, err := postgresPool(ctx, rawURL)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	before, _, err := store.SchemaVersion(ctx)
-	if err != nil {
-		before = -1 // unknown: the role may not read the versions
-	}
-	if err := store.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrating the PostgreSQL database: %s", postgresRedact(withoutUnavailable(err), rawURL))
-	}
-	after, _, err := store.SchemaVersion(ctx)
-	if err != nil {
-		return errors.New(postgresRedact(withoutUnavailable(err), rawURL))
-	}
-	where := fmt.Sprintf("%s in the database %s on %s", store.Table(), cfg.ConnConfig.Database, cfg.ConnConfig.Host)
-	switch {
-	case before == after:
-		fmt.Fprintf(out, "%s: at schema version %d, the version this release needs: nothing to do\n", where, after)
-	case before < 0:
-		fmt.Fprintf(out, "%s: migrated to schema version %d\n", where, after)
-	default:
-		fmt.Fprintf(out, "%s: migrated from schema version %d to %d\n", where, before, after)
-	}
-	return nil
-}
-
-// openPool opens a pool on rawURL, which what names in errors, without
-// connecting; each attempt to connect is bounded by postgresConnectTimeout
-// unless the URL sets connect_timeout. Its errors never show the password.
-func openPool(ctx context.Context, rawURL, what string) (*pgxpool.Pool, *pgxpool.Config, error) {
-	cfg, err := pgxpool.ParseConfig(rawURL)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s is not valid: %s; the form is postgres://user:password@host:5432/database?sslmode=require",
-			what, postgresRedact(postgresParseReason(err), rawURL))
-	}
-	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = postgresConnectTimeout
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, nil, fmt.Errorf("opening the pool of %s: %s", what, postgresRedact(err.Error(), rawURL))
-	}
-	return pool, cfg, nil
-}
-
 // postgresParseReason returns why pgx could not parse a connection string,
 // without the string, whose password pgx may fail to mask.
 func postgresParseReason(err error) string {
@@ -244,7 +194,51 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 		return fmt.Errorf("%s needs the database's URL in %s or -postgres; the SQLite file is migrated by the server when it opens it",
 			migrateCommand, postgresURLVar)
 	}
-	return migratePostgres(ctx, url, stdout)
+	store, pool, cfg, err := postgresPool(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	before, _, err := store.SchemaVersion(ctx)
+	if err != nil {
+		before = -1 // unknown: the role may not read the versions
+	}
+	if err := store.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrating the PostgreSQL database: %s", postgresRedact(withoutUnavailable(err), url))
+	}
+	after, _, err := store.SchemaVersion(ctx)
+	if err != nil {
+		return errors.New(postgresRedact(withoutUnavailable(err), url))
+	}
+	where := fmt.Sprintf("%s in the database %s on %s", store.Table(), cfg.ConnConfig.Database, cfg.ConnConfig.Host)
+	switch {
+	case before == after:
+		fmt.Fprintf(stdout, "%s: at schema version %d, the version this release needs: nothing to do\n", where, after)
+	case before < 0:
+		fmt.Fprintf(stdout, "%s: migrated to schema version %d\n", where, after)
+	default:
+		fmt.Fprintf(stdout, "%s: migrated from schema version %d to %d\n", where, before, after)
+	}
+	return nil
+}
+
+// openPool opens a pool on url, which what names in errors, without
+// connecting; each attempt to connect is bounded by postgresConnectTimeout
+// unless the URL sets connect_timeout. Its errors never show the password.
+func openPool(ctx context.Context, url, what string) (*pgxpool.Pool, *pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s is not valid: %s; the form is postgres://user:password@host:5432/database?sslmode=require",
+			what, postgresRedact(postgresParseReason(err), url))
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = postgresConnectTimeout
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the pool of %s: %s", what, postgresRedact(err.Error(), url))
+	}
+	return pool, cfg, nil
 }
 
 // withoutUnavailable returns err's message without the words of
