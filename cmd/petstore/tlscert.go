@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -53,8 +52,11 @@ func parseKeyPair(certFile, keyFile string, certPEM, keyPEM []byte, now time.Tim
 		}
 		return nil, fmt.Errorf("TLS key file %s holds no PEM block of a private key", keyFile)
 	}
-	if _, err := parsePrivateKey(keyBlock.Bytes); err != nil {
-		return nil, fmt.Errorf("TLS key file %s: the private key cannot be parsed: %w", keyFile, err)
+	// The encodings that crypto/tls accepts.
+	_, err1 := x509.ParsePKCS1PrivateKey(keyBlock.Bytes)
+	_, err8 := x509.ParsePKCS8PrivateKey(keyBlock.Bytes)
+	if _, errEC := x509.ParseECPrivateKey(keyBlock.Bytes); err1 != nil && err8 != nil && errEC != nil {
+		return nil, fmt.Errorf("TLS key file %s: the private key cannot be parsed: it is neither PKCS #1, PKCS #8 nor SEC 1", keyFile)
 	}
 	// Both parse, so what crypto/tls can refuse is a key that is not the
 	// certificate's, or a certificate after the first that is not valid.
@@ -70,21 +72,6 @@ func parseKeyPair(certFile, keyFile string, certPEM, keyPEM []byte, now time.Tim
 		return nil, fmt.Errorf("TLS certificate file %s: the certificate is not valid until %s", certFile, leaf.NotBefore.UTC().Format(time.RFC3339))
 	}
 	return &pair, nil
-}
-
-// parsePrivateKey parses a private key in the encodings that crypto/tls
-// accepts: PKCS #1, PKCS #8 and SEC 1.
-func parsePrivateKey(der []byte) (crypto.PrivateKey, error) {
-	if key, err := x509.ParsePKCS1PrivateKey(der); err == nil {
-		return key, nil
-	}
-	if key, err := x509.ParsePKCS8PrivateKey(der); err == nil {
-		return key, nil
-	}
-	if key, err := x509.ParseECPrivateKey(der); err == nil {
-		return key, nil
-	}
-	return nil, errors.New("it is neither PKCS #1, PKCS #8 nor SEC 1")
 }
 
 // firstPEMBlock returns the first PEM block in data whose type ends with
