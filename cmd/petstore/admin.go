@@ -15,40 +15,23 @@ import (
 	"github.com/petstore-go/petstore"
 )
 
-// adminAddrVar names the environment variable that, like -admin-addr, sets
-// the address of the admin endpoints.
+// adminAddrVar names the variable of -admin-addr.
 const adminAddrVar = "PETSTORE_ADMIN_ADDR"
 
 // readyTimeout bounds the call to the store that /readyz makes.
 const readyTimeout = time.Second
 
-// admin serves the endpoints for operators and load balancers, on a
-// listener of their own, apart from the API:
-//
-//   - /metrics: the metrics in the Prometheus text format;
-//   - /healthz: 200 while the process runs;
-//   - /readyz: 200 when the store passes its check, if it has one (on
-//     PostgreSQL: the schema version and the role's privileges), and
-//     answers a cheap call (a list of one pet) within readyTimeout, and
-//     503 when it does not or when the server is shutting down, with a
-//     JSON body that says why (for a missing privilege, the GRANT).
+// admin serves /metrics, /healthz and /readyz apart from the API
+// (docs/operating.md). /readyz answers 503, with a JSON body that says why,
+// when the store fails its check or a list of one pet within readyTimeout,
+// when backups are failing, or when the server is shutting down.
 type admin struct {
-	metrics http.Handler
-	store   petstore.Store
-	// check, when not nil, is asked before the store: it reports a schema
-	// that is not at the version needed, or a privilege that the
-	// database role lacks, with the statement that fixes it.
-	check func(context.Context) error
-	// replicas, when not nil, tells the state of the store's replicas,
-	// which /readyz reports; a replica that does not serve makes no
-	// difference to readiness, since the primary serves its reads.
-	replicas func() []replicaProbe
-	// redact removes secrets, such as a database password, from the text
-	// of a store's error.
-	redact func(string) string
-	// backups, when not nil, reports when the last scheduled backup that
-	// succeeded is too old.
-	backups  func() error
+	metrics  http.Handler
+	store    petstore.Store
+	check    func(context.Context) error // the store's schema and privileges, or nil
+	replicas func() []replicaProbe       // the replicas' state, reported only; or nil
+	redact   func(string) string         // removes secrets from a store's error
+	backups  func() error                // the scheduled backups' state, or nil
 	logger   *slog.Logger
 	draining atomic.Bool // set when the server starts shutting down
 }
@@ -122,11 +105,8 @@ func writeStatus(w http.ResponseWriter, status int, body probeBody) {
 	w.Write(append(b, '\n'))
 }
 
-// serveAdmin listens on addr and serves a's endpoints until the returned
-// function is called. From when ctx is done, /readyz answers 503, so that
-// a load balancer stops sending requests while those in flight finish; the
-// endpoints go on serving until stop, which the server calls once it has
-// finished them. It prints the URL it serves on to stdout.
+// serveAdmin serves a's endpoints on addr until stop, printing their URL;
+// from when ctx is done, /readyz answers 503 while requests finish.
 func serveAdmin(ctx context.Context, addr string, a *admin, stdout io.Writer) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -17,8 +17,7 @@ import (
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
-// The environment variables that, like the -backup-* flags, schedule
-// backups.
+// The variables of the -backup-* flags.
 const (
 	backupDirVar      = "PETSTORE_BACKUP_DIR"
 	backupIntervalVar = "PETSTORE_BACKUP_INTERVAL"
@@ -48,10 +47,8 @@ func (b *backupFlags) check(store storeKind) error {
 	return nil
 }
 
-// backupScheduler backs the data file up to a directory: once at start,
-// then every interval, keeping the newest backups. Each run logs its
-// outcome; the counts and the time of the last success are for /metrics,
-// and check is for /readyz when flags.ready asks for it.
+// backupScheduler backs the data file up to a directory at start and every
+// interval, keeping the newest, and counts the outcomes for /metrics.
 type backupScheduler struct {
 	src    string
 	flags  backupFlags
@@ -70,9 +67,8 @@ const (
 	backupSuffix = ".db"
 )
 
-// newBackupScheduler makes the directory of flags, owner-only when it is
-// missing, checks it (see checkBackupDir) and returns a scheduler of
-// backups of src into it.
+// newBackupScheduler makes and checks the directory of flags and returns a
+// scheduler of backups of src into it.
 func newBackupScheduler(src string, flags backupFlags, logger *slog.Logger) (*backupScheduler, error) {
 	if err := os.MkdirAll(flags.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("-backup-dir: %w", err)
@@ -88,10 +84,8 @@ func newBackupScheduler(src string, flags backupFlags, logger *slog.Logger) (*ba
 	return &backupScheduler{src: src, flags: flags, logger: logger, start: time.Now()}, nil
 }
 
-// checkBackupDir refuses, as the data file is refused, a backup directory
-// through which another user could replace a backup with one that changes
-// the pets once restored: a symbolic link, a directory owned by another
-// user, or one that the group or others may write.
+// checkBackupDir refuses a backup directory in which another user could
+// replace a backup.
 func checkBackupDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	switch {
@@ -170,9 +164,8 @@ func (b *backupScheduler) prune() error {
 	return errors.Join(errs...)
 }
 
-// check reports an error when flags.ready counts backups in /readyz and
-// the last successful backup, or the start when there has been none, is
-// older than twice the interval.
+// check, with -backup-ready, reports a last success (or start) older than
+// twice the interval.
 func (b *backupScheduler) check() error {
 	if !b.flags.ready {
 		return nil
@@ -191,9 +184,8 @@ func (b *backupScheduler) check() error {
 	return fmt.Errorf("the last successful backup is %v old, more than twice -backup-interval (%v); %d failed since start (see the log)", age.Round(time.Second), b.flags.interval, b.failures.Load())
 }
 
-// startBackups starts the scheduled backups of store that flags ask for,
-// and returns the scheduler, nil when there is none, and a function that
-// stops it and waits for a backup in flight.
+// startBackups starts the backups of store that flags ask for, returning
+// the scheduler (nil for none) and a function that stops it.
 func startBackups(ctx context.Context, store *sqlitestore.Store, flags backupFlags, logger *slog.Logger) (*backupScheduler, func(), error) {
 	if flags.dir == "" || store == nil {
 		return nil, func() {}, nil

@@ -18,20 +18,12 @@ import (
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
-// dataCommand returns the subcommand called name that works on the data
-// (backup, restore, export, import), or nil when there is none.
-func dataCommand(name string) func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	switch name {
-	case "backup":
-		return runBackup
-	case "restore":
-		return runRestore
-	case "export":
-		return runExport
-	case "import":
-		return runImport
-	}
-	return nil
+// dataCommands are the subcommands that work on the data, by name.
+var dataCommands = map[string]func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error{
+	"backup":  runBackup,
+	"restore": runRestore,
+	"export":  runExport,
+	"import":  runImport,
 }
 
 // subcommandFlags parses args into fs, a subcommand's flags, with usage

@@ -10,10 +10,9 @@ import (
 	"github.com/petstore-go/petstore"
 )
 
-// setting is one flag of the server: its name, the environment variable
-// that sets it too ("" for none), where its value goes (a *string, *bool,
-// *int, *time.Duration, or a flag.Value that holds its default), its
-// default for the other kinds, and its help.
+// setting is one flag of the server: its name, its variable ("" for none),
+// where its value goes (a *string, *bool, *int, *time.Duration or
+// flag.Value), its default and its help.
 type setting struct {
 	name, env string
 	to        any
@@ -21,11 +20,7 @@ type setting struct {
 	usage     string
 }
 
-// settings is the table of the server's flags, writing into c. The
-// default budgets are far above what a client that waits for each answer
-// asks for, and low enough that one key cannot take the whole of a core or
-// fill the disk. A flag
-// given on the command line wins over its variable, even when empty.
+// settings is the table of the server's flags, writing into c.
 func (c *config) settings() []setting {
 	return []setting{
 		{"addr", "", &c.addr, "localhost:8080", "`address` to listen on; port 0 picks a free port"},
@@ -64,11 +59,9 @@ func (c *config) settings() []setting {
 	}
 }
 
-// parseSettings registers table in fs, applies the variables of getenv,
-// then parses args, so that a flag given wins over its variable even when
-// it is empty. On -help it writes to help the usage line intro, the flags
-// and environmentHelp, and returns flag.ErrHelp. It returns the names of
-// the flags that args gave.
+// parseSettings registers table in fs, applies the variables, then parses
+// args, so that a flag given wins over its variable even when empty. It
+// returns the names of the flags given, or flag.ErrHelp after the help.
 func parseSettings(fs *flag.FlagSet, table []setting, args []string, getenv func(string) string, help io.Writer, intro string) (map[string]bool, error) {
 	for _, s := range table {
 		usage := s.usage
@@ -125,8 +118,7 @@ func parseSettings(fs *flag.FlagSet, table []setting, args []string, getenv func
 	return given, nil
 }
 
-// environmentHelp is the part of -help about the variables that no flag
-// has; the others are given with their flags.
+// environmentHelp is the part of -help about the variables without a flag.
 const environmentHelp = `
 Environment:
   ` + apiKeysVar + `

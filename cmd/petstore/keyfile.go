@@ -14,15 +14,11 @@ import (
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
-// keyFile returns the file beside the data file at dataFile that keeps the
-// API key the server made, when PETSTORE_API_KEYS is unset.
+// keyFile returns the file that keeps the API key made for dataFile.
 func keyFile(dataFile string) string { return dataFile + ".key" }
 
-// keptKey returns the API key kept in file, or makes one, keeps it there
-// (owner-only, 0600) and returns it, so that the key a client was given
-// still works after a restart. made says which. It refuses a file that
-// another user could have written or may read: a symbolic link, one owned
-// by another user, one that the group or others may read or write.
+// keptKey returns the API key kept in file, or makes one and keeps it
+// there, owner-only; made says which.
 func keptKey(file string) (key string, made bool, err error) {
 	b, err := readKeyFile(file)
 	if err == nil {
@@ -52,8 +48,8 @@ func keptKey(file string) (key string, made bool, err error) {
 	return key, true, nil
 }
 
-// readKeyFile reads the key kept in file, after checking that only this
-// process's user may read or write it.
+// readKeyFile reads the key kept in file, refusing a file that another
+// user could have written or may read.
 func readKeyFile(file string) (string, error) {
 	fi, err := os.Lstat(file)
 	if err != nil {
@@ -79,9 +75,8 @@ func readKeyFile(file string) (string, error) {
 	return key, nil
 }
 
-// keptPrincipal returns the key file beside the data file at dataFile and
-// the principal of the key it keeps, which has no name (see
-// petstore.APIKeys), or "" when it keeps none that this process may read.
+// keptPrincipal returns the key file of dataFile and the principal of the
+// key it keeps, or "" for none.
 func keptPrincipal(ctx context.Context, dataFile string) (file, principal string) {
 	file = keyFile(dataFile)
 	key, err := readKeyFile(file)
@@ -95,9 +90,9 @@ func keptPrincipal(ctx context.Context, dataFile string) (file, principal string
 	return file, petstore.Principal(ctx)
 }
 
-// madeKey returns the API key of a run without PETSTORE_API_KEYS, and
-// prints it: on a SQLite store the key kept beside the data file (made on
-// the first start), otherwise a new key for this run alone.
+// madeKey returns and prints the API key of a run without
+// PETSTORE_API_KEYS: on SQLite the one kept beside the data file, otherwise
+// a new one.
 func madeKey(store petstore.Store, stdout io.Writer) ([]string, error) {
 	var key, note string
 	var err error

@@ -4,40 +4,17 @@
 //
 //	petstore [flags]
 //	petstore migrate [-postgres URL]
+//	petstore backup|restore|export|import ...
 //
-// petstore -help lists the flags and the environment variables;
-// docs/operating.md in the repository explains them.
-//
-// With no flag, petstore needs no setup: it makes an API key on its first
-// start, keeps it in petstore.db.key and prints it, serves the API on
-// localhost:8080 under /v1, and keeps pets in petstore.db, a SQLite file in
-// the working directory, made when missing. A pet is on disk before its
-// create is answered. PETSTORE_API_KEYS gives the keys instead, separated
-// by commas; NAME:KEY names the caller of a key, so that its old and new
-// key share idempotency keys across a rotation.
-//
-// -data (or PETSTORE_DATA) names another data file, -store memory keeps pets
-// in memory for a throwaway run, and -postgres (or PETSTORE_POSTGRES_URL)
-// keeps them in PostgreSQL, where several instances can serve one
-// catalogue. On PostgreSQL, petstore migrates its tables on start; with
-// -migrate=false it does not, so that it can serve as a role that may not
-// change the schema, after "petstore migrate" has run as the tables' owner.
-// Either way it checks at start, and on /readyz, that the tables are at the
-// version it needs and the role holds every privilege, and says which
-// command or GRANT fixes it otherwise.
-//
-// PETSTORE_POSTGRES_REPLICA_URLS, the URLs of hot standbys of that
-// database separated by commas, sends reads to them (docs/replicas.md).
-//
-// -tls-cert and -tls-key serve HTTPS, reloading the pair when its files
-// change or on SIGHUP. -admin-addr serves /metrics, /healthz and /readyz
-// apart from the API; OTEL_EXPORTER_OTLP_ENDPOINT sends a trace span per
-// request; -access-log logs a line per request. net/http's timeouts, its
-// limit on request heads and its HTTP/2 settings bound what one connection
-// can make the server hold, and -max-in-flight what one caller can; a
-// proxy in front bounds the rest (docs/operating.md). On SIGINT or SIGTERM it finishes the requests in flight and exits;
-// a second signal exits at once. Configuration that cannot work stops it at
-// start with exit status 2 and a message that says why.
+// With no flag it makes an API key on its first start, keeps it in
+// petstore.db.key and prints it, serves the API on localhost:8080 under /v1,
+// and keeps pets in petstore.db, a SQLite file in the working directory.
+// -store memory keeps pets in memory, and -postgres (or
+// PETSTORE_POSTGRES_URL) in PostgreSQL. petstore -help lists the flags and
+// the environment variables; docs/operating.md explains them. On SIGINT or
+// SIGTERM it finishes the requests in flight and exits; a second signal exits
+// at once. Configuration that cannot work stops it at start with exit status
+// 2 and a message that says why.
 package main
 
 import (
@@ -82,34 +59,28 @@ type config struct {
 	basePath          string
 	keys              []string
 	storeFlag         string    // -store
-	store             storeKind // the store to keep pets in
-	dataFile          string    // the SQLite file, for storeSQLite
-	postgresURL       string    // for storePostgres
-	postgresListenURL string    // for storePostgres: where to LISTEN, when not postgresURL
-	replicaURLs       string    // hot standbys to read from, comma-separated; for storePostgres
+	store             storeKind // the store chosen
+	dataFile          string
+	postgresURL       string
+	postgresListenURL string
+	replicaURLs       string
 	shutdownTimeout   time.Duration
-	watchStreams      int // the watch streams open at once on the server
-	watchPerCaller    int // and for one principal
-
-	tlsCert, tlsKey   string // both set, or neither
+	watchStreams      int
+	watchPerCaller    int
+	tlsCert, tlsKey   string
 	tlsMinFlag        string // -tls-min-version
-	tlsMinVersion     uint16 // tls.VersionTLS12 or tls.VersionTLS13
+	tlsMinVersion     uint16
 	tlsReloadInterval time.Duration
-
-	limits limitFlags
-	rates  rateFlags // the callers' budgets
-
-	migrate bool // whether to migrate the PostgreSQL tables before serving
-
-	backups backupFlags
-
-	adminAddr string // "" for no admin endpoints
-	accessLog bool
-	tracing   bool // whether to send traces over OTLP
+	limits            limitFlags
+	rates             rateFlags
+	migrate           bool
+	backups           backupFlags
+	adminAddr         string
+	accessLog         bool
+	tracing           bool
 }
 
-// The environment variables that, like -tls-cert and -tls-key, name the
-// files of the key pair.
+// The variables of -tls-cert and -tls-key.
 const (
 	tlsCertVar = "PETSTORE_TLS_CERT"
 	tlsKeyVar  = "PETSTORE_TLS_KEY"
@@ -122,9 +93,8 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 	if err != nil {
 		return c, err
 	}
-	// chooseStore reads the variables of the stores itself, to say which
-	// of flag and variable named each store; it does not see those of the
-	// flags given.
+	// chooseStore reads the stores' variables itself, to name them in its
+	// errors, but not those of flags given.
 	if !given["data"] {
 		c.dataFile = ""
 	}
@@ -176,8 +146,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && args[0] == "migrate" {
 		return runMigrate(ctx, args[1:], getenv, stdout)
 	}
-	if len(args) > 0 && dataCommand(args[0]) != nil {
-		return dataCommand(args[0])(ctx, args[1:], getenv, stdout, stderr)
+	if len(args) > 0 && dataCommands[args[0]] != nil {
+		return dataCommands[args[0]](ctx, args[1:], getenv, stdout, stderr)
 	}
 	c, err := parseConfig(args, getenv, stdout)
 	if err != nil {
@@ -198,8 +168,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return s.serve(ctx, ln)
 }
 
-// server is what run holds while it serves: the configuration, the parts
-// it opened and the functions that close them, last opened first.
+// server is what run holds while it serves, and closers close it.
 type server struct {
 	c       config
 	logger  *slog.Logger
@@ -222,9 +191,7 @@ func (s *server) close() {
 }
 
 // open checks the key pair and the handler's options, then opens the
-// store, the key, the backups and the observability, in that order, so
-// that a configuration that cannot work stops the server before it prints
-// a key or touches a database.
+// store, the key, the backups and the observability, in that order.
 func (s *server) open(ctx context.Context) error {
 	c, logger := s.c, s.logger
 	var err error
@@ -241,8 +208,7 @@ func (s *server) open(ctx context.Context) error {
 		return err
 	}
 	s.store, s.check, s.closers = store, check, append(s.closers, closeStore)
-	// Only now that the store is open and checked: a run that refuses to
-	// serve prints no key.
+	// Only now: a run that refuses to serve prints no key.
 	if len(c.keys) == 0 {
 		if s.c.keys, err = madeKey(store, s.stdout); err != nil {
 			return err
@@ -277,21 +243,17 @@ func (s *server) buildHandler(ctx context.Context) error {
 	}
 	s.closers = append(s.closers, closeLimiters)
 	rateLimit.MaxInFlight = c.limits.maxInFlight
-	// Watch streams never end on their own: Shutdown would wait for them
-	// until its timeout. They end when this is closed, on shutdown, and
-	// their clients resume elsewhere, or here after the restart.
+	// Watch streams end when this is closed, on shutdown, rather than hold
+	// Shutdown until its timeout.
 	endStreams := make(chan struct{})
-	api, err := petstore.New(append([]petstore.Option{
+	api, err := petstore.New(slices.Concat(handlerOptions(c), []petstore.Option{
 		petstore.WithRateLimit(rateLimit),
 		petstore.WithStore(s.store),
-		petstore.WithAuthenticator(apiKeysAuthenticator(c.keys)),
-		petstore.WithBasePath(c.basePath),
 		petstore.WithLogger(s.logger),
-		petstore.WithStoreTimeout(c.limits.storeTimeout),
 		petstore.WithDocs(docspage.Files()),
 		petstore.WithWatch(petstore.Watch{Done: endStreams, Observe: s.obs.watch,
 			MaxStreams: c.watchStreams, MaxStreamsPerPrincipal: c.watchPerCaller}),
-	}, s.obs.options...)...)
+	}, s.obs.options)...)
 	if err != nil {
 		return err
 	}
@@ -304,8 +266,7 @@ func (s *server) buildHandler(ctx context.Context) error {
 	return nil
 }
 
-// listen listens on the API's address, and serves the admin endpoints on
-// theirs; it logs and prints where.
+// listen listens on the API's address and serves the admin endpoints.
 func (s *server) listen(ctx context.Context) (net.Listener, error) {
 	c, logger := s.c, s.logger
 	ln, err := net.Listen("tcp", c.addr)
@@ -344,9 +305,8 @@ func (s *server) listen(ctx context.Context) (net.Listener, error) {
 	return ln, nil
 }
 
-// serve serves on ln until ctx is done, then shuts down: it stops
-// accepting, ends the watch streams and waits for the requests in flight
-// up to -shutdown-timeout.
+// serve serves on ln until ctx is done, then shuts down within
+// -shutdown-timeout.
 func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	served := make(chan error, 1)
 	go func() {
@@ -371,8 +331,7 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// randomKey returns a key of 256 random bits, in the base64url alphabet that
-// bearer tokens allow.
+// randomKey returns a key of 256 random bits in base64url.
 func randomKey() (string, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {

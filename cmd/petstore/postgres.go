@@ -29,24 +29,18 @@ const postgresURLVar = "PETSTORE_POSTGRES_URL"
 const postgresListenURLVar = "PETSTORE_POSTGRES_LISTEN_URL"
 
 // postgresConnectTimeout bounds each attempt to connect to PostgreSQL when
-// the URL does not set connect_timeout, so that a database that does not
-// answer gives 503 rather than requests that hang.
+// the URL does not set connect_timeout.
 const postgresConnectTimeout = 5 * time.Second
 
 // migrateCommand is the command that brings the tables to the schema
 // version this release needs, for the messages that name it.
 const migrateCommand = "petstore migrate"
 
-// openPostgresStore opens a pool on the PostgreSQL server at rawURL and
-// returns a store on it and a function that closes the pool. With migrate,
-// it first creates or upgrades the tables (which changes nothing when they
-// are current); either way it checks, with (*pgstore.Store).Check, that
-// they are at the version needed and that the role holds every privilege
-// that serving needs, and refuses to go on otherwise, saying which command
-// or GRANT fixes it. Neither its errors nor its log show the URL's
-// password. The store reads from the hot standbys at the comma-separated
-// replicaURLs, if any, and listens for other instances' pets at listenURL,
-// or at rawURL when it is "".
+// openPostgresStore returns a store on the PostgreSQL server at rawURL,
+// reading from replicaURLs and listening at listenURL when set, and a
+// function that closes it. With migrate it first migrates the tables;
+// either way it refuses tables or privileges that cannot serve, saying
+// which command or GRANT fixes them, never showing the password.
 func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL string, migrate bool, logger *slog.Logger) (*pgstore.Store, func(), error) {
 	replicas, closeReplicas, err := openReplicas(ctx, replicaURLs, logger)
 	if err != nil {
@@ -93,33 +87,17 @@ func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL strin
 		closePool()
 		return nil, nil, fmt.Errorf("cannot reach PostgreSQL: %s", postgresRedact(withoutUnavailable(err), rawURL))
 	}
-	logger.Info("petstore: storing pets in PostgreSQL",
-		"host", cfg.ConnConfig.Host,
-		"port", cfg.ConnConfig.Port,
-		"database", cfg.ConnConfig.Database,
-		"user", cfg.ConnConfig.User,
-		"schema", schema,
-		"table", pgstore.DefaultTable,
-		"max_conns", cfg.MaxConns,
-	)
+	logger.Info("petstore: storing pets in PostgreSQL", "host", cfg.ConnConfig.Host, "port", cfg.ConnConfig.Port,
+		"database", cfg.ConnConfig.Database, "user", cfg.ConnConfig.User, "schema", schema, "table", pgstore.DefaultTable, "max_conns", cfg.MaxConns)
 	return store, closePool, nil
 }
 
 // postgresPool opens a pool on the PostgreSQL server at rawURL and a store
 // on it, and connects once, so that an unreachable server stops the start.
 func postgresPool(ctx context.Context, rawURL string, opts ...pgstore.Option) (*pgstore.Store, *pgxpool.Pool, *pgxpool.Config, error) {
-	cfg, err := pgxpool.ParseConfig(rawURL)
+	pool, cfg, err := openPool(ctx, rawURL, "the PostgreSQL URL (-postgres or "+postgresURLVar+")")
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("the PostgreSQL URL (-postgres or %s) is not valid: %s; "+
-			"the form is postgres://user:password@host:5432/database?sslmode=require",
-			postgresURLVar, postgresRedact(postgresParseReason(err), rawURL))
-	}
-	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = postgresConnectTimeout
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("opening the PostgreSQL pool: %s", postgresRedact(err.Error(), rawURL))
+		return nil, nil, nil, err
 	}
 	store, err := pgstore.New(pool, opts...)
 	if err != nil {
@@ -140,40 +118,8 @@ func postgresPool(ctx context.Context, rawURL string, opts ...pgstore.Option) (*
 	return store, pool, cfg, nil
 }
 
-// migratePostgres brings the tables of the PostgreSQL database at rawURL
-// to the schema version this release needs and writes to out what it did.
-func migratePostgres(ctx context.Context, rawURL string, out io.Writer) error {
-	store, pool, cfg, err := postgresPool(ctx, rawURL)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	before, _, err := store.SchemaVersion(ctx)
-	if err != nil {
-		before = -1 // unknown: the role may not read the versions
-	}
-	if err := store.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrating the PostgreSQL database: %s", postgresRedact(withoutUnavailable(err), rawURL))
-	}
-	after, _, err := store.SchemaVersion(ctx)
-	if err != nil {
-		return errors.New(postgresRedact(withoutUnavailable(err), rawURL))
-	}
-	where := fmt.Sprintf("%s in the database %s on %s", store.Table(), cfg.ConnConfig.Database, cfg.ConnConfig.Host)
-	switch {
-	case before == after:
-		fmt.Fprintf(out, "%s: at schema version %d, the version this release needs: nothing to do\n", where, after)
-	case before < 0:
-		fmt.Fprintf(out, "%s: migrated to schema version %d\n", where, after)
-	default:
-		fmt.Fprintf(out, "%s: migrated from schema version %d to %d\n", where, before, after)
-	}
-	return nil
-}
-
 // postgresParseReason returns why pgx could not parse a connection string,
-// without the string: pgx masks the password in it, but a string malformed
-// enough can hide where the password ends.
+// without the string, whose password pgx may fail to mask.
 func postgresParseReason(err error) string {
 	var parseErr *pgconn.ParseConfigError
 	if !errors.As(err, &parseErr) {
@@ -190,12 +136,10 @@ func postgresParseReason(err error) string {
 // string in key=value form, quoted or not.
 var postgresPasswordParam = regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|[^\s&]+)`)
 
-// postgresRedact replaces in msg every password that rawURL carries, in
-// the user information of a URL, in its password and sslpassword query
-// parameters, or in key=value form, and every piece of three or more bytes
-// of them, with "xxxxx". pgx already masks passwords in its messages; this
-// makes sure, even for a connection string too malformed for pgx to find
-// where its password ends.
+// postgresRedact replaces in msg every password that rawURL carries (user
+// information, password and sslpassword parameters, key=value form), and
+// every piece of three or more bytes of one, with "xxxxx": even for a
+// string too malformed for pgx to mask.
 func postgresRedact(msg, rawURL string) string {
 	var secrets []string
 	if u, err := url.Parse(rawURL); err == nil {
@@ -220,10 +164,8 @@ func postgresRedact(msg, rawURL string) string {
 	for _, m := range postgresPasswordParam.FindAllStringSubmatch(rawURL, -1) {
 		secrets = append(secrets, m[1], strings.Trim(m[1], "'"))
 	}
-	// A password with an unescaped '@', '/' or ':' may be split by pgx in
-	// other places than here, and its pieces shown as a host name, a port
-	// or a database: mask the pieces too. Longest first, so that a piece
-	// inside a longer secret does not break it up before it is masked.
+	// pgx may split a password at '@', '/' or ':' and show the pieces;
+	// mask them too, longest first.
 	for _, s := range secrets {
 		secrets = append(secrets, strings.FieldsFunc(s, func(r rune) bool { return r == '@' || r == '/' || r == ':' })...)
 	}
@@ -236,11 +178,8 @@ func postgresRedact(msg, rawURL string) string {
 	return msg
 }
 
-// runMigrate is the subcommand migrate: it brings the PostgreSQL tables to
-// the schema version that this release needs, writes what it did to
-// stdout, and returns, so that an operator can migrate as the tables'
-// owner and serve, with -migrate=false, as a role that may not create
-// tables. It takes -postgres, or reads PETSTORE_POSTGRES_URL.
+// runMigrate is petstore migrate: it migrates the PostgreSQL tables of
+// -postgres or PETSTORE_POSTGRES_URL and says what it did.
 func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	var c config
 	intro := "Usage: " + migrateCommand + " [-postgres URL]\n\n" +
@@ -255,13 +194,55 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 		return fmt.Errorf("%s needs the database's URL in %s or -postgres; the SQLite file is migrated by the server when it opens it",
 			migrateCommand, postgresURLVar)
 	}
-	return migratePostgres(ctx, url, stdout)
+	store, pool, cfg, err := postgresPool(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	before, _, err := store.SchemaVersion(ctx)
+	if err != nil {
+		before = -1 // unknown: the role may not read the versions
+	}
+	if err := store.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrating the PostgreSQL database: %s", postgresRedact(withoutUnavailable(err), url))
+	}
+	after, _, err := store.SchemaVersion(ctx)
+	if err != nil {
+		return errors.New(postgresRedact(withoutUnavailable(err), url))
+	}
+	where := fmt.Sprintf("%s in the database %s on %s", store.Table(), cfg.ConnConfig.Database, cfg.ConnConfig.Host)
+	switch {
+	case before == after:
+		fmt.Fprintf(stdout, "%s: at schema version %d, the version this release needs: nothing to do\n", where, after)
+	case before < 0:
+		fmt.Fprintf(stdout, "%s: migrated to schema version %d\n", where, after)
+	default:
+		fmt.Fprintf(stdout, "%s: migrated from schema version %d to %d\n", where, before, after)
+	}
+	return nil
+}
+
+// openPool opens a pool on url, which what names in errors, without
+// connecting; each attempt to connect is bounded by postgresConnectTimeout
+// unless the URL sets connect_timeout. Its errors never show the password.
+func openPool(ctx context.Context, url, what string) (*pgxpool.Pool, *pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s is not valid: %s; the form is postgres://user:password@host:5432/database?sslmode=require",
+			what, postgresRedact(postgresParseReason(err), url))
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = postgresConnectTimeout
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the pool of %s: %s", what, postgresRedact(err.Error(), url))
+	}
+	return pool, cfg, nil
 }
 
 // withoutUnavailable returns err's message without the words of
-// petstore.ErrUnavailable, which a store adds so that the handler answers
-// 503: at start-up they would read as if the server, not the database, were
-// at fault.
+// petstore.ErrUnavailable, which at start-up would blame the server.
 func withoutUnavailable(err error) string {
 	return strings.Replace(err.Error(), petstore.ErrUnavailable.Error()+": ", "", 1)
 }

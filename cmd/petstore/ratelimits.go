@@ -13,8 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The environment variables of the budgets, as -read-limit, -create-limit
-// and -redis.
+// The variables of -read-limit, -create-limit and -redis.
 const (
 	readLimitVar   = "PETSTORE_READ_LIMIT"
 	createLimitVar = "PETSTORE_CREATE_LIMIT"
@@ -67,39 +66,36 @@ func (f *rateFlags) check() error {
 	return nil
 }
 
-// limiters returns the handler's budgets, and a function that closes what
-// they hold. With a Redis URL, it checks that Redis answers.
+// limiters returns the handler's budgets, checking that Redis answers, and
+// a function that closes them.
 func (f *rateFlags) limiters(ctx context.Context, logger *slog.Logger) (petstore.RateLimit, func(), error) {
 	l := petstore.RateLimit{FailOpen: f.failOpen}
-	if f.redisURL == "" {
-		if !f.reads.off {
-			l.Reads = petstore.NewLimiter(f.reads.Rate, 0)
+	newLimiter := func(_ string, r petstore.Rate) petstore.Limiter { return petstore.NewLimiter(r, 0) }
+	closeAll := func() {}
+	if f.redisURL != "" {
+		opts, err := redis.ParseURL(f.redisURL)
+		if err != nil {
+			return l, nil, err
 		}
-		if !f.creates.off {
-			l.Creates = petstore.NewLimiter(f.creates.Rate, 0)
+		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = time.Second, time.Second, time.Second
+		redis.SetLogger(redisLogger{logger})
+		rdb := redislimit.NewClient(opts)
+		pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := rdb.Ping(pingCtx).Err(); err != nil && !f.failOpen {
+			rdb.Close()
+			return l, nil, fmt.Errorf("-redis %s: %v; start Redis, fix the URL, or set -rate-limit-fail-open", redisRedact(f.redisURL), err)
 		}
-		return l, func() {}, nil
-	}
-	opts, err := redis.ParseURL(f.redisURL)
-	if err != nil {
-		return l, nil, err
-	}
-	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = time.Second, time.Second, time.Second
-	redis.SetLogger(redisLogger{logger})
-	rdb := redislimit.NewClient(opts)
-	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := rdb.Ping(pingCtx).Err(); err != nil && !f.failOpen {
-		rdb.Close()
-		return l, nil, fmt.Errorf("-redis %s: %v; start Redis, fix the URL, or set -rate-limit-fail-open", redisRedact(f.redisURL), err)
+		newLimiter = func(prefix string, r petstore.Rate) petstore.Limiter { return redislimit.New(rdb, prefix, r) }
+		closeAll = func() { rdb.Close() }
 	}
 	if !f.reads.off {
-		l.Reads = redislimit.New(rdb, "petstore:reads:", f.reads.Rate)
+		l.Reads = newLimiter("petstore:reads:", f.reads.Rate)
 	}
 	if !f.creates.off {
-		l.Creates = redislimit.New(rdb, "petstore:creates:", f.creates.Rate)
+		l.Creates = newLimiter("petstore:creates:", f.creates.Rate)
 	}
-	return l, func() { rdb.Close() }, nil
+	return l, closeAll, nil
 }
 
 // redisRedact returns the Redis URL without its password.
@@ -111,8 +107,7 @@ func redisRedact(u string) string {
 	return strings.ReplaceAll(u, opts.Password, "xxxxx")
 }
 
-// redisLogger is go-redis's logger writing through the server's, at WARN,
-// so that no line leaves the server's format.
+// redisLogger is go-redis's logger writing through the server's, at WARN.
 type redisLogger struct{ logger *slog.Logger }
 
 func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {

@@ -16,10 +16,8 @@ import (
 // PostgreSQL hot standbys to read from, separated by commas.
 const replicaURLsVar = "PETSTORE_POSTGRES_REPLICA_URLS"
 
-// openReplicas opens a pool on each of the comma-separated URLs in urls and
-// logs where each reads from, without its password. It does not connect: a
-// replica that is down at start is skipped until it answers. The returned
-// function closes the pools.
+// openReplicas opens, without connecting, a pool on each of the
+// comma-separated urls, and returns them and a function that closes them.
 func openReplicas(ctx context.Context, urls string, logger *slog.Logger) ([]*pgxpool.Pool, func(), error) {
 	var pools []*pgxpool.Pool
 	closeAll := func() {
@@ -32,28 +30,14 @@ func openReplicas(ctx context.Context, urls string, logger *slog.Logger) ([]*pgx
 		if rawURL == "" {
 			continue
 		}
-		cfg, err := pgxpool.ParseConfig(rawURL)
+		pool, cfg, err := openPool(ctx, rawURL, fmt.Sprintf("URL %d of %s", i+1, replicaURLsVar))
 		if err != nil {
 			closeAll()
-			return nil, nil, fmt.Errorf("URL %d of %s is not valid: %s; the form is postgres://user:password@host:5432/database",
-				i+1, replicaURLsVar, postgresRedact(postgresParseReason(err), rawURL))
-		}
-		if cfg.ConnConfig.ConnectTimeout == 0 {
-			cfg.ConnConfig.ConnectTimeout = postgresConnectTimeout
-		}
-		pool, err := pgxpool.NewWithConfig(ctx, cfg)
-		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("opening the pool of URL %d of %s: %s", i+1, replicaURLsVar, postgresRedact(err.Error(), rawURL))
+			return nil, nil, err
 		}
 		pools = append(pools, pool)
-		logger.Info("petstore: reading pets from a PostgreSQL replica",
-			"host", cfg.ConnConfig.Host,
-			"port", cfg.ConnConfig.Port,
-			"database", cfg.ConnConfig.Database,
-			"user", cfg.ConnConfig.User,
-			"max_conns", cfg.MaxConns,
-		)
+		logger.Info("petstore: reading pets from a PostgreSQL replica", "host", cfg.ConnConfig.Host, "port", cfg.ConnConfig.Port,
+			"database", cfg.ConnConfig.Database, "user", cfg.ConnConfig.User, "max_conns", cfg.MaxConns)
 	}
 	return pools, closeAll, nil
 }
@@ -118,11 +102,7 @@ func replicaCollectors(store petstore.Store) []prometheus.Collector {
 }
 
 // Describe implements prometheus.Collector.
-func (c readsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{readsDesc, waitsDesc, waitDesc, lagDesc, servingDesc} {
-		ch <- d
-	}
-}
+func (c readsCollector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
 
 // Collect implements prometheus.Collector.
 func (c readsCollector) Collect(ch chan<- prometheus.Metric) {

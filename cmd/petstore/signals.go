@@ -13,10 +13,8 @@ import (
 // with requests in flight abandoned.
 const exitAtOnce = 1
 
-// shutdownSignals returns a context that is done on the first SIGINT or
-// SIGTERM, which starts a graceful shutdown. A second one, while that
-// shutdown still waits for requests in flight, logs to logOut and exits the
-// process at once with status exitAtOnce. stop stops listening for both.
+// shutdownSignals returns a context done on the first SIGINT or SIGTERM; a
+// second one logs to logOut and exits at once with status exitAtOnce.
 func shutdownSignals(logOut io.Writer) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)

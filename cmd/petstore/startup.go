@@ -7,17 +7,11 @@ import (
 	"github.com/petstore-go/petstore"
 )
 
-// apiKeysVar names the environment variable that holds the API keys.
+// apiKeysVar names the variable of the API keys.
 const apiKeysVar = "PETSTORE_API_KEYS"
 
-// parseAPIKeys returns the entries in value, the value of apiKeysVar:
-// separated by commas, each a key or NAME:KEY (":" cannot occur in a bearer
-// token, so the first one ends the name), with spaces around the entries,
-// names and keys trimmed. An empty value gives no key, so that petstore
-// makes one; a value that holds only commas and spaces is refused, as it
-// was meant to set keys but sets none, and so is an entry with ":" but no
-// name or no key. The errors never show a key. apiKeysAuthenticator makes
-// the Authenticator of the entries.
+// parseAPIKeys returns the trimmed entries, KEY or NAME:KEY, of value,
+// separated by commas; its errors never show a key.
 func parseAPIKeys(value string) ([]string, error) {
 	var keys []string
 	n := 0
@@ -46,10 +40,8 @@ func parseAPIKeys(value string) ([]string, error) {
 	return keys, nil
 }
 
-// apiKeysAuthenticator returns the Authenticator of entries from
-// parseAPIKeys: each NAME:KEY gives KEY the principal NAME, and a key alone
-// is named by its fingerprint (see petstore.NamedAPIKeys). Without any
-// name it is petstore.APIKeys, whose name the start-up errors then give.
+// apiKeysAuthenticator returns the Authenticator of entries: petstore.APIKeys
+// when none is named, petstore.NamedAPIKeys otherwise.
 func apiKeysAuthenticator(entries []string) petstore.Authenticator {
 	keys := make([]petstore.APIKey, len(entries))
 	anyNamed := false
@@ -67,17 +59,16 @@ func apiKeysAuthenticator(entries []string) petstore.Authenticator {
 	return petstore.NamedAPIKeys(keys...)
 }
 
-// checkHandlerConfig returns the error that petstore.New gives, as it is,
-// for the options of c that can be wrong: the API keys, the base path and
-// the store timeout. It lets run refuse them before it touches a
-// database. No keys is not wrong here: run then makes one.
-func checkHandlerConfig(c config) error {
-	opts := []petstore.Option{
-		petstore.WithBasePath(c.basePath),
-		petstore.WithStoreTimeout(c.limits.storeTimeout),
-	}
+// handlerOptions returns the options of the handler that c sets, the
+// authenticator only when c has keys.
+func handlerOptions(c config) []petstore.Option {
+	opts := []petstore.Option{petstore.WithBasePath(c.basePath), petstore.WithStoreTimeout(c.limits.storeTimeout)}
 	if len(c.keys) > 0 {
 		opts = append(opts, petstore.WithAuthenticator(apiKeysAuthenticator(c.keys)))
 	}
-	return petstore.CheckOptions(opts...)
+	return opts
 }
+
+// checkHandlerConfig returns petstore.New's error for the options of c, so
+// that run refuses them before it touches a database.
+func checkHandlerConfig(c config) error { return petstore.CheckOptions(handlerOptions(c)...) }

@@ -19,19 +19,15 @@ const (
 	storePostgres storeKind = "postgres"
 )
 
-// dataFileVar names the environment variable that, like -data, names the
-// SQLite file.
+// dataFileVar names the variable of -data.
 const dataFileVar = "PETSTORE_DATA"
 
-// defaultDataFile is the SQLite file that petstore keeps its pets in when
-// nothing names another store: in the working directory.
+// defaultDataFile is the SQLite file used when nothing names a store.
 const defaultDataFile = "petstore.db"
 
 // chooseStore sets c.store, and c.dataFile or c.postgresURL, from -store
-// (flag, "" when not given), the flags already parsed into c and the
-// environment. Without -store, a PostgreSQL URL selects PostgreSQL and
-// anything else the SQLite file. A configuration that names two stores is
-// refused, so that pets never go where the operator did not expect.
+// (flag), c and the environment, refusing a configuration that names two
+// stores.
 func (c *config) chooseStore(flag string, getenv func(string) string) error {
 	dataFrom, urlFrom := "-data", "-postgres"
 	if c.dataFile == "" {
@@ -82,9 +78,7 @@ func (c *config) chooseStore(flag string, getenv func(string) string) error {
 	return nil
 }
 
-// openStore opens the store that the configuration selects. The returned
-// function releases it. check, nil for the stores that need none, tells
-// whether the store can serve: /readyz calls it.
+// openStore opens the store that c selects; check, or nil, is for /readyz.
 func openStore(ctx context.Context, c config, logger *slog.Logger) (store petstore.Store, check func(context.Context) error, release func(), err error) {
 	switch c.store {
 	case storePostgres:

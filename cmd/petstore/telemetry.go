@@ -26,9 +26,8 @@ import (
 	"github.com/petstore-go/petstore/otelpetstore"
 )
 
-// The standard OpenTelemetry variables that petstore reads to decide
-// whether to send traces; the OTLP exporter reads them and the others of
-// its family (headers, timeout, compression, ...) itself.
+// The OpenTelemetry variables that decide whether to send traces; the OTLP
+// exporter reads the others itself.
 const (
 	otlpEndpointVar       = "OTEL_EXPORTER_OTLP_ENDPOINT"
 	otlpTracesEndpointVar = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
@@ -38,15 +37,8 @@ const (
 	otelTracesExporterVar = "OTEL_TRACES_EXPORTER"
 )
 
-// serviceName is the service.name of petstore's telemetry unless
-// OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names another.
-const serviceName = "petstore"
-
 // tracingConfig tells from the environment whether to send traces over
-// OTLP: when OTEL_EXPORTER_OTLP_ENDPOINT or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, unless OTEL_SDK_DISABLED is
-// true or OTEL_TRACES_EXPORTER is none. It refuses a protocol other than
-// http/protobuf, the only one petstore speaks.
+// OTLP, refusing a protocol other than http/protobuf.
 func tracingConfig(getenv func(string) string) (bool, error) {
 	if getenv(otlpEndpointVar) == "" && getenv(otlpTracesEndpointVar) == "" {
 		return false, nil
@@ -69,52 +61,34 @@ func tracingConfig(getenv func(string) string) (bool, error) {
 	return true, nil
 }
 
-// observability is what the operator turns on to watch the server: the
-// options that give the API handler its observer, the middleware that
-// starts a span per request, the handler of /metrics, and what to shut
-// down on exit.
+// observability is what the operator turns on to watch the server; each
+// part is nil or empty when off, so that the handler spends nothing on it.
 type observability struct {
-	// options are for petstore.New: an observer, or none at all when
-	// nothing observes, so that the handler spends nothing on it.
-	options []petstore.Option
-	// watch observes the watch streams when metrics are on, or is nil.
-	watch func(context.Context, petstore.WatchObservation)
-	// wrap wraps the API handler: in otelpetstore's Middleware when
-	// traces are sent, as is otherwise.
-	wrap func(http.Handler) http.Handler
-	// metrics serves /metrics in the Prometheus text format, or is nil
-	// when metrics are off; meters are the meters it serves.
-	metrics http.Handler
-	meters  metric.MeterProvider
-	// closers shut the providers down, flushing the spans not yet sent.
-	closers []func(context.Context) error
+	options []petstore.Option                                // for petstore.New: its observer
+	watch   func(context.Context, petstore.WatchObservation) // observes the watch streams
+	wrap    func(http.Handler) http.Handler                  // starts a span per request
+	metrics http.Handler                                     // serves /metrics
+	meters  metric.MeterProvider                             // the meters that metrics serves
+	closers []func(context.Context) error                    // shut the providers down
 }
 
-// newObservability sets up what the flags and the environment ask for:
-// metrics when withMetrics (for -admin-addr), traces when tracing (see
-// tracingConfig), and an access log line per request on accessLog when it
-// is not nil. With none of them, it adds no observer. The metrics include
-// those of extra.
+// newObservability sets up metrics (with those of extra) when withMetrics,
+// traces when tracing, and a line per request on accessLog when not nil.
 func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog *slog.Logger, extra ...prometheus.Collector) (*observability, error) {
 	o := &observability{wrap: func(h http.Handler) http.Handler { return h }}
 	var observers []func(context.Context, petstore.Observation)
 	if withMetrics || tracing {
 		res, err := resource.New(ctx,
-			resource.WithAttributes(semconv.ServiceName(serviceName)),
+			resource.WithAttributes(semconv.ServiceName("petstore")),
 			resource.WithTelemetrySDK(),
 			resource.WithFromEnv(), // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win
 		)
 		if err != nil {
 			return nil, fmt.Errorf("the OpenTelemetry resource: %w", err)
 		}
-		// Without a provider of its own, otelpetstore records on the
-		// global one, which records nothing: this process sets none.
 		telOpts := []otelpetstore.Option{otelpetstore.WithPropagator(propagation.TraceContext{})}
 		if withMetrics {
-			// The metrics, with the Go runtime's, the process's and those of
-			// collectors, in the Prometheus text format, named the
-			// Prometheus way (http.server.request.duration becomes
-			// http_server_request_duration_seconds).
+			// Named the Prometheus way: http_server_request_duration_seconds.
 			registry := prometheus.NewRegistry()
 			for _, c := range append([]prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}, extra...) {
 				if err := registry.Register(c); err != nil {
@@ -150,28 +124,24 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 			o.watch = tel.ObserveWatch
 		}
 		if tracing {
-			// Only with traces: a span costs allocations per request even
-			// when nothing records it, and metrics need no span.
+			// Only with traces: a span costs allocations even unrecorded.
 			o.wrap = tel.Middleware
 		}
 	}
 	if accessLog != nil {
 		observers = append(observers, accessLogObserver(accessLog))
 	}
-	switch len(observers) {
-	case 1:
-		o.options = append(o.options, petstore.WithObserver(observers[0]))
-	case 2:
+	if len(observers) > 0 {
 		o.options = append(o.options, petstore.WithObserver(func(ctx context.Context, ob petstore.Observation) {
-			observers[0](ctx, ob)
-			observers[1](ctx, ob)
+			for _, f := range observers {
+				f(ctx, ob)
+			}
 		}))
 	}
 	return o, nil
 }
 
-// close shuts the providers down, flushing what they hold, and returns
-// what went wrong.
+// close shuts the providers down, flushing what they hold.
 func (o *observability) close(ctx context.Context) error {
 	var errs []error
 	for i := len(o.closers) - 1; i >= 0; i-- {
@@ -190,17 +160,12 @@ func (o *observability) shutdown(logger *slog.Logger) {
 	}
 }
 
-// accessLogObserver returns an observer that writes one line per request
-// to logger, at level Info: the method (cut to 64 bytes when longer, by the
-// handler), the route template (never the path as sent, nor its query),
-// the operation, the status, the error code (empty for a success), the
-// duration, the caller's principal (empty when the caller was not
-// authenticated; a principal names a key without revealing it) and, when
-// the request is traced, its trace and span IDs.
+// accessLogObserver returns an observer that logs a line per request: the
+// route template (never the path as sent), never a key, and the trace and
+// span IDs of a traced request.
 func accessLogObserver(logger *slog.Logger) func(context.Context, petstore.Observation) {
 	return func(ctx context.Context, o petstore.Observation) {
-		attrs := make([]slog.Attr, 0, 9)
-		attrs = append(attrs,
+		attrs := []slog.Attr{
 			slog.String("method", o.Method),
 			slog.String("route", o.Route),
 			slog.String("operation", string(o.Operation)),
@@ -208,7 +173,7 @@ func accessLogObserver(logger *slog.Logger) func(context.Context, petstore.Obser
 			slog.String("code", string(o.Code)),
 			slog.Duration("duration", o.Duration),
 			slog.String("principal", o.Principal),
-		)
+		}
 		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 			attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 		}

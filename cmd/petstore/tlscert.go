@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -20,34 +19,21 @@ import (
 
 // readKeyPair reads the two files of a key pair.
 func readKeyPair(certFile, keyFile string) (certPEM, keyPEM []byte, err error) {
-	certPEM, err = readPEMFile("certificate", certFile)
-	if err != nil {
-		return nil, nil, err
-	}
-	keyPEM, err = readPEMFile("key", keyFile)
-	if err != nil {
-		return nil, nil, err
-	}
-	return certPEM, keyPEM, nil
-}
-
-func readPEMFile(what, name string) ([]byte, error) {
-	b, err := os.ReadFile(name)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the file is named below, once
+	var pems [2][]byte
+	for i, f := range [2][2]string{{"certificate", certFile}, {"key", keyFile}} {
+		if pems[i], err = os.ReadFile(f[1]); err != nil {
+			if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+				err = pe.Err // the file is named below, once
+			}
+			return nil, nil, fmt.Errorf("TLS %s file %s cannot be read: %w", f[0], f[1], err)
 		}
-		return nil, fmt.Errorf("TLS %s file %s cannot be read: %w", what, name, err)
 	}
-	return b, nil
+	return pems[0], pems[1], nil
 }
 
-// parseKeyPair returns the key pair in certPEM, the contents of certFile,
-// and keyPEM, the contents of keyFile. It refuses, with an error that names
-// the file at fault, a certificate file without a certificate, a key file
-// without a private key, a key that does not belong to the certificate, and
-// a certificate that is not valid at now (expired or not yet valid).
+// parseKeyPair returns the key pair in certPEM and keyPEM, the contents of
+// certFile and keyFile, refusing with an error that names the file at fault
+// a pair that crypto/tls refuses or a certificate not valid at now.
 func parseKeyPair(certFile, keyFile string, certPEM, keyPEM []byte, now time.Time) (*tls.Certificate, error) {
 	certBlock := firstPEMBlock(certPEM, "CERTIFICATE")
 	if certBlock == nil {
@@ -66,8 +52,11 @@ func parseKeyPair(certFile, keyFile string, certPEM, keyPEM []byte, now time.Tim
 		}
 		return nil, fmt.Errorf("TLS key file %s holds no PEM block of a private key", keyFile)
 	}
-	if _, err := parsePrivateKey(keyBlock.Bytes); err != nil {
-		return nil, fmt.Errorf("TLS key file %s: the private key cannot be parsed: %w", keyFile, err)
+	// The encodings that crypto/tls accepts.
+	_, err1 := x509.ParsePKCS1PrivateKey(keyBlock.Bytes)
+	_, err8 := x509.ParsePKCS8PrivateKey(keyBlock.Bytes)
+	if _, errEC := x509.ParseECPrivateKey(keyBlock.Bytes); err1 != nil && err8 != nil && errEC != nil {
+		return nil, fmt.Errorf("TLS key file %s: the private key cannot be parsed: it is neither PKCS #1, PKCS #8 nor SEC 1", keyFile)
 	}
 	// Both parse, so what crypto/tls can refuse is a key that is not the
 	// certificate's, or a certificate after the first that is not valid.
@@ -85,21 +74,6 @@ func parseKeyPair(certFile, keyFile string, certPEM, keyPEM []byte, now time.Tim
 	return &pair, nil
 }
 
-// parsePrivateKey parses a private key in the encodings that crypto/tls
-// accepts: PKCS #1, PKCS #8 and SEC 1.
-func parsePrivateKey(der []byte) (crypto.PrivateKey, error) {
-	if key, err := x509.ParsePKCS1PrivateKey(der); err == nil {
-		return key, nil
-	}
-	if key, err := x509.ParsePKCS8PrivateKey(der); err == nil {
-		return key, nil
-	}
-	if key, err := x509.ParseECPrivateKey(der); err == nil {
-		return key, nil
-	}
-	return nil, errors.New("it is neither PKCS #1, PKCS #8 nor SEC 1")
-}
-
 // firstPEMBlock returns the first PEM block in data whose type ends with
 // typ, or nil.
 func firstPEMBlock(data []byte, typ string) *pem.Block {
@@ -113,9 +87,8 @@ func firstPEMBlock(data []byte, typ string) *pem.Block {
 }
 
 // A certSource holds the key pair that the server presents to new
-// connections, and replaces it when its files change or when asked to. A
-// new pair that parseKeyPair refuses is logged and leaves the current one
-// serving. Its methods are safe for concurrent use.
+// connections, and replaces it by one that its files give and parseKeyPair
+// accepts. Its methods are safe for concurrent use.
 type certSource struct {
 	certFile, keyFile string
 	logger            *slog.Logger
@@ -126,9 +99,7 @@ type certSource struct {
 	tried string     // what reading the files last gave (see filesState)
 }
 
-// newCertSource loads the key pair in certFile and keyFile. It refuses, with
-// an error that names the file at fault, a file that cannot be read and a
-// pair that parseKeyPair refuses.
+// newCertSource loads the key pair in certFile and keyFile.
 func newCertSource(certFile, keyFile string, logger *slog.Logger) (*certSource, error) {
 	s := &certSource{certFile: certFile, keyFile: keyFile, logger: logger}
 	certPEM, keyPEM, err := readKeyPair(certFile, keyFile)
@@ -150,13 +121,9 @@ func (s *certSource) certificate(*tls.ClientHelloInfo) (*tls.Certificate, error)
 	return s.current.Load(), nil
 }
 
-// reload reads the files again and, when force is set or they differ from
-// what it last tried, loads them: a pair that loads replaces the current
-// one for new connections, a refused one is logged and the current one
-// stays. Files that have not changed since a try are not tried or logged
-// again, so that a bad pair is reported once rather than at every check.
-// It reports whether the pair was replaced, and why not when it was tried
-// and refused.
+// reload loads the files when force is set or they differ from what it
+// last tried, so that a bad pair is logged once; it reports whether the
+// pair was replaced, and why not when it was refused.
 func (s *certSource) reload(force bool) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -191,8 +158,7 @@ func filesState(certPEM, keyPEM []byte, err error) string {
 }
 
 // watch reloads the key pair on SIGHUP and, when interval is positive,
-// every interval when its files have changed, until the returned function
-// is called.
+// every interval, until stop.
 func (s *certSource) watch(interval time.Duration) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
