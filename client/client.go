@@ -53,16 +53,10 @@ var ErrNoAPIKey = errors.New("client: no API key")
 var errNoKey = fmt.Errorf("%w: pass WithAPIKey(key), or WithAPIKeyFunc to choose a key per call; "+
 	"the server answers every request without one with 401", ErrNoAPIKey)
 
-// New returns a Client of the API served at baseURL: the URL under which
-// the API is mounted, with its base path, such as
-// "https://pets.example.com/v1", so that the pets are at baseURL + "/pets".
-// A trailing slash is ignored. New reports every mistake in baseURL or in
-// the options as an error that names the fix.
-//
-// Every operation of the API needs an API key, so New needs WithAPIKey,
-// or WithAPIKeyFunc to choose a key per call: without either it returns an
-// error wrapping ErrNoAPIKey rather than a Client whose every call would be
-// answered 401.
+// New returns a Client of the API served at baseURL, with its base path,
+// such as "https://pets.example.com/v1". It needs WithAPIKey or
+// WithAPIKeyFunc, and reports every mistake in baseURL or in the options as
+// an error that names the fix.
 func New(baseURL string, opts ...Option) (*Client, error) {
 	base, err := parseBase(baseURL)
 	if err != nil {
