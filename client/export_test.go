@@ -31,7 +31,3 @@ var Origin = origin
 
 // Timeout returns the timeout of one request of c.
 func Timeout(c *Client) time.Duration { return c.timeout }
-
-// MaxListPets returns the most pets that List of c collects without a
-// Limit.
-func MaxListPets(c *Client) int { return c.maxList }

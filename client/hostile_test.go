@@ -277,24 +277,19 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
-// TestTimeoutOption checks the default timeout and bound of List, and that
-// WithTimeout(0) and WithMaxListPets set them.
+// TestTimeoutOption checks the default timeout, and that WithTimeout(0)
+// turns it off. TestListBound checks the bound of List and its option.
 func TestTimeoutOption(t *testing.T) {
-	c, err := client.New("https://pets.example.com/v1", client.WithAPIKey("k"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := client.Timeout(c); got != client.DefaultTimeout {
-		t.Errorf("the default timeout is %v; want DefaultTimeout", got)
-	}
-	if got := client.MaxListPets(c); got != client.DefaultMaxListPets {
-		t.Errorf("the default bound of List is %d; want DefaultMaxListPets", got)
-	}
-	c, err = client.New("https://pets.example.com/v1", client.WithAPIKey("k"), client.WithTimeout(0), client.WithMaxListPets(7))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := [2]int64{int64(client.Timeout(c)), int64(client.MaxListPets(c))}; got != [2]int64{0, 7} {
-		t.Errorf("timeout and bound = %v; want 0 and 7", got)
+	for _, tt := range []struct {
+		opts []client.Option
+		want time.Duration
+	}{{nil, client.DefaultTimeout}, {[]client.Option{client.WithTimeout(0)}, 0}} {
+		c, err := client.New("https://pets.example.com/v1", append(tt.opts, client.WithAPIKey("k"))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := client.Timeout(c); got != tt.want {
+			t.Errorf("the timeout is %v; want %v", got, tt.want)
+		}
 	}
 }
