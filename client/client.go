@@ -264,20 +264,9 @@ func (c *Client) send(cl *call, target string) (_ answer, _ int, err error) {
 			}
 		}()
 	}
-	var body io.Reader
-	if cl.body != nil {
-		body = bytes.NewReader(cl.body)
-	}
-	req, err := http.NewRequestWithContext(ctx, cl.method, target, body)
+	req, err := cl.request(ctx, target, "application/json")
 	if err != nil {
 		return answer{}, 0, err
-	}
-	req.Header = header(cl.key, "application/json")
-	if cl.body != nil {
-		req.Header["Content-Type"] = []string{"application/json"}
-	}
-	if cl.idem != "" {
-		req.Header["Idempotency-Key"] = []string{cl.idem}
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -295,14 +284,28 @@ func (c *Client) send(cl *call, target string) (_ answer, _ int, err error) {
 	return answer{header: resp.Header, body: b}, resp.StatusCode, nil
 }
 
-// header returns the header of a request with the API key key, "" for
-// none, that accepts the media type accept.
-func header(key, accept string) http.Header {
-	h := http.Header{"Accept": {accept}, "User-Agent": {"petstore-go-client"}}
-	if key != "" {
-		h["Authorization"] = []string{"Bearer " + key}
+// request returns a request of cl to target, under ctx, that accepts the
+// media type accept.
+func (cl *call) request(ctx context.Context, target, accept string) (*http.Request, error) {
+	var body io.Reader
+	if cl.body != nil {
+		body = bytes.NewReader(cl.body)
 	}
-	return h
+	req, err := http.NewRequestWithContext(ctx, cl.method, target, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = http.Header{"Accept": {accept}, "User-Agent": {"petstore-go-client"}}
+	if cl.key != "" {
+		req.Header["Authorization"] = []string{"Bearer " + cl.key}
+	}
+	if cl.body != nil {
+		req.Header["Content-Type"] = []string{"application/json"}
+	}
+	if cl.idem != "" {
+		req.Header["Idempotency-Key"] = []string{cl.idem}
+	}
+	return req, nil
 }
 
 // readBody reads the body of resp, up to limit bytes.

@@ -77,11 +77,10 @@ func (c *Client) watchOnce(ctx context.Context, target string, status petstore.S
 	yield func(petstore.Pet, error) bool) (connected bool, wait time.Duration, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	req, err := c.newCall(ctx, http.MethodGet).request(ctx, target, "text/event-stream")
 	if err != nil {
 		return false, -1, fmt.Errorf("client: watch %s: %w", target, err)
 	}
-	req.Header = header(c.newCall(ctx, http.MethodGet).key, "text/event-stream")
 	if resume {
 		req.Header["Last-Event-Id"] = []string{strconv.FormatInt(*last, 10)}
 	}
