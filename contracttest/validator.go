@@ -33,6 +33,7 @@ package contracttest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -128,7 +129,9 @@ func New(document []byte) (*Validator, error) {
 	v.documented = append(v.documented,
 		Outcome{OtherMethod, http.StatusMethodNotAllowed},
 		Outcome{OtherPath, http.StatusNotFound})
-	sortOutcomes(v.documented)
+	slices.SortFunc(v.documented, func(a, b Outcome) int {
+		return cmp.Or(strings.Compare(a.Operation, b.Operation), a.Status-b.Status)
+	})
 	return v, nil
 }
 
@@ -440,13 +443,4 @@ func (v *Validator) Missing() []Outcome {
 		}
 	}
 	return missing
-}
-
-func sortOutcomes(outcomes []Outcome) {
-	slices.SortFunc(outcomes, func(a, b Outcome) int {
-		if c := strings.Compare(a.Operation, b.Operation); c != 0 {
-			return c
-		}
-		return a.Status - b.Status
-	})
 }
