@@ -165,11 +165,9 @@ type answer struct {
 }
 
 // do sends the call's request to target until it is answered with the
-// status want, retrying what is safe to retry (see WithRetries), and
-// returns the answer. An error answer gives an error that wraps an *Error;
-// a failure to reach the server gives one that wraps
-// petstore.ErrUnavailable and the failure; a done context gives one that
-// wraps ctx.Err().
+// status want, retrying what WithRetries says, and returns the answer. An
+// error answer gives an error that wraps an *Error, a failure to reach the
+// server one that wraps petstore.ErrUnavailable and the failure.
 func (c *Client) do(cl *call, target string, want int) (answer, error) {
 	var last error // the error of the latest attempt
 	for attempt := 0; ; attempt++ {
