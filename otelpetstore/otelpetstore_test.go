@@ -77,6 +77,15 @@ func newFixture(t *testing.T, store petstore.Store) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.serve(t, store)
+	return f
+}
+
+// serve sets f.api to a handler on store observed by f.tel, and f.url to
+// a server of it behind f.tel's Middleware.
+func (f *fixture) serve(t *testing.T, store petstore.Store) {
+	t.Helper()
+	var err error
 	f.api, err = petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(keyA, keyB)),
 		petstore.WithObserver(f.tel.Observe))
 	if err != nil {
@@ -85,7 +94,6 @@ func newFixture(t *testing.T, store petstore.Store) *fixture {
 	srv := httptest.NewServer(f.tel.Middleware(f.api))
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
-	return f
 }
 
 // call sends a request and returns its status. A non-zero traceID sends a
@@ -268,15 +276,12 @@ func findMetric(t testing.TB, rm metricdata.ResourceMetrics, name string) metric
 	return metricdata.Metrics{}
 }
 
-// onlyDurationPoint collects reader's metrics and returns them with the one
-// data point of http.server.request.duration, failing the test when there
-// is not exactly one.
-func onlyDurationPoint(t testing.TB, reader *sdkmetric.ManualReader) (metricdata.ResourceMetrics, metricdata.HistogramDataPoint[float64]) {
+// onlyDurationPoint collects the fixture's metrics and returns them with
+// the one data point of http.server.request.duration, failing the test
+// when there is not exactly one.
+func (f *fixture) onlyDurationPoint(t testing.TB) (metricdata.ResourceMetrics, metricdata.HistogramDataPoint[float64]) {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
+	rm := f.collect(t)
 	h := findMetric(t, rm, "http.server.request.duration").Data.(metricdata.Histogram[float64])
 	if len(h.DataPoints) != 1 {
 		t.Fatalf("%d points, want 1", len(h.DataPoints))
@@ -409,7 +414,7 @@ func TestObserveWithoutMiddleware(t *testing.T) {
 	if len(ended) != 1 || ended[0].Name() != "host span" || len(ended[0].Attributes()) != 0 {
 		t.Errorf("o.spans %v, want the host's span untouched", ended)
 	}
-	rm, point := onlyDurationPoint(t, o.reader)
+	rm, point := o.onlyDurationPoint(t)
 	want := map[string]string{"http.route": "/v1/pets/{petId}", "http.request.method": "GET",
 		"http.response.status_code": "404", "error.type": "not_found"}
 	if diff := cmp.Diff(want, attrMap(point.Attributes.ToSlice())); diff != "" {
@@ -461,14 +466,8 @@ func TestNewDefaults(t *testing.T) {
 	otel.SetMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
 	otel.SetTextMapPropagator(propagation.TraceContext{})
 
-	api, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(keyA)),
-		petstore.WithObserver(tel.Observe))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(tel.Middleware(api))
-	defer srv.Close()
-	f := &fixture{url: srv.URL, spans: spans, reader: reader}
+	f := &fixture{tel: tel, spans: spans, reader: reader}
+	f.serve(t, memstore.New())
 	if got := f.call(t, "GET", "/v1/pets", keyA, "", traceIDOf(0)); got != 200 {
 		t.Fatalf("status %d, want 200", got)
 	}
@@ -568,7 +567,7 @@ func TestFailedRequest(t *testing.T) {
 			if diff := cmp.Diff(want, attrMap(ended[0].Attributes())); diff != "" {
 				t.Errorf("span attributes (-want +got):\n%s", diff)
 			}
-			_, point := onlyDurationPoint(t, o.reader)
+			_, point := o.onlyDurationPoint(t)
 			delete(want, "url.path")
 			if diff := cmp.Diff(want, attrMap(point.Attributes.ToSlice())); diff != "" {
 				t.Errorf("histogram attributes (-want +got):\n%s", diff)
