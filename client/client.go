@@ -70,7 +70,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		pageSize:   petstore.MaxPageSize,
 		origin:     origin(base),
 		timeout:    DefaultTimeout,
-		maxList:    DefaultMaxListPets,
+		maxList:    MaxListPets,
 		minBackoff: DefaultMinBackoff,
 		maxBackoff: DefaultMaxBackoff,
 		sleep:      sleep,

@@ -104,7 +104,7 @@ var ErrRedirectRefused = errors.New("client: redirect refused")
 var ErrBadResponse = errors.New("client: bad response")
 
 // ErrTooManyPets is wrapped by the error of a List without a Limit that
-// would collect more pets than WithMaxListPets allows.
+// would collect more than MaxListPets pets.
 var ErrTooManyPets = errors.New("client: too many pets to list")
 
 // maxShown is how many bytes of a value from the server an error shows.

@@ -23,6 +23,15 @@ func WithPageSize(n int) Option {
 	})
 }
 
+// WithMaxListPets sets the most pets that List collects without a Limit,
+// so that a test meets the bound with few pets.
+func WithMaxListPets(n int) Option {
+	return optionFunc(func(c *Client) error {
+		c.maxList = n
+		return nil
+	})
+}
+
 // NextLink exposes nextLink to the tests.
 var NextLink = nextLink
 

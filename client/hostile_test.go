@@ -150,7 +150,7 @@ func TestListBound(t *testing.T) {
 		wantPets  int // 0 for an error
 		wantPages int64
 	}{
-		{"the default bound", nil, petstore.ListOptions{}, 0, client.DefaultMaxListPets/100 + 1},
+		{"the default bound", nil, petstore.ListOptions{}, 0, client.MaxListPets/100 + 1},
 		{"a bound of 250", []client.Option{client.WithMaxListPets(250)}, petstore.ListOptions{}, 0, 3},
 		{"a bound of whole pages", []client.Option{client.WithMaxListPets(200), client.WithPageSize(50)}, petstore.ListOptions{}, 0, 5},
 		{"a Limit over the bound", []client.Option{client.WithMaxListPets(250)}, petstore.ListOptions{Limit: 420}, 420, 5},
@@ -161,8 +161,8 @@ func TestListBound(t *testing.T) {
 			srv, pages := endless(t, "pet", 200)
 			pets, err := newClient(t, srv.URL, tt.opts...).List(t.Context(), tt.list)
 			if tt.wantPets == 0 {
-				if !errors.Is(err, client.ErrTooManyPets) || !strings.Contains(err.Error(), "WithMaxListPets") || !strings.Contains(err.Error(), "All") {
-					t.Errorf("List = %d pets, %v; want an error wrapping ErrTooManyPets that names WithMaxListPets and All", len(pets), err)
+				if !errors.Is(err, client.ErrTooManyPets) || !strings.Contains(err.Error(), "ListOptions.Limit") || !strings.Contains(err.Error(), "All") {
+					t.Errorf("List = %d pets, %v; want an error wrapping ErrTooManyPets that names ListOptions.Limit and All", len(pets), err)
 				}
 				if pets != nil {
 					t.Errorf("List returned %d pets with its error", len(pets))

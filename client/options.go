@@ -30,9 +30,9 @@ const (
 	// DefaultTimeout is how long one request may take, from sending it to
 	// reading the whole answer, unless WithTimeout sets another.
 	DefaultTimeout = 30 * time.Second
-	// DefaultMaxListPets is the most pets that List collects when
-	// ListOptions.Limit is 0, unless WithMaxListPets sets another.
-	DefaultMaxListPets = 10_000
+	// MaxListPets is the most pets that List collects when
+	// ListOptions.Limit is 0: about 1 MB of pets with names of 20 bytes.
+	MaxListPets = 10_000
 )
 
 // WithAPIKey sets the API key that the Client sends with every request, as
@@ -134,19 +134,6 @@ func WithTimeout(d time.Duration) Option {
 			return fmt.Errorf("WithTimeout: %v is negative; use 0 for no timeout, or e.g. %v", d, DefaultTimeout)
 		}
 		c.timeout = d
-		return nil
-	})
-}
-
-// WithMaxListPets sets the most pets that List collects when
-// ListOptions.Limit is 0 (see List). The default is DefaultMaxListPets,
-// about 1 MB of pets with names of 20 bytes.
-func WithMaxListPets(n int) Option {
-	return optionFunc(func(c *Client) error {
-		if n < 1 {
-			return fmt.Errorf("WithMaxListPets: %d is not positive; give the most pets that List may return, or read them with All", n)
-		}
-		c.maxList = n
 		return nil
 	})
 }

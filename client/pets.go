@@ -76,7 +76,7 @@ func (c *Client) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 // List returns the pets that opts selects, ascending by ID, as petstore.Store
 // defines it, reading the pages as All does; on an error it returns the
 // first one that All yields, and no pets. With opts.Limit 0 it collects at
-// most WithMaxListPets pets, and past them returns an error wrapping
+// most MaxListPets pets, and past them returns an error wrapping
 // ErrTooManyPets, so that a server whose pages never end cannot fill the
 // memory.
 func (c *Client) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
@@ -89,7 +89,7 @@ func (c *Client) List(ctx context.Context, opts petstore.ListOptions) ([]petstor
 			return nil, err
 		}
 		if opts.Limit == 0 && len(pets) == c.maxList {
-			return nil, fmt.Errorf("client: List: %w: more than %d pets, the most that List collects without a Limit (WithMaxListPets); set ListOptions.Limit, raise the bound, or read the pets with All, which holds one page at a time",
+			return nil, fmt.Errorf("client: List: %w: more than %d pets, the most that List collects without a Limit (MaxListPets); set ListOptions.Limit, or read the pets with All, which holds one page at a time",
 				ErrTooManyPets, c.maxList)
 		}
 		pets = append(pets, p)
