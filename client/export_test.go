@@ -32,6 +32,9 @@ func WithMaxListPets(n int) Option {
 	})
 }
 
+// Sleep exposes the client's wait between attempts to the tests.
+var Sleep = sleep
+
 // NextLink exposes nextLink to the tests.
 var NextLink = nextLink
 
