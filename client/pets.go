@@ -116,7 +116,11 @@ func (c *Client) All(ctx context.Context, opts petstore.ListOptions) iter.Seq2[p
 		}
 		cl := c.newCall(ctx, http.MethodGet)
 		cl.limit = maxPageBytes(c.pageSize)
-		target := c.firstPage(opts)
+		limit := c.pageSize
+		if opts.Limit > 0 {
+			limit = min(limit, opts.Limit)
+		}
+		target := c.petsURL(opts, url.Values{"limit": {strconv.Itoa(limit)}})
 		last, n := opts.After, 0
 		for {
 			ans, err := c.do(cl, target, http.StatusOK)
@@ -161,15 +165,6 @@ func (c *Client) All(ctx context.Context, opts petstore.ListOptions) iter.Seq2[p
 			}
 		}
 	}
-}
-
-// firstPage returns the URL of the first page of pets that opts selects.
-func (c *Client) firstPage(opts petstore.ListOptions) string {
-	limit := c.pageSize
-	if opts.Limit > 0 {
-		limit = min(limit, opts.Limit)
-	}
-	return c.petsURL(opts, url.Values{"limit": {strconv.Itoa(limit)}})
 }
 
 // petsURL returns the URL of the pets that opts selects, with the query q
