@@ -81,13 +81,13 @@ func newFixture(t *testing.T, store petstore.Store) *fixture {
 	return f
 }
 
-// serve sets f.api to a handler on store observed by f.tel, and f.url to
-// a server of it behind f.tel's Middleware.
+// serve sets f.api to a handler on store observed by f.tel, its watch
+// streams too, and f.url to a server of it behind f.tel's Middleware.
 func (f *fixture) serve(t *testing.T, store petstore.Store) {
 	t.Helper()
 	var err error
 	f.api, err = petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(keyA, keyB)),
-		petstore.WithObserver(f.tel.Observe))
+		petstore.WithObserver(f.tel.Observe), petstore.WithWatch(petstore.Watch{Observe: f.tel.ObserveWatch}))
 	if err != nil {
 		t.Fatal(err)
 	}
