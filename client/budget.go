@@ -27,14 +27,11 @@ type Budget struct {
 }
 
 // WithWaitForBudget makes the Client wait before a request that its
-// budget would refuse, rather than send it and wait after a 429: once an
-// answer says that a budget holds no request (r=0 in its RateLimit field),
-// the next request of that budget, from any goroutine with the same API
-// key, waits the answer's reset first (t, in whole seconds). The wait ends
-// early, with the context's error, when the call's context is done; a
-// reset longer than the longest wait of WithBackoff is not waited, and the
-// request goes out as without the option. By default a Client sends at once, and retries a 429 after its Retry-After
-// (see WithRetries).
+// budget would refuse, rather than after a 429: once an answer says that a
+// budget holds no request (r=0 in its RateLimit field), the next request of
+// that budget and API key waits the answer's reset (t) first, unless the
+// call's context ends or the reset is longer than the longest wait of
+// WithBackoff.
 func WithWaitForBudget() Option {
 	return optionFunc(func(c *Client) error {
 		c.empty = &emptyBudgets{until: map[budgetKey]time.Time{}}

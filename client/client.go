@@ -53,16 +53,10 @@ var ErrNoAPIKey = errors.New("client: no API key")
 var errNoKey = fmt.Errorf("%w: pass WithAPIKey(key), or WithAPIKeyFunc to choose a key per call; "+
 	"the server answers every request without one with 401", ErrNoAPIKey)
 
-// New returns a Client of the API served at baseURL: the URL under which
-// the API is mounted, with its base path, such as
-// "https://pets.example.com/v1", so that the pets are at baseURL + "/pets".
-// A trailing slash is ignored. New reports every mistake in baseURL or in
-// the options as an error that names the fix.
-//
-// Every operation of the API needs an API key, so New needs WithAPIKey,
-// or WithAPIKeyFunc to choose a key per call: without either it returns an
-// error wrapping ErrNoAPIKey rather than a Client whose every call would be
-// answered 401.
+// New returns a Client of the API served at baseURL, with its base path,
+// such as "https://pets.example.com/v1". It needs WithAPIKey or
+// WithAPIKeyFunc, and reports every mistake in baseURL or in the options as
+// an error that names the fix.
 func New(baseURL string, opts ...Option) (*Client, error) {
 	base, err := parseBase(baseURL)
 	if err != nil {
@@ -76,7 +70,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		pageSize:   petstore.MaxPageSize,
 		origin:     origin(base),
 		timeout:    DefaultTimeout,
-		maxList:    DefaultMaxListPets,
+		maxList:    MaxListPets,
 		minBackoff: DefaultMinBackoff,
 		maxBackoff: DefaultMaxBackoff,
 		sleep:      sleep,
@@ -171,11 +165,9 @@ type answer struct {
 }
 
 // do sends the call's request to target until it is answered with the
-// status want, retrying what is safe to retry (see WithRetries), and
-// returns the answer. An error answer gives an error that wraps an *Error;
-// a failure to reach the server gives one that wraps
-// petstore.ErrUnavailable and the failure; a done context gives one that
-// wraps ctx.Err().
+// status want, retrying what WithRetries says, and returns the answer. An
+// error answer gives an error that wraps an *Error, a failure to reach the
+// server one that wraps petstore.ErrUnavailable and the failure.
 func (c *Client) do(cl *call, target string, want int) (answer, error) {
 	var last error // the error of the latest attempt
 	for attempt := 0; ; attempt++ {
@@ -270,20 +262,9 @@ func (c *Client) send(cl *call, target string) (_ answer, _ int, err error) {
 			}
 		}()
 	}
-	var body io.Reader
-	if cl.body != nil {
-		body = bytes.NewReader(cl.body)
-	}
-	req, err := http.NewRequestWithContext(ctx, cl.method, target, body)
+	req, err := cl.request(ctx, target, "application/json")
 	if err != nil {
 		return answer{}, 0, err
-	}
-	req.Header = header(cl.key, "application/json")
-	if cl.body != nil {
-		req.Header["Content-Type"] = []string{"application/json"}
-	}
-	if cl.idem != "" {
-		req.Header["Idempotency-Key"] = []string{cl.idem}
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -301,14 +282,28 @@ func (c *Client) send(cl *call, target string) (_ answer, _ int, err error) {
 	return answer{header: resp.Header, body: b}, resp.StatusCode, nil
 }
 
-// header returns the header of a request with the API key key, "" for
-// none, that accepts the media type accept.
-func header(key, accept string) http.Header {
-	h := http.Header{"Accept": {accept}, "User-Agent": {"petstore-go-client"}}
-	if key != "" {
-		h["Authorization"] = []string{"Bearer " + key}
+// request returns a request of cl to target, under ctx, that accepts the
+// media type accept.
+func (cl *call) request(ctx context.Context, target, accept string) (*http.Request, error) {
+	var body io.Reader
+	if cl.body != nil {
+		body = bytes.NewReader(cl.body)
 	}
-	return h
+	req, err := http.NewRequestWithContext(ctx, cl.method, target, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = http.Header{"Accept": {accept}, "User-Agent": {"petstore-go-client"}}
+	if cl.key != "" {
+		req.Header["Authorization"] = []string{"Bearer " + cl.key}
+	}
+	if cl.body != nil {
+		req.Header["Content-Type"] = []string{"application/json"}
+	}
+	if cl.idem != "" {
+		req.Header["Idempotency-Key"] = []string{cl.idem}
+	}
+	return req, nil
 }
 
 // readBody reads the body of resp, up to limit bytes.

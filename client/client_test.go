@@ -40,7 +40,6 @@ func TestNew(t *testing.T) {
 		{"zero backoff", "https://pets.example.com/v1", []client.Option{client.WithBackoff(0, 1)}, "must be positive"},
 		{"backoff max under min", "https://pets.example.com/v1", []client.Option{client.WithBackoff(2, 1)}, "the second at least the first"},
 		{"negative timeout", "https://pets.example.com/v1", []client.Option{client.WithTimeout(-time.Second)}, "use 0 for no timeout"},
-		{"list bound 0", "https://pets.example.com/v1", []client.Option{client.WithMaxListPets(0)}, "read them with All"},
 		{"no key", "https://pets.example.com/v1", nil, "no API key: pass WithAPIKey(key), or WithAPIKeyFunc"},
 	}
 	for _, tt := range tests {

@@ -40,21 +40,17 @@ type Error struct {
 	// Code is the code of the answer's body, or "" when the answer did not
 	// have the API's error body (one from a proxy, say).
 	Code httpapi.Code
-	// Message is the message of the answer's body, which says what was
-	// wrong and how to fix it, or a description of the answer when it did
-	// not have the API's error body.
+	// Message is the message of the answer's body, or a description of
+	// the answer when it did not have the API's error body.
 	Message string
 	// Fields are the problems with members of the request's body or with
-	// its query parameters, one for each, as the answer listed them, or nil
-	// when it listed none (see httpapi.Error).
+	// its query parameters that the answer listed (see httpapi.Error).
 	Fields []httpapi.FieldError
 	// RetryAfter is the wait that the answer's Retry-After header asked
-	// for, or 0 when it had none: after a 429 rate_limited, how long until
-	// the caller's budget allows a request again.
+	// for, or 0 when it had none.
 	RetryAfter time.Duration
 	// Budget is what the answer said of the caller's budget, or nil when
-	// it said nothing: after a 429 rate_limited, a budget with no request
-	// Remaining, which holds one again after Reset.
+	// it said nothing.
 	Budget *Budget
 }
 
@@ -97,22 +93,18 @@ func errorAnswer(status int, body []byte) *Error {
 
 // ErrRedirectRefused is wrapped by the error of a request that the server
 // redirected to another origin than the base URL's (another scheme, host
-// or port), which the client does not follow, so that the API key and the
-// request go nowhere else: not to another port of the same host, and never
-// from https to plain http. The error names the origin refused. A Link
-// header whose next page is not under the base URL, at another origin or
-// outside its path, gives it too.
+// or port), which the client does not follow, so that the API key goes
+// nowhere else; and by that of a Link to a next page outside the base URL.
 var ErrRedirectRefused = errors.New("client: redirect refused")
 
 // ErrBadResponse is wrapped by the error of an answer that the client does
-// not trust: a pet other than the one created or asked for, an ID that is
-// not positive, a page with a pet the listing did not ask for, or a body
-// larger than the client reads (see the package documentation). The error
-// says what was wrong, with long values cut. Such an answer is not retried.
+// not trust: a pet other than the one created or asked for, a page with a
+// pet the listing did not ask for, or a body larger than the client reads.
+// The error says what was wrong. Such an answer is not retried.
 var ErrBadResponse = errors.New("client: bad response")
 
 // ErrTooManyPets is wrapped by the error of a List without a Limit that
-// would collect more pets than WithMaxListPets allows.
+// would collect more than MaxListPets pets.
 var ErrTooManyPets = errors.New("client: too many pets to list")
 
 // maxShown is how many bytes of a value from the server an error shows.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -53,148 +51,89 @@ func TestErrors(t *testing.T) {
 		_, _, err := c.Add(context.Background(), p, petstore.AddOptions{IdempotencyKey: key})
 		return err
 	}
-	// Each case makes a server and a client with the options given, and
-	// returns the error of a call and the number of requests it sent.
+	get := func(_ *testing.T, c *client.Client) error { _, err := c.Get(context.Background(), 42); return err }
+	list := func(opts petstore.ListOptions) func(*testing.T, *client.Client) error {
+		return func(_ *testing.T, c *client.Client) error { _, err := c.List(context.Background(), opts); return err }
+	}
+	addRex := func(_ *testing.T, c *client.Client) error { return add(c, "", rex) }
+	failing := func(m faultstore.Method, err error) petstore.Store {
+		fs := faultstore.New(memstore.New())
+		fs.Set(m, faultstore.Fault{Err: err})
+		return fs
+	}
+	g := &gate{Store: memstore.New(), entered: make(chan struct{}), open: make(chan struct{})}
 	tests := []struct {
 		name         string
-		call         func(t *testing.T, opts ...client.Option) (requests int, err error)
+		store        petstore.Store // nil for a new memstore
+		proxy        bool           // a proxy answers 502 instead of the handler
+		key          client.Option  // nil for the principal's key
+		call         func(t *testing.T, c *client.Client) error
 		want         error // the sentinel; nil for none
 		wantStatus   int
 		wantCode     httpapi.Code
 		wantRequests int
 	}{
-		{
-			name: "404 for an unknown pet",
-			call: func(t *testing.T, opts ...client.Option) (int, error) {
-				srv, _ := newMemServer(t)
-				_, err := newClient(t, srv.base, opts...).Get(context.Background(), 42)
-				return srv.count(http.MethodGet), err
-			},
-			want: petstore.ErrNotFound, wantStatus: 404, wantCode: httpapi.CodeNotFound, wantRequests: 1,
+		{name: "404 for an unknown pet", call: get,
+			want: petstore.ErrNotFound, wantStatus: 404, wantCode: httpapi.CodeNotFound, wantRequests: 1},
+		// A key function that gives no key sends no Authorization.
+		{name: "401 without a key", key: client.WithAPIKeyFunc(func(context.Context) string { return "" }), call: list(petstore.ListOptions{}),
+			want: petstore.ErrUnauthorized, wantStatus: 401, wantCode: httpapi.CodeUnauthorized, wantRequests: 1},
+		{name: "401 for a wrong key", key: client.WithAPIKey("wrong"), call: addRex,
+			want: petstore.ErrUnauthorized, wantStatus: 401, wantCode: httpapi.CodeUnauthorized, wantRequests: 1},
+		{name: "403 for a key that may not create", key: client.WithAPIKey(readOnlyKey), call: addRex,
+			want: petstore.ErrForbidden, wantStatus: 403, wantCode: httpapi.CodeForbidden, wantRequests: 1},
+		{name: "400 invalid_body", call: func(_ *testing.T, c *client.Client) error {
+			return add(c, "", petstore.NewPet{Name: "  ", CategoryID: 1})
 		},
-		{
-			name: "401 without a key",
-			call: func(t *testing.T, opts ...client.Option) (int, error) {
-				srv, _ := newMemServer(t)
-				// A key function that gives no key sends no Authorization.
-				noKey := client.WithAPIKeyFunc(func(context.Context) string { return "" })
-				c, err := client.New(srv.base, append(opts, noKey)...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, err = c.List(context.Background(), petstore.ListOptions{})
-				return srv.count(http.MethodGet), err
-			},
-			want: petstore.ErrUnauthorized, wantStatus: 401, wantCode: httpapi.CodeUnauthorized, wantRequests: 1,
-		},
-		{
-			name: "401 for a wrong key",
-			call: func(t *testing.T, opts ...client.Option) (int, error) {
-				srv, _ := newMemServer(t)
-				err := add(newClient(t, srv.base, append(opts, client.WithAPIKey("wrong"))...), "", rex)
-				return srv.count(http.MethodPost), err
-			},
-			want: petstore.ErrUnauthorized, wantStatus: 401, wantCode: httpapi.CodeUnauthorized, wantRequests: 1,
-		},
-		{
-			name: "403 for a key that may not create",
-			call: func(t *testing.T, opts ...client.Option) (int, error) {
-				srv, _ := newMemServer(t)
-				err := add(newClient(t, srv.base, append(opts, client.WithAPIKey(readOnlyKey))...), "", rex)
-				return srv.count(http.MethodPost), err
-			},
-			want: petstore.ErrForbidden, wantStatus: 403, wantCode: httpapi.CodeForbidden, wantRequests: 1,
-		},
-		{
-			name: "400 invalid_body",
-			call: func(t *testing.T, opts ...client.Option) (int, error) {
-				srv, _ := newMemServer(t)
-				err := add(newClient(t, srv.base, opts...), "", petstore.NewPet{Name: "  ", CategoryID: 1})
-				return srv.count(http.MethodPost), err
-			},
-			want: petstore.ErrInvalidPet, wantStatus: 400, wantCode: httpapi.CodeInvalidBody, wantRequests: 1,
-		},
-		{
-			name: "400 invalid_parameter",
-			call: func(t *testing.T, opts ...client.Option) (int, error) {
-				srv, _ := newMemServer(t)
-				_, err := newClient(t, srv.base, opts...).List(context.Background(), petstore.ListOptions{Status: "lost"})
-				return srv.count(http.MethodGet), err
-			},
-			wantStatus: 400, wantCode: httpapi.CodeInvalidParameter, wantRequests: 1,
-		},
-		{
-			name: "422 for a key reused for another pet",
-			call: func(t *testing.T, opts ...client.Option) (int, error) {
-				srv, _ := newMemServer(t)
-				c := newClient(t, srv.base, opts...)
-				if err := add(c, "k", rex); err != nil {
-					t.Fatal(err)
-				}
-				err := add(c, "k", petstore.NewPet{Name: "Tom", CategoryID: 1})
-				return srv.count(http.MethodPost) - 1, err
-			},
-			want: petstore.ErrIdempotencyKeyReused, wantStatus: 422, wantCode: httpapi.CodeIdempotencyKeyReused, wantRequests: 1,
-		},
-		{
-			name: "409 while the same create runs",
-			call: func(t *testing.T, opts ...client.Option) (int, error) {
-				g := &gate{Store: memstore.New(), entered: make(chan struct{}), open: make(chan struct{})}
-				srv := newServer(t, g)
-				c := newClient(t, srv.base, opts...)
-				first := make(chan error)
-				go func() { first <- add(c, "k", rex) }()
-				<-g.entered
-				err := add(c, "k", rex)
-				close(g.open)
-				if err := <-first; err != nil {
-					t.Errorf("the first create: %v", err)
-				}
-				return srv.count(http.MethodPost) - 1, err
-			},
-			want: petstore.ErrIdempotencyKeyInUse, wantStatus: 409, wantCode: httpapi.CodeIdempotencyKeyInUse, wantRequests: 1 + retries,
-		},
-		{
-			name: "500 for a failing store",
-			call: func(t *testing.T, opts ...client.Option) (int, error) {
-				fs := faultstore.New(memstore.New())
-				fs.Set(faultstore.Get, faultstore.Fault{Err: errors.New("disk on fire")})
-				srv := newServer(t, fs)
-				_, err := newClient(t, srv.base, opts...).Get(context.Background(), 1)
-				return srv.count(http.MethodGet), err
-			},
-			wantStatus: 500, wantCode: httpapi.CodeInternal, wantRequests: 1,
-		},
-		{
-			name: "503 for an unavailable store",
-			call: func(t *testing.T, opts ...client.Option) (int, error) {
-				fs := faultstore.New(memstore.New())
-				fs.Set(faultstore.Add, faultstore.Fault{Err: petstore.ErrUnavailable})
-				srv := newServer(t, fs)
-				err := add(newClient(t, srv.base, opts...), "", rex)
-				return srv.count(http.MethodPost), err
-			},
-			want: petstore.ErrUnavailable, wantStatus: 503, wantCode: httpapi.CodeUnavailable, wantRequests: 1 + retries,
-		},
-		{
-			name: "502 from a proxy, without the API's body",
-			call: func(t *testing.T, opts ...client.Option) (int, error) {
-				var n atomic.Int32
-				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-					n.Add(1)
-					http.Error(w, "<html>bad gateway</html>", http.StatusBadGateway)
-				}))
-				defer srv.Close()
-				_, err := newClient(t, srv.URL, opts...).Get(context.Background(), 1)
-				return int(n.Load()), err
-			},
-			wantStatus: 502, wantRequests: 1,
-		},
+			want: petstore.ErrInvalidPet, wantStatus: 400, wantCode: httpapi.CodeInvalidBody, wantRequests: 1},
+		{name: "400 invalid_parameter", call: list(petstore.ListOptions{Status: "lost"}),
+			wantStatus: 400, wantCode: httpapi.CodeInvalidParameter, wantRequests: 1},
+		// The requests are the first create's and the reused key's.
+		{name: "422 for a key reused for another pet", call: func(t *testing.T, c *client.Client) error {
+			if err := add(c, "k", rex); err != nil {
+				t.Fatal(err)
+			}
+			return add(c, "k", petstore.NewPet{Name: "Tom", CategoryID: 1})
+		}, want: petstore.ErrIdempotencyKeyReused, wantStatus: 422, wantCode: httpapi.CodeIdempotencyKeyReused, wantRequests: 2},
+		// The requests are the first create's, and the attempts of the second.
+		{name: "409 while the same create runs", store: g, call: func(t *testing.T, c *client.Client) error {
+			first := make(chan error)
+			go func() { first <- add(c, "k", rex) }()
+			<-g.entered
+			err := add(c, "k", rex)
+			close(g.open)
+			if err := <-first; err != nil {
+				t.Errorf("the first create: %v", err)
+			}
+			return err
+		}, want: petstore.ErrIdempotencyKeyInUse, wantStatus: 409, wantCode: httpapi.CodeIdempotencyKeyInUse, wantRequests: 2 + retries},
+		{name: "500 for a failing store", store: failing(faultstore.Get, errors.New("disk on fire")), call: get,
+			wantStatus: 500, wantCode: httpapi.CodeInternal, wantRequests: 1},
+		{name: "503 for an unavailable store", store: failing(faultstore.Add, petstore.ErrUnavailable), call: addRex,
+			want: petstore.ErrUnavailable, wantStatus: 503, wantCode: httpapi.CodeUnavailable, wantRequests: 1 + retries},
+		{name: "502 from a proxy, without the API's body", proxy: true, call: get, wantStatus: 502, wantRequests: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var w waits
-			requests, err := tt.call(t, client.WithRetries(retries), w.option())
+			opts := []client.Option{client.WithRetries(retries), w.option()}
+			if tt.key != nil {
+				opts = append(opts, tt.key)
+			}
+			var err error
+			var requests int
+			if tt.proxy {
+				srv, n := hostile(t, answer(http.StatusBadGateway, "<html>bad gateway</html>"))
+				err = tt.call(t, newClient(t, srv.URL, opts...))
+				requests = int(n.Load())
+			} else {
+				if tt.store == nil {
+					tt.store = memstore.New()
+				}
+				srv := newServer(t, tt.store)
+				err = tt.call(t, newClient(t, srv.base, opts...))
+				requests = srv.count(http.MethodGet) + srv.count(http.MethodPost)
+			}
 			if err == nil {
 				t.Fatal("no error")
 			}

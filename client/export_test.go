@@ -23,6 +23,18 @@ func WithPageSize(n int) Option {
 	})
 }
 
+// WithMaxListPets sets the most pets that List collects without a Limit,
+// so that a test meets the bound with few pets.
+func WithMaxListPets(n int) Option {
+	return optionFunc(func(c *Client) error {
+		c.maxList = n
+		return nil
+	})
+}
+
+// Sleep exposes the client's wait between attempts to the tests.
+var Sleep = sleep
+
 // NextLink exposes nextLink to the tests.
 var NextLink = nextLink
 
@@ -31,7 +43,3 @@ var Origin = origin
 
 // Timeout returns the timeout of one request of c.
 func Timeout(c *Client) time.Duration { return c.timeout }
-
-// MaxListPets returns the most pets that List of c collects without a
-// Limit.
-func MaxListPets(c *Client) int { return c.maxList }

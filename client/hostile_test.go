@@ -150,7 +150,7 @@ func TestListBound(t *testing.T) {
 		wantPets  int // 0 for an error
 		wantPages int64
 	}{
-		{"the default bound", nil, petstore.ListOptions{}, 0, client.DefaultMaxListPets/100 + 1},
+		{"the default bound", nil, petstore.ListOptions{}, 0, client.MaxListPets/100 + 1},
 		{"a bound of 250", []client.Option{client.WithMaxListPets(250)}, petstore.ListOptions{}, 0, 3},
 		{"a bound of whole pages", []client.Option{client.WithMaxListPets(200), client.WithPageSize(50)}, petstore.ListOptions{}, 0, 5},
 		{"a Limit over the bound", []client.Option{client.WithMaxListPets(250)}, petstore.ListOptions{Limit: 420}, 420, 5},
@@ -161,8 +161,8 @@ func TestListBound(t *testing.T) {
 			srv, pages := endless(t, "pet", 200)
 			pets, err := newClient(t, srv.URL, tt.opts...).List(t.Context(), tt.list)
 			if tt.wantPets == 0 {
-				if !errors.Is(err, client.ErrTooManyPets) || !strings.Contains(err.Error(), "WithMaxListPets") || !strings.Contains(err.Error(), "All") {
-					t.Errorf("List = %d pets, %v; want an error wrapping ErrTooManyPets that names WithMaxListPets and All", len(pets), err)
+				if !errors.Is(err, client.ErrTooManyPets) || !strings.Contains(err.Error(), "ListOptions.Limit") || !strings.Contains(err.Error(), "All") {
+					t.Errorf("List = %d pets, %v; want an error wrapping ErrTooManyPets that names ListOptions.Limit and All", len(pets), err)
 				}
 				if pets != nil {
 					t.Errorf("List returned %d pets with its error", len(pets))
@@ -277,24 +277,19 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
-// TestTimeoutOption checks the default timeout and bound of List, and that
-// WithTimeout(0) and WithMaxListPets set them.
+// TestTimeoutOption checks the default timeout, and that WithTimeout(0)
+// turns it off. TestListBound checks the bound of List and its option.
 func TestTimeoutOption(t *testing.T) {
-	c, err := client.New("https://pets.example.com/v1", client.WithAPIKey("k"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := client.Timeout(c); got != client.DefaultTimeout {
-		t.Errorf("the default timeout is %v; want DefaultTimeout", got)
-	}
-	if got := client.MaxListPets(c); got != client.DefaultMaxListPets {
-		t.Errorf("the default bound of List is %d; want DefaultMaxListPets", got)
-	}
-	c, err = client.New("https://pets.example.com/v1", client.WithAPIKey("k"), client.WithTimeout(0), client.WithMaxListPets(7))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := [2]int64{int64(client.Timeout(c)), int64(client.MaxListPets(c))}; got != [2]int64{0, 7} {
-		t.Errorf("timeout and bound = %v; want 0 and 7", got)
+	for _, tt := range []struct {
+		opts []client.Option
+		want time.Duration
+	}{{nil, client.DefaultTimeout}, {[]client.Option{client.WithTimeout(0)}, 0}} {
+		c, err := client.New("https://pets.example.com/v1", append(tt.opts, client.WithAPIKey("k"))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := client.Timeout(c); got != tt.want {
+			t.Errorf("the timeout is %v; want %v", got, tt.want)
+		}
 	}
 }

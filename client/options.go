@@ -30,9 +30,9 @@ const (
 	// DefaultTimeout is how long one request may take, from sending it to
 	// reading the whole answer, unless WithTimeout sets another.
 	DefaultTimeout = 30 * time.Second
-	// DefaultMaxListPets is the most pets that List collects when
-	// ListOptions.Limit is 0, unless WithMaxListPets sets another.
-	DefaultMaxListPets = 10_000
+	// MaxListPets is the most pets that List collects when
+	// ListOptions.Limit is 0: about 1 MB of pets with names of 20 bytes.
+	MaxListPets = 10_000
 )
 
 // WithAPIKey sets the API key that the Client sends with every request, as
@@ -49,16 +49,11 @@ func WithAPIKey(key string) Option {
 	})
 }
 
-// WithAPIKeyFunc sets a function that chooses the API key of each call of
-// Add, Get, List and All from the call's context; all the requests of one
-// call (its retries, the pages of a listing) use the key chosen once. An
-// empty key sends no Authorization header.
-//
-// It serves a program that calls the API on behalf of several callers of
-// its own, each with its own key: the server knows the caller only by the
-// key, so it is the key that carries the caller's identity (a principal,
-// see petstore.Principal) over HTTP. Idempotency keys, for one, are scoped
-// by it. New needs it or WithAPIKey.
+// WithAPIKeyFunc sets a function that chooses the API key of each call
+// from its context, for a program that calls the API on behalf of callers
+// of its own: the key is what carries a caller's identity (see
+// petstore.Principal) over HTTP. All the requests of one call use the key
+// chosen once; an empty key sends no Authorization header.
 func WithAPIKeyFunc(f func(ctx context.Context) string) Option {
 	return optionFunc(func(c *Client) error {
 		if f == nil {
@@ -81,16 +76,10 @@ func checkKey(key string) error {
 }
 
 // WithHTTPClient sets the http.Client that sends the requests, for its
-// Transport (proxies, TLS settings, connection pools), its Timeout or its
-// CheckRedirect. The default is http.DefaultClient.
-//
-// A Client never changes hc: New takes a copy of it (sharing its Transport
-// and Jar) whose CheckRedirect first refuses every redirect to another
-// origin than the base URL's, with an error wrapping ErrRedirectRefused,
-// and then asks hc's own CheckRedirect, if any. So the API key goes to the
-// base URL's scheme, host and port only, whatever hc allows; changes made
-// to hc's fields after New do not apply. The timeout of WithTimeout applies
-// too, through each request's context, beside hc.Timeout.
+// Transport, Timeout or CheckRedirect. The default is http.DefaultClient.
+// New takes a copy of hc, which it does not change, whose CheckRedirect
+// first refuses a redirect to another origin than the base URL's (see
+// ErrRedirectRefused) and then asks hc's own.
 func WithHTTPClient(hc *http.Client) Option {
 	return optionFunc(func(c *Client) error {
 		if hc == nil {
@@ -101,13 +90,11 @@ func WithHTTPClient(hc *http.Client) Option {
 	})
 }
 
-// WithRetries sets how many times a request that may succeed later is sent
-// again after its first attempt: one answered 503 or 429 (the caller is over
-// its budget: nothing was done), a create answered 409
-// because the same create is still running, and one that failed in
-// transport (no answer, or a broken one). Other answers are never retried.
-// Zero turns retries off. The default is DefaultRetries, 4, so at most five
-// attempts.
+// WithRetries sets how many times a request is sent again after its first
+// attempt when it may succeed later: one answered 503 or 429, a create
+// answered 409 because the same create is still running, and one that
+// failed in transport. Other answers are never retried. Zero turns retries
+// off; the default is DefaultRetries.
 func WithRetries(n int) Option {
 	return optionFunc(func(c *Client) error {
 		if n < 0 {
@@ -118,15 +105,12 @@ func WithRetries(n int) Option {
 	})
 }
 
-// WithBackoff sets the waits between attempts. The wait before the n-th
-// retry is drawn at random between half of and all of minWait·2ⁿ⁻¹, capped
-// at maxWait, so that many clients failing at once do not retry in step. An
-// answer with Retry-After is retried after the wait it asks for plus up to
-// half as much again, drawn at random for the same reason; when it asks for
-// more than maxWait, the Client does not retry and returns the answer's
-// error. No wait outlasts the caller's context: when the context would end
-// first, the Client returns at once. The defaults are DefaultMinBackoff,
-// 100 ms, and DefaultMaxBackoff, 10 s.
+// WithBackoff sets the waits between attempts: before the n-th retry, at
+// random between half of and all of minWait·2ⁿ⁻¹, capped at maxWait. An
+// answer with Retry-After is retried after that wait plus up to half as
+// much again, and not at all when it asks for more than maxWait. When the
+// caller's context would end first, the Client returns at once. The
+// defaults are DefaultMinBackoff and DefaultMaxBackoff.
 func WithBackoff(minWait, maxWait time.Duration) Option {
 	return optionFunc(func(c *Client) error {
 		if minWait <= 0 || maxWait < minWait {
@@ -139,40 +123,17 @@ func WithBackoff(minWait, maxWait time.Duration) Option {
 }
 
 // WithTimeout sets how long one request may take, from sending it to
-// reading the whole answer, so that a server that answers slowly, or
-// drips its answer a byte at a time, cannot hold a call for ever. A request
-// past it fails with an error that names WithTimeout and wraps
-// context.DeadlineExceeded and petstore.ErrUnavailable, and is retried as
-// any transport failure (see WithRetries), so a call may last about
-// (retries+1)·d plus the waits; the caller's context bounds the whole call.
-// It applies through each request's context, also with an http.Client of
-// WithHTTPClient, which it does not change. Zero means no timeout but the
-// caller's context and the http.Client's own. The default is
-// DefaultTimeout, 30 s.
+// reading the whole answer, so that a server that drips its answer cannot
+// hold a call for ever. A request past it fails with an error that names
+// WithTimeout and wraps context.DeadlineExceeded and
+// petstore.ErrUnavailable, and is retried as any transport failure. Zero
+// means no timeout; the default is DefaultTimeout.
 func WithTimeout(d time.Duration) Option {
 	return optionFunc(func(c *Client) error {
 		if d < 0 {
 			return fmt.Errorf("WithTimeout: %v is negative; use 0 for no timeout, or e.g. %v", d, DefaultTimeout)
 		}
 		c.timeout = d
-		return nil
-	})
-}
-
-// WithMaxListPets sets the most pets that List collects when
-// ListOptions.Limit is 0. Past it, List returns an error wrapping
-// ErrTooManyPets and no pets, rather than hold as many pets as a server
-// sends: a server whose pages never end would otherwise fill the memory.
-// With a Limit, List collects at most Limit pets, whatever this says. All
-// holds one page at a time, and has no such bound. The default is
-// DefaultMaxListPets, 10,000, which take about 1 MB with names of 20
-// bytes, and about 12 MB with the longest names the API allows.
-func WithMaxListPets(n int) Option {
-	return optionFunc(func(c *Client) error {
-		if n < 1 {
-			return fmt.Errorf("WithMaxListPets: %d is not positive; give the most pets that List may return, or read them with All", n)
-		}
-		c.maxList = n
 		return nil
 	})
 }

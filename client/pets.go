@@ -19,26 +19,13 @@ import (
 )
 
 // Add creates the pet p with POST /pets and returns it as the server
-// stored it.
-//
-// Every create carries an Idempotency-Key, so that Add can retry it when
-// the answer is lost or the server is unavailable without creating the pet
-// twice: opts.IdempotencyKey when it is set, which makes the create
-// idempotent across calls too (see petstore.Store), or else a random key
-// that Add makes for this call alone. replayed is true when the server
-// answered with a pet that an earlier create with the caller's key stored
-// (Idempotent-Replayed: true); with the key that Add made, it is always
-// false, since no other call has that key. A replay may also be of a lost
-// earlier attempt of this same call.
-//
-// JSON cannot carry a name that is not valid UTF-8, so Add refuses such a
-// pet itself, with an error wrapping petstore.ErrInvalidPet; the server
-// judges every other rule of petstore.NewPet.Validate and answers 400
-// invalid_body, which gives the same error.
-//
-// Add checks that the pet answered is the pet sent, with the same name,
-// category and status, and a positive ID; otherwise it returns an error
-// wrapping ErrBadResponse that says what differed.
+// stored it. Every create carries an Idempotency-Key, opts.IdempotencyKey
+// or a random one made for this call, so that a retry never creates the pet
+// twice; replayed is true when the server answered with the pet that an
+// earlier create with the caller's key stored. A name that is not valid
+// UTF-8 is refused without a request, wrapping petstore.ErrInvalidPet. An
+// answer that is not the pet sent, with a positive ID, gives an error
+// wrapping ErrBadResponse.
 func (c *Client) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (pet petstore.Pet, replayed bool, err error) {
 	if !utf8.ValidString(p.Name) {
 		return petstore.Pet{}, false, fmt.Errorf("client: Add: %w: the name is not valid UTF-8, which JSON cannot carry", petstore.ErrInvalidPet)
@@ -65,13 +52,10 @@ func (c *Client) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOp
 	return pet, replayed, nil
 }
 
-// Get returns the pet with the given ID, with GET /pets/{petId}. For an ID
-// that no pet has, the error wraps petstore.ErrNotFound. An answer with a
+// Get returns the pet with the given ID, with GET /pets/{petId}, which the
+// server marks deprecated; Get ignores that, since a Store needs it. For an
+// ID that no pet has, the error wraps petstore.ErrNotFound; an answer with a
 // pet of another ID gives an error wrapping ErrBadResponse.
-//
-// The server marks this operation deprecated (the Deprecation and Sunset
-// headers), in favour of listing. Get ignores those headers: it is the only
-// way to read one pet by ID, and a Store needs it.
 func (c *Client) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 	cl := c.newCall(ctx, http.MethodGet)
 	target := c.pets + "/" + strconv.FormatInt(id, 10)
@@ -90,15 +74,11 @@ func (c *Client) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 }
 
 // List returns the pets that opts selects, ascending by ID, as petstore.Store
-// defines it: with opts.Limit 0 it returns every pet selected, however many
-// pages that takes, up to a bound. It reads the pages as All does, and
-// returns the first error that All yields, with no pets.
-//
-// The bound: with opts.Limit 0, List collects at most the number of pets
-// that WithMaxListPets sets (DefaultMaxListPets, 10,000, by default), and
-// past it returns an error wrapping ErrTooManyPets, so that a server whose
-// pages never end cannot fill the memory. To read more pets, set a Limit,
-// raise the bound, or use All, which holds one page at a time.
+// defines it, reading the pages as All does; on an error it returns the
+// first one that All yields, and no pets. With opts.Limit 0 it collects at
+// most MaxListPets pets, and past them returns an error wrapping
+// ErrTooManyPets, so that a server whose pages never end cannot fill the
+// memory.
 func (c *Client) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
 	var pets []petstore.Pet
 	if opts.Limit > 0 {
@@ -109,7 +89,7 @@ func (c *Client) List(ctx context.Context, opts petstore.ListOptions) ([]petstor
 			return nil, err
 		}
 		if opts.Limit == 0 && len(pets) == c.maxList {
-			return nil, fmt.Errorf("client: List: %w: more than %d pets, the most that List collects without a Limit (WithMaxListPets); set ListOptions.Limit, raise the bound, or read the pets with All, which holds one page at a time",
+			return nil, fmt.Errorf("client: List: %w: more than %d pets, the most that List collects without a Limit (MaxListPets); set ListOptions.Limit, or read the pets with All, which holds one page at a time",
 				ErrTooManyPets, c.maxList)
 		}
 		pets = append(pets, p)
@@ -121,31 +101,13 @@ func (c *Client) List(ctx context.Context, opts petstore.ListOptions) ([]petstor
 // those with an ID greater than opts.After and, when opts.Status is set,
 // that status; at most opts.Limit of them, or all when it is 0.
 //
-// All sends one request per page, of petstore.MaxPageSize pets (fewer
-// when opts.Limit asks for fewer), and follows the server's
-// Link rel="next" header from page to page until the last page, which has
-// none, or until the loop stops. Since the server pages by ID, the iterator
-// visits every pet that existed when it started exactly once, also while
-// pets are being added; those added meanwhile are visited if their IDs are
-// greater than the last one that was already read.
-//
-// The first request starts after opts.After with the cursor that
-// wire.AppendCursor makes. Cursors are otherwise opaque, and All treats
-// those of the Link headers so. All never yields a pet whose ID is not
-// greater than opts.After or than the ID of the pet yielded before, so a
-// server with other cursors cannot make it visit a pet twice.
-//
-// All holds one page at a time: however many pages a server sends, its
-// memory stays that of one page. It reads at most 64 KiB plus 4 KiB a pet
-// of each page (464 KiB for a page of 100), and refuses, with an error
-// wrapping ErrBadResponse, a page with more pets than it asked for, a pet
-// whose ID is not positive or whose name is longer than
-// petstore.MaxNameLength, or one of another status than opts.Status.
-//
-// On an error, the iterator yields it with the zero Pet and stops. It
-// follows a Link only under the base URL, at its origin (scheme, host and
-// port) and below its path, so that the API key is never sent elsewhere:
-// a next page anywhere else gives an error wrapping ErrRedirectRefused.
+// All sends one request per page of petstore.MaxPageSize pets and follows
+// the Link rel="next" header until the last page or until the loop stops,
+// holding one page at a time. It never yields a pet whose ID is not greater
+// than the one before, so it visits every pet that existed when it started
+// exactly once, also while pets are added. A page that the client does not
+// trust (see ErrBadResponse), or a Link that leaves the base URL (see
+// ErrRedirectRefused), ends the iterator with an error and the zero Pet.
 func (c *Client) All(ctx context.Context, opts petstore.ListOptions) iter.Seq2[petstore.Pet, error] {
 	return func(yield func(petstore.Pet, error) bool) {
 		if opts.Limit < 0 {
@@ -154,7 +116,11 @@ func (c *Client) All(ctx context.Context, opts petstore.ListOptions) iter.Seq2[p
 		}
 		cl := c.newCall(ctx, http.MethodGet)
 		cl.limit = maxPageBytes(c.pageSize)
-		target := c.firstPage(opts)
+		limit := c.pageSize
+		if opts.Limit > 0 {
+			limit = min(limit, opts.Limit)
+		}
+		target := c.petsURL(opts, url.Values{"limit": {strconv.Itoa(limit)}})
 		last, n := opts.After, 0
 		for {
 			ans, err := c.do(cl, target, http.StatusOK)
@@ -199,15 +165,6 @@ func (c *Client) All(ctx context.Context, opts petstore.ListOptions) iter.Seq2[p
 			}
 		}
 	}
-}
-
-// firstPage returns the URL of the first page of pets that opts selects.
-func (c *Client) firstPage(opts petstore.ListOptions) string {
-	limit := c.pageSize
-	if opts.Limit > 0 {
-		limit = min(limit, opts.Limit)
-	}
-	return c.petsURL(opts, url.Values{"limit": {strconv.Itoa(limit)}})
 }
 
 // petsURL returns the URL of the pets that opts selects, with the query q

@@ -90,14 +90,7 @@ func (s *sleeps) option() client.Option {
 		s.mu.Lock()
 		s.d = append(s.d, d)
 		s.mu.Unlock()
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return client.Sleep(ctx, d)
 	})
 }
 

@@ -22,26 +22,19 @@ import (
 // of the server's default heartbeats.
 const watchIdle = 4 * petstore.DefaultWatchHeartbeat
 
-// Watch returns an iterator over the pets that opts selects, in ascending
-// order of ID, that never ends on its own: first those stored with an ID
-// greater than opts.After and, when opts.Status is set, that status, then
-// each one created later, as the server's watch stream (GET /pets with
-// Accept: text/event-stream) sends it. opts.Limit is ignored.
+// Watch returns an iterator over the pets that opts selects, ascending by
+// ID, that never ends on its own: those stored after opts.After, then each
+// one created later, as the server's watch stream (GET /pets with Accept:
+// text/event-stream) sends it. opts.Limit is ignored.
 //
-// When the stream breaks (the server restarts, a proxy closes it, the
-// network fails, or nothing arrives for a minute), Watch connects again
-// with Last-Event-ID, the ID of the last pet yielded, after a jittered
-// exponential backoff (WithBackoff), or the wait that a 503 or 429 asks
-// for in Retry-After; the server goes on after that pet, so the iterator
-// misses and repeats none, on whichever instance it reaches. It never
-// yields a pet whose ID is not greater than the one before.
-//
-// The iterator yields an error with the zero Pet and stops when ctx is
-// done (the error wraps ctx.Err()), or when the server answers what a
-// reconnection cannot mend: 401, 403, 400, another error status, or
-// events that are not pets of the watch (ErrBadResponse). The timeout of
-// one request (WithTimeout) does not apply to a stream, but that of the
-// http.Client given to WithHTTPClient does: give one without Timeout.
+// When the stream breaks, or nothing arrives for a minute, Watch connects
+// again with Last-Event-ID after the backoff of WithBackoff, or the wait
+// that a 503 or 429 asks for, so the iterator misses and repeats no pet.
+// It yields an error with the zero Pet and stops when ctx is done, or when
+// the server answers what a reconnection cannot mend: another error
+// status, or events that are not pets of the watch (ErrBadResponse).
+// WithTimeout does not apply to a stream, but the Timeout of an http.Client
+// of WithHTTPClient does.
 func (c *Client) Watch(ctx context.Context, opts petstore.ListOptions) iter.Seq2[petstore.Pet, error] {
 	return func(yield func(petstore.Pet, error) bool) {
 		last := opts.After
@@ -84,11 +77,10 @@ func (c *Client) watchOnce(ctx context.Context, target string, status petstore.S
 	yield func(petstore.Pet, error) bool) (connected bool, wait time.Duration, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	req, err := c.newCall(ctx, http.MethodGet).request(ctx, target, "text/event-stream")
 	if err != nil {
 		return false, -1, fmt.Errorf("client: watch %s: %w", target, err)
 	}
-	req.Header = header(c.newCall(ctx, http.MethodGet).key, "text/event-stream")
 	if resume {
 		req.Header["Last-Event-Id"] = []string{strconv.FormatInt(*last, 10)}
 	}

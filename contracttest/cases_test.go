@@ -3,7 +3,6 @@ package contracttest_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/contracttest"
 	"github.com/petstore-go/petstore/internal/testkit/faultstore"
 	"github.com/petstore-go/petstore/internal/wire"
 	"github.com/petstore-go/petstore/memstore"
@@ -100,42 +98,21 @@ func contractFailures(t *testing.T, client *http.Client) {
 		opts  []petstore.Option
 		cases []contractCase
 	}{
-		{
-			name:  "authenticator forbids",
-			opts:  []petstore.Option{petstore.WithAuthenticator(contractAuthenticator(petstore.ErrForbidden))},
-			cases: append(contractCasesFor(403), contractCase{"DELETE", "/pets", 403}),
-		},
-		{
-			name:  "authenticator down",
-			opts:  []petstore.Option{petstore.WithAuthenticator(contractAuthenticator(errors.New("key server unreachable")))},
-			cases: append(contractCasesFor(503), contractCase{"GET", "/orders", 503}),
-		},
-		{
-			name: "authenticator panics",
-			opts: []petstore.Option{petstore.WithAuthenticator(petstore.AuthenticatorFunc(
-				func(context.Context, petstore.Operation, string) (context.Context, error) { panic("key server bug") }))},
-			cases: contractCasesFor(500),
-		},
-		{
-			name:  "over the budget",
-			opts:  []petstore.Option{petstore.WithRateLimit(petstore.RateLimit{Reads: contractRefuse{}, Creates: contractRefuse{}})},
-			cases: contractCasesFor(429),
-		},
-		{
-			name:  "store unavailable",
-			opts:  []petstore.Option{petstore.WithStore(contractFailing(faultstore.Fault{Err: petstore.ErrUnavailable}))},
-			cases: contractCasesFor(503),
-		},
-		{
-			name:  "store fails",
-			opts:  []petstore.Option{petstore.WithStore(contractFailing(faultstore.Fault{Err: errors.New("disk on fire")}))},
-			cases: contractCasesFor(500),
-		},
-		{
-			name:  "store panics",
-			opts:  []petstore.Option{petstore.WithStore(contractFailing(faultstore.Fault{Panic: errors.New("nil map")}))},
-			cases: contractCasesFor(500),
-		},
+		{"authenticator forbids", []petstore.Option{petstore.WithAuthenticator(contractAuthenticator(petstore.ErrForbidden))},
+			append(contractCasesFor(403), contractCase{"DELETE", "/pets", 403})},
+		{"authenticator down", []petstore.Option{petstore.WithAuthenticator(contractAuthenticator(errors.New("key server unreachable")))},
+			append(contractCasesFor(503), contractCase{"GET", "/orders", 503})},
+		{"authenticator panics", []petstore.Option{petstore.WithAuthenticator(petstore.AuthenticatorFunc(
+			func(context.Context, petstore.Operation, string) (context.Context, error) { panic("key server bug") }))},
+			contractCasesFor(500)},
+		{"over the budget", []petstore.Option{petstore.WithRateLimit(petstore.RateLimit{Reads: contractRefuse{}, Creates: contractRefuse{}})},
+			contractCasesFor(429)},
+		{"store unavailable", []petstore.Option{petstore.WithStore(contractFailing(faultstore.Fault{Err: petstore.ErrUnavailable}))},
+			contractCasesFor(503)},
+		{"store fails", []petstore.Option{petstore.WithStore(contractFailing(faultstore.Fault{Err: errors.New("disk on fire")}))},
+			contractCasesFor(500)},
+		{"store panics", []petstore.Option{petstore.WithStore(contractFailing(faultstore.Fault{Panic: errors.New("nil map")}))},
+			contractCasesFor(500)},
 	}
 	for _, c := range configs {
 		t.Run(c.name, func(t *testing.T) {
@@ -145,15 +122,7 @@ func contractFailures(t *testing.T, client *http.Client) {
 				if tt.method == http.MethodPost {
 					body = `{"name":"Rex","categoryId":1}`
 				}
-				req, err := http.NewRequest(tt.method, base+tt.path, strings.NewReader(body))
-				if err != nil {
-					t.Fatal(err)
-				}
-				req.Header.Set("Authorization", "Bearer "+contractKey)
-				if body != "" {
-					req.Header.Set("Content-Type", "application/json")
-				}
-				resp, err := client.Do(req)
+				resp, err := contractDo(t.Context(), client, tt.method, base+tt.path, body)
 				if err != nil {
 					t.Errorf("%s %s: %v", tt.method, tt.path, err)
 					continue
@@ -165,6 +134,28 @@ func contractFailures(t *testing.T, client *http.Client) {
 			}
 		})
 	}
+}
+
+// contractDo sends a request through c with the contract key, the body
+// (as JSON, when it is not "") and the headers given as name and value
+// pairs; a pair with the value "" removes the header.
+func contractDo(ctx context.Context, c *http.Client, method, url, body string, header ...string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+contractKey)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i+1] == "" {
+			req.Header.Del(header[i])
+		} else {
+			req.Header.Set(header[i], header[i+1])
+		}
+	}
+	return c.Do(req)
 }
 
 // contractBlockingStore is a memstore whose first Add waits until release
@@ -192,14 +183,7 @@ func (s contractBlockingStore) Add(ctx context.Context, p petstore.NewPet, opts 
 func contractIdempotency(t *testing.T, client *http.Client) {
 	post := func(base, key, body string) *http.Response {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, base+"/pets", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+contractKey)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Idempotency-Key", key)
-		resp, err := client.Do(req)
+		resp, err := contractDo(t.Context(), client, http.MethodPost, base+"/pets", body, "Idempotency-Key", key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,11 +210,10 @@ func contractIdempotency(t *testing.T, client *http.Client) {
 // exchange against the document the handler serves, then lists the
 // documented outcomes that none exercised.
 func TestContract(t *testing.T) {
-	base := contractServer(t, memstore.New()) + petstore.DefaultBasePath
-	v, err := contracttest.New(contractFetch(t, base+wire.OpenAPIPath))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, v := contractValidator(t, memstore.New())
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	base := srv.URL + petstore.DefaultBasePath
 	client := &http.Client{Transport: v.Transport(http.DefaultTransport)}
 	// The same requests from a client that prefers problem details.
 	problems := &http.Client{Transport: preferProblems{v.Transport(http.DefaultTransport)}}
@@ -292,13 +275,7 @@ func (p preferProblems) RoundTrip(req *http.Request) (*http.Response, error) {
 func contractWatchCap(t *testing.T, client *http.Client) {
 	base := contractServer(t, memstore.New(), petstore.WithWatch(petstore.Watch{MaxStreamsPerPrincipal: 1})) + petstore.DefaultBasePath
 	watch := func(c *http.Client) *http.Response {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/pets", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+contractKey)
-		req.Header.Set("Accept", "text/event-stream")
-		resp, err := c.Do(req)
+		resp, err := contractDo(t.Context(), c, http.MethodGet, base+"/pets", "", "Accept", "text/event-stream")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,19 +291,4 @@ func contractWatchCap(t *testing.T, client *http.Client) {
 	if second.StatusCode != http.StatusTooManyRequests || second.Header.Get("Retry-After") == "" {
 		t.Errorf("a second watch: %d with Retry-After %q, want 429 with one", second.StatusCode, second.Header.Get("Retry-After"))
 	}
-}
-
-// contractFetch returns the body of a GET of url, without authentication.
-func contractFetch(t *testing.T, url string) []byte {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d, %v", url, resp.StatusCode, err)
-	}
-	return b
 }

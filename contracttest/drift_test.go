@@ -2,7 +2,6 @@ package contracttest_test
 
 import (
 	"bytes"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -39,6 +38,18 @@ func driftBreak(h http.Handler, change func(r *http.Request, resp *driftResponse
 	})
 }
 
+// driftSet returns a change that sets the header name to value, or deletes
+// it when value is "".
+func driftSet(name, value string) func(*http.Request, *driftResponse) {
+	return func(_ *http.Request, resp *driftResponse) {
+		if value == "" {
+			resp.header.Del(name)
+			return
+		}
+		resp.header.Set(name, value)
+	}
+}
+
 // driftReplace returns a change that replaces old with new in the body.
 func driftReplace(old, new string) func(*http.Request, *driftResponse) {
 	return func(_ *http.Request, resp *driftResponse) {
@@ -59,110 +70,47 @@ func TestDriftCaught(t *testing.T) {
 		change  func(*http.Request, *driftResponse)
 		wantErr string // "" when the response is not broken
 	}{
-		{
-			name: "unbroken", method: "GET", path: "/pets",
-			change: func(*http.Request, *driftResponse) {},
-		},
-		{
-			name: "error body without status", method: "GET", path: "/pets", key: "-",
-			change:  driftReplace(`,"status":401`, ""),
-			wantErr: `property "status" is missing`,
-		},
-		{
-			name: "error body with another status", method: "GET", path: "/pets/999", key: "",
-			change:  driftReplace(`"status":404`, `"status":400`),
-			wantErr: "the error body's status is 400",
-		},
-		{
-			name: "error code of another status", method: "GET", path: "/pets/999",
-			change:  driftReplace(`"not_found"`, `"invalid_parameter"`),
-			wantErr: `the error code "invalid_parameter" goes with status 400`,
-		},
-		{
-			name: "error code not in the enum", method: "GET", path: "/pets/999",
-			change:  driftReplace(`"not_found"`, `"gone"`),
-			wantErr: `Error at "/code": value is not one of the allowed values`,
-		},
-		{
-			name: "undocumented header", method: "GET", path: "/pets",
-			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Set("X-Powered-By", "petstore") },
-			wantErr: "header X-Powered-By is not documented",
-		},
-		{
-			name: "documented header on a response that does not document it", method: "GET", path: "/pets",
-			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Set("Retry-After", "1") },
-			wantErr: "header Retry-After is not documented",
-		},
-		{
-			name: "undocumented status", method: "GET", path: "/pets",
-			change:  func(_ *http.Request, resp *driftResponse) { resp.status = http.StatusAccepted },
-			wantErr: "status 202 is not documented",
-		},
-		{
-			name: "undocumented status for an unknown path", method: "GET", path: "/orders",
-			change:  func(_ *http.Request, resp *driftResponse) { resp.status = http.StatusTeapot },
-			wantErr: "status 418 is not documented",
-		},
-		{
-			name: "undocumented member", method: "GET", path: "/pets/1",
-			change:  driftReplace(`"id":1,`, `"id":1,"color":"red",`),
-			wantErr: `property "color" is unsupported`,
-		},
-		{
-			name: "missing member", method: "GET", path: "/pets",
-			change:  driftReplace(`"categoryId":1`, `"category":1`),
-			wantErr: `property "categoryId" is missing`,
-		},
-		{
-			name: "wrong type", method: "GET", path: "/pets/1",
-			change:  driftReplace(`"id":1`, `"id":"1"`),
-			wantErr: `value must be an integer`,
-		},
-		{
-			name: "list not an array", method: "GET", path: "/pets",
-			change:  func(_ *http.Request, resp *driftResponse) { resp.body = []byte(`{"pets":[]}`) },
-			wantErr: "value must be an array",
-		},
-		{
-			name: "Location missing", method: "POST", path: "/pets", body: `{"name":"Rex","categoryId":1}`,
-			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Del("Location") },
-			wantErr: `response header "Location" missing`,
-		},
-		{
-			name: "Location absolute", method: "POST", path: "/pets", body: `{"name":"Rex","categoryId":1}`,
-			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Set("Location", "/v1/pets/4") },
-			wantErr: `response header "Location" doesn't match schema`,
-		},
-		{
-			name: "Deprecation not a time", method: "GET", path: "/pets/1",
-			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Set("Deprecation", "true") },
-			wantErr: `response header "Deprecation"`,
-		},
-		{
-			name: "WWW-Authenticate missing", method: "GET", path: "/pets", key: "-",
-			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Del("Www-Authenticate") },
-			wantErr: `response header "WWW-Authenticate" missing`,
-		},
-		{
-			name: "Allow missing", method: "DELETE", path: "/pets",
-			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Del("Allow") },
-			wantErr: `response header "Allow" missing`,
-		},
-		{
-			name: "Cache-Control changed", method: "GET", path: "/pets",
-			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Set("Cache-Control", "max-age=60") },
-			wantErr: `response header "Cache-Control" doesn't match schema`,
-		},
-		{
-			name: "Content-Type changed", method: "GET", path: "/pets",
-			change:  func(_ *http.Request, resp *driftResponse) { resp.header.Set("Content-Type", "text/plain") },
-			wantErr: `Content-Type "text/plain" is not documented`,
-		},
-		{
-			name: "Content-Type missing", method: "GET", path: "/pets",
-			change:  func(_ *http.Request, resp *driftResponse) { resp.header["Content-Type"] = nil }, // nil: not sniffed
-			wantErr: `Content-Type "" is not documented`,
-		},
+		{name: "unbroken", method: "GET", path: "/pets", change: func(*http.Request, *driftResponse) {}},
+		{name: "error body without status", method: "GET", path: "/pets", key: "-",
+			change: driftReplace(`,"status":401`, ""), wantErr: `property "status" is missing`},
+		{name: "error body with another status", method: "GET", path: "/pets/999", key: "",
+			change: driftReplace(`"status":404`, `"status":400`), wantErr: "the error body's status is 400"},
+		{name: "error code of another status", method: "GET", path: "/pets/999",
+			change: driftReplace(`"not_found"`, `"invalid_parameter"`), wantErr: `the error code "invalid_parameter" goes with status 400`},
+		{name: "error code not in the enum", method: "GET", path: "/pets/999",
+			change: driftReplace(`"not_found"`, `"gone"`), wantErr: `Error at "/code": value is not one of the allowed values`},
+		{name: "undocumented header", method: "GET", path: "/pets",
+			change: driftSet("X-Powered-By", "petstore"), wantErr: "header X-Powered-By is not documented"},
+		{name: "documented header on a response that does not document it", method: "GET", path: "/pets",
+			change: driftSet("Retry-After", "1"), wantErr: "header Retry-After is not documented"},
+		{name: "undocumented status", method: "GET", path: "/pets",
+			change: func(_ *http.Request, resp *driftResponse) { resp.status = http.StatusAccepted }, wantErr: "status 202 is not documented"},
+		{name: "undocumented status for an unknown path", method: "GET", path: "/orders",
+			change: func(_ *http.Request, resp *driftResponse) { resp.status = http.StatusTeapot }, wantErr: "status 418 is not documented"},
+		{name: "undocumented member", method: "GET", path: "/pets/1",
+			change: driftReplace(`"id":1,`, `"id":1,"color":"red",`), wantErr: `property "color" is unsupported`},
+		{name: "missing member", method: "GET", path: "/pets",
+			change: driftReplace(`"categoryId":1`, `"category":1`), wantErr: `property "categoryId" is missing`},
+		{name: "wrong type", method: "GET", path: "/pets/1",
+			change: driftReplace(`"id":1`, `"id":"1"`), wantErr: `value must be an integer`},
+		{name: "list not an array", method: "GET", path: "/pets",
+			change: func(_ *http.Request, resp *driftResponse) { resp.body = []byte(`{"pets":[]}`) }, wantErr: "value must be an array"},
+		{name: "Location missing", method: "POST", path: "/pets", body: `{"name":"Rex","categoryId":1}`,
+			change: driftSet("Location", ""), wantErr: `response header "Location" missing`},
+		{name: "Location absolute", method: "POST", path: "/pets", body: `{"name":"Rex","categoryId":1}`,
+			change: driftSet("Location", "/v1/pets/4"), wantErr: `response header "Location" doesn't match schema`},
+		{name: "Deprecation not a time", method: "GET", path: "/pets/1",
+			change: driftSet("Deprecation", "true"), wantErr: `response header "Deprecation"`},
+		{name: "WWW-Authenticate missing", method: "GET", path: "/pets", key: "-",
+			change: driftSet("Www-Authenticate", ""), wantErr: `response header "WWW-Authenticate" missing`},
+		{name: "Allow missing", method: "DELETE", path: "/pets",
+			change: driftSet("Allow", ""), wantErr: `response header "Allow" missing`},
+		{name: "Cache-Control changed", method: "GET", path: "/pets",
+			change: driftSet("Cache-Control", "max-age=60"), wantErr: `response header "Cache-Control" doesn't match schema`},
+		{name: "Content-Type changed", method: "GET", path: "/pets",
+			change: driftSet("Content-Type", "text/plain"), wantErr: `Content-Type "text/plain" is not documented`},
+		{name: "Content-Type missing", method: "GET", path: "/pets", // nil: not sniffed
+			change: func(_ *http.Request, resp *driftResponse) { resp.header["Content-Type"] = nil }, wantErr: `Content-Type "" is not documented`},
 		{
 			name: "invalid request accepted", method: "POST", path: "/pets", body: `{"name":"Rex","categoryId":1,"color":"red"}`,
 			change: func(_ *http.Request, resp *driftResponse) {
@@ -171,33 +119,20 @@ func TestDriftCaught(t *testing.T) {
 			},
 			wantErr: "the document says the request is not valid, yet it succeeded",
 		},
-		{
-			name: "document without paths", method: "GET", path: "/openapi.json", key: "-",
-			change:  driftReplace(`"paths"`, `"routes"`),
-			wantErr: `property "paths" is missing`,
-		},
+		{name: "document without paths", method: "GET", path: "/openapi.json", key: "-",
+			change: driftReplace(`"paths"`, `"routes"`), wantErr: `property "paths" is missing`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, v := contractValidator(t, driftStore(t))
 			srv := httptest.NewServer(driftBreak(h, tt.change))
 			defer srv.Close()
-			var body io.Reader
-			if tt.body != "" {
-				body = strings.NewReader(tt.body)
-			}
-			req, err := http.NewRequest(tt.method, srv.URL+"/v1"+tt.path, body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tt.body != "" {
-				req.Header.Set("Content-Type", "application/json")
-			}
-			if tt.key != "-" {
-				req.Header.Set("Authorization", "Bearer "+contractKey)
+			key := "Bearer " + contractKey
+			if tt.key == "-" {
+				key = ""
 			}
 			client := &http.Client{Transport: v.Transport(http.DefaultTransport)}
-			resp, err := client.Do(req)
+			resp, err := contractDo(t.Context(), client, tt.method, srv.URL+"/v1"+tt.path, tt.body, "Authorization", key)
 			if resp != nil {
 				resp.Body.Close()
 			}

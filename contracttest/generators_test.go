@@ -1,7 +1,6 @@
 package contracttest_test
 
 import (
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,16 +37,9 @@ func TestGeneratedClients(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "openapi.json"), servedDocument(t), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	const key = "generated-client-key"
-	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "PETSTORE_KEY="+key)
+	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "PETSTORE_KEY="+contractKey)
 	for _, pkg := range []string{"ogenclient", "oapiclient"} {
-		h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(key)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(h)
-		t.Cleanup(srv.Close)
-		env = append(env, "PETSTORE_"+strings.ToUpper(pkg)+"_URL="+srv.URL+petstore.DefaultBasePath)
+		env = append(env, "PETSTORE_"+strings.ToUpper(pkg)+"_URL="+contractServer(t, memstore.New())+petstore.DefaultBasePath)
 	}
 	run := func(args ...string) (string, error) {
 		cmd := exec.Command(goCmd, args...)

@@ -33,6 +33,7 @@ package contracttest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -128,7 +129,9 @@ func New(document []byte) (*Validator, error) {
 	v.documented = append(v.documented,
 		Outcome{OtherMethod, http.StatusMethodNotAllowed},
 		Outcome{OtherPath, http.StatusNotFound})
-	sortOutcomes(v.documented)
+	slices.SortFunc(v.documented, func(a, b Outcome) int {
+		return cmp.Or(strings.Compare(a.Operation, b.Operation), a.Status-b.Status)
+	})
 	return v, nil
 }
 
@@ -219,6 +222,7 @@ type transport struct {
 
 func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var body []byte
+	send := req.Clone(req.Context())
 	if req.Body != nil && req.Body != http.NoBody {
 		var err error
 		body, err = io.ReadAll(req.Body)
@@ -226,9 +230,6 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-	}
-	send := req.Clone(req.Context())
-	if req.Body != nil && req.Body != http.NoBody {
 		send.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	resp, err := t.next.RoundTrip(send)
@@ -283,16 +284,13 @@ func (v *Validator) check(req *http.Request, reqBody []byte, status int, header 
 	switch {
 	case req.URL.EscapedPath() == v.docPath:
 		name = Document
-		route = &routers.Route{Spec: v.doc, Method: asGet.Method, Operation: v.synthetic[Document]}
 		if req.Method != http.MethodGet && req.Method != http.MethodHead {
 			reqErr = errors.New("the document answers GET and HEAD only")
 		}
 	case errors.Is(err, routers.ErrMethodNotAllowed):
-		name, route = OtherMethod, &routers.Route{Spec: v.doc, Method: asGet.Method, Operation: v.synthetic[OtherMethod]}
-		reqErr = err
+		name, reqErr = OtherMethod, err
 	case err != nil:
-		name, route = OtherPath, &routers.Route{Spec: v.doc, Method: asGet.Method, Operation: v.synthetic[OtherPath]}
-		reqErr = err
+		name, reqErr = OtherPath, err
 	default:
 		name = route.Operation.OperationID
 		reqErr = openapi3filter.ValidateRequest(req.Context(), &openapi3filter.RequestValidationInput{
@@ -305,6 +303,9 @@ func (v *Validator) check(req *http.Request, reqBody []byte, status int, header 
 				MultiError:          true,
 			},
 		})
+	}
+	if op := v.synthetic[name]; op != nil {
+		route = &routers.Route{Spec: v.doc, Method: asGet.Method, Operation: op}
 	}
 	if reqErr != nil && status < 300 {
 		errs = append(errs, fmt.Errorf("the document says the request is not valid, yet it succeeded: %w", reqErr))
@@ -440,13 +441,4 @@ func (v *Validator) Missing() []Outcome {
 		}
 	}
 	return missing
-}
-
-func sortOutcomes(outcomes []Outcome) {
-	slices.SortFunc(outcomes, func(a, b Outcome) int {
-		if c := strings.Compare(a.Operation, b.Operation); c != 0 {
-			return c
-		}
-		return a.Status - b.Status
-	})
 }

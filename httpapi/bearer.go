@@ -68,7 +68,7 @@ func BearerToken(r *http.Request) (string, error) {
 	}
 	v := values[0]
 	const scheme = "bearer"
-	if len(v) <= len(scheme) || v[len(scheme)] != ' ' || !equalFoldASCII(v[:len(scheme)], scheme) {
+	if len(v) <= len(scheme) || v[len(scheme)] != ' ' || !strings.EqualFold(v[:len(scheme)], scheme) {
 		if t := strings.TrimSpace(v); t == "" || strings.EqualFold(t, scheme) {
 			return "", ErrNoCredentials
 		}
@@ -86,19 +86,4 @@ func BearerToken(r *http.Request) (string, error) {
 		return "", ErrMalformedToken
 	}
 	return token, nil
-}
-
-// equalFoldASCII reports whether s equals the lower-case ASCII word lower,
-// ignoring case.
-func equalFoldASCII(s, lower string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
 }

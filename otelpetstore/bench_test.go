@@ -126,34 +126,3 @@ func (w *benchWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
-// BenchmarkObserve records one kind of request again and again on an SDK
-// meter provider, from one goroutine and from GOMAXPROCS at once: the cost
-// of Observe alone, without the handler's.
-func BenchmarkObserve(b *testing.B) {
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-	t, err := otelpetstore.New(otelpetstore.WithMeterProvider(mp))
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	for _, o := range []petstore.Observation{
-		{Operation: petstore.OpListPets, Route: "/v1/pets", Method: "GET", Status: 200, Principal: "key-1", Duration: 1500},
-		{Operation: petstore.OpGetPet, Route: "/v1/pets/{petId}", Method: "GET", Status: 200, Principal: "key-1", Duration: 1500, Deprecated: true},
-	} {
-		b.Run("op="+string(o.Operation)+"/serial", func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				t.Observe(ctx, o)
-			}
-		})
-		b.Run("op="+string(o.Operation)+"/parallel", func(b *testing.B) {
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					t.Observe(ctx, o)
-				}
-			})
-		})
-	}
-}

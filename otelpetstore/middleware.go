@@ -11,20 +11,12 @@ import (
 )
 
 // Middleware returns a handler that serves each request with next inside a
-// server span. It extracts the caller's trace context from the request's
-// headers with the propagator (see WithPropagator), so that the span is a
-// child of an incoming traceparent, starts the span, serves the request
-// with the span in its context, and ends the span when next returns, even
-// by a panic.
-//
-// The span starts named by the method alone, with the attributes
-// http.request.method, url.scheme and url.path. next should be a petstore
-// handler made with petstore.WithObserver(t.Observe), which then names the
-// span by operation and adds the route and the status (see Observe).
-//
-// A span costs allocations even on a no-op tracer provider, so a host that
-// wants metrics and no traces passes Observe to the handler and leaves
-// Middleware out.
+// server span, a child of the caller's trace context as the propagator
+// extracts it (see WithPropagator), ended when next returns, even by a
+// panic. The span starts named by the method, with http.request.method,
+// url.scheme and url.path; next should be a petstore handler made with
+// petstore.WithObserver(t.Observe), which names the span by operation (see
+// Observe). A host that wants metrics and no traces leaves Middleware out.
 func (t *Telemetry) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := t.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))

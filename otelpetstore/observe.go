@@ -16,36 +16,23 @@ import (
 )
 
 // Observe records a request that a petstore handler has answered; pass it
-// to the handler as petstore.WithObserver(t.Observe). It is safe for
-// concurrent use, and once it has seen a kind of request (route, method,
-// status, error code), recording another costs no allocation of its own.
+// to the handler as petstore.WithObserver(t.Observe). Once it has seen a
+// kind of request, recording another costs no allocation of its own.
 //
-// It records the request's duration, in seconds, on the
-// http.server.request.duration histogram of the semantic conventions, with
-// their bucket boundaries and the attributes http.route (left out for a
-// path that matches no route), http.request.method ("_OTHER" for a method
-// they do not know), http.response.status_code, url.scheme (when Middleware
-// served the request) and, when the request failed, error.type: the
-// petstore error code (such as "not_found"), or the status for a 5xx
-// without one. A request whose client went away is recorded with status 499
-// and error.type "client_closed_request" (httpapi.StatusClientClosedRequest),
-// outside the 5xx series.
+// It records the duration on the http.server.request.duration histogram of
+// the semantic conventions, with http.route (none for a path that matches
+// no route), http.request.method ("_OTHER" for a method they do not know),
+// http.response.status_code, url.scheme (when Middleware served the
+// request) and, for a failure, error.type: the petstore error code, or the
+// status for a 5xx without one. A request whose client went away has
+// status 499 and error.type "client_closed_request". A deprecated operation
+// called by an authenticated caller adds one to the DeprecatedRequestsName
+// counter, with the principal and the operation.
 //
-// When the operation is deprecated and the caller was authenticated, it adds
-// one to the petstore.deprecated.requests counter (see
-// DeprecatedRequestsName), whatever the status, with the caller's principal
-// and the operation, so that an operator can tell who still calls it. The
-// counter has one series per principal that calls a deprecated operation.
-//
-// When Middleware served the request, Observe names the span that
-// Middleware started by the operation ("listPets", "createPet", "getPet"),
-// adds http.route, http.response.status_code and error.type, as above, and
-// sets the span's status to Error for a 5xx. A request that matches no
-// operation is named as the semantic conventions name server spans: the
-// method and the route ("DELETE /v1/pets", "GET /v1/openapi.json"), the
-// method alone for a path that matches no route ("GET"), with "HTTP" in
-// place of a method they do not know. Observe leaves any other span in ctx
-// alone.
+// When Middleware served the request, Observe names its span by the
+// operation ("getPet"), or the method and the route ("DELETE /v1/pets")
+// for a request of no operation, adds the attributes above, and sets the
+// status Error for a 5xx. It leaves any other span in ctx alone.
 func (t *Telemetry) Observe(ctx context.Context, o petstore.Observation) {
 	sc, _ := ctx.Value(serverSpanKey{}).(*serverSpan)
 	m := methodOf(o.Method)
@@ -188,11 +175,9 @@ func (c *optionCache[K, V]) put(k K, v V) {
 }
 
 // ObserveWatch records a change in a petstore handler's watch streams;
-// pass it to the handler as petstore.WithWatch(petstore.Watch{Observe:
-// t.ObserveWatch}). It adds o.Streams to the petstore.watch.streams
-// up-down counter, the streams open (see WatchStreamsName), and o.Events
-// to the petstore.watch.events counter (see WatchEventsName), without
-// attributes, so that each has one series.
+// pass it as petstore.WithWatch(petstore.Watch{Observe: t.ObserveWatch}).
+// It adds o.Streams to the WatchStreamsName counter and o.Events to the
+// WatchEventsName counter, without attributes.
 func (t *Telemetry) ObserveWatch(ctx context.Context, o petstore.WatchObservation) {
 	if o.Streams != 0 {
 		t.streams.Add(ctx, int64(o.Streams))

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -76,15 +77,23 @@ func newFixture(t *testing.T, store petstore.Store) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.serve(t, store)
+	return f
+}
+
+// serve sets f.api to a handler on store observed by f.tel, its watch
+// streams too, and f.url to a server of it behind f.tel's Middleware.
+func (f *fixture) serve(t *testing.T, store petstore.Store) {
+	t.Helper()
+	var err error
 	f.api, err = petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(keyA, keyB)),
-		petstore.WithObserver(f.tel.Observe))
+		petstore.WithObserver(f.tel.Observe), petstore.WithWatch(petstore.Watch{Observe: f.tel.ObserveWatch}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(f.tel.Middleware(f.api))
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
-	return f
 }
 
 // call sends a request and returns its status. A non-zero traceID sends a
@@ -143,32 +152,21 @@ func TestTelemetry(t *testing.T) {
 		traceparent             bool
 		wantStatus              int
 		wantName                string
-		wantAttrs               map[string]string // beside url.scheme and url.path
+		wantRoute               string
+		wantAttrs               map[string]string // beside the method, route, status, url.scheme and url.path
 	}{
-		{"POST", "/v1/pets", keyA, `{"name":"Rex","categoryId":1}`, true, 201, "createPet",
-			map[string]string{"http.request.method": "POST", "http.route": "/v1/pets", "http.response.status_code": "201"}},
-		{"POST", "/v1/pets", keyB, `{"name":"Tom","categoryId":2}`, true, 201, "createPet",
-			map[string]string{"http.request.method": "POST", "http.route": "/v1/pets", "http.response.status_code": "201"}},
-		{"GET", "/v1/pets", keyA, "", true, 200, "listPets",
-			map[string]string{"http.request.method": "GET", "http.route": "/v1/pets", "http.response.status_code": "200"}},
-		{"GET", "/v1/pets?limit=1", keyB, "", false, 200, "listPets",
-			map[string]string{"http.request.method": "GET", "http.route": "/v1/pets", "http.response.status_code": "200"}},
-		{"GET", "/v1/pets/1", keyA, "", true, 200, "getPet",
-			map[string]string{"http.request.method": "GET", "http.route": "/v1/pets/{petId}", "http.response.status_code": "200"}},
-		{"GET", "/v1/pets/2", keyB, "", true, 200, "getPet",
-			map[string]string{"http.request.method": "GET", "http.route": "/v1/pets/{petId}", "http.response.status_code": "200"}},
-		{"GET", "/v1/pets/99", keyB, "", true, 404, "getPet",
-			map[string]string{"http.request.method": "GET", "http.route": "/v1/pets/{petId}", "http.response.status_code": "404", "error.type": "not_found"}},
-		{"GET", "/v1/pets/1", "not-a-key", "", true, 401, "getPet",
-			map[string]string{"http.request.method": "GET", "http.route": "/v1/pets/{petId}", "http.response.status_code": "401", "error.type": "unauthorized"}},
-		{"GET", "/v1/pets/x", keyA, "", true, 400, "getPet",
-			map[string]string{"http.request.method": "GET", "http.route": "/v1/pets/{petId}", "http.response.status_code": "400", "error.type": "invalid_parameter"}},
-		{"DELETE", "/v1/pets", keyA, "", true, 405, "DELETE /v1/pets",
-			map[string]string{"http.request.method": "DELETE", "http.route": "/v1/pets", "http.response.status_code": "405", "error.type": "method_not_allowed"}},
-		{"BREW", "/v1/pets", keyA, "", true, 405, "HTTP /v1/pets",
-			map[string]string{"http.request.method": "_OTHER", "http.request.method_original": "BREW", "http.route": "/v1/pets", "http.response.status_code": "405", "error.type": "method_not_allowed"}},
-		{"GET", "/v1/orders", keyA, "", true, 404, "GET",
-			map[string]string{"http.request.method": "GET", "http.response.status_code": "404", "error.type": "not_found"}},
+		{"POST", "/v1/pets", keyA, `{"name":"Rex","categoryId":1}`, true, 201, "createPet", "/v1/pets", nil},
+		{"POST", "/v1/pets", keyB, `{"name":"Tom","categoryId":2}`, true, 201, "createPet", "/v1/pets", nil},
+		{"GET", "/v1/pets", keyA, "", true, 200, "listPets", "/v1/pets", nil},
+		{"GET", "/v1/pets?limit=1", keyB, "", false, 200, "listPets", "/v1/pets", nil},
+		{"GET", "/v1/pets/1", keyA, "", true, 200, "getPet", "/v1/pets/{petId}", nil},
+		{"GET", "/v1/pets/2", keyB, "", true, 200, "getPet", "/v1/pets/{petId}", nil},
+		{"GET", "/v1/pets/99", keyB, "", true, 404, "getPet", "/v1/pets/{petId}", map[string]string{"error.type": "not_found"}},
+		{"GET", "/v1/pets/1", "not-a-key", "", true, 401, "getPet", "/v1/pets/{petId}", map[string]string{"error.type": "unauthorized"}},
+		{"GET", "/v1/pets/x", keyA, "", true, 400, "getPet", "/v1/pets/{petId}", map[string]string{"error.type": "invalid_parameter"}},
+		{"DELETE", "/v1/pets", keyA, "", true, 405, "DELETE /v1/pets", "/v1/pets", map[string]string{"error.type": "method_not_allowed"}},
+		{"BREW", "/v1/pets", keyA, "", true, 405, "HTTP /v1/pets", "/v1/pets", map[string]string{"http.request.method": "_OTHER", "http.request.method_original": "BREW", "error.type": "method_not_allowed"}},
+		{"GET", "/v1/orders", keyA, "", true, 404, "GET", "", map[string]string{"error.type": "not_found"}},
 	}
 	for i, q := range requests {
 		var id trace.TraceID
@@ -217,7 +215,11 @@ func TestTelemetry(t *testing.T) {
 		if s.Status().Code != codes.Unset {
 			t.Errorf("%s %s: span status %v, want unset below 500", q.method, q.path, s.Status())
 		}
-		want := map[string]string{"url.scheme": "http", "url.path": strings.SplitN(q.path, "?", 2)[0]}
+		want := map[string]string{"url.scheme": "http", "url.path": strings.SplitN(q.path, "?", 2)[0],
+			"http.request.method": q.method, "http.response.status_code": strconv.Itoa(q.wantStatus)}
+		if q.wantRoute != "" {
+			want["http.route"] = q.wantRoute
+		}
 		for k, v := range q.wantAttrs {
 			want[k] = v
 		}
@@ -274,15 +276,12 @@ func findMetric(t testing.TB, rm metricdata.ResourceMetrics, name string) metric
 	return metricdata.Metrics{}
 }
 
-// onlyDurationPoint collects reader's metrics and returns them with the one
-// data point of http.server.request.duration, failing the test when there
-// is not exactly one.
-func onlyDurationPoint(t testing.TB, reader *sdkmetric.ManualReader) (metricdata.ResourceMetrics, metricdata.HistogramDataPoint[float64]) {
+// onlyDurationPoint collects the fixture's metrics and returns them with
+// the one data point of http.server.request.duration, failing the test
+// when there is not exactly one.
+func (f *fixture) onlyDurationPoint(t testing.TB) (metricdata.ResourceMetrics, metricdata.HistogramDataPoint[float64]) {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
+	rm := f.collect(t)
 	h := findMetric(t, rm, "http.server.request.duration").Data.(metricdata.Histogram[float64])
 	if len(h.DataPoints) != 1 {
 		t.Fatalf("%d points, want 1", len(h.DataPoints))
@@ -415,7 +414,7 @@ func TestObserveWithoutMiddleware(t *testing.T) {
 	if len(ended) != 1 || ended[0].Name() != "host span" || len(ended[0].Attributes()) != 0 {
 		t.Errorf("o.spans %v, want the host's span untouched", ended)
 	}
-	rm, point := onlyDurationPoint(t, o.reader)
+	rm, point := o.onlyDurationPoint(t)
 	want := map[string]string{"http.route": "/v1/pets/{petId}", "http.request.method": "GET",
 		"http.response.status_code": "404", "error.type": "not_found"}
 	if diff := cmp.Diff(want, attrMap(point.Attributes.ToSlice())); diff != "" {
@@ -467,14 +466,8 @@ func TestNewDefaults(t *testing.T) {
 	otel.SetMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
 	otel.SetTextMapPropagator(propagation.TraceContext{})
 
-	api, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(keyA)),
-		petstore.WithObserver(tel.Observe))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(tel.Middleware(api))
-	defer srv.Close()
-	f := &fixture{url: srv.URL, spans: spans, reader: reader}
+	f := &fixture{tel: tel, spans: spans, reader: reader}
+	f.serve(t, memstore.New())
 	if got := f.call(t, "GET", "/v1/pets", keyA, "", traceIDOf(0)); got != 200 {
 		t.Fatalf("status %d, want 200", got)
 	}
@@ -574,7 +567,7 @@ func TestFailedRequest(t *testing.T) {
 			if diff := cmp.Diff(want, attrMap(ended[0].Attributes())); diff != "" {
 				t.Errorf("span attributes (-want +got):\n%s", diff)
 			}
-			_, point := onlyDurationPoint(t, o.reader)
+			_, point := o.onlyDurationPoint(t)
 			delete(want, "url.path")
 			if diff := cmp.Diff(want, attrMap(point.Attributes.ToSlice())); diff != "" {
 				t.Errorf("histogram attributes (-want +got):\n%s", diff)

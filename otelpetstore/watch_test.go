@@ -2,43 +2,25 @@ package otelpetstore_test
 
 import (
 	"bufio"
-	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/trace"
 
-	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/memstore"
 	"github.com/petstore-go/petstore/otelpetstore"
 )
 
 // ObserveWatch counts the streams open and the events sent.
 func TestObserveWatch(t *testing.T) {
-	reader := metric.NewManualReader()
-	tel, err := otelpetstore.New(otelpetstore.WithMeterProvider(metric.NewMeterProvider(metric.WithReader(reader))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys(keyA)),
-		petstore.WithWatch(petstore.Watch{Observe: tel.ObserveWatch}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api)
-	t.Cleanup(srv.Close)
+	f := newFixture(t, memstore.New())
 	counts := func() map[string]int64 {
-		var rm metricdata.ResourceMetrics
-		if err := reader.Collect(context.Background(), &rm); err != nil {
-			t.Fatal(err)
-		}
 		got := map[string]int64{}
-		for _, sm := range rm.ScopeMetrics {
+		for _, sm := range f.collect(t).ScopeMetrics {
 			for _, m := range sm.Metrics {
 				if sum, ok := m.Data.(metricdata.Sum[int64]); ok && strings.HasPrefix(m.Name, "petstore.watch.") {
 					for _, p := range sum.DataPoints {
@@ -49,7 +31,7 @@ func TestObserveWatch(t *testing.T) {
 		}
 		return got
 	}
-	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/pets", nil)
+	req, _ := http.NewRequest(http.MethodGet, f.url+"/v1/pets", nil)
 	req.Header.Set("Authorization", "Bearer "+keyA)
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := http.DefaultClient.Do(req)
@@ -57,14 +39,9 @@ func TestObserveWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		post, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/pets", strings.NewReader(`{"name":"a","categoryId":1}`))
-		post.Header.Set("Authorization", "Bearer "+keyA)
-		post.Header.Set("Content-Type", "application/json")
-		r, err := http.DefaultClient.Do(post)
-		if err != nil {
-			t.Fatal(err)
+		if got := f.call(t, "POST", "/v1/pets", keyA, `{"name":"a","categoryId":1}`, trace.TraceID{}); got != 201 {
+			t.Fatalf("create: status %d", got)
 		}
-		r.Body.Close()
 	}
 	for lines, events := bufio.NewScanner(resp.Body), 0; events < 2 && lines.Scan(); {
 		if strings.HasPrefix(lines.Text(), "id: ") {

@@ -66,14 +66,11 @@ type Limiter struct {
 	timeout  time.Duration
 }
 
-// NewClient returns a client of Redis for Limiters: one made with a copy
-// of opts in which each call ends by its context's deadline, also while it
-// reads an answer (ContextTimeoutEnabled), and is never retried
-// (MaxRetries -1), so that the deadline of a Limiter's call (see
-// WithTimeout) bounds it whole. go-redis's defaults apply a context's
-// deadline to waits for a connection but not to reads, and retry a read
-// that timed out: behind a stalled Redis, a call would last several read
-// timeouts.
+// NewClient returns a client of Redis for Limiters, made with a copy of
+// opts in which each call ends by its context's deadline, also while it
+// reads (ContextTimeoutEnabled), and is never retried (MaxRetries -1), so
+// that the deadline of WithTimeout bounds a call whole; with go-redis's
+// defaults, a call to a stalled Redis would last several read timeouts.
 func NewClient(opts *redis.Options) *redis.Client {
 	o := *opts
 	o.ContextTimeoutEnabled, o.MaxRetries = true, -1
@@ -88,11 +85,9 @@ const DefaultTimeout = time.Second
 type Option func(*Limiter)
 
 // WithTimeout sets the time that a Limiter gives each call to Redis, from
-// asking the client's pool for a connection to reading the answer: past
-// it, Allow and Spend fail, and the handler answers 503 (unless
-// petstore.RateLimit.FailOpen is set), rather than hold the request while
-// a stalled Redis is retried. The default is DefaultTimeout, 1 s. It
-// panics when d is not positive, as a programming mistake.
+// asking the pool for a connection to reading the answer; past it, Allow
+// and Spend fail. The default is DefaultTimeout. It panics when d is not
+// positive.
 func WithTimeout(d time.Duration) Option {
 	if d <= 0 {
 		panic(fmt.Sprintf("redislimit.WithTimeout: %v is not positive; use a time such as %v", d, DefaultTimeout))
@@ -104,14 +99,9 @@ var _ petstore.BudgetLimiter = (*Limiter)(nil)
 
 // New returns a Limiter that keeps the budget r for each key in rdb, under
 // the Redis key prefix followed by the key (a principal). Limiters of
-// different budgets, such as reads and creates, need different prefixes;
-// instances that share a budget use the same prefix and rate. It panics
-// when r cannot work (a rate or burst that is not positive), as a
-// programming mistake.
-//
-// Each call to Redis has one deadline (see WithTimeout), which covers the
-// wait for a connection of rdb's pool; with a client of NewClient, it
-// covers the whole call, and a Redis that stalls gives an error by then.
+// different budgets need different prefixes; instances that share a budget
+// use the same prefix and rate. It panics when r cannot work (a rate or
+// burst that is not positive).
 func New(rdb redis.Scripter, prefix string, r petstore.Rate, opts ...Option) *Limiter {
 	if !(r.PerSecond > 0) || math.IsInf(r.PerSecond, 1) || r.Burst < 1 {
 		panic(fmt.Sprintf("redislimit.New: the rate %v a second with a burst of %d cannot work; use a positive rate and a burst of 1 or more",

@@ -33,6 +33,28 @@ func newRedis(t *testing.T) *redis.Client {
 	return rdb
 }
 
+// limitedHandler returns a function that serves a request to /v1/pets,
+// with method, body and a key the handler accepts, by a handler on a
+// memstore with the budgets limit.
+func limitedHandler(t *testing.T, limit petstore.RateLimit) func(method, body string) *httptest.ResponseRecorder {
+	t.Helper()
+	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys("key-0123456789")),
+		petstore.WithRateLimit(limit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(method, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(method, "/v1/pets", strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer key-0123456789")
+		if body != "" {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+}
+
 // TestAllow: a key gets its burst at once, then waits an interval for each
 // request; another key, or another prefix, has a budget of its own; two
 // Limiters on one Redis with the same prefix share the budget, as
@@ -91,24 +113,10 @@ func TestAllow(t *testing.T) {
 // its Retry-After.
 func TestHeaders(t *testing.T) {
 	rdb := newRedis(t)
-	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys("key-0123456789")),
-		petstore.WithRateLimit(petstore.RateLimit{
-			Reads:   redislimit.New(rdb, "reads:", petstore.Rate{PerSecond: 200, Burst: 400}),
-			Creates: redislimit.New(rdb, "creates:", petstore.Rate{PerSecond: 50, Burst: 100}),
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	serve := func(method, body string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(method, "/v1/pets", strings.NewReader(body))
-		r.Header.Set("Authorization", "Bearer key-0123456789")
-		if body != "" {
-			r.Header.Set("Content-Type", "application/json")
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w
-	}
+	serve := limitedHandler(t, petstore.RateLimit{
+		Reads:   redislimit.New(rdb, "reads:", petstore.Rate{PerSecond: 200, Burst: 400}),
+		Creates: redislimit.New(rdb, "creates:", petstore.Rate{PerSecond: 50, Burst: 100}),
+	})
 	type fields struct {
 		Status            int
 		Policy, RateLimit string
@@ -171,15 +179,7 @@ func TestRedisDown(t *testing.T) {
 		failOpen bool
 		want     int
 	}{{false, http.StatusServiceUnavailable}, {true, http.StatusOK}} {
-		h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys("key-0123456789")),
-			petstore.WithRateLimit(petstore.RateLimit{Reads: l, FailOpen: tt.failOpen}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
-		r.Header.Set("Authorization", "Bearer key-0123456789")
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
+		w := limitedHandler(t, petstore.RateLimit{Reads: l, FailOpen: tt.failOpen})(http.MethodGet, "")
 		if w.Code != tt.want {
 			t.Errorf("FailOpen %v: status %d, want %d; body %s", tt.failOpen, w.Code, tt.want, w.Body)
 		}
@@ -208,18 +208,10 @@ func TestStalledRedis(t *testing.T) {
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = time.Second, time.Second, time.Second
 	rdb := redislimit.NewClient(&o)
 	t.Cleanup(func() { rdb.Close() })
-	h, err := petstore.New(petstore.WithStore(memstore.New()), petstore.WithAuthenticator(petstore.APIKeys("key-0123456789")),
-		petstore.WithRateLimit(petstore.RateLimit{Reads: redislimit.New(rdb, "p:", petstore.Rate{PerSecond: 100, Burst: 100})}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	serve := limitedHandler(t, petstore.RateLimit{Reads: redislimit.New(rdb, "p:", petstore.Rate{PerSecond: 100, Burst: 100})})
 	get := func() (int, time.Duration) {
-		r := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
-		r.Header.Set("Authorization", "Bearer key-0123456789")
-		w := httptest.NewRecorder()
 		start := time.Now()
-		h.ServeHTTP(w, r)
-		return w.Code, time.Since(start)
+		return serve(http.MethodGet, "").Code, time.Since(start)
 	}
 	if code, _ := get(); code != http.StatusOK {
 		t.Fatalf("with Redis up: status %d, want 200", code)
