@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
 	"net"
 	"net/http"
@@ -25,15 +24,15 @@ import (
 // ignores the password.
 const postgresSecret = "pw-cmd-s3cret"
 
-// postgresServerURL returns the URL of the PostgreSQL server to test
-// against, or skips the test (fails it under CI=true) without one.
-func postgresServerURL(t *testing.T) string { return pgtest.URL(t) }
+// uniqueName returns prefix followed by random lower-case letters and
+// digits, a name that no other test uses.
+func uniqueName(prefix string) string { return prefix + strings.ToLower(rand.Text()) }
 
 // postgresConn returns a connection to the test server, closed when the
 // test ends.
 func postgresConn(t *testing.T) *pgx.Conn {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), postgresServerURL(t))
+	conn, err := pgx.Connect(context.Background(), pgtest.URL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,16 +46,14 @@ func postgresConn(t *testing.T) *pgx.Conn {
 // server started on it keeps its pets there.
 func postgresSchema(t *testing.T) (schema, serverURL string) {
 	t.Helper()
-	base := postgresServerURL(t)
+	base := pgtest.URL(t)
 	ctx := context.Background()
 	admin, err := pgxpool.New(ctx, base)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(admin.Close)
-	b := make([]byte, 8)
-	rand.Read(b)
-	schema = "petstore_cmd_test_" + hex.EncodeToString(b)
+	schema = uniqueName("petstore_cmd_test_")
 	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
 		t.Fatal(err)
 	}
@@ -193,16 +190,14 @@ func TestPostgresServer(t *testing.T) {
 // covers a lost notification (10 s).
 func TestPostgresListenURL(t *testing.T) {
 	const key = "listen-key"
-	base, err := url.Parse(postgresServerURL(t))
+	base, err := url.Parse(pgtest.URL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A database of its own: PgBouncer refuses search_path, so the servers
 	// keep their pets in the default schema.
 	admin := postgresConn(t)
-	b := make([]byte, 8)
-	rand.Read(b)
-	db := "petstore_listen_" + hex.EncodeToString(b)
+	db := uniqueName("petstore_listen_")
 	if _, err := admin.Exec(t.Context(), "CREATE DATABASE "+db); err != nil {
 		t.Fatal(err)
 	}
@@ -223,18 +218,5 @@ func TestPostgresListenURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		w.mu.Lock()
-		seen := len(w.pets)
-		w.mu.Unlock()
-		if seen > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the watcher of the other server did not see pet %d within 5 s, so it was not woken; its log:\n%s", pet.ID, p.stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	w.waitFor(t, []petstore.Pet{pet})
+	w.waitFor(t, []petstore.Pet{pet}, 5*time.Second) // well before the poll
 }

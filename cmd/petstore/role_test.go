@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -65,9 +63,7 @@ func roleSetup(t *testing.T, bin string) (schema, role, roleURL string) {
 	if out != want {
 		t.Errorf("petstore migrate printed %q; want %q", out, want)
 	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	role = "petstore_test_app_" + hex.EncodeToString(b)
+	role = uniqueName("petstore_test_app_")
 	conn := postgresConn(t)
 	t.Cleanup(func() {
 		ctx := context.Background()

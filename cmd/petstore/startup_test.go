@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"net"
 	"net/url"
 	"strings"
@@ -96,9 +94,7 @@ func TestStartupMissingDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	name := "petstore_missing_" + hex.EncodeToString(b)
+	name := uniqueName("petstore_missing_")
 	u.Path = "/" + name
 	code, stdout, stderr := runToExit(t, buildServer(t), []string{"PETSTORE_API_KEYS=k", "PETSTORE_POSTGRES_URL=" + u.String()})
 	prefix, suffix := "petstore: cannot reach PostgreSQL: ", `database "`+name+`" does not exist (SQLSTATE 3D000); create it, as a role that may create databases, `+
