@@ -3,6 +3,8 @@ package main
 import (
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +18,9 @@ import (
 // that cannot work, one of each step of the start (the flags, the keys, the
 // handler, the store): each stops it with exit status 2 and one message
 // that says what is wrong, before it prints a key or serves, and none says
-// that the store is unavailable. The messages of each step, the tables of
-// parseConfig, parseAPIKeys and checkHandlerConfig check.
+// that the store is unavailable; a data file that is not a database is left
+// as it was. The messages of each step, the tables of parseConfig,
+// parseAPIKeys, checkHandlerConfig and TestNewCertSourceRefuses check.
 func TestStartupRefuses(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -25,6 +28,16 @@ func TestStartupRefuses(t *testing.T) {
 	}
 	closedPort := ln.Addr().String()
 	ln.Close()
+	ca := newTestCA(t)
+	goodCert, goodKey := pairFiles(t, ca.valid(t))
+	_, otherKey := pairFiles(t, ca.valid(t))
+	tmp := t.TempDir()
+	notDB, missing := filepath.Join(tmp, "notes.txt"), filepath.Join(tmp, "missing", "petstore.db")
+	content := []byte(strings.Repeat("not a database\n", 400))
+	if err := os.WriteFile(notDB, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const otherFile = "; -data or PETSTORE_DATA names another file, -store memory keeps pets in memory"
 
 	bin := buildServer(t)
 	tests := []struct {
@@ -64,6 +77,29 @@ func TestStartupRefuses(t *testing.T) {
 			want: "cannot reach PostgreSQL: failed to connect to `user=app database=shop`: " + closedPort + " (127.0.0.1): " +
 				"dial error: dial tcp " + closedPort + ": connect: connection refused",
 		},
+		{
+			name: "a TLS key of another certificate, from the environment",
+			env:  []string{"PETSTORE_API_KEYS=k", tlsCertVar + "=" + goodCert, tlsKeyVar + "=" + otherKey},
+			want: "TLS key file " + otherKey + " does not match the certificate in " + goodCert + ": tls: private key does not match public key",
+		},
+		{
+			name: "the TLS flag wins over the variable",
+			env:  []string{"PETSTORE_API_KEYS=k", tlsCertVar + "=" + goodCert, tlsKeyVar + "=" + goodKey},
+			args: []string{"-tls-cert", missing},
+			want: "TLS certificate file " + missing + " cannot be read: no such file or directory",
+		},
+		{
+			name: "a data file that is not a database",
+			env:  []string{"PETSTORE_API_KEYS=k"},
+			args: []string{"-data", notDB},
+			want: "sqlitestore.Open: " + notDB + " is not a SQLite database; give the path of a petstore database or of a new file: file is not a database (26)" + otherFile,
+		},
+		{
+			name: "a data file in a missing directory",
+			env:  []string{"PETSTORE_API_KEYS=k"},
+			args: []string{"-data", missing},
+			want: "sqlitestore.Open: " + missing + ": the directory " + filepath.Dir(missing) + " does not exist; create it first" + otherFile,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,6 +117,9 @@ func TestStartupRefuses(t *testing.T) {
 				t.Errorf("a start-up error speaks of an unavailable store:\n%s", stderr)
 			}
 		})
+	}
+	if got, err := os.ReadFile(notDB); err != nil || string(got) != string(content) {
+		t.Errorf("the file that is not a database was changed (%v)", err)
 	}
 }
 

@@ -187,45 +187,6 @@ func TestServerTLSRotation(t *testing.T) {
 	}
 }
 
-// TestServerTLSRefuses starts the server process with bad TLS settings: it
-// exits with status 2 before serving or printing a key, and says which
-// file is at fault and why. Each kind of bad pair, TestNewCertSourceRefuses
-// checks, and each bad setting, TestParseConfigTLS.
-func TestServerTLSRefuses(t *testing.T) {
-	bin := buildServer(t)
-	ca := newTestCA(t)
-	good, other := ca.valid(t), ca.valid(t)
-	goodCert, goodKey := pairFiles(t, good)
-	_, otherKey := pairFiles(t, other)
-	missing := filepath.Join(t.TempDir(), "missing.pem")
-
-	tests := []struct {
-		name string
-		env  []string
-		args []string
-		want string
-	}{
-		{name: "mismatched, from the environment", env: []string{tlsCertVar + "=" + goodCert, tlsKeyVar + "=" + otherKey},
-			want: "TLS key file " + otherKey + " does not match the certificate in " + goodCert + ": tls: private key does not match public key"},
-		{name: "the flag wins over the variable", env: []string{tlsCertVar + "=" + goodCert, tlsKeyVar + "=" + goodKey}, args: []string{"-tls-cert", missing},
-			want: "TLS certificate file " + missing + " cannot be read: no such file or directory"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runToExit(t, bin, tt.env, tt.args...)
-			if code != 2 {
-				t.Errorf("the server exited with %d, want 2", code)
-			}
-			if !strings.Contains(stderr, "petstore: "+tt.want+"\n") {
-				t.Errorf("stderr:\n%s\nwant it to say %q", stderr, tt.want)
-			}
-			if stdout != "" {
-				t.Errorf("the server printed, before refusing to start:\n%s", stdout)
-			}
-		})
-	}
-}
-
 // get lists the pets of p with client, reading the whole response.
 func get(client *http.Client, p *serverProcess, key string) (*http.Response, error) {
 	req, err := http.NewRequest(http.MethodGet, p.baseURL+"/pets", nil)
