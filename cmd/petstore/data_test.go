@@ -15,8 +15,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -53,45 +51,16 @@ func TestBackupWhileServing(t *testing.T) {
 	bin := buildServer(t)
 	dir := t.TempDir()
 	p := startServerIn(t, dir, bin, key, nil)
-	type create struct {
-		pet     petstore.Pet
-		idemKey string
-		acked   time.Time
-	}
-	var (
-		mu      sync.Mutex
-		creates []create
-		stop    atomic.Bool
-		wg      sync.WaitGroup
-	)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
-	for w := range 16 {
-		wg.Go(func() {
-			for i := 0; !stop.Load(); i++ {
-				idemKey := ""
-				if i%2 == 0 {
-					idemKey = fmt.Sprintf("c%d-%d", w, i)
-				}
-				np := petstore.NewPet{Name: fmt.Sprintf("c%d %d", w, i), CategoryID: 1}
-				a, err := send(context.Background(), client, createRequest(p.baseURL, key, idemKey, np))
-				if err != nil || a.status != http.StatusCreated {
-					t.Errorf("create during the backup: %v %v", a, err)
-					return
-				}
-				pet, _ := a.pet()
-				mu.Lock()
-				creates = append(creates, create{pet, idemKey, time.Now()})
-				mu.Unlock()
-			}
-		})
-	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	_, wait := createLoad(ctx, t, p, key, "c", false)
 	time.Sleep(time.Second)
 	backup := filepath.Join(dir, "backup.db")
 	began := time.Now()
 	out := mustRun(t, dir, bin, nil, "backup", backup)
 	time.Sleep(200 * time.Millisecond)
-	stop.Store(true)
-	wg.Wait()
+	cancel()
+	creates := wait()
 	if !regexp.MustCompile(`^backed up \d+ pets to \S+: \d+ bytes in \S+\n$`).MatchString(out) {
 		t.Errorf("petstore backup printed %q; want what it wrote: pets, bytes, time", out)
 	}
@@ -100,7 +69,7 @@ func TestBackupWhileServing(t *testing.T) {
 	for _, pet := range openPets(t, backup) {
 		got[pet.ID] = pet
 	}
-	var keyed []create
+	var keyed []loadCreate
 	for _, c := range creates {
 		if !c.acked.Before(began) {
 			continue
@@ -108,13 +77,13 @@ func TestBackupWhileServing(t *testing.T) {
 		if diff := cmp.Diff(c.pet, got[c.pet.ID]); diff != "" {
 			t.Fatalf("a pet acknowledged before the backup began (-want +backup):\n%s", diff)
 		}
-		if c.idemKey != "" && len(keyed) < 50 {
+		if c.key != "" && len(keyed) < 50 {
 			keyed = append(keyed, c)
 		}
 	}
 	served := startServer(t, bin, key, nil, "-data", backup)
 	for _, c := range keyed {
-		a := createPet(t, served.baseURL, key, c.idemKey, c.pet.NewPet)
+		a := createPet(t, served.baseURL, key, c.key, c.pet.NewPet)
 		if pet, _ := a.pet(); a.status != http.StatusCreated || !a.replayed() || pet != c.pet {
 			t.Fatalf("keyed retry of pet %d on a server of the backup: %v; want it replayed", c.pet.ID, a)
 		}

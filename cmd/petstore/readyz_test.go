@@ -40,15 +40,7 @@ func TestReadyzPostgres(t *testing.T) {
 	p := startServer(t, bin, "readyz-key", nil, "-postgres", cluster.URL(), "-admin-addr", "127.0.0.1:0")
 	admin := adminURL(t, p)
 
-	// probe returns what /readyz answers.
-	probe := func() (int, probeBody) {
-		status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"})
-		var b probeBody
-		if err := json.Unmarshal(body, &b); err != nil {
-			t.Fatalf("/readyz answered %d with %q, not JSON: %v", status, body, err)
-		}
-		return status, b
-	}
+	probe := func() (int, probeBody) { return readyz(t, admin) }
 	// waitFor polls /readyz until it answers want, and returns the body.
 	waitFor := func(when string, want int) probeBody {
 		t.Helper()
@@ -90,9 +82,20 @@ func TestReadyzPostgres(t *testing.T) {
 	}
 }
 
-// TestReadyzDataFile checks that /readyz answers 503 when scheduled
-// backups stop succeeding for twice their interval, which /metrics counts,
-// and when the data file cannot take writes.
+// readyz returns what /readyz at the admin URL admin answers.
+func readyz(t *testing.T, admin string) (int, probeBody) {
+	t.Helper()
+	status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"})
+	var b probeBody
+	if err := json.Unmarshal(body, &b); err != nil {
+		t.Fatalf("/readyz answered %d with %q, not JSON: %v", status, body, err)
+	}
+	return status, b
+}
+
+// TestReadyzDataFile checks that /readyz answers 503 while the data file
+// cannot be written, and 200 again once it can; and when scheduled backups
+// stop succeeding for twice their interval, which /metrics counts.
 func TestReadyzDataFile(t *testing.T) {
 	dir := t.TempDir()
 	backups := filepath.Join(dir, "backups")
@@ -107,6 +110,12 @@ func TestReadyzDataFile(t *testing.T) {
 		status, _ := ready()
 		return status == http.StatusOK
 	})
+	for _, mode := range []os.FileMode{0o400, 0o600} {
+		chmod(t, filepath.Join(dir, defaultDataFile), mode)
+		if status, b := readyz(t, admin); (status == http.StatusOK) != (mode == 0o600) {
+			t.Errorf("/readyz with the data file at mode %v: %d %+v", mode, status, b)
+		}
+	}
 	// Runs go on every 200ms, each with its temporary file: wait until
 	// three have succeeded and the oldest were removed, leaving the newest
 	// 2, which never happens if removal is broken.
@@ -141,27 +150,6 @@ func TestReadyzDataFile(t *testing.T) {
 	}
 	if !strings.Contains(p.stderr.String(), "scheduled backup failed") {
 		t.Errorf("the log does not say that a backup failed:\n%s", p.stderr)
-	}
-}
-
-// TestReadyzReadOnlyFile checks that /readyz answers 503 while the data
-// file cannot be written, and 200 again once it can.
-func TestReadyzReadOnlyFile(t *testing.T) {
-	dir := t.TempDir()
-	p := startServerIn(t, dir, buildServer(t), "ready-key", nil, "-admin-addr", "127.0.0.1:0")
-	admin := adminURL(t, p)
-	data := filepath.Join(dir, defaultDataFile)
-	for _, tt := range []struct {
-		mode   os.FileMode
-		status int
-	}{{0o400, http.StatusServiceUnavailable}, {0o600, http.StatusOK}} {
-		if err := os.Chmod(data, tt.mode); err != nil {
-			t.Fatal(err)
-		}
-		status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"})
-		if status != tt.status {
-			t.Errorf("/readyz with the data file at mode %v: %d %s; want %d", tt.mode, status, body, tt.status)
-		}
 	}
 }
 
@@ -354,10 +342,9 @@ func TestReplicas(t *testing.T) {
 		t.Helper()
 		var b probeBody
 		for range 100 {
-			b = probeBody{}
-			status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"})
-			if err := json.Unmarshal(body, &b); err != nil || status != http.StatusOK {
-				t.Fatalf("%s: /readyz answered %d %s; want 200 (%v)", when, status, body, err)
+			var status int
+			if status, b = readyz(t, admin); status != http.StatusOK {
+				t.Fatalf("%s: /readyz answered %d %+v; want 200", when, status, b)
 			}
 			if len(b.Replicas) == 1 && b.Replicas[0].Serving == serving {
 				return b

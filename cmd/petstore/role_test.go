@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -157,11 +156,7 @@ func TestDocsServingRole(t *testing.T) {
 	if _, err := conn.Exec(context.Background(), "REVOKE DELETE ON "+schema+".pets_keys FROM "+role); err != nil {
 		t.Fatal(err)
 	}
-	status, body := adminDo(t, apiRequest{method: http.MethodGet, url: adminURL(t, p) + "/readyz"})
-	var probe probeBody
-	if err := json.Unmarshal(body, &probe); err != nil {
-		t.Fatalf("/readyz: %q: %v", body, err)
-	}
+	status, probe := readyz(t, adminURL(t, p))
 	grant := "GRANT DELETE ON " + schema + ".pets_keys TO " + role + ";"
 	if status != http.StatusServiceUnavailable || !strings.HasSuffix(probe.Reason, grant) {
 		t.Errorf("/readyz with DELETE revoked: %d %+v; want 503 with a reason ending %q", status, probe, grant)
