@@ -126,12 +126,10 @@ func labels(m *dto.Metric) map[string]string {
 	return l
 }
 
-// TestAdminMetrics runs the server with -admin-addr and -access-log and
-// sends it known requests: the access log has a line per request without
-// any key, query or pet ID; the admin endpoints are not on the API's port;
-// /metrics serves the handler's metrics under their Prometheus names (what
-// they count per route, status and principal, otelpetstore's TestTelemetry
-// checks), the service's, the Go runtime's and the process's.
+// TestAdminMetrics runs the server with -admin-addr and -access-log: the
+// access log has a line per request without any key, query or pet ID; the
+// admin endpoints are not on the API's port; /metrics has the handler's,
+// the service's, the Go runtime's and the process's metrics.
 func TestAdminMetrics(t *testing.T) {
 	const key, wrongKey, querySecret = "admin-metrics-key", "admin-metrics-wrong-key", "admin-query-secret"
 	p := startServer(t, buildServer(t), key, nil, "-admin-addr", "127.0.0.1:0", "-access-log")

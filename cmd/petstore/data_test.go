@@ -42,10 +42,9 @@ func openPets(t *testing.T, path string) []petstore.Pet {
 	return pets
 }
 
-// TestBackupWhileServing backs the data file up while 16 clients create
-// pets, keyed and unkeyed: no create fails, the backup holds every pet
-// acknowledged before it began, and a server started on the backup
-// replays the keyed creates.
+// TestBackupWhileServing backs the data file up under createLoad: the
+// backup holds every pet acknowledged before it began, and a server on the
+// backup replays the keyed creates.
 func TestBackupWhileServing(t *testing.T) {
 	const key = "backup-key"
 	bin := buildServer(t)
@@ -197,11 +196,10 @@ func TestRestoreWhileServing(t *testing.T) {
 }
 
 // TestMadeKeySurvivesRestart starts the server twice without
-// PETSTORE_API_KEYS, on its default store: the first prints one random key,
-// once, and not in its log, and gives the data file's absolute path in its
-// log; the second start accepts the key the first printed, kept owner-only
-// beside the data file, as are the data file's own files, and has the pet
-// created before the SIGTERM. (TestServerCrash restarts after SIGKILL.)
+// PETSTORE_API_KEYS: the first prints one random key, not in its log, and
+// logs the data file's absolute path; the second accepts that key, kept
+// owner-only beside the data file as are the data file's own files, and
+// has the pet created before the SIGTERM.
 func TestMadeKeySurvivesRestart(t *testing.T) {
 	bin := buildServer(t)
 	dir := t.TempDir()
@@ -233,10 +231,8 @@ func TestMadeKeySurvivesRestart(t *testing.T) {
 	}
 }
 
-// TestReadyzNoIDLeft checks that the server opens a PostgreSQL table that
-// has issued the last ID there is, so that its pets can be read and
-// exported, and that /readyz answers 503 and says why. That the stores'
-// Check says so, their own TestNoIDLeft checks.
+// TestReadyzNoIDLeft: the server opens a PostgreSQL table that has issued
+// the last ID there is, and /readyz answers 503 saying why.
 func TestReadyzNoIDLeft(t *testing.T) {
 	ctx, logger := context.Background(), slog.New(slog.DiscardHandler)
 	_, url := postgresSchema(t)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"io"
+	"net/http"
 	"os"
 	"regexp"
 	"slices"
@@ -16,24 +17,42 @@ import (
 )
 
 // TestServerConformance runs the HTTP conformance suite against the server
-// running as a process on its default store, a SQLite file, and without
-// -admin-addr, which serves no admin endpoints.
+// as a process on its default store, a SQLite file, without -admin-addr,
+// which serves no admin endpoints: over plain HTTP, warning once that API
+// keys travel unencrypted, and over HTTPS, so HTTP/2, with the key pair
+// named in the environment, through a client that trusts only the test's CA.
 func TestServerConformance(t *testing.T) {
 	const key = "conformance-key"
-	p := startServer(t, buildServer(t), key, nil)
-	petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: p.baseURL, APIKey: key})
-	if log := p.stderr.String(); !strings.Contains(log, "storing pets in a SQLite file") {
-		t.Errorf("the log does not say that pets are kept in a SQLite file:\n%s", log)
-	}
-	warnings := regexp.MustCompile(`(?m)^.*level=WARN.*serving plain HTTP: API keys travel unencrypted unless a proxy in front terminates TLS.*$`).FindAllString(p.stderr.String(), -1)
-	if len(warnings) != 1 {
-		t.Errorf("serving plain HTTP, the log has %d warnings that API keys travel unencrypted, want 1:\n%s", len(warnings), p.stderr)
-	}
-	if !strings.HasPrefix(p.baseURL, "http://") {
-		t.Errorf("serving plain HTTP, the server prints %s; want an http:// URL", p.baseURL)
-	}
-	if adminLine.MatchString(p.stdout.String()) || strings.Contains(p.stderr.String(), "admin endpoints") {
-		t.Errorf("without -admin-addr, the server speaks of admin endpoints:\n%s\n%s", p.stdout, p.stderr)
+	bin, ca := buildServer(t), newTestCA(t)
+	certFile, keyFile := pairFiles(t, ca.valid(t))
+	plainWarning := regexp.MustCompile(`(?m)^.*level=WARN.*serving plain HTTP: API keys travel unencrypted unless a proxy in front terminates TLS.*$`)
+	for _, tt := range []struct {
+		scheme   string
+		env      []string
+		client   *http.Client
+		warnings int
+		serving  string
+	}{
+		{"http", nil, nil, 1, "serving plain HTTP"},
+		{"https", []string{tlsCertVar + "=" + certFile, tlsKeyVar + "=" + keyFile}, ca.client(), 0, "serving HTTPS"},
+	} {
+		t.Run(tt.scheme, func(t *testing.T) {
+			p := startServer(t, bin, key, tt.env)
+			if !strings.HasPrefix(p.baseURL, tt.scheme+"://") {
+				t.Fatalf("the server prints %s; want an %s:// URL", p.baseURL, tt.scheme)
+			}
+			petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: p.baseURL, APIKey: key, Client: tt.client})
+			log := p.stderr.String()
+			if !strings.Contains(log, "storing pets in a SQLite file") || !strings.Contains(log, tt.serving) {
+				t.Errorf("the log does not say that pets are kept in a SQLite file, or %q:\n%s", tt.serving, log)
+			}
+			if n := len(plainWarning.FindAllString(log, -1)); n != tt.warnings {
+				t.Errorf("the log has %d warnings that API keys travel unencrypted, want %d:\n%s", n, tt.warnings, log)
+			}
+			if adminLine.MatchString(p.stdout.String()) || strings.Contains(log, "admin endpoints") {
+				t.Errorf("without -admin-addr, the server speaks of admin endpoints:\n%s\n%s", p.stdout, log)
+			}
+		})
 	}
 }
 

@@ -17,12 +17,10 @@ import (
 	"github.com/petstore-go/petstore/internal/export"
 )
 
-// TestMoveBetweenStores moves a data set from SQLite to PostgreSQL and
-// back with export and import, serving each with the key that the first
-// server made and kept beside its data file, given as the docs say: each
-// export of what was imported is the same, a keyed retry on the new store
-// replays the pet created before the move, and the next create gets an ID
-// above every imported one.
+// TestMoveBetweenStores moves a data set from SQLite to PostgreSQL and back
+// with export and import, with the key that the first server made: each
+// export of what was imported is the same, a keyed retry replays the pet
+// created before the move, and the next ID is above every imported one.
 func TestMoveBetweenStores(t *testing.T) {
 	_, pgURL := postgresSchema(t)
 	pgEnv := []string{postgresURLVar + "=" + pgURL}

@@ -40,10 +40,8 @@ func postgresConn(t *testing.T) *pgx.Conn {
 	return conn
 }
 
-// postgresSchema creates a schema that no other test uses, dropped with
-// everything in it when the test ends, and returns the server's URL with
-// the schema as search_path and postgresSecret as password, so that a
-// server started on it keeps its pets there.
+// postgresSchema creates a schema of the test's own, dropped when it ends,
+// and returns the URL with it as search_path and postgresSecret as password.
 func postgresSchema(t *testing.T) (schema, serverURL string) {
 	t.Helper()
 	base := pgtest.URL(t)
@@ -185,9 +183,8 @@ func TestPostgresServer(t *testing.T) {
 }
 
 // TestPostgresListenURL: behind PgBouncer in transaction mode, which does
-// not carry LISTEN, two servers given -postgres-listen with the database's
-// own URL wake each other's watch streams at once, not at the poll that
-// covers a lost notification (10 s).
+// not carry LISTEN, two servers given -postgres-listen wake each other's
+// watch streams at once, not at the 10 s poll.
 func TestPostgresListenURL(t *testing.T) {
 	const key = "listen-key"
 	base, err := url.Parse(pgtest.URL(t))

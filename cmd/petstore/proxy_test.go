@@ -51,16 +51,13 @@ func startNginx(t *testing.T, ca *testCA, upstream string) string {
 	return addr
 }
 
-// nginxRefuses are the clauses of the conformance suite whose requests
-// nginx answers itself, with a page of its own, before they reach the
-// server: TRACE (405), a NUL in the path and a second Authorization header
-// (400).
+// nginxRefuses are the clauses whose requests nginx answers itself: TRACE
+// (405), a NUL in the path and a second Authorization header (400).
 var nginxRefuses = []string{"method-not-allowed", "get-invalid-id", "auth-missing"}
 
-// TestServerBehindNginx runs the conformance suite against the server
-// under the prefix /store/v1, through nginx with the configuration of
-// docs/operating.md, over HTTPS and HTTP/2: every clause passes but those
-// of nginxRefuses, which fail only with nginx's own HTML page.
+// TestServerBehindNginx runs the conformance suite under /store/v1 through
+// nginx configured as docs/operating.md says, over HTTPS and HTTP/2: every
+// clause passes but those of nginxRefuses, failed by nginx's HTML page.
 func TestServerBehindNginx(t *testing.T) {
 	const key = "nginx-key"
 	ca := newTestCA(t)

@@ -121,10 +121,9 @@ func curlRequest(t *testing.T, command, key, addr string) *http.Request {
 	return r
 }
 
-// TestREADMESession runs the README's curl session against the real server,
-// started as the README starts it, and compares every status, header and
-// body that the README shows; where it shows no "...", the headers are all
-// there are, but Date and Content-Length.
+// TestREADMESession runs the README's curl session against the server and
+// compares every status, header and body shown; without "...", the headers
+// are all there are, but Date and Content-Length.
 func TestREADMESession(t *testing.T) {
 	printed, steps := readmeSession(t)
 	if len(steps) < 5 {

@@ -22,14 +22,9 @@ import (
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
-// TestReadyzPostgres runs the server on a throwaway PostgreSQL cluster and
-// stops the cluster under it: /readyz answers 200, then 503 with a reason
-// while the database is down (while /healthz still answers 200), then 200
-// again once it is back, all in the same process.
-//
-// The test creates the cluster with initdb in a temporary directory and
-// serves it on a free port of its own; it is skipped where PostgreSQL's
-// server binaries are not installed.
+// TestReadyzPostgres stops a throwaway PostgreSQL cluster under the server:
+// /readyz answers 200, then 503 with a reason (while /healthz answers 200),
+// then 200 once it is back. It is skipped without PostgreSQL's binaries.
 func TestReadyzPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping a test that builds and runs the server and a PostgreSQL cluster as processes in -short mode")
@@ -154,10 +149,8 @@ func TestReadyzDataFile(t *testing.T) {
 }
 
 // TestBackupFailsCleanly runs the server under a file-size limit that its
-// scheduled backups pass midway, as on a full backup disk: each failed run
-// is counted in /metrics and logged with its reason, leaves no file in the
-// backup directory, and /readyz goes on answering 200, since the server
-// still serves.
+// scheduled backups pass midway: each failed run is counted and logged
+// with its reason, leaves no file behind, and /readyz stays 200.
 func TestBackupFailsCleanly(t *testing.T) {
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
@@ -294,11 +287,10 @@ func chmod(t *testing.T, path string, mode os.FileMode) {
 // scopeLabels are the labels of the server's own metrics in /metrics.
 const scopeLabels = `{otel_scope_name="github.com/petstore-go/petstore/cmd/petstore",otel_scope_schema_url="",otel_scope_version=""}`
 
-// TestReplicas runs the server on a throwaway primary with a hot standby
-// named in PETSTORE_POSTGRES_REPLICA_URLS: the start-up log names the
-// replica without its password, reads are served by it and counted in the
-// metrics with its lag, and /readyz reports it; once it stops, /readyz
-// still answers 200, saying that it does not serve, and reads still work.
+// TestReplicas runs the server on a primary with a hot standby in
+// PETSTORE_POSTGRES_REPLICA_URLS: the log names the replica without its
+// password, it serves reads, counted in /metrics with its lag, and /readyz
+// reports it; once it stops, /readyz still answers 200 and reads work.
 func TestReplicas(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping a test that builds and runs the server and two PostgreSQL servers as processes in -short mode")

@@ -46,11 +46,9 @@ func docsRole(t *testing.T) (statements []string, serveArgs []string) {
 	return statements, strings.Fields(m[1])
 }
 
-// roleSetup makes a schema of its own with the tables migrated by
-// "petstore migrate" as the owner, and returns the schema, a unique name
-// for a role and the URL that connects as that role with the schema as
-// search_path. The role is dropped, with its privileges, when the test
-// ends; the schema too.
+// roleSetup migrates the tables of a new schema as the owner, and returns
+// the schema, a new role's name (dropped when the test ends) and the URL of
+// that role with the schema as search_path.
 func roleSetup(t *testing.T, bin string) (schema, role, roleURL string) {
 	t.Helper()
 	schema, ownerURL := postgresSchema(t)
@@ -105,10 +103,9 @@ func roleGrant(t *testing.T, statements []string, schema, role string) {
 	}
 }
 
-// TestDocsServingRole creates the serving role exactly as docs/postgres.md
-// says, after "petstore migrate" as the owner, starts the server as it as
-// the page says, and creates pets with and without idempotency keys,
-// through HTTP and the Go client (which keys every create).
+// TestDocsServingRole creates the serving role as docs/postgres.md says,
+// starts the server as it, and creates pets with and without idempotency
+// keys, through HTTP and the Go client.
 func TestDocsServingRole(t *testing.T) {
 	pgtest.URL(t)
 	statements, args := docsRole(t)
@@ -163,10 +160,8 @@ func TestDocsServingRole(t *testing.T) {
 	}
 }
 
-// TestMigrateCommand checks "petstore migrate": it migrates and says so,
-// then says there is nothing to do; and a server started with
-// -migrate=false on tables not migrated refuses to start, naming the
-// command.
+// TestMigrateCommand: "petstore migrate" migrates, then has nothing to do;
+// before it, a server with -migrate=false refuses to start, naming it.
 func TestMigrateCommand(t *testing.T) {
 	bin := buildServer(t)
 	schema, serverURL := postgresSchema(t)

@@ -16,9 +16,8 @@ import (
 	"github.com/petstore-go/petstore"
 )
 
-// holdCreate sends a create of body to the server p with key, its head with
-// Expect: 100-continue and then half of body once 100 Continue says that
-// the handler reads it: the create is then in flight. It returns the
+// holdCreate sends a create of body with Expect: 100-continue, and half of
+// body after 100 Continue: the create is then in flight. It returns the
 // connection and the reader of its answers.
 func holdCreate(t *testing.T, p *serverProcess, key, body string) (net.Conn, *bufio.Reader) {
 	t.Helper()
@@ -45,12 +44,10 @@ func holdCreate(t *testing.T, p *serverProcess, key, body string) (net.Conn, *bu
 	return conn, answer
 }
 
-// TestShutdownSignals holds a create in flight, its body half sent, and
-// signals the server process: new connections are refused at once. On one
-// signal the create completes with 201 and the process exits 0; a second
-// signal, while the shutdown would wait up to -shutdown-timeout (a minute
-// here), makes it exit at once with exitAtOnce, saying so, and closes the
-// held connection without an answer.
+// TestShutdownSignals signals the server with a create in flight: new
+// connections are refused; on one signal the create completes with 201 and
+// the process exits 0; a second makes it exit at once with exitAtOnce,
+// saying so, and closes the held connection without an answer.
 func TestShutdownSignals(t *testing.T) {
 	bin := buildServer(t)
 	term, intr := syscall.SIGTERM, syscall.SIGINT

@@ -14,13 +14,10 @@ import (
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 )
 
-// TestStartupRefuses starts the server as a process on configurations
-// that cannot work, one of each step of the start (the flags, the keys, the
-// handler, the store): each stops it with exit status 2 and one message
-// that says what is wrong, before it prints a key or serves, and none says
-// that the store is unavailable; a data file that is not a database is left
-// as it was. The messages of each step, the tables of parseConfig,
-// parseAPIKeys, checkHandlerConfig and TestNewCertSourceRefuses check.
+// TestStartupRefuses starts the server on configurations that cannot work,
+// one of each step of the start: each exits 2 with one message, before it
+// prints a key or serves, none saying that the store is unavailable, and a
+// file that is not a database is left as it was.
 func TestStartupRefuses(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -123,11 +120,8 @@ func TestStartupRefuses(t *testing.T) {
 	}
 }
 
-// TestStartupMissingDatabase starts the server on a PostgreSQL URL naming
-// a database that does not exist: it refuses to start, saying what is
-// missing and the statement that creates it. (A missing schema, pgstore's
-// TestMigrateMissingSearchPathSchema checks, in the message the server
-// gives as it is.)
+// TestStartupMissingDatabase: a PostgreSQL URL naming a database that does
+// not exist stops the server, naming the statement that creates it.
 func TestStartupMissingDatabase(t *testing.T) {
 	u, err := url.Parse(pgtest.URL(t))
 	if err != nil {

@@ -113,12 +113,10 @@ func (c *otlpCollector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(resp)
 }
 
-// TestTraces runs the server with OTEL_EXPORTER_OTLP_ENDPOINT pointing at
-// a collector on loopback: a request that carries a traceparent gives a
-// server span in that trace, of the service OTEL_SERVICE_NAME names, sent
-// by the time the server has exited, and its access log line names the
-// trace and the span. What the spans hold, otelpetstore's TestTelemetry
-// checks.
+// TestTraces sends the server's spans to a collector on loopback: a request
+// with a traceparent gives one server span in that trace, of the service
+// OTEL_SERVICE_NAME names, sent by exit, and its access log line names the
+// trace and the span.
 func TestTraces(t *testing.T) {
 	collector := &otlpCollector{}
 	srv := httptest.NewServer(collector)

@@ -25,34 +25,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/petstore-go/petstore/petstoretest"
 )
 
-// TestServerTLSConformance runs the HTTP conformance suite against the
-// server process serving HTTPS, so over HTTP/2, with the key pair named in
-// the environment, through a client that trusts only the test's CA.
-func TestServerTLSConformance(t *testing.T) {
-	const key = "tls-conformance-key"
-	ca := newTestCA(t)
-	certFile, keyFile := pairFiles(t, ca.valid(t))
-	p := startServer(t, buildServer(t), key, []string{tlsCertVar + "=" + certFile, tlsKeyVar + "=" + keyFile})
-	if !strings.HasPrefix(p.baseURL, "https://") {
-		t.Fatalf("the server prints %s; want an https:// URL", p.baseURL)
-	}
-	petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: p.baseURL, APIKey: key, Client: ca.client()})
-	log := p.stderr.String()
-	if strings.Contains(log, "plain HTTP") {
-		t.Errorf("serving HTTPS, the log warns of plain HTTP:\n%s", log)
-	}
-	if !strings.Contains(log, "serving HTTPS") {
-		t.Errorf("the log does not say that the server serves HTTPS:\n%s", log)
-	}
-}
-
-// TestServerTLSVersions checks what the server process negotiates: HTTP/2
-// with a client that offers it and HTTP/1.1 with one that does not, TLS 1.2
-// at the least by default, and TLS 1.3 at the least with -tls-min-version
-// 1.3.
+// TestServerTLSVersions: HTTP/2 when the client offers it, else HTTP/1.1;
+// TLS 1.2 at the least by default, 1.3 with -tls-min-version 1.3.
 func TestServerTLSVersions(t *testing.T) {
 	const key = "tls-versions-key"
 	bin := buildServer(t)
@@ -112,11 +88,9 @@ func TestServerTLSVersions(t *testing.T) {
 	}
 }
 
-// TestServerTLSRotation replaces the key pair of a running server process,
-// once by writing new files that it finds at its next check, once with
-// SIGHUP and no checks: new connections get the new certificate, a
-// connection opened before keeps working, and a bad pair written after is
-// refused in the log while the good one goes on serving.
+// TestServerTLSRotation replaces the key pair of a running server, found
+// at the next check or on SIGHUP: new connections get the new certificate,
+// an older one keeps working, and a bad pair is refused in the log.
 func TestServerTLSRotation(t *testing.T) {
 	bin := buildServer(t)
 	tests := []struct {
@@ -440,11 +414,9 @@ func TestNewCertSourceRefuses(t *testing.T) {
 	}
 }
 
-// TestCertSourceReload takes a certSource through a sequence of changes to
-// its files: a good new pair replaces the one served; a bad one, such as the
-// state half-way through a rotation (new certificate, old key), is refused,
-// logged once and leaves the previous pair serving; and reload without force
-// leaves files that have not changed alone.
+// TestCertSourceReload changes a certSource's files step by step: a good
+// pair replaces the one served; a bad one is refused, logged once, and the
+// previous one stays; reload without force leaves unchanged files alone.
 func TestCertSourceReload(t *testing.T) {
 	ca := newTestCA(t)
 	a, b, c, d := ca.valid(t), ca.valid(t), ca.valid(t), ca.valid(t)

@@ -89,11 +89,9 @@ func openWatch(t *testing.T, hc *http.Client, baseURL, key string) *http.Respons
 	return resp
 }
 
-// TestServerWatchRestarts runs three watchers (one of sold pets) and 16
-// writers through the Go client against the server on its default store,
-// the SQLite file, and kills the server (SIGKILL) and starts it again twice
-// meanwhile. Each watcher sees every pet stored, of its status, exactly
-// once and in ID order.
+// TestServerWatchRestarts kills and restarts the server twice under 16
+// writers and three watchers: each watcher sees every pet stored, of its
+// status, exactly once and in ID order.
 func TestServerWatchRestarts(t *testing.T) {
 	const key = "watch-key"
 	bin, dir := buildServer(t), t.TempDir()
@@ -186,11 +184,9 @@ func TestServerWatchProtocols(t *testing.T) {
 	}
 }
 
-// TestServerWatchCaps checks that -watch-max-per-caller caps one caller's
-// streams: a second watch of the caller is answered 429 with Retry-After,
-// while another caller still gets its stream; /metrics counts the streams
-// open (what the watch metrics count, otelpetstore's TestObserveWatch
-// checks).
+// TestServerWatchCaps: with -watch-max-per-caller 1 a caller's second watch
+// is answered 429 with Retry-After, another caller's is not, and /metrics
+// counts the streams open.
 func TestServerWatchCaps(t *testing.T) {
 	p := startServer(t, buildServer(t), "alice:watch-key-a,bob:watch-key-b", nil, "-watch-max-per-caller", "1", "-admin-addr", "127.0.0.1:0")
 	watch := func(key string) *http.Response { return openWatch(t, http.DefaultClient, p.baseURL, key) }
