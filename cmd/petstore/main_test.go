@@ -72,14 +72,12 @@ func TestParseConfigTLS(t *testing.T) {
 		ReloadInterval time.Duration
 	}
 	defaults := tlsConfig{MinVersion: "TLS 1.2", ReloadInterval: 10 * time.Second}
+	pair, env := tlsConfig{"c.pem", "k.pem", "TLS 1.2", 10 * time.Second}, map[string]string{"PETSTORE_TLS_CERT": "c.pem", "PETSTORE_TLS_KEY": "k.pem"}
 	tests := []configCase[tlsConfig]{
 		{name: "defaults: no TLS", want: defaults},
-		{name: "flags", args: []string{"-tls-cert", "c.pem", "-tls-key", "k.pem"},
-			want: tlsConfig{Cert: "c.pem", Key: "k.pem", MinVersion: "TLS 1.2", ReloadInterval: 10 * time.Second}},
-		{name: "environment", env: map[string]string{"PETSTORE_TLS_CERT": "c.pem", "PETSTORE_TLS_KEY": "k.pem"},
-			want: tlsConfig{Cert: "c.pem", Key: "k.pem", MinVersion: "TLS 1.2", ReloadInterval: 10 * time.Second}},
-		{name: "flags win", args: []string{"-tls-cert", "flag.pem"}, env: map[string]string{"PETSTORE_TLS_CERT": "c.pem", "PETSTORE_TLS_KEY": "k.pem"},
-			want: tlsConfig{Cert: "flag.pem", Key: "k.pem", MinVersion: "TLS 1.2", ReloadInterval: 10 * time.Second}},
+		{name: "flags", args: []string{"-tls-cert", "c.pem", "-tls-key", "k.pem"}, want: pair},
+		{name: "environment", env: env, want: pair},
+		{name: "flags win", args: []string{"-tls-cert", "flag.pem"}, env: env, want: tlsConfig{"flag.pem", "k.pem", "TLS 1.2", 10 * time.Second}},
 		{name: "TLS 1.3, checks off", args: []string{"-tls-cert", "c.pem", "-tls-key", "k.pem", "-tls-min-version", "1.3", "-tls-reload-interval", "0"},
 			want: tlsConfig{Cert: "c.pem", Key: "k.pem", MinVersion: "TLS 1.3"}},
 		{name: "key without certificate", env: map[string]string{"PETSTORE_TLS_KEY": "k.pem"},

@@ -12,12 +12,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 	"github.com/petstore-go/petstore/sqlitestore"
 )
@@ -159,25 +157,8 @@ func TestBackupFailsCleanly(t *testing.T) {
 	bin := buildServer(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, defaultDataFile)
-	s, err := sqlitestore.Open(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for range 40 {
-				if _, _, err := s.Add(context.Background(), petstore.NewPet{Name: strings.Repeat("𝄞", petstore.MaxNameLength), CategoryID: 1}, petstore.AddOptions{}); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	exportFile(t, filepath.Join(dir, "seed.jsonl"), 5000)
+	mustRun(t, dir, bin, nil, "import", "seed.jsonl")
 	fi, err := os.Stat(data)
 	if err != nil {
 		t.Fatal(err)

@@ -39,68 +39,34 @@ func TestStartupRefuses(t *testing.T) {
 	bin := buildServer(t)
 	tests := []struct {
 		name string
-		env  []string
+		env  []string // after PETSTORE_API_KEYS=k
 		args []string
 		want string // the whole of stderr, after "petstore: "
 	}{
-		{
-			name: "a key no bearer token can carry",
-			env:  []string{"PETSTORE_API_KEYS=good-key,pa$$word!"},
-			want: "petstore.New: WithAuthenticator: APIKeys: key 2 of 2 has characters that no bearer token can carry; " +
-				"use only letters, digits, -, ., _, ~, + and /, with = only at the end",
-		},
-		{
-			name: "keys variable with only a comma",
-			env:  []string{"PETSTORE_API_KEYS=,"},
-			want: "PETSTORE_API_KEYS is set but holds no usable key, only commas and spaces; " +
-				"give keys separated by commas, or leave it empty to have a key made and kept",
-		},
-		{
-			name: "a base path no request can match",
-			env:  []string{"PETSTORE_API_KEYS=k"},
-			args: []string{"-base-path", "/München"},
-			want: `petstore.New: WithBasePath: "/München" is not a path as it appears in a request URL, so no request can match it; use "/M%C3%BCnchen"`,
-		},
-		{
-			name: "an unknown flag",
-			env:  []string{"PETSTORE_API_KEYS=k"},
-			args: []string{"-port", "8080"},
-			want: "flag provided but not defined: -port; see -help",
-		},
-		{
-			name: "a database that refuses connections",
-			env: []string{"PETSTORE_API_KEYS=k",
-				"PETSTORE_POSTGRES_URL=postgres://app@" + closedPort + "/shop?sslmode=disable&connect_timeout=5"},
-			want: "cannot reach PostgreSQL: failed to connect to `user=app database=shop`: " + closedPort + " (127.0.0.1): " +
-				"dial error: dial tcp " + closedPort + ": connect: connection refused",
-		},
-		{
-			name: "a TLS key of another certificate, from the environment",
-			env:  []string{"PETSTORE_API_KEYS=k", tlsCertVar + "=" + goodCert, tlsKeyVar + "=" + otherKey},
-			want: "TLS key file " + otherKey + " does not match the certificate in " + goodCert + ": tls: private key does not match public key",
-		},
-		{
-			name: "the TLS flag wins over the variable",
-			env:  []string{"PETSTORE_API_KEYS=k", tlsCertVar + "=" + goodCert, tlsKeyVar + "=" + goodKey},
-			args: []string{"-tls-cert", missing},
-			want: "TLS certificate file " + missing + " cannot be read: no such file or directory",
-		},
-		{
-			name: "a data file that is not a database",
-			env:  []string{"PETSTORE_API_KEYS=k"},
-			args: []string{"-data", notDB},
-			want: "sqlitestore.Open: " + notDB + " is not a SQLite database; give the path of a petstore database or of a new file: file is not a database (26)" + otherFile,
-		},
-		{
-			name: "a data file in a missing directory",
-			env:  []string{"PETSTORE_API_KEYS=k"},
-			args: []string{"-data", missing},
-			want: "sqlitestore.Open: " + missing + ": the directory " + filepath.Dir(missing) + " does not exist; create it first" + otherFile,
-		},
+		{"a key no bearer token can carry", []string{"PETSTORE_API_KEYS=good-key,pa$$word!"}, nil,
+			"petstore.New: WithAuthenticator: APIKeys: key 2 of 2 has characters that no bearer token can carry; " +
+				"use only letters, digits, -, ., _, ~, + and /, with = only at the end"},
+		{"keys variable with only a comma", []string{"PETSTORE_API_KEYS=,"}, nil,
+			"PETSTORE_API_KEYS is set but holds no usable key, only commas and spaces; " +
+				"give keys separated by commas, or leave it empty to have a key made and kept"},
+		{"a base path no request can match", nil, []string{"-base-path", "/München"},
+			`petstore.New: WithBasePath: "/München" is not a path as it appears in a request URL, so no request can match it; use "/M%C3%BCnchen"`},
+		{"an unknown flag", nil, []string{"-port", "8080"}, "flag provided but not defined: -port; see -help"},
+		{"a database that refuses connections", []string{"PETSTORE_POSTGRES_URL=postgres://app@" + closedPort + "/shop?sslmode=disable&connect_timeout=5"}, nil,
+			"cannot reach PostgreSQL: failed to connect to `user=app database=shop`: " + closedPort + " (127.0.0.1): " +
+				"dial error: dial tcp " + closedPort + ": connect: connection refused"},
+		{"a TLS key of another certificate, from the environment", []string{tlsCertVar + "=" + goodCert, tlsKeyVar + "=" + otherKey}, nil,
+			"TLS key file " + otherKey + " does not match the certificate in " + goodCert + ": tls: private key does not match public key"},
+		{"the TLS flag wins over the variable", []string{tlsCertVar + "=" + goodCert, tlsKeyVar + "=" + goodKey}, []string{"-tls-cert", missing},
+			"TLS certificate file " + missing + " cannot be read: no such file or directory"},
+		{"a data file that is not a database", nil, []string{"-data", notDB},
+			"sqlitestore.Open: " + notDB + " is not a SQLite database; give the path of a petstore database or of a new file: file is not a database (26)" + otherFile},
+		{"a data file in a missing directory", nil, []string{"-data", missing},
+			"sqlitestore.Open: " + missing + ": the directory " + filepath.Dir(missing) + " does not exist; create it first" + otherFile},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runToExit(t, bin, tt.env, tt.args...)
+			code, stdout, stderr := runToExit(t, bin, append([]string{"PETSTORE_API_KEYS=k"}, tt.env...), tt.args...)
 			if code != 2 {
 				t.Errorf("exit status %d; want 2", code)
 			}
