@@ -180,8 +180,7 @@ func TestRestoreWhileServing(t *testing.T) {
 	if err == nil || !strings.Contains(errOut, "stop it first") {
 		t.Fatalf("restore while serving: %v, %s; want a refusal that says to stop the server", err, errOut)
 	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	p.wait(t, 10*time.Second)
+	p.stop(t)
 	out := mustRun(t, dir, bin, nil, "restore", "backup.db")
 	replaced := regexp.MustCompile(`kept as (\S+)\n`).FindStringSubmatch(out)
 	if replaced == nil {
@@ -218,9 +217,7 @@ func TestMadeKeySurvivesRestart(t *testing.T) {
 			t.Errorf("%s: %v, %v; want mode 0600", name, fi.Mode(), err)
 		}
 	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	p.wait(t, 10*time.Second)
-
+	p.stop(t)
 	again := startServerIn(t, dir, bin, "", nil)
 	if m2 := keyLine.FindStringSubmatch(again.stdout.String()); m2 == nil || m2[1] != m[1] {
 		t.Errorf("the second start printed %q; want the first start's key again", again.stdout)

@@ -46,8 +46,7 @@ func TestMoveBetweenStores(t *testing.T) {
 	for i := range 5 {
 		createPet(t, p.baseURL, key, "", petstore.NewPet{Name: fmt.Sprintf("plain %d", i), CategoryID: 1})
 	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	p.wait(t, 10*time.Second)
+	p.stop(t)
 
 	check := func(wantNext int64, env []string, args ...string) {
 		t.Helper()
@@ -60,8 +59,7 @@ func TestMoveBetweenStores(t *testing.T) {
 		if next.ID != wantNext {
 			t.Errorf("the first create after the move got ID %d; want %d, past every imported one", next.ID, wantNext)
 		}
-		s.cmd.Process.Signal(syscall.SIGTERM)
-		s.wait(t, 10*time.Second)
+		s.stop(t)
 	}
 
 	_, errOut, err := runCommand(t, dir, bin, nil, "export", "-o", "from-sqlite.jsonl")

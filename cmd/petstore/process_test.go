@@ -202,6 +202,18 @@ func (p *serverProcess) wait(t *testing.T, bound time.Duration) int {
 	return exitCode(t, p.err, p.stderr.String())
 }
 
+// stop stops the process with SIGTERM and fails the test unless it exits 0
+// within 30s.
+func (p *serverProcess) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("the server exited with %d after SIGTERM; its log:\n%s", code, p.stderr)
+	}
+}
+
 // exitCode returns the exit code of a process that ended with err, and
 // fails the test if it was killed by a signal or did not run.
 func exitCode(t *testing.T, err error, log string) int {

@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -186,12 +185,7 @@ func TestBackupFailsCleanly(t *testing.T) {
 		t.Errorf("the log does not say that a backup failed and why:\n%s", p.stderr)
 	}
 	// Once the server has stopped, with no run in progress.
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if code := p.wait(t, 10*time.Second); code != 0 {
-		t.Fatalf("the server exited with %d after SIGTERM; its log:\n%s", code, p.stderr)
-	}
+	p.stop(t)
 	if es, _ := os.ReadDir(backups); len(es) != 0 {
 		t.Errorf("failed backups left %v in the backup directory; want none", es)
 	}
