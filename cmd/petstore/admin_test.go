@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -126,12 +127,10 @@ func labels(m *dto.Metric) map[string]string {
 	return l
 }
 
-// TestAdminMetrics runs the server with -admin-addr and -access-log and
-// sends it known requests: the access log has a line per request without
-// any key, query or pet ID; the admin endpoints are not on the API's port;
-// /metrics serves the handler's metrics under their Prometheus names (what
-// they count per route, status and principal, otelpetstore's TestTelemetry
-// checks), the service's, the Go runtime's and the process's.
+// TestAdminMetrics runs the server with -admin-addr and -access-log: the
+// access log has a line per request without any key, query or pet ID; the
+// admin endpoints are not on the API's port; /metrics has the handler's,
+// the service's, the Go runtime's and the process's metrics.
 func TestAdminMetrics(t *testing.T) {
 	const key, wrongKey, querySecret = "admin-metrics-key", "admin-metrics-wrong-key", "admin-query-secret"
 	p := startServer(t, buildServer(t), key, nil, "-admin-addr", "127.0.0.1:0", "-access-log")
@@ -264,14 +263,9 @@ func TestAdminReady(t *testing.T) {
 			if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
 				t.Fatalf("/readyz answered %d %q, not JSON: %v", w.Code, w.Body, err)
 			}
-			if w.Code != tt.status {
-				t.Errorf("/readyz answered %d, want %d", w.Code, tt.status)
-			}
-			if diff := cmp.Diff(tt.body, got); diff != "" {
-				t.Errorf("/readyz body (-want +got):\n%s", diff)
-			}
-			if ct, cc := w.Header().Get("Content-Type"), w.Header().Get("Cache-Control"); ct != "application/json" || cc != "no-store" {
-				t.Errorf("/readyz: Content-Type %q, Cache-Control %q; want application/json, no-store", ct, cc)
+			want := []any{tt.status, tt.body, "application/json", "no-store"}
+			if diff := cmp.Diff(want, []any{w.Code, got, w.Header().Get("Content-Type"), w.Header().Get("Cache-Control")}); diff != "" {
+				t.Errorf("/readyz status, body, Content-Type and Cache-Control (-want +got):\n%s", diff)
 			}
 			if tt.store.block && took > 10*time.Second {
 				t.Errorf("/readyz took %v for a store that does not answer; want it cut off after %v", took, readyTimeout)
@@ -299,12 +293,8 @@ func TestServeAdmin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			stop()
-		}
-	}()
+	stop = sync.OnceFunc(stop)
+	defer stop()
 	m := adminLine.FindStringSubmatch(stdout.String())
 	if m == nil {
 		t.Fatalf("serveAdmin printed %q; want the admin endpoints' URL", stdout.String())
@@ -324,7 +314,6 @@ func TestServeAdmin(t *testing.T) {
 	check("shutting down", "/readyz", 503)
 	check("shutting down", "/healthz", 200)
 	stop()
-	stopped = true
 	if err := refused(strings.TrimPrefix(url, "http://"), 5*time.Second); err != nil {
 		t.Error(err)
 	}

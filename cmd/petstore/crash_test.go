@@ -15,11 +15,9 @@ import (
 // crashRounds is how many times TestServerCrash kills the server.
 const crashRounds = 5
 
-// TestServerCrash runs the server on its default store, the SQLite file,
-// under concurrent creates, keyed and unkeyed, kills it with SIGKILL at a
-// random moment and starts it again on the same file, crashRounds times.
-// After each restart, every pet that was acknowledged with 201 before the
-// kill is there with the same values, no ID and no name is there twice,
+// TestServerCrash kills the server on its SQLite file with SIGKILL under
+// concurrent creates, crashRounds times, and starts it again: every pet
+// acknowledged with 201 is there as it was, no ID or name is there twice,
 // and a keyed retry of an acknowledged create replays it.
 func TestServerCrash(t *testing.T) {
 	const key = "crash-key"
@@ -29,7 +27,7 @@ func TestServerCrash(t *testing.T) {
 	bin := buildServer(t)
 	dir := t.TempDir()
 
-	acked := map[int64]crashCreate{} // every create answered 201, by ID
+	acked := map[int64]loadCreate{} // every create answered 201, by ID
 	p := startServerIn(t, dir, bin, key, nil)
 	for round := range crashRounds {
 		before := len(acked)
@@ -83,27 +81,25 @@ func TestServerCrash(t *testing.T) {
 	}
 }
 
-// A crashCreate is a create that the server acknowledged with 201: the
-// pet it answered with, and its idempotency key, "" for none.
-type crashCreate struct {
-	pet petstore.Pet
-	key string
+// A loadCreate is a create that the server acknowledged with 201: the pet
+// it answered with, its idempotency key ("" for none), and when.
+type loadCreate struct {
+	pet   petstore.Pet
+	key   string
+	acked time.Time
 }
 
-// crashLoad sends creates to p from several goroutines, every other one
-// with an idempotency key, kills p with SIGKILL killAfter after the first
-// create is acknowledged (so that a slow start on a loaded machine does
-// not leave a round without one), and returns the creates that were acknowledged with 201 before it died.
-func crashLoad(t *testing.T, p *serverProcess, key string, round int, killAfter time.Duration) []crashCreate {
-	t.Helper()
+// createLoad sends creates to p from 16 goroutines until ctx ends, every
+// other one with an idempotency key. A request that fails ends its
+// goroutine, as an error of the test unless dies is set (the server is
+// killed). It returns a channel closed at the first 201, and a function
+// that waits for the goroutines and returns the creates acknowledged.
+func createLoad(ctx context.Context, t *testing.T, p *serverProcess, key, prefix string, dies bool) (<-chan struct{}, func() []loadCreate) {
 	const workers = 16
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
-	defer client.CloseIdleConnections()
 	var (
 		mu      sync.Mutex
-		created []crashCreate
+		created []loadCreate
 		wg      sync.WaitGroup
 		first   = make(chan struct{})
 		once    sync.Once
@@ -112,7 +108,7 @@ func crashLoad(t *testing.T, p *serverProcess, key string, round int, killAfter 
 	for w := range workers {
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil; i++ {
-				name := fmt.Sprintf("r%d-w%d-%d", round, w, i)
+				name := fmt.Sprintf("%s-w%d-%d", prefix, w, i)
 				pet := petstore.NewPet{Name: name, CategoryID: int64(1 + i%5), Status: statuses[(w+i)%len(statuses)]}
 				idemKey := ""
 				if i%2 == 0 {
@@ -120,24 +116,37 @@ func crashLoad(t *testing.T, p *serverProcess, key string, round int, killAfter 
 				}
 				a, err := send(ctx, client, createRequest(p.baseURL, key, idemKey, pet))
 				if err != nil {
-					return // the server is gone
-				}
-				if a.status != http.StatusCreated {
-					t.Errorf("create %s: %v; want 201", name, a)
+					if !dies && ctx.Err() == nil {
+						t.Errorf("create %s: %v", name, err)
+					}
 					return
 				}
 				got, err := a.pet()
-				if err != nil || got.NewPet != pet {
-					t.Errorf("create %s answered %+v (%v); want %+v", name, got, err, pet)
+				if a.status != http.StatusCreated || err != nil || got.NewPet != pet {
+					t.Errorf("create %s: %v; want 201 with %+v", name, a, pet)
 					return
 				}
 				mu.Lock()
-				created = append(created, crashCreate{pet: got, key: idemKey})
+				created = append(created, loadCreate{pet: got, key: idemKey, acked: time.Now()})
 				mu.Unlock()
 				once.Do(func() { close(first) })
 			}
 		})
 	}
+	return first, func() []loadCreate {
+		wg.Wait()
+		client.CloseIdleConnections()
+		return created
+	}
+}
+
+// crashLoad runs createLoad and kills p with SIGKILL killAfter after the
+// first 201, and returns the creates acknowledged before it died.
+func crashLoad(t *testing.T, p *serverProcess, key string, round int, killAfter time.Duration) []loadCreate {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	first, wait := createLoad(ctx, t, p, key, fmt.Sprint("r", round), true)
 	select {
 	case <-first:
 	case <-time.After(30 * time.Second):
@@ -149,6 +158,5 @@ func crashLoad(t *testing.T, p *serverProcess, key string, round int, killAfter 
 	}
 	<-p.exited
 	cancel()
-	wg.Wait()
-	return created
+	return wait()
 }

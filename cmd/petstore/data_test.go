@@ -15,8 +15,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -44,54 +42,24 @@ func openPets(t *testing.T, path string) []petstore.Pet {
 	return pets
 }
 
-// TestBackupWhileServing backs the data file up while 16 clients create
-// pets, keyed and unkeyed: no create fails, the backup holds every pet
-// acknowledged before it began, and a server started on the backup
-// replays the keyed creates.
+// TestBackupWhileServing backs the data file up under createLoad: the
+// backup holds every pet acknowledged before it began, and a server on the
+// backup replays the keyed creates.
 func TestBackupWhileServing(t *testing.T) {
 	const key = "backup-key"
 	bin := buildServer(t)
 	dir := t.TempDir()
 	p := startServerIn(t, dir, bin, key, nil)
-	type create struct {
-		pet     petstore.Pet
-		idemKey string
-		acked   time.Time
-	}
-	var (
-		mu      sync.Mutex
-		creates []create
-		stop    atomic.Bool
-		wg      sync.WaitGroup
-	)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
-	for w := range 16 {
-		wg.Go(func() {
-			for i := 0; !stop.Load(); i++ {
-				idemKey := ""
-				if i%2 == 0 {
-					idemKey = fmt.Sprintf("c%d-%d", w, i)
-				}
-				np := petstore.NewPet{Name: fmt.Sprintf("c%d %d", w, i), CategoryID: 1}
-				a, err := send(context.Background(), client, createRequest(p.baseURL, key, idemKey, np))
-				if err != nil || a.status != http.StatusCreated {
-					t.Errorf("create during the backup: %v %v", a, err)
-					return
-				}
-				pet, _ := a.pet()
-				mu.Lock()
-				creates = append(creates, create{pet, idemKey, time.Now()})
-				mu.Unlock()
-			}
-		})
-	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	_, wait := createLoad(ctx, t, p, key, "c", false)
 	time.Sleep(time.Second)
 	backup := filepath.Join(dir, "backup.db")
 	began := time.Now()
 	out := mustRun(t, dir, bin, nil, "backup", backup)
 	time.Sleep(200 * time.Millisecond)
-	stop.Store(true)
-	wg.Wait()
+	cancel()
+	creates := wait()
 	if !regexp.MustCompile(`^backed up \d+ pets to \S+: \d+ bytes in \S+\n$`).MatchString(out) {
 		t.Errorf("petstore backup printed %q; want what it wrote: pets, bytes, time", out)
 	}
@@ -100,7 +68,7 @@ func TestBackupWhileServing(t *testing.T) {
 	for _, pet := range openPets(t, backup) {
 		got[pet.ID] = pet
 	}
-	var keyed []create
+	var keyed []loadCreate
 	for _, c := range creates {
 		if !c.acked.Before(began) {
 			continue
@@ -108,13 +76,13 @@ func TestBackupWhileServing(t *testing.T) {
 		if diff := cmp.Diff(c.pet, got[c.pet.ID]); diff != "" {
 			t.Fatalf("a pet acknowledged before the backup began (-want +backup):\n%s", diff)
 		}
-		if c.idemKey != "" && len(keyed) < 50 {
+		if c.key != "" && len(keyed) < 50 {
 			keyed = append(keyed, c)
 		}
 	}
 	served := startServer(t, bin, key, nil, "-data", backup)
 	for _, c := range keyed {
-		a := createPet(t, served.baseURL, key, c.idemKey, c.pet.NewPet)
+		a := createPet(t, served.baseURL, key, c.key, c.pet.NewPet)
 		if pet, _ := a.pet(); a.status != http.StatusCreated || !a.replayed() || pet != c.pet {
 			t.Fatalf("keyed retry of pet %d on a server of the backup: %v; want it replayed", c.pet.ID, a)
 		}
@@ -212,8 +180,7 @@ func TestRestoreWhileServing(t *testing.T) {
 	if err == nil || !strings.Contains(errOut, "stop it first") {
 		t.Fatalf("restore while serving: %v, %s; want a refusal that says to stop the server", err, errOut)
 	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	p.wait(t, 10*time.Second)
+	p.stop(t)
 	out := mustRun(t, dir, bin, nil, "restore", "backup.db")
 	replaced := regexp.MustCompile(`kept as (\S+)\n`).FindStringSubmatch(out)
 	if replaced == nil {
@@ -228,11 +195,10 @@ func TestRestoreWhileServing(t *testing.T) {
 }
 
 // TestMadeKeySurvivesRestart starts the server twice without
-// PETSTORE_API_KEYS, on its default store: the first prints one random key,
-// once, and not in its log, and gives the data file's absolute path in its
-// log; the second start accepts the key the first printed, kept owner-only
-// beside the data file, as are the data file's own files, and has the pet
-// created before the SIGTERM. (TestServerCrash restarts after SIGKILL.)
+// PETSTORE_API_KEYS: the first prints one random key, not in its log, and
+// logs the data file's absolute path; the second accepts that key, kept
+// owner-only beside the data file as are the data file's own files, and
+// has the pet created before the SIGTERM.
 func TestMadeKeySurvivesRestart(t *testing.T) {
 	bin := buildServer(t)
 	dir := t.TempDir()
@@ -251,9 +217,7 @@ func TestMadeKeySurvivesRestart(t *testing.T) {
 			t.Errorf("%s: %v, %v; want mode 0600", name, fi.Mode(), err)
 		}
 	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	p.wait(t, 10*time.Second)
-
+	p.stop(t)
 	again := startServerIn(t, dir, bin, "", nil)
 	if m2 := keyLine.FindStringSubmatch(again.stdout.String()); m2 == nil || m2[1] != m[1] {
 		t.Errorf("the second start printed %q; want the first start's key again", again.stdout)
@@ -264,10 +228,8 @@ func TestMadeKeySurvivesRestart(t *testing.T) {
 	}
 }
 
-// TestReadyzNoIDLeft checks that the server opens a PostgreSQL table that
-// has issued the last ID there is, so that its pets can be read and
-// exported, and that /readyz answers 503 and says why. That the stores'
-// Check says so, their own TestNoIDLeft checks.
+// TestReadyzNoIDLeft: the server opens a PostgreSQL table that has issued
+// the last ID there is, and /readyz answers 503 saying why.
 func TestReadyzNoIDLeft(t *testing.T) {
 	ctx, logger := context.Background(), slog.New(slog.DiscardHandler)
 	_, url := postgresSchema(t)

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"crypto/tls"
 	"io"
+	"net/http"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,24 +17,42 @@ import (
 )
 
 // TestServerConformance runs the HTTP conformance suite against the server
-// running as a process on its default store, a SQLite file, and without
-// -admin-addr, which serves no admin endpoints.
+// as a process on its default store, a SQLite file, without -admin-addr,
+// which serves no admin endpoints: over plain HTTP, warning once that API
+// keys travel unencrypted, and over HTTPS, so HTTP/2, with the key pair
+// named in the environment, through a client that trusts only the test's CA.
 func TestServerConformance(t *testing.T) {
 	const key = "conformance-key"
-	p := startServer(t, buildServer(t), key, nil)
-	petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: p.baseURL, APIKey: key})
-	if log := p.stderr.String(); !strings.Contains(log, "storing pets in a SQLite file") {
-		t.Errorf("the log does not say that pets are kept in a SQLite file:\n%s", log)
-	}
-	warnings := regexp.MustCompile(`(?m)^.*level=WARN.*serving plain HTTP: API keys travel unencrypted unless a proxy in front terminates TLS.*$`).FindAllString(p.stderr.String(), -1)
-	if len(warnings) != 1 {
-		t.Errorf("serving plain HTTP, the log has %d warnings that API keys travel unencrypted, want 1:\n%s", len(warnings), p.stderr)
-	}
-	if !strings.HasPrefix(p.baseURL, "http://") {
-		t.Errorf("serving plain HTTP, the server prints %s; want an http:// URL", p.baseURL)
-	}
-	if adminLine.MatchString(p.stdout.String()) || strings.Contains(p.stderr.String(), "admin endpoints") {
-		t.Errorf("without -admin-addr, the server speaks of admin endpoints:\n%s\n%s", p.stdout, p.stderr)
+	bin, ca := buildServer(t), newTestCA(t)
+	certFile, keyFile := pairFiles(t, ca.valid(t))
+	plainWarning := regexp.MustCompile(`(?m)^.*level=WARN.*serving plain HTTP: API keys travel unencrypted unless a proxy in front terminates TLS.*$`)
+	for _, tt := range []struct {
+		scheme   string
+		env      []string
+		client   *http.Client
+		warnings int
+		serving  string
+	}{
+		{"http", nil, nil, 1, "serving plain HTTP"},
+		{"https", []string{tlsCertVar + "=" + certFile, tlsKeyVar + "=" + keyFile}, ca.client(), 0, "serving HTTPS"},
+	} {
+		t.Run(tt.scheme, func(t *testing.T) {
+			p := startServer(t, bin, key, tt.env)
+			if !strings.HasPrefix(p.baseURL, tt.scheme+"://") {
+				t.Fatalf("the server prints %s; want an %s:// URL", p.baseURL, tt.scheme)
+			}
+			petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: p.baseURL, APIKey: key, Client: tt.client})
+			log := p.stderr.String()
+			if !strings.Contains(log, "storing pets in a SQLite file") || !strings.Contains(log, tt.serving) {
+				t.Errorf("the log does not say that pets are kept in a SQLite file, or %q:\n%s", tt.serving, log)
+			}
+			if n := len(plainWarning.FindAllString(log, -1)); n != tt.warnings {
+				t.Errorf("the log has %d warnings that API keys travel unencrypted, want %d:\n%s", n, tt.warnings, log)
+			}
+			if adminLine.MatchString(p.stdout.String()) || strings.Contains(log, "admin endpoints") {
+				t.Errorf("without -admin-addr, the server speaks of admin endpoints:\n%s\n%s", p.stdout, log)
+			}
+		})
 	}
 }
 
@@ -50,14 +72,12 @@ func TestParseConfigTLS(t *testing.T) {
 		ReloadInterval time.Duration
 	}
 	defaults := tlsConfig{MinVersion: "TLS 1.2", ReloadInterval: 10 * time.Second}
+	pair, env := tlsConfig{"c.pem", "k.pem", "TLS 1.2", 10 * time.Second}, map[string]string{"PETSTORE_TLS_CERT": "c.pem", "PETSTORE_TLS_KEY": "k.pem"}
 	tests := []configCase[tlsConfig]{
 		{name: "defaults: no TLS", want: defaults},
-		{name: "flags", args: []string{"-tls-cert", "c.pem", "-tls-key", "k.pem"},
-			want: tlsConfig{Cert: "c.pem", Key: "k.pem", MinVersion: "TLS 1.2", ReloadInterval: 10 * time.Second}},
-		{name: "environment", env: map[string]string{"PETSTORE_TLS_CERT": "c.pem", "PETSTORE_TLS_KEY": "k.pem"},
-			want: tlsConfig{Cert: "c.pem", Key: "k.pem", MinVersion: "TLS 1.2", ReloadInterval: 10 * time.Second}},
-		{name: "flags win", args: []string{"-tls-cert", "flag.pem"}, env: map[string]string{"PETSTORE_TLS_CERT": "c.pem", "PETSTORE_TLS_KEY": "k.pem"},
-			want: tlsConfig{Cert: "flag.pem", Key: "k.pem", MinVersion: "TLS 1.2", ReloadInterval: 10 * time.Second}},
+		{name: "flags", args: []string{"-tls-cert", "c.pem", "-tls-key", "k.pem"}, want: pair},
+		{name: "environment", env: env, want: pair},
+		{name: "flags win", args: []string{"-tls-cert", "flag.pem"}, env: env, want: tlsConfig{"flag.pem", "k.pem", "TLS 1.2", 10 * time.Second}},
 		{name: "TLS 1.3, checks off", args: []string{"-tls-cert", "c.pem", "-tls-key", "k.pem", "-tls-min-version", "1.3", "-tls-reload-interval", "0"},
 			want: tlsConfig{Cert: "c.pem", Key: "k.pem", MinVersion: "TLS 1.3"}},
 		{name: "key without certificate", env: map[string]string{"PETSTORE_TLS_KEY": "k.pem"},
@@ -153,4 +173,68 @@ func TestHelpDefaults(t *testing.T) {
 	if strings.Contains(help.String(), "for this run") || !strings.Contains(help.String(), "petstore.db.key") {
 		t.Errorf("-help says the made key lasts for this run, or not where it is kept:\n%s", help.String())
 	}
+}
+
+// TestHelpMatchesDocs compares the flags and the environment variables
+// that -help lists with the table of them in docs/operating.md, both ways.
+func TestHelpMatchesDocs(t *testing.T) {
+	var help bytes.Buffer
+	if _, err := parseConfig([]string{"-help"}, func(string) string { return "" }, &help); err == nil {
+		t.Fatal("parseConfig(-help) succeeded; want flag.ErrHelp")
+	}
+	flagsPart, envPart, ok := strings.Cut(help.String(), "\nEnvironment:\n")
+	if !ok {
+		t.Fatalf("-help has no Environment section:\n%s", help.String())
+	}
+	helpFlags := names(regexp.MustCompile(`(?m)^  (-[a-z0-9-]+)`), flagsPart)
+	helpVars := names(regexp.MustCompile(`\b((?:PETSTORE|OTEL)_[A-Z0-9_]+)`), envPart)
+
+	// The operating guide's table, and the one of the guide on backups.
+	var flagCells, varCells strings.Builder
+	for _, doc := range []string{"../../docs/operating.md", "../../docs/backup.md"} {
+		text, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, table, ok := strings.Cut(string(text), "\n| flag | variable | default | |\n")
+		if !ok {
+			t.Fatalf("%s has no table of flags and variables (| flag | variable | default | |)", doc)
+		}
+		for line := range strings.Lines(table) {
+			if !strings.HasPrefix(line, "|") {
+				break
+			}
+			cells := strings.Split(line, "|")
+			if len(cells) < 4 {
+				continue
+			}
+			flagCells.WriteString(cells[1] + "\n")
+			varCells.WriteString(cells[2] + "\n")
+		}
+	}
+	readmeFlags := names(regexp.MustCompile("`(-[a-z0-9-]+)`"), flagCells.String())
+	readmeVars := names(regexp.MustCompile("`((?:PETSTORE|OTEL)_[A-Z0-9_]+)`"), varCells.String())
+
+	if diff := cmp.Diff(helpFlags, readmeFlags); diff != "" {
+		t.Errorf("flags: -help (-) and docs/operating.md's table (+) differ:\n%s", diff)
+	}
+	if diff := cmp.Diff(helpVars, readmeVars); diff != "" {
+		t.Errorf("environment variables: -help (-) and docs/operating.md's table (+) differ:\n%s", diff)
+	}
+	for _, v := range []string{adminAddrVar, otlpEndpointVar, apiKeysVar} {
+		if !slices.Contains(helpVars, v) {
+			t.Errorf("-help does not list %s", v)
+		}
+	}
+}
+
+// names returns the first submatches of re in text, sorted, without
+// duplicates.
+func names(re *regexp.Regexp, text string) []string {
+	var out []string
+	for _, m := range re.FindAllStringSubmatch(text, -1) {
+		out = append(out, m[1])
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

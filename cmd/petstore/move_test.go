@@ -17,12 +17,10 @@ import (
 	"github.com/petstore-go/petstore/internal/export"
 )
 
-// TestMoveBetweenStores moves a data set from SQLite to PostgreSQL and
-// back with export and import, serving each with the key that the first
-// server made and kept beside its data file, given as the docs say: each
-// export of what was imported is the same, a keyed retry on the new store
-// replays the pet created before the move, and the next create gets an ID
-// above every imported one.
+// TestMoveBetweenStores moves a data set from SQLite to PostgreSQL and back
+// with export and import, with the key that the first server made: each
+// export of what was imported is the same, a keyed retry replays the pet
+// created before the move, and the next ID is above every imported one.
 func TestMoveBetweenStores(t *testing.T) {
 	_, pgURL := postgresSchema(t)
 	pgEnv := []string{postgresURLVar + "=" + pgURL}
@@ -48,8 +46,7 @@ func TestMoveBetweenStores(t *testing.T) {
 	for i := range 5 {
 		createPet(t, p.baseURL, key, "", petstore.NewPet{Name: fmt.Sprintf("plain %d", i), CategoryID: 1})
 	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	p.wait(t, 10*time.Second)
+	p.stop(t)
 
 	check := func(wantNext int64, env []string, args ...string) {
 		t.Helper()
@@ -62,8 +59,7 @@ func TestMoveBetweenStores(t *testing.T) {
 		if next.ID != wantNext {
 			t.Errorf("the first create after the move got ID %d; want %d, past every imported one", next.ID, wantNext)
 		}
-		s.cmd.Process.Signal(syscall.SIGTERM)
-		s.wait(t, 10*time.Second)
+		s.stop(t)
 	}
 
 	_, errOut, err := runCommand(t, dir, bin, nil, "export", "-o", "from-sqlite.jsonl")

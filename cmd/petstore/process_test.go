@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,15 +19,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/petstore-go/petstore"
 )
 
-// The tests in this file's package that run the server as a process share
-// these helpers: build it, start it on a free port of 127.0.0.1 and find
-// the URL it prints.
-
 // buildServer returns the path of cmd/petstore built, once for all the
-// tests of the package, into builtDir, which TestMain removes. In -short
-// mode it skips the test, which runs the server.
+// tests, into builtDir. In -short mode it skips the test.
 func buildServer(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -37,7 +37,6 @@ func buildServer(t *testing.T) string {
 	return bin
 }
 
-// builtServer builds the server the first time it is called.
 var builtServer = sync.OnceValues(func() (string, error) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
@@ -53,7 +52,6 @@ var builtServer = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
-// TestMain runs the tests, then removes the server that they built.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(builtDir())
@@ -81,22 +79,16 @@ type serverProcess struct {
 // servingLine matches the line on which the server says where it serves.
 var servingLine = regexp.MustCompile(`(?m)^serving (https?://([^/\s]+)(/\S*)?)/pets$`)
 
-// startServer starts bin listening on a free port of 127.0.0.1, with args,
-// the API key key and the variables in env, and waits until it has printed
-// its URL and its start-up log. Variables of the test's environment named
-// PETSTORE_* are left out, so that the server uses its defaults, but for
-// the callers' budgets, which are off (noBudgets): most of these tests send
-// as fast as they can with one key, which the budgets exist to stop. It runs in
-// a new temporary directory, where its default data file goes. When the
-// test ends, a process that still runs is stopped with SIGTERM, and killed
-// if it does not stop.
+// startServer starts bin in a new directory on a free port of 127.0.0.1,
+// with args, the API key key, the variables in env and the callers'
+// budgets off (noBudgets), and waits until it has printed its URL and its
+// start-up log. When the test ends, it is stopped with SIGTERM, or killed.
 func startServer(t *testing.T, bin, key string, env []string, args ...string) *serverProcess {
 	t.Helper()
 	return startServerIn(t, t.TempDir(), bin, key, env, args...)
 }
 
-// startServerIn is startServer in the working directory dir, so that a
-// second server can start on the first one's default data file.
+// startServerIn is startServer in the working directory dir.
 func startServerIn(t *testing.T, dir, bin, key string, env []string, args ...string) *serverProcess {
 	t.Helper()
 	p := &serverProcess{
@@ -129,8 +121,7 @@ func startServerIn(t *testing.T, dir, bin, key string, env []string, args ...str
 			t.Errorf("the server did not stop within 10s of SIGTERM; its log:\n%s", p.stderr)
 		}
 	})
-	// The start-up log is written before the URL, but through another pipe:
-	// wait for its last line too, so that tests may read all of it.
+	// The start-up log comes through another pipe: wait for its last line.
 	waitUntil(t, p, "the server prints its URL", func() bool {
 		select {
 		case <-p.exited:
@@ -144,8 +135,7 @@ func startServerIn(t *testing.T, dir, bin, key string, env []string, args ...str
 	return p
 }
 
-// waitUntil polls cond every 20ms until it holds, and fails the test with
-// the server's log after 30s.
+// waitUntil polls cond until it holds, failing the test after 30s.
 func waitUntil(t *testing.T, p *serverProcess, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -157,9 +147,8 @@ func waitUntil(t *testing.T, p *serverProcess, what string, cond func() bool) {
 	}
 }
 
-// newCommand returns a command that runs bin with args in dir, with the
-// variables in env and none of the test's own PETSTORE_* variables, killed
-// when ctx is done.
+// newCommand runs bin with args in dir, with the variables in env and none
+// of the test's own PETSTORE_* variables, killed when ctx is done.
 func newCommand(ctx context.Context, dir, bin string, env []string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
@@ -172,8 +161,7 @@ func newCommand(ctx context.Context, dir, bin string, env []string, args ...stri
 	return cmd
 }
 
-// runCommand runs bin with args in dir, with the variables in env, for a
-// minute at most, and returns its standard output and error.
+// runCommand runs newCommand for a minute at most.
 func runCommand(t *testing.T, dir, bin string, env []string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -200,20 +188,10 @@ func mustRun(t *testing.T, dir, bin string, env []string, args ...string) string
 func runToExit(t *testing.T, bin string, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	stdout, stderr, err := runCommand(t, t.TempDir(), bin, env, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, stdout, stderr
-	case errors.As(err, &exit) && exit.ExitCode() >= 0:
-		return exit.ExitCode(), stdout, stderr
-	}
-	t.Fatalf("running %s: %v; stdout:\n%s\nstderr:\n%s", bin, err, stdout, stderr)
-	return -1, "", ""
+	return exitCode(t, err, stderr), stdout, stderr
 }
 
-// wait waits up to bound for the process to exit and returns its exit
-// code; it fails the test if the process does not exit in time or is
-// killed by a signal.
+// wait waits up to bound for the process to exit and returns its exit code.
 func (p *serverProcess) wait(t *testing.T, bound time.Duration) int {
 	t.Helper()
 	select {
@@ -221,21 +199,38 @@ func (p *serverProcess) wait(t *testing.T, bound time.Duration) int {
 	case <-time.After(bound):
 		t.Fatalf("the process did not exit within %v; its log:\n%s", bound, p.stderr)
 	}
+	return exitCode(t, p.err, p.stderr.String())
+}
+
+// stop stops the process with SIGTERM and fails the test unless it exits 0
+// within 30s.
+func (p *serverProcess) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("the server exited with %d after SIGTERM; its log:\n%s", code, p.stderr)
+	}
+}
+
+// exitCode returns the exit code of a process that ended with err, and
+// fails the test if it was killed by a signal or did not run.
+func exitCode(t *testing.T, err error, log string) int {
+	t.Helper()
 	var exit *exec.ExitError
 	switch {
-	case p.err == nil:
+	case err == nil:
 		return 0
-	case errors.As(p.err, &exit) && exit.ExitCode() >= 0:
+	case errors.As(err, &exit) && exit.ExitCode() >= 0:
 		return exit.ExitCode()
 	}
-	t.Fatalf("the process ended with %v; its log:\n%s", p.err, p.stderr)
+	t.Fatalf("the process ended with %v; its log:\n%s", err, log)
 	return -1
 }
 
-// refused dials addr until a connection is refused, and returns an error if
-// none is within bound. Connections that succeed meanwhile are closed at
-// once; one that is reset (it reached the listener's backlog just as the
-// listener closed) is dialled again.
+// refused dials addr until a connection is refused, within bound. A reset
+// (the backlog just as the listener closed) is dialled again.
 func refused(addr string, bound time.Duration) error {
 	deadline := time.Now().Add(bound)
 	for {
@@ -259,7 +254,7 @@ func refused(addr string, bound time.Duration) error {
 // noBudgets turns the callers' budgets off.
 var noBudgets = []string{readLimitVar + "=off", createLimitVar + "=off"}
 
-// syncBuffer collects what a process writes; it is safe for concurrent use.
+// syncBuffer is a bytes.Buffer safe for concurrent use.
 type syncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
@@ -275,4 +270,104 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// apiRequest is a request that the process tests send.
+type apiRequest struct {
+	method, url, key, body string
+	header                 map[string]string
+}
+
+// createRequest creates p through the server at baseURL, with the
+// Idempotency-Key idemKey unless it is empty.
+func createRequest(baseURL, key, idemKey string, p petstore.NewPet) apiRequest {
+	body, _ := json.Marshal(p) // a NewPet always encodes
+	q := apiRequest{method: http.MethodPost, url: baseURL + "/pets", key: key, body: string(body)}
+	if idemKey != "" {
+		q.header = map[string]string{"Idempotency-Key": idemKey}
+	}
+	return q
+}
+
+// apiAnswer is the server's answer to one request, read in full.
+type apiAnswer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// code returns the code of a JSON error body, or "" for another body.
+func (a apiAnswer) code() string {
+	var e struct{ Code string }
+	if json.Unmarshal(a.body, &e) != nil {
+		return ""
+	}
+	return e.Code
+}
+
+// pet decodes the body as a pet.
+func (a apiAnswer) pet() (petstore.Pet, error) {
+	var p petstore.Pet
+	if err := json.Unmarshal(a.body, &p); err != nil {
+		return petstore.Pet{}, fmt.Errorf("the body %q is not a pet: %v", a.body, err)
+	}
+	return p, nil
+}
+
+// replayed reports whether the answer says it replays an earlier create.
+func (a apiAnswer) replayed() bool { return a.header.Get("Idempotent-Replayed") == "true" }
+
+func (a apiAnswer) String() string {
+	return fmt.Sprintf("%d Retry-After %q Idempotent-Replayed %q %s", a.status,
+		a.header.Get("Retry-After"), a.header.Get("Idempotent-Replayed"), bytes.TrimSpace(a.body))
+}
+
+// send sends q with client and reads the answer in full.
+func send(ctx context.Context, client *http.Client, q apiRequest) (apiAnswer, error) {
+	r, err := http.NewRequestWithContext(ctx, q.method, q.url, strings.NewReader(q.body))
+	if err != nil {
+		return apiAnswer{}, err
+	}
+	if q.key != "" {
+		r.Header.Set("Authorization", "Bearer "+q.key)
+	}
+	if q.body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range q.header {
+		r.Header.Set(k, v)
+	}
+	resp, err := client.Do(r)
+	if err != nil {
+		return apiAnswer{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return apiAnswer{}, fmt.Errorf("%s %s: reading the body: %w", q.method, q.url, err)
+	}
+	return apiAnswer{status: resp.StatusCode, header: resp.Header, body: b}, nil
+}
+
+// mustSend is send within 10 seconds, failing the test without an answer.
+func mustSend(t *testing.T, q apiRequest) apiAnswer {
+	t.Helper()
+	a, err := send(context.Background(), &http.Client{Timeout: 10 * time.Second}, q)
+	if err != nil {
+		t.Fatalf("%s %s: %v", q.method, q.url, err)
+	}
+	return a
+}
+
+// adminDo is mustSend that returns the status and the body of the answer.
+func adminDo(t *testing.T, q apiRequest) (int, []byte) {
+	t.Helper()
+	a := mustSend(t, q)
+	return a.status, a.body
+}
+
+// createPet sends createRequest.
+func createPet(t *testing.T, baseURL, key, idemKey string, p petstore.NewPet) apiAnswer {
+	t.Helper()
+	return mustSend(t, createRequest(baseURL, key, idemKey, p))
 }

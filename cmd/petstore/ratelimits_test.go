@@ -14,10 +14,9 @@ import (
 	"github.com/petstore-go/petstore/redislimit/redistest"
 )
 
-// TestRateLimitCreates floods the server with creates from one key with
-// unique Idempotency-Keys: past its budget each is answered 429
-// rate_limited with Retry-After and stores nothing, while another key
-// creates as before.
+// TestRateLimitCreates floods the server with keyed creates from one key:
+// past its budget each is answered 429 rate_limited with Retry-After and
+// stores nothing, while another key creates as before.
 func TestRateLimitCreates(t *testing.T) {
 	const attacker, victim, counter = "attacker-key-0123456789", "victim-key-0123456789", "counter-key-0123456789"
 	p := startServer(t, buildServer(t), attacker+","+victim+","+counter, nil, "-store", "memory", "-create-limit", "2,10")
@@ -46,11 +45,9 @@ func TestRateLimitCreates(t *testing.T) {
 	}
 }
 
-// TestRateLimitSharedRedis sends reads from one key for 10 s, alternating
-// between two instances of the server. When both keep the budgets in one
-// Redis, the key gets its budget once: at most its rate for 10 s and one
-// burst, together. With the budgets kept in each process, each instance
-// gives the key its own budget.
+// TestRateLimitSharedRedis reads with one key for 10 s from two instances
+// in turn: on one Redis the key gets its budget once, with budgets kept in
+// each process it gets one from each.
 func TestRateLimitSharedRedis(t *testing.T) {
 	redisURL := redistest.Start(t)
 	bin := buildServer(t)

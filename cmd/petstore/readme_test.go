@@ -121,10 +121,9 @@ func curlRequest(t *testing.T, command, key, addr string) *http.Request {
 	return r
 }
 
-// TestREADMESession runs the README's curl session against the real server,
-// started as the README starts it, and compares every status, header and
-// body that the README shows; where it shows no "...", the headers are all
-// there are, but Date and Content-Length.
+// TestREADMESession runs the README's curl session against the server and
+// compares every status, header and body shown; without "...", the headers
+// are all there are, but Date and Content-Length.
 func TestREADMESession(t *testing.T) {
 	printed, steps := readmeSession(t)
 	if len(steps) < 5 {
@@ -180,5 +179,26 @@ func TestREADMESession(t *testing.T) {
 		if diff := cmp.Diff(want, answer, cmp.AllowUnexported(readmeStep{})); diff != "" {
 			t.Errorf("the README against the server (-README +server):\n%s", diff)
 		}
+	}
+}
+
+// TestREADMEIntroURL checks that the URL the README's introduction says the
+// server prints is the one it prints, on the default address's host and
+// with the default base path.
+func TestREADMEIntroURL(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	intro, _, _ := strings.Cut(string(readme), "\n## ")
+	m := regexp.MustCompile("The first command prints [^`]*`(serving http://[^`]+)`").FindStringSubmatch(intro)
+	if m == nil {
+		t.Fatal("the README's introduction does not say what the first command prints (`serving http://…`)")
+	}
+	// The default address's host, on a free port.
+	p := startServer(t, buildServer(t), "k", nil, "-addr", "localhost:0", "-store", "memory")
+	got := regexp.MustCompile(`:\d+/`).ReplaceAllString(servingLine.FindString(p.stdout.String()), ":PORT/")
+	if want := strings.Replace(m[1], ":8080/", ":PORT/", 1); got != want {
+		t.Errorf("the server prints %q; the README's introduction says %q", got, want)
 	}
 }

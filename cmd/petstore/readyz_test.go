@@ -1,23 +1,27 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
+	"github.com/petstore-go/petstore/sqlitestore"
 )
 
-// TestReadyzPostgres runs the server on a throwaway PostgreSQL cluster and
-// stops the cluster under it: /readyz answers 200, then 503 with a reason
-// while the database is down (while /healthz still answers 200), then 200
-// again once it is back, all in the same process.
-//
-// The test creates the cluster with initdb in a temporary directory and
-// serves it on a free port of its own; it is skipped where PostgreSQL's
-// server binaries are not installed.
+// TestReadyzPostgres stops a throwaway PostgreSQL cluster under the server:
+// /readyz answers 200, then 503 with a reason (while /healthz answers 200),
+// then 200 once it is back. It is skipped without PostgreSQL's binaries.
 func TestReadyzPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping a test that builds and runs the server and a PostgreSQL cluster as processes in -short mode")
@@ -28,15 +32,7 @@ func TestReadyzPostgres(t *testing.T) {
 	p := startServer(t, bin, "readyz-key", nil, "-postgres", cluster.URL(), "-admin-addr", "127.0.0.1:0")
 	admin := adminURL(t, p)
 
-	// probe returns what /readyz answers.
-	probe := func() (int, probeBody) {
-		status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"})
-		var b probeBody
-		if err := json.Unmarshal(body, &b); err != nil {
-			t.Fatalf("/readyz answered %d with %q, not JSON: %v", status, body, err)
-		}
-		return status, b
-	}
+	probe := func() (int, probeBody) { return readyz(t, admin) }
 	// waitFor polls /readyz until it answers want, and returns the body.
 	waitFor := func(when string, want int) probeBody {
 		t.Helper()
@@ -76,4 +72,305 @@ func TestReadyzPostgres(t *testing.T) {
 	if !strings.Contains(p.stderr.String(), "petstore: not ready") {
 		t.Errorf("the log does not say when the server was not ready:\n%s", p.stderr)
 	}
+}
+
+// readyz returns what /readyz at the admin URL admin answers.
+func readyz(t *testing.T, admin string) (int, probeBody) {
+	t.Helper()
+	status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"})
+	var b probeBody
+	if err := json.Unmarshal(body, &b); err != nil {
+		t.Fatalf("/readyz answered %d with %q, not JSON: %v", status, body, err)
+	}
+	return status, b
+}
+
+// TestReadyzDataFile checks that /readyz answers 503 while the data file
+// cannot be written, and 200 again once it can; and when scheduled backups
+// stop succeeding for twice their interval, which /metrics counts.
+func TestReadyzDataFile(t *testing.T) {
+	dir := t.TempDir()
+	backups := filepath.Join(dir, "backups")
+	p := startServerIn(t, dir, buildServer(t), "ready-key", nil,
+		"-admin-addr", "127.0.0.1:0", "-backup-dir", backups, "-backup-interval", "200ms", "-backup-keep", "2", "-backup-ready")
+	admin := adminURL(t, p)
+	ready := func() (int, string) {
+		status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"})
+		return status, string(body)
+	}
+	waitUntil(t, p, "/readyz answers 200 with backups succeeding", func() bool {
+		status, _ := ready()
+		return status == http.StatusOK
+	})
+	for _, mode := range []os.FileMode{0o400, 0o600} {
+		chmod(t, filepath.Join(dir, defaultDataFile), mode)
+		if status, b := readyz(t, admin); (status == http.StatusOK) != (mode == 0o600) {
+			t.Errorf("/readyz with the data file at mode %v: %d %+v", mode, status, b)
+		}
+	}
+	// Runs go on every 200ms, each with its temporary file: wait until
+	// three have succeeded and the oldest were removed, leaving the newest
+	// 2, which never happens if removal is broken.
+	waitUntil(t, p, "3 backups succeeded and 2 are kept", func() bool {
+		_, metrics := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
+		if metricValue(t, metrics, `petstore_backup_successes_total`+scopeLabels) < 3 {
+			return false
+		}
+		es, err := os.ReadDir(backups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := 0
+		for _, e := range es {
+			if strings.HasPrefix(e.Name(), backupPrefix) && strings.HasSuffix(e.Name(), backupSuffix) {
+				kept++
+			}
+		}
+		return kept == 2
+	})
+	// Backups fail once others may write their directory.
+	chmod(t, backups, 0o777)
+	waitUntil(t, p, "/readyz says that backups are failing", func() bool {
+		status, body := ready()
+		return status == http.StatusServiceUnavailable && strings.Contains(body, "scheduled backups are failing")
+	})
+	_, metrics := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
+	for _, want := range []string{"petstore_backup_failures_total", "petstore_sqlite_wal_size_bytes", "petstore_sqlite_checkpoints_blocked_total"} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics has no %s", want)
+		}
+	}
+	if !strings.Contains(p.stderr.String(), "scheduled backup failed") {
+		t.Errorf("the log does not say that a backup failed:\n%s", p.stderr)
+	}
+}
+
+// TestBackupFailsCleanly runs the server under a file-size limit that its
+// scheduled backups pass midway: each failed run is counted and logged
+// with its reason, leaves no file behind, and /readyz stays 200.
+func TestBackupFailsCleanly(t *testing.T) {
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skipf("no prlimit (util-linux) to limit the server's file size: %v", err)
+	}
+	bin := buildServer(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, defaultDataFile)
+	exportFile(t, filepath.Join(dir, "seed.jsonl"), 5000)
+	mustRun(t, dir, bin, nil, "import", "seed.jsonl")
+	fi, err := os.Stat(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server only reads its data file here; a backup of it passes the
+	// limit midway.
+	limit := fi.Size() / 2
+	wrapper := filepath.Join(t.TempDir(), "petstore")
+	script := fmt.Sprintf("#!/bin/sh\nexec %s --fsize=%d -- %s \"$@\"\n", prlimit, limit, bin)
+	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	backups := filepath.Join(dir, "backups")
+	p := startServerIn(t, dir, wrapper, "ready-key", nil,
+		"-admin-addr", "127.0.0.1:0", "-backup-dir", backups, "-backup-interval", "50ms")
+	admin := adminURL(t, p)
+	waitUntil(t, p, "3 failed backups are counted", func() bool {
+		_, metrics := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
+		return metricValue(t, metrics, `petstore_backup_failures_total`+scopeLabels) >= 3
+	})
+	if status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"}); status != http.StatusOK {
+		t.Errorf("/readyz with backups failing and without -backup-ready: %d %s; want 200", status, body)
+	}
+	if !strings.Contains(p.stderr.String(), "scheduled backup failed") || !strings.Contains(p.stderr.String(), "writing the copy beside") {
+		t.Errorf("the log does not say that a backup failed and why:\n%s", p.stderr)
+	}
+	// Once the server has stopped, with no run in progress.
+	p.stop(t)
+	if es, _ := os.ReadDir(backups); len(es) != 0 {
+		t.Errorf("failed backups left %v in the backup directory; want none", es)
+	}
+}
+
+// TestBackupDirChecked checks that scheduled backups refuse, at start and
+// at each run, a directory that another user could write through.
+func TestBackupDirChecked(t *testing.T) {
+	logger := slog.New(slog.DiscardHandler)
+	for _, tt := range []struct {
+		name  string
+		setup func(t *testing.T, dir string) string // returns the -backup-dir
+		want  string                                // in the error; "" for none
+	}{
+		{"owner-only", func(t *testing.T, dir string) string { return dir }, ""},
+		{"made when missing", func(t *testing.T, dir string) string { return filepath.Join(dir, "new") }, ""},
+		{"symbolic link", func(t *testing.T, dir string) string {
+			link := filepath.Join(t.TempDir(), "link")
+			if err := os.Symlink(dir, link); err != nil {
+				t.Fatal(err)
+			}
+			return link
+		}, "symbolic link"},
+		{"group-writable", func(t *testing.T, dir string) string { chmod(t, dir, 0o770); return dir }, "chmod 700"},
+		{"world-writable", func(t *testing.T, dir string) string { chmod(t, dir, 0o777); return dir }, "chmod 700"},
+		{"another owner", func(t *testing.T, dir string) string {
+			if err := os.Chown(dir, os.Geteuid()+1, -1); err != nil {
+				t.Skipf("cannot give the directory to another user: %v", err)
+			}
+			return dir
+		}, "owned by uid"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := tt.setup(t, t.TempDir())
+			_, err := newBackupScheduler(filepath.Join(t.TempDir(), "pets.db"), backupFlags{dir: dir, interval: time.Hour, keep: 1}, logger)
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("newBackupScheduler with %s: %v; want an error saying %q", tt.name, err, tt.want)
+			}
+		})
+	}
+	// A directory that becomes group-writable after start fails the run.
+	dir := t.TempDir()
+	src := filepath.Join(t.TempDir(), "pets.db")
+	s, err := sqlitestore.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	b, err := newBackupScheduler(src, backupFlags{dir: dir, interval: time.Hour, keep: 1}, slog.New(slog.NewTextHandler(&log, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chmod(t, dir, 0o770)
+	b.once(context.Background())
+	if b.failures.Load() != 1 || !strings.Contains(log.String(), "chmod 700") {
+		t.Errorf("a run into a group-writable directory: %d failures, log %q; want 1 failure saying chmod 700", b.failures.Load(), log.String())
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 0 {
+		t.Errorf("the refused run wrote %v", es)
+	}
+}
+
+// chmod sets the mode of path.
+func chmod(t *testing.T, path string, mode os.FileMode) {
+	t.Helper()
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// scopeLabels are the labels of the server's own metrics in /metrics.
+const scopeLabels = `{otel_scope_name="github.com/petstore-go/petstore/cmd/petstore",otel_scope_schema_url="",otel_scope_version=""}`
+
+// TestReplicas runs the server on a primary with a hot standby in
+// PETSTORE_POSTGRES_REPLICA_URLS: the log names the replica without its
+// password, it serves reads, counted in /metrics with its lag, and /readyz
+// reports it; once it stops, /readyz still answers 200 and reads work.
+func TestReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a test that builds and runs the server and two PostgreSQL servers as processes in -short mode")
+	}
+	primary := pgtest.NewCluster(t)
+	primary.Start(t)
+	standby := primary.NewStandby(t)
+	standby.Start(t)
+	const secret = "replica-secret-word"
+	replicaURL := strings.Replace(standby.URL(), "postgres@", "postgres:"+secret+"@", 1)
+	const key = "replicas-key"
+	p := startServer(t, buildServer(t), key, []string{replicaURLsVar + "=" + replicaURL},
+		"-postgres", primary.URL(), "-admin-addr", "127.0.0.1:0")
+	admin := adminURL(t, p)
+	log := p.stderr.String()
+	port := strconv.Itoa(standbyPort(t, standby.URL()))
+	if !strings.Contains(log, "reading pets from a PostgreSQL replica") || !strings.Contains(log, "port="+port) {
+		t.Errorf("the start-up log does not name the replica on port %s:\n%s", port, log)
+	}
+	if strings.Contains(log, secret) {
+		t.Errorf("the start-up log shows the replica's password:\n%s", log)
+	}
+
+	status, body := adminDo(t, apiRequest{method: http.MethodPost, url: p.baseURL + "/pets", key: key, body: `{"name":"Rex","categoryId":1}`})
+	if status != http.StatusCreated {
+		t.Fatalf("POST answered %d: %s", status, body)
+	}
+	var pet struct{ ID int64 }
+	if err := json.Unmarshal(body, &pet); err != nil {
+		t.Fatal(err)
+	}
+	get := func(when string) {
+		t.Helper()
+		target := fmt.Sprintf("%s/pets/%d", p.baseURL, pet.ID)
+		if status, body := adminDo(t, apiRequest{method: http.MethodGet, url: target, key: key}); status != http.StatusOK {
+			t.Fatalf("%s: GET %s answered %d: %s", when, target, status, body)
+		}
+	}
+	replica := "127.0.0.1:" + port + "/postgres"
+	ready := func(when string, serving bool) probeBody {
+		t.Helper()
+		var b probeBody
+		for range 100 {
+			var status int
+			if status, b = readyz(t, admin); status != http.StatusOK {
+				t.Fatalf("%s: /readyz answered %d %+v; want 200", when, status, b)
+			}
+			if len(b.Replicas) == 1 && b.Replicas[0].Serving == serving {
+				return b
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatalf("%s: /readyz answered %+v for 10s; want the replica %s with serving %v", when, b, replica, serving)
+		return b
+	}
+	up := ready("standby up", true)
+	if r := up.Replicas[0]; r.Name != replica || r.LagSeconds < 0 || r.LagSeconds > 1 || r.Reason != "" {
+		t.Errorf("standby up: /readyz reports the replica as %+v; want %s, serving, with a lag under 1s", r, replica)
+	}
+	for range 10 {
+		get("standby up")
+	}
+	_, metrics := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
+	if n := metricValue(t, metrics, `petstore_store_reads_total{served_by="replica"}`); n < 10 {
+		t.Errorf("the metrics count %v reads served by the replica after 10 GETs; want at least 10", n)
+	}
+	metricValue(t, metrics, `petstore_replica_lag_seconds{replica="`+replica+`"}`)
+	metricValue(t, metrics, `petstore_store_reads_total{served_by="fallback"}`)
+
+	standby.Stop(t)
+	down := ready("standby stopped", false)
+	if r := down.Replicas[0]; r.Reason == "" || strings.Contains(r.Reason, secret) {
+		t.Errorf("standby stopped: /readyz reports the replica as %+v; want a reason, without the password", r)
+	}
+	for range 10 {
+		get("standby stopped")
+	}
+	_, metrics = adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
+	if n := metricValue(t, metrics, `petstore_replica_serving{replica="`+replica+`"}`); n != 0 {
+		t.Errorf("standby stopped: petstore_replica_serving is %v; want 0", n)
+	}
+}
+
+// metricValue returns the value of the sample named, with its labels, in
+// the Prometheus text, and fails the test when there is none.
+func metricValue(t *testing.T, text []byte, sample string) float64 {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(sample) + ` (\S+)$`).FindSubmatch(text)
+	if m == nil {
+		t.Fatalf("the metrics have no sample %s:\n%s", sample, text)
+	}
+	v, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// standbyPort returns the port of a cluster's URL.
+func standbyPort(t *testing.T, url string) int {
+	t.Helper()
+	m := regexp.MustCompile(`:(\d+)/`).FindStringSubmatch(url)
+	if m == nil {
+		t.Fatalf("no port in %s", url)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -49,11 +46,9 @@ func docsRole(t *testing.T) (statements []string, serveArgs []string) {
 	return statements, strings.Fields(m[1])
 }
 
-// roleSetup makes a schema of its own with the tables migrated by
-// "petstore migrate" as the owner, and returns the schema, a unique name
-// for a role and the URL that connects as that role with the schema as
-// search_path. The role is dropped, with its privileges, when the test
-// ends; the schema too.
+// roleSetup migrates the tables of a new schema as the owner, and returns
+// the schema, a new role's name (dropped when the test ends) and the URL of
+// that role with the schema as search_path.
 func roleSetup(t *testing.T, bin string) (schema, role, roleURL string) {
 	t.Helper()
 	schema, ownerURL := postgresSchema(t)
@@ -65,9 +60,7 @@ func roleSetup(t *testing.T, bin string) (schema, role, roleURL string) {
 	if out != want {
 		t.Errorf("petstore migrate printed %q; want %q", out, want)
 	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	role = "petstore_test_app_" + hex.EncodeToString(b)
+	role = uniqueName("petstore_test_app_")
 	conn := postgresConn(t)
 	t.Cleanup(func() {
 		ctx := context.Background()
@@ -110,10 +103,9 @@ func roleGrant(t *testing.T, statements []string, schema, role string) {
 	}
 }
 
-// TestDocsServingRole creates the serving role exactly as docs/postgres.md
-// says, after "petstore migrate" as the owner, starts the server as it as
-// the page says, and creates pets with and without idempotency keys,
-// through HTTP and the Go client (which keys every create).
+// TestDocsServingRole creates the serving role as docs/postgres.md says,
+// starts the server as it, and creates pets with and without idempotency
+// keys, through HTTP and the Go client.
 func TestDocsServingRole(t *testing.T) {
 	pgtest.URL(t)
 	statements, args := docsRole(t)
@@ -161,21 +153,15 @@ func TestDocsServingRole(t *testing.T) {
 	if _, err := conn.Exec(context.Background(), "REVOKE DELETE ON "+schema+".pets_keys FROM "+role); err != nil {
 		t.Fatal(err)
 	}
-	status, body := adminDo(t, apiRequest{method: http.MethodGet, url: adminURL(t, p) + "/readyz"})
-	var probe probeBody
-	if err := json.Unmarshal(body, &probe); err != nil {
-		t.Fatalf("/readyz: %q: %v", body, err)
-	}
+	status, probe := readyz(t, adminURL(t, p))
 	grant := "GRANT DELETE ON " + schema + ".pets_keys TO " + role + ";"
 	if status != http.StatusServiceUnavailable || !strings.HasSuffix(probe.Reason, grant) {
 		t.Errorf("/readyz with DELETE revoked: %d %+v; want 503 with a reason ending %q", status, probe, grant)
 	}
 }
 
-// TestMigrateCommand checks "petstore migrate": it migrates and says so,
-// then says there is nothing to do; and a server started with
-// -migrate=false on tables not migrated refuses to start, naming the
-// command.
+// TestMigrateCommand: "petstore migrate" migrates, then has nothing to do;
+// before it, a server with -migrate=false refuses to start, naming it.
 func TestMigrateCommand(t *testing.T) {
 	bin := buildServer(t)
 	schema, serverURL := postgresSchema(t)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -15,9 +16,8 @@ import (
 	"github.com/petstore-go/petstore"
 )
 
-// holdCreate sends a create of body to the server p with key, its head with
-// Expect: 100-continue and then half of body once 100 Continue says that
-// the handler reads it: the create is then in flight. It returns the
+// holdCreate sends a create of body with Expect: 100-continue, and half of
+// body after 100 Continue: the create is then in flight. It returns the
 // connection and the reader of its answers.
 func holdCreate(t *testing.T, p *serverProcess, key, body string) (net.Conn, *bufio.Reader) {
 	t.Helper()
@@ -44,62 +44,64 @@ func holdCreate(t *testing.T, p *serverProcess, key, body string) (net.Conn, *bu
 	return conn, answer
 }
 
-// TestShutdownFinishesRequests starts the server as a process, begins a
-// create whose body arrives slowly, and signals the process once the
-// handler reads the body, while the rest is still to come: the create
-// completes with 201, new connections are refused from then on, and the
-// process exits 0.
-func TestShutdownFinishesRequests(t *testing.T) {
+// TestShutdownSignals signals the server with a create in flight: new
+// connections are refused; on one signal the create completes with 201 and
+// the process exits 0; a second makes it exit at once with exitAtOnce,
+// saying so, and closes the held connection without an answer.
+func TestShutdownSignals(t *testing.T) {
 	bin := buildServer(t)
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-		t.Run(sig.String(), func(t *testing.T) {
+	term, intr := syscall.SIGTERM, syscall.SIGINT
+	for _, sigs := range [][]syscall.Signal{{term}, {intr}, {term, term}, {intr, intr}, {term, intr}} {
+		t.Run(fmt.Sprint(sigs), func(t *testing.T) {
 			const key = "shutdown-key"
-			p := startServer(t, bin, key, nil)
-
-			// The request: headers and half of the body now, the rest after
-			// the signal.
+			p := startServer(t, bin, key, nil, "-shutdown-timeout", "1m")
 			body := `{"name":"Slow Sam","categoryId":7,"status":"pending"}`
 			conn, answer := holdCreate(t, p, key, body)
-			half := len(body) / 2
-
-			if err := p.cmd.Process.Signal(sig); err != nil {
+			if err := p.cmd.Process.Signal(sigs[0]); err != nil {
 				t.Fatal(err)
 			}
-
-			// While the request is in flight, the listener closes: new
-			// connections are refused.
 			if err := refused(p.addr, 10*time.Second); err != nil {
-				t.Errorf("after %v, while a request was in flight: %v", sig, err)
+				t.Fatalf("after %v, while a request was in flight: %v", sigs[0], err)
 			}
 			select {
 			case <-p.exited:
-				t.Fatalf("the process exited (%v) before the request in flight completed; its log:\n%s", p.err, p.stderr)
-			default:
+				t.Fatalf("the process exited (%v) on %v, with a request in flight; its log:\n%s", p.err, sigs[0], p.stderr)
+			case <-time.After(200 * time.Millisecond):
 			}
-
-			if _, err := conn.Write([]byte(body[half:])); err != nil {
-				t.Fatalf("sending the rest of the body after %v: %v", sig, err)
+			if len(sigs) == 2 {
+				if err := p.cmd.Process.Signal(sigs[1]); err != nil {
+					t.Fatal(err)
+				}
+				if code := p.wait(t, 10*time.Second); code != exitAtOnce {
+					t.Errorf("after a second signal the process exited with %d; want %d", code, exitAtOnce)
+				}
+				want := fmt.Sprintf(`level=ERROR msg="petstore: second signal during shutdown; exiting at once, abandoning requests in flight" signal=%s`, sigs[1])
+				if log := p.stderr.String(); !strings.Contains(log, want) || strings.Contains(log, "petstore: stopped") {
+					t.Errorf("the log does not say %s, or says that the server stopped cleanly:\n%s", want, log)
+				}
+				got, err := io.ReadAll(answer)
+				var netErr net.Error
+				if len(got) > 0 || (errors.As(err, &netErr) && netErr.Timeout()) {
+					t.Errorf("the connection of the abandoned create read %q, %v; want it closed without an answer", got, err)
+				}
+				return
+			}
+			if _, err := conn.Write([]byte(body[len(body)/2:])); err != nil {
+				t.Fatalf("sending the rest of the body: %v", err)
 			}
 			resp, err := http.ReadResponse(answer, nil)
 			if err != nil {
-				t.Fatalf("the request in flight when %v arrived got no answer: %v; the log:\n%s", sig, err, p.stderr)
+				t.Fatalf("the request in flight got no answer: %v; the log:\n%s", err, p.stderr)
 			}
 			var got petstore.Pet
 			err = json.NewDecoder(resp.Body).Decode(&got)
 			resp.Body.Close()
-			if resp.StatusCode != http.StatusCreated || err != nil {
-				t.Fatalf("the request in flight when %v arrived answered %s (decoding: %v)", sig, resp.Status, err)
-			}
 			want := petstore.NewPet{Name: "Slow Sam", CategoryID: 7, Status: petstore.StatusPending}
-			if got.NewPet != want || got.ID < 1 {
-				t.Errorf("the pet created during shutdown is %+v; want %+v with a positive ID", got, want)
+			if resp.StatusCode != http.StatusCreated || err != nil || got.NewPet != want || got.ID < 1 {
+				t.Errorf("the request in flight answered %s, %+v (%v); want 201, %+v with a positive ID", resp.Status, got, err, want)
 			}
-
-			if code := p.wait(t, 10*time.Second); code != 0 {
-				t.Errorf("after %v the process exited with %d, want 0; its log:\n%s", sig, code, p.stderr)
-			}
-			if !strings.Contains(p.stderr.String(), "petstore: stopped") {
-				t.Errorf("the log does not say that the server stopped cleanly:\n%s", p.stderr)
+			if code := p.wait(t, 10*time.Second); code != 0 || !strings.Contains(p.stderr.String(), "petstore: stopped") {
+				t.Errorf("the process exited with %d, want 0 and a log that says it stopped:\n%s", code, p.stderr)
 			}
 			if c, err := net.DialTimeout("tcp", p.addr, time.Second); err == nil {
 				c.Close()

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,12 +14,10 @@ import (
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 )
 
-// TestStartupRefuses starts the server as a process on configurations
-// that cannot work, one of each step of the start (the flags, the keys, the
-// handler, the store): each stops it with exit status 2 and one message
-// that says what is wrong, before it prints a key or serves, and none says
-// that the store is unavailable. The messages of each step, the tables of
-// parseConfig, parseAPIKeys and checkHandlerConfig check.
+// TestStartupRefuses starts the server on configurations that cannot work,
+// one of each step of the start: each exits 2 with one message, before it
+// prints a key or serves, none saying that the store is unavailable, and a
+// file that is not a database is left as it was.
 func TestStartupRefuses(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -27,49 +25,48 @@ func TestStartupRefuses(t *testing.T) {
 	}
 	closedPort := ln.Addr().String()
 	ln.Close()
+	ca := newTestCA(t)
+	goodCert, goodKey := pairFiles(t, ca.valid(t))
+	_, otherKey := pairFiles(t, ca.valid(t))
+	tmp := t.TempDir()
+	notDB, missing := filepath.Join(tmp, "notes.txt"), filepath.Join(tmp, "missing", "petstore.db")
+	content := []byte(strings.Repeat("not a database\n", 400))
+	if err := os.WriteFile(notDB, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const otherFile = "; -data or PETSTORE_DATA names another file, -store memory keeps pets in memory"
 
 	bin := buildServer(t)
 	tests := []struct {
 		name string
-		env  []string
+		env  []string // after PETSTORE_API_KEYS=k
 		args []string
 		want string // the whole of stderr, after "petstore: "
 	}{
-		{
-			name: "a key no bearer token can carry",
-			env:  []string{"PETSTORE_API_KEYS=good-key,pa$$word!"},
-			want: "petstore.New: WithAuthenticator: APIKeys: key 2 of 2 has characters that no bearer token can carry; " +
-				"use only letters, digits, -, ., _, ~, + and /, with = only at the end",
-		},
-		{
-			name: "keys variable with only a comma",
-			env:  []string{"PETSTORE_API_KEYS=,"},
-			want: "PETSTORE_API_KEYS is set but holds no usable key, only commas and spaces; " +
-				"give keys separated by commas, or leave it empty to have a key made and kept",
-		},
-		{
-			name: "a base path no request can match",
-			env:  []string{"PETSTORE_API_KEYS=k"},
-			args: []string{"-base-path", "/München"},
-			want: `petstore.New: WithBasePath: "/München" is not a path as it appears in a request URL, so no request can match it; use "/M%C3%BCnchen"`,
-		},
-		{
-			name: "an unknown flag",
-			env:  []string{"PETSTORE_API_KEYS=k"},
-			args: []string{"-port", "8080"},
-			want: "flag provided but not defined: -port; see -help",
-		},
-		{
-			name: "a database that refuses connections",
-			env: []string{"PETSTORE_API_KEYS=k",
-				"PETSTORE_POSTGRES_URL=postgres://app@" + closedPort + "/shop?sslmode=disable&connect_timeout=5"},
-			want: "cannot reach PostgreSQL: failed to connect to `user=app database=shop`: " + closedPort + " (127.0.0.1): " +
-				"dial error: dial tcp " + closedPort + ": connect: connection refused",
-		},
+		{"a key no bearer token can carry", []string{"PETSTORE_API_KEYS=good-key,pa$$word!"}, nil,
+			"petstore.New: WithAuthenticator: APIKeys: key 2 of 2 has characters that no bearer token can carry; " +
+				"use only letters, digits, -, ., _, ~, + and /, with = only at the end"},
+		{"keys variable with only a comma", []string{"PETSTORE_API_KEYS=,"}, nil,
+			"PETSTORE_API_KEYS is set but holds no usable key, only commas and spaces; " +
+				"give keys separated by commas, or leave it empty to have a key made and kept"},
+		{"a base path no request can match", nil, []string{"-base-path", "/München"},
+			`petstore.New: WithBasePath: "/München" is not a path as it appears in a request URL, so no request can match it; use "/M%C3%BCnchen"`},
+		{"an unknown flag", nil, []string{"-port", "8080"}, "flag provided but not defined: -port; see -help"},
+		{"a database that refuses connections", []string{"PETSTORE_POSTGRES_URL=postgres://app@" + closedPort + "/shop?sslmode=disable&connect_timeout=5"}, nil,
+			"cannot reach PostgreSQL: failed to connect to `user=app database=shop`: " + closedPort + " (127.0.0.1): " +
+				"dial error: dial tcp " + closedPort + ": connect: connection refused"},
+		{"a TLS key of another certificate, from the environment", []string{tlsCertVar + "=" + goodCert, tlsKeyVar + "=" + otherKey}, nil,
+			"TLS key file " + otherKey + " does not match the certificate in " + goodCert + ": tls: private key does not match public key"},
+		{"the TLS flag wins over the variable", []string{tlsCertVar + "=" + goodCert, tlsKeyVar + "=" + goodKey}, []string{"-tls-cert", missing},
+			"TLS certificate file " + missing + " cannot be read: no such file or directory"},
+		{"a data file that is not a database", nil, []string{"-data", notDB},
+			"sqlitestore.Open: " + notDB + " is not a SQLite database; give the path of a petstore database or of a new file: file is not a database (26)" + otherFile},
+		{"a data file in a missing directory", nil, []string{"-data", missing},
+			"sqlitestore.Open: " + missing + ": the directory " + filepath.Dir(missing) + " does not exist; create it first" + otherFile},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runToExit(t, bin, tt.env, tt.args...)
+			code, stdout, stderr := runToExit(t, bin, append([]string{"PETSTORE_API_KEYS=k"}, tt.env...), tt.args...)
 			if code != 2 {
 				t.Errorf("exit status %d; want 2", code)
 			}
@@ -84,21 +81,19 @@ func TestStartupRefuses(t *testing.T) {
 			}
 		})
 	}
+	if got, err := os.ReadFile(notDB); err != nil || string(got) != string(content) {
+		t.Errorf("the file that is not a database was changed (%v)", err)
+	}
 }
 
-// TestStartupMissingDatabase starts the server on a PostgreSQL URL naming
-// a database that does not exist: it refuses to start, saying what is
-// missing and the statement that creates it. (A missing schema, pgstore's
-// TestMigrateMissingSearchPathSchema checks, in the message the server
-// gives as it is.)
+// TestStartupMissingDatabase: a PostgreSQL URL naming a database that does
+// not exist stops the server, naming the statement that creates it.
 func TestStartupMissingDatabase(t *testing.T) {
 	u, err := url.Parse(pgtest.URL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	name := "petstore_missing_" + hex.EncodeToString(b)
+	name := uniqueName("petstore_missing_")
 	u.Path = "/" + name
 	code, stdout, stderr := runToExit(t, buildServer(t), []string{"PETSTORE_API_KEYS=k", "PETSTORE_POSTGRES_URL=" + u.String()})
 	prefix, suffix := "petstore: cannot reach PostgreSQL: ", `database "`+name+`" does not exist (SQLSTATE 3D000); create it, as a role that may create databases, `+

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -67,34 +66,6 @@ func TestServerMemoryStore(t *testing.T) {
 	}
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
 		t.Errorf("-store memory left files in its working directory: %v %v", entries, err)
-	}
-}
-
-// TestServerRefusesAnUnusableDataFile checks that a data file that cannot
-// be a store stops the server at start, with exit status 2 and a message
-// that names the file and the ways out, and that the file is left as it was.
-func TestServerRefusesAnUnusableDataFile(t *testing.T) {
-	bin := buildServer(t)
-	notDB := filepath.Join(t.TempDir(), "notes.txt")
-	content := []byte(strings.Repeat("not a database\n", 400))
-	if err := os.WriteFile(notDB, content, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	missingDir := filepath.Join(t.TempDir(), "missing", "petstore.db")
-	for _, path := range []string{notDB, missingDir} {
-		code, stdout, stderr := runToExit(t, bin, []string{"PETSTORE_API_KEYS=k"}, "-data", path)
-		if code != 2 {
-			t.Errorf("-data %s: exit status %d, want 2; stderr:\n%s", path, code, stderr)
-		}
-		if !strings.Contains(stderr, path) || !strings.Contains(stderr, "-store memory") {
-			t.Errorf("-data %s: the error does not name the file and the ways out:\n%s", path, stderr)
-		}
-		if strings.Contains(stdout, "serving") {
-			t.Errorf("-data %s: the server served:\n%s", path, stdout)
-		}
-	}
-	if got, err := os.ReadFile(notDB); err != nil || string(got) != string(content) {
-		t.Errorf("the file that is not a database was changed (%v)", err)
 	}
 }
 

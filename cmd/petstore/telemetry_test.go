@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,52 +18,18 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-func TestTracingConfig(t *testing.T) {
-	const endpoint = "http://127.0.0.1:4318"
-	tests := []struct {
-		name    string
-		env     map[string]string
-		want    bool
-		wantErr string
-	}{
-		{name: "nothing set", want: false},
-		{name: "endpoint", env: map[string]string{otlpEndpointVar: endpoint}, want: true},
-		{name: "traces endpoint", env: map[string]string{otlpTracesEndpointVar: endpoint + "/v1/traces"}, want: true},
-		{name: "SDK disabled", env: map[string]string{otlpEndpointVar: endpoint, otelSDKDisabledVar: "true"}, want: false},
-		{name: "exporter none", env: map[string]string{otlpEndpointVar: endpoint, otelTracesExporterVar: "none"}, want: false},
-		{name: "exporter otlp", env: map[string]string{otlpEndpointVar: endpoint, otelTracesExporterVar: "otlp"}, want: true},
-		{name: "protocol http/protobuf", env: map[string]string{otlpEndpointVar: endpoint, otlpProtocolVar: "http/protobuf"}, want: true},
-		{name: "other variables alone", env: map[string]string{otlpProtocolVar: "grpc", otelTracesExporterVar: "zipkin"}, want: false},
-		{name: "exporter zipkin", env: map[string]string{otlpEndpointVar: endpoint, otelTracesExporterVar: "zipkin"},
-			wantErr: "OTEL_TRACES_EXPORTER=zipkin: petstore sends traces only with otlp (or none for no traces)"},
-		{name: "protocol grpc", env: map[string]string{otlpEndpointVar: endpoint, otlpProtocolVar: "grpc"},
-			wantErr: "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: petstore sends traces over OTLP with http/protobuf only; " +
-				"set it to http/protobuf, or unset it, and point the endpoint at the collector's HTTP port (4318)"},
-		{name: "traces protocol wins", env: map[string]string{otlpEndpointVar: endpoint, otlpProtocolVar: "grpc", otlpTracesProtocolVar: "http/protobuf"}, want: true},
-		{name: "traces protocol grpc", env: map[string]string{otlpEndpointVar: endpoint, otlpProtocolVar: "http/protobuf", otlpTracesProtocolVar: "grpc"},
-			wantErr: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc: petstore sends traces over OTLP with http/protobuf only; " +
-				"set it to http/protobuf, or unset it, and point the endpoint at the collector's HTTP port (4318)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := tracingConfig(func(k string) string { return tt.env[k] })
-			var gotErr string
-			if err != nil {
-				gotErr = err.Error()
-			}
-			if got != tt.want || gotErr != tt.wantErr {
-				t.Errorf("tracingConfig(%v) = %v, %q; want %v, %q", tt.env, got, gotErr, tt.want, tt.wantErr)
-			}
-		})
-	}
-}
-
+// TestParseConfigAdmin checks -admin-addr, -access-log, and which of the
+// OpenTelemetry variables turn tracing on or are refused.
 func TestParseConfigAdmin(t *testing.T) {
 	type adminConfig struct {
 		AdminAddr string
 		AccessLog bool
 		Tracing   bool
 	}
+	const endpoint = "http://127.0.0.1:4318"
+	on := adminConfig{Tracing: true}
+	grpc := "petstore sends traces over OTLP with http/protobuf only; " +
+		"set it to http/protobuf, or unset it, and point the endpoint at the collector's HTTP port (4318)"
 	tests := []configCase[adminConfig]{
 		{name: "defaults: all off", want: adminConfig{}},
 		{name: "flags", args: []string{"-admin-addr", "127.0.0.1:9090", "-access-log"},
@@ -72,9 +37,20 @@ func TestParseConfigAdmin(t *testing.T) {
 		{name: "environment", env: map[string]string{adminAddrVar: ":9090"}, want: adminConfig{AdminAddr: ":9090"}},
 		{name: "flag wins", args: []string{"-admin-addr", "127.0.0.1:9091"}, env: map[string]string{adminAddrVar: ":9090"},
 			want: adminConfig{AdminAddr: "127.0.0.1:9091"}},
-		{name: "tracing", env: map[string]string{otlpEndpointVar: "http://127.0.0.1:4318"}, want: adminConfig{Tracing: true}},
-		{name: "tracing refused", env: map[string]string{otlpEndpointVar: "http://127.0.0.1:4317", otelTracesExporterVar: "zipkin"},
+		{name: "endpoint", env: map[string]string{otlpEndpointVar: endpoint}, want: on},
+		{name: "traces endpoint", env: map[string]string{otlpTracesEndpointVar: endpoint + "/v1/traces"}, want: on},
+		{name: "SDK disabled", env: map[string]string{otlpEndpointVar: endpoint, otelSDKDisabledVar: "true"}},
+		{name: "exporter none", env: map[string]string{otlpEndpointVar: endpoint, otelTracesExporterVar: "none"}},
+		{name: "exporter otlp", env: map[string]string{otlpEndpointVar: endpoint, otelTracesExporterVar: "otlp"}, want: on},
+		{name: "protocol http/protobuf", env: map[string]string{otlpEndpointVar: endpoint, otlpProtocolVar: "http/protobuf"}, want: on},
+		{name: "other variables alone", env: map[string]string{otlpProtocolVar: "grpc", otelTracesExporterVar: "zipkin"}},
+		{name: "exporter zipkin", env: map[string]string{otlpEndpointVar: endpoint, otelTracesExporterVar: "zipkin"},
 			wantErr: "OTEL_TRACES_EXPORTER=zipkin: petstore sends traces only with otlp (or none for no traces)"},
+		{name: "protocol grpc", env: map[string]string{otlpEndpointVar: endpoint, otlpProtocolVar: "grpc"},
+			wantErr: "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: " + grpc},
+		{name: "traces protocol wins", env: map[string]string{otlpEndpointVar: endpoint, otlpProtocolVar: "grpc", otlpTracesProtocolVar: "http/protobuf"}, want: on},
+		{name: "traces protocol grpc", env: map[string]string{otlpEndpointVar: endpoint, otlpProtocolVar: "http/protobuf", otlpTracesProtocolVar: "grpc"},
+			wantErr: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc: " + grpc},
 	}
 	checkConfigs(t, tests, func(c config) adminConfig {
 		return adminConfig{AdminAddr: c.adminAddr, AccessLog: c.accessLog, Tracing: c.tracing}
@@ -113,12 +89,10 @@ func (c *otlpCollector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(resp)
 }
 
-// TestTraces runs the server with OTEL_EXPORTER_OTLP_ENDPOINT pointing at
-// a collector on loopback: a request that carries a traceparent gives a
-// server span in that trace, of the service OTEL_SERVICE_NAME names, sent
-// by the time the server has exited, and its access log line names the
-// trace and the span. What the spans hold, otelpetstore's TestTelemetry
-// checks.
+// TestTraces sends the server's spans to a collector on loopback: a request
+// with a traceparent gives one server span in that trace, of the service
+// OTEL_SERVICE_NAME names, sent by exit, and its access log line names the
+// trace and the span.
 func TestTraces(t *testing.T) {
 	collector := &otlpCollector{}
 	srv := httptest.NewServer(collector)
@@ -135,12 +109,7 @@ func TestTraces(t *testing.T) {
 	line := waitForAccessLines(t, p, 1)[0]
 
 	// The batch processor sends the spans on shutdown at the latest.
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if code := p.wait(t, 30*time.Second); code != 0 {
-		t.Fatalf("the server exited with %d; its log:\n%s", code, p.stderr)
-	}
+	p.stop(t)
 
 	type span struct{ Service, Name, TraceID, ParentSpanID, SpanID string }
 	collector.mu.Lock()

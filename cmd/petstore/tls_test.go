@@ -1,45 +1,34 @@
 package main
 
 import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
 	"math/big"
+	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/petstore-go/petstore/petstoretest"
 )
 
-// TestServerTLSConformance runs the HTTP conformance suite against the
-// server process serving HTTPS, so over HTTP/2, with the key pair named in
-// the environment, through a client that trusts only the test's CA.
-func TestServerTLSConformance(t *testing.T) {
-	const key = "tls-conformance-key"
-	ca := newTestCA(t)
-	certFile, keyFile := pairFiles(t, ca.valid(t))
-	p := startServer(t, buildServer(t), key, []string{tlsCertVar + "=" + certFile, tlsKeyVar + "=" + keyFile})
-	if !strings.HasPrefix(p.baseURL, "https://") {
-		t.Fatalf("the server prints %s; want an https:// URL", p.baseURL)
-	}
-	petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: p.baseURL, APIKey: key, Client: ca.client()})
-	log := p.stderr.String()
-	if strings.Contains(log, "plain HTTP") {
-		t.Errorf("serving HTTPS, the log warns of plain HTTP:\n%s", log)
-	}
-	if !strings.Contains(log, "serving HTTPS") {
-		t.Errorf("the log does not say that the server serves HTTPS:\n%s", log)
-	}
-}
-
-// TestServerTLSVersions checks what the server process negotiates: HTTP/2
-// with a client that offers it and HTTP/1.1 with one that does not, TLS 1.2
-// at the least by default, and TLS 1.3 at the least with -tls-min-version
-// 1.3.
+// TestServerTLSVersions: HTTP/2 when the client offers it, else HTTP/1.1;
+// TLS 1.2 at the least by default, 1.3 with -tls-min-version 1.3.
 func TestServerTLSVersions(t *testing.T) {
 	const key = "tls-versions-key"
 	bin := buildServer(t)
@@ -99,11 +88,9 @@ func TestServerTLSVersions(t *testing.T) {
 	}
 }
 
-// TestServerTLSRotation replaces the key pair of a running server process,
-// once by writing new files that it finds at its next check, once with
-// SIGHUP and no checks: new connections get the new certificate, a
-// connection opened before keeps working, and a bad pair written after is
-// refused in the log while the good one goes on serving.
+// TestServerTLSRotation replaces the key pair of a running server, found
+// at the next check or on SIGHUP: new connections get the new certificate,
+// an older one keeps working, and a bad pair is refused in the log.
 func TestServerTLSRotation(t *testing.T) {
 	bin := buildServer(t)
 	tests := []struct {
@@ -174,45 +161,6 @@ func TestServerTLSRotation(t *testing.T) {
 	}
 }
 
-// TestServerTLSRefuses starts the server process with bad TLS settings: it
-// exits with status 2 before serving or printing a key, and says which
-// file is at fault and why. Each kind of bad pair, TestNewCertSourceRefuses
-// checks, and each bad setting, TestParseConfigTLS.
-func TestServerTLSRefuses(t *testing.T) {
-	bin := buildServer(t)
-	ca := newTestCA(t)
-	good, other := ca.valid(t), ca.valid(t)
-	goodCert, goodKey := pairFiles(t, good)
-	_, otherKey := pairFiles(t, other)
-	missing := filepath.Join(t.TempDir(), "missing.pem")
-
-	tests := []struct {
-		name string
-		env  []string
-		args []string
-		want string
-	}{
-		{name: "mismatched, from the environment", env: []string{tlsCertVar + "=" + goodCert, tlsKeyVar + "=" + otherKey},
-			want: "TLS key file " + otherKey + " does not match the certificate in " + goodCert + ": tls: private key does not match public key"},
-		{name: "the flag wins over the variable", env: []string{tlsCertVar + "=" + goodCert, tlsKeyVar + "=" + goodKey}, args: []string{"-tls-cert", missing},
-			want: "TLS certificate file " + missing + " cannot be read: no such file or directory"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runToExit(t, bin, tt.env, tt.args...)
-			if code != 2 {
-				t.Errorf("the server exited with %d, want 2", code)
-			}
-			if !strings.Contains(stderr, "petstore: "+tt.want+"\n") {
-				t.Errorf("stderr:\n%s\nwant it to say %q", stderr, tt.want)
-			}
-			if stdout != "" {
-				t.Errorf("the server printed, before refusing to start:\n%s", stdout)
-			}
-		})
-	}
-}
-
 // get lists the pets of p with client, reading the whole response.
 func get(client *http.Client, p *serverProcess, key string) (*http.Response, error) {
 	req, err := http.NewRequest(http.MethodGet, p.baseURL+"/pets", nil)
@@ -256,4 +204,292 @@ func newConnSerial(t *testing.T, ca *testCA, p *serverProcess, key string) *big.
 func waitSerial(t *testing.T, p *serverProcess, ca *testCA, key string, want *big.Int) {
 	t.Helper()
 	waitUntil(t, p, fmt.Sprintf("new connections get serial %x", want), func() bool { return newConnSerial(t, ca, p, key).Cmp(want) == 0 })
+}
+
+// The TLS tests make their certificates here: a certificate authority of
+// their own, and server certificates for 127.0.0.1 that it signs.
+
+// testCA is a certificate authority made for one test.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+func newTestCA(t *testing.T) *testCA {
+	t.Helper()
+	key := newTestKey(t)
+	tmpl := &x509.Certificate{
+		SerialNumber:          randomSerial(t),
+		Subject:               pkix.Name{CommonName: "petstore test CA"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testCA{cert: cert, key: key}
+}
+
+// testPair is a server certificate and its key, in PEM.
+type testPair struct {
+	serial   *big.Int
+	notAfter time.Time
+	certPEM  []byte
+	keyPEM   []byte
+}
+
+// issue makes a certificate for 127.0.0.1 and localhost, valid from
+// notBefore to notAfter, with a key of its own.
+func (ca *testCA) issue(t *testing.T, notBefore, notAfter time.Time) testPair {
+	t.Helper()
+	key := newTestKey(t)
+	tmpl := &x509.Certificate{
+		SerialNumber: randomSerial(t),
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		DNSNames:     []string{"localhost"},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:    notBefore,
+		NotAfter:     notAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testPair{
+		serial:   tmpl.SerialNumber,
+		notAfter: notAfter,
+		certPEM:  pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		keyPEM:   pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+	}
+}
+
+// valid issues a certificate valid from an hour ago for a day.
+func (ca *testCA) valid(t *testing.T) testPair {
+	return ca.issue(t, time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour))
+}
+
+// client returns an HTTP client that trusts only ca and offers HTTP/2.
+// Each call makes a new transport, so its connections are new ones.
+func (ca *testCA) client() *http.Client {
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.cert)
+	return &http.Client{
+		Timeout: 30 * time.Second,
+		Transport: &http.Transport{
+			TLSClientConfig:   &tls.Config{RootCAs: roots},
+			ForceAttemptHTTP2: true,
+		},
+	}
+}
+
+// writePair writes the pair's certificate and key to the files cert and
+// key, replacing each file in one step (a rename), as a deployment would.
+func writePair(t *testing.T, p testPair, cert, key string) {
+	t.Helper()
+	replaceFile(t, cert, p.certPEM)
+	replaceFile(t, key, p.keyPEM)
+}
+
+func replaceFile(t *testing.T, name string, data []byte) {
+	t.Helper()
+	tmp := name + ".new"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pairFiles writes p into a new directory as cert.pem and key.pem and
+// returns their paths.
+func pairFiles(t *testing.T, p testPair) (cert, key string) {
+	t.Helper()
+	dir := t.TempDir()
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	writePair(t, p, cert, key)
+	return cert, key
+}
+
+func newTestKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+func randomSerial(t *testing.T) *big.Int {
+	t.Helper()
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n.Add(n, big.NewInt(1))
+}
+
+// TestNewCertSourceRefuses gives newCertSource each kind of bad key pair:
+// it refuses each with an error that names the file at fault and says
+// what is wrong with it.
+func TestNewCertSourceRefuses(t *testing.T) {
+	ca := newTestCA(t)
+	good := ca.valid(t)
+	other := ca.valid(t)
+	now := time.Now()
+	expired := ca.issue(t, now.Add(-48*time.Hour), now.Add(-time.Hour))
+	early := ca.issue(t, now.Add(time.Hour), now.Add(48*time.Hour))
+	garbage := func(typ string) []byte {
+		return []byte("-----BEGIN " + typ + "-----\nbm90IERFUg==\n-----END " + typ + "-----\n")
+	}
+
+	tests := []struct {
+		name     string
+		certPEM  []byte // nil: no file
+		keyPEM   []byte // nil: no file
+		certDir  bool   // the certificate's path is a directory
+		wantFile string // "cert" or "key": the file the error names
+		want     string
+		wantIs   error
+	}{
+		{name: "certificate missing", keyPEM: good.keyPEM, wantFile: "cert", want: "cannot be read", wantIs: fs.ErrNotExist},
+		{name: "key missing", certPEM: good.certPEM, wantFile: "key", want: "cannot be read", wantIs: fs.ErrNotExist},
+		{name: "certificate unreadable", certDir: true, keyPEM: good.keyPEM, wantFile: "cert", want: "cannot be read: is a directory"},
+		{name: "certificate not PEM", certPEM: []byte("not a certificate"), keyPEM: good.keyPEM, wantFile: "cert", want: "holds no PEM block of type CERTIFICATE"},
+		{name: "key not PEM", certPEM: good.certPEM, keyPEM: []byte("not a key"), wantFile: "key", want: "holds no PEM block of a private key"},
+		{name: "files swapped", certPEM: good.keyPEM, keyPEM: good.certPEM, wantFile: "cert", want: "holds a private key, not a certificate; are the certificate and key files swapped?"},
+		{name: "key file holds the certificate", certPEM: good.certPEM, keyPEM: good.certPEM, wantFile: "key", want: "holds a certificate, not a private key"},
+		{name: "certificate corrupt", certPEM: garbage("CERTIFICATE"), keyPEM: good.keyPEM, wantFile: "cert", want: "the certificate cannot be parsed"},
+		{name: "key corrupt", certPEM: good.certPEM, keyPEM: garbage("PRIVATE KEY"), wantFile: "key", want: "the private key cannot be parsed"},
+		{name: "mismatched", certPEM: good.certPEM, keyPEM: other.keyPEM, wantFile: "key", want: "does not match the certificate in"},
+		{name: "expired", certPEM: expired.certPEM, keyPEM: expired.keyPEM, wantFile: "cert", want: "the certificate expired at " + expired.notAfter.UTC().Format(time.RFC3339)},
+		{name: "not yet valid", certPEM: early.certPEM, keyPEM: early.keyPEM, wantFile: "cert", want: "the certificate is not valid until"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := map[string]string{"cert": filepath.Join(dir, "cert.pem"), "key": filepath.Join(dir, "key.pem")}
+			for what, data := range map[string][]byte{"cert": tt.certPEM, "key": tt.keyPEM} {
+				if data != nil {
+					if err := os.WriteFile(files[what], data, 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if tt.certDir {
+				if err := os.Mkdir(files["cert"], 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var log bytes.Buffer
+			s, err := newCertSource(files["cert"], files["key"], slog.New(slog.NewTextHandler(&log, nil)))
+			if err == nil {
+				t.Fatalf("newCertSource accepted the pair, serving %s", describeCert(s.current.Load().Leaf))
+			}
+			t.Logf("err = %v", err)
+			if msg := err.Error(); !strings.Contains(msg, files[tt.wantFile]) || !strings.Contains(msg, tt.want) {
+				t.Errorf("error %q: want it to name %s and say %q", msg, files[tt.wantFile], tt.want)
+			}
+			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
+				t.Errorf("error %q is not %v", err, tt.wantIs)
+			}
+			if log.Len() > 0 {
+				t.Errorf("newCertSource logged; its caller reports the error:\n%s", &log)
+			}
+		})
+	}
+}
+
+// TestCertSourceReload changes a certSource's files step by step: a good
+// pair replaces the one served; a bad one is refused, logged once, and the
+// previous one stays; reload without force leaves unchanged files alone.
+func TestCertSourceReload(t *testing.T) {
+	ca := newTestCA(t)
+	a, b, c, d := ca.valid(t), ca.valid(t), ca.valid(t), ca.valid(t)
+	now := time.Now()
+	expired := ca.issue(t, now.Add(-48*time.Hour), now.Add(-time.Hour))
+	certFile, keyFile := pairFiles(t, a)
+	var log bytes.Buffer
+	s, err := newCertSource(certFile, keyFile, slog.New(slog.NewTextHandler(&log, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	steps := []struct {
+		name         string
+		change       func(t *testing.T) // nil: the files stay as they are
+		force        bool
+		wantReplaced bool
+		wantErr      string // "": no error
+		wantServing  testPair
+		wantLog      string // "": nothing logged
+	}{
+		{name: "unchanged", wantServing: a},
+		{name: "new pair", change: func(t *testing.T) { writePair(t, b, certFile, keyFile) },
+			wantReplaced: true, wantServing: b, wantLog: "TLS key pair reloaded"},
+		{name: "new certificate, old key", change: func(t *testing.T) { replaceFile(t, certFile, c.certPEM) },
+			wantErr: "does not match", wantServing: b, wantLog: "the new TLS key pair is refused"},
+		{name: "the same bad pair again", wantServing: b},
+		{name: "the new key follows", change: func(t *testing.T) { replaceFile(t, keyFile, c.keyPEM) },
+			wantReplaced: true, wantServing: c, wantLog: "TLS key pair reloaded"},
+		{name: "expired pair", change: func(t *testing.T) { writePair(t, expired, certFile, keyFile) },
+			wantErr: "expired", wantServing: c, wantLog: "the new TLS key pair is refused"},
+		{name: "key removed", change: func(t *testing.T) { os.Remove(keyFile) },
+			wantErr: "cannot be read", wantServing: c, wantLog: "the new TLS key pair is refused"},
+		{name: "key still missing", wantServing: c},
+		{name: "key missing, forced", force: true,
+			wantErr: "cannot be read", wantServing: c, wantLog: "the new TLS key pair is refused"},
+		{name: "good pair again", change: func(t *testing.T) { writePair(t, d, certFile, keyFile) },
+			wantReplaced: true, wantServing: d, wantLog: "TLS key pair reloaded"},
+		{name: "unchanged, forced", force: true, wantReplaced: true, wantServing: d, wantLog: "TLS key pair reloaded"},
+	}
+	for _, st := range steps {
+		// The steps build on each other: stop at the first that fails.
+		if !t.Run(st.name, func(t *testing.T) {
+			if st.change != nil {
+				st.change(t)
+			}
+			log.Reset()
+			replaced, err := s.reload(st.force)
+			if replaced != st.wantReplaced {
+				t.Errorf("reload(%v) replaced the pair: %v, want %v", st.force, replaced, st.wantReplaced)
+			}
+			switch {
+			case st.wantErr == "" && err != nil:
+				t.Errorf("reload(%v) = %v, want no error", st.force, err)
+			case st.wantErr != "" && (err == nil || !strings.Contains(err.Error(), st.wantErr)):
+				t.Errorf("reload(%v) = %v, want an error saying %q", st.force, err, st.wantErr)
+			}
+			pair, _ := s.certificate(nil)
+			if diff := cmp.Diff(st.wantServing.serial, pair.Leaf.SerialNumber, cmp.Comparer(func(x, y *big.Int) bool { return x.Cmp(y) == 0 })); diff != "" {
+				t.Errorf("serial number of the certificate served (-want +got):\n%s", diff)
+			}
+			lines := strings.Count(log.String(), "\n")
+			switch {
+			case st.wantLog == "" && lines > 0:
+				t.Errorf("reload logged, want nothing:\n%s", &log)
+			case st.wantLog != "" && (lines != 1 || !strings.Contains(log.String(), st.wantLog)):
+				t.Errorf("reload logged:\n%s\nwant one line saying %q", &log, st.wantLog)
+			}
+			if st.wantErr != "" && !strings.Contains(log.String(), st.wantErr) {
+				t.Errorf("the log does not say why the pair was refused (%q):\n%s", st.wantErr, &log)
+			}
+		}) {
+			break
+		}
+	}
 }

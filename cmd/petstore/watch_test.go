@@ -51,12 +51,12 @@ func startWatcher(ctx context.Context, t *testing.T, baseURL, key string, status
 	return w
 }
 
-// waitFor waits until w has seen the pets of want that match its status,
-// and fails the test unless it has seen exactly those, in order.
-func (w *watcher) waitFor(t *testing.T, want []petstore.Pet) {
+// waitFor waits up to bound until w has seen the pets of want that match
+// its status, and fails the test unless it has seen exactly those, in order.
+func (w *watcher) waitFor(t *testing.T, want []petstore.Pet, bound time.Duration) {
 	t.Helper()
 	want = slices.DeleteFunc(slices.Clone(want), func(p petstore.Pet) bool { return w.status != "" && p.Status != w.status })
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(bound)
 	for {
 		w.mu.Lock()
 		got, err := slices.Clone(w.pets), w.err
@@ -71,11 +71,27 @@ func (w *watcher) waitFor(t *testing.T, want []petstore.Pet) {
 	}
 }
 
-// TestServerWatchRestarts runs three watchers (one of sold pets) and 16
-// writers through the Go client against the server on its default store,
-// the SQLite file, and kills the server (SIGKILL) and starts it again twice
-// meanwhile. Each watcher sees every pet stored, of its status, exactly
-// once and in ID order.
+// openWatch opens a watch stream of the server at baseURL with hc, closed
+// when the test ends.
+func openWatch(t *testing.T, hc *http.Client, baseURL, key string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, baseURL+"/pets", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// TestServerWatchRestarts kills and restarts the server twice under 16
+// writers and three watchers: each watcher sees every pet stored, of its
+// status, exactly once and in ID order.
 func TestServerWatchRestarts(t *testing.T) {
 	const key = "watch-key"
 	bin, dir := buildServer(t), t.TempDir()
@@ -118,7 +134,7 @@ func TestServerWatchRestarts(t *testing.T) {
 	stored := allPets(ctx, t, p, key)
 	t.Logf("%d pets stored", len(stored))
 	for _, w := range watchers {
-		w.waitFor(t, stored)
+		w.waitFor(t, stored, 30*time.Second)
 	}
 }
 
@@ -144,17 +160,7 @@ func TestServerWatchProtocols(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := startServer(t, bin, key, tt.env, "-write-timeout", "1s", "-store-timeout", "500ms")
-			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, p.baseURL+"/pets", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Authorization", "Bearer "+key)
-			req.Header.Set("Accept", "text/event-stream")
-			resp, err := tt.hc.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
+			resp := openWatch(t, tt.hc, p.baseURL, key)
 			if resp.ProtoMajor != tt.proto || resp.StatusCode != http.StatusOK {
 				t.Fatalf("%s %d, want HTTP/%d 200", resp.Proto, resp.StatusCode, tt.proto)
 			}
@@ -178,27 +184,12 @@ func TestServerWatchProtocols(t *testing.T) {
 	}
 }
 
-// TestServerWatchCaps checks that -watch-max-per-caller caps one caller's
-// streams: a second watch of the caller is answered 429 with Retry-After,
-// while another caller still gets its stream; /metrics counts the streams
-// open (what the watch metrics count, otelpetstore's TestObserveWatch
-// checks).
+// TestServerWatchCaps: with -watch-max-per-caller 1 a caller's second watch
+// is answered 429 with Retry-After, another caller's is not, and /metrics
+// counts the streams open.
 func TestServerWatchCaps(t *testing.T) {
 	p := startServer(t, buildServer(t), "alice:watch-key-a,bob:watch-key-b", nil, "-watch-max-per-caller", "1", "-admin-addr", "127.0.0.1:0")
-	watch := func(key string) *http.Response {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, p.baseURL+"/pets", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Accept", "text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { resp.Body.Close() })
-		return resp
-	}
+	watch := func(key string) *http.Response { return openWatch(t, http.DefaultClient, p.baseURL, key) }
 	if resp := watch("watch-key-a"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("alice's first watch: %d, want 200", resp.StatusCode)
 	}
