@@ -62,7 +62,7 @@ func TestStartupRefuses(t *testing.T) {
 		{"a data file that is not a database", nil, []string{"-data", notDB},
 			"sqlitestore.Open: " + notDB + " is not a SQLite database; give the path of a petstore database or of a new file: file is not a database (26)" + otherFile},
 		{"a data file in a missing directory", nil, []string{"-data", missing},
-			"sqlitestore.Open: " + missing + ": the directory " + filepath.Dir(missing) + " does not exist; create it first" + otherFile},
+			"sqlitestore.Open: " + missing + ": the directory " + filepath.Dir(missing) + " does not exist, or is no directory; create it first" + otherFile},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
