@@ -84,11 +84,8 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.resolveSchema(ctx, s.pool); err != nil {
-		if errors.Is(err, ErrNoSchema) || errors.Is(err, ErrPrivilege) {
-			return err
-		}
-		return wrapError(ctx, "migrate "+s.relation, err)
+	if _, err := s.resolveSchema(ctx, "migrate"); err != nil {
+		return err
 	}
 	// Tables already at the version needed are left alone, without a
 	// statement that needs the right to create: a role that may only
