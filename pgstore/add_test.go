@@ -100,20 +100,16 @@ func (a *addTable) release(t *testing.T) {
 // calls of Add wait for a batch.
 func (a *addTable) awaitWaiting(t *testing.T, n, queued int) {
 	t.Helper()
-	for range 1000 {
-		var waiting int
+	var waiting int
+	eventually(t, fmt.Sprintf("%d Add statements at the lock and %d calls queued", n, queued), func() bool {
 		err := a.admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
 WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND query LIKE '%unnest%' AND query LIKE '%' || $1 || '%'`,
 			a.s.Table()).Scan(&waiting)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if waiting == n && pgstore.QueuedAdds(a.s) == queued {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("waited 10s for %d Add statements at the lock and %d calls queued; %d are queued", n, queued, pgstore.QueuedAdds(a.s))
+		return waiting == n && pgstore.QueuedAdds(a.s) == queued
+	})
 }
 
 // addResult is what a call of Add returned.

@@ -56,18 +56,7 @@ func errorsOps() []errorsOp {
 // on each connection attempt after connectTimeout.
 func errorsStore(t *testing.T, url string, connectTimeout time.Duration) *pgstore.Store {
 	t.Helper()
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.ConnectTimeout = connectTimeout
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	s := pgNew(t, pool)
-	return s
+	return pgNew(t, urlPool(t, url, func(c *pgxpool.Config) { c.ConnConfig.ConnectTimeout = connectTimeout }))
 }
 
 // errorsWantUnavailable fails the test unless err wraps ErrUnavailable and
@@ -253,30 +242,6 @@ func TestErrorsWhenStatementTimesOut(t *testing.T) {
 				t.Errorf("err = %v; it wraps a context error, but no context was done", err)
 			}
 		})
-	}
-}
-
-// TestAddRefusesWhatItCannotStore checks that Add fails, with an error
-// that does not ask to try again, for values that the handler never passes
-// on and the table cannot hold.
-func TestAddRefusesWhatItCannotStore(t *testing.T) {
-	s := pgStore(t, pgPool(t))
-	ctx := context.Background()
-	for _, p := range []petstore.NewPet{
-		{Name: "Rex", CategoryID: 1, Status: "lost"},
-		{Name: "Rex\x00", CategoryID: 1},
-	} {
-		_, _, err := s.Add(ctx, p, petstore.AddOptions{})
-		if err == nil || errors.Is(err, petstore.ErrUnavailable) {
-			t.Errorf("Add(%+v): err = %v; want an error that is not ErrUnavailable", p, err)
-		}
-	}
-	pets, err := s.List(ctx, petstore.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pets) != 0 {
-		t.Errorf("List = %v; want no pets", pets)
 	}
 }
 

@@ -28,17 +28,7 @@ const bouncerMode = "&default_query_exec_mode=cache_describe"
 func pgBouncerPool(t *testing.T) (*pgxpool.Pool, string) {
 	t.Helper()
 	url := pgtest.PgBouncer(t) + bouncerMode
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 32
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return pool, url
+	return urlPool(t, url, func(c *pgxpool.Config) { c.MaxConns = 32 }), url
 }
 
 // TestPgBouncer runs the conformance and durability suites, and the suite
@@ -128,14 +118,7 @@ func TestPgBouncerLoad(t *testing.T) {
 // statements in the server session, until an Add fails, and wants its
 // error to say how to configure the URL.
 func TestPgBouncerDefaultMode(t *testing.T) {
-	pool := pgPool(t, func(c *pgxpool.Config) {
-		bouncer, err := pgxpool.ParseConfig(pgtest.PgBouncer(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.ConnConfig = bouncer.ConnConfig
-		c.MaxConns = 16
-	})
+	pool := urlPool(t, pgtest.PgBouncer(t), func(c *pgxpool.Config) { c.MaxConns = 16 })
 	s := pgNew(t, pool, pgstore.WithSchema(pgMigratedSchema(t, pgPool(t))))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -1,8 +1,6 @@
 package pgstore_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,24 +31,10 @@ func TestRestart(t *testing.T) {
 	cluster := pgtest.NewCluster(t)
 	cluster.Start(t)
 
-	cfg, err := pgxpool.ParseConfig(cluster.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 4
-	cfg.ConnConfig.ConnectTimeout = 2 * time.Second
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	store := pgNew(t, pool)
-	if err := store.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	store := pgMigrate(t, pgNew(t, urlPool(t, cluster.URL(), func(c *pgxpool.Config) { c.MaxConns = 4 })))
 
 	const key = "restart-key"
-	logs := &restartLog{}
+	logs := &lockedBuffer{}
 	h, err := petstore.New(
 		petstore.WithStore(store),
 		petstore.WithAuthenticator(petstore.APIKeys(key)),
@@ -248,22 +231,4 @@ func (c *restartClient) mustDo(t *testing.T, q restartRequest, status int, v any
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v in %q", q, err, b)
 	}
-}
-
-// restartLog collects a handler's log lines. It is safe for concurrent use.
-type restartLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *restartLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *restartLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
