@@ -11,54 +11,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/sqltest"
 	"github.com/petstore-go/petstore/pgstore"
 )
-
-// keyedTracer records the number of rows of every keyed batch that a pool
-// sends: the length of the names array of its second statement, or 1 when
-// the name is given alone.
-type keyedTracer struct {
-	batchTracer
-	mu    sync.Mutex
-	sizes []int
-}
-
-// TraceBatchStart records the size of a keyed batch.
-func (t *keyedTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
-	q := data.Batch.QueuedQueries
-	if len(q) == 2 && len(q[1].Arguments) > 0 {
-		size := 0
-		switch names := q[1].Arguments[0].(type) {
-		case []string:
-			size = len(names)
-		case string:
-			size = 1
-		}
-		if size > 0 {
-			t.mu.Lock()
-			t.sizes = append(t.sizes, size)
-			t.mu.Unlock()
-		}
-	}
-	return ctx
-}
-
-// TraceBatchQuery does nothing.
-func (t *keyedTracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-
-// TraceBatchEnd does nothing.
-func (t *keyedTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
-
-// keyedBatches returns the sizes of the keyed batches, in the order sent.
-func (t *keyedTracer) keyedBatches() []int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]int(nil), t.sizes...)
-}
 
 // keysCount returns the number of rows in the keys table of s.
 func keysCount(t testing.TB, pool *pgxpool.Pool, s *pgstore.Store) int {
@@ -101,9 +58,7 @@ type keyedResult struct {
 // under another principal is another key. The outcome of one call does not
 // fail the others.
 func TestAddKeyedBatch(t *testing.T) {
-	tracer := &keyedTracer{}
-	pool := pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.Tracer = tracer })
-	a := &addTable{s: pgStore(t, pool), admin: pgPool(t), tracer: &tracer.batchTracer}
+	a := addSetup(t)
 	ctx := context.Background()
 	rex := petstore.NewPet{Name: "Rex", CategoryID: 1, Status: petstore.StatusAvailable}
 	tom := petstore.NewPet{Name: "Tom", CategoryID: 2}
@@ -183,10 +138,10 @@ func TestAddKeyedBatch(t *testing.T) {
 	// One keyed batch for the queued calls, each key sent once: 7 calls
 	// less the 3 that repeat a key of an earlier call of the batch. (The
 	// first keyed batch is the Add before the lock was held.)
-	if diff := cmp.Diff([]int{1, 4}, tracer.keyedBatches()); diff != "" {
+	if diff := cmp.Diff([]int{1, 4}, a.tracer.keyedSizes()); diff != "" {
 		t.Errorf("keyed batch sizes (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]int{1}, tracer.batches()); diff != "" {
+	if diff := cmp.Diff([]int{1}, a.tracer.addSizes()); diff != "" {
 		t.Errorf("batch sizes without keys (-want +got):\n%s", diff)
 	}
 }
