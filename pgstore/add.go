@@ -13,22 +13,15 @@ import (
 	"github.com/petstore-go/petstore/internal/sqlstore"
 )
 
-// Add stores p under a new ID and returns it as stored. An empty Status is
-// stored as NULL; a Status other than the three valid ones is refused with
-// an error, before the database is asked. So is a name that contains the
-// NUL character, which PostgreSQL cannot store in text (the handler refuses
-// control characters, so only other callers can meet this). The pet is
-// committed, and visible to every Get and List, when Add returns.
-//
-// With opts.IdempotencyKey set, the key is stored in the same transaction
-// as the pet, scoped by petstore.Principal(ctx), and a later Add with it is
-// answered as the petstore.Store doc says: see the package doc.
-//
-// Concurrent calls on one Store, with keys or without, are committed
-// together, in one transaction: see the package doc. An error means that p
-// was not stored, with one exception that no database client can avoid:
-// when the connection breaks while the commit is on its way, the pet may
-// have been stored.
+// Add stores p under a new ID and returns it as stored, committed and
+// visible to every Get and List. An empty Status is stored as NULL; a pet
+// that NewPet.Validate refuses (such as a name with NUL, which PostgreSQL
+// cannot store) is refused before the database is asked. With
+// opts.IdempotencyKey, the key is stored in the same transaction as the
+// pet, scoped by petstore.Principal(ctx), and answers later Adds as the
+// petstore.Store doc says. Concurrent calls are committed together (see the
+// package doc). An error means that p was not stored, unless the
+// connection broke while the commit was on its way.
 func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
 	if err := p.Validate(); err != nil { // also rejects NUL, which PostgreSQL cannot store
 		return petstore.Pet{}, false, addError(err)
@@ -83,19 +76,13 @@ type addCall struct {
 	first    *addCall // the call of the same batch that sends this call's key, if another
 }
 
-// insert inserts the pets of the calls in batch, in one transaction, and
-// sets every call's outcome: the transaction stores every new pet and key
-// or none, and when it fails every call gets its error. A call whose
-// context is already done is left out with its context's error. A call
-// whose key is stored already, or sent by an earlier call of the batch,
-// stores nothing and gets the pet stored under it, or
-// ErrIdempotencyKeyReused.
-//
-// The statement runs under the earliest deadline of the calls, and is
-// cancelled when every call's context is done. insert is the Write of the
-// Store's sqlstore.Queue: once the statement holds the table's lock, it may
-// send the next batch to wait there while this one commits (see SendEarly);
-// it reports whether the next batch is still to be sent.
+// insert is the Write of the Store's sqlstore.Queue: it inserts the pets of
+// the calls in batch in one transaction, under the earliest deadline of the
+// calls and until every call's context is done, and sets every call's
+// outcome (see insertKeyed); when it fails every call gets its error. A
+// call whose context is already done is left out. Once the statement holds
+// the table's lock, insert may send the next batch to wait there (see
+// SendEarly); it reports whether the next batch is still to be sent.
 func (s *Store) insert(batch []*addCall) (next bool) {
 	next = true
 	passed := func() { next = !s.adds.SendEarly(len(batch)) }
@@ -154,19 +141,17 @@ func (s *Store) insert(batch []*addCall) (next bool) {
 	return next
 }
 
-// cancelGrace is how long cancellable waits for the server's answer after
-// it has asked the server to cancel the statement, before it gives up on
-// the connection: as long as pgx's own cancel-request handler waits.
+// cancelGrace is how long cancellable waits for the server's answer to a
+// cancel request before it gives up on the connection, as pgx does.
 const cancelGrace = time.Second
 
 // cancellable runs write on a connection of the pool. When ctx is done, the
-// server is asked to cancel the statement, and the outcome that cancellable
-// reports is the server's: an error if the statement was cancelled, write's
-// result if it was too late and its rows are committed. (pgx would, by
-// default, only drop the connection: the server would go on waiting for the
-// lock and store the rows of callers that were told that it had failed.)
-// Only a connection that breaks, or a server that does not answer within
-// cancelGrace, leaves the outcome unknown.
+// server is asked to cancel the statement, and cancellable reports the
+// server's outcome: an error if the statement was cancelled, write's result
+// if its rows were committed first. (pgx would only drop the connection,
+// and the server would go on to store the rows of callers told that it
+// failed.) Only a broken connection, or no answer within cancelGrace,
+// leaves the outcome unknown.
 func (s *Store) cancellable(ctx context.Context, write func(qctx context.Context, conn *pgxpool.Conn) error) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -197,8 +182,7 @@ func (s *Store) cancellable(ctx context.Context, write func(qctx context.Context
 }
 
 // insertRows runs the Add statement for calls, whose pets the columns
-// give, and sets their IDs. It calls passed when the first row arrives:
-// the statement holds the lock, and only its commit is left.
+// give, and sets their IDs. It calls passed when the first row arrives.
 func (s *Store) insertRows(ctx context.Context, conn *pgxpool.Conn, calls []*addCall, passed func(), names []string, cats []int64, statuses []string) error {
 	rows, err := conn.Query(ctx, s.addSQL, names, cats, statuses, s.relation)
 	if err != nil {
@@ -224,9 +208,8 @@ func (s *Store) insertRows(ctx context.Context, conn *pgxpool.Conn, calls []*add
 	if len(ids) != len(calls) {
 		return fmt.Errorf("the insert returned %d IDs for %d pets", len(ids), len(calls))
 	}
-	// The rows drew their IDs in order from an identity column of CACHE 1,
-	// so ascending IDs are in the order of the rows, whatever order
-	// RETURNING gives them in.
+	// The rows drew their IDs in order (the identity column has CACHE 1),
+	// whatever order RETURNING gives them in.
 	slices.Sort(ids)
 	for i, c := range calls {
 		c.id = ids[i]
@@ -234,22 +217,18 @@ func (s *Store) insertRows(ctx context.Context, conn *pgxpool.Conn, calls []*add
 	return nil
 }
 
-// insertKeyed inserts a batch in which some calls carry idempotency keys,
-// distinct within the batch, and sets the outcome of every call: its new
-// pet, or the pet stored under its key before, replayed, or
-// ErrIdempotencyKeyReused. It returns an error, and sets nothing, when the
-// transaction failed. It calls passed when the rows arrive, before the
-// commit.
+// insertKeyed inserts a batch in which some calls carry keys, distinct
+// within the batch, and sets the outcome of every call: its new pet, or the
+// pet stored under its key before, replayed, or ErrIdempotencyKeyReused
+// (the batch's other pets are stored). When the transaction fails it
+// returns the error and sets nothing. It calls passed when the rows arrive.
 //
 // The lock and the rows are two statements of one implicit transaction,
-// sent at once: the second statement's snapshot is taken when the lock is
-// held, so that every key committed by an earlier Add is seen, and none
-// can be in progress; a second Add with a key waits at the lock and then
-// finds it, so ErrIdempotencyKeyInUse never occurs. This relies on READ
-// COMMITTED, PostgreSQL's default: under a role whose default isolation is
-// REPEATABLE READ or stricter, a key committed while a batch waits at the
-// lock fails that batch with a unique violation instead. A key already
-// stored answers only its own call: the batch's other pets are stored.
+// sent at once: the second's snapshot is taken once the lock is held, so
+// it sees every key committed by an earlier Add, and none is in progress
+// (ErrIdempotencyKeyInUse never occurs). This relies on READ COMMITTED,
+// PostgreSQL's default: under REPEATABLE READ, a key committed while a
+// batch waits at the lock fails the batch with a unique violation.
 func (s *Store) insertKeyed(ctx context.Context, conn *pgxpool.Conn, calls []*addCall, passed func(), names []string, cats []int64, statuses, principals, keys []string) error {
 	batch := &pgx.Batch{}
 	batch.Queue(s.lockSQL, s.relation)

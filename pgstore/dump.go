@@ -117,11 +117,7 @@ func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n
 	if err != nil {
 		return 0, wrapError(ctx, "import", err)
 	}
-	defer func() {
-		if err != nil {
-			tx.Rollback(context.WithoutCancel(ctx))
-		}
-	}()
+	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
 	// The lock that Add takes: no create runs while the table is filled.
 	if _, err := tx.Exec(ctx, s.lockSQL, s.relation); err != nil {
 		return 0, wrapError(ctx, "import", err)

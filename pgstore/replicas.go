@@ -161,10 +161,8 @@ func (s *Store) ReadStats() ReadStats {
 // without replicas needs no Close.
 func (s *Store) Close() {
 	if rs := s.replicas; rs != nil {
-		rs.closeOnce.Do(func() {
-			rs.stop()
-			<-rs.done
-		})
+		rs.stop()
+		<-rs.done // closed: a second Close returns at once
 	}
 }
 
@@ -180,9 +178,8 @@ type replicaSet struct {
 	replicaReads, primaryReads, fallbacks, waits atomic.Int64
 	waited                                       atomic.Int64 // nanoseconds
 
-	stop      context.CancelFunc
-	done      chan struct{}
-	closeOnce sync.Once
+	stop context.CancelFunc
+	done chan struct{}
 }
 
 // A replica is a read pool and the outcome of its last check.
@@ -211,8 +208,8 @@ func newReplicaSet(primary *pgxpool.Pool, c config) *replicaSet {
 		name := cc.Host + ":" + strconv.Itoa(int(cc.Port)) + "/" + cc.Database
 		rs.members = append(rs.members, &replica{pool: p, name: name})
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	rs.stop = cancel
+	var ctx context.Context
+	ctx, rs.stop = context.WithCancel(context.Background())
 	go rs.run(ctx, primary, ReplicaCheckInterval)
 	return rs
 }
@@ -250,13 +247,9 @@ func (rs *replicaSet) pick() *replica {
 type replicaOutcome int
 
 const (
-	// answered: the answer is the read's.
-	answered replicaOutcome = iota
-	// behind: the replica has yet to replay this Store's last pet; it may
-	// have soon.
-	behind
-	// unsure: the replica cannot tell; the primary must.
-	unsure
+	answered replicaOutcome = iota // the answer is the read's
+	behind                         // the replica has yet to replay the Store's last pet; it may soon
+	unsure                         // the replica cannot tell; the primary must
 )
 
 // A replicaRead tries a read on a replica's pool. own is the highest ID
