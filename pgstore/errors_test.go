@@ -52,13 +52,6 @@ func errorsOps() []errorsOp {
 	}
 }
 
-// errorsStore returns a Store on a pool that connects to url, giving up
-// on each connection attempt after connectTimeout.
-func errorsStore(t *testing.T, url string, connectTimeout time.Duration) *pgstore.Store {
-	t.Helper()
-	return pgNew(t, urlPool(t, url, func(c *pgxpool.Config) { c.ConnConfig.ConnectTimeout = connectTimeout }))
-}
-
 // errorsWantUnavailable fails the test unless err wraps ErrUnavailable and
 // does not show errorsPassword.
 func errorsWantUnavailable(t *testing.T, err error) {
@@ -110,7 +103,7 @@ func TestErrorsWhenServerUnreachable(t *testing.T) {
 		{"key-value", fmt.Sprintf("host=127.0.0.1 port=%s user=app password=%s dbname=shop sslmode=disable", strings.TrimPrefix(refused, "127.0.0.1:"), errorsPassword)},
 	}
 	for _, server := range servers {
-		s := errorsStore(t, server.url, 200*time.Millisecond)
+		s := pgNew(t, urlPool(t, server.url, func(c *pgxpool.Config) { c.ConnConfig.ConnectTimeout = 200 * time.Millisecond }))
 		for _, op := range errorsOps() {
 			t.Run(server.name+"/"+op.name, func(t *testing.T) {
 				errorsWantUnavailable(t, op.call(context.Background(), s))

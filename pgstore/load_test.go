@@ -58,33 +58,34 @@ const loadKey = "load-two-key"
 // IDs are in commit order across the processes. Afterwards the load test
 // checks every acknowledged pet, as TestLoad does.
 func TestLoadTwoProcesses(t *testing.T) {
-	pool := pgPool(t, func(c *pgxpool.Config) { c.MaxConns = 4 })
-	store := pgStore(t, pool)
-	schema := strings.Split(store.Table(), `"`)[1]
-	front, served := loadFront(t, loadStartServer(t, schema), loadStartServer(t, schema))
+	store := pgStore(t, pgPool(t, func(c *pgxpool.Config) { c.MaxConns = 4 }))
+	loadTwoProcesses(t, store, store, strings.Split(store.Table(), `"`)[1], loadtest.Config{Clients: 64, Creates: loadtest.Creates(t)})
+}
 
+// loadTwoProcesses runs the load c through two server processes on the
+// table in schema, with env added to their environment, the requests
+// alternating between them, while reader pages through the table; then it
+// checks that every create was acknowledged and verified, that both
+// processes served, and that the reader saw every pet that primary lists
+// exactly once.
+func loadTwoProcesses(t *testing.T, reader, primary *pgstore.Store, schema string, c loadtest.Config, env ...string) {
+	t.Helper()
+	front, served := loadFront(t, loadStartServer(t, schema, env...), loadStartServer(t, schema, env...))
 	ctx, cancel := context.WithTimeout(context.Background(), loadtest.Bound(t))
 	defer cancel()
-	var (
-		done   atomic.Bool
-		paging = make(chan map[int64]int, 1)
-	)
-	go func() { paging <- loadPage(ctx, t, store, &done) }()
-	c := loadtest.Config{
-		BaseURL: front.URL + petstore.DefaultBasePath,
-		APIKey:  loadKey,
-		Clients: 64,
-		Creates: loadtest.Creates(t),
-	}
+	var done atomic.Bool
+	paging := make(chan map[int64]int, 1)
+	go func() { paging <- loadPage(ctx, t, reader, &done) }()
+	c.BaseURL, c.APIKey = front.URL+petstore.DefaultBasePath, loadKey
 	r := loadtest.Run(ctx, t, c)
 	done.Store(true)
 	seen := <-paging
 	t.Logf("pgstore, two processes on table %s, %d clients: %v; the processes served %d and %d requests",
-		store.Table(), c.Clients, r, served[0].Load(), served[1].Load())
+		primary.Table(), c.Clients, r, served[0].Load(), served[1].Load())
 	if r.Created != c.Creates || r.Verified != c.Creates {
 		t.Errorf("%d creates: %d acknowledged, %d verified; want all of them", c.Creates, r.Created, r.Verified)
 	}
-	all, err := store.List(ctx, petstore.ListOptions{})
+	all, err := primary.List(ctx, petstore.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -242,8 +242,7 @@ func TestReplicaPromoted(t *testing.T) {
 // that a loaded machine may cause, so that every read must be served by the
 // standby, after waiting for it to replay the pet when it has not yet:
 // none by the primary. It logs the read latencies beside those of the same
-// load on the primary alone, and the waits for the standby to replay the
-// Store's last pet.
+// load on the primary alone, and the waits for the standby.
 //
 //	go test -run TestReplicaMixedLoad -v ./pgstore
 func TestReplicaMixedLoad(t *testing.T) {
@@ -261,42 +260,6 @@ func TestReplicaMixedLoad(t *testing.T) {
 		t.Errorf("of %d reads, %d were served by the standby, %d by the primary and %d by fallback, and %d waited; "+
 			"want all served by the standby, none by the primary or by fallback (stats %+v)",
 			len(withReplica), st.Replica, st.Primary, st.Fallback, st.Waits, st)
-	}
-
-	// The waits alone: one caller adds and gets, one pet after another,
-	// while another Store adds steadily; each Get's wait is what it adds
-	// to the Store's WaitTime.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	busy := r.storeOn(t, strings.Split(s.Table(), `"`)[1])
-	for range 2 {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				_, _, _ = busy.Add(ctx, petstore.NewPet{Name: "busy", CategoryID: 1}, petstore.AddOptions{})
-			}
-		})
-	}
-	var waits []time.Duration
-	const gets = 300
-	for i := range gets {
-		pet, _, err := s.Add(ctx, petstore.NewPet{Name: fmt.Sprintf("probe %d", i), CategoryID: 1}, petstore.AddOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		before := s.ReadStats().WaitTime
-		if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
-			t.Fatalf("Get(%d) right after its Add = %+v, %v; want %+v", pet.ID, got, err, pet)
-		}
-		if w := s.ReadStats().WaitTime - before; w > 0 {
-			waits = append(waits, w)
-		}
-	}
-	cancel()
-	if len(waits) > 0 {
-		t.Logf("%d of %d Gets right after their Add waited for the standby: p50 %v, p99 %v",
-			len(waits), gets, percentile(waits, 50), percentile(waits, 99))
 	}
 }
 
@@ -372,41 +335,14 @@ func TestReplicaLoadTwoProcesses(t *testing.T) {
 	r := pgReplicated(t)
 	schema := pgMigratedSchema(t, r.pool)
 	reader := r.storeOn(t, schema)
-	env := []string{pgtest.URLVar + "=" + r.primary.URL(), loadReplicaVar + "=" + r.standby.URL()}
-	front, served := loadFront(t, loadStartServer(t, schema, env...), loadStartServer(t, schema, env...))
-
 	creates := 3000
 	if os.Getenv(loadtest.EnvCreates) != "" {
 		creates = loadtest.Creates(t)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), loadtest.Bound(t))
-	defer cancel()
-	var (
-		done   atomic.Bool
-		paging = make(chan map[int64]int, 1)
-	)
-	go func() { paging <- loadPage(ctx, t, reader, &done) }()
-	c := loadtest.Config{
-		BaseURL: front.URL + petstore.DefaultBasePath,
-		APIKey:  loadKey,
-		Clients: 16,
-		Creates: creates,
-		Settle:  pgstore.DefaultReplicaMaxLag + pgstore.ReplicaCheckInterval,
-	}
-	res := loadtest.Run(ctx, t, c)
-	done.Store(true)
-	seen := <-paging
-	t.Logf("pgstore, two processes reading from a standby, %d clients: %v; the processes served %d and %d requests; the paging reader's reads: %+v",
-		c.Clients, res, served[0].Load(), served[1].Load(), reader.ReadStats())
-	if res.Created != c.Creates || res.Verified != c.Creates {
-		t.Errorf("%d creates: %d acknowledged, %d verified; want all of them", c.Creates, res.Created, res.Verified)
-	}
-	primary := pgNew(t, r.pool, pgstore.WithSchema(schema))
-	all, err := primary.List(ctx, petstore.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkSeenOnce(t, seen, all)
+	loadTwoProcesses(t, reader, pgNew(t, r.pool, pgstore.WithSchema(schema)), schema,
+		loadtest.Config{Clients: 16, Creates: creates, Settle: pgstore.DefaultReplicaMaxLag + pgstore.ReplicaCheckInterval},
+		pgtest.URLVar+"="+r.primary.URL(), loadReplicaVar+"="+r.standby.URL())
+	t.Logf("the paging reader's reads: %+v", reader.ReadStats())
 	if st := reader.ReadStats(); st.Replica == 0 {
 		t.Errorf("the paging reader read nothing from the standby: %+v", st)
 	}
