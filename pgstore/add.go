@@ -47,7 +47,7 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 	if s.replicas != nil {
 		s.replicas.wrote(c.id)
 	}
-	s.notify.wakes.AddedHere(c.id)
+	s.wakes.AddedHere(c.id)
 	if c.replayed {
 		return petstore.Pet{ID: c.id, NewPet: c.stored}, true, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/sqlstore"
+	"github.com/petstore-go/petstore/internal/wake"
 )
 
 // Advisory lock classes: the first key of the two-key form of PostgreSQL's
@@ -58,7 +59,10 @@ type Store struct {
 	adds     sqlstore.Queue[*addCall] // the Adds waiting to be inserted together
 	prune    pruner                   // the passes that forget expired keys
 	replicas *replicaSet              // nil without WithReplicas
-	notify   notifier                 // the listener of NotifyAdds
+	// NotifyAdds: the listener's configuration (nil: the pool's), and the
+	// watchers.
+	listenConfig *pgx.ConnConfig
+	wakes        wake.Set
 }
 
 var _ petstore.Store = (*Store)(nil)
@@ -181,7 +185,7 @@ FROM (SELECT coalesce(max(id), 0) AS id FROM %[1]s) h LEFT JOIN %[1]s p ON p.id 
 		now:       c.Now,
 		logger:    c.Logger,
 
-		notify: notifier{config: c.listen},
+		listenConfig: c.listen,
 	}
 	s.adds.Max, s.adds.Write = c.maxBatch, s.insert
 	if len(c.replicas) > 0 {
