@@ -148,20 +148,27 @@ WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND query LIKE '%unne
 	})
 }
 
-// addResult is what a call of Add returned.
-type addResult struct {
-	pet petstore.Pet
-	err error
-}
-
 // add calls Add in a goroutine and returns a channel for its result.
 func (a *addTable) add(ctx context.Context, name string) <-chan addResult {
+	return goAdd(ctx, a.s, "", "", petstore.NewPet{Name: name, CategoryID: 1, Status: petstore.StatusPending})
+}
+
+// goAdd calls Add with key ("" for none) under principal in a goroutine
+// and returns a channel for its result.
+func goAdd(ctx context.Context, s *pgstore.Store, principal, key string, p petstore.NewPet) <-chan addResult {
 	out := make(chan addResult, 1)
 	go func() {
-		p, _, err := a.s.Add(ctx, petstore.NewPet{Name: name, CategoryID: 1, Status: petstore.StatusPending}, petstore.AddOptions{})
-		out <- addResult{p, err}
+		pet, replayed, err := s.Add(petstore.WithPrincipal(ctx, principal), p, petstore.AddOptions{IdempotencyKey: key})
+		out <- addResult{pet, replayed, err}
 	}()
 	return out
+}
+
+// addResult is what a call of Add returned.
+type addResult struct {
+	pet      petstore.Pet
+	replayed bool
+	err      error
 }
 
 // stored returns the names of every pet in the table, ascending by ID.

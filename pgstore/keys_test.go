@@ -32,24 +32,6 @@ func keysTable(s *pgstore.Store) string {
 	return strings.TrimSuffix(s.Table(), `"`) + `_keys"`
 }
 
-// keyedAdd calls Add with key under principal in a goroutine and returns a
-// channel for its result.
-func keyedAdd(ctx context.Context, s *pgstore.Store, principal, key string, p petstore.NewPet) <-chan keyedResult {
-	out := make(chan keyedResult, 1)
-	go func() {
-		pet, replayed, err := s.Add(petstore.WithPrincipal(ctx, principal), p, petstore.AddOptions{IdempotencyKey: key})
-		out <- keyedResult{pet, replayed, err}
-	}()
-	return out
-}
-
-// keyedResult is what a call of Add returned.
-type keyedResult struct {
-	pet      petstore.Pet
-	replayed bool
-	err      error
-}
-
 // TestAddKeyedBatch queues calls with and without keys behind an Add held
 // at the lock, and checks that they go in one batch that answers each as
 // the Store contract says: a new key stores its pet; a key stored before,
@@ -83,16 +65,16 @@ func TestAddKeyedBatch(t *testing.T) {
 		{"alice", "stored", tom}, // 5: reuses its key
 		{"bob", "new", tom},      // 6: another principal: stored
 	}
-	var results []<-chan keyedResult
+	var results []<-chan addResult
 	for i, c := range calls {
-		results = append(results, keyedAdd(ctx, a.s, c.principal, c.key, c.pet)) // "" is no key
+		results = append(results, goAdd(ctx, a.s, c.principal, c.key, c.pet)) // "" is no key
 		a.awaitWaiting(t, 1, i+1)
 	}
 	a.release(t)
 	if r := <-first; r.err != nil {
 		t.Fatal(r.err)
 	}
-	var got []keyedResult
+	var got []addResult
 	for _, r := range results {
 		got = append(got, <-r)
 	}
@@ -181,9 +163,9 @@ func TestAddKeyedAcrossStores(t *testing.T) {
 			ctx := context.Background()
 			rex := petstore.NewPet{Name: "Rex", CategoryID: 1}
 			a.hold(t)
-			r1 := keyedAdd(ctx, a.s, "alice", "k", rex)
+			r1 := goAdd(ctx, a.s, "alice", "k", rex)
 			keyedAwaitLock(t, a.admin, application, 1)
-			r2 := keyedAdd(ctx, other, "alice", "k", tt.second)
+			r2 := goAdd(ctx, other, "alice", "k", tt.second)
 			keyedAwaitLock(t, a.admin, application, 2)
 			a.release(t)
 			got1, got2 := <-r1, <-r2
@@ -218,9 +200,9 @@ func TestAddKeyedBatchFails(t *testing.T) {
 	callCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pets := []petstore.NewPet{{Name: "Rex", CategoryID: 1}, {Name: "Tom", CategoryID: 2}}
-	var results []<-chan keyedResult
+	var results []<-chan addResult
 	for i, p := range pets {
-		results = append(results, keyedAdd(callCtx, a.s, "alice", fmt.Sprintf("key %d", i), p))
+		results = append(results, goAdd(callCtx, a.s, "alice", fmt.Sprintf("key %d", i), p))
 		a.awaitWaiting(t, 1, i+1)
 	}
 	unblock()

@@ -11,12 +11,6 @@ import (
 	"github.com/petstore-go/petstore/pgstore"
 )
 
-// orderResult is what a call to Add returned.
-type orderResult struct {
-	pet petstore.Pet
-	err error
-}
-
 // TestAddKeepsIDsInCommitOrder enforces the clause of the Store contract
 // that pagination relies on: once List has returned a pet, no pet with a
 // smaller ID appears later. It makes the race that an identity column alone
@@ -47,11 +41,7 @@ CREATE TRIGGER slow_insert AFTER INSERT ON %[2]s FOR EACH ROW EXECUTE FUNCTION %
 		t.Fatal(err)
 	}
 
-	slow := make(chan orderResult, 1)
-	go func() {
-		p, _, err := s.Add(ctx, petstore.NewPet{Name: "slow", CategoryID: 1}, petstore.AddOptions{})
-		slow <- orderResult{p, err}
-	}()
+	slow := goAdd(ctx, s, "", "", petstore.NewPet{Name: "slow", CategoryID: 1})
 	// The slow Add has drawn its ID and sleeps before its commit.
 	pgAwait(t, admin, "the slow insert to sleep",
 		`SELECT EXISTS (SELECT FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%' || $1 || '%')`,

@@ -149,21 +149,9 @@ func TestPgBouncerDefaultMode(t *testing.T) {
 // and a Store on it in schema, migrated; closing it closes the pool.
 func pgOpenFunc(schema, url string) petstoretest.OpenFunc {
 	return func(t *testing.T) (petstore.Store, func() error) {
-		pool, err := pgxpool.New(context.Background(), url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := pgstore.New(pool, pgstore.WithSchema(schema))
-		if err != nil {
-			pool.Close()
-			t.Fatal(err)
-		}
-		if err := s.Migrate(t.Context()); err != nil {
-			pool.Close()
-			t.Fatal(err)
-		}
-		return s, func() error {
-			pool.Close() // waits for the connections in use to come back
+		pool := urlPool(t, url)
+		return pgMigrate(t, pgNew(t, pool, pgstore.WithSchema(schema))), func() error {
+			pool.Close() // waits for the connections in use to come back; a second Close does nothing
 			return nil
 		}
 	}
