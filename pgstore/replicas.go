@@ -290,12 +290,10 @@ func (rs *replicaSet) read(ctx context.Context, try replicaRead) (bool, error) {
 				waitStart = time.Now()
 			}
 			if time.Since(waitStart)+pause <= rs.wait {
-				t := time.NewTimer(pause)
 				select {
-				case <-t.C:
+				case <-time.After(pause): // collected once fired or dropped
 					continue
 				case <-ctx.Done():
-					t.Stop()
 					return false, ctx.Err()
 				}
 			}
