@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -16,35 +15,73 @@ import (
 	"github.com/petstore-go/petstore/pgstore"
 )
 
-// batchTracer records the number of pets in every Add statement that a
-// pool sends.
-type batchTracer struct {
-	mu    sync.Mutex
-	sizes []int
+// tracer records the queries and batches that a pool sends.
+type tracer struct {
+	mu      sync.Mutex
+	queries []pgx.TraceQueryStartData
+	batches [][]*pgx.QueuedQuery
 }
 
-// TraceQueryStart records the size of an Add statement's batch: the length
-// of its first argument, the array of names.
-func (t *batchTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	if len(data.Args) != 4 {
-		return ctx
-	}
-	if names, ok := data.Args[0].([]string); ok {
-		t.mu.Lock()
-		t.sizes = append(t.sizes, len(names))
-		t.mu.Unlock()
-	}
+func (t *tracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.queries = append(t.queries, data)
 	return ctx
 }
 
-// TraceQueryEnd does nothing.
-func (t *batchTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-// batches returns the sizes recorded, in the order sent.
-func (t *batchTracer) batches() []int {
+func (t *tracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return slices.Clone(t.sizes)
+	t.batches = append(t.batches, data.Batch.QueuedQueries)
+	return ctx
+}
+
+func (t *tracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData)     {}
+func (t *tracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (t *tracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+// addSizes returns the number of pets of each Add statement without keys,
+// in the order sent: the length of its first argument, the array of names.
+func (t *tracer) addSizes() []int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var sizes []int
+	for _, q := range t.queries {
+		if len(q.Args) == 4 {
+			if names, ok := q.Args[0].([]string); ok {
+				sizes = append(sizes, len(names))
+			}
+		}
+	}
+	return sizes
+}
+
+// keyedSizes returns the number of rows of each keyed batch, in the order
+// sent: the length of the names array of its second statement, or 1 when
+// the name is given alone.
+func (t *tracer) keyedSizes() []int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var sizes []int
+	for _, b := range t.batches {
+		if len(b) == 2 && len(b[1].Arguments) > 0 {
+			switch names := b[1].Arguments[0].(type) {
+			case []string:
+				sizes = append(sizes, len(names))
+			case string:
+				sizes = append(sizes, 1)
+			}
+		}
+	}
+	return sizes
+}
+
+// last returns the last query sent.
+func (t *tracer) last() (string, []any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	q := t.queries[len(t.queries)-1]
+	return q.SQL, q.Args
 }
 
 // addTable is a Store whose Adds the test can hold at the advisory lock
@@ -53,17 +90,16 @@ type addTable struct {
 	s      *pgstore.Store
 	admin  *pgxpool.Pool
 	lock   *pgxpool.Conn // holds the lock while not nil
-	tracer *batchTracer
+	tracer *tracer
 }
 
 // addSetup returns a migrated Store in a fresh schema, on a pool that
 // records the size of every batch.
 func addSetup(t *testing.T, opts ...pgstore.Option) *addTable {
 	t.Helper()
-	tracer := &batchTracer{}
-	pool := pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.Tracer = tracer })
-	admin := pgPool(t)
-	return &addTable{s: pgStore(t, pool, opts...), admin: admin, tracer: tracer}
+	tr := &tracer{}
+	pool := pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.Tracer = tr })
+	return &addTable{s: pgStore(t, pool, opts...), admin: pgPool(t), tracer: tr}
 }
 
 // hold takes the advisory lock that Add takes on the table, on a
@@ -100,36 +136,39 @@ func (a *addTable) release(t *testing.T) {
 // calls of Add wait for a batch.
 func (a *addTable) awaitWaiting(t *testing.T, n, queued int) {
 	t.Helper()
-	for range 1000 {
-		var waiting int
+	var waiting int
+	eventually(t, fmt.Sprintf("%d Add statements at the lock and %d calls queued", n, queued), func() bool {
 		err := a.admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
 WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND query LIKE '%unnest%' AND query LIKE '%' || $1 || '%'`,
 			a.s.Table()).Scan(&waiting)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if waiting == n && pgstore.QueuedAdds(a.s) == queued {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("waited 10s for %d Add statements at the lock and %d calls queued; %d are queued", n, queued, pgstore.QueuedAdds(a.s))
-}
-
-// addResult is what a call of Add returned.
-type addResult struct {
-	pet petstore.Pet
-	err error
+		return waiting == n && pgstore.QueuedAdds(a.s) == queued
+	})
 }
 
 // add calls Add in a goroutine and returns a channel for its result.
 func (a *addTable) add(ctx context.Context, name string) <-chan addResult {
+	return goAdd(ctx, a.s, "", "", petstore.NewPet{Name: name, CategoryID: 1, Status: petstore.StatusPending})
+}
+
+// goAdd calls Add with key ("" for none) under principal in a goroutine
+// and returns a channel for its result.
+func goAdd(ctx context.Context, s *pgstore.Store, principal, key string, p petstore.NewPet) <-chan addResult {
 	out := make(chan addResult, 1)
 	go func() {
-		p, _, err := a.s.Add(ctx, petstore.NewPet{Name: name, CategoryID: 1, Status: petstore.StatusPending}, petstore.AddOptions{})
-		out <- addResult{p, err}
+		pet, replayed, err := s.Add(petstore.WithPrincipal(ctx, principal), p, petstore.AddOptions{IdempotencyKey: key})
+		out <- addResult{pet, replayed, err}
 	}()
 	return out
+}
+
+// addResult is what a call of Add returned.
+type addResult struct {
+	pet      petstore.Pet
+	replayed bool
+	err      error
 }
 
 // stored returns the names of every pet in the table, ascending by ID.
@@ -190,7 +229,7 @@ func TestAddBatches(t *testing.T) {
 		t.Errorf("stored (-want +got):\n%s", diff)
 	}
 	// The first alone, at once; then the queue, three at a time.
-	if diff := cmp.Diff([]int{1, 3, 3, 1}, a.tracer.batches()); diff != "" {
+	if diff := cmp.Diff([]int{1, 3, 3, 1}, a.tracer.addSizes()); diff != "" {
 		t.Errorf("batch sizes (-want +got):\n%s", diff)
 	}
 }
@@ -281,7 +320,7 @@ func TestAddBatchInFlight(t *testing.T) {
 			if diff := cmp.Diff(tt.stored, a.stored(t)); diff != "" {
 				t.Errorf("stored (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff([]int{1, 2}, a.tracer.batches()); diff != "" {
+			if diff := cmp.Diff([]int{1, 2}, a.tracer.addSizes()); diff != "" {
 				t.Errorf("batch sizes (-want +got):\n%s", diff)
 			}
 			for _, c := range calls {

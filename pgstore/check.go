@@ -23,25 +23,6 @@ var (
 	ErrPrivilege = errors.New("pgstore: the role lacks privileges that the Store needs")
 )
 
-// A tablePrivileges names a table of the Store and the privileges that
-// serving needs on it.
-type tablePrivileges struct {
-	name       string   // unqualified
-	privileges []string // in the order a GRANT lists them
-}
-
-// servingPrivileges returns what a role that serves needs on each table:
-// SELECT and INSERT on the pets, SELECT, INSERT and DELETE on the keys (the
-// DELETE forgets expired keys), and SELECT on the migrations table, which
-// Check reads.
-func (s *Store) servingPrivileges() []tablePrivileges {
-	return []tablePrivileges{
-		{s.table, []string{"SELECT", "INSERT"}},
-		{s.table + "_keys", []string{"SELECT", "INSERT", "DELETE"}},
-		{s.table + "_migrations", []string{"SELECT"}},
-	}
-}
-
 // latestVersion returns the newest version of the embedded migrations.
 func latestVersion() (int, error) {
 	ms, err := migrations()
@@ -62,36 +43,20 @@ func (s *Store) SchemaVersion(ctx context.Context) (current, needed int, err err
 	if err != nil {
 		return 0, 0, err
 	}
-	applied, exists, err := s.appliedVersions(ctx)
-	if err != nil || !exists {
-		return 0, needed, err
+	var exists bool
+	err = s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, s.versions).Scan(&exists)
+	if err == nil && exists {
+		rows, _ := s.pool.Query(ctx, `SELECT version FROM `+s.versions) // the error comes back from CollectRows
+		var applied []int
+		applied, err = pgx.CollectRows(rows, pgx.RowTo[int])
+		for current < len(applied) && slices.Contains(applied, current+1) {
+			current++
+		}
 	}
-	for current < len(applied) && slices.Contains(applied, current+1) {
-		current++
+	if err != nil {
+		return 0, needed, wrapError(ctx, "read the schema version of "+s.relation, err)
 	}
 	return current, needed, nil
-}
-
-// appliedVersions returns the versions that the migrations table lists,
-// and whether it exists.
-func (s *Store) appliedVersions(ctx context.Context) (versions []int, exists bool, err error) {
-	var oid *uint32
-	err = s.pool.QueryRow(ctx, `SELECT to_regclass($1)::oid`, s.versions).Scan(&oid)
-	if err != nil {
-		return nil, false, wrapError(ctx, "read the schema version of "+s.relation, err)
-	}
-	if oid == nil {
-		return nil, false, nil
-	}
-	rows, err := s.pool.Query(ctx, `SELECT version FROM `+s.versions)
-	if err != nil {
-		return nil, true, wrapError(ctx, "read the schema version of "+s.relation, err)
-	}
-	versions, err = pgx.CollectRows(rows, pgx.RowTo[int])
-	if err != nil {
-		return nil, true, wrapError(ctx, "read the schema version of "+s.relation, err)
-	}
-	return versions, true, nil
 }
 
 // Check reports whether the Store can serve through its pool as the pool's
@@ -108,95 +73,57 @@ func (s *Store) appliedVersions(ctx context.Context) (versions []int, exists boo
 // tables' owner; ErrNoSchema when the search_path names no schema that
 // exists; an error that says that no pet ID is left, and wraps no
 // ErrUnavailable, since no retry helps, when the table holds the last ID
-// there is; and petstore.ErrUnavailable or
-// ctx.Err() as the Store's other methods do when the database cannot
-// answer.
+// there is; and petstore.ErrUnavailable or ctx.Err() as the Store's other
+// methods do when the database cannot answer.
 func (s *Store) Check(ctx context.Context) error {
-	schema, err := s.resolveSchema(ctx, s.pool)
+	schema, err := s.resolveSchema(ctx, "check")
 	if err != nil {
-		if errors.Is(err, ErrNoSchema) || errors.Is(err, ErrPrivilege) {
-			return err
-		}
-		return wrapError(ctx, "check "+s.relation, err)
-	}
-	tables := s.servingPrivileges()
-	names := make([]string, len(tables))
-	for i, t := range tables {
-		names[i] = t.name
-	}
-	// One round trip: the schema, and each table that exists in it with
-	// the privileges the role holds on it.
-	rows, err := s.pool.Query(ctx, `SELECT current_user::text, n.oid IS NOT NULL, coalesce(has_schema_privilege(n.oid, 'USAGE'), false),
-	coalesce(c.relname::text, ''),
-	coalesce(has_table_privilege(c.oid, 'SELECT'), false),
-	coalesce(has_table_privilege(c.oid, 'INSERT'), false),
-	coalesce(has_table_privilege(c.oid, 'DELETE'), false)
-FROM (SELECT 1) AS one
-LEFT JOIN pg_namespace n ON n.nspname = $1
-LEFT JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = ANY ($2::text[]) AND c.relkind IN ('r', 'p')`, schema, names)
-	if err != nil {
-		return wrapError(ctx, "check "+s.relation, err)
-	}
-	var (
-		role          string
-		schemaExists  bool
-		schemaUsage   bool
-		held          = map[string][]string{} // table: the privileges held
-		tablesPresent = map[string]bool{}
-	)
-	for rows.Next() {
-		var table string
-		var sel, ins, del bool
-		if err := rows.Scan(&role, &schemaExists, &schemaUsage, &table, &sel, &ins, &del); err != nil {
-			rows.Close()
-			return wrapError(ctx, "check "+s.relation, err)
-		}
-		if table == "" {
-			continue
-		}
-		tablesPresent[table] = true
-		for p, ok := range map[string]bool{"SELECT": sel, "INSERT": ins, "DELETE": del} {
-			if ok {
-				held[table] = append(held[table], p)
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return wrapError(ctx, "check "+s.relation, err)
+		return err
 	}
 	needed, err := latestVersion()
 	if err != nil {
 		return err
+	}
+	// What serving needs: SELECT and INSERT on the pets, SELECT, INSERT and
+	// DELETE (to forget expired keys) on the keys, SELECT on the versions.
+	// One round trip: the schema, and for each table whether it exists and
+	// the privileges it needs that the role lacks, in the order of a GRANT.
+	rows, _ := s.pool.Query(ctx, `SELECT current_user::text, n.oid IS NOT NULL, coalesce(has_schema_privilege(n.oid, 'USAGE'), false),
+	t.name, c.oid IS NOT NULL, coalesce((SELECT string_agg(p.name, ', ' ORDER BY p.i)
+		FROM unnest(string_to_array(t.privileges, ', ')) WITH ORDINALITY AS p (name, i) WHERE NOT has_table_privilege(c.oid, p.name)), '')
+FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t (name, privileges, i)
+LEFT JOIN pg_namespace n ON n.nspname = $1
+LEFT JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = t.name AND c.relkind IN ('r', 'p')
+ORDER BY t.i`, schema, []string{s.table, s.table + "_keys", s.table + "_migrations"},
+		[]string{"SELECT, INSERT", "SELECT, INSERT, DELETE", "SELECT"})
+	var (
+		role, table, lacking                   string
+		schemaExists, schemaUsage, tableExists bool
+		grants, missingTables                  []string
+	)
+	_, err = pgx.ForEachRow(rows, []any{&role, &schemaExists, &schemaUsage, &table, &tableExists, &lacking}, func() error {
+		name := sqlIdentifier(schema) + "." + sqlIdentifier(table)
+		if !tableExists {
+			missingTables = append(missingTables, name)
+		} else if lacking != "" {
+			grants = append(grants, fmt.Sprintf("GRANT %s ON %s TO %s;", lacking, name, sqlIdentifier(role)))
+		}
+		return nil
+	})
+	if err != nil {
+		return wrapError(ctx, "check "+s.relation, err)
 	}
 	if !schemaExists {
 		return fmt.Errorf("%w: the schema %s does not exist, so neither does the table %s; "+
 			"run Migrate (as a role that may create the schema) to create them at version %d",
 			ErrNotMigrated, sqlIdentifier(schema), s.relation, needed)
 	}
-	var grants []string
-	if !schemaUsage {
-		grants = append(grants, fmt.Sprintf("GRANT USAGE ON SCHEMA %s TO %s;", sqlIdentifier(schema), sqlIdentifier(role)))
-	}
-	var missingTables []string
-	for _, t := range tables {
-		if !tablesPresent[t.name] {
-			missingTables = append(missingTables, sqlIdentifier(schema)+"."+sqlIdentifier(t.name))
-			continue
-		}
-		var missing []string
-		for _, p := range t.privileges {
-			if !slices.Contains(held[t.name], p) {
-				missing = append(missing, p)
-			}
-		}
-		if len(missing) > 0 {
-			grants = append(grants, fmt.Sprintf("GRANT %s ON %s.%s TO %s;",
-				strings.Join(missing, ", "), sqlIdentifier(schema), sqlIdentifier(t.name), sqlIdentifier(role)))
-		}
-	}
 	if len(missingTables) > 0 {
 		return fmt.Errorf("%w: the table %s does not exist; run Migrate (as a role that may create tables in %s) to create it at version %d",
 			ErrNotMigrated, strings.Join(missingTables, " and the table "), sqlIdentifier(schema), needed)
+	}
+	if !schemaUsage {
+		grants = append([]string{fmt.Sprintf("GRANT USAGE ON SCHEMA %s TO %s;", sqlIdentifier(schema), sqlIdentifier(role))}, grants...)
 	}
 	if len(grants) > 0 {
 		return fmt.Errorf("%w: the role %s cannot serve from %s.%s; as the tables' owner, run: %s",

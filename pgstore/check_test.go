@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
+	"github.com/petstore-go/petstore/internal/testkit/sqltest"
 	"github.com/petstore-go/petstore/pgstore"
 )
 
@@ -77,10 +77,8 @@ func TestCheckServingRole(t *testing.T) {
 			t.Fatalf("%s: %v", g, err)
 		}
 	}
-	var mu sync.Mutex
-	now := time.Now()
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	s := pgNew(t, pool, pgstore.WithSchema(schema), pgstore.WithClock(clock))
+	clock := sqltest.NewClock()
+	s := pgNew(t, pool, pgstore.WithSchema(schema), pgstore.WithClock(clock.Now))
 	if err := s.Check(ctx); err != nil {
 		t.Fatalf("Check: %v", err)
 	}
@@ -103,9 +101,7 @@ func TestCheckServingRole(t *testing.T) {
 		t.Fatalf("unkeyed Add: %v", err)
 	}
 	// Past the retention, the next create starts a pass that forgets k1.
-	mu.Lock()
-	now = now.Add(petstore.MinKeyRetention + time.Hour)
-	mu.Unlock()
+	clock.Advance(petstore.MinKeyRetention + time.Hour)
 	// (A pass still running when a create comes starts no other, so
 	// create until one has run.)
 	for i := 0; s.PrunedKeys() == 0; i++ {

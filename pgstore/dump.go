@@ -79,7 +79,7 @@ ORDER BY p.id`, s.relation, s.keys), s.now().Add(-s.retention))
 				r       Record
 				created *time.Time
 			)
-			if err := rows.Scan(&r.ID, &r.Name, &r.CategoryID, (*statusScanner)(&r.Status), &r.Principal, &r.Key, &created); err != nil {
+			if err := rows.Scan(&r.ID, &r.Name, &r.CategoryID, &r.Status, &r.Principal, &r.Key, &created); err != nil {
 				yield(Record{}, wrapError(ctx, "export", err))
 				return
 			}
@@ -117,11 +117,7 @@ func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n
 	if err != nil {
 		return 0, wrapError(ctx, "import", err)
 	}
-	defer func() {
-		if err != nil {
-			tx.Rollback(context.WithoutCancel(ctx))
-		}
-	}()
+	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
 	// The lock that Add takes: no create runs while the table is filled.
 	if _, err := tx.Exec(ctx, s.lockSQL, s.relation); err != nil {
 		return 0, wrapError(ctx, "import", err)
@@ -135,12 +131,6 @@ func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n
 	}
 	// COPY writes the identity column as given, as OVERRIDING SYSTEM VALUE
 	// does, and NULL for a nil status.
-	table := func(name string) pgx.Identifier {
-		if s.schema == "" {
-			return pgx.Identifier{name}
-		}
-		return pgx.Identifier{s.schema, name}
-	}
 	var pets, keys [][]any
 	first := int64(1) // the position of the first record in pets
 	flush := func() error {
@@ -148,10 +138,10 @@ func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n
 			return nil
 		}
 		what := fmt.Sprintf("records %d to %d (pets %d to %d)", first, n, pets[0][0], pets[len(pets)-1][0])
-		if _, err := tx.CopyFrom(ctx, table(s.table), []string{"id", "name", "category_id", "status"}, pgx.CopyFromRows(pets)); err != nil {
+		if _, err := tx.CopyFrom(ctx, identifier(s.schema, s.table), []string{"id", "name", "category_id", "status"}, pgx.CopyFromRows(pets)); err != nil {
 			return wrapError(ctx, "import: "+what, err)
 		}
-		if _, err := tx.CopyFrom(ctx, table(s.table+"_keys"), []string{"principal", "key", "pet_id", "created_at"}, pgx.CopyFromRows(keys)); err != nil {
+		if _, err := tx.CopyFrom(ctx, identifier(s.schema, s.table+"_keys"), []string{"principal", "key", "pet_id", "created_at"}, pgx.CopyFromRows(keys)); err != nil {
 			return wrapError(ctx, "import: the keys of "+what, err)
 		}
 		pets, keys, first = pets[:0], keys[:0], n+1

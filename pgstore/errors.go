@@ -76,10 +76,9 @@ func unavailable(err error) bool {
 // unavailableState reports whether a server error with the given SQLSTATE is
 // one that a later retry may not get.
 func unavailableState(code string) bool {
-	switch {
-	case strings.HasPrefix(code, "08"): // connection_exception
-		return true
-	case strings.HasPrefix(code, "53"): // insufficient_resources: too many connections, out of memory
+	// connection_exception; insufficient_resources: too many connections,
+	// out of memory.
+	if strings.HasPrefix(code, "08") || strings.HasPrefix(code, "53") {
 		return true
 	}
 	switch code {

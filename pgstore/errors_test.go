@@ -52,24 +52,6 @@ func errorsOps() []errorsOp {
 	}
 }
 
-// errorsStore returns a Store on a pool that connects to url, giving up
-// on each connection attempt after connectTimeout.
-func errorsStore(t *testing.T, url string, connectTimeout time.Duration) *pgstore.Store {
-	t.Helper()
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.ConnectTimeout = connectTimeout
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	s := pgNew(t, pool)
-	return s
-}
-
 // errorsWantUnavailable fails the test unless err wraps ErrUnavailable and
 // does not show errorsPassword.
 func errorsWantUnavailable(t *testing.T, err error) {
@@ -121,7 +103,7 @@ func TestErrorsWhenServerUnreachable(t *testing.T) {
 		{"key-value", fmt.Sprintf("host=127.0.0.1 port=%s user=app password=%s dbname=shop sslmode=disable", strings.TrimPrefix(refused, "127.0.0.1:"), errorsPassword)},
 	}
 	for _, server := range servers {
-		s := errorsStore(t, server.url, 200*time.Millisecond)
+		s := pgNew(t, urlPool(t, server.url, func(c *pgxpool.Config) { c.ConnConfig.ConnectTimeout = 200 * time.Millisecond }))
 		for _, op := range errorsOps() {
 			t.Run(server.name+"/"+op.name, func(t *testing.T) {
 				errorsWantUnavailable(t, op.call(context.Background(), s))
@@ -253,30 +235,6 @@ func TestErrorsWhenStatementTimesOut(t *testing.T) {
 				t.Errorf("err = %v; it wraps a context error, but no context was done", err)
 			}
 		})
-	}
-}
-
-// TestAddRefusesWhatItCannotStore checks that Add fails, with an error
-// that does not ask to try again, for values that the handler never passes
-// on and the table cannot hold.
-func TestAddRefusesWhatItCannotStore(t *testing.T) {
-	s := pgStore(t, pgPool(t))
-	ctx := context.Background()
-	for _, p := range []petstore.NewPet{
-		{Name: "Rex", CategoryID: 1, Status: "lost"},
-		{Name: "Rex\x00", CategoryID: 1},
-	} {
-		_, _, err := s.Add(ctx, p, petstore.AddOptions{})
-		if err == nil || errors.Is(err, petstore.ErrUnavailable) {
-			t.Errorf("Add(%+v): err = %v; want an error that is not ErrUnavailable", p, err)
-		}
-	}
-	pets, err := s.List(ctx, petstore.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pets) != 0 {
-		t.Errorf("List = %v; want no pets", pets)
 	}
 }
 

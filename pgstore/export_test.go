@@ -9,3 +9,7 @@ func QueuedAdds(s *Store) int {
 
 // Channel returns the channel on which s notifies its adds.
 func Channel(s *Store) string { return channelOf(s.relation) }
+
+// SplitSearchPath and SQLIdentifier are splitSearchPath and sqlIdentifier,
+// for the tests.
+var SplitSearchPath, SQLIdentifier = splitSearchPath, sqlIdentifier

@@ -1,9 +1,11 @@
 package pgstore_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,14 +15,23 @@ import (
 	"github.com/petstore-go/petstore/pgstore"
 )
 
-// pgPool opens a pool on the test server, closed when the test ends.
+// pgPool opens a pool on the test server (see urlPool).
 func pgPool(tb testing.TB, configure ...func(*pgxpool.Config)) *pgxpool.Pool {
 	tb.Helper()
-	cfg, err := pgxpool.ParseConfig(pgtest.URL(tb))
+	return urlPool(tb, pgtest.URL(tb), configure...)
+}
+
+// urlPool opens a pool of 8 connections on url, each given up after 2s of
+// connecting, configured further by configure, and closed when the test
+// ends.
+func urlPool(tb testing.TB, url string, configure ...func(*pgxpool.Config)) *pgxpool.Pool {
+	tb.Helper()
+	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		tb.Fatalf("%s: %v", pgtest.URLVar, err)
+		tb.Fatalf("%s: %v", url, err)
 	}
 	cfg.MaxConns = 8
+	cfg.ConnConfig.ConnectTimeout = 2 * time.Second
 	for _, f := range configure {
 		f(cfg)
 	}
@@ -58,13 +69,7 @@ func pgSchema(tb testing.TB, pool *pgxpool.Pool) string {
 func pgMigratedSchema(tb testing.TB, admin *pgxpool.Pool) string {
 	tb.Helper()
 	schema := pgSchema(tb, admin)
-	owner, err := pgstore.New(admin, pgstore.WithSchema(schema))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := owner.Migrate(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
+	pgMigrate(tb, pgNew(tb, admin, pgstore.WithSchema(schema)))
 	return schema
 }
 
@@ -78,18 +83,19 @@ func pgNew(tb testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) *pgstore.S
 	return s
 }
 
-// pgStore returns a migrated Store on pool, in a fresh schema of its own.
-func pgStore(tb testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) *pgstore.Store {
+// pgMigrate runs s.Migrate, fails tb on an error, and returns s.
+func pgMigrate(tb testing.TB, s *pgstore.Store) *pgstore.Store {
 	tb.Helper()
-	opts = append([]pgstore.Option{pgstore.WithSchema(pgSchema(tb, pool))}, opts...)
-	s, err := pgstore.New(pool, opts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	if err := s.Migrate(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
 	return s
+}
+
+// pgStore returns a migrated Store on pool, in a fresh schema of its own.
+func pgStore(tb testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) *pgstore.Store {
+	tb.Helper()
+	return pgMigrate(tb, pgNew(tb, pool, append([]pgstore.Option{pgstore.WithSchema(pgSchema(tb, pool))}, opts...)...))
 }
 
 // pgSeed inserts n pets straight into the store's table in one statement,
@@ -110,18 +116,45 @@ FROM generate_series(1, $1::bigint) AS g`, n)
 }
 
 // pgAwait runs query, which returns one boolean, on pool until it returns
-// true, and fails the test if that takes more than ten seconds.
+// true (see eventually).
 func pgAwait(tb testing.TB, pool *pgxpool.Pool, what, query string, args ...any) {
 	tb.Helper()
-	for range 1000 {
+	eventually(tb, what, func() bool {
 		var ok bool
 		if err := pool.QueryRow(context.Background(), query, args...).Scan(&ok); err != nil {
 			tb.Fatal(err)
 		}
-		if ok {
+		return ok
+	})
+}
+
+// eventually calls cond every 10ms until it returns true, and fails the
+// test if that takes more than ten seconds.
+func eventually(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	for range 1000 {
+		if cond() {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	tb.Fatalf("waited 10s for %s", what)
+}
+
+// lockedBuffer is a bytes.Buffer that a logger and the test may use at once.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -1,7 +1,6 @@
 package pgstore_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,54 +11,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/sqltest"
 	"github.com/petstore-go/petstore/pgstore"
 )
-
-// keyedTracer records the number of rows of every keyed batch that a pool
-// sends: the length of the names array of its second statement, or 1 when
-// the name is given alone.
-type keyedTracer struct {
-	batchTracer
-	mu    sync.Mutex
-	sizes []int
-}
-
-// TraceBatchStart records the size of a keyed batch.
-func (t *keyedTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
-	q := data.Batch.QueuedQueries
-	if len(q) == 2 && len(q[1].Arguments) > 0 {
-		size := 0
-		switch names := q[1].Arguments[0].(type) {
-		case []string:
-			size = len(names)
-		case string:
-			size = 1
-		}
-		if size > 0 {
-			t.mu.Lock()
-			t.sizes = append(t.sizes, size)
-			t.mu.Unlock()
-		}
-	}
-	return ctx
-}
-
-// TraceBatchQuery does nothing.
-func (t *keyedTracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-
-// TraceBatchEnd does nothing.
-func (t *keyedTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
-
-// keyedBatches returns the sizes of the keyed batches, in the order sent.
-func (t *keyedTracer) keyedBatches() []int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]int(nil), t.sizes...)
-}
 
 // keysCount returns the number of rows in the keys table of s.
 func keysCount(t testing.TB, pool *pgxpool.Pool, s *pgstore.Store) int {
@@ -76,24 +32,6 @@ func keysTable(s *pgstore.Store) string {
 	return strings.TrimSuffix(s.Table(), `"`) + `_keys"`
 }
 
-// keyedAdd calls Add with key under principal in a goroutine and returns a
-// channel for its result.
-func keyedAdd(ctx context.Context, s *pgstore.Store, principal, key string, p petstore.NewPet) <-chan keyedResult {
-	out := make(chan keyedResult, 1)
-	go func() {
-		pet, replayed, err := s.Add(petstore.WithPrincipal(ctx, principal), p, petstore.AddOptions{IdempotencyKey: key})
-		out <- keyedResult{pet, replayed, err}
-	}()
-	return out
-}
-
-// keyedResult is what a call of Add returned.
-type keyedResult struct {
-	pet      petstore.Pet
-	replayed bool
-	err      error
-}
-
 // TestAddKeyedBatch queues calls with and without keys behind an Add held
 // at the lock, and checks that they go in one batch that answers each as
 // the Store contract says: a new key stores its pet; a key stored before,
@@ -102,9 +40,7 @@ type keyedResult struct {
 // under another principal is another key. The outcome of one call does not
 // fail the others.
 func TestAddKeyedBatch(t *testing.T) {
-	tracer := &keyedTracer{}
-	pool := pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.Tracer = tracer })
-	a := &addTable{s: pgStore(t, pool), admin: pgPool(t), tracer: &tracer.batchTracer}
+	a := addSetup(t)
 	ctx := context.Background()
 	rex := petstore.NewPet{Name: "Rex", CategoryID: 1, Status: petstore.StatusAvailable}
 	tom := petstore.NewPet{Name: "Tom", CategoryID: 2}
@@ -129,16 +65,16 @@ func TestAddKeyedBatch(t *testing.T) {
 		{"alice", "stored", tom}, // 5: reuses its key
 		{"bob", "new", tom},      // 6: another principal: stored
 	}
-	var results []<-chan keyedResult
+	var results []<-chan addResult
 	for i, c := range calls {
-		results = append(results, keyedAdd(ctx, a.s, c.principal, c.key, c.pet)) // "" is no key
+		results = append(results, goAdd(ctx, a.s, c.principal, c.key, c.pet)) // "" is no key
 		a.awaitWaiting(t, 1, i+1)
 	}
 	a.release(t)
 	if r := <-first; r.err != nil {
 		t.Fatal(r.err)
 	}
-	var got []keyedResult
+	var got []addResult
 	for _, r := range results {
 		got = append(got, <-r)
 	}
@@ -184,10 +120,10 @@ func TestAddKeyedBatch(t *testing.T) {
 	// One keyed batch for the queued calls, each key sent once: 7 calls
 	// less the 3 that repeat a key of an earlier call of the batch. (The
 	// first keyed batch is the Add before the lock was held.)
-	if diff := cmp.Diff([]int{1, 4}, tracer.keyedBatches()); diff != "" {
+	if diff := cmp.Diff([]int{1, 4}, a.tracer.keyedSizes()); diff != "" {
 		t.Errorf("keyed batch sizes (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]int{1}, tracer.batches()); diff != "" {
+	if diff := cmp.Diff([]int{1}, a.tracer.addSizes()); diff != "" {
 		t.Errorf("batch sizes without keys (-want +got):\n%s", diff)
 	}
 }
@@ -227,9 +163,9 @@ func TestAddKeyedAcrossStores(t *testing.T) {
 			ctx := context.Background()
 			rex := petstore.NewPet{Name: "Rex", CategoryID: 1}
 			a.hold(t)
-			r1 := keyedAdd(ctx, a.s, "alice", "k", rex)
+			r1 := goAdd(ctx, a.s, "alice", "k", rex)
 			keyedAwaitLock(t, a.admin, application, 1)
-			r2 := keyedAdd(ctx, other, "alice", "k", tt.second)
+			r2 := goAdd(ctx, other, "alice", "k", tt.second)
 			keyedAwaitLock(t, a.admin, application, 2)
 			a.release(t)
 			got1, got2 := <-r1, <-r2
@@ -264,9 +200,9 @@ func TestAddKeyedBatchFails(t *testing.T) {
 	callCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pets := []petstore.NewPet{{Name: "Rex", CategoryID: 1}, {Name: "Tom", CategoryID: 2}}
-	var results []<-chan keyedResult
+	var results []<-chan addResult
 	for i, p := range pets {
-		results = append(results, keyedAdd(callCtx, a.s, "alice", fmt.Sprintf("key %d", i), p))
+		results = append(results, goAdd(callCtx, a.s, "alice", fmt.Sprintf("key %d", i), p))
 		a.awaitWaiting(t, 1, i+1)
 	}
 	unblock()
@@ -295,24 +231,10 @@ func TestAddKeyedBatchFails(t *testing.T) {
 	}
 }
 
-// keysLog collects a Store's log lines. It is safe for concurrent use.
-type keysLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *keysLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// passes returns the lines that report a pass that pruned keys.
-func (l *keysLog) passes() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// prunePasses returns the lines of log that report a pass that pruned keys.
+func prunePasses(log *lockedBuffer) []string {
 	var lines []string
-	for line := range strings.Lines(l.buf.String()) {
+	for line := range strings.Lines(log.String()) {
 		if strings.Contains(line, "pruned idempotency keys") {
 			lines = append(lines, strings.TrimSpace(line))
 		}
@@ -320,17 +242,14 @@ func (l *keysLog) passes() []string {
 	return lines
 }
 
-// keysAwait waits up to ten seconds for cond, calling poke between tries.
-func keysAwait(t *testing.T, what string, cond func() bool, poke func()) {
+// addAnother adds a pet without a key, which starts a pass of pruning when
+// none ran for a minute, and returns false.
+func addAnother(t *testing.T, s *pgstore.Store) bool {
 	t.Helper()
-	for range 1000 {
-		if cond() {
-			return
-		}
-		poke()
-		time.Sleep(10 * time.Millisecond)
+	if _, _, err := s.Add(context.Background(), petstore.NewPet{Name: "Tom", CategoryID: 1}, petstore.AddOptions{}); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("waited 10s for %s", what)
+	return false
 }
 
 // TestKeyRetention checks that a key is replayed until its retention ends,
@@ -340,7 +259,7 @@ func TestKeyRetention(t *testing.T) {
 	const retention = 36 * time.Hour
 	pool := pgPool(t)
 	clock := sqltest.NewClock()
-	logs := &keysLog{}
+	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := pgStore(t, pool, pgstore.WithKeyRetention(retention), pgstore.WithClock(clock.Now), pgstore.WithLogger(logger))
 	ctx := petstore.WithPrincipal(context.Background(), "alice")
@@ -349,9 +268,9 @@ func TestKeyRetention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	passes := func(n int) func() bool { return func() bool { return len(logs.passes()) >= n } }
+	passes := func(n int) func() bool { return func() bool { return len(prunePasses(logs)) >= n } }
 	// The first Add starts a pass, which finds nothing to delete.
-	keysAwait(t, "the first pass", passes(1), func() {})
+	eventually(t, "the first pass", passes(1))
 
 	// A second before the retention ends, a pass leaves the key, and it is
 	// replayed.
@@ -359,7 +278,7 @@ func TestKeyRetention(t *testing.T) {
 	if _, _, err := s.Add(ctx, petstore.NewPet{Name: "Tom", CategoryID: 1}, petstore.AddOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	keysAwait(t, "the second pass", passes(2), func() {})
+	eventually(t, "the second pass", passes(2))
 	got, replayed, err := s.Add(ctx, rex, petstore.AddOptions{IdempotencyKey: "k"})
 	if err != nil || !replayed || got != stored {
 		t.Errorf("Add with the key a second before its retention ends = %+v, replayed %v, %v; want %+v replayed", got, replayed, err, stored)
@@ -370,11 +289,7 @@ func TestKeyRetention(t *testing.T) {
 
 	// A minute after, the next pass deletes it, and it is another key.
 	clock.Advance(time.Minute + time.Second)
-	keysAwait(t, "the key to be pruned", func() bool { return s.PrunedKeys() == 1 }, func() {
-		if _, _, err := s.Add(ctx, petstore.NewPet{Name: "Tom", CategoryID: 1}, petstore.AddOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	})
+	eventually(t, "the key to be pruned", func() bool { return s.PrunedKeys() == 1 || addAnother(t, s) })
 	if n := keysCount(t, pool, s); n != 0 {
 		t.Errorf("the keys table holds %d keys after the retention; want none", n)
 	}
@@ -383,7 +298,7 @@ func TestKeyRetention(t *testing.T) {
 	if err != nil || replayed || got.NewPet != other || got.ID == stored.ID {
 		t.Errorf("Add with the key after its retention = %+v, replayed %v, %v; want a new pet", got, replayed, err)
 	}
-	lines := logs.passes()
+	lines := prunePasses(logs)
 	if last := lines[len(lines)-1]; !strings.Contains(last, "level=DEBUG") || !strings.Contains(last, "deleted=1") {
 		t.Errorf("the log line of the pass that deleted the key is %q; want it at debug, with deleted=1", last)
 	}
@@ -425,11 +340,7 @@ func TestKeyRetentionBoundsRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := min((r+1)*perRound, bound)
-		keysAwait(t, fmt.Sprintf("round %d: %d keys", r, want), func() bool { return keysCount(t, pool, s) <= want }, func() {
-			if _, _, err := s.Add(ctx, petstore.NewPet{Name: "Tom", CategoryID: 1}, petstore.AddOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		})
+		eventually(t, fmt.Sprintf("round %d: %d keys", r, want), func() bool { return keysCount(t, pool, s) <= want || addAnother(t, s) })
 		if n := keysCount(t, pool, s); n != want {
 			t.Fatalf("round %d: the keys table holds %d keys; want the %d stored within the retention", r, n, want)
 		}
@@ -444,47 +355,5 @@ func TestKeyRetentionBoundsRows(t *testing.T) {
 	}
 	if pets != rounds*perRound {
 		t.Errorf("%d keyed pets stored; want %d: pruning keys must not touch pets", pets, rounds*perRound)
-	}
-}
-
-// TestMigrateKeysTable checks the keys table that Migrate leaves: its
-// columns, its primary key and its index on the time, and no foreign key,
-// for a table whose name needs quoting in a string literal too.
-func TestMigrateKeysTable(t *testing.T) {
-	pool := pgPool(t)
-	ctx := context.Background()
-	s := pgStore(t, pool, pgstore.WithTable(`it's "pets"`))
-	schema := strings.Split(s.Table(), `"`)[1]
-	rows, err := pool.Query(ctx, `SELECT column_name::text || ' ' || data_type::text || ' ' || is_nullable::text
-FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`, schema, `it's "pets"_keys`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	columns, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"principal text NO", "key text NO", "pet_id bigint NO", "created_at timestamp with time zone NO"}
-	if diff := cmp.Diff(want, columns); diff != "" {
-		t.Errorf("columns (-want +got):\n%s", diff)
-	}
-	rows, err = pool.Query(ctx, `SELECT conname::text || ' ' || contype::text FROM pg_constraint WHERE conrelid = $1::regclass ORDER BY conname`, keysTable(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	constraints, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{`it's "pets"_keys_pkey p`}, constraints); diff != "" {
-		t.Errorf("constraints (-want +got):\n%s", diff)
-	}
-	var timeIndex string
-	err = pool.QueryRow(ctx, `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = $2`, schema, `it's "pets"_keys_time_idx`).Scan(&timeIndex)
-	if err != nil {
-		t.Fatalf("the index on the keys' time: %v", err)
-	}
-	if !strings.HasSuffix(timeIndex, "USING btree (created_at)") {
-		t.Errorf("the index on the keys' time is %q; want a btree on created_at", timeIndex)
 	}
 }

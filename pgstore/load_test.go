@@ -2,9 +2,7 @@ package pgstore_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/client"
 	"github.com/petstore-go/petstore/internal/testkit/loadtest"
 	"github.com/petstore-go/petstore/pgstore"
 )
@@ -59,33 +58,34 @@ const loadKey = "load-two-key"
 // IDs are in commit order across the processes. Afterwards the load test
 // checks every acknowledged pet, as TestLoad does.
 func TestLoadTwoProcesses(t *testing.T) {
-	pool := pgPool(t, func(c *pgxpool.Config) { c.MaxConns = 4 })
-	store := pgStore(t, pool)
-	schema := strings.Split(store.Table(), `"`)[1]
-	front, served := loadFront(t, loadStartServer(t, schema), loadStartServer(t, schema))
+	store := pgStore(t, pgPool(t, func(c *pgxpool.Config) { c.MaxConns = 4 }))
+	loadTwoProcesses(t, store, store, strings.Split(store.Table(), `"`)[1], loadtest.Config{Clients: 64, Creates: loadtest.Creates(t)})
+}
 
+// loadTwoProcesses runs the load c through two server processes on the
+// table in schema, with env added to their environment, the requests
+// alternating between them, while reader pages through the table; then it
+// checks that every create was acknowledged and verified, that both
+// processes served, and that the reader saw every pet that primary lists
+// exactly once.
+func loadTwoProcesses(t *testing.T, reader, primary *pgstore.Store, schema string, c loadtest.Config, env ...string) {
+	t.Helper()
+	front, served := loadFront(t, loadStartServer(t, schema, env...), loadStartServer(t, schema, env...))
 	ctx, cancel := context.WithTimeout(context.Background(), loadtest.Bound(t))
 	defer cancel()
-	var (
-		done   atomic.Bool
-		paging = make(chan map[int64]int, 1)
-	)
-	go func() { paging <- loadPage(ctx, t, store, &done) }()
-	c := loadtest.Config{
-		BaseURL: front.URL + petstore.DefaultBasePath,
-		APIKey:  loadKey,
-		Clients: 64,
-		Creates: loadtest.Creates(t),
-	}
+	var done atomic.Bool
+	paging := make(chan map[int64]int, 1)
+	go func() { paging <- loadPage(ctx, t, reader, &done) }()
+	c.BaseURL, c.APIKey = front.URL+petstore.DefaultBasePath, loadKey
 	r := loadtest.Run(ctx, t, c)
 	done.Store(true)
 	seen := <-paging
 	t.Logf("pgstore, two processes on table %s, %d clients: %v; the processes served %d and %d requests",
-		store.Table(), c.Clients, r, served[0].Load(), served[1].Load())
+		primary.Table(), c.Clients, r, served[0].Load(), served[1].Load())
 	if r.Created != c.Creates || r.Verified != c.Creates {
 		t.Errorf("%d creates: %d acknowledged, %d verified; want all of them", c.Creates, r.Created, r.Verified)
 	}
-	all, err := store.List(ctx, petstore.ListOptions{})
+	all, err := primary.List(ctx, petstore.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,23 +258,27 @@ func TestLoadTwoProcessesKeyed(t *testing.T) {
 	pool := pgPool(t, func(c *pgxpool.Config) { c.MaxConns = 4 })
 	store := pgStore(t, pool)
 	schema := strings.Split(store.Table(), `"`)[1]
-	backends := []string{
-		loadStartServer(t, schema).String() + petstore.DefaultBasePath + "/pets",
-		loadStartServer(t, schema).String() + petstore.DefaultBasePath + "/pets",
+	const clients = 32
+	var backends [2]*client.Client
+	for i := range backends {
+		// Retried as a client does: 409 (the key is in use) and 503.
+		c, err := client.New(loadStartServer(t, schema).String()+petstore.DefaultBasePath, client.WithAPIKey(loadKey), client.WithRetries(100),
+			client.WithHTTPClient(&http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * clients, IdleConnTimeout: time.Minute}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		backends[i] = c
 	}
 	keys := loadtest.Creates(t)
 	if os.Getenv(loadtest.EnvCreates) == "" {
 		keys /= 10
 	}
-	const clients = 32
 	ctx, cancel := context.WithTimeout(context.Background(), loadtest.Bound(t))
 	defer cancel()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * clients, IdleConnTimeout: time.Minute}}
 	var (
-		next    atomic.Int64
-		answers [2]atomic.Int64 // replays, and 409s retried
-		ids     = make([]int64, keys)
-		wg      sync.WaitGroup
+		next, replays atomic.Int64
+		ids           = make([]int64, keys)
+		wg            sync.WaitGroup
 	)
 	for range clients {
 		wg.Go(func() {
@@ -283,7 +287,7 @@ func TestLoadTwoProcessesKeyed(t *testing.T) {
 				if k >= keys || ctx.Err() != nil {
 					return
 				}
-				id, err := loadKeyed(ctx, client, backends, k, &answers)
+				id, err := loadKeyed(ctx, backends, k, &replays)
 				if err != nil {
 					t.Errorf("key %d: %v", k, err)
 					cancel()
@@ -319,9 +323,9 @@ func TestLoadTwoProcessesKeyed(t *testing.T) {
 		t.Errorf("%d keys: the table holds %d pets, %d of them named by no answer, and %d keys name the wrong pet; want exactly one pet per key",
 			keys, len(all), len(byID), wrong)
 	}
-	t.Logf("pgstore, two processes on table %s, %d clients: %d keys, each stored once; %d replays, %d answers of 409 retried",
-		store.Table(), clients, keys, answers[0].Load(), answers[1].Load())
-	if answers[0].Load() == 0 {
+	t.Logf("pgstore, two processes on table %s, %d clients: %d keys, each stored once; %d replays",
+		store.Table(), clients, keys, replays.Load())
+	if replays.Load() == 0 {
 		t.Error("no create was replayed; the retries did not reach a stored key")
 	}
 }
@@ -337,27 +341,26 @@ func loadKeyedPet(k int) petstore.NewPet {
 
 // loadKeyed creates the pet of key number k through one of the backends,
 // retries it as k selects, and returns the ID that every answer named.
-func loadKeyed(ctx context.Context, client *http.Client, backends []string, k int, answers *[2]atomic.Int64) (int64, error) {
+func loadKeyed(ctx context.Context, backends [2]*client.Client, k int, replays *atomic.Int64) (int64, error) {
 	key := fmt.Sprintf("load-key-%d", k)
 	p := loadKeyedPet(k)
 	first, second := backends[k%2], backends[(k+1)%2]
-	switch k % 4 {
-	case 0: // once
-		id, _, err := loadKeyedCreate(ctx, client, first, key, p, answers)
-		return id, err
-	case 1: // through both processes at once
-		type result struct {
-			id       int64
-			replayed bool
-			err      error
+	type result struct {
+		id       int64
+		replayed bool
+		err      error
+	}
+	create := func(c *client.Client) result {
+		pet, replayed, err := c.Add(ctx, p, petstore.AddOptions{IdempotencyKey: key})
+		if replayed {
+			replays.Add(1)
 		}
+		return result{pet.ID, replayed, err}
+	}
+	if k%4 == 1 { // through both processes at once
 		results := make(chan result, 2)
-		for _, b := range []string{first, second} {
-			go func() {
-				id, replayed, err := loadKeyedCreate(ctx, client, b, key, p, answers)
-				results <- result{id, replayed, err}
-			}()
-		}
+		go func() { results <- create(first) }()
+		go func() { results <- create(second) }()
 		r1, r2 := <-results, <-results
 		switch {
 		case r1.err != nil:
@@ -370,95 +373,27 @@ func loadKeyed(ctx context.Context, client *http.Client, backends []string, k in
 		}
 		return r1.id, nil
 	}
-	id, replayed, err := loadKeyedCreate(ctx, client, first, key, p, answers)
-	if err != nil {
-		return 0, err
-	}
-	if replayed {
-		return 0, fmt.Errorf("the first create was answered as a replay of pet %d", id)
-	}
-	if k%4 == 2 { // again, after the answer, through the other process
-		again, replayed, err := loadKeyedCreate(ctx, client, second, key, p, answers)
-		if err != nil {
-			return 0, err
+	r := create(first)
+	switch {
+	case r.err != nil:
+		return 0, r.err
+	case r.replayed:
+		return 0, fmt.Errorf("the first create was answered as a replay of pet %d", r.id)
+	case k%4 == 0: // once
+		return r.id, nil
+	case k%4 == 2: // again, after the answer, through the other process
+		if again := create(second); again.err != nil || again.id != r.id || !again.replayed {
+			return 0, fmt.Errorf("the retry after pet %d was answered with pet %d, replayed %v, %v; want pet %d replayed", r.id, again.id, again.replayed, again.err, r.id)
 		}
-		if again != id || !replayed {
-			return 0, fmt.Errorf("the retry after pet %d was answered with pet %d, replayed %v; want pet %d replayed", id, again, replayed, id)
-		}
-		return id, nil
+		return r.id, nil
 	}
 	// Another body with the same key: refused.
 	other := p
 	other.Name += " changed"
-	body, err := json.Marshal(other)
-	if err != nil {
-		return 0, err
+	if _, _, err := second.Add(ctx, other, petstore.AddOptions{IdempotencyKey: key}); !errors.Is(err, petstore.ErrIdempotencyKeyReused) {
+		return 0, fmt.Errorf("another body with the key of pet %d: %v; want 422 idempotency_key_reused", r.id, err)
 	}
-	status, _, b, err := loadKeyedPost(ctx, client, second, key, body)
-	if err != nil {
-		return 0, err
-	}
-	if status != http.StatusUnprocessableEntity || !strings.Contains(string(b), `"idempotency_key_reused"`) {
-		return 0, fmt.Errorf("another body with the key of pet %d answered %d: %s; want 422 idempotency_key_reused", id, status, b)
-	}
-	return id, nil
-}
-
-// loadKeyedCreate posts p with key to base until the answer is 201,
-// retrying 409 (the key is in use) and 503, and returns the pet's ID and
-// whether the answer was a replay.
-func loadKeyedCreate(ctx context.Context, client *http.Client, base, key string, p petstore.NewPet, answers *[2]atomic.Int64) (int64, bool, error) {
-	body, err := json.Marshal(p)
-	if err != nil {
-		return 0, false, err
-	}
-	for attempt := 1; ; attempt++ {
-		status, h, b, err := loadKeyedPost(ctx, client, base, key, body)
-		if err != nil {
-			return 0, false, err
-		}
-		switch {
-		case status == http.StatusCreated:
-			var got petstore.Pet
-			if err := json.Unmarshal(b, &got); err != nil {
-				return 0, false, fmt.Errorf("POST %s: %w in %q", base, err, b)
-			}
-			if got.ID < 1 || got.NewPet != p {
-				return 0, false, fmt.Errorf("POST %s of %+v answered %+v", base, p, got)
-			}
-			replayed := h.Get("Idempotent-Replayed") == "true"
-			if replayed {
-				answers[0].Add(1)
-			}
-			return got.ID, replayed, nil
-		case (status == http.StatusConflict || status == http.StatusServiceUnavailable) && attempt < 100:
-			if status == http.StatusConflict {
-				answers[1].Add(1)
-			}
-			time.Sleep(time.Duration(attempt) * time.Millisecond)
-		default:
-			return 0, false, fmt.Errorf("POST %s with key %q answered %d: %s", base, key, status, b)
-		}
-	}
-}
-
-// loadKeyedPost posts body with an idempotency key and returns the
-// answer's status, headers and body.
-func loadKeyedPost(ctx context.Context, client *http.Client, target, key string, body []byte) (int, http.Header, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+loadKey)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", key)
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, b, err
+	return r.id, nil
 }
 
 // checkSeenOnce fails t unless seen, the number of times a reader paging

@@ -38,63 +38,47 @@ func migrations() ([]sqlstore.Migration, error) {
 	return ms, nil
 }
 
-// Migrate creates the Store's table, or upgrades it to the schema this
+// Migrate creates the Store's tables, or upgrades them to the schema this
 // version of the package expects. It is safe to call on every start, from
-// any number of processes at once:
-//
-//   - It creates the schema if one was set with WithSchema and it does not
-//     exist, in a transaction of its own, under an advisory lock keyed by
-//     the schema.
-//   - Then, in one transaction, so that a failure leaves the tables as they
-//     were, it takes a transaction-scoped advisory lock keyed by the schema
-//     and table, so that concurrent calls for the same table wait for each
-//     other and the later ones find nothing left to do, and creates a table
-//     "<table>_migrations" that records each version applied (version, file
-//     name, time).
-//   - It applies, in order, each embedded version that table does not list.
-//     Versions listed there that this package does not know (written by a
-//     newer release) are left alone, so older instances keep running during
-//     a rolling upgrade.
+// any number of processes at once: it creates the schema set with
+// WithSchema if it does not exist (in a transaction of its own, under an
+// advisory lock keyed by the schema); then, in one transaction, so that a
+// failure leaves the tables as they were, under an advisory lock keyed by
+// the schema and table, it creates "<table>_migrations", which records each
+// version applied, and applies in order each embedded version that it does
+// not list. Versions that a newer release applied are left alone, so older
+// instances keep running during a rolling upgrade.
 //
 // Version 1 creates the pets table (an identity column for IDs, status
 // checked by the database) and its index on (status, id). Version 2
-// creates the table of idempotency keys, "<table>_keys": principal, key,
-// the ID of the pet stored with it and the time it was stored, with the
-// primary key (principal, key). Version 3 indexes that table on the time,
-// "<table>_keys_time_idx", so that expired keys are found without a scan,
-// and drops its foreign key to the pets table: Add writes each key in the
-// statement that stores its pet, pets are never deleted, and the check
-// cost every key a row lock on its pet.
+// creates "<table>_keys": principal, key, the ID of the pet stored with it
+// and the time it was stored, with the primary key (principal, key).
+// Version 3 indexes the keys on the time, "<table>_keys_time_idx", so that
+// expired keys are found without a scan, and drops their foreign key to the
+// pets: Add writes each key in the statement that stores its pet, pets are
+// never deleted, and the check cost every key a row lock on its pet.
 //
-// When the tables are already at the version this package needs, Migrate
-// only reads the migrations table and changes nothing, so a role that may
-// only serve can call it. When the connection's search_path names no
-// schema that exists, its error wraps ErrNoSchema and names the CREATE
-// SCHEMA to run.
+// Tables already at the version needed are only read, so a role that may
+// only serve can call Migrate. When the search_path names no schema that
+// exists, the error wraps ErrNoSchema and names the CREATE SCHEMA to run.
 //
 // The role that runs Migrate needs the right to create tables in the
 // schema, and to create the schema when it does not exist. The role that
-// serves requests needs USAGE on the schema, SELECT and INSERT on the pets
-// table, SELECT, INSERT and DELETE on the keys table (DELETE to forget
-// expired keys) and SELECT on the migrations table (to check the version);
-// it needs no right to change the schema, nor any on the identity
-// sequence. Check verifies them and names the GRANT statements missing.
+// serves needs USAGE on the schema, SELECT and INSERT on the pets table,
+// SELECT, INSERT and DELETE (to forget expired keys) on the keys table and
+// SELECT on the migrations table; no right to change the schema, nor any
+// on the identity sequence. Check verifies them and names the GRANT
+// statements missing.
 func (s *Store) Migrate(ctx context.Context) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
 	}
-	if _, err := s.resolveSchema(ctx, s.pool); err != nil {
-		if errors.Is(err, ErrNoSchema) || errors.Is(err, ErrPrivilege) {
-			return err
-		}
-		return wrapError(ctx, "migrate "+s.relation, err)
+	if _, err := s.resolveSchema(ctx, "migrate"); err != nil {
+		return err
 	}
-	// Tables already at the version needed are left alone, without a
-	// statement that needs the right to create: a role that may only
-	// serve can call Migrate on start once the tables are migrated.
-	// A role that may not read them goes on, to the error of the step
-	// that needs the right.
+	// A role that may not read the versions goes on, to the error of the
+	// step that needs the right.
 	current, needed, err := s.SchemaVersion(ctx)
 	switch {
 	case errors.Is(err, petstore.ErrUnavailable) || ctx.Err() != nil:
@@ -106,11 +90,8 @@ func (s *Store) Migrate(ctx context.Context) error {
 	// lock, each statement must see what the previous holder committed.
 	txOptions := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 	if s.schema != "" {
-		// In a transaction of its own, so that the lock on the schema is
-		// not held while the tables are migrated.
-		// A role without the right to create schemas can migrate a table
-		// in a schema that exists: CREATE SCHEMA IF NOT EXISTS would check
-		// the right first.
+		// Not CREATE SCHEMA IF NOT EXISTS, which needs the right to
+		// create schemas even when the schema exists.
 		err := pgx.BeginTxFunc(ctx, s.pool, txOptions, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1::int4, hashtext($2::text))`,
 				lockClassSchema, s.schema); err != nil {

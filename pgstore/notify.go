@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/internal/wake"
 )
 
 var _ petstore.AddNotifier = (*Store)(nil)
@@ -22,12 +21,6 @@ func channelOf(relation string) string {
 	h := fnv.New64a()
 	h.Write([]byte(relation))
 	return fmt.Sprintf("petstore_%016x", h.Sum64())
-}
-
-// notifier is a Store's side of NotifyAdds.
-type notifier struct {
-	config *pgx.ConnConfig // of the listener, from WithListenURL; nil: the pool's
-	wakes  wake.Set        // the watchers
 }
 
 // Bounds of the wait between two attempts of the listener to connect.
@@ -60,13 +53,13 @@ func WithListenURL(url string) Option {
 // ID it added; the Store hears the notifications with LISTEN on one
 // connection of its own, outside the pool (see WithListenURL), open while
 // any watcher is left. An Add through the Store wakes them as it returns,
-// and its notification does not wake them again. With WithReplicas, a notification raises the ID
-// that reads wait for a replica to hold, as the Store's own Adds do. A
+// and its notification does not wake them again. With WithReplicas, a
+// notification raises the ID that reads wait for a replica to hold. A
 // connection that breaks is opened again, after a wait that doubles from
 // 50 ms to 5 s, and the watchers are woken once it listens again, so that
 // they read what they missed meanwhile.
 func (s *Store) NotifyAdds(ctx context.Context, wake func()) {
-	s.notify.wakes.Add(ctx, wake, s.listen)
+	s.wakes.Add(ctx, wake, s.listen)
 }
 
 // listen hears the table's notifications until ctx is done.
@@ -92,7 +85,7 @@ func (s *Store) listen(ctx context.Context) {
 // watchers (adds may have been missed before), and wakes them again at
 // each notification, until the connection fails or ctx is done.
 func (s *Store) listenOnce(ctx context.Context, listening func()) error {
-	cfg := s.notify.config
+	cfg := s.listenConfig
 	if cfg == nil {
 		cfg = s.pool.Config().ConnConfig
 	}
@@ -109,7 +102,7 @@ func (s *Store) listenOnce(ctx context.Context, listening func()) error {
 		return err
 	}
 	listening()
-	s.notify.wakes.Wake()
+	s.wakes.Wake()
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
@@ -117,12 +110,12 @@ func (s *Store) listenOnce(ctx context.Context, listening func()) error {
 		}
 		id, err := strconv.ParseInt(n.Payload, 10, 64)
 		if err != nil {
-			s.notify.wakes.Wake()
+			s.wakes.Wake()
 			continue
 		}
 		if s.replicas != nil {
 			s.replicas.wrote(id)
 		}
-		s.notify.wakes.Added(id) // not again for the Store's own adds
+		s.wakes.Added(id) // not again for the Store's own adds
 	}
 }

@@ -1,13 +1,13 @@
 package pgstore_test
 
 import (
-	"github.com/jackc/pgx/v5"
+	"fmt"
+
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/watchbench"
 	"github.com/petstore-go/petstore/pgstore"
@@ -20,11 +20,7 @@ import (
 func TestNotifyAdds(t *testing.T) {
 	poolA, poolB := pgPool(t), pgPool(t)
 	schema := pgMigratedSchema(t, poolA)
-	newStore := func(pool *pgxpool.Pool) *pgstore.Store {
-		s := pgNew(t, pool, pgstore.WithSchema(schema))
-		return s
-	}
-	a, b := newStore(poolA), newStore(poolB)
+	a, b := pgNew(t, poolA, pgstore.WithSchema(schema)), pgNew(t, poolB, pgstore.WithSchema(schema))
 
 	woken := make(chan struct{}, 1)
 	b.NotifyAdds(t.Context(), func() {
@@ -57,15 +53,10 @@ func TestNotifyAdds(t *testing.T) {
 	}()
 	listener := func() (pid int32) {
 		t.Helper()
-		for range 1000 {
-			err := poolA.QueryRow(t.Context(), `SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN ' || $1`, pgstore.Channel(b)).Scan(&pid)
-			if err == nil {
-				return pid
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Fatal("no backend listens for b")
-		return 0
+		eventually(t, "a backend to listen for b", func() bool {
+			return poolA.QueryRow(t.Context(), `SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN ' || $1`, pgstore.Channel(b)).Scan(&pid) == nil
+		})
+		return pid
 	}
 	add := func(name string) int64 {
 		t.Helper()
@@ -77,16 +68,11 @@ func TestNotifyAdds(t *testing.T) {
 	}
 	sees := func(id int64) {
 		t.Helper()
-		for range 1000 {
+		eventually(t, fmt.Sprintf("the watcher of b to see pet %d", id), func() bool {
 			mu.Lock()
-			ok := len(seen) > 0 && seen[len(seen)-1] >= id
-			mu.Unlock()
-			if ok {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Fatalf("the watcher of b never saw pet %d", id)
+			defer mu.Unlock()
+			return len(seen) > 0 && seen[len(seen)-1] >= id
+		})
 	}
 
 	first := listener()
@@ -118,14 +104,8 @@ func TestWithListenURL(t *testing.T) {
 // handler on another Store, on another pool, over the same table without
 // polling: each once, in order.
 func TestWatchAcross(t *testing.T) {
-	poolA, poolB := pgPool(t), pgPool(t)
-	schema := pgMigratedSchema(t, poolA)
-	var stores []*pgstore.Store
-	for _, pool := range []*pgxpool.Pool{poolA, poolB} {
-		s := pgNew(t, pool, pgstore.WithSchema(schema))
-		stores = append(stores, s)
-	}
-	_, err := watchbench.Across(t.Context(), stores[0], stores[1], 20, 100, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
+	a, b := twoStores(t)
+	_, err := watchbench.Across(t.Context(), a, b, 20, 100, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,14 +116,16 @@ func TestWatchAcross(t *testing.T) {
 // another pool, over the same table: 200 pets at 20 a second. Run it with
 // -benchtime 1x.
 func BenchmarkWatchAcross(b *testing.B) {
-	poolA, poolB := pgPool(b), pgPool(b)
-	schema := pgMigratedSchema(b, poolA)
-	var stores []*pgstore.Store
-	for _, pool := range []*pgxpool.Pool{poolA, poolB} {
-		s := pgNew(b, pool, pgstore.WithSchema(schema))
-		stores = append(stores, s)
-	}
-	watchbench.BenchmarkAcross(b, stores[0], stores[1])
+	x, y := twoStores(b)
+	watchbench.BenchmarkAcross(b, x, y)
+}
+
+// twoStores returns two Stores on one migrated table, each on a pool of
+// its own, as in two processes.
+func twoStores(tb testing.TB) (*pgstore.Store, *pgstore.Store) {
+	poolA := pgPool(tb)
+	schema := pgMigratedSchema(tb, poolA)
+	return pgNew(tb, poolA, pgstore.WithSchema(schema)), pgNew(tb, pgPool(tb), pgstore.WithSchema(schema))
 }
 
 // BenchmarkWatchIdle reports the CPU of the process (a share of one core)
@@ -163,18 +145,8 @@ func TestWatchAcrossPgBouncer(t *testing.T) {
 	schema := pgMigratedSchema(t, pgPool(t))
 	var stores []petstore.Store
 	for range 2 {
-		cfg, err := pgxpool.ParseConfig(bouncer)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec // no named statements across transactions
-		pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
-		s := pgNew(t, pool, pgstore.WithSchema(schema), pgstore.WithListenURL(direct))
-		stores = append(stores, s)
+		pool := urlPool(t, bouncer+bouncerMode) // no named statements across transactions
+		stores = append(stores, pgNew(t, pool, pgstore.WithSchema(schema), pgstore.WithListenURL(direct)))
 	}
 	r, err := watchbench.Across(t.Context(), stores[0], stores[1], 20, 100, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
 	if err != nil {

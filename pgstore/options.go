@@ -52,19 +52,7 @@ const (
 // "<table>_keys_time_idx") must stay within that.
 const maxTableLength = 63 - len("_status_id_idx")
 
-// maxSchemaLength is the longest schema name accepted, in bytes.
-const maxSchemaLength = 63
-
-func defaultConfig() config {
-	return config{
-		table:    DefaultTable,
-		maxBatch: DefaultMaxBatch,
-		Options:  sqlstore.DefaultOptions(),
-
-		replicaWait:   DefaultReplicaWait,
-		replicaMaxLag: DefaultReplicaMaxLag,
-	}
-}
+const maxSchemaLength = 63 // the longest schema name accepted, in bytes
 
 // WithTable sets the name of the table that holds the pets. The default is
 // DefaultTable, "pets". The name is used exactly as given, quoted, so it is
@@ -158,7 +146,8 @@ func validIdentifier(opt, what, name string, maxLen int) error {
 // applyOptions applies opts to the defaults and returns every mistake
 // joined in one error.
 func applyOptions(opts []Option) (config, error) {
-	c := defaultConfig()
+	c := config{table: DefaultTable, maxBatch: DefaultMaxBatch, Options: sqlstore.DefaultOptions(),
+		replicaWait: DefaultReplicaWait, replicaMaxLag: DefaultReplicaMaxLag}
 	err := options.Apply(&c, opts, Option.apply)
 	return c, err
 }

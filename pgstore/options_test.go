@@ -16,12 +16,7 @@ import (
 // connects on first use.
 func pgLazyPool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
-	pool, err := pgxpool.New(context.Background(), "postgres://nobody@127.0.0.1:1/none")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return pool
+	return urlPool(t, "postgres://nobody@127.0.0.1:1/none")
 }
 
 func TestNewRejectsInvalidOptions(t *testing.T) {

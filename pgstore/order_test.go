@@ -4,21 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/pgstore"
 )
-
-// orderResult is what a call to Add returned.
-type orderResult struct {
-	pet petstore.Pet
-	err error
-}
 
 // TestAddKeepsIDsInCommitOrder enforces the clause of the Store contract
 // that pagination relies on: once List has returned a pet, no pet with a
@@ -50,11 +41,7 @@ CREATE TRIGGER slow_insert AFTER INSERT ON %[2]s FOR EACH ROW EXECUTE FUNCTION %
 		t.Fatal(err)
 	}
 
-	slow := make(chan orderResult, 1)
-	go func() {
-		p, _, err := s.Add(ctx, petstore.NewPet{Name: "slow", CategoryID: 1}, petstore.AddOptions{})
-		slow <- orderResult{p, err}
-	}()
+	slow := goAdd(ctx, s, "", "", petstore.NewPet{Name: "slow", CategoryID: 1})
 	// The slow Add has drawn its ID and sleeps before its commit.
 	pgAwait(t, admin, "the slow insert to sleep",
 		`SELECT EXISTS (SELECT FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%' || $1 || '%')`,
@@ -87,82 +74,5 @@ CREATE TRIGGER slow_insert AFTER INSERT ON %[2]s FOR EACH ROW EXECUTE FUNCTION %
 	}
 	if !slices.Contains(seen, fast) {
 		t.Errorf("List after Add returned %v does not show it: %v", fast, seen)
-	}
-}
-
-// TestConcurrentAddsWhilePaging adds pets from several goroutines on two
-// pools, as two processes would, while a reader pages through the store
-// with a cursor, and checks that the reader sees every pet exactly once.
-func TestConcurrentAddsWhilePaging(t *testing.T) {
-	pools := []*pgxpool.Pool{pgPool(t), pgPool(t)}
-	ctx := context.Background()
-	schema := pgSchema(t, pools[0])
-	var stores []*pgstore.Store
-	for _, pool := range pools {
-		s := pgNew(t, pool, pgstore.WithSchema(schema))
-		if err := s.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		stores = append(stores, s)
-	}
-
-	const writers, perWriter = 8, 40
-	var (
-		wg      sync.WaitGroup
-		done    atomic.Bool
-		mu      sync.Mutex
-		added   = map[int64]bool{}
-		addErrs = make(chan error, writers)
-	)
-	for w := range writers {
-		s := stores[w%len(stores)]
-		wg.Go(func() {
-			for i := range perWriter {
-				p, _, err := s.Add(ctx, petstore.NewPet{Name: fmt.Sprintf("w%d-%d", w, i), CategoryID: int64(w + 1)}, petstore.AddOptions{})
-				if err != nil {
-					addErrs <- err
-					return
-				}
-				mu.Lock()
-				added[p.ID] = true
-				mu.Unlock()
-			}
-		})
-	}
-	go func() {
-		wg.Wait()
-		done.Store(true)
-	}()
-
-	seen := map[int64]bool{}
-	after := int64(0)
-	for {
-		finished := done.Load()
-		page, err := stores[1].List(ctx, petstore.ListOptions{After: after, Limit: 7})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range page {
-			if seen[p.ID] {
-				t.Fatalf("pet %d listed twice", p.ID)
-			}
-			seen[p.ID] = true
-			after = p.ID
-		}
-		if len(page) == 0 && finished {
-			break
-		}
-	}
-	close(addErrs)
-	for err := range addErrs {
-		t.Fatal(err)
-	}
-	for id := range added {
-		if !seen[id] {
-			t.Errorf("pet %d was added but paging never showed it", id)
-		}
-	}
-	if len(seen) != writers*perWriter {
-		t.Errorf("paging showed %d pets; want %d", len(seen), writers*perWriter)
 	}
 }

@@ -28,17 +28,7 @@ const bouncerMode = "&default_query_exec_mode=cache_describe"
 func pgBouncerPool(t *testing.T) (*pgxpool.Pool, string) {
 	t.Helper()
 	url := pgtest.PgBouncer(t) + bouncerMode
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 32
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return pool, url
+	return urlPool(t, url, func(c *pgxpool.Config) { c.MaxConns = 32 }), url
 }
 
 // TestPgBouncer runs the conformance and durability suites, and the suite
@@ -128,14 +118,7 @@ func TestPgBouncerLoad(t *testing.T) {
 // statements in the server session, until an Add fails, and wants its
 // error to say how to configure the URL.
 func TestPgBouncerDefaultMode(t *testing.T) {
-	pool := pgPool(t, func(c *pgxpool.Config) {
-		bouncer, err := pgxpool.ParseConfig(pgtest.PgBouncer(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.ConnConfig = bouncer.ConnConfig
-		c.MaxConns = 16
-	})
+	pool := urlPool(t, pgtest.PgBouncer(t), func(c *pgxpool.Config) { c.MaxConns = 16 })
 	s := pgNew(t, pool, pgstore.WithSchema(pgMigratedSchema(t, pgPool(t))))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -166,21 +149,9 @@ func TestPgBouncerDefaultMode(t *testing.T) {
 // and a Store on it in schema, migrated; closing it closes the pool.
 func pgOpenFunc(schema, url string) petstoretest.OpenFunc {
 	return func(t *testing.T) (petstore.Store, func() error) {
-		pool, err := pgxpool.New(context.Background(), url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := pgstore.New(pool, pgstore.WithSchema(schema))
-		if err != nil {
-			pool.Close()
-			t.Fatal(err)
-		}
-		if err := s.Migrate(t.Context()); err != nil {
-			pool.Close()
-			t.Fatal(err)
-		}
-		return s, func() error {
-			pool.Close() // waits for the connections in use to come back
+		pool := urlPool(t, url)
+		return pgMigrate(t, pgNew(t, pool, pgstore.WithSchema(schema))), func() error {
+			pool.Close() // waits for the connections in use to come back; a second Close does nothing
 			return nil
 		}
 	}

@@ -7,40 +7,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 )
-
-// planTracer records the last query a pool sent, so that a test can ask
-// the server how it plans exactly the SQL that the store sends.
-type planTracer struct {
-	mu   sync.Mutex
-	sql  string
-	args []any
-}
-
-// TraceQueryStart records the query.
-func (t *planTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.sql, t.args = data.SQL, data.Args
-	return ctx
-}
-
-// TraceQueryEnd does nothing.
-func (t *planTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-// last returns the last query recorded.
-func (t *planTracer) last() (string, []any) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.sql, t.args
-}
 
 // planNode is a node of the JSON output of EXPLAIN.
 type planNode struct {
@@ -122,10 +94,8 @@ func planExplain(t *testing.T, pool *pgxpool.Pool, sql string, args []any, gener
 // not on the number of pets. The table holds enough pets, with statistics,
 // for the planner to choose between plans as it would in production.
 func TestListIsIndexRangeScan(t *testing.T) {
-	tracer := &planTracer{}
-	pool := pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.Tracer = tracer })
-	admin := pgPool(t)
-	s := pgStore(t, pool)
+	a := addSetup(t)
+	admin, s, tracer := a.admin, a.s, a.tracer
 	const n = 20000
 	pgSeed(t, admin, s, n)
 	// The index names that Migrate chose, as EXPLAIN shows them.

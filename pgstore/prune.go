@@ -30,9 +30,8 @@ const (
 type pruner struct {
 	mu      sync.Mutex
 	running bool
-	last    time.Time // the Store's clock when the last pass started
-
-	pruned atomic.Int64 // keys deleted, in total
+	last    time.Time    // the Store's clock when the last pass started
+	pruned  atomic.Int64 // keys deleted, in total
 }
 
 // PrunedKeys returns the number of idempotency keys that this Store has
@@ -47,14 +46,11 @@ func (s *Store) PrunedKeys() int64 { return s.prune.pruned.Load() }
 func (s *Store) maybePrune() {
 	p := &s.prune
 	p.mu.Lock()
-	now := s.now()
-	if p.running || (!p.last.IsZero() && now.Sub(p.last) < pruneEvery) {
-		p.mu.Unlock()
-		return
+	defer p.mu.Unlock()
+	if now := s.now(); !p.running && (p.last.IsZero() || now.Sub(p.last) >= pruneEvery) {
+		p.running, p.last = true, now
+		go s.prunePass(now)
 	}
-	p.running, p.last = true, now
-	p.mu.Unlock()
-	go s.prunePass(now)
 }
 
 // prunePass deletes the keys stored before now less the retention, step

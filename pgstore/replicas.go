@@ -97,16 +97,13 @@ func WithReplicaMaxLag(d time.Duration) Option {
 // ReadStats tells how a Store's reads were served and how its replicas
 // fare. Reads are counted only when the Store has replicas.
 type ReadStats struct {
-	// Replica counts the reads served by a replica.
-	Replica int64
-	// Primary counts the reads served by the primary because no replica
-	// could serve them: every one was unreachable, lagged past the
-	// maximum lag, or was promoted.
-	Primary int64
-	// Fallback counts the reads tried on a replica and then served by the
-	// primary: the replica had not replayed this Store's last pet within
-	// the wait, could not tell that a pet does not exist, or failed.
-	Fallback int64
+	// Replica counts the reads served by a replica; Primary those served by
+	// the primary because no replica could (unreachable, lagging past the
+	// maximum lag, or promoted); Fallback those tried on a replica and then
+	// served by the primary (the replica had not replayed this Store's last
+	// pet within the wait, could not tell that a pet does not exist, or
+	// failed).
+	Replica, Primary, Fallback int64
 	// Waits counts the reads that waited for a replica to replay this
 	// Store's last pet, and WaitTime is the total time they waited.
 	Waits    int64
@@ -118,21 +115,16 @@ type ReadStats struct {
 
 // ReplicaStatus describes a replica as of its last check.
 type ReplicaStatus struct {
-	// Name is the replica's host, port and database, as
-	// "host:port/database": never a password.
-	Name string
-	// Serving reports whether reads go to the replica.
-	Serving bool
+	Name    string // "host:port/database": never a password
+	Serving bool   // whether reads go to the replica
 	// Lag is how far the replica lags: it has replayed every commit that
 	// the primary made Lag ago. It keeps growing while the replica is
-	// unreachable. It is zero before the first check.
-	Lag time.Duration
-	// LagBytes is how much of the primary's WAL the replica had yet to
-	// replay.
+	// unreachable, and is zero before the first check. LagBytes is how much
+	// of the primary's WAL it had yet to replay.
+	Lag      time.Duration
 	LagBytes int64
-	// Err says why the replica does not serve, when it is unreachable, no
-	// longer a standby or not a copy of the primary's database; nil
-	// otherwise.
+	// Err says why the replica does not serve (unreachable, no longer a
+	// standby, not a copy of the primary's database); nil when it serves.
 	Err error
 }
 
@@ -169,10 +161,8 @@ func (s *Store) ReadStats() ReadStats {
 // without replicas needs no Close.
 func (s *Store) Close() {
 	if rs := s.replicas; rs != nil {
-		rs.closeOnce.Do(func() {
-			rs.stop()
-			<-rs.done
-		})
+		rs.stop()
+		<-rs.done // closed: a second Close returns at once
 	}
 }
 
@@ -188,9 +178,8 @@ type replicaSet struct {
 	replicaReads, primaryReads, fallbacks, waits atomic.Int64
 	waited                                       atomic.Int64 // nanoseconds
 
-	stop      context.CancelFunc
-	done      chan struct{}
-	closeOnce sync.Once
+	stop context.CancelFunc
+	done chan struct{}
 }
 
 // A replica is a read pool and the outcome of its last check.
@@ -219,8 +208,8 @@ func newReplicaSet(primary *pgxpool.Pool, c config) *replicaSet {
 		name := cc.Host + ":" + strconv.Itoa(int(cc.Port)) + "/" + cc.Database
 		rs.members = append(rs.members, &replica{pool: p, name: name})
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	rs.stop = cancel
+	var ctx context.Context
+	ctx, rs.stop = context.WithCancel(context.Background())
 	go rs.run(ctx, primary, ReplicaCheckInterval)
 	return rs
 }
@@ -258,13 +247,9 @@ func (rs *replicaSet) pick() *replica {
 type replicaOutcome int
 
 const (
-	// answered: the answer is the read's.
-	answered replicaOutcome = iota
-	// behind: the replica has yet to replay this Store's last pet; it may
-	// have soon.
-	behind
-	// unsure: the replica cannot tell; the primary must.
-	unsure
+	answered replicaOutcome = iota // the answer is the read's
+	behind                         // the replica has yet to replay the Store's last pet; it may soon
+	unsure                         // the replica cannot tell; the primary must
 )
 
 // A replicaRead tries a read on a replica's pool. own is the highest ID
@@ -305,12 +290,10 @@ func (rs *replicaSet) read(ctx context.Context, try replicaRead) (bool, error) {
 				waitStart = time.Now()
 			}
 			if time.Since(waitStart)+pause <= rs.wait {
-				t := time.NewTimer(pause)
 				select {
-				case <-t.C:
+				case <-time.After(pause): // collected once fired or dropped
 					continue
 				case <-ctx.Done():
-					t.Stop()
 					return false, ctx.Err()
 				}
 			}
@@ -417,21 +400,18 @@ func (rs *replicaSet) checkOne(ctx context.Context, r *replica, samples []walSam
 	switch {
 	case err != nil:
 		c.err = wrapError(ctx, "check replica "+r.name, err)
-		return c
 	case origin == nil:
 		c.err = errors.New("pgstore: replica " + r.name + " is not used until the primary answers and says which database it is")
-		return c
 	case db.system != origin.system:
 		c.err = fmt.Errorf("pgstore: replica %s is not a copy of the primary: it serves %v; the primary serves %v", r.name, &db, origin)
-		return c
 	case db.oid != origin.oid:
 		c.err = fmt.Errorf("pgstore: replica %s serves another database of the primary's cluster: %v; the primary serves %v", r.name, &db, origin)
-		return c
 	case !recovering:
 		c.err = errors.New("pgstore: replica " + r.name + " is not a standby (pg_is_in_recovery() is false): it was promoted, or is another primary")
-		return c
 	case replayed == nil:
 		c.err = errors.New("pgstore: replica " + r.name + " has replayed no WAL yet")
+	}
+	if c.err != nil {
 		return c
 	}
 	for i := len(samples) - 1; i >= 0; i-- {

@@ -38,27 +38,9 @@ func pgReplicated(t *testing.T) *replicated {
 	r.primary.Start(t)
 	r.standby = r.primary.NewStandby(t)
 	r.standby.Start(t)
-	r.pool = clusterPool(t, r.primary, 8)
-	r.replicaPool = clusterPool(t, r.standby, 8)
+	r.pool = urlPool(t, r.primary.URL())
+	r.replicaPool = urlPool(t, r.standby.URL())
 	return r
-}
-
-// clusterPool opens a pool of size connections on c, closed when the test
-// ends.
-func clusterPool(t *testing.T, c *pgtest.Cluster, size int32) *pgxpool.Pool {
-	t.Helper()
-	cfg, err := pgxpool.ParseConfig(c.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = size
-	cfg.ConnConfig.ConnectTimeout = 2 * time.Second
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return pool
 }
 
 // replicaStore returns a Store on r's primary, reading from its standby,
@@ -73,28 +55,20 @@ func (r *replicated) replicaStore(t *testing.T, opts ...pgstore.Option) *pgstore
 // standby serves it, closed when the test ends.
 func (r *replicated) storeOn(t *testing.T, schema string, opts ...pgstore.Option) *pgstore.Store {
 	t.Helper()
-	opts = append([]pgstore.Option{pgstore.WithSchema(schema), pgstore.WithReplicas(r.replicaPool)}, opts...)
+	return r.storeVia(t, r.replicaPool, schema, opts...)
+}
+
+// storeVia returns a Store reading through replica on the table in schema,
+// once the standby has replayed the table and the replica serves, closed
+// when the test ends.
+func (r *replicated) storeVia(t *testing.T, replica *pgxpool.Pool, schema string, opts ...pgstore.Option) *pgstore.Store {
+	t.Helper()
+	opts = append([]pgstore.Option{pgstore.WithSchema(schema), pgstore.WithReplicas(replica)}, opts...)
 	s := pgNew(t, r.pool, opts...)
 	t.Cleanup(s.Close)
 	pgAwait(t, r.replicaPool, "the standby to replay the table", `SELECT to_regclass($1) IS NOT NULL`, s.Table())
 	awaitServing(t, s, true)
 	return s
-}
-
-// awaitServing waits until the Store's first replica serves, or does not,
-// as want says, and fails the test if that takes more than ten seconds.
-func awaitServing(t *testing.T, s *pgstore.Store, want bool) pgstore.ReplicaStatus {
-	t.Helper()
-	var st pgstore.ReplicaStatus
-	for range 1000 {
-		st = s.ReadStats().Replicas[0]
-		if st.Serving == want {
-			return st
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("waited 10s for the replica's Serving to be %v: %+v", want, st)
-	return st
 }
 
 // TestReplicaStore runs the conformance suite on Stores that read from a
@@ -213,15 +187,9 @@ func TestReplicaRestart(t *testing.T) {
 	}
 	// The replica may first stop serving for its lag, without an error:
 	// wait for its check to find it unreachable.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		st := s.ReadStats().Replicas[0]
-		if !st.Serving && errors.Is(st.Err, petstore.ErrUnavailable) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the stopped replica's status = %+v; want it not serving, with an error wrapping ErrUnavailable", st)
-		}
-	}
+	awaitReplica(t, s, "the stopped replica to fail with ErrUnavailable", func(st pgstore.ReplicaStatus) bool {
+		return !st.Serving && errors.Is(st.Err, petstore.ErrUnavailable)
+	})
 	for range 20 {
 		step("standby stopped")
 	}
@@ -274,8 +242,7 @@ func TestReplicaPromoted(t *testing.T) {
 // that a loaded machine may cause, so that every read must be served by the
 // standby, after waiting for it to replay the pet when it has not yet:
 // none by the primary. It logs the read latencies beside those of the same
-// load on the primary alone, and the waits for the standby to replay the
-// Store's last pet.
+// load on the primary alone, and the waits for the standby.
 //
 //	go test -run TestReplicaMixedLoad -v ./pgstore
 func TestReplicaMixedLoad(t *testing.T) {
@@ -293,42 +260,6 @@ func TestReplicaMixedLoad(t *testing.T) {
 		t.Errorf("of %d reads, %d were served by the standby, %d by the primary and %d by fallback, and %d waited; "+
 			"want all served by the standby, none by the primary or by fallback (stats %+v)",
 			len(withReplica), st.Replica, st.Primary, st.Fallback, st.Waits, st)
-	}
-
-	// The waits alone: one caller adds and gets, one pet after another,
-	// while another Store adds steadily; each Get's wait is what it adds
-	// to the Store's WaitTime.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	busy := r.storeOn(t, strings.Split(s.Table(), `"`)[1])
-	for range 2 {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				_, _, _ = busy.Add(ctx, petstore.NewPet{Name: "busy", CategoryID: 1}, petstore.AddOptions{})
-			}
-		})
-	}
-	var waits []time.Duration
-	const gets = 300
-	for i := range gets {
-		pet, _, err := s.Add(ctx, petstore.NewPet{Name: fmt.Sprintf("probe %d", i), CategoryID: 1}, petstore.AddOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		before := s.ReadStats().WaitTime
-		if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
-			t.Fatalf("Get(%d) right after its Add = %+v, %v; want %+v", pet.ID, got, err, pet)
-		}
-		if w := s.ReadStats().WaitTime - before; w > 0 {
-			waits = append(waits, w)
-		}
-	}
-	cancel()
-	if len(waits) > 0 {
-		t.Logf("%d of %d Gets right after their Add waited for the standby: p50 %v, p99 %v",
-			len(waits), gets, percentile(waits, 50), percentile(waits, 99))
 	}
 }
 
@@ -404,41 +335,14 @@ func TestReplicaLoadTwoProcesses(t *testing.T) {
 	r := pgReplicated(t)
 	schema := pgMigratedSchema(t, r.pool)
 	reader := r.storeOn(t, schema)
-	env := []string{pgtest.URLVar + "=" + r.primary.URL(), loadReplicaVar + "=" + r.standby.URL()}
-	front, served := loadFront(t, loadStartServer(t, schema, env...), loadStartServer(t, schema, env...))
-
 	creates := 3000
 	if os.Getenv(loadtest.EnvCreates) != "" {
 		creates = loadtest.Creates(t)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), loadtest.Bound(t))
-	defer cancel()
-	var (
-		done   atomic.Bool
-		paging = make(chan map[int64]int, 1)
-	)
-	go func() { paging <- loadPage(ctx, t, reader, &done) }()
-	c := loadtest.Config{
-		BaseURL: front.URL + petstore.DefaultBasePath,
-		APIKey:  loadKey,
-		Clients: 16,
-		Creates: creates,
-		Settle:  pgstore.DefaultReplicaMaxLag + pgstore.ReplicaCheckInterval,
-	}
-	res := loadtest.Run(ctx, t, c)
-	done.Store(true)
-	seen := <-paging
-	t.Logf("pgstore, two processes reading from a standby, %d clients: %v; the processes served %d and %d requests; the paging reader's reads: %+v",
-		c.Clients, res, served[0].Load(), served[1].Load(), reader.ReadStats())
-	if res.Created != c.Creates || res.Verified != c.Creates {
-		t.Errorf("%d creates: %d acknowledged, %d verified; want all of them", c.Creates, res.Created, res.Verified)
-	}
-	primary := pgNew(t, r.pool, pgstore.WithSchema(schema))
-	all, err := primary.List(ctx, petstore.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkSeenOnce(t, seen, all)
+	loadTwoProcesses(t, reader, pgNew(t, r.pool, pgstore.WithSchema(schema)), schema,
+		loadtest.Config{Clients: 16, Creates: creates, Settle: pgstore.DefaultReplicaMaxLag + pgstore.ReplicaCheckInterval},
+		pgtest.URLVar+"="+r.primary.URL(), loadReplicaVar+"="+r.standby.URL())
+	t.Logf("the paging reader's reads: %+v", reader.ReadStats())
 	if st := reader.ReadStats(); st.Replica == 0 {
 		t.Errorf("the paging reader read nothing from the standby: %+v", st)
 	}
@@ -453,18 +357,8 @@ func TestReplicaFailingReads(t *testing.T) {
 	if _, err := r.pool.Exec(ctx, `CREATE ROLE pgstore_no_select LOGIN`); err != nil {
 		t.Fatal(err)
 	}
-	cfg := r.replicaPool.Config()
-	cfg.ConnConfig.User = "pgstore_no_select"
-	denied, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer denied.Close()
-	schema := pgMigratedSchema(t, r.pool)
-	s := pgNew(t, r.pool, pgstore.WithSchema(schema), pgstore.WithReplicas(denied))
-	defer s.Close()
-	pgAwait(t, r.replicaPool, "the standby to replay the table", `SELECT to_regclass($1) IS NOT NULL`, s.Table())
-	awaitServing(t, s, true)
+	denied := urlPool(t, r.standby.URL(), func(c *pgxpool.Config) { c.ConnConfig.User = "pgstore_no_select" })
+	s := r.storeVia(t, denied, pgMigratedSchema(t, r.pool))
 
 	pet, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
 	if err != nil {
@@ -548,7 +442,7 @@ func TestReplicaIdentity(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := pgNew(t, r.pool, pgstore.WithSchema(schema), pgstore.WithReplicas(urlPool(t, c.url)))
 			t.Cleanup(s.Close)
-			st := awaitChecked(t, s)
+			st := awaitReplica(t, s, "the replica to be checked", func(st pgstore.ReplicaStatus) bool { return st.Serving || st.Err != nil })
 			if c.want == nil {
 				if !st.Serving || st.Err != nil {
 					t.Errorf("the standby's status = %+v; want serving", st)
@@ -581,32 +475,17 @@ func TestReplicaIdentity(t *testing.T) {
 	}
 
 	t.Run("the server behind the URL changes", func(t *testing.T) {
-		standbyCfg, err := pgxpool.ParseConfig(r.standby.URL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		otherCfg, err := pgxpool.ParseConfig(otherStandby.URL())
-		if err != nil {
-			t.Fatal(err)
-		}
+		ports := [2]uint16{urlPool(t, r.standby.URL()).Config().ConnConfig.Port, urlPool(t, otherStandby.URL()).Config().ConnConfig.Port}
 		var moved atomic.Bool
-		cfg, err := pgxpool.ParseConfig(r.standby.URL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.BeforeConnect = func(_ context.Context, cc *pgx.ConnConfig) error {
-			if moved.Load() {
-				cc.Port = otherCfg.ConnConfig.Port
-			} else {
-				cc.Port = standbyCfg.ConnConfig.Port
+		pool := urlPool(t, r.standby.URL(), func(c *pgxpool.Config) {
+			c.BeforeConnect = func(_ context.Context, cc *pgx.ConnConfig) error {
+				cc.Port = ports[0]
+				if moved.Load() {
+					cc.Port = ports[1]
+				}
+				return nil
 			}
-			return nil
-		}
-		pool, err := pgxpool.NewWithConfig(ctx, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
+		})
 		s := pgNew(t, r.pool, pgstore.WithSchema(schema), pgstore.WithReplicas(pool))
 		t.Cleanup(s.Close)
 		awaitServing(t, s, true)
@@ -630,35 +509,21 @@ func awaitReplayed(t *testing.T, pool *pgxpool.Pool, table string, id int64) {
 	pgAwait(t, pool, "the standby to replay the pet", `SELECT EXISTS (SELECT FROM `+table+` WHERE id = $1)`, id)
 }
 
-// urlPool opens a pool of 4 connections on url, closed when the test ends.
-func urlPool(t *testing.T, url string) *pgxpool.Pool {
-	t.Helper()
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 4
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return pool
-}
-
-// awaitChecked waits until the Store's first replica has been checked and
-// either serves or was refused, and fails the test if that takes more than
-// ten seconds.
-func awaitChecked(t *testing.T, s *pgstore.Store) pgstore.ReplicaStatus {
+// awaitReplica waits until the status of the Store's first replica meets
+// cond (see eventually), and returns it.
+func awaitReplica(t *testing.T, s *pgstore.Store, what string, cond func(pgstore.ReplicaStatus) bool) pgstore.ReplicaStatus {
 	t.Helper()
 	var st pgstore.ReplicaStatus
-	for range 1000 {
+	eventually(t, what, func() bool {
 		st = s.ReadStats().Replicas[0]
-		if st.Serving || st.Err != nil {
-			return st
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("waited 10s for the replica to be checked: %+v", st)
+		return cond(st)
+	})
 	return st
+}
+
+// awaitServing waits until the Store's first replica serves, or does not,
+// as want says, and returns its status.
+func awaitServing(t *testing.T, s *pgstore.Store, want bool) pgstore.ReplicaStatus {
+	t.Helper()
+	return awaitReplica(t, s, fmt.Sprintf("the replica's Serving to be %v", want), func(st pgstore.ReplicaStatus) bool { return st.Serving == want })
 }

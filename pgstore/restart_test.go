@@ -1,24 +1,21 @@
 package pgstore_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/client"
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 )
 
@@ -33,56 +30,43 @@ import (
 func TestRestart(t *testing.T) {
 	cluster := pgtest.NewCluster(t)
 	cluster.Start(t)
-
-	cfg, err := pgxpool.ParseConfig(cluster.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 4
-	cfg.ConnConfig.ConnectTimeout = 2 * time.Second
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	store := pgNew(t, pool)
-	if err := store.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-
+	store := pgMigrate(t, pgNew(t, urlPool(t, cluster.URL(), func(c *pgxpool.Config) { c.MaxConns = 4 })))
 	const key = "restart-key"
-	logs := &restartLog{}
-	h, err := petstore.New(
-		petstore.WithStore(store),
-		petstore.WithAuthenticator(petstore.APIKeys(key)),
-		petstore.WithLogger(slog.New(slog.NewTextHandler(logs, nil))),
-	)
+	logs := &lockedBuffer{}
+	h, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(key)),
+		petstore.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	c := &restartClient{
-		base: srv.URL + petstore.DefaultBasePath + "/pets",
-		key:  key,
-		http: &http.Client{Timeout: 10 * time.Second},
-	}
 	defer func() {
 		if t.Failed() || testing.Verbose() {
 			t.Logf("the handler's log:\n%s", logs)
 		}
 	}()
+	base := srv.URL + petstore.DefaultBasePath + "/pets"
+	c, err := client.New(srv.URL+petstore.DefaultBasePath, client.WithAPIKey(key), client.WithHTTPClient(&http.Client{Timeout: 10 * time.Second}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var pets []petstore.Pet
+	create := func(p petstore.NewPet) {
+		t.Helper()
+		got, _, err := c.Add(ctx, p, petstore.AddOptions{})
+		if err != nil || got.NewPet != p {
+			t.Fatalf("create %+v = %+v, %v", p, got, err)
+		}
+		pets = append(pets, got)
+		if all, err := c.List(ctx, petstore.ListOptions{}); err != nil || !cmp.Equal(all, pets) {
+			t.Errorf("List = %+v, %v; want %+v", all, err, pets)
+		}
+	}
 
 	// Before the outage: full service.
-	before := []petstore.NewPet{
-		{Name: "Before", CategoryID: 1, Status: petstore.StatusAvailable},
-		{Name: "Vor dem Ausfall", CategoryID: 2},
-	}
-	var pets []petstore.Pet
-	for _, p := range before {
-		pets = append(pets, c.mustCreate(t, p))
-	}
-	c.mustList(t, pets)
+	create(petstore.NewPet{Name: "Before", CategoryID: 1, Status: petstore.StatusAvailable})
+	create(petstore.NewPet{Name: "Vor dem Ausfall", CategoryID: 2})
 
 	// The outage: every operation answers 503 unavailable with Retry-After,
 	// several times over, so that both the pool's broken connections and
@@ -90,16 +74,12 @@ func TestRestart(t *testing.T) {
 	cluster.Stop(t)
 	unavailable := restartAnswer{Status: http.StatusServiceUnavailable, Code: "unavailable", RetryAfter: true}
 	for round := range 3 {
-		for _, q := range c.operations(pets[0].ID) {
+		for _, q := range [][2]string{{http.MethodPost, base}, {http.MethodGet, base}, {http.MethodGet, base + "/" + strconv.FormatInt(pets[0].ID, 10)}} {
 			start := time.Now()
-			got, err := c.do(q)
-			if err != nil {
-				t.Fatalf("round %d, database down: %s: %v", round, q, err)
-			}
-			if diff := cmp.Diff(unavailable, got); diff != "" {
+			if diff := cmp.Diff(unavailable, restartDo(t, key, q[0], q[1])); diff != "" {
 				t.Errorf("round %d, database down: %s answered (-want +got):\n%s", round, q, diff)
 			}
-			t.Logf("database down: %s answered %d in %v", q, got.Status, time.Since(start).Round(time.Millisecond))
+			t.Logf("database down: %s answered in %v", q, time.Since(start).Round(time.Millisecond))
 		}
 	}
 
@@ -108,16 +88,13 @@ func TestRestart(t *testing.T) {
 	cluster.Start(t)
 	deadline := time.Now().Add(30 * time.Second)
 	for attempt := 1; ; attempt++ {
-		got, err := c.do(restartRequest{method: http.MethodGet, target: c.base})
-		if err != nil {
-			t.Fatalf("database back, attempt %d: %v", attempt, err)
-		}
+		got := restartDo(t, key, http.MethodGet, base)
 		if got.Status == http.StatusOK {
 			t.Logf("database back: full service after %d attempts", attempt)
 			break
 		}
 		if diff := cmp.Diff(unavailable, got); diff != "" {
-			t.Fatalf("database back, attempt %d: GET %s answered (-want +got):\n%s", attempt, c.base, diff)
+			t.Fatalf("database back, attempt %d: GET %s answered (-want +got):\n%s", attempt, base, diff)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the database is back, but after %d attempts in 30s the handler still answers 503", attempt)
@@ -125,12 +102,11 @@ func TestRestart(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	for _, p := range pets {
-		if got := c.mustGet(t, p.ID); got != p {
-			t.Errorf("after the outage, pet %d is %+v; it was created as %+v", p.ID, got, p)
+		if got, err := c.Get(ctx, p.ID); err != nil || got != p {
+			t.Errorf("after the outage, Get(%d) = %+v, %v; it was created as %+v", p.ID, got, err, p)
 		}
 	}
-	pets = append(pets, c.mustCreate(t, petstore.NewPet{Name: "After", CategoryID: 3, Status: petstore.StatusSold}))
-	c.mustList(t, pets)
+	create(petstore.NewPet{Name: "After", CategoryID: 3, Status: petstore.StatusSold})
 }
 
 // restartAnswer is what the restart test checks of an answer.
@@ -140,130 +116,34 @@ type restartAnswer struct {
 	RetryAfter bool   // whether Retry-After is set
 }
 
-// restartRequest is a request of the restart test.
-type restartRequest struct {
-	method, target, body string
-}
-
-func (q restartRequest) String() string { return q.method + " " + q.target }
-
-// restartClient makes the restart test's requests, each bounded by the
-// client's timeout.
-type restartClient struct {
-	base string // the collection's URL
-	key  string
-	http *http.Client
-}
-
-// operations returns a request for each operation of the API.
-func (c *restartClient) operations(id int64) []restartRequest {
-	return []restartRequest{
-		{method: http.MethodPost, target: c.base, body: `{"name":"During","categoryId":9}`},
-		{method: http.MethodGet, target: c.base},
-		{method: http.MethodGet, target: c.base + "/" + strconv.FormatInt(id, 10)},
-	}
-}
-
-// send makes the request and returns the response with its body read.
-func (c *restartClient) send(q restartRequest) (*http.Response, []byte, error) {
-	req, err := http.NewRequest(q.method, q.target, strings.NewReader(q.body))
-	if err != nil {
-		return nil, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
-	if q.body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp, b, err
-}
-
-// do makes the request and describes the answer.
-func (c *restartClient) do(q restartRequest) (restartAnswer, error) {
-	resp, b, err := c.send(q)
-	if err != nil {
-		return restartAnswer{}, err
-	}
-	a := restartAnswer{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After") != ""}
-	if resp.StatusCode >= 400 {
-		var e struct{ Code string }
-		if err := json.Unmarshal(b, &e); err != nil {
-			return a, fmt.Errorf("%s answered %d with a body that is not a JSON error: %q", q, resp.StatusCode, b)
-		}
-		a.Code = e.Code
-	}
-	return a, nil
-}
-
-// mustCreate creates p and returns it as stored.
-func (c *restartClient) mustCreate(t *testing.T, p petstore.NewPet) petstore.Pet {
+// restartDo makes the request, with a pet to create for a POST, and
+// describes the answer.
+func restartDo(t *testing.T, key, method, target string) restartAnswer {
 	t.Helper()
-	body, err := json.Marshal(p)
+	body := ""
+	if method == http.MethodPost {
+		body = `{"name":"During","categoryId":9}`
+	}
+	req, err := http.NewRequest(method, target, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got petstore.Pet
-	c.mustDo(t, restartRequest{method: http.MethodPost, target: c.base, body: string(body)}, http.StatusCreated, &got)
-	if got.ID < 1 || got.NewPet != p {
-		t.Fatalf("POST %s of %+v answered %+v", c.base, p, got)
-	}
-	return got
-}
-
-// mustGet returns the pet with the given ID.
-func (c *restartClient) mustGet(t *testing.T, id int64) petstore.Pet {
-	t.Helper()
-	var got petstore.Pet
-	c.mustDo(t, restartRequest{method: http.MethodGet, target: c.base + "/" + strconv.FormatInt(id, 10)}, http.StatusOK, &got)
-	return got
-}
-
-// mustList checks that the collection holds exactly want.
-func (c *restartClient) mustList(t *testing.T, want []petstore.Pet) {
-	t.Helper()
-	var got []petstore.Pet
-	c.mustDo(t, restartRequest{method: http.MethodGet, target: c.base}, http.StatusOK, &got)
-	want = append([]petstore.Pet(nil), want...)
-	sort.Slice(want, func(i, j int) bool { return want[i].ID < want[j].ID })
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("GET %s (-want +got):\n%s", c.base, diff)
-	}
-}
-
-// mustDo makes the request, checks its status and decodes its body into v.
-func (c *restartClient) mustDo(t *testing.T, q restartRequest, status int, v any) {
-	t.Helper()
-	resp, b, err := c.send(q)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 	if err != nil {
-		t.Fatalf("%s: %v", q, err)
+		t.Fatalf("%s %s: %v", method, target, err)
 	}
-	if resp.StatusCode != status {
-		t.Fatalf("%s answered %d, want %d: %s", q, resp.StatusCode, status, b)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	a := restartAnswer{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After") != ""}
+	if err == nil && resp.StatusCode >= 400 {
+		var e struct{ Code string }
+		err = json.Unmarshal(b, &e)
+		a.Code = e.Code
 	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v in %q", q, err, b)
+	if err != nil {
+		t.Fatalf("%s %s answered %d: %v in %q", method, target, resp.StatusCode, err, b)
 	}
-}
-
-// restartLog collects a handler's log lines. It is safe for concurrent use.
-type restartLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *restartLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *restartLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
+	return a
 }

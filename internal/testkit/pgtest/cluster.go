@@ -3,12 +3,11 @@ package pgtest
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,18 +17,15 @@ import (
 // A Cluster is a throwaway PostgreSQL cluster, for tests that stop and start
 // a database under a running server.
 type Cluster struct {
-	bin  string   // the directory of initdb, pg_ctl and postgres
-	as   []string // the command prefix that runs a command as the cluster's owner
-	data string   // the data directory
-	log  string   // the server's log file
-	port int
+	bin, data, log string   // the directories of the binaries and the data, the server's log
+	as             []string // the prefix that runs a command as the cluster's owner
+	port           int
 }
 
 // NewCluster creates a cluster with initdb in a temporary directory, owned by
 // the user "postgres" when the test runs as root (initdb refuses root), on a
-// free port of 127.0.0.1. It skips the test when the server binaries are
-// missing, or when it runs as root and cannot run them as another user (and
-// fails it under CI=true). The cluster is not started; it is stopped, if it
+// free port of 127.0.0.1. It skips the test (see skip) when it cannot run
+// the server binaries. The cluster is not started; it is stopped, if it
 // runs, when the test ends.
 func NewCluster(t *testing.T) *Cluster {
 	t.Helper()
@@ -38,9 +34,8 @@ func NewCluster(t *testing.T) *Cluster {
 	return c
 }
 
-// newCluster returns a Cluster whose data directory is still to be made, in
-// a temporary directory that the cluster's owner may write, on a free port,
-// and stops the server, if it runs, when the test ends.
+// newCluster returns a Cluster whose data directory is still to be made,
+// stopped, if it runs, when the test ends.
 func newCluster(t *testing.T) *Cluster {
 	t.Helper()
 	bin := serverBinaries()
@@ -52,36 +47,15 @@ func newCluster(t *testing.T) *Cluster {
 	dir := t.TempDir()
 	if os.Geteuid() == 0 {
 		runuser, err := exec.LookPath("runuser")
-		owner, uerr := user.Lookup("postgres")
-		if err != nil || uerr != nil {
+		if _, uerr := user.Lookup("postgres"); err != nil || uerr != nil {
 			skip(t, fmt.Sprintf("running as root, and initdb refuses root; no way to run it as the user postgres (runuser: %v; user: %v)", err, uerr))
 		}
-		uid, _ := strconv.Atoi(owner.Uid)
-		gid, _ := strconv.Atoi(owner.Gid)
-		// The owner must reach the directory: open the test's temporary
-		// directories to it, and give it the cluster's.
-		for _, d := range []string{filepath.Dir(dir), dir} {
-			if err := os.Chmod(d, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		dir = filepath.Join(dir, "pg")
-		if err := os.Mkdir(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(dir, uid, gid); err != nil {
-			t.Fatal(err)
-		}
+		openTempDir(t, dir)
 		c.as = []string{runuser, "-u", "postgres", "--"}
 	}
 	c.data = filepath.Join(dir, "data")
 	c.log = filepath.Join(dir, "server.log")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.port = ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	c.port = freePort(t)
 	t.Cleanup(func() {
 		if _, err := os.Stat(filepath.Join(c.data, "postmaster.pid")); err == nil {
 			c.run(t, "pg_ctl", "-D", c.data, "-m", "immediate", "-w", "stop")
@@ -90,25 +64,11 @@ func newCluster(t *testing.T) *Cluster {
 	return c
 }
 
-// skip skips the test with msg, or, under CI=true, fails it: there a
-// skipped database test must not pass for a tested one.
-func skip(t *testing.T, msg string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-}
-
 // serverBinaries returns the directory of the newest installed PostgreSQL
 // server binaries, or "" when there are none.
 func serverBinaries() string {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Slice(dirs, func(i, j int) bool {
-		vi, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[i])))
-		vj, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[j])))
-		return vi > vj
-	})
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin") // sorted: 13, 14, 15...
+	slices.Reverse(dirs)
 	for _, d := range dirs {
 		if executable(d, "initdb") && executable(d, "pg_ctl") {
 			return d
@@ -118,11 +78,6 @@ func serverBinaries() string {
 		return filepath.Dir(initdb)
 	}
 	return ""
-}
-
-func executable(dir, name string) bool {
-	fi, err := os.Stat(filepath.Join(dir, name))
-	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
 // URL returns the connection string of the cluster's database "postgres".
@@ -158,4 +113,22 @@ func (c *Cluster) run(t *testing.T, name string, args ...string) {
 		serverLog, _ := os.ReadFile(c.log)
 		t.Fatalf("%s: %v\n%s\nserver log:\n%s", strings.Join(argv, " "), err, out, serverLog)
 	}
+}
+
+// NewStandby makes a hot standby of c, which must be running, with
+// pg_basebackup -R: it streams and replays c's WAL (initdb's defaults allow
+// it). It is not started, and it is stopped, if it runs, when the test ends.
+func (c *Cluster) NewStandby(t *testing.T) *Cluster {
+	t.Helper()
+	s := newCluster(t)
+	s.run(t, "pg_basebackup", "-D", s.data, "-R", "-X", "stream", "--no-sync",
+		"-d", "host=127.0.0.1 port="+strconv.Itoa(c.port)+" user=postgres")
+	return s
+}
+
+// Promote ends the recovery of a standby: it becomes a primary of its own,
+// and no longer follows the server it was copied from.
+func (c *Cluster) Promote(t *testing.T) {
+	t.Helper()
+	c.run(t, "pg_ctl", "-D", c.data, "-w", "-t", "60", "promote")
 }

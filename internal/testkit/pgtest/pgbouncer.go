@@ -1,28 +1,22 @@
 package pgtest
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
 // PgBouncer starts PgBouncer in transaction mode in front of the server at
-// URL, on a free port of 127.0.0.1, with a configuration and a user list of
-// its own, and returns the URL of the same database through it. PgBouncer
-// runs in the foreground as a child of the test (as the user "postgres"
-// when the test runs as root, which it refuses) and is stopped when the
-// test ends. It skips the test when PgBouncer is not installed, and fails
-// it under CI=true.
+// URL, on a free port of 127.0.0.1, as a child of the test (as the user
+// postgres when the test runs as root, which it refuses) stopped when the
+// test ends, and returns the URL of the same database through it. It skips
+// the test (see skip) when PgBouncer is not installed.
 func PgBouncer(t *testing.T) string {
 	t.Helper()
 	server, err := url.Parse(URL(t))
@@ -38,27 +32,19 @@ func PgBouncer(t *testing.T) string {
 			"in transaction mode cannot run; install it (Debian: apt-get install pgbouncer)")
 	}
 	user := server.User.Username()
-	password, _ := server.User.Password()
-	host, port := server.Hostname(), server.Port()
-	if port == "" {
-		port = "5432"
+	target := fmt.Sprintf("host=%s user=%s", server.Hostname(), user)
+	if port := server.Port(); port != "" {
+		target += " port=" + port
 	}
-	database := strings.TrimPrefix(server.Path, "/")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	if password, _ := server.User.Password(); password != "" {
+		target += " password=" + password
 	}
-	listen := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-
-	secret := ""
-	if password != "" {
-		secret = " password=" + password
-	}
+	port := freePort(t)
 	dir := t.TempDir()
+	// Every database of the server, under its own name; trust needs the
+	// user in auth_file all the same.
 	ini := fmt.Sprintf(`[databases]
-%s = host=%s port=%s dbname=%s user=%s%s
-
+* = %s
 [pgbouncer]
 listen_addr = 127.0.0.1
 listen_port = %d
@@ -68,27 +54,26 @@ auth_file = %s
 pool_mode = transaction
 max_client_conn = 500
 default_pool_size = 20
-`, database, host, port, database, user, secret, listen, filepath.Join(dir, "userlist.txt"))
-	userlist := fmt.Sprintf("%q %q\n", user, "")
+`, target, port, filepath.Join(dir, "userlist.txt"))
 	args := []string{filepath.Join(dir, "pgbouncer.ini")}
 	if os.Geteuid() == 0 {
 		// PgBouncer switches to this user itself; it must read the files.
 		args = append([]string{"-u", "postgres"}, args...)
-		for _, d := range []string{filepath.Dir(dir), dir} {
-			if err := os.Chmod(d, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
+		openTempDir(t, dir)
 	}
-	for name, text := range map[string]string{"pgbouncer.ini": ini, "userlist.txt": userlist} {
+	for name, text := range map[string]string{"pgbouncer.ini": ini, "userlist.txt": fmt.Sprintf("%q %q\n", user, "")} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-
-	var out syncBuffer
+	logPath := filepath.Join(dir, "pgbouncer.log")
+	out, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close() // the child holds its own copy
 	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting PgBouncer: %v", err)
 	}
@@ -103,22 +88,23 @@ default_pool_size = 20
 			<-exited
 		}
 	})
-	addr := fmt.Sprintf("127.0.0.1:%d", listen)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for {
-		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		conn, err := net.Dial("tcp", addr)
 		if err == nil {
 			conn.Close()
 			break
 		}
+		var exit error
 		select {
-		case err := <-exited:
-			t.Fatalf("PgBouncer exited at start (%v):\n%s", err, out.String())
-		case <-ctx.Done():
-			t.Fatalf("PgBouncer did not listen on %s within 30s:\n%s", addr, out.String())
-		case <-time.After(20 * time.Millisecond):
+		case exit = <-exited:
+		default:
+			if time.Since(start) < 30*time.Second {
+				continue
+			}
 		}
+		log, _ := os.ReadFile(logPath)
+		t.Fatalf("PgBouncer does not listen on %s (exited: %v):\n%s", addr, exit, log)
 	}
 	through := *server
 	through.Host = addr
@@ -126,23 +112,4 @@ default_pool_size = 20
 	q.Set("sslmode", "disable") // PgBouncer offers no TLS here
 	through.RawQuery = q.Encode()
 	return through.String()
-}
-
-// syncBuffer is a bytes.Buffer that a child process and the test may use at
-// once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
