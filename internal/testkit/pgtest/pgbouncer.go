@@ -42,7 +42,9 @@ func PgBouncer(t *testing.T) string {
 	port := freePort(t)
 	dir := t.TempDir()
 	// Every database of the server, under its own name; trust needs the
-	// user in auth_file all the same.
+	// user in auth_file all the same. Two server connections at least, taken
+	// in turn, so that a transaction lands on another session than the one
+	// before it whatever the load: what breaks on that breaks every time.
 	ini := fmt.Sprintf(`[databases]
 * = %s
 [pgbouncer]
@@ -54,6 +56,8 @@ auth_file = %s
 pool_mode = transaction
 max_client_conn = 500
 default_pool_size = 20
+min_pool_size = 2
+server_round_robin = 1
 `, target, port, filepath.Join(dir, "userlist.txt"))
 	args := []string{filepath.Join(dir, "pgbouncer.ini")}
 	if os.Geteuid() == 0 {
