@@ -93,7 +93,10 @@ func (s *Store) watchFile(ctx context.Context) {
 	}
 	t := time.NewTimer(dataVersionPoll)
 	defer t.Stop()
-	var until time.Time // asks every dataVersionPoll until then, or always without writes
+	// It asks every dataVersionPoll until then, or always without writes;
+	// first for commitWait, for a commit that wrote between the first look
+	// and the watch on the -wal file, which sends no notification.
+	until := time.Now().Add(commitWait)
 	for ctx.Err() == nil && !s.closed.Load() {
 		select {
 		case <-ctx.Done():
