@@ -189,7 +189,7 @@ func main() {
 }
 
 // startNginx starts nginx in dir with the configuration of
-// docs/operating.md in front of the server at upstream, on a free port.
+// docs/operating.md in front of the server at upstream.
 func startNginx(dir, upstream, cert, key string) *nginx.Proxy {
 	bin, err := nginx.Binary()
 	if err != nil {
@@ -199,17 +199,7 @@ func startNginx(dir, upstream, cert, key string) *nginx.Proxy {
 	if err != nil {
 		log.Fatalf("%v (run from the repository's root)", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	listen := ln.Addr().String()
-	ln.Close()
-	conf, err := nginx.Config(doc, upstream, listen, cert, key)
-	if err != nil {
-		log.Fatal(err)
-	}
-	p, err := nginx.Start(bin, dir, listen, conf)
+	p, err := nginx.Start(bin, dir, doc, upstream, cert, key)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/tls"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -33,22 +32,12 @@ func startNginx(t *testing.T, ca *testCA, upstream string) string {
 	dir := t.TempDir()
 	cert, key := filepath.Join(dir, "petstore.crt"), filepath.Join(dir, "petstore.key")
 	writePair(t, ca.valid(t), cert, key)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	proxy, err := nginx.Start(bin, dir, doc, upstream, cert, key)
 	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	conf, err := nginx.Config(doc, upstream, addr, cert, key)
-	if err != nil {
-		t.Fatalf("docs/operating.md: %v", err)
-	}
-	proxy, err := nginx.Start(bin, dir, addr, conf)
-	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("nginx with docs/operating.md's block: %v", err)
 	}
 	t.Cleanup(proxy.Stop)
-	return addr
+	return proxy.Addr
 }
 
 // nginxRefuses are the clauses whose requests nginx answers itself: TRACE

@@ -27,9 +27,9 @@ func Binary() (string, error) {
 	return "/usr/sbin/nginx", nil
 }
 
-// Config returns the ```nginx block of the markdown doc with the server's
+// config returns the ```nginx block of the markdown doc with the server's
 // address, nginx's and the key pair's files put in for the ones it names.
-func Config(doc []byte, upstream, listen, cert, key string) (string, error) {
+func config(doc []byte, upstream, listen, cert, key string) (string, error) {
 	_, block, ok := strings.Cut(string(doc), "\n```nginx\n")
 	block, _, ok2 := strings.Cut(block, "\n```\n")
 	if !ok || !ok2 {
@@ -58,10 +58,22 @@ type Proxy struct {
 	exited chan error
 }
 
-// Start runs nginx in the foreground, with one worker, its files in dir,
-// and conf (from Config, which must listen on listen) in its http block.
-// It returns once nginx accepts connections on listen.
-func Start(bin, dir, listen, conf string) (*Proxy, error) {
+// Start runs nginx in the foreground, with one worker and its files in
+// dir, on a free port of 127.0.0.1, with the ```nginx block of the markdown
+// doc in its http block, in front of the server at upstream, serving the
+// certificate and key in those files. It returns once nginx accepts
+// connections.
+func Start(bin, dir string, doc []byte, upstream, cert, key string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	listen := ln.Addr().String()
+	ln.Close()
+	conf, err := config(doc, upstream, listen, cert, key)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.Chmod(dir, 0o755); err != nil { // for the worker, which may run as another user
 		return nil, err
 	}
