@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
@@ -113,35 +114,53 @@ func TestPgBouncerLoad(t *testing.T) {
 	}
 }
 
-// TestPgBouncerDefaultMode adds pets from 16 callers through PgBouncer in
-// transaction mode with pgx's default query mode, which keeps prepared
-// statements in the server session, until an Add fails, and wants its
-// error to say how to configure the URL.
+// TestPgBouncerDefaultMode sends a Store's second Add, in pgx's default
+// query mode, which keeps prepared statements in the server session, to
+// another session than its first through PgBouncer in transaction mode,
+// and wants its error to say how to configure the URL. PgBouncer has two
+// server sessions, and the test holds each in a transaction of its own
+// in turn, so that the Store's one connection meets the session it did
+// not prepare its statements on.
 func TestPgBouncerDefaultMode(t *testing.T) {
-	pool := urlPool(t, pgtest.PgBouncer(t), func(c *pgxpool.Config) { c.MaxConns = 16 })
-	s := pgNew(t, pool, pgstore.WithSchema(pgMigratedSchema(t, pgPool(t))))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	failed := make(chan error, 16)
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				if _, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{}); err != nil && ctx.Err() == nil {
-					failed <- err
-					cancel()
-				}
-			}
-		})
-	}
-	wg.Wait()
-	select {
-	case err := <-failed:
-		if !strings.Contains(err.Error(), "add default_query_exec_mode=cache_describe to the database URL") {
-			t.Errorf("Add through PgBouncer in the default query mode failed with %q; want it to say to add default_query_exec_mode=cache_describe", err)
+	bouncer := pgtest.PgBouncer(t, "default_pool_size = 2", "min_pool_size = 0")
+	schema := pgMigratedSchema(t, pgPool(t))
+	ctx := context.Background()
+	hold := func() (pgx.Tx, uint32) {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, bouncer)
+		if err != nil {
+			t.Fatal(err)
 		}
-	default:
-		t.Fatal("no Add failed in 30 s through PgBouncer in the default query mode; want one to fail")
+		t.Cleanup(func() { conn.Close(ctx) })
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pid uint32
+		if err := tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		return tx, pid
+	}
+	first, firstPID := hold()
+	s := pgNew(t, urlPool(t, bouncer, func(c *pgxpool.Config) { c.MaxConns = 1 }), pgstore.WithSchema(schema))
+	pet := petstore.NewPet{Name: "Rex", CategoryID: 1}
+	if _, _, err := s.Add(ctx, pet, petstore.AddOptions{}); err != nil {
+		t.Fatalf("the first Add, on the one free session: %v", err)
+	}
+	_, secondPID := hold() // the session the Add prepared its statements on
+	if secondPID == firstPID {
+		t.Fatalf("both transactions through PgBouncer hold the session of pid %d; want one each of its two", firstPID)
+	}
+	if err := first.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := s.Add(ctx, pet, petstore.AddOptions{})
+	if err == nil {
+		t.Fatal("the second Add, on the session the first did not prepare its statements on, succeeded; want it to fail")
+	}
+	if !strings.Contains(err.Error(), "add default_query_exec_mode=cache_describe to the database URL") {
+		t.Errorf("Add through PgBouncer in the default query mode failed with %q; want it to say to add default_query_exec_mode=cache_describe", err)
 	}
 }
 

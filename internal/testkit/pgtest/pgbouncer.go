@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,8 +17,10 @@ import (
 // URL, on a free port of 127.0.0.1, as a child of the test (as the user
 // postgres when the test runs as root, which it refuses) stopped when the
 // test ends, and returns the URL of the same database through it. It skips
-// the test (see skip) when PgBouncer is not installed.
-func PgBouncer(t *testing.T) string {
+// the test (see skip) when PgBouncer is not installed. Each of settings is
+// a line "name = value" of pgbouncer.ini, read after the defaults and so
+// taking their place.
+func PgBouncer(t *testing.T, settings ...string) string {
 	t.Helper()
 	server, err := url.Parse(URL(t))
 	if err != nil {
@@ -58,7 +61,8 @@ max_client_conn = 500
 default_pool_size = 20
 min_pool_size = 2
 server_round_robin = 1
-`, target, port, filepath.Join(dir, "userlist.txt"))
+`, target, port, filepath.Join(dir, "userlist.txt")) + strings.Join(settings, "\n") + "\n"
+
 	args := []string{filepath.Join(dir, "pgbouncer.ini")}
 	if os.Geteuid() == 0 {
 		// PgBouncer switches to this user itself; it must read the files.
