@@ -227,8 +227,6 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *dispatch) {
 			p := Principal(ctx)
 			if err = h.inFlight.take(p); err == nil {
 				defer h.inFlight.done(p)
-			} else if r.ProtoMajor == 1 {
-				w.Header()["Connection"] = connectionClose
 			}
 		}
 		if d.caller != nil && err == nil {
@@ -242,6 +240,9 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *dispatch) {
 			message: "method " + clip.String(r.Method) + " is not allowed here; use one of " + res.allow[0]}
 	default:
 		err = &requestError{code: httpapi.CodeNotFound, message: h.router.notFound}
+	}
+	if e, ok := err.(*requestError); ok && e.code == httpapi.CodeRateLimited {
+		h.rateLimit.wait(ctx)
 	}
 	if err != nil {
 		d.code = h.fail(w, r, op, err)

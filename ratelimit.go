@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"sync"
@@ -100,13 +101,17 @@ type RateLimit struct {
 	// flight at once, over all its connections. Watch streams do not
 	// count: Watch caps them. One more is answered 429
 	// rate_limited with the Retry-After of WithRetryAfter, and never
-	// reaches the store; over HTTP/1.1 the answer also closes its
-	// connection (Connection: close), so that a caller with more
-	// connections than its share gives them back. 0 sets no bound. It keeps one caller, however
+	// reaches the store. 0 sets no bound. It keeps one caller, however
 	// many connections it opens, from taking what the server has for all:
 	// a host that bounds its connections or the request bodies it reads at
 	// once sets it to a share of that bound (a quarter, say).
 	MaxInFlight int
+	// Pause holds each 429 of a caller over its budget or MaxInFlight
+	// for a random time between half and one and a half times Pause (or
+	// until the request ends), so that a caller that floods on many
+	// connections costs the server one cheap answer per connection per
+	// Pause instead of as many as it can send. 0 answers at once.
+	Pause time.Duration
 	// FailOpen serves a request when its Limiter fails. By default the
 	// handler answers it 503 with Retry-After, as when the store fails.
 	FailOpen bool
@@ -144,6 +149,9 @@ type RateLimit struct {
 // fields in full). A 429 carries r=0 and a t equal to its Retry-After.
 func WithRateLimit(l RateLimit) Option {
 	return optionFunc(func(c *config) error {
+		if l.Pause < 0 {
+			return fmt.Errorf("WithRateLimit: Pause %v is negative; use 0 to answer at once", l.Pause)
+		}
 		if l.MaxInFlight < 0 {
 			return fmt.Errorf("WithRateLimit: MaxInFlight %d is negative; use 0 for no bound", l.MaxInFlight)
 		}
@@ -170,6 +178,7 @@ var errLimiter = errors.New("rate limiter failed")
 type rateLimits struct {
 	reads, creates budget
 	failOpen       bool
+	pause          time.Duration
 }
 
 // A budget is a Limiter of the handler, with what it needs to describe it
@@ -182,7 +191,7 @@ type budget struct {
 }
 
 func newRateLimits(l RateLimit) rateLimits {
-	return rateLimits{reads: newBudget(l.Reads, "reads"), creates: newBudget(l.Creates, "creates"), failOpen: l.FailOpen}
+	return rateLimits{reads: newBudget(l.Reads, "reads"), creates: newBudget(l.Creates, "creates"), failOpen: l.FailOpen, pause: l.Pause}
 }
 
 func newBudget(l Limiter, name string) budget {
@@ -230,6 +239,20 @@ func (h *handler) limit(ctx context.Context, w http.ResponseWriter, op Operation
 		return rateLimited(wait)
 	}
 	return nil
+}
+
+// wait holds a request answered 429 for RateLimit.Pause, spread at random
+// over half to one and a half times it, or until ctx ends.
+func (l *rateLimits) wait(ctx context.Context) {
+	if l.pause <= 0 {
+		return
+	}
+	t := time.NewTimer(l.pause/2 + rand.N(l.pause))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // inFlight counts the requests that each principal has in flight, for

@@ -91,6 +91,7 @@ func main() {
 	proxy := flag.Bool("nginx", false, "put nginx with the configuration of docs/operating.md in front of the server")
 	pin := flag.Bool("pin", true, "run the server and nginx on CPU 0, the attackers and the victim on the others")
 	victim := flag.String("victim", "", "run as the victim against this base URL for -for, and print what it saw")
+	only := flag.String("only", "", "run only the attacks whose names contain this")
 	flag.Parse()
 	if *victim != "" {
 		runVictim(*victim, *dur)
@@ -174,6 +175,9 @@ func main() {
 		{"HTTP/2 rapid reset, no key, 8 connections", func(ctx context.Context, s *server) { rapidReset(ctx, s, 8) }},
 	}
 	for _, a := range attacks {
+		if !strings.Contains(a.name, *only) {
+			continue
+		}
 		quiet := measure(s, *dur, nil)
 		loud := measure(s, *dur, a.run)
 		line := 2*quiet.p99 + 5*time.Millisecond

@@ -45,6 +45,8 @@ func (c *config) settings() []setting {
 		{"read-limit", readLimitVar, &c.rates.reads, "200,400", "budget of each caller (API key's name) for listPets and getPet: `RATE,BURST`, requests a second and at once, " +
 			"or off; over it, 429 with Retry-After"},
 		{"create-limit", createLimitVar, &c.rates.creates, "50,100", "budget of each caller for createPet: `RATE,BURST` as for -read-limit"},
+		{"limit-pause", "", &c.rates.pause, time.Second, "how long a 429 of a caller over its budget or -max-in-flight is held, at random between half and one and a half times this, " +
+			"so that one caller's flood costs one answer per connection per pause; 0 answers at once"},
 		{"redis", redisURLVar, &c.rates.redisURL, "", "Redis `URL` to keep the budgets in, shared by every instance that uses it; empty keeps them in the process"},
 		{"rate-limit-fail-open", "", &c.rates.failOpen, false, "serve requests when Redis cannot be reached, rather than answer 503"},
 		{"watch-max-streams", "", &c.watchStreams, petstore.DefaultMaxStreams, "watch streams (GET /pets as text/event-stream) open at once; more are answered 429"},

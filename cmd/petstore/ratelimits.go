@@ -54,6 +54,7 @@ type rateFlags struct {
 	reads, creates budget
 	redisURL       string // "" keeps the budgets in the process
 	failOpen       bool
+	pause          time.Duration
 }
 
 // check reports a Redis URL that cannot be one.
@@ -69,7 +70,7 @@ func (f *rateFlags) check() error {
 // limiters returns the handler's budgets, checking that Redis answers, and
 // a function that closes them.
 func (f *rateFlags) limiters(ctx context.Context, logger *slog.Logger) (petstore.RateLimit, func(), error) {
-	l := petstore.RateLimit{FailOpen: f.failOpen}
+	l := petstore.RateLimit{FailOpen: f.failOpen, Pause: f.pause}
 	newLimiter := func(_ string, r petstore.Rate) petstore.Limiter { return petstore.NewLimiter(r, 0) }
 	closeAll := func() {}
 	if f.redisURL != "" {

@@ -19,7 +19,7 @@ import (
 // stores nothing, while another key creates as before.
 func TestRateLimitCreates(t *testing.T) {
 	const attacker, victim, counter = "attacker-key-0123456789", "victim-key-0123456789", "counter-key-0123456789"
-	p := startServer(t, buildServer(t), attacker+","+victim+","+counter, nil, "-store", "memory", "-create-limit", "2,10")
+	p := startServer(t, buildServer(t), attacker+","+victim+","+counter, nil, "-store", "memory", "-create-limit", "2,10", "-limit-pause", "0")
 	before := len(allPets(t.Context(), t, p, counter))
 	idem := strings.Repeat("k", 240)
 	statuses := map[int]int{}
@@ -45,6 +45,23 @@ func TestRateLimitCreates(t *testing.T) {
 	}
 }
 
+// TestLimitPause: by default a 429 over the budget is held for at least
+// half of -limit-pause's second.
+func TestLimitPause(t *testing.T) {
+	const key = "pause-key-0123456789"
+	p := startServer(t, buildServer(t), key, nil, "-store", "memory", "-create-limit", "1,1")
+	if a := createPet(t, p.baseURL, key, "", petstore.NewPet{Name: "first", CategoryID: 1}); a.status != http.StatusCreated {
+		t.Fatalf("the first create: %v; want 201", a)
+	}
+	start := time.Now()
+	if a := createPet(t, p.baseURL, key, "", petstore.NewPet{Name: "second", CategoryID: 1}); a.status != http.StatusTooManyRequests {
+		t.Fatalf("the second create, over a budget of 1: %v; want 429", a)
+	}
+	if took := time.Since(start); took < 500*time.Millisecond {
+		t.Errorf("the 429 was answered after %v; want at least half of -limit-pause's 1s", took)
+	}
+}
+
 // TestRateLimitSharedRedis reads with one key for 10 s from two instances
 // in turn: on one Redis the key gets its budget once, with budgets kept in
 // each process it gets one from each.
@@ -54,7 +71,7 @@ func TestRateLimitSharedRedis(t *testing.T) {
 	const key = "shared-key-0123456789"
 	const rate, burst = 2, 5
 	const period = 10 * time.Second
-	limit := []string{"-store", "memory", "-read-limit", fmt.Sprintf("%d,%d", rate, burst)}
+	limit := []string{"-store", "memory", "-read-limit", fmt.Sprintf("%d,%d", rate, burst), "-limit-pause", "0"}
 	instances := map[string][]*serverProcess{
 		"redis":   {startServer(t, bin, key, []string{redisURLVar + "=" + redisURL}, limit...), startServer(t, bin, key, []string{redisURLVar + "=" + redisURL}, limit...)},
 		"process": {startServer(t, bin, key, nil, limit...), startServer(t, bin, key, nil, limit...)},
