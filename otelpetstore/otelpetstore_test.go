@@ -452,26 +452,36 @@ func TestNewRefusesNil(t *testing.T) {
 	}
 }
 
+// globals sets the global providers and propagator, once per process: the
+// global API delegates to the first providers set only, so a second run of
+// TestNewDefaults finds these. The reader reports deltas, the counts since
+// the run before.
+var globals = sync.OnceValues(func() (*tracetest.SpanRecorder, *sdkmetric.ManualReader) {
+	spans := tracetest.NewSpanRecorder()
+	reader := sdkmetric.NewManualReader(sdkmetric.WithTemporalitySelector(
+		func(sdkmetric.InstrumentKind) metricdata.Temporality { return metricdata.DeltaTemporality }))
+	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)))
+	otel.SetMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	otel.SetTextMapPropagator(propagation.TraceContext{})
+	return spans, reader
+})
+
 // TestNewDefaults checks that New without options records on the global
 // providers and extracts with the global propagator, even when the host
-// sets them after New. It is the only test that sets them.
+// sets them after New (on the first run). It is the only test that sets them.
 func TestNewDefaults(t *testing.T) {
 	tel, err := otelpetstore.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	spans := tracetest.NewSpanRecorder()
-	reader := sdkmetric.NewManualReader()
-	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)))
-	otel.SetMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
-	otel.SetTextMapPropagator(propagation.TraceContext{})
-
+	spans, reader := globals()
 	f := &fixture{tel: tel, spans: spans, reader: reader}
 	f.serve(t, memstore.New())
+	before := len(spans.Ended())
 	if got := f.call(t, "GET", "/v1/pets", keyA, "", traceIDOf(0)); got != 200 {
 		t.Fatalf("status %d, want 200", got)
 	}
-	ended := spans.Ended()
+	ended := spans.Ended()[before:]
 	if len(ended) != 1 || ended[0].Name() != "listPets" || ended[0].Parent().SpanID() != parentSpan {
 		t.Errorf("spans %v, want one listPets, child of the traceparent", ended)
 	}
