@@ -2,7 +2,6 @@ package client_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -137,18 +136,5 @@ func TestRequestHeaders(t *testing.T) {
 	last := gets[len(gets)-1]
 	if got := last.Header.Get("Authorization"); got != "" {
 		t.Errorf("Authorization = %q; want none", got)
-	}
-}
-
-// TestAddInvalidUTF8 checks that Add refuses a name that JSON cannot carry
-// without sending it.
-func TestAddInvalidUTF8(t *testing.T) {
-	srv, _ := newMemServer(t)
-	_, _, err := newClient(t, srv.base).Add(t.Context(), petstore.NewPet{Name: "Rex\xff", CategoryID: 1}, petstore.AddOptions{})
-	if !errors.Is(err, petstore.ErrInvalidPet) || !strings.Contains(err.Error(), "UTF-8") {
-		t.Errorf("Add = %v; want an error about UTF-8 wrapping ErrInvalidPet", err)
-	}
-	if n := srv.count(http.MethodPost); n != 0 {
-		t.Errorf("%d requests; want none", n)
 	}
 }

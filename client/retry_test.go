@@ -197,19 +197,12 @@ func TestRetryLimits(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
-			var mu sync.Mutex
-			var got []time.Duration
-			sleep := client.WithSleep(func(ctx context.Context, d time.Duration) error {
-				mu.Lock()
-				got = append(got, d)
-				mu.Unlock()
-				if tt.cancel {
-					cancel()
-				}
-				return ctx.Err()
-			})
+			var w waits
+			if tt.cancel {
+				w.then = func(context.Context, time.Duration) error { cancel(); return ctx.Err() }
+			}
 			before := fs.Calls(faultstore.List)
-			c := newClient(t, srv.base, append(tt.opts, sleep)...)
+			c := newClient(t, srv.base, append(tt.opts, w.option())...)
 			_, err := c.List(ctx, petstore.ListOptions{})
 			if !errors.Is(err, petstore.ErrUnavailable) {
 				t.Errorf("List = %v; want an error wrapping ErrUnavailable", err)
@@ -221,7 +214,7 @@ func TestRetryLimits(t *testing.T) {
 			if !errors.As(err, &e) || e.Status != http.StatusServiceUnavailable {
 				t.Errorf("List = %v; want an error holding the 503 answer", err)
 			}
-			checkRetryAfter(t, got, tt.wantWaits, time.Second)
+			checkRetryAfter(t, w.get(), tt.wantWaits, time.Second)
 			if n, want := fs.Calls(faultstore.List)-before, tt.wantWaits+1; n != want && !tt.cancel {
 				t.Errorf("%d attempts; want %d", n, want)
 			}
