@@ -1,6 +1,7 @@
 package otelpetstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -68,17 +69,7 @@ func New(opts ...Option) (*Telemetry, error) {
 	if err := options.Apply(&c, opts, Option.apply); err != nil {
 		return nil, fmt.Errorf("otelpetstore.New: %w", err)
 	}
-	if c.meterProvider == nil {
-		c.meterProvider = otel.GetMeterProvider()
-	}
-	if c.tracerProvider == nil {
-		c.tracerProvider = otel.GetTracerProvider()
-	}
-	if c.propagator == nil {
-		c.propagator = otel.GetTextMapPropagator()
-	}
-
-	meter := c.meterProvider.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
+	meter := cmp.Or(c.meterProvider, otel.GetMeterProvider()).Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
 	duration, err1 := httpconv.NewServerRequestDuration(meter)
 	deprecated, err2 := meter.Int64Counter(DeprecatedRequestsName,
 		metric.WithDescription("Requests for a deprecated operation by an authenticated caller."),
@@ -92,8 +83,8 @@ func New(opts ...Option) (*Telemetry, error) {
 			"check the views of the provider given by WithMeterProvider", err)
 	}
 	return &Telemetry{
-		tracer:     c.tracerProvider.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
-		propagator: c.propagator,
+		tracer:     cmp.Or(c.tracerProvider, otel.GetTracerProvider()).Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
+		propagator: cmp.Or(c.propagator, otel.GetTextMapPropagator()),
 		duration:   duration.Inst(),
 		deprecated: deprecated,
 		streams:    streams,
