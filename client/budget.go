@@ -68,9 +68,10 @@ func (e *emptyBudgets) wait(cl *call) time.Duration {
 	return d
 }
 
-// note records what an answer to cl, arrived now, said of its budget b.
+// note records what an answer to cl, arrived now, said of its budget b,
+// if e and b are not nil.
 func (e *emptyBudgets) note(cl *call, b *Budget) {
-	if b == nil {
+	if e == nil || b == nil {
 		return
 	}
 	e.mu.Lock()

@@ -105,10 +105,7 @@ func parseBase(raw string) (*url.URL, error) {
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		return nil, fmt.Errorf("client.New: the base URL %q holds a query or fragment; give the scheme, host and base path only, such as %s", raw, example)
 	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	if u.RawPath != "" {
-		u.RawPath = strings.TrimSuffix(u.RawPath, "/")
-	}
+	u.Path, u.RawPath = strings.TrimSuffix(u.Path, "/"), strings.TrimSuffix(u.RawPath, "/")
 	return u, nil
 }
 
@@ -181,9 +178,7 @@ func (c *Client) do(cl *call, target string, want int) (answer, error) {
 		var budget *Budget
 		if err == nil && (status != want || c.empty != nil) {
 			budget = parseBudget(ans.header)
-			if c.empty != nil {
-				c.empty.note(cl, budget)
-			}
+			c.empty.note(cl, budget)
 		}
 		if err == nil && status == want {
 			return ans, nil
@@ -340,9 +335,6 @@ func (c *Client) backoff(attempt int) time.Duration {
 // parseRetryAfter returns the wait that a Retry-After header asks for, in
 // delay-seconds or as an HTTP date, or 0 when it asks for none.
 func parseRetryAfter(v string) time.Duration {
-	if v == "" {
-		return 0
-	}
 	if s, err := strconv.ParseUint(v, 10, 32); err == nil {
 		return time.Duration(s) * time.Second
 	}
