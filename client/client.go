@@ -75,15 +75,12 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		maxBackoff: DefaultMaxBackoff,
 		sleep:      sleep,
 	}
-	var errs []error
-	if err := options.Apply(c, opts, Option.apply); err != nil {
-		errs = append(errs, err)
-	}
+	err = options.Apply(c, opts, Option.apply)
 	if c.apiKey == nil {
-		errs = append(errs, errNoKey)
+		err = errors.Join(err, errNoKey)
 	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("client.New: %w", errors.Join(errs...))
+	if err != nil {
+		return nil, fmt.Errorf("client.New: %w", err)
 	}
 	c.hc = c.guard(c.hc)
 	return c, nil
