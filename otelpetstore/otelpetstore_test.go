@@ -302,6 +302,7 @@ func durationCounts(t testing.TB, rm metricdata.ResourceMetrics) map[string]uint
 		t.Fatalf("http.server.request.duration is a %T, want a histogram of float64", m.Data)
 	}
 	bounds := []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
+	keys := []attribute.Key{"http.route", "http.request.method", "http.response.status_code", "url.scheme", "error.type"}
 	got := make(map[string]uint64)
 	for _, p := range h.DataPoints {
 		if diff := cmp.Diff(bounds, p.Bounds); diff != "" {
@@ -318,7 +319,7 @@ func durationCounts(t testing.TB, rm metricdata.ResourceMetrics) map[string]uint
 		status, _ := p.Attributes.Value("http.response.status_code")
 		errType, _ := p.Attributes.Value("error.type")
 		for _, kv := range p.Attributes.ToSlice() {
-			if !slices.Contains([]attribute.Key{"http.route", "http.request.method", "http.response.status_code", "url.scheme", "error.type"}, kv.Key) {
+			if !slices.Contains(keys, kv.Key) {
 				t.Errorf("unexpected attribute %v", kv)
 			}
 		}
