@@ -123,14 +123,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 // ("\uXXXX\uXXXX"), takes about 3.2 KB of JSON.
 const (
 	maxPetBytes       = 64 << 10 // one pet, of Add and Get
-	maxPageOverhead   = 64 << 10 // a page: this, plus maxPagePetBytes a pet
+	maxPageOverhead   = 64 << 10 // a page: this, plus maxPagePetBytes a pet (464 KiB for 100)
 	maxPagePetBytes   = 4 << 10
 	maxErrorBodyBytes = 64 << 10 // error bodies are short
 )
-
-// maxPageBytes returns the most that the client reads of a page of at most
-// n pets: 464 KiB for a page of 100.
-func maxPageBytes(n int) int64 { return maxPageOverhead + int64(n)*maxPagePetBytes }
 
 // A call is one operation: the requests it sends, with their retries, share
 // its API key and, for a create, its idempotency key.
