@@ -49,7 +49,6 @@ func (t *Telemetry) Observe(ctx context.Context, o petstore.Observation) {
 	if sc == nil || !sc.span.IsRecording() {
 		return
 	}
-	span := sc.span
 	name := string(o.Operation)
 	if o.Operation == petstore.OpNone {
 		name = m.name
@@ -57,10 +56,10 @@ func (t *Telemetry) Observe(ctx context.Context, o petstore.Observation) {
 			name += " " + o.Route
 		}
 	}
-	span.SetName(name)
-	span.SetAttributes(appendAttrs(nil, o)...)
+	sc.span.SetName(name)
+	sc.span.SetAttributes(appendAttrs(nil, o)...)
 	if o.Status >= 500 || o.Status == 0 {
-		span.SetStatus(codes.Error, errorTypeOf(o.Status, o.Code))
+		sc.span.SetStatus(codes.Error, errorTypeOf(o.Status, o.Code))
 	}
 }
 
