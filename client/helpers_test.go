@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -78,13 +79,7 @@ func newServer(t testing.TB, store petstore.Store, opts ...petstore.Option) *ser
 func (s *server) requestsOf(method string) []*http.Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var rs []*http.Request
-	for _, r := range s.requests {
-		if r.Method == method {
-			rs = append(rs, r)
-		}
-	}
-	return rs
+	return slices.DeleteFunc(slices.Clone(s.requests), func(r *http.Request) bool { return r.Method != method })
 }
 
 // count returns how many requests with method the server has answered.
