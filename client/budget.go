@@ -52,25 +52,23 @@ type emptyBudgets struct {
 // creates.
 type budgetKey struct{ apiKey, method string }
 
-// wait returns how long a request of cl must wait for its budget.
+// wait returns how long a request of cl must wait for its budget, 0 or
+// less for not at all.
 func (e *emptyBudgets) wait(cl *call) time.Duration {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	k := budgetKey{cl.key, cl.method}
-	until, ok := e.until[k]
-	if !ok {
-		return 0
-	}
-	d := time.Until(until)
+	d := time.Until(e.until[k]) // far below 0 without an entry
 	if d <= 0 {
 		delete(e.until, k)
 	}
 	return d
 }
 
-// note records what an answer to cl, arrived now, said of its budget b.
+// note records what an answer to cl, arrived now, said of its budget b,
+// if e and b are not nil.
 func (e *emptyBudgets) note(cl *call, b *Budget) {
-	if b == nil {
+	if e == nil || b == nil {
 		return
 	}
 	e.mu.Lock()

@@ -75,15 +75,12 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		maxBackoff: DefaultMaxBackoff,
 		sleep:      sleep,
 	}
-	var errs []error
-	if err := options.Apply(c, opts, Option.apply); err != nil {
-		errs = append(errs, err)
-	}
+	err = options.Apply(c, opts, Option.apply)
 	if c.apiKey == nil {
-		errs = append(errs, errNoKey)
+		err = errors.Join(err, errNoKey)
 	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("client.New: %w", errors.Join(errs...))
+	if err != nil {
+		return nil, fmt.Errorf("client.New: %w", err)
 	}
 	c.hc = c.guard(c.hc)
 	return c, nil
@@ -105,10 +102,7 @@ func parseBase(raw string) (*url.URL, error) {
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		return nil, fmt.Errorf("client.New: the base URL %q holds a query or fragment; give the scheme, host and base path only, such as %s", raw, example)
 	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	if u.RawPath != "" {
-		u.RawPath = strings.TrimSuffix(u.RawPath, "/")
-	}
+	u.Path, u.RawPath = strings.TrimSuffix(u.Path, "/"), strings.TrimSuffix(u.RawPath, "/")
 	return u, nil
 }
 
@@ -129,14 +123,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 // ("\uXXXX\uXXXX"), takes about 3.2 KB of JSON.
 const (
 	maxPetBytes       = 64 << 10 // one pet, of Add and Get
-	maxPageOverhead   = 64 << 10 // a page: this, plus maxPagePetBytes a pet
+	maxPageOverhead   = 64 << 10 // a page: this, plus maxPagePetBytes a pet (464 KiB for 100)
 	maxPagePetBytes   = 4 << 10
 	maxErrorBodyBytes = 64 << 10 // error bodies are short
 )
-
-// maxPageBytes returns the most that the client reads of a page of at most
-// n pets: 464 KiB for a page of 100.
-func maxPageBytes(n int) int64 { return maxPageOverhead + int64(n)*maxPagePetBytes }
 
 // A call is one operation: the requests it sends, with their retries, share
 // its API key and, for a create, its idempotency key.
@@ -181,9 +171,7 @@ func (c *Client) do(cl *call, target string, want int) (answer, error) {
 		var budget *Budget
 		if err == nil && (status != want || c.empty != nil) {
 			budget = parseBudget(ans.header)
-			if c.empty != nil {
-				c.empty.note(cl, budget)
-			}
+			c.empty.note(cl, budget)
 		}
 		if err == nil && status == want {
 			return ans, nil
@@ -340,9 +328,6 @@ func (c *Client) backoff(attempt int) time.Duration {
 // parseRetryAfter returns the wait that a Retry-After header asks for, in
 // delay-seconds or as an HTTP date, or 0 when it asks for none.
 func parseRetryAfter(v string) time.Duration {
-	if v == "" {
-		return 0
-	}
 	if s, err := strconv.ParseUint(v, 10, 32); err == nil {
 		return time.Duration(s) * time.Second
 	}

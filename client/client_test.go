@@ -2,7 +2,6 @@ package client_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -99,21 +98,19 @@ func TestRequestHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	posts, gets := srv.requestsOf(http.MethodPost), srv.requestsOf(http.MethodGet)
-	header := func(r *http.Request) map[string]string {
-		return map[string]string{
-			"Accept":          r.Header.Get("Accept"),
-			"Authorization":   r.Header.Get("Authorization"),
-			"Content-Type":    r.Header.Get("Content-Type"),
-			"Idempotency-Key": r.Header.Get("Idempotency-Key"),
-			"User-Agent":      r.Header.Get("User-Agent"),
-		}
-	}
 	want := map[string]string{
 		"Accept":          "application/json",
 		"Authorization":   "Bearer key-alice",
 		"Content-Type":    "application/json",
 		"Idempotency-Key": "my-key",
 		"User-Agent":      "petstore-go-client",
+	}
+	header := func(r *http.Request) map[string]string { // the headers of want
+		got := map[string]string{}
+		for name := range want {
+			got[name] = r.Header.Get(name)
+		}
+		return got
 	}
 	if diff := cmp.Diff(want, header(posts[0])); diff != "" {
 		t.Errorf("POST with the caller's key (-want +got):\n%s", diff)
@@ -137,18 +134,5 @@ func TestRequestHeaders(t *testing.T) {
 	last := gets[len(gets)-1]
 	if got := last.Header.Get("Authorization"); got != "" {
 		t.Errorf("Authorization = %q; want none", got)
-	}
-}
-
-// TestAddInvalidUTF8 checks that Add refuses a name that JSON cannot carry
-// without sending it.
-func TestAddInvalidUTF8(t *testing.T) {
-	srv, _ := newMemServer(t)
-	_, _, err := newClient(t, srv.base).Add(t.Context(), petstore.NewPet{Name: "Rex\xff", CategoryID: 1}, petstore.AddOptions{})
-	if !errors.Is(err, petstore.ErrInvalidPet) || !strings.Contains(err.Error(), "UTF-8") {
-		t.Errorf("Add = %v; want an error about UTF-8 wrapping ErrInvalidPet", err)
-	}
-	if n := srv.count(http.MethodPost); n != 0 {
-		t.Errorf("%d requests; want none", n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -72,6 +73,7 @@ func TestErrors(t *testing.T) {
 		wantStatus   int
 		wantCode     httpapi.Code
 		wantRequests int
+		wantFields   []httpapi.FieldError
 	}{
 		{name: "404 for an unknown pet", call: get,
 			want: petstore.ErrNotFound, wantStatus: 404, wantCode: httpapi.CodeNotFound, wantRequests: 1},
@@ -82,12 +84,17 @@ func TestErrors(t *testing.T) {
 			want: petstore.ErrUnauthorized, wantStatus: 401, wantCode: httpapi.CodeUnauthorized, wantRequests: 1},
 		{name: "403 for a key that may not create", key: client.WithAPIKey(readOnlyKey), call: addRex,
 			want: petstore.ErrForbidden, wantStatus: 403, wantCode: httpapi.CodeForbidden, wantRequests: 1},
+		// The Error lists each mistake, as the server did.
 		{name: "400 invalid_body", call: func(_ *testing.T, c *client.Client) error {
-			return add(c, "", petstore.NewPet{Name: "  ", CategoryID: 1})
-		},
-			want: petstore.ErrInvalidPet, wantStatus: 400, wantCode: httpapi.CodeInvalidBody, wantRequests: 1},
+			return add(c, "", petstore.NewPet{Name: " ", CategoryID: 0, Status: "lost"})
+		}, want: petstore.ErrInvalidPet, wantStatus: 400, wantCode: httpapi.CodeInvalidBody, wantRequests: 1, wantFields: []httpapi.FieldError{
+			{Pointer: "/name", Detail: "name must not be blank"},
+			{Pointer: "/categoryId", Detail: "categoryId must be 1 or greater"},
+			{Pointer: "/status", Detail: `status must be "available", "pending" or "sold"; omit it for none`},
+		}},
 		{name: "400 invalid_parameter", call: list(petstore.ListOptions{Status: "lost"}),
-			wantStatus: 400, wantCode: httpapi.CodeInvalidParameter, wantRequests: 1},
+			wantStatus: 400, wantCode: httpapi.CodeInvalidParameter, wantRequests: 1,
+			wantFields: []httpapi.FieldError{{Parameter: "status", Detail: `status must be "available", "pending" or "sold"`}}},
 		// The requests are the first create's and the reused key's.
 		{name: "422 for a key reused for another pet", call: func(t *testing.T, c *client.Client) error {
 			if err := add(c, "k", rex); err != nil {
@@ -153,6 +160,9 @@ func TestErrors(t *testing.T) {
 			if e.Message == "" {
 				t.Error("the *client.Error has no message")
 			}
+			if diff := cmp.Diff(tt.wantFields, e.Fields); diff != "" {
+				t.Errorf("Fields (-want +got):\n%s", diff)
+			}
 			if requests != tt.wantRequests {
 				t.Errorf("the call sent %d requests; want %d", requests, tt.wantRequests)
 			}
@@ -160,9 +170,10 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-// TestContextDone checks that a call with a done context sends nothing and
-// returns an error wrapping the context's error.
-func TestContextDone(t *testing.T) {
+// TestUnsent checks the calls that the client refuses without sending a
+// request: one with a done context, with an error wrapping the context's
+// error; an Add of a name that JSON cannot carry; and a negative Limit.
+func TestUnsent(t *testing.T) {
 	srv, _ := newMemServer(t)
 	c := newClient(t, srv.base)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -176,29 +187,15 @@ func TestContextDone(t *testing.T) {
 			t.Errorf("All yielded %+v, %v; want an error wrapping context.Canceled", p, err)
 		}
 	}
+	_, _, err = c.Add(t.Context(), petstore.NewPet{Name: "Rex\xff", CategoryID: 1}, petstore.AddOptions{})
+	if !errors.Is(err, petstore.ErrInvalidPet) || !strings.Contains(err.Error(), "UTF-8") {
+		t.Errorf("Add = %v; want an error about UTF-8 wrapping ErrInvalidPet", err)
+	}
+	_, err = c.List(t.Context(), petstore.ListOptions{Limit: -1})
+	if err == nil || !strings.Contains(err.Error(), "use 0 for every pet") {
+		t.Errorf("List(Limit -1) = %v; want an error that says to use 0", err)
+	}
 	if n := srv.count(http.MethodGet) + srv.count(http.MethodPost); n != 0 {
 		t.Errorf("%d requests sent; want none", n)
-	}
-}
-
-// TestErrorFields: a create with several mistakes returns an Error that
-// lists each, as the server did.
-func TestErrorFields(t *testing.T) {
-	srv, _ := newMemServer(t)
-	_, _, err := newClient(t, srv.base).Add(context.Background(), petstore.NewPet{Name: " ", CategoryID: 0, Status: "lost"}, petstore.AddOptions{})
-	var e *client.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("err = %v, want a *client.Error", err)
-	}
-	want := []httpapi.FieldError{
-		{Pointer: "/name", Detail: "name must not be blank"},
-		{Pointer: "/categoryId", Detail: "categoryId must be 1 or greater"},
-		{Pointer: "/status", Detail: `status must be "available", "pending" or "sold"; omit it for none`},
-	}
-	if diff := cmp.Diff(want, e.Fields); diff != "" {
-		t.Errorf("Fields (-want +got):\n%s", diff)
-	}
-	if !errors.Is(err, petstore.ErrInvalidPet) {
-		t.Errorf("err = %v, want ErrInvalidPet", err)
 	}
 }

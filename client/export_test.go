@@ -5,32 +5,22 @@ import (
 	"time"
 )
 
+// set returns an Option that changes c with f.
+func set(f func(c *Client)) Option { return optionFunc(func(c *Client) error { f(c); return nil }) }
+
 // WithSleep replaces the wait between attempts, so that a test sees the
 // waits without waiting.
 func WithSleep(f func(ctx context.Context, d time.Duration) error) Option {
-	return optionFunc(func(c *Client) error {
-		c.sleep = f
-		return nil
-	})
+	return set(func(c *Client) { c.sleep = f })
 }
 
 // WithPageSize sets how many pets List and All ask for in each request,
 // so that a test pages through few pets.
-func WithPageSize(n int) Option {
-	return optionFunc(func(c *Client) error {
-		c.pageSize = n
-		return nil
-	})
-}
+func WithPageSize(n int) Option { return set(func(c *Client) { c.pageSize = n }) }
 
 // WithMaxListPets sets the most pets that List collects without a Limit,
 // so that a test meets the bound with few pets.
-func WithMaxListPets(n int) Option {
-	return optionFunc(func(c *Client) error {
-		c.maxList = n
-		return nil
-	})
-}
+func WithMaxListPets(n int) Option { return set(func(c *Client) { c.maxList = n }) }
 
 // Sleep exposes the client's wait between attempts to the tests.
 var Sleep = sleep

@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -78,13 +79,7 @@ func newServer(t testing.TB, store petstore.Store, opts ...petstore.Option) *ser
 func (s *server) requestsOf(method string) []*http.Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var rs []*http.Request
-	for _, r := range s.requests {
-		if r.Method == method {
-			rs = append(rs, r)
-		}
-	}
-	return rs
+	return slices.DeleteFunc(slices.Clone(s.requests), func(r *http.Request) bool { return r.Method != method })
 }
 
 // count returns how many requests with method the server has answered.
@@ -108,19 +103,23 @@ func newMemServer(t testing.TB, opts ...petstore.Option) (*server, *memstore.Sto
 	return newServer(t, store, opts...), store
 }
 
-// waits records the waits between attempts of a client, which does not
-// wait.
+// waits records the waits between attempts of a client, and then calls
+// then, or, when then is nil, returns at once without waiting.
 type waits struct {
-	mu sync.Mutex
-	d  []time.Duration
+	mu   sync.Mutex
+	d    []time.Duration
+	then func(ctx context.Context, d time.Duration) error
 }
 
 // option returns the option that makes a client record its waits here.
 func (w *waits) option() client.Option {
 	return client.WithSleep(func(ctx context.Context, d time.Duration) error {
 		w.mu.Lock()
-		defer w.mu.Unlock()
 		w.d = append(w.d, d)
+		w.mu.Unlock()
+		if w.then != nil {
+			return w.then(ctx, d)
+		}
 		return ctx.Err()
 	})
 }

@@ -115,7 +115,7 @@ func (c *Client) All(ctx context.Context, opts petstore.ListOptions) iter.Seq2[p
 			return
 		}
 		cl := c.newCall(ctx, http.MethodGet)
-		cl.limit = maxPageBytes(c.pageSize)
+		cl.limit = maxPageOverhead + int64(c.pageSize)*maxPagePetBytes
 		limit := c.pageSize
 		if opts.Limit > 0 {
 			limit = min(limit, opts.Limit)
@@ -194,19 +194,14 @@ func (c *Client) resolve(target, ref string) (string, error) {
 		return "", fmt.Errorf("client: GET %s: the Link header's next page %q is not a URL: %w", target, ref, err)
 	}
 	next := from.ResolveReference(r)
-	if origin(next) != c.origin || !c.underBase(next.Path) {
+	// The decoded path must be below the base path, also once its dot
+	// segments are resolved, as a server may do with percent-encoded ones.
+	prefix := c.base.Path + "/"
+	if origin(next) != c.origin || !strings.HasPrefix(next.Path, prefix) || !strings.HasPrefix(path.Clean(next.Path), prefix) {
 		return "", fmt.Errorf("client: GET %s: %w: the Link header's next page %s is not under the base URL %s; the client does not follow it, so as not to send the API key elsewhere",
 			target, ErrRedirectRefused, cut(next.Redacted()), c.base)
 	}
 	return next.String(), nil
-}
-
-// underBase reports whether the path p, decoded, is below the base URL's
-// path, also once its dot segments are resolved, as a server may do with
-// those that were percent-encoded.
-func (c *Client) underBase(p string) bool {
-	prefix := c.base.Path + "/"
-	return strings.HasPrefix(p, prefix) && strings.HasPrefix(path.Clean(p), prefix)
 }
 
 // nextLink returns the target of the link with rel="next" among the Link

@@ -82,18 +82,6 @@ func TestRetryRateLimited(t *testing.T) {
 	}
 }
 
-// sleeps records the waits of a client, which does wait them.
-type sleeps struct{ waits }
-
-func (s *sleeps) option() client.Option {
-	return client.WithSleep(func(ctx context.Context, d time.Duration) error {
-		s.mu.Lock()
-		s.d = append(s.d, d)
-		s.mu.Unlock()
-		return client.Sleep(ctx, d)
-	})
-}
-
 // TestWaitForBudget: against the real handler with a budget of two reads
 // and one a second, the third read of a client that does not retry is
 // answered 429, whose *Error carries the budget; with WithWaitForBudget,
@@ -106,7 +94,7 @@ func TestWaitForBudget(t *testing.T) {
 				Reads:   petstore.NewLimiter(petstore.Rate{PerSecond: 1, Burst: 2}, 0),
 				Creates: petstore.NewLimiter(petstore.Rate{PerSecond: 1, Burst: 2}, 0),
 			}))
-			var s sleeps
+			s := waits{then: client.Sleep}
 			opts := []client.Option{client.WithRetries(0), s.option()}
 			if wait {
 				opts = append(opts, client.WithWaitForBudget())

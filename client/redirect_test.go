@@ -64,27 +64,19 @@ func TestRedirectRefused(t *testing.T) {
 	secure := newKeyLog(t, true, "")
 	tlsClient := secure.Client() // trusts the certificate of every httptest TLS server
 
-	type setup struct {
-		name     string
-		baseTLS  bool
-		target   *keyLog
-		hc       func() *http.Client // nil: the default
-		wantWhy  string
-		ownCalls *int // calls of the caller's CheckRedirect
-	}
-	own := 0
-	setups := []setup{
-		{name: "https to http on another port", baseTLS: true, target: plain, hc: func() *http.Client { return tlsClient }, wantWhy: "never follows https to http"},
-		{name: "https to another port", baseTLS: true, target: secure, hc: func() *http.Client { return tlsClient }, wantWhy: "to that origin only"},
-		{name: "http to another port, default client", target: plain, wantWhy: "to that origin only"},
-		{
-			name: "http to another port, a caller's client that follows every redirect", target: plain,
-			hc: func() *http.Client {
-				return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { own++; return nil }}
-			},
-			wantWhy:  "to that origin only",
-			ownCalls: &own,
-		},
+	own := 0 // calls of the caller's CheckRedirect
+	setups := []struct {
+		name    string
+		baseTLS bool
+		target  *keyLog
+		hc      *http.Client // nil: the default
+		wantWhy string
+	}{
+		{"https to http on another port", true, plain, tlsClient, "never follows https to http"},
+		{"https to another port", true, secure, tlsClient, "to that origin only"},
+		{"http to another port, default client", false, plain, nil, "to that origin only"},
+		{"http to another port, a caller's client that follows every redirect", false, plain,
+			&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { own++; return nil }}, "to that origin only"},
 	}
 	ops := []struct {
 		name string
@@ -103,10 +95,8 @@ func TestRedirectRefused(t *testing.T) {
 				base := newKeyLog(t, s.baseTLS, s.target.URL)
 				before := len(s.target.received())
 				opts := []client.Option{client.WithAPIKey("key-secret"), client.WithRetries(2)}
-				var hc *http.Client
 				if s.hc != nil {
-					hc = s.hc()
-					opts = append(opts, client.WithHTTPClient(hc))
+					opts = append(opts, client.WithHTTPClient(s.hc))
 				}
 				c, err := client.New(base.URL+"/v1", opts...)
 				if err != nil {
@@ -129,7 +119,7 @@ func TestRedirectRefused(t *testing.T) {
 				if diff := cmp.Diff([]string{"Bearer key-secret"}, base.received()); diff != "" {
 					t.Errorf("the keys that reached the base URL, sent once and not retried (-want +got):\n%s", diff)
 				}
-				if hc != nil && s.ownCalls == nil && hc.CheckRedirect != nil {
+				if s.hc == tlsClient && s.hc.CheckRedirect != nil {
 					t.Errorf("the caller's http.Client has a CheckRedirect now; the client changed it")
 				}
 			})

@@ -160,56 +160,30 @@ func TestRetryLimits(t *testing.T) {
 	tests := []struct {
 		name      string
 		opts      []client.Option
-		ctx       func(t *testing.T) context.Context
-		cancel    bool  // the wait cancels the context
-		wantWaits int   // each after Retry-After, 1 s
-		wantCtx   error // wrapped besides ErrUnavailable
+		timeout   time.Duration // of the context; 0 for none
+		cancel    bool          // the wait cancels the context
+		wantWaits int           // each after Retry-After, 1 s
+		wantCtx   error         // wrapped besides ErrUnavailable
 	}{
-		{
-			name:      "retries exhausted",
-			opts:      []client.Option{client.WithRetries(2)},
-			wantWaits: 2,
-		},
-		{
-			name: "Retry-After over the longest wait",
-			opts: []client.Option{client.WithBackoff(time.Millisecond, 999*time.Millisecond)},
-		},
-		{
-			name: "deadline before the retry",
-			ctx: func(t *testing.T) context.Context {
-				ctx, cancel := context.WithTimeout(t.Context(), 900*time.Millisecond)
-				t.Cleanup(cancel)
-				return ctx
-			},
-		},
-		{
-			name:      "canceled during the wait",
-			cancel:    true,
-			wantWaits: 1,
-			wantCtx:   context.Canceled,
-		},
+		{name: "retries exhausted", opts: []client.Option{client.WithRetries(2)}, wantWaits: 2},
+		{name: "Retry-After over the longest wait", opts: []client.Option{client.WithBackoff(time.Millisecond, 999*time.Millisecond)}},
+		{name: "deadline before the retry", timeout: 900 * time.Millisecond},
+		{name: "canceled during the wait", cancel: true, wantWaits: 1, wantCtx: context.Canceled},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx := t.Context()
-			if tt.ctx != nil {
-				ctx = tt.ctx(t)
-			}
-			ctx, cancel := context.WithCancel(ctx)
+			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			var mu sync.Mutex
-			var got []time.Duration
-			sleep := client.WithSleep(func(ctx context.Context, d time.Duration) error {
-				mu.Lock()
-				got = append(got, d)
-				mu.Unlock()
-				if tt.cancel {
-					cancel()
-				}
-				return ctx.Err()
-			})
+			if tt.timeout > 0 {
+				ctx, cancel = context.WithTimeout(ctx, tt.timeout)
+				defer cancel()
+			}
+			var w waits
+			if tt.cancel {
+				w.then = func(context.Context, time.Duration) error { cancel(); return ctx.Err() }
+			}
 			before := fs.Calls(faultstore.List)
-			c := newClient(t, srv.base, append(tt.opts, sleep)...)
+			c := newClient(t, srv.base, append(tt.opts, w.option())...)
 			_, err := c.List(ctx, petstore.ListOptions{})
 			if !errors.Is(err, petstore.ErrUnavailable) {
 				t.Errorf("List = %v; want an error wrapping ErrUnavailable", err)
@@ -221,7 +195,7 @@ func TestRetryLimits(t *testing.T) {
 			if !errors.As(err, &e) || e.Status != http.StatusServiceUnavailable {
 				t.Errorf("List = %v; want an error holding the 503 answer", err)
 			}
-			checkRetryAfter(t, got, tt.wantWaits, time.Second)
+			checkRetryAfter(t, w.get(), tt.wantWaits, time.Second)
 			if n, want := fs.Calls(faultstore.List)-before, tt.wantWaits+1; n != want && !tt.cancel {
 				t.Errorf("%d attempts; want %d", n, want)
 			}

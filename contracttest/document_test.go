@@ -60,12 +60,9 @@ func TestDocumentValid(t *testing.T) {
 			if err := contracttest.Validate(doc); err != nil {
 				t.Fatal(err)
 			}
-			var servers []string
-			for _, s := range doc.Servers {
-				servers = append(servers, s.URL)
-			}
-			if diff := cmp.Diff([]string{tt.wantServer}, servers); diff != "" {
-				t.Errorf("servers (-want +got):\n%s", diff)
+			if len(doc.Servers) != 1 || doc.Servers[0].URL != tt.wantServer {
+				servers, _ := json.Marshal(doc.Servers)
+				t.Errorf("servers %s, want one, %s", servers, tt.wantServer)
 			}
 			if doc.OpenAPI != "3.0.3" {
 				t.Errorf("openapi = %q, want 3.0.3", doc.OpenAPI)
@@ -76,10 +73,9 @@ func TestDocumentValid(t *testing.T) {
 			}
 			var ops []string
 			for _, o := range v.Documented() {
-				if len(ops) == 0 || ops[len(ops)-1] != o.Operation {
-					ops = append(ops, o.Operation)
-				}
+				ops = append(ops, o.Operation)
 			}
+			ops = slices.Compact(ops)
 			want := []string{contracttest.OtherMethod, contracttest.OtherPath}
 			for _, r := range wire.Routes() {
 				want = append(want, string(r.Operation))
@@ -109,12 +105,7 @@ func TestMissingListsUnexercised(t *testing.T) {
 		}
 	}
 	seen := []contracttest.Outcome{{Operation: "listPets", Status: 200}, {Operation: "getPet", Status: 404}}
-	var want []contracttest.Outcome
-	for _, o := range v.Documented() {
-		if o != seen[0] && o != seen[1] {
-			want = append(want, o)
-		}
-	}
+	want := slices.DeleteFunc(v.Documented(), func(o contracttest.Outcome) bool { return o == seen[0] || o == seen[1] })
 	if diff := cmp.Diff(want, v.Missing()); diff != "" {
 		t.Errorf("Missing (-want +got):\n%s", diff)
 	}

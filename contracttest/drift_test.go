@@ -2,6 +2,7 @@ package contracttest_test
 
 import (
 	"bytes"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -26,13 +27,8 @@ func driftBreak(h http.Handler, change func(r *http.Request, resp *driftResponse
 		h.ServeHTTP(rec, r)
 		resp := &driftResponse{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
 		change(r, resp)
-		for k, v := range resp.header {
-			w.Header()[k] = v
-		}
-		if resp.header.Get("Content-Length") != "" {
-			w.Header().Set("Content-Length", "")
-			w.Header().Del("Content-Length")
-		}
+		maps.Copy(w.Header(), resp.header)
+		w.Header().Del("Content-Length") // net/http sets the changed body's
 		w.WriteHeader(resp.status)
 		_, _ = w.Write(resp.body)
 	})

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/petstore-go/petstore/internal/wire"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/wire"
 	"github.com/petstore-go/petstore/memstore"
 )
 
@@ -42,14 +42,11 @@ func TestLinters(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		unavailable(t, "node is not installed (apt-get install -y nodejs npm): "+err.Error())
 	}
-	bin, err := filepath.Abs(filepath.Join(lintDir, "node_modules", ".bin"))
+	lint, err := filepath.Abs(lintDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ruleset, err := filepath.Abs(filepath.Join(lintDir, ".spectral.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin, ruleset := filepath.Join(lint, "node_modules", ".bin"), filepath.Join(lint, ".spectral.yaml")
 	linters := []struct {
 		name string
 		args []string

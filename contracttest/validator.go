@@ -434,11 +434,5 @@ func (v *Validator) Seen() map[Outcome]int {
 func (v *Validator) Missing() []Outcome {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	var missing []Outcome
-	for _, o := range v.documented {
-		if v.seen[o] == 0 {
-			missing = append(missing, o)
-		}
-	}
-	return missing
+	return slices.DeleteFunc(slices.Clone(v.documented), func(o Outcome) bool { return v.seen[o] > 0 })
 }

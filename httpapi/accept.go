@@ -14,12 +14,8 @@ import (
 // prefers application/json, so a client that did not ask for problem
 // details never gets them.
 func PrefersProblem(r *http.Request) bool {
-	values := r.Header["Accept"]
-	if len(values) == 0 {
-		return false
-	}
 	problem, json := quality{}, quality{}
-	for _, v := range values {
+	for _, v := range r.Header["Accept"] {
 		for part := range strings.SplitSeq(v, ",") {
 			mediaRange, params, _ := strings.Cut(part, ";")
 			mediaRange = strings.ToLower(strings.TrimSpace(mediaRange))

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/petstore-go/petstore/internal/token68"
@@ -49,10 +50,8 @@ var registeredSchemes = [...]string{"Basic", "Concealed", "Digest", "DPoP", "GNA
 // which is not of the Bearer scheme.
 func schemeError(v string) error {
 	word, _, _ := strings.Cut(v, " ")
-	for _, s := range registeredSchemes {
-		if strings.EqualFold(word, s) {
-			return &SchemeError{Scheme: s}
-		}
+	if i := slices.IndexFunc(registeredSchemes[:], func(s string) bool { return strings.EqualFold(word, s) }); i >= 0 {
+		return &SchemeError{Scheme: registeredSchemes[i]}
 	}
 	return &SchemeError{}
 }
@@ -74,11 +73,7 @@ func BearerToken(r *http.Request) (string, error) {
 		}
 		return "", schemeError(v)
 	}
-	i := len(scheme)
-	for i < len(v) && v[i] == ' ' {
-		i++
-	}
-	token := v[i:]
+	token := strings.TrimLeft(v[len(scheme):], " ")
 	if token == "" {
 		return "", ErrNoCredentials
 	}

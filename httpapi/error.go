@@ -32,10 +32,7 @@ const (
 
 // codes is the one table of the codes: each one's status, title and type.
 // An unknown code is CodeInternal's.
-var codes = map[Code]struct {
-	status     int
-	title, typ string
-}{
+var codes = map[Code]codeEntry{
 	CodeInvalidParameter:     {http.StatusBadRequest, "Invalid parameter", TypeBase + string(CodeInvalidParameter)},
 	CodeInvalidBody:          {http.StatusBadRequest, "Invalid body", TypeBase + string(CodeInvalidBody)},
 	CodeUnauthorized:         {http.StatusUnauthorized, "Unauthorized", TypeBase + string(CodeUnauthorized)},
@@ -58,29 +55,28 @@ const TypeBase = "https://github.com/petstore-go/petstore/blob/main/docs/errors.
 
 // Status returns the HTTP status that goes with c. An unknown code gives
 // 500.
-func (c Code) Status() int {
-	if e, ok := codes[c]; ok {
-		return e.status
-	}
-	return http.StatusInternalServerError
-}
+func (c Code) Status() int { return c.entry().status }
 
 // Title returns the short summary of c, the same for every error with that
 // code (RFC 9457's "title"). An unknown code gives CodeInternal's.
-func (c Code) Title() string {
-	if e, ok := codes[c]; ok {
-		return e.title
-	}
-	return codes[CodeInternal].title
-}
+func (c Code) Title() string { return c.entry().title }
 
 // Type returns the URI that identifies c (RFC 9457's "type"): TypeBase
 // followed by c. An unknown code gives CodeInternal's.
-func (c Code) Type() string {
+func (c Code) Type() string { return c.entry().typ }
+
+// A codeEntry is what codes holds of a code.
+type codeEntry struct {
+	status     int
+	title, typ string
+}
+
+// entry returns the entry of c in codes, or CodeInternal's.
+func (c Code) entry() codeEntry {
 	if e, ok := codes[c]; ok {
-		return e.typ
+		return e
 	}
-	return codes[CodeInternal].typ
+	return codes[CodeInternal]
 }
 
 // Error is the body of every error response, in the shape of RFC 9457's
@@ -146,16 +142,11 @@ func WriteError(w http.ResponseWriter, r *http.Request, code Code, message strin
 // appendError appends to dst the JSON text of the Error for code, message
 // and fields, ending with a newline: the body that WriteError writes.
 func appendError(dst []byte, code Code, message string, fields ...FieldError) []byte {
-	dst = append(dst, `{"code":`...)
-	dst = wirejson.AppendString(dst, string(code))
-	dst = append(dst, `,"message":`...)
-	dst = wirejson.AppendString(dst, message)
-	dst = append(dst, `,"status":`...)
-	dst = strconv.AppendInt(dst, int64(code.Status()), 10)
-	dst = append(dst, `,"type":`...)
-	dst = wirejson.AppendString(dst, code.Type())
-	dst = append(dst, `,"title":`...)
-	dst = wirejson.AppendString(dst, code.Title())
+	dst = appendMember(dst, `{"code":`, string(code))
+	dst = appendMember(dst, `,"message":`, message)
+	dst = strconv.AppendInt(append(dst, `,"status":`...), int64(code.Status()), 10)
+	dst = appendMember(dst, `,"type":`, code.Type())
+	dst = appendMember(dst, `,"title":`, code.Title())
 	if len(fields) > 0 {
 		dst = append(dst, `,"errors":[`...)
 		for i, f := range fields {
@@ -164,20 +155,20 @@ func appendError(dst []byte, code Code, message string, fields ...FieldError) []
 			}
 			dst = append(dst, '{')
 			if f.Pointer != "" {
-				dst = append(dst, `"pointer":`...)
-				dst = wirejson.AppendString(dst, f.Pointer)
-				dst = append(dst, ',')
+				dst = append(appendMember(dst, `"pointer":`, f.Pointer), ',')
 			}
 			if f.Parameter != "" {
-				dst = append(dst, `"parameter":`...)
-				dst = wirejson.AppendString(dst, f.Parameter)
-				dst = append(dst, ',')
+				dst = append(appendMember(dst, `"parameter":`, f.Parameter), ',')
 			}
-			dst = append(dst, `"detail":`...)
-			dst = wirejson.AppendString(dst, f.Detail)
-			dst = append(dst, '}')
+			dst = append(appendMember(dst, `"detail":`, f.Detail), '}')
 		}
 		dst = append(dst, ']')
 	}
 	return append(dst, "}\n"...)
+}
+
+// appendMember appends to dst the text prefix, such as `,"name":`, and the
+// JSON string of s.
+func appendMember(dst []byte, prefix, s string) []byte {
+	return wirejson.AppendString(append(dst, prefix...), s)
 }

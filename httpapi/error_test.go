@@ -20,18 +20,15 @@ func TestWriteError(t *testing.T) {
 		name   string
 		fields []httpapi.FieldError
 		accept string
-		want   httpapi.Error
 		ct     string
 	}{
-		{"plain", nil, "", httpapi.Error{Code: httpapi.CodeNotFound, Message: message, Status: http.StatusNotFound,
-			Type: httpapi.TypeBase + "not_found", Title: "Not found"}, "application/json"},
-		{"fields", fields, "application/json", httpapi.Error{Code: httpapi.CodeNotFound, Message: message, Status: http.StatusNotFound,
-			Type: httpapi.TypeBase + "not_found", Title: "Not found", Errors: fields}, "application/json"},
-		{"problem", fields, "application/problem+json", httpapi.Error{Code: httpapi.CodeNotFound, Message: message, Status: http.StatusNotFound,
-			Type: httpapi.TypeBase + "not_found", Title: "Not found", Errors: fields}, "application/problem+json"},
+		{"plain", nil, "", "application/json"},
+		{"fields", fields, "application/json", "application/json"},
+		{"problem", fields, "application/problem+json", "application/problem+json"},
 	}
 	for _, tt := range tests {
-		encoded, err := json.Marshal(tt.want)
+		encoded, err := json.Marshal(httpapi.Error{Code: httpapi.CodeNotFound, Message: message, Status: http.StatusNotFound,
+			Type: httpapi.TypeBase + "not_found", Title: "Not found", Errors: tt.fields})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,6 +79,7 @@ func TestCodeTable(t *testing.T) {
 		httpapi.CodeIdempotencyKeyReused: 422,
 		httpapi.CodePayloadTooLarge:      413,
 		httpapi.CodeUnsupportedMediaType: 415,
+		httpapi.CodeRateLimited:          429,
 		httpapi.CodeInternal:             500,
 		httpapi.CodeUnavailable:          503,
 	}

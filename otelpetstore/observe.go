@@ -49,7 +49,6 @@ func (t *Telemetry) Observe(ctx context.Context, o petstore.Observation) {
 	if sc == nil || !sc.span.IsRecording() {
 		return
 	}
-	span := sc.span
 	name := string(o.Operation)
 	if o.Operation == petstore.OpNone {
 		name = m.name
@@ -57,22 +56,27 @@ func (t *Telemetry) Observe(ctx context.Context, o petstore.Observation) {
 			name += " " + o.Route
 		}
 	}
-	span.SetName(name)
-	var attrs []attribute.KeyValue
+	sc.span.SetName(name)
+	sc.span.SetAttributes(appendAttrs(nil, o)...)
+	if o.Status >= 500 || o.Status == 0 {
+		sc.span.SetStatus(codes.Error, errorTypeOf(o.Status, o.Code))
+	}
+}
+
+// appendAttrs appends to attrs the attributes of o that both the span and
+// the histogram carry: http.route, http.response.status_code and
+// error.type, each when o has one.
+func appendAttrs(attrs []attribute.KeyValue, o petstore.Observation) []attribute.KeyValue {
 	if o.Route != "" {
 		attrs = append(attrs, semconv.HTTPRoute(o.Route))
 	}
 	if o.Status != 0 {
 		attrs = append(attrs, semconv.HTTPResponseStatusCode(o.Status))
 	}
-	errorType := errorTypeOf(o.Status, o.Code)
-	if errorType != "" {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(errorType))
+	if e := errorTypeOf(o.Status, o.Code); e != "" {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(e))
 	}
-	span.SetAttributes(attrs...)
-	if o.Status >= 500 || o.Status == 0 {
-		span.SetStatus(codes.Error, errorType)
-	}
+	return attrs
 }
 
 // errorTypeOf returns the error.type of a request answered with status and
@@ -103,26 +107,13 @@ type durationKey struct {
 // attributes, made once for each set of attributes.
 func (t *Telemetry) durationOptions(o petstore.Observation, m method, scheme string) []metric.RecordOption {
 	k := durationKey{route: o.Route, code: o.Code, status: o.Status, method: m.attr.Value.AsString(), scheme: scheme}
-	if opts, ok := t.durationSets.get(k); ok {
-		return opts
-	}
-	attrs := make([]attribute.KeyValue, 0, 5)
-	if o.Route != "" {
-		attrs = append(attrs, semconv.HTTPRoute(o.Route))
-	}
-	attrs = append(attrs, m.attr)
-	if o.Status != 0 {
-		attrs = append(attrs, semconv.HTTPResponseStatusCode(o.Status))
-	}
-	if scheme != "" {
-		attrs = append(attrs, semconv.URLScheme(scheme))
-	}
-	if e := errorTypeOf(o.Status, o.Code); e != "" {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(e))
-	}
-	opts := []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
-	t.durationSets.put(k, opts)
-	return opts
+	return t.durationSets.get(k, func() []metric.RecordOption {
+		attrs := append(make([]attribute.KeyValue, 0, 5), m.attr)
+		if scheme != "" {
+			attrs = append(attrs, semconv.URLScheme(scheme))
+		}
+		return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(appendAttrs(attrs, o)...))}
+	})
 }
 
 // deprecatedKey tells apart the attribute sets of the deprecated counter.
@@ -134,14 +125,10 @@ type deprecatedKey struct {
 // deprecatedOptions returns the options that count o on the deprecated
 // counter with its attributes, made once for each set of attributes.
 func (t *Telemetry) deprecatedOptions(o petstore.Observation) []metric.AddOption {
-	k := deprecatedKey{principal: o.Principal, op: o.Operation}
-	if opts, ok := t.deprecatedSets.get(k); ok {
-		return opts
-	}
-	opts := []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(
-		attribute.String(PrincipalKey, o.Principal), attribute.String(OperationKey, string(o.Operation))))}
-	t.deprecatedSets.put(k, opts)
-	return opts
+	return t.deprecatedSets.get(deprecatedKey{principal: o.Principal, op: o.Operation}, func() []metric.AddOption {
+		return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(
+			attribute.String(PrincipalKey, o.Principal), attribute.String(OperationKey, string(o.Operation))))}
+	})
 }
 
 // maxCached bounds the number of entries of an optionCache. The histogram
@@ -156,22 +143,19 @@ type optionCache[K comparable, V any] struct {
 	n atomic.Int32
 }
 
-func (c *optionCache[K, V]) get(k K) (V, bool) {
-	v, ok := c.m.Load(k)
-	if !ok {
-		var zero V
-		return zero, false
+// get returns the value of k, made with newV the first time and kept
+// unless the cache is full.
+func (c *optionCache[K, V]) get(k K, newV func() V) V {
+	if v, ok := c.m.Load(k); ok {
+		return v.(V)
 	}
-	return v.(V), true
-}
-
-// put adds k and v, unless k is there already or the cache is full.
-func (c *optionCache[K, V]) put(k K, v V) {
+	v := newV()
 	if c.n.Load() < maxCached {
 		if _, loaded := c.m.LoadOrStore(k, v); !loaded {
 			c.n.Add(1)
 		}
 	}
+	return v
 }
 
 // ObserveWatch records a change in a petstore handler's watch streams;

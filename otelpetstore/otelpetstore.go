@@ -1,6 +1,7 @@
 package otelpetstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -68,17 +69,7 @@ func New(opts ...Option) (*Telemetry, error) {
 	if err := options.Apply(&c, opts, Option.apply); err != nil {
 		return nil, fmt.Errorf("otelpetstore.New: %w", err)
 	}
-	if c.meterProvider == nil {
-		c.meterProvider = otel.GetMeterProvider()
-	}
-	if c.tracerProvider == nil {
-		c.tracerProvider = otel.GetTracerProvider()
-	}
-	if c.propagator == nil {
-		c.propagator = otel.GetTextMapPropagator()
-	}
-
-	meter := c.meterProvider.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
+	meter := cmp.Or(c.meterProvider, otel.GetMeterProvider()).Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
 	duration, err1 := httpconv.NewServerRequestDuration(meter)
 	deprecated, err2 := meter.Int64Counter(DeprecatedRequestsName,
 		metric.WithDescription("Requests for a deprecated operation by an authenticated caller."),
@@ -92,8 +83,8 @@ func New(opts ...Option) (*Telemetry, error) {
 			"check the views of the provider given by WithMeterProvider", err)
 	}
 	return &Telemetry{
-		tracer:     c.tracerProvider.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
-		propagator: c.propagator,
+		tracer:     cmp.Or(c.tracerProvider, otel.GetTracerProvider()).Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
+		propagator: cmp.Or(c.propagator, otel.GetTextMapPropagator()),
 		duration:   duration.Inst(),
 		deprecated: deprecated,
 		streams:    streams,
@@ -120,28 +111,16 @@ type config struct {
 // metrics. The default is the global one, otel.GetMeterProvider(), which
 // records nothing until the host sets one with otel.SetMeterProvider.
 func WithMeterProvider(p metric.MeterProvider) Option {
-	return optionFunc(func(c *config) error {
-		if p == nil {
-			return errors.New("WithMeterProvider: the provider is nil; " +
-				"pass one, or leave the option out to use otel.GetMeterProvider()")
-		}
-		c.meterProvider = p
-		return nil
-	})
+	return nonNil(p, func(c *config) { c.meterProvider = p },
+		"WithMeterProvider: the provider is nil; pass one, or leave the option out to use otel.GetMeterProvider()")
 }
 
 // WithTracerProvider sets the provider of the tracer that starts the
 // spans. The default is the global one, otel.GetTracerProvider(), which
 // records nothing until the host sets one with otel.SetTracerProvider.
 func WithTracerProvider(p trace.TracerProvider) Option {
-	return optionFunc(func(c *config) error {
-		if p == nil {
-			return errors.New("WithTracerProvider: the provider is nil; " +
-				"pass one, or leave the option out to use otel.GetTracerProvider()")
-		}
-		c.tracerProvider = p
-		return nil
-	})
+	return nonNil(p, func(c *config) { c.tracerProvider = p },
+		"WithTracerProvider: the provider is nil; pass one, or leave the option out to use otel.GetTracerProvider()")
 }
 
 // WithPropagator sets the propagator that extracts the caller's trace
@@ -150,12 +129,20 @@ func WithTracerProvider(p trace.TracerProvider) Option {
 // otel.GetTextMapPropagator(), which extracts nothing until the host sets
 // one, such as propagation.TraceContext{}, with otel.SetTextMapPropagator.
 func WithPropagator(p propagation.TextMapPropagator) Option {
+	return nonNil(p, func(c *config) { c.propagator = p },
+		"WithPropagator: the propagator is nil; "+
+			"pass one, such as propagation.TraceContext{}, or leave the option out to use otel.GetTextMapPropagator()")
+}
+
+// nonNil returns an Option that applies set, or fails with the message
+// ifNil when v is nil.
+func nonNil[T comparable](v T, set func(*config), ifNil string) Option {
 	return optionFunc(func(c *config) error {
-		if p == nil {
-			return errors.New("WithPropagator: the propagator is nil; " +
-				"pass one, such as propagation.TraceContext{}, or leave the option out to use otel.GetTextMapPropagator()")
+		var zero T
+		if v == zero {
+			return errors.New(ifNil)
 		}
-		c.propagator = p
+		set(c)
 		return nil
 	})
 }

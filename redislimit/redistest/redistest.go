@@ -4,6 +4,7 @@ package redistest
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -46,17 +47,12 @@ func Start(tb testing.TB, args ...string) string {
 	})
 	ready := make(chan bool, 1)
 	go func() {
-		s := bufio.NewScanner(out)
-		sent := false
-		for s.Scan() {
-			if !sent && strings.Contains(s.Text(), "Ready to accept connections") {
-				ready <- true
-				sent = true
-			}
+		s, found := bufio.NewScanner(out), false
+		for !found && s.Scan() {
+			found = strings.Contains(s.Text(), "Ready to accept connections")
 		}
-		if !sent {
-			ready <- false
-		}
+		ready <- found
+		io.Copy(io.Discard, out) // so that the server never blocks on writing its log
 	}()
 	select {
 	case ok := <-ready:
