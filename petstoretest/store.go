@@ -325,21 +325,37 @@ func testIDsUnique(st *storeT) {
 
 func testIDsUniqueConcurrent(st *storeT) {
 	const n = 64
-	added := make([]petstore.Pet, n)
+	var added concurrentAdds
 	atOnce(n, func(i int) {
-		p := petstore.NewPet{Name: fmt.Sprintf("concurrent %d", i), CategoryID: int64(i + 1), Status: statuses[i%len(statuses)]}
-		var err error
-		if added[i], _, err = st.s.Add(st.ctx, p, petstore.AddOptions{}); err != nil {
-			st.Errorf("Add(%+v) from goroutine %d: %v", p, i, err)
-		}
+		added.add(st, fmt.Sprintf("goroutine %d", i), petstore.NewPet{Name: fmt.Sprintf("concurrent %d", i), CategoryID: int64(i + 1), Status: statuses[i%len(statuses)]})
 	})
 	if st.Failed() {
 		return
 	}
-	notPositive := slices.DeleteFunc(slices.Clone(added), func(p petstore.Pet) bool { return p.ID > 0 })
+	notPositive := slices.DeleteFunc(slices.Clone(added.pets), func(p petstore.Pet) bool { return p.ID > 0 })
 	diff(st, "pets that concurrent Adds returned with an ID that is not positive", []petstore.Pet{}, notPositive)
-	diff(st, "IDs that concurrent Adds returned more than once, with their counts", map[int64]int{}, duplicates(added))
-	diff(st, "List after the concurrent Adds", byID(added), st.list(petstore.ListOptions{}))
+	diff(st, "IDs that concurrent Adds returned more than once, with their counts", map[int64]int{}, duplicates(added.pets))
+	diff(st, "List after the concurrent Adds", byID(added.pets), st.list(petstore.ListOptions{}))
+}
+
+// concurrentAdds collects the pets that Adds from several goroutines return.
+type concurrentAdds struct {
+	mu   sync.Mutex
+	pets []petstore.Pet
+}
+
+// add adds p from the goroutine who and keeps the pet that Add returns; it
+// reports a failure of Add and tells whether Add succeeded.
+func (a *concurrentAdds) add(st *storeT, who string, p petstore.NewPet) (petstore.Pet, bool) {
+	got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
+	if err != nil {
+		st.Errorf("Add(%+v) from %s: %v", p, who, err)
+		return got, false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pets = append(a.pets, got)
+	return got, true
 }
 
 func testIDsGrow(st *storeT) {
@@ -462,22 +478,14 @@ func withDoneContext(target error, methods ...string) func(*storeT) {
 
 func testConcurrentUse(st *storeT) {
 	const workers, rounds = 8, 16
-	var (
-		mu    sync.Mutex
-		added = st.addN(8)
-	)
+	added := concurrentAdds{pets: st.addN(8)}
 	atOnce(workers, func(w int) {
 		for i := range rounds {
 			p := petstore.NewPet{Name: fmt.Sprintf("worker %d pet %d", w, i), CategoryID: int64(i + 1), Status: statuses[(w+i)%len(statuses)]}
-			got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
-			if err != nil {
-				st.Errorf("Add(%+v) from worker %d: %v", p, w, err)
+			got, ok := added.add(st, fmt.Sprintf("worker %d", w), p)
+			if !ok {
 				return
 			}
-			mu.Lock()
-			added = append(added, got)
-			mu.Unlock()
-
 			if back, err := st.s.Get(st.ctx, got.ID); err != nil {
 				st.Errorf("Get(%d) of a pet that worker %d just added: %v", got.ID, w, err)
 			} else if back != got {
@@ -496,7 +504,7 @@ func testConcurrentUse(st *storeT) {
 			}
 		}
 	})
-	diff(st, "List after concurrent Adds, Gets and Lists", byID(added), st.list(petstore.ListOptions{}))
+	diff(st, "List after concurrent Adds, Gets and Lists", byID(added.pets), st.list(petstore.ListOptions{}))
 }
 
 // addKeyed calls Add with an idempotency key under principal. It stops the
@@ -511,12 +519,19 @@ func (st *storeT) addKeyed(principal, key string, p petstore.NewPet) (petstore.P
 	return pet, replayed, err
 }
 
+// firstKeyed is addKeyed with a key not used before: it stops the subtest
+// unless Add returns a new pet.
+func (st *storeT) firstKeyed(principal, key string, p petstore.NewPet) petstore.Pet {
+	pet, replayed, err := st.addKeyed(principal, key, p)
+	if err != nil || replayed {
+		st.Fatalf("the first Add by %s with key %q = %s, replayed %v; want a new pet", principal, key, outcome(pet, err), replayed)
+	}
+	return pet
+}
+
 func testIdempotentReplay(st *storeT) {
 	p := petstore.NewPet{Name: "Rex", CategoryID: 3, Status: petstore.StatusAvailable}
-	first, replayed, err := st.addKeyed("alice", "key-1", p)
-	if err != nil || replayed {
-		st.Fatalf("first Add with a key = %+v, replayed %v, %v; want the pet, not replayed", first, replayed, err)
-	}
+	first := st.firstKeyed("alice", "key-1", p)
 	again, replayed, err := st.addKeyed("alice", "key-1", p)
 	if err != nil {
 		st.Fatalf("second Add with the same key and pet: %v", err)
@@ -543,10 +558,7 @@ func testIdempotentReplay(st *storeT) {
 
 func testIdempotentReuse(st *storeT) {
 	p := petstore.NewPet{Name: "Rex", CategoryID: 3}
-	first, _, err := st.addKeyed("alice", "key-1", p)
-	if err != nil {
-		st.Fatalf("first Add with a key: %v", err)
-	}
+	first := st.firstKeyed("alice", "key-1", p)
 	for _, other := range []petstore.NewPet{
 		{Name: "Tom", CategoryID: 3},
 		{Name: "Rex", CategoryID: 4},
@@ -562,10 +574,7 @@ func testIdempotentReuse(st *storeT) {
 
 func testIdempotentScope(st *storeT) {
 	p := petstore.NewPet{Name: "Rex", CategoryID: 3}
-	alice, _, err := st.addKeyed("alice", "shared-key", p)
-	if err != nil {
-		st.Fatalf("Add with a key for alice: %v", err)
-	}
+	alice := st.firstKeyed("alice", "shared-key", p)
 	bob, replayed, err := st.addKeyed("bob", "shared-key", p)
 	switch {
 	case err != nil:
@@ -761,26 +770,18 @@ func testPaginateConcurrentAdds(st *storeT) {
 	pagers := 2 * procs
 	perWriter := max(4, 1024/writers) // about 1,000 pets in all
 	const limit = 16
-	var (
-		mu      sync.Mutex
-		added   = st.addN(10)
-		writing atomic.Int64 // the writers still adding
-		visited = make([][]petstore.Pet, pagers)
-	)
+	added := concurrentAdds{pets: st.addN(10)}
+	visited := make([][]petstore.Pet, pagers)
+	var writing atomic.Int64 // the writers still adding
 	writing.Store(int64(writers))
 	atOnce(writers+pagers, func(w int) {
 		if w < writers {
 			defer writing.Add(-1)
 			for i := range perWriter {
 				p := petstore.NewPet{Name: fmt.Sprintf("writer %d pet %d", w, i), CategoryID: int64(w + 1), Status: statuses[i%len(statuses)]}
-				got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
-				if err != nil {
-					st.Errorf("Add(%+v) from writer %d: %v", p, w, err)
+				if _, ok := added.add(st, fmt.Sprintf("writer %d", w), p); !ok {
 					return
 				}
-				mu.Lock()
-				added = append(added, got)
-				mu.Unlock()
 				runtime.Gosched()
 			}
 			return
@@ -814,7 +815,7 @@ func testPaginateConcurrentAdds(st *storeT) {
 	if st.Failed() {
 		return
 	}
-	want := ids(byID(added))
+	want := ids(byID(added.pets))
 	for r, v := range visited {
 		got := ids(v)
 		missed := slices.DeleteFunc(slices.Clone(want), func(id int64) bool { return slices.Contains(got, id) })
