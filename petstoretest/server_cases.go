@@ -241,8 +241,8 @@ func httpHead(st *serverT) {
 	p := st.create(petstore.NewPet{Name: st.name("head"), CategoryID: 1, Status: petstore.StatusPending})
 	st.create(petstore.NewPet{Name: st.name("head"), CategoryID: 1})
 	for _, path := range []string{"/pets?limit=1", "/pets/" + fmt.Sprint(p.ID), "/pets/0", "/pets/x", "/pets?limit=0", "/pets/1/photos"} {
-		get := st.send(http.MethodGet, st.url(path), nil)
-		head := st.send(http.MethodHead, st.url(path), nil)
+		get := st.send(http.MethodGet, st.url(path), nil, nil)
+		head := st.send(http.MethodHead, st.url(path), nil, nil)
 		diff(st, fmt.Sprintf("HEAD %s: status as GET's", st.url(path)), get.resp.StatusCode, head.resp.StatusCode)
 		for _, h := range []string{"Content-Type", "Cache-Control", "X-Content-Type-Options", "Link", "Deprecation", "Sunset",
 			"WWW-Authenticate", "Allow", "ETag", "Vary"} {
@@ -270,7 +270,7 @@ func httpListUnknownParams(st *serverT) {
 // have n pets (any number when n is 0) or, when more is true, has no next
 // Link.
 func (st *serverT) wantPage(query string, n int, more bool) {
-	x := st.send(http.MethodGet, st.url("/pets?"+query), nil)
+	x := st.send(http.MethodGet, st.url("/pets?"+query), nil, nil)
 	pets, ok := st.wantPets(x)
 	if ok && n > 0 && len(pets) != n {
 		st.Errorf("%s: %d pets, want %d", x, len(pets), n)
@@ -286,7 +286,7 @@ func httpCreateTooLarge(st *serverT) {
 	pet := petBody(petstore.NewPet{Name: st.name("at the size limit"), CategoryID: 1})
 	if pad := limit - int64(len(pet)); pad >= 0 {
 		body := append(pet, bytes.Repeat([]byte(" "), int(pad))...)
-		x := st.send(http.MethodPost, st.url("/pets"), body)
+		x := st.send(http.MethodPost, st.url("/pets"), body, nil)
 		if !st.wantStatus(x, http.StatusCreated) {
 			st.Errorf("a body of exactly Endpoint.MaxBodyBytes (%d bytes) must be read", limit)
 		}
@@ -295,7 +295,7 @@ func httpCreateTooLarge(st *serverT) {
 	big = big[:limit+1]
 	name := []byte(`{"name":"` + st.name("a long name") + strings.Repeat("a", int(limit)) + `","categoryId":1}`)
 	for _, body := range [][]byte{big, name, bytes.Repeat([]byte("["), int(limit)+1)} {
-		st.wantError(st.send(http.MethodPost, st.url("/pets"), body), http.StatusRequestEntityTooLarge, "payload_too_large")
+		st.wantError(st.send(http.MethodPost, st.url("/pets"), body, nil), http.StatusRequestEntityTooLarge, "payload_too_large")
 	}
 
 	req := st.newRequest(http.MethodPost, st.url("/pets"), big)
@@ -305,9 +305,7 @@ func httpCreateTooLarge(st *serverT) {
 
 // postKeyed sends POST /pets with p and an Idempotency-Key.
 func (st *serverT) postKeyed(key string, p petstore.NewPet) *exchange {
-	req := st.newRequest(http.MethodPost, st.url("/pets"), petBody(p))
-	req.Header.Set("Idempotency-Key", key)
-	return st.do(req)
+	return st.send(http.MethodPost, st.url("/pets"), petBody(p), http.Header{"Idempotency-Key": {key}})
 }
 
 // newKey returns an idempotency key that no earlier run has used.
@@ -358,9 +356,7 @@ func (st *serverT) create(p petstore.NewPet) petstore.Pet {
 // as create does.
 func (st *serverT) createRaw(body []byte, contentType string, p petstore.NewPet) petstore.Pet {
 	st = st.under(clauseCreate)
-	req := st.newRequest(http.MethodPost, st.url("/pets"), body)
-	req.Header.Set("Content-Type", contentType)
-	x := st.do(req)
+	x := st.send(http.MethodPost, st.url("/pets"), body, http.Header{"Content-Type": {contentType}})
 	got, ok := st.wantPet(x, http.StatusCreated)
 	if !ok {
 		st.FailNow()
@@ -384,7 +380,7 @@ func (st *serverT) createRaw(body []byte, contentType string, p petstore.NewPet)
 // get fetches the pet with want's ID and reports a violation when it is not
 // want.
 func (st *serverT) get(want petstore.Pet) *exchange {
-	x := st.send(http.MethodGet, st.petURL(want.ID), nil)
+	x := st.send(http.MethodGet, st.petURL(want.ID), nil, nil)
 	if got, ok := st.wantPet(x, http.StatusOK); ok {
 		diff(st, fmt.Sprintf("%s: the pet", x), want, got)
 	}
@@ -465,7 +461,7 @@ func httpGetDeprecation(st *serverT) {
 	p := st.create(petstore.NewPet{Name: st.name("deprecated"), CategoryID: 1})
 	want := deprecation{Deprecation: "@<unix seconds>", Sunset: "an HTTP date", SunsetNotBefore: true, Successor: st.url("/pets")}
 	for _, method := range []string{http.MethodGet, http.MethodHead} {
-		x := st.send(method, st.petURL(p.ID), nil)
+		x := st.send(method, st.petURL(p.ID), nil, nil)
 		if !st.wantStatus(x, http.StatusOK) {
 			continue
 		}
@@ -514,7 +510,7 @@ func httpConditional(st *serverT) {
 	}
 
 	// A page of one pet, with more after it, is full.
-	page := st.send(http.MethodGet, st.url("/pets?limit=1"), nil)
+	page := st.send(http.MethodGet, st.url("/pets?limit=1"), nil, nil)
 	next := st.linkRel(page, "next")
 	if !st.wantStatus(page, http.StatusOK) || next == nil {
 		st.Errorf("%s: no next Link, though more pets follow: Link %q", page, page.resp.Header.Values("Link"))
@@ -528,9 +524,7 @@ func httpConditional(st *serverT) {
 
 	// Another pet, or the next page, with a tag that is not theirs.
 	for u, tag := range map[string]string{st.petURL(b.ID): tag, next.String(): pageTag} {
-		req := st.newRequest(http.MethodGet, u, nil)
-		req.Header.Set("If-None-Match", tag)
-		if other := st.do(req); st.wantStatus(other, http.StatusOK) && other.resp.Header.Get("ETag") == tag {
+		if other := st.send(http.MethodGet, u, nil, http.Header{"If-None-Match": {tag}}); st.wantStatus(other, http.StatusOK) && other.resp.Header.Get("ETag") == tag {
 			st.Errorf("%s: the ETag %s of another pet or page", other, tag)
 		}
 	}
@@ -557,7 +551,7 @@ func (st *serverT) walk(start string, visit func(p listPage) bool) bool {
 	u := start
 	var last int64
 	for n := 0; ; n++ {
-		x := lt.send(http.MethodGet, u, nil)
+		x := lt.send(http.MethodGet, u, nil, nil)
 		pets, ok := lt.wantPets(x)
 		if !ok {
 			return false
@@ -670,7 +664,7 @@ func httpListLimit(st *serverT) {
 	st.wantPage("limit=1", 1, true)
 	st.wantPage("limit=2", 2, true)
 	st.wantPage("limit=%31", 1, true) // "1", percent-encoded
-	x := st.send(http.MethodGet, st.url("/pets?limit=100"), nil)
+	x := st.send(http.MethodGet, st.url("/pets?limit=100"), nil, nil)
 	if pets, ok := st.wantPets(x); ok && len(pets) > 100 {
 		st.Errorf("%s: %d pets", x, len(pets))
 	} else if ok && len(pets) < 100 && st.linkRel(x, "next") != nil {

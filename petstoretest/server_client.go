@@ -97,9 +97,12 @@ func (st *serverT) roundTrip(req *http.Request) (*exchange, error) {
 	return &exchange{req: req, resp: resp, body: body}, err
 }
 
-// send makes a request with the endpoint's API key and sends it.
-func (st *serverT) send(method, rawURL string, body []byte) *exchange {
-	return st.do(st.newRequest(method, rawURL, body))
+// send makes a request with the endpoint's API key and sends it, with the
+// values of header replacing the request's (a nil value removes one).
+func (st *serverT) send(method, rawURL string, body []byte, header http.Header) *exchange {
+	req := st.newRequest(method, rawURL, body)
+	maps.Copy(req.Header, header)
+	return st.do(req)
 }
 
 // commonHeaders is what checkCommonHeaders compares.
@@ -524,9 +527,7 @@ func (st *serverT) sendAll(reqs []request) {
 		if r.body != "" || method == http.MethodPost {
 			body = []byte(r.body)
 		}
-		req := st.newRequest(method, st.url(r.path), body)
-		maps.Copy(req.Header, r.header)
-		x := st.do(req)
+		x := st.send(method, st.url(r.path), body, r.header)
 		if r.code != "" {
 			st.wantError(x, r.status, r.code)
 		} else {

@@ -327,7 +327,8 @@ func testIDsUniqueConcurrent(st *storeT) {
 	const n = 64
 	var added concurrentAdds
 	atOnce(n, func(i int) {
-		added.add(st, fmt.Sprintf("goroutine %d", i), petstore.NewPet{Name: fmt.Sprintf("concurrent %d", i), CategoryID: int64(i + 1), Status: statuses[i%len(statuses)]})
+		p := petstore.NewPet{Name: fmt.Sprintf("concurrent %d", i), CategoryID: int64(i + 1), Status: statuses[i%len(statuses)]}
+		added.add(st, fmt.Sprintf("goroutine %d", i), p)
 	})
 	if st.Failed() {
 		return
