@@ -149,23 +149,6 @@ func testIDsNeverReused(dt *durableT) {
 	}
 }
 
-// addResult is the outcome of one Add, for a diff.
-type addResult struct {
-	Pet      petstore.Pet
-	Replayed bool
-	Err      string
-}
-
-// wantReplay checks that a keyed Add by principal of p replays first.
-func (dt *durableT) wantReplay(when, principal, key string, p petstore.NewPet, first petstore.Pet) {
-	pet, replayed, err := dt.addKeyed(principal, key, p)
-	got := addResult{Pet: pet, Replayed: replayed}
-	if err != nil {
-		got = addResult{Err: err.Error()}
-	}
-	diff(dt, fmt.Sprintf("Add by %s with key %q and the pet that it first stored, %s", principal, key, when), addResult{Pet: first, Replayed: true}, got)
-}
-
 func testKeysSurvive(dt *durableT) {
 	rex := petstore.NewPet{Name: "Rex", CategoryID: 3, Status: petstore.StatusAvailable}
 	other := petstore.NewPet{Name: "Ünïcødé 名前 🐕", CategoryID: 1<<63 - 1} // no status
