@@ -710,27 +710,36 @@ func testListEmpty(st *storeT) {
 
 // paginate pages through List from opts.After with opts.Limit pets a page,
 // calling between, when it is not nil, after each full page. It returns the
-// pets visited in order, and stops when a page is not full or does not
-// advance past the previous one.
-func (st *storeT) paginate(opts petstore.ListOptions, between func(page int)) []petstore.Pet {
+// pets visited in order. It stops at a page that is not full unless more,
+// when it is not nil, returns true then, and at a page that List may not
+// return (see mayReturn), such as one that does not advance past After. It
+// may run on any goroutine.
+func (st *storeT) paginate(opts petstore.ListOptions, between func(page int), more func() bool) []petstore.Pet {
 	var visited []petstore.Pet
-	for page := 0; page < 100_000; page++ {
-		got := st.list(opts)
-		if len(got) == 0 {
+	for page := 0; page < 100_000; {
+		got, err := st.s.List(st.ctx, opts)
+		if err != nil {
+			st.Errorf("paging: List(%+v): %v", opts, err)
 			return visited
 		}
-		if last := got[len(got)-1].ID; last <= opts.After {
-			st.Errorf("paging: List(%+v) returned a page ending at ID %d, which does not advance past After", opts, last)
+		if !mayReturn(opts, got) {
+			st.Errorf("paging: List(%+v) returned the IDs %v: not ascending past After, or more than Limit", opts, ids(got))
 			return visited
 		}
 		visited = append(visited, got...)
-		if len(got) < opts.Limit {
-			return visited
+		if len(got) > 0 {
+			opts.After = got[len(got)-1].ID
 		}
-		opts.After = got[len(got)-1].ID
+		if len(got) < opts.Limit {
+			if more == nil || !more() {
+				return visited
+			}
+			continue
+		}
 		if between != nil {
 			between(page)
 		}
+		page++
 	}
 	st.Errorf("paging: List(%+v) still returns full pages after 100000 pages", opts)
 	return visited
@@ -740,12 +749,12 @@ func testPaginate(st *storeT) {
 	want := byID(st.addN(20))
 	for _, limit := range []int{1, 2, 3, 7, 20, 25} {
 		opts := petstore.ListOptions{Limit: limit}
-		diff(st, fmt.Sprintf("IDs visited paging with Limit %d", limit), ids(want), ids(st.paginate(opts, nil)))
+		diff(st, fmt.Sprintf("IDs visited paging with Limit %d", limit), ids(want), ids(st.paginate(opts, nil, nil)))
 	}
 	for _, s := range statuses[1:] {
 		opts := petstore.ListOptions{Status: s, Limit: 2}
 		diff(st, fmt.Sprintf("IDs visited paging with Status %q and Limit 2", s),
-			ids(selectPets(want, petstore.ListOptions{Status: s})), ids(st.paginate(opts, nil)))
+			ids(selectPets(want, petstore.ListOptions{Status: s})), ids(st.paginate(opts, nil, nil)))
 	}
 }
 
@@ -756,7 +765,7 @@ func testPaginateWhileAdding(st *storeT) {
 		if page < len(extra) {
 			added = append(added, st.add(extra[page])...)
 		}
-	})
+	}, nil)
 	diff(st, "IDs visited paging with Limit 3 while a pet is added after each page", ids(byID(added)), ids(visited))
 }
 
@@ -794,31 +803,17 @@ func testPaginateConcurrentAdds(st *storeT) {
 			}
 			return
 		}
-		r := w - writers
-		opts := petstore.ListOptions{Limit: limit}
-		for {
-			done := writing.Load() == 0 // every Add has returned before this List
-			page, err := st.s.List(st.ctx, opts)
-			if err != nil {
-				st.Errorf("List(%+v) from pager %d while pets are being added: %v", opts, r, err)
-				return
+		// Once every Add has returned, one more List that is not full ends
+		// the walk.
+		done := false
+		visited[w-writers] = st.paginate(petstore.ListOptions{Limit: limit}, nil, func() bool {
+			if done {
+				return false
 			}
-			if !mayReturn(opts, page) {
-				st.Errorf("paging: List(%+v) from pager %d returned the IDs %v: not ascending past After, or more than Limit",
-					opts, r, ids(page))
-				return
-			}
-			if len(page) > 0 {
-				visited[r] = append(visited[r], page...)
-				opts.After = page[len(page)-1].ID
-			}
-			if len(page) < limit {
-				if done {
-					return
-				}
-				runtime.Gosched() // let the writers add more
-			}
-		}
+			done = writing.Load() == 0
+			runtime.Gosched() // let the writers add more
+			return true
+		})
 	})
 	if st.Failed() {
 		return
