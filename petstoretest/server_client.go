@@ -428,9 +428,7 @@ func leakPlaces(x *exchange) []string {
 		return append(places, string(x.body))
 	}
 	if m, ok := body.(map[string]any); ok {
-		delete(m, "code")
-		delete(m, "type")
-		delete(m, "title")
+		maps.DeleteFunc(m, func(k string, _ any) bool { return k == "code" || k == "type" || k == "title" })
 	}
 	var walk func(v any)
 	walk = func(v any) {
@@ -442,9 +440,7 @@ func leakPlaces(x *exchange) []string {
 				walk(e)
 			}
 		case map[string]any:
-			for _, e := range v {
-				walk(e)
-			}
+			walk(slices.Collect(maps.Values(v)))
 		}
 	}
 	walk(body)
