@@ -519,7 +519,8 @@ func httpConditional(st *serverT) {
 
 	// Another pet, or the next page, with a tag that is not theirs.
 	for u, tag := range map[string]string{st.petURL(b.ID): tag, next.String(): pageTag} {
-		if other := st.send(http.MethodGet, u, nil, http.Header{"If-None-Match": {tag}}); st.wantStatus(other, http.StatusOK) && other.resp.Header.Get("ETag") == tag {
+		other := st.send(http.MethodGet, u, nil, http.Header{"If-None-Match": {tag}})
+		if st.wantStatus(other, http.StatusOK) && other.resp.Header.Get("ETag") == tag {
 			st.Errorf("%s: the ETag %s of another pet or page", other, tag)
 		}
 	}
