@@ -530,21 +530,17 @@ func (st *storeT) firstKeyed(principal, key string, p petstore.NewPet) petstore.
 	return pet
 }
 
-// addResult is the outcome of one Add, for a diff.
+// addResult is what Add returns but for its error, for outcome.
 type addResult struct {
 	Pet      petstore.Pet
 	Replayed bool
-	Err      string
 }
 
 // wantReplay checks that a keyed Add by principal of p replays first.
 func (st *storeT) wantReplay(when, principal, key string, p petstore.NewPet, first petstore.Pet) {
 	pet, replayed, err := st.addKeyed(principal, key, p)
-	got := addResult{Pet: pet, Replayed: replayed}
-	if err != nil {
-		got = addResult{Err: err.Error()}
-	}
-	diff(st, fmt.Sprintf("Add by %s with key %q and the pet that it first stored, %s", principal, key, when), addResult{Pet: first, Replayed: true}, got)
+	diff(st, fmt.Sprintf("Add by %s with key %q and the pet that it first stored, %s", principal, key, when),
+		outcome(addResult{first, true}, nil), outcome(addResult{pet, replayed}, err))
 }
 
 func testIdempotentReplay(st *storeT) {
