@@ -106,6 +106,13 @@ func (s *brokenStore) Add(ctx context.Context, p petstore.NewPet, opts petstore.
 		}
 		s.keys[key] = pet
 	}
+	s.wake()
+	return pet, false, nil
+}
+
+// wake wakes the callers of NotifyAdds after an Add. The caller holds the
+// lock.
+func (s *brokenStore) wake() {
 	for _, w := range s.wakes {
 		switch {
 		case w.ctx.Err() != nil:
@@ -115,7 +122,6 @@ func (s *brokenStore) Add(ctx context.Context, p petstore.NewPet, opts petstore.
 			w.wake()
 		}
 	}
-	return pet, false, nil
 }
 
 // A wakeCall is a caller of NotifyAdds.
@@ -160,6 +166,7 @@ func (s *brokenStore) addDrawnID(p petstore.NewPet) petstore.Pet {
 	defer s.lock()()
 	i, _ := slices.BinarySearchFunc(s.pets, pet.ID, func(p petstore.Pet, id int64) int { return cmp.Compare(p.ID, id) })
 	s.pets = slices.Insert(s.pets, i, pet)
+	s.wake()
 	return pet
 }
 
@@ -175,6 +182,7 @@ func (s *brokenStore) addUnguardedID(p petstore.NewPet) petstore.Pet {
 	pet := petstore.Pet{ID: id, NewPet: p}
 	defer s.lock()()
 	s.pets = append(s.pets, pet)
+	s.wake()
 	return pet
 }
 

@@ -55,17 +55,16 @@ func checkClauses[T any](cases []clause[T], run func(reporter, clause[T])) error
 	var errs []error
 	for _, c := range cases {
 		r := &recorder{}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
+		var wg sync.WaitGroup // run may end its goroutine with FailNow
+		wg.Go(func() {
 			defer func() {
 				if v := recover(); v != nil {
 					r.Errorf("panic: %v", v)
 				}
 			}()
 			run(r, c)
-		}()
-		<-done
+		})
+		wg.Wait()
 		if len(r.failures) > 0 {
 			errs = append(errs, fmt.Errorf("petstoretest: clause %q failed: %s\n%s", c.name, c.sentence, strings.Join(r.failures, "\n")))
 		}

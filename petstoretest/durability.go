@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/petstore-go/petstore"
@@ -150,35 +149,11 @@ func testIDsNeverReused(dt *durableT) {
 	}
 }
 
-// addResult is the outcome of one Add, for a diff.
-type addResult struct {
-	Pet      petstore.Pet
-	Replayed bool
-	Err      string
-}
-
-// wantReplay checks that a keyed Add by principal of p replays first.
-func (dt *durableT) wantReplay(when, principal, key string, p petstore.NewPet, first petstore.Pet) {
-	pet, replayed, err := dt.addKeyed(principal, key, p)
-	got := addResult{Pet: pet, Replayed: replayed}
-	if err != nil {
-		got = addResult{Err: err.Error()}
-	}
-	diff(dt, fmt.Sprintf("Add by %s with key %q and the pet that it first stored, %s", principal, key, when), addResult{Pet: first, Replayed: true}, got)
-}
-
 func testKeysSurvive(dt *durableT) {
 	rex := petstore.NewPet{Name: "Rex", CategoryID: 3, Status: petstore.StatusAvailable}
 	other := petstore.NewPet{Name: "Ünïcødé 名前 🐕", CategoryID: 1<<63 - 1} // no status
-	first := func(principal, key string, p petstore.NewPet) petstore.Pet {
-		pet, replayed, err := dt.addKeyed(principal, key, p)
-		if err != nil || replayed {
-			dt.Fatalf("the first Add by %s with key %q = %s, replayed %v; want a new pet", principal, key, outcome(pet, err), replayed)
-		}
-		return pet
-	}
-	rex1 := first("alice", "durable-1", rex)
-	other2 := first("alice", "durable-2", other)
+	rex1 := dt.firstKeyed("alice", "durable-1", rex)
+	other2 := dt.firstKeyed("alice", "durable-2", other)
 
 	dt.reopen()
 	dt.wantReplay("after a reopen", "alice", "durable-1", rex, rex1)
@@ -262,68 +237,52 @@ func (dt *durableT) interruptAdds(round int) []*attempt {
 		mu       sync.Mutex
 		attempts []*attempt
 		inFlight = map[int]context.CancelFunc{} // by index in attempts
+		returned int                            // the Adds that have returned
+		closing  bool                           // close has been called
 	)
-	var closeCalled atomic.Bool
-	returned := make(chan struct{}, interruptMaxAdds)
-	go func() {
-		atOnce(interruptWorkers, func(int) {
-			for {
-				last := closeCalled.Load()
-				mu.Lock()
-				i := len(attempts)
-				if i == interruptMaxAdds {
-					mu.Unlock()
-					return
-				}
-				a := &attempt{
-					key: fmt.Sprintf("interrupted-%d-%d", round+1, i+1),
-					p: petstore.NewPet{
-						Name:       fmt.Sprintf("interrupted %d-%d", round+1, i+1),
-						CategoryID: int64(i + 1),
-						Status:     statuses[i%len(statuses)],
-					},
-				}
-				actx, cancel := context.WithCancel(ctx)
-				attempts = append(attempts, a)
-				inFlight[i] = cancel
-				mu.Unlock()
-
-				a.pet, a.replayed, a.err = s.Add(actx, a.p, petstore.AddOptions{IdempotencyKey: a.key})
-
-				mu.Lock()
-				delete(inFlight, i)
-				mu.Unlock()
-				cancel()
-				returned <- struct{}{}
-				if last {
-					return
-				}
-			}
-		})
-		close(returned)
-	}()
-
 	closed := make(chan error, 1)
-	n := 0
-	for range returned {
-		n++
-		if n%2 == 0 { // cancel the oldest Add in flight, or the newest
+	atOnce(interruptWorkers, func(int) {
+		for last := false; !last; {
 			mu.Lock()
-			if len(inFlight) > 0 {
+			i := len(attempts)
+			if i == interruptMaxAdds {
+				mu.Unlock()
+				return
+			}
+			last = closing
+			a := &attempt{
+				key: fmt.Sprintf("interrupted-%d-%d", round+1, i+1),
+				p: petstore.NewPet{
+					Name:       fmt.Sprintf("interrupted %d-%d", round+1, i+1),
+					CategoryID: int64(i + 1),
+					Status:     statuses[i%len(statuses)],
+				},
+			}
+			actx, cancel := context.WithCancel(ctx)
+			attempts = append(attempts, a)
+			inFlight[i] = cancel
+			mu.Unlock()
+
+			a.pet, a.replayed, a.err = s.Add(actx, a.p, petstore.AddOptions{IdempotencyKey: a.key})
+			cancel()
+
+			mu.Lock()
+			delete(inFlight, i)
+			returned++
+			if returned%2 == 0 && len(inFlight) > 0 { // cancel the oldest Add in flight, or the newest
 				pick := slices.Sorted(maps.Keys(inFlight))
-				if n%4 == 0 {
-					inFlight[pick[0]]()
-				} else {
-					inFlight[pick[len(pick)-1]]()
+				if returned%4 != 0 {
+					pick = pick[len(pick)-1:]
 				}
+				inFlight[pick[0]]()
+			}
+			if returned == interruptCloseAfter {
+				closing = true
+				go func() { closed <- closeFn() }()
 			}
 			mu.Unlock()
 		}
-		if n == interruptCloseAfter {
-			closeCalled.Store(true)
-			go func() { closed <- closeFn() }()
-		}
-	}
+	})
 	if err := <-closed; err != nil {
 		dt.Fatalf("closing the store while Adds were in flight: %v", err)
 	}

@@ -241,8 +241,8 @@ func httpHead(st *serverT) {
 	p := st.create(petstore.NewPet{Name: st.name("head"), CategoryID: 1, Status: petstore.StatusPending})
 	st.create(petstore.NewPet{Name: st.name("head"), CategoryID: 1})
 	for _, path := range []string{"/pets?limit=1", "/pets/" + fmt.Sprint(p.ID), "/pets/0", "/pets/x", "/pets?limit=0", "/pets/1/photos"} {
-		get := st.send(http.MethodGet, st.url(path), nil)
-		head := st.send(http.MethodHead, st.url(path), nil)
+		get := st.send(http.MethodGet, st.url(path), nil, nil)
+		head := st.send(http.MethodHead, st.url(path), nil, nil)
 		diff(st, fmt.Sprintf("HEAD %s: status as GET's", st.url(path)), get.resp.StatusCode, head.resp.StatusCode)
 		for _, h := range []string{"Content-Type", "Cache-Control", "X-Content-Type-Options", "Link", "Deprecation", "Sunset",
 			"WWW-Authenticate", "Allow", "ETag", "Vary"} {
@@ -270,7 +270,7 @@ func httpListUnknownParams(st *serverT) {
 // have n pets (any number when n is 0) or, when more is true, has no next
 // Link.
 func (st *serverT) wantPage(query string, n int, more bool) {
-	x := st.send(http.MethodGet, st.url("/pets?"+query), nil)
+	x := st.send(http.MethodGet, st.url("/pets?"+query), nil, nil)
 	pets, ok := st.wantPets(x)
 	if ok && n > 0 && len(pets) != n {
 		st.Errorf("%s: %d pets, want %d", x, len(pets), n)
@@ -286,7 +286,7 @@ func httpCreateTooLarge(st *serverT) {
 	pet := petBody(petstore.NewPet{Name: st.name("at the size limit"), CategoryID: 1})
 	if pad := limit - int64(len(pet)); pad >= 0 {
 		body := append(pet, bytes.Repeat([]byte(" "), int(pad))...)
-		x := st.send(http.MethodPost, st.url("/pets"), body)
+		x := st.send(http.MethodPost, st.url("/pets"), body, nil)
 		if !st.wantStatus(x, http.StatusCreated) {
 			st.Errorf("a body of exactly Endpoint.MaxBodyBytes (%d bytes) must be read", limit)
 		}
@@ -295,7 +295,7 @@ func httpCreateTooLarge(st *serverT) {
 	big = big[:limit+1]
 	name := []byte(`{"name":"` + st.name("a long name") + strings.Repeat("a", int(limit)) + `","categoryId":1}`)
 	for _, body := range [][]byte{big, name, bytes.Repeat([]byte("["), int(limit)+1)} {
-		st.wantError(st.send(http.MethodPost, st.url("/pets"), body), http.StatusRequestEntityTooLarge, "payload_too_large")
+		st.wantError(st.send(http.MethodPost, st.url("/pets"), body, nil), http.StatusRequestEntityTooLarge, "payload_too_large")
 	}
 
 	req := st.newRequest(http.MethodPost, st.url("/pets"), big)
@@ -305,9 +305,7 @@ func httpCreateTooLarge(st *serverT) {
 
 // postKeyed sends POST /pets with p and an Idempotency-Key.
 func (st *serverT) postKeyed(key string, p petstore.NewPet) *exchange {
-	req := st.newRequest(http.MethodPost, st.url("/pets"), petBody(p))
-	req.Header.Set("Idempotency-Key", key)
-	return st.do(req)
+	return st.send(http.MethodPost, st.url("/pets"), petBody(p), http.Header{"Idempotency-Key": {key}})
 }
 
 // newKey returns an idempotency key that no earlier run has used.
@@ -358,9 +356,7 @@ func (st *serverT) create(p petstore.NewPet) petstore.Pet {
 // as create does.
 func (st *serverT) createRaw(body []byte, contentType string, p petstore.NewPet) petstore.Pet {
 	st = st.under(clauseCreate)
-	req := st.newRequest(http.MethodPost, st.url("/pets"), body)
-	req.Header.Set("Content-Type", contentType)
-	x := st.do(req)
+	x := st.send(http.MethodPost, st.url("/pets"), body, http.Header{"Content-Type": {contentType}})
 	got, ok := st.wantPet(x, http.StatusCreated)
 	if !ok {
 		st.FailNow()
@@ -384,7 +380,7 @@ func (st *serverT) createRaw(body []byte, contentType string, p petstore.NewPet)
 // get fetches the pet with want's ID and reports a violation when it is not
 // want.
 func (st *serverT) get(want petstore.Pet) *exchange {
-	x := st.send(http.MethodGet, st.petURL(want.ID), nil)
+	x := st.send(http.MethodGet, st.petURL(want.ID), nil, nil)
 	if got, ok := st.wantPet(x, http.StatusOK); ok {
 		diff(st, fmt.Sprintf("%s: the pet", x), want, got)
 	}
@@ -407,26 +403,18 @@ func longName(name, pad string) string {
 }
 
 func httpCreate(st *serverT) {
-	for _, tc := range []struct {
-		pet         petstore.NewPet
-		contentType string
-	}{
-		{petstore.NewPet{Name: st.name("Rex"), CategoryID: 1, Status: petstore.StatusAvailable}, "application/json"},
-		{petstore.NewPet{Name: st.name("Ünïcødé 名前 🐕"), CategoryID: math.MaxInt64, Status: petstore.StatusPending}, "application/json; charset=utf-8"},
-		{petstore.NewPet{Name: st.name(`quote " backslash \ <b>&amp;</b> 'apostrophe'`), CategoryID: 1 << 40, Status: petstore.StatusSold}, "Application/JSON"},
-		{petstore.NewPet{Name: st.name("without a status"), CategoryID: 2}, "application/json"},
-		{petstore.NewPet{Name: longName(st.name("long"), "𝄞"), CategoryID: math.MaxInt64 - 1}, "application/json;charset=UTF-8"},
-	} {
-		p := st.createRaw(petBody(tc.pet), tc.contentType, tc.pet)
-		st.get(p)
-	}
-	// Bodies that a JSON decoder must read as the pet, NAME standing for a
-	// name unique to the run.
+	// The pets, each created from its body or, when body is empty, as a
+	// JSON encoder writes it; NAME stands for a name unique to the run.
 	long := longName(st.name("long"), "é")
 	for _, tc := range []struct {
 		body, contentType string
 		want              petstore.NewPet
 	}{
+		{"", "application/json", petstore.NewPet{Name: "Rex NAME", CategoryID: 1, Status: petstore.StatusAvailable}},
+		{"", "application/json; charset=utf-8", petstore.NewPet{Name: "Ünïcødé 名前 🐕 NAME", CategoryID: math.MaxInt64, Status: petstore.StatusPending}},
+		{"", "Application/JSON", petstore.NewPet{Name: `quote " backslash \ <b>&amp;</b> 'apostrophe' NAME`, CategoryID: 1 << 40, Status: petstore.StatusSold}},
+		{"", "application/json", petstore.NewPet{Name: "without a status NAME", CategoryID: 2}},
+		{"", "application/json;charset=UTF-8", petstore.NewPet{Name: longName(st.name("long"), "𝄞"), CategoryID: math.MaxInt64 - 1}},
 		{`{"name":"NAME","categoryId":1,"status":"pending"}`, "application/json", petstore.NewPet{Name: "NAME", CategoryID: 1, Status: petstore.StatusPending}},
 		{`{"na\u006de":"NAME","categoryId":1}`, "application/json", petstore.NewPet{Name: "NAME", CategoryID: 1}},
 		{`{"name":"\u00e9\ud83d\udc15\/ NAME","categoryId":2,"status":"sold"}`, "application/json", petstore.NewPet{Name: "é🐕/ NAME", CategoryID: 2, Status: petstore.StatusSold}},
@@ -437,11 +425,14 @@ func httpCreate(st *serverT) {
 		{`{"name":"NAME","categoryId":1}`, "APPLICATION/JSON", petstore.NewPet{Name: "NAME", CategoryID: 1}},
 		{` { "name" : "A\"<b>\\ NAME" , "categoryId" : 1 } `, "Application/JSON", petstore.NewPet{Name: `A"<b>\ NAME`, CategoryID: 1}},
 	} {
-		n := st.name("raw")
+		n := st.name("pet")
 		want := tc.want
 		want.Name = strings.ReplaceAll(want.Name, "NAME", n)
-		p := st.createRaw([]byte(strings.ReplaceAll(tc.body, "NAME", n)), tc.contentType, want)
-		st.get(p)
+		body := []byte(strings.ReplaceAll(tc.body, "NAME", n))
+		if tc.body == "" {
+			body = petBody(want)
+		}
+		st.get(st.createRaw(body, tc.contentType, want))
 	}
 }
 
@@ -465,7 +456,7 @@ func httpGetDeprecation(st *serverT) {
 	p := st.create(petstore.NewPet{Name: st.name("deprecated"), CategoryID: 1})
 	want := deprecation{Deprecation: "@<unix seconds>", Sunset: "an HTTP date", SunsetNotBefore: true, Successor: st.url("/pets")}
 	for _, method := range []string{http.MethodGet, http.MethodHead} {
-		x := st.send(method, st.petURL(p.ID), nil)
+		x := st.send(method, st.petURL(p.ID), nil, nil)
 		if !st.wantStatus(x, http.StatusOK) {
 			continue
 		}
@@ -514,7 +505,7 @@ func httpConditional(st *serverT) {
 	}
 
 	// A page of one pet, with more after it, is full.
-	page := st.send(http.MethodGet, st.url("/pets?limit=1"), nil)
+	page := st.send(http.MethodGet, st.url("/pets?limit=1"), nil, nil)
 	next := st.linkRel(page, "next")
 	if !st.wantStatus(page, http.StatusOK) || next == nil {
 		st.Errorf("%s: no next Link, though more pets follow: Link %q", page, page.resp.Header.Values("Link"))
@@ -528,9 +519,8 @@ func httpConditional(st *serverT) {
 
 	// Another pet, or the next page, with a tag that is not theirs.
 	for u, tag := range map[string]string{st.petURL(b.ID): tag, next.String(): pageTag} {
-		req := st.newRequest(http.MethodGet, u, nil)
-		req.Header.Set("If-None-Match", tag)
-		if other := st.do(req); st.wantStatus(other, http.StatusOK) && other.resp.Header.Get("ETag") == tag {
+		other := st.send(http.MethodGet, u, nil, http.Header{"If-None-Match": {tag}})
+		if st.wantStatus(other, http.StatusOK) && other.resp.Header.Get("ETag") == tag {
 			st.Errorf("%s: the ETag %s of another pet or page", other, tag)
 		}
 	}
@@ -557,7 +547,7 @@ func (st *serverT) walk(start string, visit func(p listPage) bool) bool {
 	u := start
 	var last int64
 	for n := 0; ; n++ {
-		x := lt.send(http.MethodGet, u, nil)
+		x := lt.send(http.MethodGet, u, nil, nil)
 		pets, ok := lt.wantPets(x)
 		if !ok {
 			return false
@@ -670,7 +660,7 @@ func httpListLimit(st *serverT) {
 	st.wantPage("limit=1", 1, true)
 	st.wantPage("limit=2", 2, true)
 	st.wantPage("limit=%31", 1, true) // "1", percent-encoded
-	x := st.send(http.MethodGet, st.url("/pets?limit=100"), nil)
+	x := st.send(http.MethodGet, st.url("/pets?limit=100"), nil, nil)
 	if pets, ok := st.wantPets(x); ok && len(pets) > 100 {
 		st.Errorf("%s: %d pets", x, len(pets))
 	} else if ok && len(pets) < 100 && st.linkRel(x, "next") != nil {

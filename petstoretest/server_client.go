@@ -97,9 +97,12 @@ func (st *serverT) roundTrip(req *http.Request) (*exchange, error) {
 	return &exchange{req: req, resp: resp, body: body}, err
 }
 
-// send makes a request with the endpoint's API key and sends it.
-func (st *serverT) send(method, rawURL string, body []byte) *exchange {
-	return st.do(st.newRequest(method, rawURL, body))
+// send makes a request with the endpoint's API key and sends it, with the
+// values of header replacing the request's (a nil value removes one).
+func (st *serverT) send(method, rawURL string, body []byte, header http.Header) *exchange {
+	req := st.newRequest(method, rawURL, body)
+	maps.Copy(req.Header, header)
+	return st.do(req)
 }
 
 // commonHeaders is what checkCommonHeaders compares.
@@ -425,9 +428,7 @@ func leakPlaces(x *exchange) []string {
 		return append(places, string(x.body))
 	}
 	if m, ok := body.(map[string]any); ok {
-		delete(m, "code")
-		delete(m, "type")
-		delete(m, "title")
+		maps.DeleteFunc(m, func(k string, _ any) bool { return k == "code" || k == "type" || k == "title" })
 	}
 	var walk func(v any)
 	walk = func(v any) {
@@ -439,9 +440,7 @@ func leakPlaces(x *exchange) []string {
 				walk(e)
 			}
 		case map[string]any:
-			for _, e := range v {
-				walk(e)
-			}
+			walk(slices.Collect(maps.Values(v)))
 		}
 	}
 	walk(body)
@@ -524,9 +523,7 @@ func (st *serverT) sendAll(reqs []request) {
 		if r.body != "" || method == http.MethodPost {
 			body = []byte(r.body)
 		}
-		req := st.newRequest(method, st.url(r.path), body)
-		maps.Copy(req.Header, r.header)
-		x := st.do(req)
+		x := st.send(method, st.url(r.path), body, r.header)
 		if r.code != "" {
 			st.wantError(x, r.status, r.code)
 		} else {

@@ -325,21 +325,38 @@ func testIDsUnique(st *storeT) {
 
 func testIDsUniqueConcurrent(st *storeT) {
 	const n = 64
-	added := make([]petstore.Pet, n)
+	var added concurrentAdds
 	atOnce(n, func(i int) {
 		p := petstore.NewPet{Name: fmt.Sprintf("concurrent %d", i), CategoryID: int64(i + 1), Status: statuses[i%len(statuses)]}
-		var err error
-		if added[i], _, err = st.s.Add(st.ctx, p, petstore.AddOptions{}); err != nil {
-			st.Errorf("Add(%+v) from goroutine %d: %v", p, i, err)
-		}
+		added.add(st, fmt.Sprintf("goroutine %d", i), p)
 	})
 	if st.Failed() {
 		return
 	}
-	notPositive := slices.DeleteFunc(slices.Clone(added), func(p petstore.Pet) bool { return p.ID > 0 })
+	notPositive := slices.DeleteFunc(slices.Clone(added.pets), func(p petstore.Pet) bool { return p.ID > 0 })
 	diff(st, "pets that concurrent Adds returned with an ID that is not positive", []petstore.Pet{}, notPositive)
-	diff(st, "IDs that concurrent Adds returned more than once, with their counts", map[int64]int{}, duplicates(added))
-	diff(st, "List after the concurrent Adds", byID(added), st.list(petstore.ListOptions{}))
+	diff(st, "IDs that concurrent Adds returned more than once, with their counts", map[int64]int{}, duplicates(added.pets))
+	diff(st, "List after the concurrent Adds", byID(added.pets), st.list(petstore.ListOptions{}))
+}
+
+// concurrentAdds collects the pets that Adds from several goroutines return.
+type concurrentAdds struct {
+	mu   sync.Mutex
+	pets []petstore.Pet
+}
+
+// add adds p from the goroutine who and keeps the pet that Add returns; it
+// reports a failure of Add and tells whether Add succeeded.
+func (a *concurrentAdds) add(st *storeT, who string, p petstore.NewPet) (petstore.Pet, bool) {
+	got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
+	if err != nil {
+		st.Errorf("Add(%+v) from %s: %v", p, who, err)
+		return got, false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pets = append(a.pets, got)
+	return got, true
 }
 
 func testIDsGrow(st *storeT) {
@@ -462,22 +479,14 @@ func withDoneContext(target error, methods ...string) func(*storeT) {
 
 func testConcurrentUse(st *storeT) {
 	const workers, rounds = 8, 16
-	var (
-		mu    sync.Mutex
-		added = st.addN(8)
-	)
+	added := concurrentAdds{pets: st.addN(8)}
 	atOnce(workers, func(w int) {
 		for i := range rounds {
 			p := petstore.NewPet{Name: fmt.Sprintf("worker %d pet %d", w, i), CategoryID: int64(i + 1), Status: statuses[(w+i)%len(statuses)]}
-			got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
-			if err != nil {
-				st.Errorf("Add(%+v) from worker %d: %v", p, w, err)
+			got, ok := added.add(st, fmt.Sprintf("worker %d", w), p)
+			if !ok {
 				return
 			}
-			mu.Lock()
-			added = append(added, got)
-			mu.Unlock()
-
 			if back, err := st.s.Get(st.ctx, got.ID); err != nil {
 				st.Errorf("Get(%d) of a pet that worker %d just added: %v", got.ID, w, err)
 			} else if back != got {
@@ -496,7 +505,7 @@ func testConcurrentUse(st *storeT) {
 			}
 		}
 	})
-	diff(st, "List after concurrent Adds, Gets and Lists", byID(added), st.list(petstore.ListOptions{}))
+	diff(st, "List after concurrent Adds, Gets and Lists", byID(added.pets), st.list(petstore.ListOptions{}))
 }
 
 // addKeyed calls Add with an idempotency key under principal. It stops the
@@ -511,23 +520,33 @@ func (st *storeT) addKeyed(principal, key string, p petstore.NewPet) (petstore.P
 	return pet, replayed, err
 }
 
+// firstKeyed is addKeyed with a key not used before: it stops the subtest
+// unless Add returns a new pet.
+func (st *storeT) firstKeyed(principal, key string, p petstore.NewPet) petstore.Pet {
+	pet, replayed, err := st.addKeyed(principal, key, p)
+	if err != nil || replayed {
+		st.Fatalf("the first Add by %s with key %q = %s, replayed %v; want a new pet", principal, key, outcome(pet, err), replayed)
+	}
+	return pet
+}
+
+// addResult is what Add returns but for its error, for outcome.
+type addResult struct {
+	Pet      petstore.Pet
+	Replayed bool
+}
+
+// wantReplay checks that a keyed Add by principal of p replays first.
+func (st *storeT) wantReplay(when, principal, key string, p petstore.NewPet, first petstore.Pet) {
+	pet, replayed, err := st.addKeyed(principal, key, p)
+	diff(st, fmt.Sprintf("Add by %s with key %q and the pet that it first stored, %s", principal, key, when),
+		outcome(addResult{first, true}, nil), outcome(addResult{pet, replayed}, err))
+}
+
 func testIdempotentReplay(st *storeT) {
 	p := petstore.NewPet{Name: "Rex", CategoryID: 3, Status: petstore.StatusAvailable}
-	first, replayed, err := st.addKeyed("alice", "key-1", p)
-	if err != nil || replayed {
-		st.Fatalf("first Add with a key = %+v, replayed %v, %v; want the pet, not replayed", first, replayed, err)
-	}
-	again, replayed, err := st.addKeyed("alice", "key-1", p)
-	if err != nil {
-		st.Fatalf("second Add with the same key and pet: %v", err)
-	}
-	if again.ID != first.ID {
-		st.Errorf("second Add with the same key and pet returned ID %d, not the first pet's %d: the store ignores IdempotencyKey", again.ID, first.ID)
-	}
-	if !replayed {
-		st.Errorf("second Add with the same key and pet did not report replayed")
-	}
-	diff(st, "the pet that the replay returned", first, again)
+	first := st.firstKeyed("alice", "key-1", p)
+	st.wantReplay("sent again", "alice", "key-1", p, first)
 	diff(st, "List after two Adds with one key", []petstore.Pet{first}, st.list(petstore.ListOptions{}))
 
 	// An invalid pet with a key stores nothing and does not use the key up.
@@ -543,10 +562,7 @@ func testIdempotentReplay(st *storeT) {
 
 func testIdempotentReuse(st *storeT) {
 	p := petstore.NewPet{Name: "Rex", CategoryID: 3}
-	first, _, err := st.addKeyed("alice", "key-1", p)
-	if err != nil {
-		st.Fatalf("first Add with a key: %v", err)
-	}
+	first := st.firstKeyed("alice", "key-1", p)
 	for _, other := range []petstore.NewPet{
 		{Name: "Tom", CategoryID: 3},
 		{Name: "Rex", CategoryID: 4},
@@ -562,10 +578,7 @@ func testIdempotentReuse(st *storeT) {
 
 func testIdempotentScope(st *storeT) {
 	p := petstore.NewPet{Name: "Rex", CategoryID: 3}
-	alice, _, err := st.addKeyed("alice", "shared-key", p)
-	if err != nil {
-		st.Fatalf("Add with a key for alice: %v", err)
-	}
+	alice := st.firstKeyed("alice", "shared-key", p)
 	bob, replayed, err := st.addKeyed("bob", "shared-key", p)
 	switch {
 	case err != nil:
@@ -693,27 +706,36 @@ func testListEmpty(st *storeT) {
 
 // paginate pages through List from opts.After with opts.Limit pets a page,
 // calling between, when it is not nil, after each full page. It returns the
-// pets visited in order, and stops when a page is not full or does not
-// advance past the previous one.
-func (st *storeT) paginate(opts petstore.ListOptions, between func(page int)) []petstore.Pet {
+// pets visited in order. It stops at a page that is not full unless more,
+// when it is not nil, returns true then, and at a page that List may not
+// return (see mayReturn), such as one that does not advance past After. It
+// may run on any goroutine.
+func (st *storeT) paginate(opts petstore.ListOptions, between func(page int), more func() bool) []petstore.Pet {
 	var visited []petstore.Pet
-	for page := 0; page < 100_000; page++ {
-		got := st.list(opts)
-		if len(got) == 0 {
+	for page := 0; page < 100_000; {
+		got, err := st.s.List(st.ctx, opts)
+		if err != nil {
+			st.Errorf("paging: List(%+v): %v", opts, err)
 			return visited
 		}
-		if last := got[len(got)-1].ID; last <= opts.After {
-			st.Errorf("paging: List(%+v) returned a page ending at ID %d, which does not advance past After", opts, last)
+		if !mayReturn(opts, got) {
+			st.Errorf("paging: List(%+v) returned the IDs %v: not ascending past After, or more than Limit", opts, ids(got))
 			return visited
 		}
 		visited = append(visited, got...)
-		if len(got) < opts.Limit {
-			return visited
+		if len(got) > 0 {
+			opts.After = got[len(got)-1].ID
 		}
-		opts.After = got[len(got)-1].ID
+		if len(got) < opts.Limit {
+			if more == nil || !more() {
+				return visited
+			}
+			continue
+		}
 		if between != nil {
 			between(page)
 		}
+		page++
 	}
 	st.Errorf("paging: List(%+v) still returns full pages after 100000 pages", opts)
 	return visited
@@ -723,12 +745,12 @@ func testPaginate(st *storeT) {
 	want := byID(st.addN(20))
 	for _, limit := range []int{1, 2, 3, 7, 20, 25} {
 		opts := petstore.ListOptions{Limit: limit}
-		diff(st, fmt.Sprintf("IDs visited paging with Limit %d", limit), ids(want), ids(st.paginate(opts, nil)))
+		diff(st, fmt.Sprintf("IDs visited paging with Limit %d", limit), ids(want), ids(st.paginate(opts, nil, nil)))
 	}
 	for _, s := range statuses[1:] {
 		opts := petstore.ListOptions{Status: s, Limit: 2}
 		diff(st, fmt.Sprintf("IDs visited paging with Status %q and Limit 2", s),
-			ids(selectPets(want, petstore.ListOptions{Status: s})), ids(st.paginate(opts, nil)))
+			ids(selectPets(want, petstore.ListOptions{Status: s})), ids(st.paginate(opts, nil, nil)))
 	}
 }
 
@@ -739,7 +761,7 @@ func testPaginateWhileAdding(st *storeT) {
 		if page < len(extra) {
 			added = append(added, st.add(extra[page])...)
 		}
-	})
+	}, nil)
 	diff(st, "IDs visited paging with Limit 3 while a pet is added after each page", ids(byID(added)), ids(visited))
 }
 
@@ -761,60 +783,38 @@ func testPaginateConcurrentAdds(st *storeT) {
 	pagers := 2 * procs
 	perWriter := max(4, 1024/writers) // about 1,000 pets in all
 	const limit = 16
-	var (
-		mu      sync.Mutex
-		added   = st.addN(10)
-		writing atomic.Int64 // the writers still adding
-		visited = make([][]petstore.Pet, pagers)
-	)
+	added := concurrentAdds{pets: st.addN(10)}
+	visited := make([][]petstore.Pet, pagers)
+	var writing atomic.Int64 // the writers still adding
 	writing.Store(int64(writers))
 	atOnce(writers+pagers, func(w int) {
 		if w < writers {
 			defer writing.Add(-1)
 			for i := range perWriter {
 				p := petstore.NewPet{Name: fmt.Sprintf("writer %d pet %d", w, i), CategoryID: int64(w + 1), Status: statuses[i%len(statuses)]}
-				got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
-				if err != nil {
-					st.Errorf("Add(%+v) from writer %d: %v", p, w, err)
+				if _, ok := added.add(st, fmt.Sprintf("writer %d", w), p); !ok {
 					return
 				}
-				mu.Lock()
-				added = append(added, got)
-				mu.Unlock()
 				runtime.Gosched()
 			}
 			return
 		}
-		r := w - writers
-		opts := petstore.ListOptions{Limit: limit}
-		for {
-			done := writing.Load() == 0 // every Add has returned before this List
-			page, err := st.s.List(st.ctx, opts)
-			if err != nil {
-				st.Errorf("List(%+v) from pager %d while pets are being added: %v", opts, r, err)
-				return
+		// Once every Add has returned, one more List that is not full ends
+		// the walk.
+		done := false
+		visited[w-writers] = st.paginate(petstore.ListOptions{Limit: limit}, nil, func() bool {
+			if done {
+				return false
 			}
-			if !mayReturn(opts, page) {
-				st.Errorf("paging: List(%+v) from pager %d returned the IDs %v: not ascending past After, or more than Limit",
-					opts, r, ids(page))
-				return
-			}
-			if len(page) > 0 {
-				visited[r] = append(visited[r], page...)
-				opts.After = page[len(page)-1].ID
-			}
-			if len(page) < limit {
-				if done {
-					return
-				}
-				runtime.Gosched() // let the writers add more
-			}
-		}
+			done = writing.Load() == 0
+			runtime.Gosched() // let the writers add more
+			return true
+		})
 	})
 	if st.Failed() {
 		return
 	}
-	want := ids(byID(added))
+	want := ids(byID(added.pets))
 	for r, v := range visited {
 		got := ids(v)
 		missed := slices.DeleteFunc(slices.Clone(want), func(id int64) bool { return slices.Contains(got, id) })

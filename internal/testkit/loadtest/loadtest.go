@@ -26,6 +26,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -54,7 +56,7 @@ func Creates(t testing.TB) int {
 	t.Helper()
 	v := os.Getenv(EnvCreates)
 	if v == "" {
-		if raceEnabled {
+		if raceEnabled() {
 			t.Logf("the race detector is on, so the load is %d creates rather than %d; set %s to change it",
 				DefaultRaceCreates, DefaultCreates, EnvCreates)
 			return DefaultRaceCreates
@@ -66,6 +68,12 @@ func Creates(t testing.TB) int {
 		t.Fatalf("%s=%q: want a positive integer", EnvCreates, v)
 	}
 	return n
+}
+
+// raceEnabled reports whether the race detector is on.
+func raceEnabled() bool {
+	info, ok := debug.ReadBuildInfo()
+	return ok && slices.Contains(info.Settings, debug.BuildSetting{Key: "-race", Value: "true"})
 }
 
 // Bound returns how long a load test may run: 10 minutes, or less when the

@@ -6,6 +6,7 @@ package watchbench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -116,11 +117,7 @@ func Across(ctx context.Context, a, b petstore.Store, n int, perSecond float64, 
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	want := make([]int64, 0, n)
-	for id := range created {
-		want = append(want, id)
-	}
-	slices.Sort(want)
+	want := slices.Sorted(maps.Keys(created))
 	if !slices.Equal(want, seen) {
 		return Result{}, fmt.Errorf("created %d pets %v, the stream sent %d: %v", len(want), want, len(seen), seen)
 	}

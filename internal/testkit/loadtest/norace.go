@@ -1,6 +1,0 @@
-//go:build !race
-
-package loadtest
-
-// raceEnabled reports whether the race detector is on.
-const raceEnabled = false
