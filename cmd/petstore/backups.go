@@ -70,17 +70,16 @@ const (
 // newBackupScheduler makes and checks the directory of flags and returns a
 // scheduler of backups of src into it.
 func newBackupScheduler(src string, flags backupFlags, logger *slog.Logger) (*backupScheduler, error) {
-	if err := os.MkdirAll(flags.dir, 0o700); err != nil {
-		return nil, fmt.Errorf("-backup-dir: %w", err)
-	}
-	dir, err := filepath.Abs(flags.dir)
+	err := os.MkdirAll(flags.dir, 0o700)
 	if err == nil {
-		err = checkBackupDir(dir)
+		flags.dir, err = filepath.Abs(flags.dir)
+	}
+	if err == nil {
+		err = checkBackupDir(flags.dir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("-backup-dir: %w", err)
 	}
-	flags.dir = dir
 	return &backupScheduler{src: src, flags: flags, logger: logger, start: time.Now()}, nil
 }
 
@@ -146,20 +145,17 @@ func (b *backupScheduler) once(ctx context.Context) {
 
 // prune removes all but the newest flags.keep backups of the directory.
 func (b *backupScheduler) prune() error {
-	entries, err := os.ReadDir(b.flags.dir)
+	entries, err := os.ReadDir(b.flags.dir) // sorted by name, so the oldest first
 	if err != nil {
 		return err
 	}
-	var names []string
-	for _, e := range entries {
-		if n := e.Name(); strings.HasPrefix(n, backupPrefix) && strings.HasSuffix(n, backupSuffix) && e.Type().IsRegular() {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names)
+	entries = slices.DeleteFunc(entries, func(e os.DirEntry) bool {
+		n := e.Name()
+		return !strings.HasPrefix(n, backupPrefix) || !strings.HasSuffix(n, backupSuffix) || !e.Type().IsRegular()
+	})
 	var errs []error
-	for _, n := range names[:max(0, len(names)-b.flags.keep)] {
-		errs = append(errs, os.Remove(filepath.Join(b.flags.dir, n)))
+	for _, e := range entries[:max(0, len(entries)-b.flags.keep)] {
+		errs = append(errs, os.Remove(filepath.Join(b.flags.dir, e.Name())))
 	}
 	return errors.Join(errs...)
 }
@@ -167,18 +163,15 @@ func (b *backupScheduler) prune() error {
 // check, with -backup-ready, reports a last success (or start) older than
 // twice the interval.
 func (b *backupScheduler) check() error {
-	if !b.flags.ready {
+	ns := b.lastOK.Load()
+	age := time.Since(b.start)
+	if ns != 0 {
+		age = time.Since(time.Unix(0, ns))
+	}
+	switch {
+	case !b.flags.ready || age <= 2*b.flags.interval:
 		return nil
-	}
-	last := b.start
-	if ns := b.lastOK.Load(); ns != 0 {
-		last = time.Unix(0, ns)
-	}
-	age := time.Since(last)
-	if age <= 2*b.flags.interval {
-		return nil
-	}
-	if b.lastOK.Load() == 0 {
+	case ns == 0:
 		return fmt.Errorf("no backup has succeeded in the %v since start (-backup-interval %v; %d failed; see the log)", age.Round(time.Second), b.flags.interval, b.failures.Load())
 	}
 	return fmt.Errorf("the last successful backup is %v old, more than twice -backup-interval (%v); %d failed since start (see the log)", age.Round(time.Second), b.flags.interval, b.failures.Load())
