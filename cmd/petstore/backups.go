@@ -17,11 +17,16 @@ import (
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
-// The variables of the -backup-* flags.
 const (
+	// The variables of the -backup-* flags.
 	backupDirVar      = "PETSTORE_BACKUP_DIR"
 	backupIntervalVar = "PETSTORE_BACKUP_INTERVAL"
 	backupKeepVar     = "PETSTORE_BACKUP_KEEP"
+
+	// backupPrefix and backupSuffix frame the names of scheduled backups:
+	// petstore-20260102T150405.000Z.db, which sort by time.
+	backupPrefix = "petstore-"
+	backupSuffix = ".db"
 )
 
 // backupFlags are the flags of scheduled backups: off unless dir is set.
@@ -60,13 +65,6 @@ type backupScheduler struct {
 	failures  atomic.Int64
 }
 
-// backupPrefix and backupSuffix frame the names of scheduled backups:
-// petstore-20260102T150405.000Z.db, which sort by time.
-const (
-	backupPrefix = "petstore-"
-	backupSuffix = ".db"
-)
-
 // newBackupScheduler makes and checks the directory of flags and returns a
 // scheduler of backups of src into it.
 func newBackupScheduler(src string, flags backupFlags, logger *slog.Logger) (*backupScheduler, error) {
@@ -102,21 +100,6 @@ func checkBackupDir(dir string) error {
 		return fmt.Errorf("%s may be written by other users (mode %v), who could then replace the backups; make it owner-only: chmod 700 %s", dir, perm, dir)
 	}
 	return nil
-}
-
-// run backs up at once and then every interval until ctx is done.
-func (b *backupScheduler) run(ctx context.Context) {
-	b.logger.Info("petstore: backing up the data file on a schedule", "dir", b.flags.dir, "interval", b.flags.interval, "keep", b.flags.keep)
-	tick := time.NewTicker(b.flags.interval)
-	defer tick.Stop()
-	for {
-		b.once(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
 }
 
 // once takes one backup and removes those past the number to keep.
@@ -177,8 +160,9 @@ func (b *backupScheduler) check() error {
 	return fmt.Errorf("the last successful backup is %v old, more than twice -backup-interval (%v); %d failed since start (see the log)", age.Round(time.Second), b.flags.interval, b.failures.Load())
 }
 
-// startBackups starts the backups of store that flags ask for, returning
-// the scheduler (nil for none) and a function that stops it.
+// startBackups starts the backups of store that flags ask for, at once and
+// then every interval, returning the scheduler (nil for none) and a
+// function that stops it.
 func startBackups(ctx context.Context, store *sqlitestore.Store, flags backupFlags, logger *slog.Logger) (*backupScheduler, func(), error) {
 	if flags.dir == "" || store == nil {
 		return nil, func() {}, nil
@@ -189,9 +173,19 @@ func startBackups(ctx context.Context, store *sqlitestore.Store, flags backupFla
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	b.logger.Info("petstore: backing up the data file on a schedule", "dir", b.flags.dir, "interval", b.flags.interval, "keep", b.flags.keep)
 	go func() {
 		defer close(done)
-		b.run(ctx)
+		tick := time.NewTicker(b.flags.interval)
+		defer tick.Stop()
+		for {
+			b.once(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
 	}()
 	return b, func() { cancel(); <-done }, nil
 }
