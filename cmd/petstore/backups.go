@@ -114,8 +114,7 @@ func (b *backupScheduler) once(ctx context.Context) {
 		if ctx.Err() != nil {
 			return // shutting down
 		}
-		b.failures.Add(1)
-		b.logger.Error("petstore: scheduled backup failed", "path", name, "err", err, "failures", b.failures.Load())
+		b.logger.Error("petstore: scheduled backup failed", "path", name, "err", err, "failures", b.failures.Add(1))
 		return
 	}
 	b.successes.Add(1)
