@@ -15,11 +15,10 @@ import (
 	"github.com/petstore-go/petstore"
 )
 
-// adminAddrVar names the variable of -admin-addr.
-const adminAddrVar = "PETSTORE_ADMIN_ADDR"
-
-// readyTimeout bounds the call to the store that /readyz makes.
-const readyTimeout = time.Second
+const (
+	adminAddrVar = "PETSTORE_ADMIN_ADDR" // the variable of -admin-addr
+	readyTimeout = time.Second           // bounds the calls to the store that /readyz makes
+)
 
 // admin serves /metrics, /healthz and /readyz apart from the API
 // (docs/operating.md). /readyz answers 503, with a JSON body that says why,

@@ -17,11 +17,16 @@ import (
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
-// The variables of the -backup-* flags.
 const (
+	// The variables of the -backup-* flags.
 	backupDirVar      = "PETSTORE_BACKUP_DIR"
 	backupIntervalVar = "PETSTORE_BACKUP_INTERVAL"
 	backupKeepVar     = "PETSTORE_BACKUP_KEEP"
+
+	// backupPrefix and backupSuffix frame the names of scheduled backups:
+	// petstore-20260102T150405.000Z.db, which sort by time.
+	backupPrefix = "petstore-"
+	backupSuffix = ".db"
 )
 
 // backupFlags are the flags of scheduled backups: off unless dir is set.
@@ -60,27 +65,19 @@ type backupScheduler struct {
 	failures  atomic.Int64
 }
 
-// backupPrefix and backupSuffix frame the names of scheduled backups:
-// petstore-20260102T150405.000Z.db, which sort by time.
-const (
-	backupPrefix = "petstore-"
-	backupSuffix = ".db"
-)
-
 // newBackupScheduler makes and checks the directory of flags and returns a
 // scheduler of backups of src into it.
 func newBackupScheduler(src string, flags backupFlags, logger *slog.Logger) (*backupScheduler, error) {
-	if err := os.MkdirAll(flags.dir, 0o700); err != nil {
-		return nil, fmt.Errorf("-backup-dir: %w", err)
-	}
-	dir, err := filepath.Abs(flags.dir)
+	err := os.MkdirAll(flags.dir, 0o700)
 	if err == nil {
-		err = checkBackupDir(dir)
+		flags.dir, err = filepath.Abs(flags.dir)
+	}
+	if err == nil {
+		err = checkBackupDir(flags.dir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("-backup-dir: %w", err)
 	}
-	flags.dir = dir
 	return &backupScheduler{src: src, flags: flags, logger: logger, start: time.Now()}, nil
 }
 
@@ -105,21 +102,6 @@ func checkBackupDir(dir string) error {
 	return nil
 }
 
-// run backs up at once and then every interval until ctx is done.
-func (b *backupScheduler) run(ctx context.Context) {
-	b.logger.Info("petstore: backing up the data file on a schedule", "dir", b.flags.dir, "interval", b.flags.interval, "keep", b.flags.keep)
-	tick := time.NewTicker(b.flags.interval)
-	defer tick.Stop()
-	for {
-		b.once(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
-}
-
 // once takes one backup and removes those past the number to keep.
 func (b *backupScheduler) once(ctx context.Context) {
 	name := filepath.Join(b.flags.dir, backupPrefix+time.Now().UTC().Format("20060102T150405.000Z")+backupSuffix)
@@ -132,8 +114,7 @@ func (b *backupScheduler) once(ctx context.Context) {
 		if ctx.Err() != nil {
 			return // shutting down
 		}
-		b.failures.Add(1)
-		b.logger.Error("petstore: scheduled backup failed", "path", name, "err", err, "failures", b.failures.Load())
+		b.logger.Error("petstore: scheduled backup failed", "path", name, "err", err, "failures", b.failures.Add(1))
 		return
 	}
 	b.successes.Add(1)
@@ -146,20 +127,17 @@ func (b *backupScheduler) once(ctx context.Context) {
 
 // prune removes all but the newest flags.keep backups of the directory.
 func (b *backupScheduler) prune() error {
-	entries, err := os.ReadDir(b.flags.dir)
+	entries, err := os.ReadDir(b.flags.dir) // sorted by name, so the oldest first
 	if err != nil {
 		return err
 	}
-	var names []string
-	for _, e := range entries {
-		if n := e.Name(); strings.HasPrefix(n, backupPrefix) && strings.HasSuffix(n, backupSuffix) && e.Type().IsRegular() {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names)
+	entries = slices.DeleteFunc(entries, func(e os.DirEntry) bool {
+		n := e.Name()
+		return !strings.HasPrefix(n, backupPrefix) || !strings.HasSuffix(n, backupSuffix) || !e.Type().IsRegular()
+	})
 	var errs []error
-	for _, n := range names[:max(0, len(names)-b.flags.keep)] {
-		errs = append(errs, os.Remove(filepath.Join(b.flags.dir, n)))
+	for _, e := range entries[:max(0, len(entries)-b.flags.keep)] {
+		errs = append(errs, os.Remove(filepath.Join(b.flags.dir, e.Name())))
 	}
 	return errors.Join(errs...)
 }
@@ -167,25 +145,23 @@ func (b *backupScheduler) prune() error {
 // check, with -backup-ready, reports a last success (or start) older than
 // twice the interval.
 func (b *backupScheduler) check() error {
-	if !b.flags.ready {
+	ns := b.lastOK.Load()
+	age := time.Since(b.start)
+	if ns != 0 {
+		age = time.Since(time.Unix(0, ns))
+	}
+	switch {
+	case !b.flags.ready || age <= 2*b.flags.interval:
 		return nil
-	}
-	last := b.start
-	if ns := b.lastOK.Load(); ns != 0 {
-		last = time.Unix(0, ns)
-	}
-	age := time.Since(last)
-	if age <= 2*b.flags.interval {
-		return nil
-	}
-	if b.lastOK.Load() == 0 {
+	case ns == 0:
 		return fmt.Errorf("no backup has succeeded in the %v since start (-backup-interval %v; %d failed; see the log)", age.Round(time.Second), b.flags.interval, b.failures.Load())
 	}
 	return fmt.Errorf("the last successful backup is %v old, more than twice -backup-interval (%v); %d failed since start (see the log)", age.Round(time.Second), b.flags.interval, b.failures.Load())
 }
 
-// startBackups starts the backups of store that flags ask for, returning
-// the scheduler (nil for none) and a function that stops it.
+// startBackups starts the backups of store that flags ask for, at once and
+// then every interval, returning the scheduler (nil for none) and a
+// function that stops it.
 func startBackups(ctx context.Context, store *sqlitestore.Store, flags backupFlags, logger *slog.Logger) (*backupScheduler, func(), error) {
 	if flags.dir == "" || store == nil {
 		return nil, func() {}, nil
@@ -196,9 +172,19 @@ func startBackups(ctx context.Context, store *sqlitestore.Store, flags backupFla
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	b.logger.Info("petstore: backing up the data file on a schedule", "dir", b.flags.dir, "interval", b.flags.interval, "keep", b.flags.keep)
 	go func() {
 		defer close(done)
-		b.run(ctx)
+		tick := time.NewTicker(b.flags.interval)
+		defer tick.Stop()
+		for {
+			b.once(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
 	}()
 	return b, func() { cancel(); <-done }, nil
 }

@@ -95,23 +95,22 @@ type dumpStore struct {
 }
 
 // openDumpStore opens the store that -data, -postgres and the environment
-// name, as the server would choose it. With mustExist, a SQLite file that
-// does not exist is refused rather than made; with migrate, PostgreSQL's
-// tables are made or upgraded.
-func openDumpStore(ctx context.Context, data, postgresURL string, getenv func(string) string, mustExist, migrate bool) (*dumpStore, error) {
+// name, as the server would choose it. For export, a SQLite file that does
+// not exist is refused rather than made; for import, PostgreSQL's tables
+// are made or upgraded.
+func openDumpStore(ctx context.Context, data, postgresURL string, getenv func(string) string, forImport bool) (*dumpStore, error) {
 	c := config{dataFile: data, postgresURL: postgresURL}
 	if err := c.chooseStore("", getenv); err != nil {
 		return nil, err
 	}
-	logger := slog.New(slog.DiscardHandler)
-	if c.store == storePostgres {
-		s, closePool, err := openPostgresStore(ctx, c.postgresURL, "", "", migrate, logger) // export and import read and write the primary
+	if c.store == storePostgres { // export and import read and write the primary
+		s, closePool, err := openPostgresStore(ctx, c.postgresURL, "", "", forImport, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return nil, err
 		}
 		return &dumpStore{name: "PostgreSQL table " + s.Table(), export: s.Export, fill: s.Import, release: closePool}, nil
 	}
-	if _, err := os.Stat(c.dataFile); mustExist && errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(c.dataFile); !forImport && errors.Is(err, fs.ErrNotExist) {
 		abs, _ := filepath.Abs(c.dataFile)
 		return nil, fmt.Errorf("%s does not exist; -data or %s names the data file, %s a PostgreSQL database", abs, dataFileVar, postgresURLVar)
 	}
@@ -139,29 +138,27 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 		"Writes every pet and every idempotency key still kept, with its caller and age, as JSON lines in ID order, for petstore import.", 0, false, stdout); err != nil {
 		return err
 	}
-	s, err := openDumpStore(ctx, *data, *postgresURL, getenv, true, false)
+	s, err := openDumpStore(ctx, *data, *postgresURL, getenv, false)
 	if err != nil {
 		return err
 	}
 	defer s.release()
-	w := stdout
+	w, closeOut := stdout, func() error { return nil }
 	if *out != "" {
 		f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		w = f
+		w, closeOut = f, f.Close
 	}
 	start := time.Now()
 	pets, keys, err := export.Write(w, s.export(ctx))
 	if err != nil {
 		return fmt.Errorf("export from %s: %w", s.name, err)
 	}
-	if f, ok := w.(*os.File); ok && *out != "" {
-		if err := f.Close(); err != nil {
-			return err
-		}
+	if err := closeOut(); err != nil {
+		return err
 	}
 	fmt.Fprintf(stderr, "exported %d pets and %d idempotency keys from %s in %v\n", pets, keys, s.name, time.Since(start).Round(time.Millisecond))
 	if s.file != "" {
@@ -192,7 +189,7 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 		defer f.Close()
 		in = f
 	}
-	s, err := openDumpStore(ctx, *data, *postgresURL, getenv, false, true)
+	s, err := openDumpStore(ctx, *data, *postgresURL, getenv, true)
 	if err != nil {
 		return err
 	}

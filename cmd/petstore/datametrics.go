@@ -46,11 +46,7 @@ func registerDataMetrics(mp metric.MeterProvider, store *sqlitestore.Store, back
 	_, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		o.ObserveInt64(ok, backups.successes.Load())
 		o.ObserveInt64(failed, backups.failures.Load())
-		var t float64
-		if ns := backups.lastOK.Load(); ns != 0 {
-			t = float64(ns) / float64(time.Second)
-		}
-		o.ObserveFloat64(last, t)
+		o.ObserveFloat64(last, float64(backups.lastOK.Load())/float64(time.Second)) // 0 before the first
 		return nil
 	}, ok, failed, last)
 	return err

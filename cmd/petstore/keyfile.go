@@ -20,29 +20,25 @@ func keyFile(dataFile string) string { return dataFile + ".key" }
 // keptKey returns the API key kept in file, or makes one and keeps it
 // there, owner-only; made says which.
 func keptKey(file string) (key string, made bool, err error) {
-	b, err := readKeyFile(file)
-	if err == nil {
-		return b, false, nil
+	if key, err := readKeyFile(file); !errors.Is(err, fs.ErrNotExist) {
+		return key, false, err
 	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return "", false, err
-	}
-	key, err = randomKey()
-	if err != nil {
+	if key, err = randomKey(); err != nil {
 		return "", false, err
 	}
 	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		// Another server, starting at once, made it first.
-		b, err := readKeyFile(file)
-		return b, false, err
+		key, err := readKeyFile(file)
+		return key, false, err
+	}
+	if err == nil {
+		_, err = f.WriteString(key + "\n")
+		if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
+			os.Remove(file)
+		}
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("keeping the API key: %w", err)
-	}
-	_, err = f.WriteString(key + "\n")
-	if err := errors.Join(err, f.Sync(), f.Close()); err != nil {
-		os.Remove(file)
 		return "", false, fmt.Errorf("keeping the API key: %w", err)
 	}
 	return key, true, nil
@@ -79,15 +75,12 @@ func readKeyFile(file string) (string, error) {
 // key it keeps, or "" for none.
 func keptPrincipal(ctx context.Context, dataFile string) (file, principal string) {
 	file = keyFile(dataFile)
-	key, err := readKeyFile(file)
-	if err != nil {
-		return file, ""
+	if key, err := readKeyFile(file); err == nil {
+		if ctx, err = petstore.APIKeys(key).Authenticate(ctx, petstore.OpNone, key); err == nil {
+			principal = petstore.Principal(ctx)
+		}
 	}
-	ctx, err = petstore.APIKeys(key).Authenticate(ctx, petstore.OpNone, key)
-	if err != nil {
-		return file, ""
-	}
-	return file, petstore.Principal(ctx)
+	return file, principal
 }
 
 // madeKey returns and prints the API key of a run without

@@ -40,23 +40,19 @@ const (
 // tracingConfig tells from the environment whether to send traces over
 // OTLP, refusing a protocol other than http/protobuf.
 func tracingConfig(getenv func(string) string) (bool, error) {
-	if getenv(otlpEndpointVar) == "" && getenv(otlpTracesEndpointVar) == "" {
+	switch e := getenv(otelTracesExporterVar); {
+	case getenv(otlpEndpointVar) == "" && getenv(otlpTracesEndpointVar) == "", getenv(otelSDKDisabledVar) == "true", e == "none":
 		return false, nil
-	}
-	if getenv(otelSDKDisabledVar) == "true" || getenv(otelTracesExporterVar) == "none" {
-		return false, nil
-	}
-	if e := getenv(otelTracesExporterVar); e != "" && e != "otlp" {
+	case e != "" && e != "otlp":
 		return false, fmt.Errorf("%s=%s: petstore sends traces only with otlp (or none for no traces)", otelTracesExporterVar, e)
 	}
-	for _, v := range []string{otlpTracesProtocolVar, otlpProtocolVar} {
-		if p := getenv(v); p != "" {
-			if p != "http/protobuf" {
-				return false, fmt.Errorf("%s=%s: petstore sends traces over OTLP with http/protobuf only; "+
-					"set it to http/protobuf, or unset it, and point the endpoint at the collector's HTTP port (4318)", v, p)
-			}
-			break // the traces' own variable wins over the general one
-		}
+	v := otlpTracesProtocolVar // the traces' own variable wins over the general one
+	if getenv(v) == "" {
+		v = otlpProtocolVar
+	}
+	if p := getenv(v); p != "" && p != "http/protobuf" {
+		return false, fmt.Errorf("%s=%s: petstore sends traces over OTLP with http/protobuf only; "+
+			"set it to http/protobuf, or unset it, and point the endpoint at the collector's HTTP port (4318)", v, p)
 	}
 	return true, nil
 }
@@ -124,12 +120,27 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 			o.watch = tel.ObserveWatch
 		}
 		if tracing {
-			// Only with traces: a span costs allocations even unrecorded.
-			o.wrap = tel.Middleware
+			o.wrap = tel.Middleware // only with traces: a span costs allocations even unrecorded
 		}
 	}
 	if accessLog != nil {
-		observers = append(observers, accessLogObserver(accessLog))
+		// A line per request: the route template (never the path as sent), never a key, and
+		// the trace and span IDs of a traced request.
+		observers = append(observers, func(ctx context.Context, ob petstore.Observation) {
+			attrs := []slog.Attr{
+				slog.String("method", ob.Method),
+				slog.String("route", ob.Route),
+				slog.String("operation", string(ob.Operation)),
+				slog.Int("status", ob.Status),
+				slog.String("code", string(ob.Code)),
+				slog.Duration("duration", ob.Duration),
+				slog.String("principal", ob.Principal),
+			}
+			if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+				attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+			}
+			accessLog.LogAttrs(ctx, slog.LevelInfo, "petstore: request", attrs...)
+		})
 	}
 	if len(observers) > 0 {
 		o.options = append(o.options, petstore.WithObserver(func(ctx context.Context, ob petstore.Observation) {
@@ -157,26 +168,5 @@ func (o *observability) shutdown(logger *slog.Logger) {
 	defer cancel()
 	if err := o.close(ctx); err != nil {
 		logger.Warn("petstore: shutting down telemetry", "err", err)
-	}
-}
-
-// accessLogObserver returns an observer that logs a line per request: the
-// route template (never the path as sent), never a key, and the trace and
-// span IDs of a traced request.
-func accessLogObserver(logger *slog.Logger) func(context.Context, petstore.Observation) {
-	return func(ctx context.Context, o petstore.Observation) {
-		attrs := []slog.Attr{
-			slog.String("method", o.Method),
-			slog.String("route", o.Route),
-			slog.String("operation", string(o.Operation)),
-			slog.Int("status", o.Status),
-			slog.String("code", string(o.Code)),
-			slog.Duration("duration", o.Duration),
-			slog.String("principal", o.Principal),
-		}
-		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
-			attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
-		}
-		logger.LogAttrs(ctx, slog.LevelInfo, "petstore: request", attrs...)
 	}
 }

@@ -17,39 +17,25 @@ import (
 	"time"
 )
 
-// readKeyPair reads the two files of a key pair.
-func readKeyPair(certFile, keyFile string) (certPEM, keyPEM []byte, err error) {
-	var pems [2][]byte
-	for i, f := range [2][2]string{{"certificate", certFile}, {"key", keyFile}} {
-		if pems[i], err = os.ReadFile(f[1]); err != nil {
-			if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-				err = pe.Err // the file is named below, once
-			}
-			return nil, nil, fmt.Errorf("TLS %s file %s cannot be read: %w", f[0], f[1], err)
-		}
-	}
-	return pems[0], pems[1], nil
-}
-
 // parseKeyPair returns the key pair in certPEM and keyPEM, the contents of
 // certFile and keyFile, refusing with an error that names the file at fault
 // a pair that crypto/tls refuses or a certificate not valid at now.
 func parseKeyPair(certFile, keyFile string, certPEM, keyPEM []byte, now time.Time) (*tls.Certificate, error) {
 	certBlock := firstPEMBlock(certPEM, "CERTIFICATE")
-	if certBlock == nil {
-		if firstPEMBlock(certPEM, "PRIVATE KEY") != nil {
-			return nil, fmt.Errorf("TLS certificate file %s holds a private key, not a certificate; are the certificate and key files swapped?", certFile)
-		}
+	switch {
+	case certBlock == nil && firstPEMBlock(certPEM, "PRIVATE KEY") != nil:
+		return nil, fmt.Errorf("TLS certificate file %s holds a private key, not a certificate; are the certificate and key files swapped?", certFile)
+	case certBlock == nil:
 		return nil, fmt.Errorf("TLS certificate file %s holds no PEM block of type CERTIFICATE", certFile)
 	}
 	if _, err := x509.ParseCertificate(certBlock.Bytes); err != nil {
 		return nil, fmt.Errorf("TLS certificate file %s: the certificate cannot be parsed: %w", certFile, err)
 	}
 	keyBlock := firstPEMBlock(keyPEM, "PRIVATE KEY")
-	if keyBlock == nil {
-		if firstPEMBlock(keyPEM, "CERTIFICATE") != nil {
-			return nil, fmt.Errorf("TLS key file %s holds a certificate, not a private key; are the certificate and key files swapped?", keyFile)
-		}
+	switch {
+	case keyBlock == nil && firstPEMBlock(keyPEM, "CERTIFICATE") != nil:
+		return nil, fmt.Errorf("TLS key file %s holds a certificate, not a private key; are the certificate and key files swapped?", keyFile)
+	case keyBlock == nil:
 		return nil, fmt.Errorf("TLS key file %s holds no PEM block of a private key", keyFile)
 	}
 	// The encodings that crypto/tls accepts.
@@ -64,8 +50,7 @@ func parseKeyPair(certFile, keyFile string, certPEM, keyPEM []byte, now time.Tim
 	if err != nil {
 		return nil, fmt.Errorf("TLS key file %s does not match the certificate in %s: %w", keyFile, certFile, err)
 	}
-	leaf := pair.Leaf
-	switch {
+	switch leaf := pair.Leaf; {
 	case now.After(leaf.NotAfter):
 		return nil, fmt.Errorf("TLS certificate file %s: the certificate expired at %s", certFile, leaf.NotAfter.UTC().Format(time.RFC3339))
 	case now.Before(leaf.NotBefore):
@@ -92,26 +77,18 @@ func firstPEMBlock(data []byte, typ string) *pem.Block {
 type certSource struct {
 	certFile, keyFile string
 	logger            *slog.Logger
+	current           atomic.Pointer[tls.Certificate]
 
-	current atomic.Pointer[tls.Certificate]
-
-	mu    sync.Mutex // held by reload
-	tried string     // what reading the files last gave (see filesState)
+	mu    sync.Mutex // held by load
+	tried string     // what reading the files last gave, an error included
 }
 
 // newCertSource loads the key pair in certFile and keyFile.
 func newCertSource(certFile, keyFile string, logger *slog.Logger) (*certSource, error) {
 	s := &certSource{certFile: certFile, keyFile: keyFile, logger: logger}
-	certPEM, keyPEM, err := readKeyPair(certFile, keyFile)
-	if err != nil {
+	if _, err := s.load(true); err != nil {
 		return nil, err
 	}
-	pair, err := parseKeyPair(certFile, keyFile, certPEM, keyPEM, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	s.tried = filesState(certPEM, keyPEM, nil)
-	s.current.Store(pair)
 	return s, nil
 }
 
@@ -121,40 +98,50 @@ func (s *certSource) certificate(*tls.ClientHelloInfo) (*tls.Certificate, error)
 	return s.current.Load(), nil
 }
 
-// reload loads the files when force is set or they differ from what it
-// last tried, so that a bad pair is logged once; it reports whether the
-// pair was replaced, and why not when it was refused.
-func (s *certSource) reload(force bool) (bool, error) {
+// load reads the files and, when force is set or they differ from what it
+// last tried, parses and presents their pair; it reports whether it did.
+func (s *certSource) load(force bool) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	certPEM, keyPEM, err := readKeyPair(s.certFile, s.keyFile)
-	state := filesState(certPEM, keyPEM, err)
+	var pems [2][]byte
+	var err error
+	for i, f := range [2][2]string{{"certificate", s.certFile}, {"key", s.keyFile}} {
+		if pems[i], err = os.ReadFile(f[1]); err != nil {
+			if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+				err = pe.Err // the file is named below, once
+			}
+			err = fmt.Errorf("TLS %s file %s cannot be read: %w", f[0], f[1], err)
+			break
+		}
+	}
+	state := fmt.Sprintf("%v\x00%d\x00%s%s", err, len(pems[0]), pems[0], pems[1])
 	if !force && state == s.tried {
 		return false, nil
 	}
 	s.tried = state
 	var pair *tls.Certificate
 	if err == nil {
-		pair, err = parseKeyPair(s.certFile, s.keyFile, certPEM, keyPEM, time.Now())
+		pair, err = parseKeyPair(s.certFile, s.keyFile, pems[0], pems[1], time.Now())
 	}
 	if err != nil {
-		s.logger.Error("petstore: the new TLS key pair is refused; new connections still get the previous certificate",
-			"err", err, "serving", describeCert(s.current.Load().Leaf))
 		return false, err
 	}
 	s.current.Store(pair)
-	s.logger.Info("petstore: TLS key pair reloaded; new connections get its certificate",
-		"cert", s.certFile, "key", s.keyFile, "serving", describeCert(pair.Leaf))
 	return true, nil
 }
 
-// filesState is what reading the two files gave, an error included, so
-// that a change of either is seen.
-func filesState(certPEM, keyPEM []byte, err error) string {
+// reload is load that logs what it refuses and what it presents, so that a
+// bad pair is logged once.
+func (s *certSource) reload(force bool) (bool, error) {
+	replaced, err := s.load(force)
 	if err != nil {
-		return "error\x00" + err.Error()
+		s.logger.Error("petstore: the new TLS key pair is refused; new connections still get the previous certificate",
+			"err", err, "serving", describeCert(s.current.Load().Leaf))
+	} else if replaced {
+		s.logger.Info("petstore: TLS key pair reloaded; new connections get its certificate",
+			"cert", s.certFile, "key", s.keyFile, "serving", describeCert(s.current.Load().Leaf))
 	}
-	return fmt.Sprintf("%d\x00%s%s", len(certPEM), certPEM, keyPEM)
+	return replaced, err
 }
 
 // watch reloads the key pair on SIGHUP and, when interval is positive,
@@ -162,16 +149,15 @@ func filesState(certPEM, keyPEM []byte, err error) string {
 func (s *certSource) watch(interval time.Duration) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	var tick <-chan time.Time
-	stopTick := func() {}
-	if interval > 0 {
-		t := time.NewTicker(interval)
-		tick, stopTick = t.C, t.Stop
-	}
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
-		defer stopTick()
+		var tick <-chan time.Time
+		if interval > 0 {
+			t := time.NewTicker(interval)
+			defer t.Stop()
+			tick = t.C
+		}
 		for {
 			select {
 			case <-done:
