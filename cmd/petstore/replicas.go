@@ -12,12 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// replicaURLsVar names the environment variable that holds the URLs of
-// PostgreSQL hot standbys to read from, separated by commas.
-const replicaURLsVar = "PETSTORE_POSTGRES_REPLICA_URLS"
-
 // openReplicas opens, without connecting, a pool on each of the
-// comma-separated urls, and returns them and a function that closes them.
+// comma-separated urls, and returns them and what closes them.
 func openReplicas(ctx context.Context, urls string, logger *slog.Logger) ([]*pgxpool.Pool, func(), error) {
 	var pools []*pgxpool.Pool
 	closeAll := func() {
@@ -26,8 +22,7 @@ func openReplicas(ctx context.Context, urls string, logger *slog.Logger) ([]*pgx
 		}
 	}
 	for i, rawURL := range strings.Split(urls, ",") {
-		rawURL = strings.TrimSpace(rawURL)
-		if rawURL == "" {
+		if rawURL = strings.TrimSpace(rawURL); rawURL == "" {
 			continue
 		}
 		pool, cfg, err := openPool(ctx, rawURL, fmt.Sprintf("URL %d of %s", i+1, replicaURLsVar))

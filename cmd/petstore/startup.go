@@ -7,9 +7,6 @@ import (
 	"github.com/petstore-go/petstore"
 )
 
-// apiKeysVar names the variable of the API keys.
-const apiKeysVar = "PETSTORE_API_KEYS"
-
 // parseAPIKeys returns the trimmed entries, KEY or NAME:KEY, of value,
 // separated by commas; its errors never show a key.
 func parseAPIKeys(value string) ([]string, error) {
