@@ -85,27 +85,6 @@ type limitFlags struct {
 	maxInFlight       int
 }
 
-// check reports a combination of the flags that cannot work.
-func (l *limitFlags) check() error {
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"read-header-timeout", l.readHeaderTimeout}, {"read-timeout", l.readTimeout}, {"write-timeout", l.writeTimeout},
-		{"idle-timeout", l.idleTimeout}, {"store-timeout", l.storeTimeout}} {
-		if d.v <= 0 {
-			return fmt.Errorf("-%s %v: want more than 0", d.name, d.v)
-		}
-	}
-	switch {
-	case l.storeTimeout >= l.writeTimeout:
-		return fmt.Errorf("-store-timeout %v is not below -write-timeout %v: a client would be cut off before it hears "+
-			"that the store timed out; lower -store-timeout or raise -write-timeout", l.storeTimeout, l.writeTimeout)
-	case l.maxInFlight < 0:
-		return fmt.Errorf("-max-in-flight %d: want 0 or more", l.maxInFlight)
-	}
-	return nil
-}
-
 // removedFlags are the flags of earlier versions, with what does their job.
 var removedFlags = map[string]string{
 	"max-conns":    "the open-file limit (ulimit -n) bounds the connections, and a proxy in front bounds them per client address (docs/operating.md)",
@@ -173,6 +152,34 @@ func parseSettings(fs *flag.FlagSet, table []setting, args []string, getenv func
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	return given, nil
+}
+
+// parseAPIKeys returns the trimmed entries, KEY or NAME:KEY, of value,
+// separated by commas; its errors never show a key.
+func parseAPIKeys(value string) ([]string, error) {
+	var keys []string
+	for i, k := range strings.Split(value, ",") {
+		if k = strings.TrimSpace(k); k == "" {
+			continue
+		}
+		if name, key, named := strings.Cut(k, ":"); named {
+			name, key = strings.TrimSpace(name), strings.TrimSpace(key)
+			switch {
+			case name == "":
+				return nil, fmt.Errorf("%s: entry %d has no name before its \":\"; write NAME:KEY, "+
+					"or the key alone to have it named by its fingerprint", apiKeysVar, i+1)
+			case key == "":
+				return nil, fmt.Errorf("%s: entry %d (%s:) has no key after its \":\"; write NAME:KEY", apiKeysVar, i+1, name)
+			}
+			k = name + ":" + key
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 && value != "" {
+		return nil, fmt.Errorf("%s is set but holds no usable key, only commas and spaces; "+
+			"give keys separated by commas, or leave it empty to have a key made and kept", apiKeysVar)
+	}
+	return keys, nil
 }
 
 // environmentHelp is the part of -help about the variables without a flag.

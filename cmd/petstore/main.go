@@ -33,6 +33,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -121,6 +122,16 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 	}); err != nil {
 		return c, err
 	}
+	l := c.limits
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"read-header-timeout", l.readHeaderTimeout}, {"read-timeout", l.readTimeout}, {"write-timeout", l.writeTimeout},
+		{"idle-timeout", l.idleTimeout}, {"store-timeout", l.storeTimeout}} {
+		if d.v <= 0 {
+			return c, fmt.Errorf("-%s %v: want more than 0", d.name, d.v)
+		}
+	}
 	minVersion, known := map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}[c.tlsMinFlag]
 	switch {
 	case c.tlsCert != "" && c.tlsKey == "":
@@ -131,9 +142,14 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 		return c, fmt.Errorf("-tls-min-version %q: want 1.2 or 1.3", c.tlsMinFlag)
 	case c.tlsReloadInterval < 0:
 		return c, fmt.Errorf("-tls-reload-interval %v: want 0 or more", c.tlsReloadInterval)
+	case l.storeTimeout >= l.writeTimeout:
+		return c, fmt.Errorf("-store-timeout %v is not below -write-timeout %v: a client would be cut off before it hears "+
+			"that the store timed out; lower -store-timeout or raise -write-timeout", l.storeTimeout, l.writeTimeout)
+	case l.maxInFlight < 0:
+		return c, fmt.Errorf("-max-in-flight %d: want 0 or more", l.maxInFlight)
 	}
 	c.tlsMinVersion = minVersion
-	if err := cmp.Or(c.limits.check(), c.rates.check(), c.backups.check(c.store)); err != nil {
+	if err := cmp.Or(c.rates.check(), c.backups.check(c.store)); err != nil {
 		return c, err
 	}
 	if c.tracing, err = tracingConfig(getenv); err != nil {
@@ -178,12 +194,13 @@ type server struct {
 	stdout  io.Writer
 	closers []func()
 
-	certs   *certSource // nil for plain HTTP
-	store   petstore.Store
-	backups *backupScheduler // nil without scheduled backups
-	obs     *observability
-	srv     *http.Server
-	ln      net.Listener
+	certs    *certSource // nil for plain HTTP
+	store    petstore.Store
+	replicas func() []replicaProbe // nil without replicas
+	backups  *backupScheduler      // nil without scheduled backups
+	obs      *observability
+	srv      *http.Server
+	ln       net.Listener
 }
 
 // open checks the key pair and the handler's options, then opens the
@@ -219,7 +236,9 @@ func (s *server) open(ctx context.Context) (err error) {
 	if c.accessLog {
 		accessLog = logger
 	}
-	if s.obs, err = newObservability(ctx, c.adminAddr != "", c.tracing, accessLog, replicaCollectors(store)...); err != nil {
+	collectors, probes := replicaReports(store)
+	s.replicas = probes
+	if s.obs, err = newObservability(ctx, c.adminAddr != "", c.tracing, accessLog, collectors...); err != nil {
 		return err
 	}
 	s.closers = append(s.closers, func() { s.obs.shutdown(logger) })
@@ -283,6 +302,36 @@ func (s *server) buildHandler(ctx context.Context) error {
 	return nil
 }
 
+// apiKeysAuthenticator returns the Authenticator of entries: petstore.APIKeys
+// when none is named, petstore.NamedAPIKeys otherwise.
+func apiKeysAuthenticator(entries []string) petstore.Authenticator {
+	if !slices.ContainsFunc(entries, func(e string) bool { return strings.Contains(e, ":") }) {
+		return petstore.APIKeys(entries...)
+	}
+	keys := make([]petstore.APIKey, len(entries))
+	for i, e := range entries {
+		keys[i].Key = e
+		if name, key, named := strings.Cut(e, ":"); named {
+			keys[i] = petstore.APIKey{Principal: name, Key: key}
+		}
+	}
+	return petstore.NamedAPIKeys(keys...)
+}
+
+// handlerOptions returns the options of the handler that c sets, the
+// authenticator only when c has keys.
+func handlerOptions(c config) []petstore.Option {
+	opts := []petstore.Option{petstore.WithBasePath(c.basePath), petstore.WithStoreTimeout(c.limits.storeTimeout)}
+	if len(c.keys) > 0 {
+		opts = append(opts, petstore.WithAuthenticator(apiKeysAuthenticator(c.keys)))
+	}
+	return opts
+}
+
+// checkHandlerConfig returns petstore.New's error for the options of c, so
+// that run refuses them before it touches a database.
+func checkHandlerConfig(c config) error { return petstore.CheckOptions(handlerOptions(c)...) }
+
 // listen listens on the API's address and serves the admin endpoints.
 func (s *server) listen(ctx context.Context) (err error) {
 	c, logger := s.c, s.logger
@@ -302,7 +351,7 @@ func (s *server) listen(ctx context.Context) (err error) {
 			"-tls-cert and -tls-key serve HTTPS")
 	}
 	if c.adminAddr != "" {
-		a := &admin{metrics: s.obs.metrics, store: s.store, replicas: replicaProbes(s.store), logger: logger,
+		a := &admin{metrics: s.obs.metrics, store: s.store, replicas: s.replicas, logger: logger,
 			redact: func(u string) string { return postgresRedact(u, c.postgresURL) }}
 		if store, ok := s.store.(interface{ Check(context.Context) error }); ok {
 			a.check = store.Check

@@ -36,29 +36,42 @@ const migrateCommand = "petstore migrate"
 // GRANT fixes them, never showing the password.
 func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL string, migrate bool,
 	logger *slog.Logger) (_ *pgstore.Store, _ func(), err error) {
-	replicas, closeReplicas, err := openReplicas(ctx, replicaURLs, logger)
-	if err != nil {
-		return nil, nil, err
-	}
-	opts := []pgstore.Option{pgstore.WithReplicas(replicas...)}
-	if listenURL != "" {
-		opts = append(opts, pgstore.WithListenURL(listenURL))
-	}
-	store, pool, cfg, err := postgresPool(ctx, rawURL, opts...)
-	if err != nil {
-		closeReplicas()
-		return nil, nil, err
-	}
+	var pools []*pgxpool.Pool // the replicas', then the primary's
+	var store *pgstore.Store
 	closeAll := func() {
-		store.Close()
-		pool.Close()
-		closeReplicas()
+		if store != nil {
+			store.Close()
+		}
+		for _, p := range slices.Backward(pools) {
+			p.Close()
+		}
 	}
 	defer func() {
 		if err != nil {
 			closeAll()
 		}
 	}()
+	for i, u := range strings.Split(replicaURLs, ",") {
+		if u = strings.TrimSpace(u); u == "" {
+			continue
+		}
+		pool, cfg, err := openPool(ctx, u, fmt.Sprintf("URL %d of %s", i+1, replicaURLsVar))
+		if err != nil {
+			return nil, nil, err
+		}
+		pools = append(pools, pool)
+		logger.Info("petstore: reading pets from a PostgreSQL replica", "host", cfg.ConnConfig.Host, "port", cfg.ConnConfig.Port,
+			"database", cfg.ConnConfig.Database, "user", cfg.ConnConfig.User, "max_conns", cfg.MaxConns)
+	}
+	opts := []pgstore.Option{pgstore.WithReplicas(pools...)}
+	if listenURL != "" {
+		opts = append(opts, pgstore.WithListenURL(listenURL))
+	}
+	store, pool, cfg, err := postgresPool(ctx, rawURL, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	pools = append(pools, pool)
 	if migrate {
 		switch err := store.Migrate(ctx); {
 		case errors.Is(err, pgstore.ErrNoSchema) || errors.Is(err, pgstore.ErrPrivilege):

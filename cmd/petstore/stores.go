@@ -55,8 +55,6 @@ func (c *config) chooseStore(flag string, getenv func(string) string) error {
 		return fmt.Errorf("two stores are named: -store sqlite, and PostgreSQL by %s; drop one of them", urlFrom)
 	case c.store == storePostgres && !url:
 		return fmt.Errorf("-store postgres needs the database's URL in %s or -postgres", postgresURLVar)
-	case c.store == storePostgres && data:
-		return fmt.Errorf("two stores are named: -store postgres, and a data file by %s; drop one of them", dataFrom)
 	}
 	if c.replicaURLs = getenv(replicaURLsVar); c.replicaURLs != "" && c.store != storePostgres {
 		return fmt.Errorf("%s names PostgreSQL replicas, but pets are kept in %s; name the primary in %s, or unset %s",
