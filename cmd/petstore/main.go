@@ -100,6 +100,7 @@ type config struct {
 	tracing           bool
 }
 
+// parseConfig reads the flags in args and the environment, refusing what cannot work.
 func parseConfig(args []string, getenv func(string) string, help io.Writer) (config, error) {
 	var c config
 	given, err := parseSettings(flag.NewFlagSet("petstore", flag.ContinueOnError), c.settings(), args, getenv, help, serverIntro)
