@@ -5,9 +5,24 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/petstore-go/petstore"
+)
+
+// The variables of the flags, and those without a flag.
+const (
+	dataFileVar          = "PETSTORE_DATA"
+	postgresURLVar       = "PETSTORE_POSTGRES_URL"
+	postgresListenURLVar = "PETSTORE_POSTGRES_LISTEN_URL"
+	tlsCertVar           = "PETSTORE_TLS_CERT"
+	tlsKeyVar            = "PETSTORE_TLS_KEY"
+	readLimitVar         = "PETSTORE_READ_LIMIT"
+	createLimitVar       = "PETSTORE_CREATE_LIMIT"
+	redisURLVar          = "PETSTORE_REDIS_URL"
+	apiKeysVar           = "PETSTORE_API_KEYS"
+	replicaURLsVar       = "PETSTORE_POSTGRES_REPLICA_URLS" // hot standbys to read from, separated by commas
 )
 
 // setting is one flag of the server: its name, its variable ("" for none),
@@ -15,8 +30,7 @@ import (
 // flag.Value), its default and its help.
 type setting struct {
 	name, env string
-	to        any
-	def       any
+	to, def   any
 	usage     string
 }
 
@@ -61,9 +75,27 @@ func (c *config) settings() []setting {
 	}
 }
 
-// parseSettings registers table in fs, applies the variables, then parses
-// args, so that a flag given wins over its variable even when empty. It
-// returns the names of the flags given, or flag.ErrHelp after the help.
+// limitFlags holds the flags that bound what a client can hold.
+type limitFlags struct {
+	readHeaderTimeout time.Duration
+	readTimeout       time.Duration
+	writeTimeout      time.Duration
+	idleTimeout       time.Duration
+	storeTimeout      time.Duration
+	maxInFlight       int
+}
+
+// removedFlags are the flags of earlier versions, with what does their job.
+var removedFlags = map[string]string{
+	"max-conns":    "the open-file limit (ulimit -n) bounds the connections, and a proxy in front bounds them per client address (docs/operating.md)",
+	"max-bodies":   "-read-timeout bounds how long a body may take, and a proxy in front buffers bodies (docs/operating.md)",
+	"max-share":    "-max-in-flight caps one caller's requests in flight",
+	"body-timeout": "-read-timeout bounds how long a request's head and body may take",
+}
+
+// parseSettings registers table in fs and applies the variables before it
+// parses args, so that a flag given wins over its variable even when empty.
+// It returns the names of the flags given, or flag.ErrHelp after the help.
 func parseSettings(fs *flag.FlagSet, table []setting, args []string, getenv func(string) string, help io.Writer, intro string) (map[string]bool, error) {
 	for _, s := range table {
 		usage := s.usage
@@ -85,8 +117,6 @@ func parseSettings(fs *flag.FlagSet, table []setting, args []string, getenv func
 			}
 			fs.Var(p, s.name, usage)
 		}
-	}
-	for _, s := range table {
 		if v := getenv(s.env); s.env != "" && v != "" {
 			if err := fs.Lookup(s.name).Value.Set(v); err != nil {
 				return nil, fmt.Errorf("%s=%s: %v", s.env, v, err)
@@ -111,13 +141,45 @@ func parseSettings(fs *flag.FlagSet, table []setting, args []string, getenv func
 		}
 		return nil, err
 	case err != nil:
-		return nil, removedFlag(err)
+		name, _ := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+		if instead, removed := removedFlags[name]; removed {
+			return nil, fmt.Errorf("-%s is gone: %s", name, instead)
+		}
+		return nil, fmt.Errorf("%v; see -help", err)
 	case fs.NArg() > 0:
 		return nil, fmt.Errorf("unexpected arguments %q; see -help", fs.Args())
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	return given, nil
+}
+
+// parseAPIKeys returns the trimmed entries, KEY or NAME:KEY, of value,
+// separated by commas; its errors never show a key.
+func parseAPIKeys(value string) ([]string, error) {
+	var keys []string
+	for i, k := range strings.Split(value, ",") {
+		if k = strings.TrimSpace(k); k == "" {
+			continue
+		}
+		if name, key, named := strings.Cut(k, ":"); named {
+			name, key = strings.TrimSpace(name), strings.TrimSpace(key)
+			switch {
+			case name == "":
+				return nil, fmt.Errorf("%s: entry %d has no name before its \":\"; write NAME:KEY, "+
+					"or the key alone to have it named by its fingerprint", apiKeysVar, i+1)
+			case key == "":
+				return nil, fmt.Errorf("%s: entry %d (%s:) has no key after its \":\"; write NAME:KEY", apiKeysVar, i+1, name)
+			}
+			k = name + ":" + key
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 && value != "" {
+		return nil, fmt.Errorf("%s is set but holds no usable key, only commas and spaces; "+
+			"give keys separated by commas, or leave it empty to have a key made and kept", apiKeysVar)
+	}
+	return keys, nil
 }
 
 // environmentHelp is the part of -help about the variables without a flag.

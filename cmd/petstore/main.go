@@ -26,17 +26,20 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/petstore-go/petstore/internal/wire"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"slices"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/docspage"
+	"github.com/petstore-go/petstore/internal/wire"
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
@@ -44,19 +47,36 @@ func main() {
 	ctx, stop := shutdownSignals(os.Stderr)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
-	if errors.Is(err, flag.ErrHelp) {
-		return
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "petstore:", err)
 		os.Exit(2)
 	}
 }
 
+// exitAtOnce is the exit status of a process stopped by a second signal,
+// with requests in flight abandoned.
+const exitAtOnce = 1
+
+// shutdownSignals returns a context done on the first SIGINT or SIGTERM; a
+// second one logs to logOut and exits at once with status exitAtOnce.
+func shutdownSignals(logOut io.Writer) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		cancel()
+		sig := <-sigs
+		slog.New(slog.NewTextHandler(logOut, nil)).Error(
+			"petstore: second signal during shutdown; exiting at once, abandoning requests in flight", "signal", sig.String())
+		os.Exit(exitAtOnce)
+	}()
+	return ctx, func() { signal.Stop(sigs); cancel() }
+}
+
 // config is what the flags and the environment set.
 type config struct {
-	addr              string
-	basePath          string
+	addr, basePath    string
 	keys              []string
 	storeFlag         string    // -store
 	store             storeKind // the store chosen
@@ -73,23 +93,17 @@ type config struct {
 	tlsReloadInterval time.Duration
 	limits            limitFlags
 	rates             rateFlags
-	migrate           bool
 	backups           backupFlags
 	adminAddr         string
+	migrate           bool
 	accessLog         bool
 	tracing           bool
 }
 
-// The variables of -tls-cert and -tls-key.
-const (
-	tlsCertVar = "PETSTORE_TLS_CERT"
-	tlsKeyVar  = "PETSTORE_TLS_KEY"
-)
-
+// parseConfig reads the flags in args and the environment, refusing what cannot work.
 func parseConfig(args []string, getenv func(string) string, help io.Writer) (config, error) {
 	var c config
-	table := c.settings()
-	given, err := parseSettings(flag.NewFlagSet("petstore", flag.ContinueOnError), table, args, getenv, help, serverIntro)
+	given, err := parseSettings(flag.NewFlagSet("petstore", flag.ContinueOnError), c.settings(), args, getenv, help, serverIntro)
 	if err != nil {
 		return c, err
 	}
@@ -102,36 +116,42 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 		c.postgresURL = ""
 	}
 	if err := c.chooseStore(c.storeFlag, func(k string) string {
-		for _, s := range table {
-			if s.env == k && given[s.name] {
-				return ""
-			}
+		if k == dataFileVar && given["data"] || k == postgresURLVar && given["postgres"] {
+			return ""
 		}
 		return getenv(k)
 	}); err != nil {
 		return c, err
 	}
+	l := c.limits
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"read-header-timeout", l.readHeaderTimeout}, {"read-timeout", l.readTimeout}, {"write-timeout", l.writeTimeout},
+		{"idle-timeout", l.idleTimeout}, {"store-timeout", l.storeTimeout}} {
+		if d.v <= 0 {
+			return c, fmt.Errorf("-%s %v: want more than 0", d.name, d.v)
+		}
+	}
+	minVersion, known := map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}[c.tlsMinFlag]
 	switch {
 	case c.tlsCert != "" && c.tlsKey == "":
 		return c, fmt.Errorf("a TLS certificate is given (%s) but no key: set -tls-key or %s too", c.tlsCert, tlsKeyVar)
 	case c.tlsKey != "" && c.tlsCert == "":
 		return c, fmt.Errorf("a TLS key is given (%s) but no certificate: set -tls-cert or %s too", c.tlsKey, tlsCertVar)
-	}
-	switch c.tlsMinFlag {
-	case "1.2":
-		c.tlsMinVersion = tls.VersionTLS12
-	case "1.3":
-		c.tlsMinVersion = tls.VersionTLS13
-	default:
+	case !known:
 		return c, fmt.Errorf("-tls-min-version %q: want 1.2 or 1.3", c.tlsMinFlag)
-	}
-	if c.tlsReloadInterval < 0 {
+	case c.tlsReloadInterval < 0:
 		return c, fmt.Errorf("-tls-reload-interval %v: want 0 or more", c.tlsReloadInterval)
+	case l.storeTimeout >= l.writeTimeout:
+		return c, fmt.Errorf("-store-timeout %v is not below -write-timeout %v: a client would be cut off before it hears "+
+			"that the store timed out; lower -store-timeout or raise -write-timeout", l.storeTimeout, l.writeTimeout)
+	case l.maxInFlight < 0:
+		return c, fmt.Errorf("-max-in-flight %d: want 0 or more", l.maxInFlight)
 	}
-	for _, check := range []func() error{c.limits.check, c.rates.check, func() error { return c.backups.check(c.store) }} {
-		if err := check(); err != nil {
-			return c, err
-		}
+	c.tlsMinVersion = minVersion
+	if err := cmp.Or(c.rates.check(), c.backups.check(c.store)); err != nil {
+		return c, err
 	}
 	if c.tracing, err = tracingConfig(getenv); err != nil {
 		return c, err
@@ -154,47 +174,40 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	s := &server{c: c, logger: slog.New(slog.NewTextHandler(stderr, nil)), stdout: stdout}
-	defer s.close()
-	if err := s.open(ctx); err != nil {
-		return err
+	defer func() {
+		for _, f := range slices.Backward(s.closers) {
+			f()
+		}
+	}()
+	for _, step := range []func(context.Context) error{s.open, s.buildHandler, s.listen} {
+		if err := step(ctx); err != nil {
+			return err
+		}
 	}
-	if err := s.buildHandler(ctx); err != nil {
-		return err
-	}
-	ln, err := s.listen(ctx)
-	if err != nil {
-		return err
-	}
-	return s.serve(ctx, ln)
+	return s.serve(ctx)
 }
 
-// server is what run holds while it serves, and closers close it.
+// server is what run holds while it serves; its steps append to closers
+// what run closes, last first, when it returns.
 type server struct {
 	c       config
 	logger  *slog.Logger
 	stdout  io.Writer
 	closers []func()
 
-	certs   *certSource // nil for plain HTTP
-	store   petstore.Store
-	check   func(context.Context) error // the store's readiness
-	backups *backupScheduler            // nil without scheduled backups
-	obs     *observability
-	srv     *http.Server
-}
-
-// close closes what open and buildHandler opened.
-func (s *server) close() {
-	for _, f := range slices.Backward(s.closers) {
-		f()
-	}
+	certs    *certSource // nil for plain HTTP
+	store    petstore.Store
+	replicas func() []replicaProbe // nil without replicas
+	backups  *backupScheduler      // nil without scheduled backups
+	obs      *observability
+	srv      *http.Server
+	ln       net.Listener
 }
 
 // open checks the key pair and the handler's options, then opens the
 // store, the key, the backups and the observability, in that order.
-func (s *server) open(ctx context.Context) error {
+func (s *server) open(ctx context.Context) (err error) {
 	c, logger := s.c, s.logger
-	var err error
 	if c.tlsCert != "" {
 		if s.certs, err = newCertSource(c.tlsCert, c.tlsKey, logger); err != nil {
 			return err
@@ -203,11 +216,11 @@ func (s *server) open(ctx context.Context) error {
 	if err := checkHandlerConfig(c); err != nil {
 		return err
 	}
-	store, check, closeStore, err := openStore(ctx, c, logger)
+	store, closeStore, err := openStore(ctx, c, logger)
 	if err != nil {
 		return err
 	}
-	s.store, s.check, s.closers = store, check, append(s.closers, closeStore)
+	s.store, s.closers = store, append(s.closers, closeStore)
 	// Only now: a run that refuses to serve prints no key.
 	if len(c.keys) == 0 {
 		if s.c.keys, err = madeKey(store, s.stdout); err != nil {
@@ -224,7 +237,9 @@ func (s *server) open(ctx context.Context) error {
 	if c.accessLog {
 		accessLog = logger
 	}
-	if s.obs, err = newObservability(ctx, c.adminAddr != "", c.tracing, accessLog, replicaCollectors(store)...); err != nil {
+	collectors, probes := replicaReports(store)
+	s.replicas = probes
+	if s.obs, err = newObservability(ctx, c.adminAddr != "", c.tracing, accessLog, collectors...); err != nil {
 		return err
 	}
 	s.closers = append(s.closers, func() { s.obs.shutdown(logger) })
@@ -234,15 +249,16 @@ func (s *server) open(ctx context.Context) error {
 	return nil
 }
 
-// buildHandler makes the API handler and the http.Server that serves it.
+// buildHandler makes the API handler and the http.Server that serves it
+// within the limits of the flags.
 func (s *server) buildHandler(ctx context.Context) error {
-	c := s.c
+	c, l := s.c, s.c.limits
 	rateLimit, closeLimiters, err := c.rates.limiters(ctx, s.logger)
 	if err != nil {
 		return err
 	}
 	s.closers = append(s.closers, closeLimiters)
-	rateLimit.MaxInFlight = c.limits.maxInFlight
+	rateLimit.MaxInFlight = l.maxInFlight
 	// Watch streams end when this is closed, on shutdown, rather than hold
 	// Shutdown until its timeout.
 	endStreams := make(chan struct{})
@@ -257,8 +273,29 @@ func (s *server) buildHandler(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.srv = c.limits.newServer(s.obs.wrap(api))
-	s.srv.ErrorLog = slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)
+	s.srv = &http.Server{
+		Handler:           s.obs.wrap(api), // answers a 401 with Connection: close
+		ReadHeaderTimeout: l.readHeaderTimeout,
+		ReadTimeout:       l.readTimeout,
+		WriteTimeout:      l.writeTimeout,
+		IdleTimeout:       l.idleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+		// net/http allows 4096 bytes more: a head of 16 KiB is served, one
+		// byte more refused.
+		MaxHeaderBytes: 16<<10 - 4096,
+		// What one HTTP/2 connection may make the server hold; a stream's
+		// buffer holds the API's largest body.
+		HTTP2: &http.HTTP2Config{
+			MaxConcurrentStreams:          100,
+			MaxReceiveBufferPerStream:     64 << 10,
+			MaxReceiveBufferPerConnection: 256 << 10,
+			MaxReadFrameSize:              16 << 10,
+			MaxDecoderHeaderTableSize:     4 << 10,
+			MaxEncoderHeaderTableSize:     4 << 10,
+		},
+		// OPTIONS * goes to the handler, which asks for a key.
+		DisableGeneralOptionsHandler: true,
+	}
 	s.srv.RegisterOnShutdown(func() { close(endStreams) })
 	if s.certs != nil {
 		s.srv.TLSConfig = &tls.Config{MinVersion: c.tlsMinVersion, GetCertificate: s.certs.certificate}
@@ -266,14 +303,43 @@ func (s *server) buildHandler(ctx context.Context) error {
 	return nil
 }
 
-// listen listens on the API's address and serves the admin endpoints.
-func (s *server) listen(ctx context.Context) (net.Listener, error) {
-	c, logger := s.c, s.logger
-	ln, err := net.Listen("tcp", c.addr)
-	if err != nil {
-		return nil, err
+// apiKeysAuthenticator returns the Authenticator of entries: petstore.APIKeys
+// when none is named, petstore.NamedAPIKeys otherwise.
+func apiKeysAuthenticator(entries []string) petstore.Authenticator {
+	if !slices.ContainsFunc(entries, func(e string) bool { return strings.Contains(e, ":") }) {
+		return petstore.APIKeys(entries...)
 	}
-	s.closers = append(s.closers, func() { ln.Close() })
+	keys := make([]petstore.APIKey, len(entries))
+	for i, e := range entries {
+		keys[i].Key = e
+		if name, key, named := strings.Cut(e, ":"); named {
+			keys[i] = petstore.APIKey{Principal: name, Key: key}
+		}
+	}
+	return petstore.NamedAPIKeys(keys...)
+}
+
+// handlerOptions returns the options of the handler that c sets, the
+// authenticator only when c has keys.
+func handlerOptions(c config) []petstore.Option {
+	opts := []petstore.Option{petstore.WithBasePath(c.basePath), petstore.WithStoreTimeout(c.limits.storeTimeout)}
+	if len(c.keys) > 0 {
+		opts = append(opts, petstore.WithAuthenticator(apiKeysAuthenticator(c.keys)))
+	}
+	return opts
+}
+
+// checkHandlerConfig returns petstore.New's error for the options of c, so
+// that run refuses them before it touches a database.
+func checkHandlerConfig(c config) error { return petstore.CheckOptions(handlerOptions(c)...) }
+
+// listen listens on the API's address and serves the admin endpoints.
+func (s *server) listen(ctx context.Context) (err error) {
+	c, logger := s.c, s.logger
+	if s.ln, err = net.Listen("tcp", c.addr); err != nil {
+		return err
+	}
+	s.closers = append(s.closers, func() { s.ln.Close() })
 	scheme := "http"
 	if s.certs != nil {
 		scheme = "https"
@@ -286,34 +352,36 @@ func (s *server) listen(ctx context.Context) (net.Listener, error) {
 			"-tls-cert and -tls-key serve HTTPS")
 	}
 	if c.adminAddr != "" {
-		a := &admin{metrics: s.obs.metrics, store: s.store, check: s.check, replicas: replicaProbes(s.store), logger: logger,
+		a := &admin{metrics: s.obs.metrics, store: s.store, replicas: s.replicas, logger: logger,
 			redact: func(u string) string { return postgresRedact(u, c.postgresURL) }}
+		if store, ok := s.store.(interface{ Check(context.Context) error }); ok {
+			a.check = store.Check
+		}
 		if s.backups != nil {
 			a.backups = s.backups.check
 		}
 		stopAdmin, err := serveAdmin(ctx, c.adminAddr, a, s.stdout)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.closers = append(s.closers, stopAdmin)
 	}
-	url := scheme + "://" + ln.Addr().String() + c.basePath
+	url := scheme + "://" + s.ln.Addr().String() + c.basePath
 	logger.Info("petstore: listening", "url", url, "docs", url+wire.DocsPath, "max_in_flight", c.limits.maxInFlight,
 		"store_timeout", c.limits.storeTimeout, "read_timeout", c.limits.readTimeout, "write_timeout", c.limits.writeTimeout,
 		"read_limit", c.rates.reads.String(), "create_limit", c.rates.creates.String(), "limits_in", cmp.Or(redisRedact(c.rates.redisURL), "process"))
 	fmt.Fprintf(s.stdout, "serving %s/pets\n", url)
-	return ln, nil
+	return nil
 }
 
-// serve serves on ln until ctx is done, then shuts down within
-// -shutdown-timeout.
-func (s *server) serve(ctx context.Context, ln net.Listener) error {
+// serve serves until ctx is done, then shuts down within -shutdown-timeout.
+func (s *server) serve(ctx context.Context) error {
 	served := make(chan error, 1)
 	go func() {
 		if s.certs != nil {
-			served <- s.srv.ServeTLS(ln, "", "")
+			served <- s.srv.ServeTLS(s.ln, "", "")
 		} else {
-			served <- s.srv.Serve(ln)
+			served <- s.srv.Serve(s.ln)
 		}
 	}()
 	select {

@@ -21,75 +21,82 @@ import (
 	"github.com/petstore-go/petstore/pgstore"
 )
 
-// postgresURLVar names the environment variable that, like -postgres,
-// selects PostgreSQL.
-const postgresURLVar = "PETSTORE_POSTGRES_URL"
-
-// postgresListenURLVar names the variable of -postgres-listen.
-const postgresListenURLVar = "PETSTORE_POSTGRES_LISTEN_URL"
-
 // postgresConnectTimeout bounds each attempt to connect to PostgreSQL when
 // the URL does not set connect_timeout.
 const postgresConnectTimeout = 5 * time.Second
 
-// migrateCommand is the command that brings the tables to the schema
-// version this release needs, for the messages that name it.
+// migrateCommand brings the tables to the schema version this release
+// needs; messages name it.
 const migrateCommand = "petstore migrate"
 
 // openPostgresStore returns a store on the PostgreSQL server at rawURL,
-// reading from replicaURLs and listening at listenURL when set, and a
-// function that closes it. With migrate it first migrates the tables;
-// either way it refuses tables or privileges that cannot serve, saying
-// which command or GRANT fixes them, never showing the password.
-func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL string, migrate bool, logger *slog.Logger) (*pgstore.Store, func(), error) {
-	replicas, closeReplicas, err := openReplicas(ctx, replicaURLs, logger)
-	if err != nil {
-		return nil, nil, err
+// reading from replicaURLs and listening at listenURL when set, and what
+// closes it. With migrate it first migrates the tables; either way it
+// refuses tables or privileges that cannot serve, saying which command or
+// GRANT fixes them, never showing the password.
+func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL string, migrate bool,
+	logger *slog.Logger) (_ *pgstore.Store, _ func(), err error) {
+	var pools []*pgxpool.Pool // the replicas', then the primary's
+	var store *pgstore.Store
+	closeAll := func() {
+		if store != nil {
+			store.Close()
+		}
+		for _, p := range slices.Backward(pools) {
+			p.Close()
+		}
 	}
-	opts := []pgstore.Option{pgstore.WithReplicas(replicas...)}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	for i, u := range strings.Split(replicaURLs, ",") {
+		if u = strings.TrimSpace(u); u == "" {
+			continue
+		}
+		pool, cfg, err := openPool(ctx, u, fmt.Sprintf("URL %d of %s", i+1, replicaURLsVar))
+		if err != nil {
+			return nil, nil, err
+		}
+		pools = append(pools, pool)
+		logger.Info("petstore: reading pets from a PostgreSQL replica", "host", cfg.ConnConfig.Host, "port", cfg.ConnConfig.Port,
+			"database", cfg.ConnConfig.Database, "user", cfg.ConnConfig.User, "max_conns", cfg.MaxConns)
+	}
+	opts := []pgstore.Option{pgstore.WithReplicas(pools...)}
 	if listenURL != "" {
 		opts = append(opts, pgstore.WithListenURL(listenURL))
 	}
 	store, pool, cfg, err := postgresPool(ctx, rawURL, opts...)
 	if err != nil {
-		closeReplicas()
 		return nil, nil, err
 	}
-	closePool := func() {
-		store.Close()
-		pool.Close()
-		closeReplicas()
-	}
+	pools = append(pools, pool)
 	if migrate {
-		if err := store.Migrate(ctx); err != nil {
-			closePool()
-			if errors.Is(err, pgstore.ErrNoSchema) || errors.Is(err, pgstore.ErrPrivilege) {
-				return nil, nil, errors.New(postgresRedact(err.Error(), rawURL))
-			}
-			return nil, nil, fmt.Errorf("migrating the PostgreSQL database: %s; "+
-				"to migrate apart, as the tables' owner, run %s, then serve with -migrate=false",
-				postgresRedact(withoutUnavailable(err), rawURL), migrateCommand)
+		switch err := store.Migrate(ctx); {
+		case errors.Is(err, pgstore.ErrNoSchema) || errors.Is(err, pgstore.ErrPrivilege):
+			return nil, nil, errors.New(postgresMessage(err, rawURL))
+		case err != nil:
+			return nil, nil, fmt.Errorf("migrating the PostgreSQL database: %s; to migrate apart, as the tables' owner, run %s, "+
+				"then serve with -migrate=false", postgresMessage(err, rawURL), migrateCommand)
 		}
 	}
-	if err := store.Check(ctx); errors.Is(err, sqlstore.ErrNoIDLeft) {
+	switch err := store.Check(ctx); {
+	case errors.Is(err, sqlstore.ErrNoIDLeft):
 		// Its pets can still be read and exported; /readyz says why.
-		logger.Error("petstore: the store can create no more pets", "err", postgresRedact(err.Error(), rawURL))
-	} else if err != nil {
-		closePool()
-		msg := postgresRedact(withoutUnavailable(err), rawURL)
-		if errors.Is(err, pgstore.ErrNotMigrated) {
-			msg += fmt.Sprintf("; with this database's URL, run %s as a role that may create tables", migrateCommand)
-		}
-		return nil, nil, errors.New(msg)
+		logger.Error("petstore: the store can create no more pets", "err", postgresMessage(err, rawURL))
+	case errors.Is(err, pgstore.ErrNotMigrated):
+		return nil, nil, fmt.Errorf("%s; with this database's URL, run %s as a role that may create tables", postgresMessage(err, rawURL), migrateCommand)
+	case err != nil:
+		return nil, nil, errors.New(postgresMessage(err, rawURL))
 	}
 	var schema string
 	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
-		closePool()
-		return nil, nil, fmt.Errorf("cannot reach PostgreSQL: %s", postgresRedact(withoutUnavailable(err), rawURL))
+		return nil, nil, fmt.Errorf("cannot reach PostgreSQL: %s", postgresMessage(err, rawURL))
 	}
 	logger.Info("petstore: storing pets in PostgreSQL", "host", cfg.ConnConfig.Host, "port", cfg.ConnConfig.Port,
 		"database", cfg.ConnConfig.Database, "user", cfg.ConnConfig.User, "schema", schema, "table", pgstore.DefaultTable, "max_conns", cfg.MaxConns)
-	return store, closePool, nil
+	return store, closeAll, nil
 }
 
 // postgresPool opens a pool on the PostgreSQL server at rawURL and a store
@@ -107,29 +114,14 @@ func postgresPool(ctx context.Context, rawURL string, opts ...pgstore.Option) (*
 	if err := pool.Ping(ctx); err != nil {
 		store.Close()
 		pool.Close()
-		msg := withoutUnavailable(err)
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "3D000" { // invalid_catalog_name
-			msg += fmt.Sprintf("; create it, as a role that may create databases, with CREATE DATABASE %s; or name another database in the URL",
-				pgx.Identifier{cfg.ConnConfig.Database}.Sanitize())
+		msg := postgresMessage(err, rawURL)
+		if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "3D000" { // invalid_catalog_name
+			msg += postgresRedact(fmt.Sprintf("; create it, as a role that may create databases, with CREATE DATABASE %s; "+
+				"or name another database in the URL", pgx.Identifier{cfg.ConnConfig.Database}.Sanitize()), rawURL)
 		}
-		return nil, nil, nil, fmt.Errorf("cannot reach PostgreSQL: %s", postgresRedact(msg, rawURL))
+		return nil, nil, nil, fmt.Errorf("cannot reach PostgreSQL: %s", msg)
 	}
 	return store, pool, cfg, nil
-}
-
-// postgresParseReason returns why pgx could not parse a connection string,
-// without the string, whose password pgx may fail to mask.
-func postgresParseReason(err error) string {
-	var parseErr *pgconn.ParseConfigError
-	if !errors.As(err, &parseErr) {
-		return err.Error()
-	}
-	msg := parseErr.Error()
-	if i := strings.LastIndex(msg, "`: "); i >= 0 {
-		return msg[i+len("`: "):]
-	}
-	return "cannot parse it"
 }
 
 // postgresPasswordParam finds the value of a password in a connection
@@ -204,11 +196,11 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 		before = -1 // unknown: the role may not read the versions
 	}
 	if err := store.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrating the PostgreSQL database: %s", postgresRedact(withoutUnavailable(err), url))
+		return fmt.Errorf("migrating the PostgreSQL database: %s", postgresMessage(err, url))
 	}
 	after, _, err := store.SchemaVersion(ctx)
 	if err != nil {
-		return errors.New(postgresRedact(withoutUnavailable(err), url))
+		return errors.New(postgresMessage(err, url))
 	}
 	where := fmt.Sprintf("%s in the database %s on %s", store.Table(), cfg.ConnConfig.Database, cfg.ConnConfig.Host)
 	switch {
@@ -228,8 +220,16 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 func openPool(ctx context.Context, url, what string) (*pgxpool.Pool, *pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
+		// Only why, without the string, whose password pgx may fail to mask.
+		reason := err.Error()
+		if pe := (*pgconn.ParseConfigError)(nil); errors.As(err, &pe) {
+			reason = "cannot parse it"
+			if i := strings.LastIndex(pe.Error(), "`: "); i >= 0 {
+				reason = pe.Error()[i+len("`: "):]
+			}
+		}
 		return nil, nil, fmt.Errorf("%s is not valid: %s; the form is postgres://user:password@host:5432/database?sslmode=require",
-			what, postgresRedact(postgresParseReason(err), url))
+			what, postgresRedact(reason, url))
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = postgresConnectTimeout
@@ -241,8 +241,9 @@ func openPool(ctx context.Context, url, what string) (*pgxpool.Pool, *pgxpool.Co
 	return pool, cfg, nil
 }
 
-// withoutUnavailable returns err's message without the words of
-// petstore.ErrUnavailable, which at start-up would blame the server.
-func withoutUnavailable(err error) string {
-	return strings.Replace(err.Error(), petstore.ErrUnavailable.Error()+": ", "", 1)
+// postgresMessage returns err's message without the password of rawURL,
+// nor the words of petstore.ErrUnavailable, which at start-up would blame
+// the server.
+func postgresMessage(err error, rawURL string) string {
+	return postgresRedact(strings.Replace(err.Error(), petstore.ErrUnavailable.Error()+": ", "", 1), rawURL)
 }

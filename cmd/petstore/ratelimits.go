@@ -13,13 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The variables of -read-limit, -create-limit and -redis.
-const (
-	readLimitVar   = "PETSTORE_READ_LIMIT"
-	createLimitVar = "PETSTORE_CREATE_LIMIT"
-	redisURLVar    = "PETSTORE_REDIS_URL"
-)
-
 // budget is the value of -read-limit and -create-limit: "RATE,BURST"
 // (requests a second, and at once), or "off".
 type budget struct {
@@ -59,10 +52,8 @@ type rateFlags struct {
 
 // check reports a Redis URL that cannot be one.
 func (f *rateFlags) check() error {
-	if f.redisURL != "" {
-		if _, err := redis.ParseURL(f.redisURL); err != nil {
-			return fmt.Errorf("-redis: %v; want a URL such as redis://localhost:6379/0", err)
-		}
+	if _, err := redis.ParseURL(f.redisURL); f.redisURL != "" && err != nil {
+		return fmt.Errorf("-redis: %v; want a URL such as redis://localhost:6379/0", err)
 	}
 	return nil
 }
@@ -101,11 +92,10 @@ func (f *rateFlags) limiters(ctx context.Context, logger *slog.Logger) (petstore
 
 // redisRedact returns the Redis URL without its password.
 func redisRedact(u string) string {
-	opts, err := redis.ParseURL(u)
-	if err != nil || opts.Password == "" {
-		return u
+	if opts, err := redis.ParseURL(u); err == nil && opts.Password != "" {
+		return strings.ReplaceAll(u, opts.Password, "xxxxx")
 	}
-	return strings.ReplaceAll(u, opts.Password, "xxxxx")
+	return u
 }
 
 // redisLogger is go-redis's logger writing through the server's, at WARN.

@@ -1,46 +1,10 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
-	"strings"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/pgstore"
 	"github.com/prometheus/client_golang/prometheus"
 )
-
-// replicaURLsVar names the environment variable that holds the URLs of
-// PostgreSQL hot standbys to read from, separated by commas.
-const replicaURLsVar = "PETSTORE_POSTGRES_REPLICA_URLS"
-
-// openReplicas opens, without connecting, a pool on each of the
-// comma-separated urls, and returns them and a function that closes them.
-func openReplicas(ctx context.Context, urls string, logger *slog.Logger) ([]*pgxpool.Pool, func(), error) {
-	var pools []*pgxpool.Pool
-	closeAll := func() {
-		for _, p := range pools {
-			p.Close()
-		}
-	}
-	for i, rawURL := range strings.Split(urls, ",") {
-		rawURL = strings.TrimSpace(rawURL)
-		if rawURL == "" {
-			continue
-		}
-		pool, cfg, err := openPool(ctx, rawURL, fmt.Sprintf("URL %d of %s", i+1, replicaURLsVar))
-		if err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-		pools = append(pools, pool)
-		logger.Info("petstore: reading pets from a PostgreSQL replica", "host", cfg.ConnConfig.Host, "port", cfg.ConnConfig.Port,
-			"database", cfg.ConnConfig.Database, "user", cfg.ConnConfig.User, "max_conns", cfg.MaxConns)
-	}
-	return pools, closeAll, nil
-}
 
 // replicaProbe is what /readyz says of a replica.
 type replicaProbe struct {
@@ -50,14 +14,15 @@ type replicaProbe struct {
 	Reason     string  `json:"reason,omitempty"` // why it does not serve
 }
 
-// replicaProbes returns the function that /readyz asks for the state of
-// store's replicas, or nil when it has none.
-func replicaProbes(store petstore.Store) func() []replicaProbe {
+// replicaReports returns what /metrics and /readyz report of store's
+// replicas: the collector of its reads and the function that /readyz asks
+// for their state; nil when store has no replicas.
+func replicaReports(store petstore.Store) ([]prometheus.Collector, func() []replicaProbe) {
 	s, ok := store.(*pgstore.Store)
 	if !ok || len(s.ReadStats().Replicas) == 0 {
-		return nil
+		return nil, nil
 	}
-	return func() []replicaProbe {
+	return []prometheus.Collector{readsCollector{s}}, func() []replicaProbe {
 		var probes []replicaProbe
 		for _, r := range s.ReadStats().Replicas {
 			p := replicaProbe{Name: r.Name, Serving: r.Serving, LagSeconds: r.Lag.Seconds()}
@@ -92,24 +57,15 @@ var (
 		[]string{"replica"}, nil)
 )
 
-// replicaCollectors returns the collector of store's reads when store is
-// a pgstore.Store with replicas, and none otherwise.
-func replicaCollectors(store petstore.Store) []prometheus.Collector {
-	if s, ok := store.(*pgstore.Store); ok && len(s.ReadStats().Replicas) > 0 {
-		return []prometheus.Collector{readsCollector{s}}
-	}
-	return nil
-}
-
 // Describe implements prometheus.Collector.
 func (c readsCollector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
 
 // Collect implements prometheus.Collector.
 func (c readsCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.store.ReadStats()
-	ch <- prometheus.MustNewConstMetric(readsDesc, prometheus.CounterValue, float64(st.Replica), "replica")
-	ch <- prometheus.MustNewConstMetric(readsDesc, prometheus.CounterValue, float64(st.Primary), "primary")
-	ch <- prometheus.MustNewConstMetric(readsDesc, prometheus.CounterValue, float64(st.Fallback), "fallback")
+	for servedBy, n := range map[string]int64{"replica": st.Replica, "primary": st.Primary, "fallback": st.Fallback} {
+		ch <- prometheus.MustNewConstMetric(readsDesc, prometheus.CounterValue, float64(n), servedBy)
+	}
 	ch <- prometheus.MustNewConstMetric(waitsDesc, prometheus.CounterValue, float64(st.Waits))
 	ch <- prometheus.MustNewConstMetric(waitDesc, prometheus.CounterValue, st.WaitTime.Seconds())
 	for _, r := range st.Replicas {

@@ -19,9 +19,6 @@ const (
 	storePostgres storeKind = "postgres"
 )
 
-// dataFileVar names the variable of -data.
-const dataFileVar = "PETSTORE_DATA"
-
 // defaultDataFile is the SQLite file used when nothing names a store.
 const defaultDataFile = "petstore.db"
 
@@ -36,15 +33,13 @@ func (c *config) chooseStore(flag string, getenv func(string) string) error {
 	if c.postgresURL == "" {
 		c.postgresURL, urlFrom = getenv(postgresURLVar), postgresURLVar
 	}
-	switch storeKind(flag) {
+	switch c.store = storeKind(flag); c.store {
 	case "":
+		c.store = storeSQLite
 		if c.postgresURL != "" {
 			c.store = storePostgres
-		} else {
-			c.store = storeSQLite
 		}
 	case storeSQLite, storeMemory, storePostgres:
-		c.store = storeKind(flag)
 	default:
 		return fmt.Errorf("-store %q: want sqlite, memory or postgres", flag)
 	}
@@ -52,18 +47,14 @@ func (c *config) chooseStore(flag string, getenv func(string) string) error {
 	switch {
 	case data && url:
 		return fmt.Errorf("two stores are named: a data file by %s (%s) and PostgreSQL by %s; keep one of them", dataFrom, c.dataFile, urlFrom)
-	case c.store == storeMemory && (data || url):
-		other := dataFrom
-		if url {
-			other = urlFrom
-		}
-		return fmt.Errorf("two stores are named: -store memory, and %s; drop one of them", other)
+	case c.store == storeMemory && url:
+		return fmt.Errorf("two stores are named: -store memory, and %s; drop one of them", urlFrom)
+	case c.store == storeMemory && data:
+		return fmt.Errorf("two stores are named: -store memory, and %s; drop one of them", dataFrom)
 	case c.store == storeSQLite && url:
 		return fmt.Errorf("two stores are named: -store sqlite, and PostgreSQL by %s; drop one of them", urlFrom)
 	case c.store == storePostgres && !url:
 		return fmt.Errorf("-store postgres needs the database's URL in %s or -postgres", postgresURLVar)
-	case c.store == storePostgres && data:
-		return fmt.Errorf("two stores are named: -store postgres, and a data file by %s; drop one of them", dataFrom)
 	}
 	if c.replicaURLs = getenv(replicaURLsVar); c.replicaURLs != "" && c.store != storePostgres {
 		return fmt.Errorf("%s names PostgreSQL replicas, but pets are kept in %s; name the primary in %s, or unset %s",
@@ -78,25 +69,26 @@ func (c *config) chooseStore(flag string, getenv func(string) string) error {
 	return nil
 }
 
-// openStore opens the store that c selects; check, or nil, is for /readyz.
-func openStore(ctx context.Context, c config, logger *slog.Logger) (store petstore.Store, check func(context.Context) error, release func(), err error) {
+// openStore opens the store that c selects, and returns it and what closes
+// it.
+func openStore(ctx context.Context, c config, logger *slog.Logger) (petstore.Store, func(), error) {
 	switch c.store {
 	case storePostgres:
 		s, closePool, err := openPostgresStore(ctx, c.postgresURL, c.replicaURLs, c.postgresListenURL, c.migrate, logger)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
-		return s, s.Check, closePool, nil
+		return s, closePool, nil
 	case storeMemory:
 		logger.Info("petstore: storing pets in memory; they are lost when the process stops")
-		return memstore.New(), nil, func() {}, nil
+		return memstore.New(), func() {}, nil
 	}
 	s, err := sqlitestore.Open(c.dataFile, sqlitestore.WithLogger(logger))
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w; -data or %s names another file, -store memory keeps pets in memory", err, dataFileVar)
+		return nil, nil, fmt.Errorf("%w; -data or %s names another file, -store memory keeps pets in memory", err, dataFileVar)
 	}
 	logger.Info("petstore: storing pets in a SQLite file", "path", s.Path())
-	return s, s.Check, func() {
+	return s, func() {
 		if err := s.Close(); err != nil {
 			logger.Error("petstore: closing the SQLite file", "path", s.Path(), "err", err)
 		}
