@@ -2,11 +2,8 @@ package pgstore_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -25,11 +22,8 @@ import (
 // the pool is closed and the role dropped, with its privileges.
 func pgRole(t *testing.T, admin *pgxpool.Pool) (string, *pgxpool.Pool) {
 	t.Helper()
-	b := make([]byte, 6)
-	rand.Read(b)
-	role := "pgstore_test_role_" + hex.EncodeToString(b)
-	ctx := context.Background()
-	if _, err := admin.Exec(ctx, "CREATE ROLE "+role+" LOGIN"); err != nil {
+	role := uniqueName("pgstore_test_role_")
+	if _, err := admin.Exec(context.Background(), "CREATE ROLE "+role+" LOGIN"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -39,16 +33,7 @@ func pgRole(t *testing.T, admin *pgxpool.Pool) (string, *pgxpool.Pool) {
 			}
 		}
 	})
-	u, err := url.Parse(pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.User(role)
-	pool, err := pgxpool.New(ctx, u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.User = role })
 	return role, pool
 }
 
@@ -209,9 +194,7 @@ func TestCheckNotMigrated(t *testing.T) {
 // when the search_path names no schema that exists.
 func TestMigrateMissingSearchPathSchema(t *testing.T) {
 	pgtest.URL(t)
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "pgstore_missing_" + hex.EncodeToString(b)
+	schema := uniqueName("pgstore_missing_")
 	pool := pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["search_path"] = schema })
 	s := pgNew(t, pool)
 	want := `pgstore: the schema "` + schema + `" that PostgreSQL's search_path names does not exist, so there is nowhere ` +

@@ -116,10 +116,7 @@ func TestErrorsWhenPoolClosed(t *testing.T) {
 	pool := pgPool(t)
 	schema := pgSchema(t, pool)
 	closed := pgPool(t)
-	cs := pgNew(t, closed, pgstore.WithSchema(schema))
-	if err := cs.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	cs := pgMigrate(t, pgNew(t, closed, pgstore.WithSchema(schema)))
 	closed.Close()
 	for _, op := range errorsOps() {
 		t.Run(op.name, func(t *testing.T) {
@@ -144,10 +141,7 @@ func TestErrorsWhenServerEndsConnection(t *testing.T) {
 				// between the ping and the query.
 				c.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
 			})
-			s := pgNew(t, pool, pgstore.WithSchema(schema))
-			if err := s.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
+			s := pgMigrate(t, pgNew(t, pool, pgstore.WithSchema(schema)))
 			var pid int32
 			if err := pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
 				t.Fatal(err)

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 	"github.com/petstore-go/petstore/pgstore"
 )
@@ -48,11 +49,7 @@ func urlPool(tb testing.TB, url string, configure ...func(*pgxpool.Config)) *pgx
 // Migrate does.
 func pgSchema(tb testing.TB, pool *pgxpool.Pool) string {
 	tb.Helper()
-	b := make([]byte, 8)
-	if _, err := rand.Read(b); err != nil {
-		tb.Fatal(err)
-	}
-	schema := "pgstore_test_" + hex.EncodeToString(b)
+	schema := uniqueName("pgstore_test_")
 	tb.Cleanup(func() {
 		_, err := pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
 		if err != nil {
@@ -61,6 +58,10 @@ func pgSchema(tb testing.TB, pool *pgxpool.Pool) string {
 	})
 	return schema
 }
+
+// uniqueName returns prefix followed by 26 random lowercase letters and
+// digits: a name that no other test uses, and that needs no quoting.
+func uniqueName(prefix string) string { return prefix + strings.ToLower(rand.Text()) }
 
 // pgMigratedSchema returns a fresh schema (see pgSchema) with the Store's
 // tables created in it through admin, whose statements have no timeout and
@@ -96,6 +97,17 @@ func pgMigrate(tb testing.TB, s *pgstore.Store) *pgstore.Store {
 func pgStore(tb testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) *pgstore.Store {
 	tb.Helper()
 	return pgMigrate(tb, pgNew(tb, pool, append([]pgstore.Option{pgstore.WithSchema(pgSchema(tb, pool))}, opts...)...))
+}
+
+// pgAdd adds p to s without a key, fails tb on an error, and returns the
+// pet as stored.
+func pgAdd(tb testing.TB, s petstore.Store, p petstore.NewPet) petstore.Pet {
+	tb.Helper()
+	pet, _, err := s.Add(context.Background(), p, petstore.AddOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pet
 }
 
 // pgSeed inserts n pets straight into the store's table in one statement,

@@ -47,10 +47,7 @@ CREATE TRIGGER slow_insert AFTER INSERT ON %[2]s FOR EACH ROW EXECUTE FUNCTION %
 		`SELECT EXISTS (SELECT FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%' || $1 || '%')`,
 		schema)
 
-	fast, _, err := other.Add(ctx, petstore.NewPet{Name: "fast", CategoryID: 1}, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fast := pgAdd(t, other, petstore.NewPet{Name: "fast", CategoryID: 1})
 	seen, err := s.List(ctx, petstore.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
