@@ -197,8 +197,7 @@ func TestErrorsWhenContextDone(t *testing.T) {
 			}
 		})
 		t.Run(op.name+"/waiting", func(t *testing.T) {
-			application := "pgstore_test_" + strings.ReplaceAll(t.Name(), "/", "_")
-			pool := pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["application_name"] = application })
+			pool, application := appPool(t)
 			s := errorsLockedStore(t, admin, pool)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)

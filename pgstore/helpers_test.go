@@ -44,6 +44,13 @@ func urlPool(tb testing.TB, url string, configure ...func(*pgxpool.Config)) *pgx
 	return pool
 }
 
+// appPool returns a pool on the test server (see pgPool) whose connections
+// carry an application name of the test's own, and that name.
+func appPool(t *testing.T) (*pgxpool.Pool, string) {
+	application := "pgstore_test_" + strings.ReplaceAll(t.Name(), "/", "_")
+	return pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["application_name"] = application }), application
+}
+
 // pgSchema returns the name of a schema that no other test uses, and drops
 // it, with everything in it, when the test ends. It does not create it:
 // Migrate does.
@@ -108,6 +115,17 @@ func pgAdd(tb testing.TB, s petstore.Store, p petstore.NewPet) petstore.Pet {
 		tb.Fatal(err)
 	}
 	return pet
+}
+
+// pgCount returns the number of rows of from: a table, and optionally a
+// WHERE clause.
+func pgCount(tb testing.TB, pool *pgxpool.Pool, from string) int {
+	tb.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM "+from).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
 }
 
 // pgSeed inserts n pets straight into the store's table in one statement,
