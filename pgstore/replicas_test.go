@@ -382,8 +382,7 @@ func TestReplicaIdentity(t *testing.T) {
 	// The same table, holding a pet of the same ID, in the other database
 	// of the primary's cluster and in the other cluster.
 	foreign := func(primary, standby string) string {
-		p := urlPool(t, primary)
-		s := pgMigrate(t, pgNew(t, p, pgstore.WithSchema(schema)))
+		s := pgMigrate(t, pgNew(t, urlPool(t, primary), pgstore.WithSchema(schema)))
 		pet, _, err := s.Add(ctx, petstore.NewPet{Name: "FOREIGN", CategoryID: 2}, petstore.AddOptions{})
 		if err != nil || pet.ID != mine.ID {
 			t.Fatalf("the foreign pet: %+v, %v; want ID %d", pet, err, mine.ID)
@@ -415,18 +414,15 @@ func TestReplicaIdentity(t *testing.T) {
 			s := pgNew(t, r.pool, pgstore.WithSchema(schema), pgstore.WithReplicas(urlPool(t, c.url)))
 			t.Cleanup(s.Close)
 			st := awaitReplica(t, s, "the replica to be checked", func(st pgstore.ReplicaStatus) bool { return st.Serving || st.Err != nil })
-			if c.want == nil {
-				if !st.Serving || st.Err != nil {
-					t.Errorf("the standby's status = %+v; want serving", st)
-				}
-			} else {
-				if st.Serving || st.Err == nil {
-					t.Fatalf("the replica's status = %+v; want refused", st)
-				}
-				for _, w := range c.want {
-					if !strings.Contains(st.Err.Error(), w) {
-						t.Errorf("the replica's error %q does not say %q", st.Err, w)
-					}
+			switch {
+			case c.want == nil && (!st.Serving || st.Err != nil):
+				t.Errorf("the standby's status = %+v; want serving", st)
+			case c.want != nil && (st.Serving || st.Err == nil):
+				t.Fatalf("the replica's status = %+v; want refused", st)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(st.Err.Error(), w) {
+					t.Errorf("the replica's error %q does not say %q", st.Err, w)
 				}
 			}
 			before := s.ReadStats()
