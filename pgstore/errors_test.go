@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 	"github.com/petstore-go/petstore/pgstore"
 )
 
@@ -67,12 +68,7 @@ func errorsWantUnavailable(t *testing.T, err error) {
 
 func TestErrorsWhenServerUnreachable(t *testing.T) {
 	// A port that nothing listens on: connections are refused.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := ln.Addr().String()
-	ln.Close()
+	refused := pgtest.FreePort(t)
 
 	// A port that accepts connections and never answers: connecting times
 	// out.
@@ -98,9 +94,9 @@ func TestErrorsWhenServerUnreachable(t *testing.T) {
 	}()
 
 	servers := []struct{ name, url string }{
-		{"refused", fmt.Sprintf("postgres://app:%s@%s/shop?sslmode=disable", errorsPassword, refused)},
+		{"refused", fmt.Sprintf("postgres://app:%s@127.0.0.1:%d/shop?sslmode=disable", errorsPassword, refused)},
 		{"timeout", fmt.Sprintf("postgres://app:%s@%s/shop?sslmode=disable", errorsPassword, silent.Addr())},
-		{"key-value", fmt.Sprintf("host=127.0.0.1 port=%s user=app password=%s dbname=shop sslmode=disable", strings.TrimPrefix(refused, "127.0.0.1:"), errorsPassword)},
+		{"key-value", fmt.Sprintf("host=127.0.0.1 port=%d user=app password=%s dbname=shop sslmode=disable", refused, errorsPassword)},
 	}
 	for _, server := range servers {
 		s := pgNew(t, urlPool(t, server.url, func(c *pgxpool.Config) { c.ConnConfig.ConnectTimeout = 200 * time.Millisecond }))
