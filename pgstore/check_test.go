@@ -37,14 +37,19 @@ func pgRole(t *testing.T, admin *pgxpool.Pool) (string, *pgxpool.Pool) {
 	return role, pool
 }
 
-// servingGrants returns the statements that give role what serving the
-// pets table in schema needs, as the Migrate doc lists it.
-func servingGrants(schema, role string) []string {
-	return []string{
+// grantServing gives role, through admin, what serving the pets table in
+// schema needs, as the Migrate doc lists it.
+func grantServing(t *testing.T, admin *pgxpool.Pool, schema, role string) {
+	t.Helper()
+	for _, g := range []string{
 		"GRANT USAGE ON SCHEMA " + schema + " TO " + role + ";",
 		"GRANT SELECT, INSERT ON " + schema + ".pets TO " + role + ";",
 		"GRANT SELECT, INSERT, DELETE ON " + schema + ".pets_keys TO " + role + ";",
 		"GRANT SELECT ON " + schema + ".pets_migrations TO " + role + ";",
+	} {
+		if _, err := admin.Exec(context.Background(), g); err != nil {
+			t.Fatalf("%s: %v", g, err)
+		}
 	}
 }
 
@@ -57,11 +62,7 @@ func TestCheckServingRole(t *testing.T) {
 	ctx := context.Background()
 	schema := pgMigratedSchema(t, admin)
 	role, pool := pgRole(t, admin)
-	for _, g := range servingGrants(schema, role) {
-		if _, err := admin.Exec(ctx, g); err != nil {
-			t.Fatalf("%s: %v", g, err)
-		}
-	}
+	grantServing(t, admin, schema, role)
 	clock := sqltest.NewClock()
 	s := pgNew(t, pool, pgstore.WithSchema(schema), pgstore.WithClock(clock.Now))
 	if err := s.Check(ctx); err != nil {
@@ -82,9 +83,7 @@ func TestCheckServingRole(t *testing.T) {
 	if err != nil || !replayed || again.ID != first.ID {
 		t.Fatalf("keyed Add again = %v, %v, %v; want pet %d replayed", again, replayed, err, first.ID)
 	}
-	if _, _, err := s.Add(ctx, petstore.NewPet{Name: "Tom", CategoryID: 2}, petstore.AddOptions{}); err != nil {
-		t.Fatalf("unkeyed Add: %v", err)
-	}
+	pgAdd(t, s, petstore.NewPet{Name: "Tom", CategoryID: 2}) // unkeyed
 	// Past the retention, the next create starts a pass that forgets k1.
 	clock.Advance(petstore.MinKeyRetention + time.Hour)
 	// (A pass still running when a create comes starts no other, so
@@ -120,11 +119,7 @@ func TestCheckMissingGrant(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.revoke, func(t *testing.T) {
-			for _, g := range servingGrants(schema, role) {
-				if _, err := admin.Exec(ctx, g); err != nil {
-					t.Fatal(err)
-				}
-			}
+			grantServing(t, admin, schema, role)
 			if err := s.Check(ctx); err != nil {
 				t.Fatalf("Check with every grant: %v", err)
 			}
@@ -174,10 +169,7 @@ func TestCheckNotMigrated(t *testing.T) {
 		t.Errorf("Migrate as a role that may not create = %v; want an error saying to run it as the owner", err)
 	}
 
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Check(ctx); err != nil {
+	if err := pgMigrate(t, s).Check(ctx); err != nil {
 		t.Errorf("Check after Migrate: %v", err)
 	}
 	// A version missing, as when this release is newer than the tables.

@@ -22,11 +22,8 @@ func TestAddKeepsIDsInCommitOrder(t *testing.T) {
 	admin := pgPool(t)
 	ctx := context.Background()
 	schema := pgSchema(t, admin)
-	s := pgNew(t, admin, pgstore.WithSchema(schema))
+	s := pgMigrate(t, pgNew(t, admin, pgstore.WithSchema(schema)))
 	other := pgNew(t, pgPool(t), pgstore.WithSchema(schema))
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	fn := pgx.Identifier{schema, "slow_insert"}.Sanitize()
 	if _, err := admin.Exec(ctx, fmt.Sprintf(`
 CREATE FUNCTION %[1]s() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -52,8 +49,7 @@ CREATE TRIGGER slow_insert AFTER INSERT ON %[2]s FOR EACH ROW EXECUTE FUNCTION %
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := <-slow
-	if r.err != nil {
+	if r := <-slow; r.err != nil {
 		t.Fatal(r.err)
 	}
 	all, err := s.List(ctx, petstore.ListOptions{})
