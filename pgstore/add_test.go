@@ -195,9 +195,11 @@ func TestAddBatches(t *testing.T) {
 	a.hold(t)
 	first := a.add(ctx, "first")
 	a.awaitWaiting(t, 1, 0)
+	want := []string{"first"}
 	var queued []<-chan addResult
 	for i := range 7 {
-		queued = append(queued, a.add(ctx, fmt.Sprintf("queued %d", i)))
+		want = append(want, fmt.Sprintf("queued %d", i))
+		queued = append(queued, a.add(ctx, want[i+1]))
 		a.awaitWaiting(t, 1, i+1) // one at a time, so that the order is known
 	}
 	a.release(t)
@@ -205,10 +207,6 @@ func TestAddBatches(t *testing.T) {
 	results := []addResult{<-first}
 	for _, q := range queued {
 		results = append(results, <-q)
-	}
-	want := []string{"first"}
-	for i := range 7 {
-		want = append(want, fmt.Sprintf("queued %d", i))
 	}
 	for i, r := range results {
 		if r.err != nil {

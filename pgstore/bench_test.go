@@ -118,10 +118,7 @@ func BenchmarkAddRatio(b *testing.B) {
 func benchTable(b *testing.B, pool *pgxpool.Pool, n int, name string) *pgstore.Store {
 	b.Helper()
 	ctx := context.Background()
-	s := pgNew(b, pool, pgstore.WithSchema(benchSchema), pgstore.WithTable(name))
-	if err := s.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
+	s := pgMigrate(b, pgNew(b, pool, pgstore.WithSchema(benchSchema), pgstore.WithTable(name)))
 	seeded := false
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		// One seeder at a time, if benchmarks run in several processes.

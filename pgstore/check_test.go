@@ -2,11 +2,8 @@ package pgstore_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -25,11 +22,8 @@ import (
 // the pool is closed and the role dropped, with its privileges.
 func pgRole(t *testing.T, admin *pgxpool.Pool) (string, *pgxpool.Pool) {
 	t.Helper()
-	b := make([]byte, 6)
-	rand.Read(b)
-	role := "pgstore_test_role_" + hex.EncodeToString(b)
-	ctx := context.Background()
-	if _, err := admin.Exec(ctx, "CREATE ROLE "+role+" LOGIN"); err != nil {
+	role := uniqueName("pgstore_test_role_")
+	if _, err := admin.Exec(context.Background(), "CREATE ROLE "+role+" LOGIN"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -39,27 +33,23 @@ func pgRole(t *testing.T, admin *pgxpool.Pool) (string, *pgxpool.Pool) {
 			}
 		}
 	})
-	u, err := url.Parse(pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.User(role)
-	pool, err := pgxpool.New(ctx, u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.User = role })
 	return role, pool
 }
 
-// servingGrants returns the statements that give role what serving the
-// pets table in schema needs, as the Migrate doc lists it.
-func servingGrants(schema, role string) []string {
-	return []string{
+// grantServing gives role, through admin, what serving the pets table in
+// schema needs, as the Migrate doc lists it.
+func grantServing(t *testing.T, admin *pgxpool.Pool, schema, role string) {
+	t.Helper()
+	for _, g := range []string{
 		"GRANT USAGE ON SCHEMA " + schema + " TO " + role + ";",
 		"GRANT SELECT, INSERT ON " + schema + ".pets TO " + role + ";",
 		"GRANT SELECT, INSERT, DELETE ON " + schema + ".pets_keys TO " + role + ";",
 		"GRANT SELECT ON " + schema + ".pets_migrations TO " + role + ";",
+	} {
+		if _, err := admin.Exec(context.Background(), g); err != nil {
+			t.Fatalf("%s: %v", g, err)
+		}
 	}
 }
 
@@ -72,11 +62,7 @@ func TestCheckServingRole(t *testing.T) {
 	ctx := context.Background()
 	schema := pgMigratedSchema(t, admin)
 	role, pool := pgRole(t, admin)
-	for _, g := range servingGrants(schema, role) {
-		if _, err := admin.Exec(ctx, g); err != nil {
-			t.Fatalf("%s: %v", g, err)
-		}
-	}
+	grantServing(t, admin, schema, role)
 	clock := sqltest.NewClock()
 	s := pgNew(t, pool, pgstore.WithSchema(schema), pgstore.WithClock(clock.Now))
 	if err := s.Check(ctx); err != nil {
@@ -97,9 +83,7 @@ func TestCheckServingRole(t *testing.T) {
 	if err != nil || !replayed || again.ID != first.ID {
 		t.Fatalf("keyed Add again = %v, %v, %v; want pet %d replayed", again, replayed, err, first.ID)
 	}
-	if _, _, err := s.Add(ctx, petstore.NewPet{Name: "Tom", CategoryID: 2}, petstore.AddOptions{}); err != nil {
-		t.Fatalf("unkeyed Add: %v", err)
-	}
+	pgAdd(t, s, petstore.NewPet{Name: "Tom", CategoryID: 2}) // unkeyed
 	// Past the retention, the next create starts a pass that forgets k1.
 	clock.Advance(petstore.MinKeyRetention + time.Hour)
 	// (A pass still running when a create comes starts no other, so
@@ -135,11 +119,7 @@ func TestCheckMissingGrant(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.revoke, func(t *testing.T) {
-			for _, g := range servingGrants(schema, role) {
-				if _, err := admin.Exec(ctx, g); err != nil {
-					t.Fatal(err)
-				}
-			}
+			grantServing(t, admin, schema, role)
 			if err := s.Check(ctx); err != nil {
 				t.Fatalf("Check with every grant: %v", err)
 			}
@@ -189,10 +169,7 @@ func TestCheckNotMigrated(t *testing.T) {
 		t.Errorf("Migrate as a role that may not create = %v; want an error saying to run it as the owner", err)
 	}
 
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Check(ctx); err != nil {
+	if err := pgMigrate(t, s).Check(ctx); err != nil {
 		t.Errorf("Check after Migrate: %v", err)
 	}
 	// A version missing, as when this release is newer than the tables.
@@ -209,9 +186,7 @@ func TestCheckNotMigrated(t *testing.T) {
 // when the search_path names no schema that exists.
 func TestMigrateMissingSearchPathSchema(t *testing.T) {
 	pgtest.URL(t)
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "pgstore_missing_" + hex.EncodeToString(b)
+	schema := uniqueName("pgstore_missing_")
 	pool := pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["search_path"] = schema })
 	s := pgNew(t, pool)
 	want := `pgstore: the schema "` + schema + `" that PostgreSQL's search_path names does not exist, so there is nowhere ` +

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 	"github.com/petstore-go/petstore/pgstore"
 )
 
@@ -67,12 +68,7 @@ func errorsWantUnavailable(t *testing.T, err error) {
 
 func TestErrorsWhenServerUnreachable(t *testing.T) {
 	// A port that nothing listens on: connections are refused.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := ln.Addr().String()
-	ln.Close()
+	refused := pgtest.FreePort(t)
 
 	// A port that accepts connections and never answers: connecting times
 	// out.
@@ -98,9 +94,9 @@ func TestErrorsWhenServerUnreachable(t *testing.T) {
 	}()
 
 	servers := []struct{ name, url string }{
-		{"refused", fmt.Sprintf("postgres://app:%s@%s/shop?sslmode=disable", errorsPassword, refused)},
+		{"refused", fmt.Sprintf("postgres://app:%s@127.0.0.1:%d/shop?sslmode=disable", errorsPassword, refused)},
 		{"timeout", fmt.Sprintf("postgres://app:%s@%s/shop?sslmode=disable", errorsPassword, silent.Addr())},
-		{"key-value", fmt.Sprintf("host=127.0.0.1 port=%s user=app password=%s dbname=shop sslmode=disable", strings.TrimPrefix(refused, "127.0.0.1:"), errorsPassword)},
+		{"key-value", fmt.Sprintf("host=127.0.0.1 port=%d user=app password=%s dbname=shop sslmode=disable", refused, errorsPassword)},
 	}
 	for _, server := range servers {
 		s := pgNew(t, urlPool(t, server.url, func(c *pgxpool.Config) { c.ConnConfig.ConnectTimeout = 200 * time.Millisecond }))
@@ -116,10 +112,7 @@ func TestErrorsWhenPoolClosed(t *testing.T) {
 	pool := pgPool(t)
 	schema := pgSchema(t, pool)
 	closed := pgPool(t)
-	cs := pgNew(t, closed, pgstore.WithSchema(schema))
-	if err := cs.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	cs := pgMigrate(t, pgNew(t, closed, pgstore.WithSchema(schema)))
 	closed.Close()
 	for _, op := range errorsOps() {
 		t.Run(op.name, func(t *testing.T) {
@@ -144,10 +137,7 @@ func TestErrorsWhenServerEndsConnection(t *testing.T) {
 				// between the ping and the query.
 				c.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
 			})
-			s := pgNew(t, pool, pgstore.WithSchema(schema))
-			if err := s.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
+			s := pgMigrate(t, pgNew(t, pool, pgstore.WithSchema(schema)))
 			var pid int32
 			if err := pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
 				t.Fatal(err)
@@ -203,8 +193,7 @@ func TestErrorsWhenContextDone(t *testing.T) {
 			}
 		})
 		t.Run(op.name+"/waiting", func(t *testing.T) {
-			application := "pgstore_test_" + strings.ReplaceAll(t.Name(), "/", "_")
-			pool := pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["application_name"] = application })
+			pool, application := appPool(t)
 			s := errorsLockedStore(t, admin, pool)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 	"github.com/petstore-go/petstore/pgstore"
 )
@@ -43,16 +44,19 @@ func urlPool(tb testing.TB, url string, configure ...func(*pgxpool.Config)) *pgx
 	return pool
 }
 
+// appPool returns a pool on the test server (see pgPool) whose connections
+// carry an application name of the test's own, and that name.
+func appPool(t *testing.T) (*pgxpool.Pool, string) {
+	application := "pgstore_test_" + strings.ReplaceAll(t.Name(), "/", "_")
+	return pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["application_name"] = application }), application
+}
+
 // pgSchema returns the name of a schema that no other test uses, and drops
 // it, with everything in it, when the test ends. It does not create it:
 // Migrate does.
 func pgSchema(tb testing.TB, pool *pgxpool.Pool) string {
 	tb.Helper()
-	b := make([]byte, 8)
-	if _, err := rand.Read(b); err != nil {
-		tb.Fatal(err)
-	}
-	schema := "pgstore_test_" + hex.EncodeToString(b)
+	schema := uniqueName("pgstore_test_")
 	tb.Cleanup(func() {
 		_, err := pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
 		if err != nil {
@@ -61,6 +65,10 @@ func pgSchema(tb testing.TB, pool *pgxpool.Pool) string {
 	})
 	return schema
 }
+
+// uniqueName returns prefix followed by 26 random lowercase letters and
+// digits: a name that no other test uses, and that needs no quoting.
+func uniqueName(prefix string) string { return prefix + strings.ToLower(rand.Text()) }
 
 // pgMigratedSchema returns a fresh schema (see pgSchema) with the Store's
 // tables created in it through admin, whose statements have no timeout and
@@ -96,6 +104,28 @@ func pgMigrate(tb testing.TB, s *pgstore.Store) *pgstore.Store {
 func pgStore(tb testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) *pgstore.Store {
 	tb.Helper()
 	return pgMigrate(tb, pgNew(tb, pool, append([]pgstore.Option{pgstore.WithSchema(pgSchema(tb, pool))}, opts...)...))
+}
+
+// pgAdd adds p to s without a key, fails tb on an error, and returns the
+// pet as stored.
+func pgAdd(tb testing.TB, s petstore.Store, p petstore.NewPet) petstore.Pet {
+	tb.Helper()
+	pet, _, err := s.Add(context.Background(), p, petstore.AddOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pet
+}
+
+// pgCount returns the number of rows of from: a table, and optionally a
+// WHERE clause.
+func pgCount(tb testing.TB, pool *pgxpool.Pool, from string) int {
+	tb.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM "+from).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
 }
 
 // pgSeed inserts n pets straight into the store's table in one statement,

@@ -17,16 +17,6 @@ import (
 	"github.com/petstore-go/petstore/pgstore"
 )
 
-// keysCount returns the number of rows in the keys table of s.
-func keysCount(t testing.TB, pool *pgxpool.Pool, s *pgstore.Store) int {
-	t.Helper()
-	var n int
-	if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM "+keysTable(s)).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // keysTable returns the keys table of s, quoted and qualified.
 func keysTable(s *pgstore.Store) string {
 	return strings.TrimSuffix(s.Table(), `"`) + `_keys"`
@@ -53,17 +43,23 @@ func TestAddKeyedBatch(t *testing.T) {
 	a.hold(t)
 	first := a.add(ctx, "first")
 	a.awaitWaiting(t, 1, 0)
+	reused := petstore.ErrIdempotencyKeyReused
 	calls := []struct {
 		principal, key string
 		pet            petstore.NewPet
+		// The outcome: sameAs is the call whose pet is answered, -1 for
+		// the pet stored before.
+		replayed bool
+		err      error
+		sameAs   int
 	}{
-		{"alice", "new", rex},    // 0: stored
-		{"", "", tom},            // 1: no key: stored
-		{"alice", "new", rex},    // 2: replays 0
-		{"alice", "new", tom},    // 3: reuses 0's key
-		{"alice", "stored", rex}, // 4: replays the pet stored before
-		{"alice", "stored", tom}, // 5: reuses its key
-		{"bob", "new", tom},      // 6: another principal: stored
+		{"alice", "new", rex, false, nil, 0},       // stored
+		{"", "", tom, false, nil, 1},               // no key: stored
+		{"alice", "new", rex, true, nil, 0},        // replays 0
+		{"alice", "new", tom, false, reused, 0},    // reuses 0's key
+		{"alice", "stored", rex, true, nil, -1},    // replays the pet stored before
+		{"alice", "stored", tom, false, reused, 0}, // reuses its key
+		{"bob", "new", tom, false, nil, 6},         // another principal: stored
 	}
 	var results []<-chan addResult
 	for i, c := range calls {
@@ -78,21 +74,9 @@ func TestAddKeyedBatch(t *testing.T) {
 	for _, r := range results {
 		got = append(got, <-r)
 	}
-	for i, want := range []struct {
-		replayed bool
-		err      error
-		sameAs   int // the index of the call whose pet is replayed; -1 for the pet stored before
-	}{
-		{false, nil, 0},
-		{false, nil, 1},
-		{true, nil, 0},
-		{false, petstore.ErrIdempotencyKeyReused, 0},
-		{true, nil, -1},
-		{false, petstore.ErrIdempotencyKeyReused, 0},
-		{false, nil, 6},
-	} {
+	for i, want := range calls {
 		r := got[i]
-		if !errors.Is(r.err, want.err) || (want.err == nil && r.err != nil) {
+		if !errors.Is(r.err, want.err) { // for a nil want.err, r.err must be nil
 			t.Errorf("call %d: err = %v; want %v", i, r.err, want.err)
 			continue
 		}
@@ -103,7 +87,7 @@ func TestAddKeyedBatch(t *testing.T) {
 		if want.sameAs >= 0 {
 			wantPet = got[want.sameAs].pet
 		}
-		if r.replayed != want.replayed || r.pet != wantPet || r.pet.NewPet != calls[i].pet {
+		if r.replayed != want.replayed || r.pet != wantPet || r.pet.NewPet != want.pet {
 			t.Errorf("call %d: Add = %+v, replayed %v; want %+v, replayed %v", i, r.pet, r.replayed, wantPet, want.replayed)
 		}
 	}
@@ -114,7 +98,7 @@ func TestAddKeyedBatch(t *testing.T) {
 	if !(got[0].pet.ID < got[1].pet.ID && got[1].pet.ID < got[6].pet.ID) {
 		t.Errorf("IDs %d, %d, %d are not in the order of the calls", got[0].pet.ID, got[1].pet.ID, got[6].pet.ID)
 	}
-	if n := keysCount(t, a.admin, a.s); n != 3 {
+	if n := pgCount(t, a.admin, keysTable(a.s)); n != 3 {
 		t.Errorf("the keys table holds %d keys; want 3", n)
 	}
 	// One keyed batch for the queued calls, each key sent once: 7 calls
@@ -136,13 +120,6 @@ func keyedAwaitLock(t *testing.T, admin *pgxpool.Pool, application string, n int
 WHERE application_name = $1 AND wait_event_type = 'Lock' AND wait_event = 'advisory'`, application, n)
 }
 
-// keyedPool returns a pool whose connections carry an application name of
-// their own, and that name.
-func keyedPool(t *testing.T, name string) (*pgxpool.Pool, string) {
-	application := "pgstore_test_" + name + "_" + strings.ReplaceAll(t.Name(), "/", "_")
-	return pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["application_name"] = application }), application
-}
-
 // TestAddKeyedAcrossStores sends the same key through two Stores on two
 // pools, as two processes would, while both wait for the lock: one stores
 // the pet and the other replays it, or, for another pet, is told the key
@@ -157,7 +134,7 @@ func TestAddKeyedAcrossStores(t *testing.T) {
 		{"other pet", petstore.NewPet{Name: "Tom", CategoryID: 1}, petstore.ErrIdempotencyKeyReused},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			pool, application := keyedPool(t, "across")
+			pool, application := appPool(t)
 			a := &addTable{s: pgStore(t, pool), admin: pgPool(t)}
 			other := pgNew(t, pool, pgstore.WithSchema(strings.Split(a.s.Table(), `"`)[1]))
 			ctx := context.Background()
@@ -190,7 +167,7 @@ func TestAddKeyedAcrossStores(t *testing.T) {
 // waits for the lock: no pet and no key is stored, so the same keys store
 // their pets afterwards.
 func TestAddKeyedBatchFails(t *testing.T) {
-	pool, application := keyedPool(t, "fails")
+	pool, application := appPool(t)
 	a := &addTable{s: pgStore(t, pool), admin: pgPool(t)}
 	ctx := context.Background()
 	a.hold(t)
@@ -220,7 +197,7 @@ func TestAddKeyedBatchFails(t *testing.T) {
 	if got := a.stored(t); len(got) != 0 {
 		t.Errorf("stored %v; want nothing", got)
 	}
-	if n := keysCount(t, a.admin, a.s); n != 0 {
+	if n := pgCount(t, a.admin, keysTable(a.s)); n != 0 {
 		t.Errorf("the keys table holds %d keys; want none", n)
 	}
 	for i, p := range pets {
@@ -246,9 +223,7 @@ func prunePasses(log *lockedBuffer) []string {
 // none ran for a minute, and returns false.
 func addAnother(t *testing.T, s *pgstore.Store) bool {
 	t.Helper()
-	if _, _, err := s.Add(context.Background(), petstore.NewPet{Name: "Tom", CategoryID: 1}, petstore.AddOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	pgAdd(t, s, petstore.NewPet{Name: "Tom", CategoryID: 1})
 	return false
 }
 
@@ -275,9 +250,7 @@ func TestKeyRetention(t *testing.T) {
 	// A second before the retention ends, a pass leaves the key, and it is
 	// replayed.
 	clock.Advance(retention - time.Second)
-	if _, _, err := s.Add(ctx, petstore.NewPet{Name: "Tom", CategoryID: 1}, petstore.AddOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	addAnother(t, s)
 	eventually(t, "the second pass", passes(2))
 	got, replayed, err := s.Add(ctx, rex, petstore.AddOptions{IdempotencyKey: "k"})
 	if err != nil || !replayed || got != stored {
@@ -290,7 +263,7 @@ func TestKeyRetention(t *testing.T) {
 	// A minute after, the next pass deletes it, and it is another key.
 	clock.Advance(time.Minute + time.Second)
 	eventually(t, "the key to be pruned", func() bool { return s.PrunedKeys() == 1 || addAnother(t, s) })
-	if n := keysCount(t, pool, s); n != 0 {
+	if n := pgCount(t, pool, keysTable(s)); n != 0 {
 		t.Errorf("the keys table holds %d keys after the retention; want none", n)
 	}
 	other := petstore.NewPet{Name: "Felix", CategoryID: 2}
@@ -322,26 +295,24 @@ func TestKeyRetentionBoundsRows(t *testing.T) {
 	ctx := petstore.WithPrincipal(context.Background(), "alice")
 	for r := range rounds {
 		var wg sync.WaitGroup
-		errs := make(chan error, writers)
 		for w := range writers {
 			wg.Go(func() {
 				for i := range perWriter {
 					p := petstore.NewPet{Name: "Rex", CategoryID: 1}
 					if _, replayed, err := s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: fmt.Sprintf("%d-%d-%d", r, w, i)}); err != nil || replayed {
-						errs <- fmt.Errorf("round %d, writer %d, Add %d: replayed %v, %v", r, w, i, replayed, err)
+						t.Errorf("round %d, writer %d, Add %d: replayed %v, %v", r, w, i, replayed, err)
 						return
 					}
 				}
 			})
 		}
 		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Fatal(err)
+		if t.Failed() {
+			t.FailNow()
 		}
 		want := min((r+1)*perRound, bound)
-		eventually(t, fmt.Sprintf("round %d: %d keys", r, want), func() bool { return keysCount(t, pool, s) <= want || addAnother(t, s) })
-		if n := keysCount(t, pool, s); n != want {
+		eventually(t, fmt.Sprintf("round %d: %d keys", r, want), func() bool { return pgCount(t, pool, keysTable(s)) <= want || addAnother(t, s) })
+		if n := pgCount(t, pool, keysTable(s)); n != want {
 			t.Fatalf("round %d: the keys table holds %d keys; want the %d stored within the retention", r, n, want)
 		}
 		clock.Advance(step)
@@ -349,11 +320,7 @@ func TestKeyRetentionBoundsRows(t *testing.T) {
 	if got, want := s.PrunedKeys(), int64(rounds*perRound-bound); got != want {
 		t.Errorf("PrunedKeys = %d; want %d", got, want)
 	}
-	var pets int
-	if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM "+s.Table()+" WHERE name = 'Rex'").Scan(&pets); err != nil {
-		t.Fatal(err)
-	}
-	if pets != rounds*perRound {
+	if pets := pgCount(t, pool, s.Table()+" WHERE name = 'Rex'"); pets != rounds*perRound {
 		t.Errorf("%d keyed pets stored; want %d: pruning keys must not touch pets", pets, rounds*perRound)
 	}
 }

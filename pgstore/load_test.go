@@ -362,11 +362,9 @@ func loadKeyed(ctx context.Context, backends [2]*client.Client, k int, replays *
 		go func() { results <- create(first) }()
 		go func() { results <- create(second) }()
 		r1, r2 := <-results, <-results
-		switch {
-		case r1.err != nil:
-			return 0, r1.err
-		case r2.err != nil:
-			return 0, r2.err
+		switch err := errors.Join(r1.err, r2.err); {
+		case err != nil:
+			return 0, err
 		case r1.id != r2.id || r1.replayed == r2.replayed:
 			return 0, fmt.Errorf("sent through both processes at once: answered pet %d (replayed %v) and pet %d (replayed %v); want one pet, stored once and replayed once",
 				r1.id, r1.replayed, r2.id, r2.replayed)

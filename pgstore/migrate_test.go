@@ -25,11 +25,8 @@ type migrateVersion struct {
 // table named table in schema.
 func migrateVersions(t *testing.T, pool *pgxpool.Pool, schema, table string) []migrateVersion {
 	t.Helper()
-	rows, err := pool.Query(context.Background(),
+	rows, _ := pool.Query(context.Background(), // the error comes back from CollectRows
 		"SELECT version, name FROM "+pgx.Identifier{schema, table + "_migrations"}.Sanitize()+" ORDER BY version")
-	if err != nil {
-		t.Fatal(err)
-	}
 	vs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[migrateVersion])
 	if err != nil {
 		t.Fatal(err)
@@ -91,10 +88,7 @@ WHERE conrelid = (SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.
 		t.Errorf("inserting status 'lost': err = %v; want a check_violation (23514)", err)
 	}
 
-	added, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	added := pgAdd(t, s, petstore.NewPet{Name: "Rex", CategoryID: 1})
 	for range 2 {
 		if err := s.Migrate(ctx); err != nil {
 			t.Fatalf("Migrate again: %v", err)
@@ -146,18 +140,9 @@ func TestMigrateUsesSearchPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool := pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["search_path"] = schema })
-	s := pgNew(t, pool)
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	if err := admin.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema, "pets"}.Sanitize()).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != 1 {
+	s := pgMigrate(t, pgNew(t, pool))
+	pgAdd(t, s, petstore.NewPet{Name: "Rex", CategoryID: 1})
+	if n := pgCount(t, admin, pgx.Identifier{schema, "pets"}.Sanitize()); n != 1 {
 		t.Errorf("%s.pets holds %d pets; want 1", schema, n)
 	}
 	if diff := cmp.Diff(migrateWant(), migrateVersions(t, admin, schema, "pets")); diff != "" {
@@ -196,20 +181,10 @@ func TestStoresShareSchema(t *testing.T) {
 	schema := pgSchema(t, pool)
 	var stores [2]*pgstore.Store
 	for i, table := range []string{"cats", "dogs"} {
-		s := pgNew(t, pool, pgstore.WithSchema(schema), pgstore.WithTable(table))
-		if err := s.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		stores[i] = s
+		stores[i] = pgMigrate(t, pgNew(t, pool, pgstore.WithSchema(schema), pgstore.WithTable(table)))
 	}
-	cat, _, err := stores[0].Add(ctx, petstore.NewPet{Name: "Tom", CategoryID: 1}, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dog, _, err := stores[1].Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 2}, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := pgAdd(t, stores[0], petstore.NewPet{Name: "Tom", CategoryID: 1})
+	dog := pgAdd(t, stores[1], petstore.NewPet{Name: "Rex", CategoryID: 2})
 	for i, want := range [][]petstore.Pet{{cat}, {dog}} {
 		got, err := stores[i].List(ctx, petstore.ListOptions{})
 		if err != nil {

@@ -60,11 +60,7 @@ func TestNotifyAdds(t *testing.T) {
 	}
 	add := func(name string) int64 {
 		t.Helper()
-		p, _, err := a.Add(t.Context(), petstore.NewPet{Name: name, CategoryID: 1}, petstore.AddOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.ID
+		return pgAdd(t, a, petstore.NewPet{Name: name, CategoryID: 1}).ID
 	}
 	sees := func(id int64) {
 		t.Helper()

@@ -84,10 +84,7 @@ func TestUnusualNames(t *testing.T) {
 	pool := pgPool(t)
 	ctx := context.Background()
 	s := pgStore(t, pool, pgstore.WithTable(`Pets "x"; DROP TABLE pets; --`))
-	added, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1, Status: petstore.StatusSold}, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	added := pgAdd(t, s, petstore.NewPet{Name: "Rex", CategoryID: 1, Status: petstore.StatusSold})
 	got, err := s.List(ctx, petstore.ListOptions{Status: petstore.StatusSold})
 	if err != nil {
 		t.Fatal(err)

@@ -22,11 +22,8 @@ func TestAddKeepsIDsInCommitOrder(t *testing.T) {
 	admin := pgPool(t)
 	ctx := context.Background()
 	schema := pgSchema(t, admin)
-	s := pgNew(t, admin, pgstore.WithSchema(schema))
+	s := pgMigrate(t, pgNew(t, admin, pgstore.WithSchema(schema)))
 	other := pgNew(t, pgPool(t), pgstore.WithSchema(schema))
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	fn := pgx.Identifier{schema, "slow_insert"}.Sanitize()
 	if _, err := admin.Exec(ctx, fmt.Sprintf(`
 CREATE FUNCTION %[1]s() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -47,16 +44,12 @@ CREATE TRIGGER slow_insert AFTER INSERT ON %[2]s FOR EACH ROW EXECUTE FUNCTION %
 		`SELECT EXISTS (SELECT FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%' || $1 || '%')`,
 		schema)
 
-	fast, _, err := other.Add(ctx, petstore.NewPet{Name: "fast", CategoryID: 1}, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fast := pgAdd(t, other, petstore.NewPet{Name: "fast", CategoryID: 1})
 	seen, err := s.List(ctx, petstore.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := <-slow
-	if r.err != nil {
+	if r := <-slow; r.err != nil {
 		t.Fatal(r.err)
 	}
 	all, err := s.List(ctx, petstore.ListOptions{})

@@ -105,33 +105,27 @@ func TestListIsIndexRangeScan(t *testing.T) {
 		call func(ctx context.Context) error
 		want []string // the plan's nodes
 	}
+	list := func(name string, opts petstore.ListOptions, want ...string) call {
+		return call{name, func(ctx context.Context) error {
+			_, err := s.List(ctx, opts)
+			return err
+		}, want}
+	}
 	var calls []call
 	for _, after := range []int64{0, n / 2, n - 30} {
 		calls = append(calls,
-			call{fmt.Sprintf("List after %d", after), func(ctx context.Context) error {
-				_, err := s.List(ctx, petstore.ListOptions{After: after, Limit: 20})
-				return err
-			}, []string{"Limit", "Index Scan using " + pkey}},
-			call{fmt.Sprintf("List sold after %d", after), func(ctx context.Context) error {
-				_, err := s.List(ctx, petstore.ListOptions{After: after, Limit: 20, Status: petstore.StatusSold})
-				return err
-			}, []string{"Limit", "Index Scan using " + statusIndex}},
-		)
+			list(fmt.Sprintf("List after %d", after), petstore.ListOptions{After: after, Limit: 20}, "Limit", "Index Scan using "+pkey),
+			list(fmt.Sprintf("List sold after %d", after), petstore.ListOptions{After: after, Limit: 20, Status: petstore.StatusSold},
+				"Limit", "Index Scan using "+statusIndex))
 	}
 	// Without a cap the LIMIT is bound to NULL, which a custom plan drops
 	// and a generic plan keeps: either way, the pets are read in the
 	// index's order.
 	for _, after := range []int64{0, n - 30} {
 		calls = append(calls,
-			call{fmt.Sprintf("List all after %d", after), func(ctx context.Context) error {
-				_, err := s.List(ctx, petstore.ListOptions{After: after})
-				return err
-			}, []string{"Index Scan using " + pkey}},
-			call{fmt.Sprintf("List all sold after %d", after), func(ctx context.Context) error {
-				_, err := s.List(ctx, petstore.ListOptions{After: after, Status: petstore.StatusSold})
-				return err
-			}, []string{"Index Scan using " + statusIndex}},
-		)
+			list(fmt.Sprintf("List all after %d", after), petstore.ListOptions{After: after}, "Index Scan using "+pkey),
+			list(fmt.Sprintf("List all sold after %d", after), petstore.ListOptions{After: after, Status: petstore.StatusSold},
+				"Index Scan using "+statusIndex))
 	}
 	calls = append(calls, call{"Get", func(ctx context.Context) error {
 		_, err := s.Get(ctx, n/2)

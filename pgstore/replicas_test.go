@@ -48,14 +48,7 @@ func pgReplicated(t *testing.T) *replicated {
 // It is closed when the test ends.
 func (r *replicated) replicaStore(t *testing.T, opts ...pgstore.Option) *pgstore.Store {
 	t.Helper()
-	return r.storeOn(t, pgMigratedSchema(t, r.pool), opts...)
-}
-
-// storeOn returns a Store with a replica on the table in schema, once the
-// standby serves it, closed when the test ends.
-func (r *replicated) storeOn(t *testing.T, schema string, opts ...pgstore.Option) *pgstore.Store {
-	t.Helper()
-	return r.storeVia(t, r.replicaPool, schema, opts...)
+	return r.storeVia(t, r.replicaPool, pgMigratedSchema(t, r.pool), opts...)
 }
 
 // storeVia returns a Store reading through replica on the table in schema,
@@ -69,6 +62,22 @@ func (r *replicated) storeVia(t *testing.T, replica *pgxpool.Pool, schema string
 	pgAwait(t, r.replicaPool, "the standby to replay the table", `SELECT to_regclass($1) IS NOT NULL`, s.Table())
 	awaitServing(t, s, true)
 	return s
+}
+
+// checkGet fails t unless s's Get finds pet.
+func checkGet(t *testing.T, s *pgstore.Store, pet petstore.Pet) {
+	t.Helper()
+	if got, err := s.Get(context.Background(), pet.ID); err != nil || got != pet {
+		t.Errorf("Get(%d) = %+v, %v; want %+v", pet.ID, got, err, pet)
+	}
+}
+
+// checkListed fails t unless s's List holds pet.
+func checkListed(t *testing.T, s *pgstore.Store, pet petstore.Pet) {
+	t.Helper()
+	if got, err := s.List(context.Background(), petstore.ListOptions{}); err != nil || !slices.Contains(got, pet) {
+		t.Errorf("List = %+v, %v; want pet %d listed", got, err, pet.ID)
+	}
 }
 
 // TestReplicaStore runs the conformance suite on Stores that read from a
@@ -89,13 +98,10 @@ func TestReplicaPaused(t *testing.T) {
 	r := pgReplicated(t)
 	const maxLag = 2 * time.Second
 	schema := pgMigratedSchema(t, r.pool)
-	s := r.storeOn(t, schema, pgstore.WithReplicaMaxLag(maxLag))
-	other := r.storeOn(t, schema, pgstore.WithReplicaMaxLag(maxLag))
+	s := r.storeVia(t, r.replicaPool, schema, pgstore.WithReplicaMaxLag(maxLag))
+	other := r.storeVia(t, r.replicaPool, schema, pgstore.WithReplicaMaxLag(maxLag))
 	ctx := context.Background()
-	before, _, err := s.Add(ctx, petstore.NewPet{Name: "before the pause", CategoryID: 1}, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := pgAdd(t, s, petstore.NewPet{Name: "before the pause", CategoryID: 1})
 	pgAwait(t, r.replicaPool, "the standby to replay the first pet", `SELECT EXISTS (SELECT FROM `+s.Table()+` WHERE id = $1)`, before.ID)
 
 	if _, err := r.replicaPool.Exec(ctx, `SELECT pg_wal_replay_pause()`); err != nil {
@@ -104,16 +110,9 @@ func TestReplicaPaused(t *testing.T) {
 	pgAwait(t, r.replicaPool, "replay to pause", `SELECT pg_get_wal_replay_pause_state() = 'paused'`)
 	paused := time.Now()
 	start := s.ReadStats()
-	pet, _, err := s.Add(ctx, petstore.NewPet{Name: "during the pause", CategoryID: 2}, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
-		t.Errorf("Get(%d) on the Store that added it = %+v, %v; want %+v", pet.ID, got, err, pet)
-	}
-	if got, err := s.List(ctx, petstore.ListOptions{}); err != nil || !slices.Contains(got, pet) {
-		t.Errorf("List on the Store that added pet %d = %+v, %v; want it listed", pet.ID, got, err)
-	}
+	pet := pgAdd(t, s, petstore.NewPet{Name: "during the pause", CategoryID: 2})
+	checkGet(t, s, pet)
+	checkListed(t, s, pet)
 	if got := s.ReadStats(); got.Fallback-start.Fallback != 2 || got.Replica != start.Replica {
 		t.Errorf("after a Get and a List of a pet the paused standby lacks: %d fallbacks and %d reads on the replica; want 2 and 0",
 			got.Fallback-start.Fallback, got.Replica-start.Replica)
@@ -121,9 +120,7 @@ func TestReplicaPaused(t *testing.T) {
 
 	// Another Store: a Get finds the pet on the primary; a List may miss
 	// it while the standby lags within the bound.
-	if got, err := other.Get(ctx, pet.ID); err != nil || got != pet {
-		t.Errorf("Get(%d) on another Store = %+v, %v; want %+v", pet.ID, got, err, pet)
-	}
+	checkGet(t, other, pet)
 	if got, err := other.Get(ctx, pet.ID+1); !errors.Is(err, petstore.ErrNotFound) {
 		t.Errorf("Get(%d), past the last pet, on another Store = %+v, %v; want ErrNotFound", pet.ID+1, got, err)
 	}
@@ -141,9 +138,7 @@ func TestReplicaPaused(t *testing.T) {
 	if lagged := time.Since(paused); lagged < maxLag-pgstore.ReplicaCheckInterval {
 		t.Errorf("the replica stopped serving %v after the pause, with a lag of %v; want it serving until the lag passes %v", lagged, st.Lag, maxLag)
 	}
-	if got, err := other.List(ctx, petstore.ListOptions{}); err != nil || !slices.Contains(got, pet) {
-		t.Errorf("List on another Store past the bound = %+v, %v; want pet %d listed", got, err, pet.ID)
-	}
+	checkListed(t, other, pet)
 
 	if _, err := r.replicaPool.Exec(ctx, `SELECT pg_wal_replay_resume()`); err != nil {
 		t.Fatal(err)
@@ -151,9 +146,7 @@ func TestReplicaPaused(t *testing.T) {
 	awaitServing(t, other, true)
 	awaitServing(t, s, true) // each Store checks the replica on its own
 	start = s.ReadStats()
-	if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
-		t.Errorf("Get(%d) after the standby resumed = %+v, %v; want %+v", pet.ID, got, err, pet)
-	}
+	checkGet(t, s, pet)
 	if got := s.ReadStats(); got.Replica-start.Replica != 1 {
 		t.Errorf("after replay resumed, %d of a Get were served by the replica; want 1 (stats %+v)", got.Replica-start.Replica, got)
 	}
@@ -213,23 +206,15 @@ func TestReplicaRestart(t *testing.T) {
 func TestReplicaPromoted(t *testing.T) {
 	r := pgReplicated(t)
 	s := r.replicaStore(t)
-	ctx := context.Background()
 	r.standby.Promote(t)
 	st := awaitServing(t, s, false)
 	if st.Err == nil || !strings.Contains(st.Err.Error(), "not a standby") {
 		t.Errorf("the promoted replica's status = %+v; want an error saying it is not a standby", st)
 	}
 	before := s.ReadStats()
-	pet, _, err := s.Add(ctx, petstore.NewPet{Name: "after the promotion", CategoryID: 1}, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
-		t.Errorf("Get(%d) = %+v, %v; want %+v", pet.ID, got, err, pet)
-	}
-	if got, err := s.List(ctx, petstore.ListOptions{}); err != nil || !slices.Contains(got, pet) {
-		t.Errorf("List = %+v, %v; want pet %d listed", got, err, pet.ID)
-	}
+	pet := pgAdd(t, s, petstore.NewPet{Name: "after the promotion", CategoryID: 1})
+	checkGet(t, s, pet)
+	checkListed(t, s, pet)
 	if got := s.ReadStats(); got.Primary-before.Primary != 2 || got.Replica != before.Replica {
 		t.Errorf("after the promotion, %d reads went to the primary and %d to the replica; want 2 and 0", got.Primary-before.Primary, got.Replica-before.Replica)
 	}
@@ -334,7 +319,7 @@ func TestReplicaLoadTwoProcesses(t *testing.T) {
 	}
 	r := pgReplicated(t)
 	schema := pgMigratedSchema(t, r.pool)
-	reader := r.storeOn(t, schema)
+	reader := r.storeVia(t, r.replicaPool, schema)
 	creates := 3000
 	if os.Getenv(loadtest.EnvCreates) != "" {
 		creates = loadtest.Creates(t)
@@ -360,18 +345,11 @@ func TestReplicaFailingReads(t *testing.T) {
 	denied := urlPool(t, r.standby.URL(), func(c *pgxpool.Config) { c.ConnConfig.User = "pgstore_no_select" })
 	s := r.storeVia(t, denied, pgMigratedSchema(t, r.pool))
 
-	pet, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pet := pgAdd(t, s, petstore.NewPet{Name: "Rex", CategoryID: 1})
 	before := s.ReadStats()
-	if got, err := s.Get(ctx, pet.ID); err != nil || got != pet {
-		t.Errorf("Get(%d) = %+v, %v; want %+v", pet.ID, got, err, pet)
-	}
+	checkGet(t, s, pet)
 	awaitServing(t, s, true) // a check found it answering again
-	if got, err := s.List(ctx, petstore.ListOptions{}); err != nil || !slices.Contains(got, pet) {
-		t.Errorf("List = %+v, %v; want pet %d listed", got, err, pet.ID)
-	}
+	checkListed(t, s, pet)
 	if got := s.ReadStats(); got.Fallback-before.Fallback != 2 || got.Replica != before.Replica {
 		t.Errorf("after a Get and a List that the replica refused: %d fallbacks and %d reads on the replica; want 2 and 0",
 			got.Fallback-before.Fallback, got.Replica-before.Replica)
@@ -399,19 +377,12 @@ func TestReplicaIdentity(t *testing.T) {
 
 	schema := pgMigratedSchema(t, r.pool)
 	owner := pgNew(t, r.pool, pgstore.WithSchema(schema))
-	mine, _, err := owner.Add(ctx, petstore.NewPet{Name: "mine", CategoryID: 1}, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mine := pgAdd(t, owner, petstore.NewPet{Name: "mine", CategoryID: 1})
 	awaitReplayed(t, r.replicaPool, owner.Table(), mine.ID)
 	// The same table, holding a pet of the same ID, in the other database
 	// of the primary's cluster and in the other cluster.
 	foreign := func(primary, standby string) string {
-		p := urlPool(t, primary)
-		s := pgNew(t, p, pgstore.WithSchema(schema))
-		if err := s.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
+		s := pgMigrate(t, pgNew(t, urlPool(t, primary), pgstore.WithSchema(schema)))
 		pet, _, err := s.Add(ctx, petstore.NewPet{Name: "FOREIGN", CategoryID: 2}, petstore.AddOptions{})
 		if err != nil || pet.ID != mine.ID {
 			t.Fatalf("the foreign pet: %+v, %v; want ID %d", pet, err, mine.ID)
@@ -443,24 +414,19 @@ func TestReplicaIdentity(t *testing.T) {
 			s := pgNew(t, r.pool, pgstore.WithSchema(schema), pgstore.WithReplicas(urlPool(t, c.url)))
 			t.Cleanup(s.Close)
 			st := awaitReplica(t, s, "the replica to be checked", func(st pgstore.ReplicaStatus) bool { return st.Serving || st.Err != nil })
-			if c.want == nil {
-				if !st.Serving || st.Err != nil {
-					t.Errorf("the standby's status = %+v; want serving", st)
-				}
-			} else {
-				if st.Serving || st.Err == nil {
-					t.Fatalf("the replica's status = %+v; want refused", st)
-				}
-				for _, w := range c.want {
-					if !strings.Contains(st.Err.Error(), w) {
-						t.Errorf("the replica's error %q does not say %q", st.Err, w)
-					}
+			switch {
+			case c.want == nil && (!st.Serving || st.Err != nil):
+				t.Errorf("the standby's status = %+v; want serving", st)
+			case c.want != nil && (st.Serving || st.Err == nil):
+				t.Fatalf("the replica's status = %+v; want refused", st)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(st.Err.Error(), w) {
+					t.Errorf("the replica's error %q does not say %q", st.Err, w)
 				}
 			}
 			before := s.ReadStats()
-			if got, err := s.Get(ctx, mine.ID); err != nil || got != mine {
-				t.Errorf("Get(%d) = %+v, %v; want the primary's %+v", mine.ID, got, err, mine)
-			}
+			checkGet(t, s, mine)
 			if got, err := s.List(ctx, petstore.ListOptions{}); err != nil || !slices.Equal(got, []petstore.Pet{mine}) {
 				t.Errorf("List = %+v, %v; want the primary's %+v alone", got, err, mine)
 			}
@@ -495,9 +461,7 @@ func TestReplicaIdentity(t *testing.T) {
 		if st.Err == nil || !strings.Contains(st.Err.Error(), "not a copy of the primary") {
 			t.Errorf("the replica's status once its URL leads elsewhere = %+v; want refused as not a copy of the primary", st)
 		}
-		if got, err := s.Get(ctx, mine.ID); err != nil || got != mine {
-			t.Errorf("Get(%d) = %+v, %v; want the primary's %+v", mine.ID, got, err, mine)
-		}
+		checkGet(t, s, mine)
 	})
 }
 

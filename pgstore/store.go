@@ -213,9 +213,10 @@ func (s *Store) Table() string { return s.relation }
 // pet with a higher ID, which proves it absent (see WithReplicas).
 func (s *Store) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 	pet := petstore.Pet{ID: id}
+	var found, ok bool
+	var err error
 	if s.replicas != nil {
-		found := false
-		ok, err := s.replicas.read(ctx, func(ctx context.Context, pool *pgxpool.Pool, own int64) (replicaOutcome, error) {
+		ok, err = s.replicas.read(ctx, func(ctx context.Context, pool *pgxpool.Pool, own int64) (replicaOutcome, error) {
 			var horizon int64
 			err := pool.QueryRow(ctx, s.getReplicaSQL, id).Scan(&horizon, &found, &pet.Name, &pet.CategoryID, &pet.Status)
 			switch {
@@ -228,20 +229,18 @@ func (s *Store) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 			}
 			return unsure, nil
 		})
-		switch {
-		case err != nil:
-			return petstore.Pet{}, wrapError(ctx, fmt.Sprintf("get pet %d", id), err)
-		case ok && found:
-			return pet, nil
-		case ok:
-			return petstore.Pet{}, fmt.Errorf("pgstore: pet %d: %w", id, petstore.ErrNotFound)
+	}
+	if err == nil && !ok {
+		err = s.pool.QueryRow(ctx, s.getSQL, id).Scan(&pet.Name, &pet.CategoryID, &pet.Status)
+		if found = err == nil; errors.Is(err, pgx.ErrNoRows) {
+			err = nil
 		}
 	}
-	err := s.pool.QueryRow(ctx, s.getSQL, id).Scan(&pet.Name, &pet.CategoryID, &pet.Status)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return petstore.Pet{}, fmt.Errorf("pgstore: pet %d: %w", id, petstore.ErrNotFound)
-	} else if err != nil {
+	switch {
+	case err != nil:
 		return petstore.Pet{}, wrapError(ctx, fmt.Sprintf("get pet %d", id), err)
+	case !found:
+		return petstore.Pet{}, fmt.Errorf("pgstore: pet %d: %w", id, petstore.ErrNotFound)
 	}
 	return pet, nil
 }
@@ -261,12 +260,14 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 	if opts.Status != "" {
 		query, args = s.listStatusSQL, append(args, string(opts.Status))
 	}
+	var page []petstore.Pet
+	var ok bool
+	var err error
 	if s.replicas != nil {
 		// The replica's highest ID, then the page, in one round trip: the
 		// page's snapshot is taken after the first statement's, so it holds
 		// at least the pets that the first saw.
-		var page []petstore.Pet
-		ok, err := s.replicas.read(ctx, func(ctx context.Context, pool *pgxpool.Pool, own int64) (replicaOutcome, error) {
+		ok, err = s.replicas.read(ctx, func(ctx context.Context, pool *pgxpool.Pool, own int64) (replicaOutcome, error) {
 			b := &pgx.Batch{}
 			b.Queue(s.horizonSQL)
 			b.Queue(query, args...)
@@ -285,14 +286,10 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 			}
 			return answered, err
 		})
-		switch {
-		case err != nil:
-			return nil, wrapError(ctx, "list pets", err)
-		case ok:
-			return page, nil
-		}
 	}
-	page, err := scanPets(s.pool.Query(ctx, query, args...))
+	if err == nil && !ok {
+		page, err = scanPets(s.pool.Query(ctx, query, args...))
+	}
 	if err != nil {
 		return nil, wrapError(ctx, "list pets", err)
 	}

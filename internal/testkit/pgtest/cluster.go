@@ -55,7 +55,7 @@ func newCluster(t *testing.T) *Cluster {
 	}
 	c.data = filepath.Join(dir, "data")
 	c.log = filepath.Join(dir, "server.log")
-	c.port = freePort(t)
+	c.port = FreePort(t)
 	t.Cleanup(func() {
 		if _, err := os.Stat(filepath.Join(c.data, "postmaster.pid")); err == nil {
 			c.run(t, "pg_ctl", "-D", c.data, "-m", "immediate", "-w", "stop")

@@ -42,7 +42,7 @@ func PgBouncer(t *testing.T, settings ...string) string {
 	if password, _ := server.User.Password(); password != "" {
 		target += " password=" + password
 	}
-	port := freePort(t)
+	port := FreePort(t)
 	dir := t.TempDir()
 	// Every database of the server, under its own name; trust needs the
 	// user in auth_file all the same. Two server connections at least, taken

@@ -35,8 +35,8 @@ func skip(tb testing.TB, msg string) {
 	tb.Skip(msg)
 }
 
-// freePort returns a TCP port of 127.0.0.1 that nothing listens on.
-func freePort(t *testing.T) int {
+// FreePort returns a TCP port of 127.0.0.1 that nothing listens on.
+func FreePort(t *testing.T) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
