@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -280,9 +279,10 @@ func TestAdminReady(t *testing.T) {
 	}
 }
 
-// TestServeAdmin serves the admin endpoints on a free port: once the
-// server's context is done, /readyz answers 503 while /healthz still
-// answers, and after stop the port is closed.
+// TestServeAdmin serves the admin endpoints on a free port: a second
+// serveAdmin there is refused, naming the flag; once the server's context is
+// done, /readyz answers 503 while /healthz still answers, and after stop the
+// port is closed.
 func TestServeAdmin(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -300,6 +300,12 @@ func TestServeAdmin(t *testing.T) {
 		t.Fatalf("serveAdmin printed %q; want the admin endpoints' URL", stdout.String())
 	}
 	url := m[1]
+	if stop, err := serveAdmin(context.Background(), strings.TrimPrefix(url, "http://"), a, io.Discard); err == nil {
+		stop()
+		t.Errorf("serveAdmin(%s) served on an address in use", url)
+	} else if !strings.HasPrefix(err.Error(), "-admin-addr: ") {
+		t.Errorf("serveAdmin on an address in use: error %q, want one starting with -admin-addr", err)
+	}
 	check := func(when, path string, want int) {
 		t.Helper()
 		if status, body := adminDo(t, apiRequest{method: "GET", url: url + path}); status != want {
@@ -316,24 +322,5 @@ func TestServeAdmin(t *testing.T) {
 	stop()
 	if err := refused(strings.TrimPrefix(url, "http://"), 5*time.Second); err != nil {
 		t.Error(err)
-	}
-}
-
-// TestServeAdminAddressInUse refuses an address that is taken, naming the
-// flag.
-func TestServeAdminAddressInUse(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	a := &admin{metrics: http.NotFoundHandler(), store: memstore.New(), logger: slog.New(slog.DiscardHandler)}
-	stop, err := serveAdmin(context.Background(), ln.Addr().String(), a, io.Discard)
-	if err == nil {
-		stop()
-		t.Fatalf("serveAdmin(%s) served on an address in use", ln.Addr())
-	}
-	if !strings.HasPrefix(err.Error(), "-admin-addr: ") {
-		t.Errorf("serveAdmin on an address in use: error %q, want one starting with -admin-addr", err)
 	}
 }

@@ -17,34 +17,51 @@ import (
 )
 
 // TestServerConformance runs the HTTP conformance suite against the server
-// as a process on its default store, a SQLite file, without -admin-addr,
-// which serves no admin endpoints: over plain HTTP, warning once that API
-// keys travel unencrypted, and over HTTPS, so HTTP/2, with the key pair
-// named in the environment, through a client that trusts only the test's CA.
+// as a process without -admin-addr, which serves no admin endpoints: on its
+// default store, a SQLite file, over plain HTTP, warning once that API keys
+// travel unencrypted, and over HTTPS, so HTTP/2, with the key pair named in
+// the environment, through a client that trusts only the test's CA; and on
+// PostgreSQL, where the pets are then, with no password in the log.
 func TestServerConformance(t *testing.T) {
 	const key = "conformance-key"
 	bin, ca := buildServer(t), newTestCA(t)
 	certFile, keyFile := pairFiles(t, ca.valid(t))
 	plainWarning := regexp.MustCompile(`(?m)^.*level=WARN.*serving plain HTTP: API keys travel unencrypted unless a proxy in front terminates TLS.*$`)
 	for _, tt := range []struct {
-		scheme   string
-		env      []string
-		client   *http.Client
-		warnings int
-		serving  string
+		name, scheme string
+		env          []string
+		client       *http.Client
+		warnings     int
+		logs         []string
 	}{
-		{"http", nil, nil, 1, "serving plain HTTP"},
-		{"https", []string{tlsCertVar + "=" + certFile, tlsKeyVar + "=" + keyFile}, ca.client(), 0, "serving HTTPS"},
+		{"http", "http", nil, nil, 1, []string{"storing pets in a SQLite file", "serving plain HTTP"}},
+		{"https", "https", []string{tlsCertVar + "=" + certFile, tlsKeyVar + "=" + keyFile}, ca.client(), 0,
+			[]string{"storing pets in a SQLite file", "serving HTTPS"}},
+		{"postgres", "http", nil, nil, 1, []string{"storing pets in PostgreSQL"}},
 	} {
-		t.Run(tt.scheme, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
+			schema := ""
+			if tt.name == "postgres" {
+				var serverURL string
+				schema, serverURL = postgresSchema(t)
+				tt.env = []string{postgresURLVar + "=" + serverURL}
+			}
 			p := startServer(t, bin, key, tt.env)
 			if !strings.HasPrefix(p.baseURL, tt.scheme+"://") {
 				t.Fatalf("the server prints %s; want an %s:// URL", p.baseURL, tt.scheme)
 			}
 			petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: p.baseURL, APIKey: key, Client: tt.client})
 			log := p.stderr.String()
-			if !strings.Contains(log, "storing pets in a SQLite file") || !strings.Contains(log, tt.serving) {
-				t.Errorf("the log does not say that pets are kept in a SQLite file, or %q:\n%s", tt.serving, log)
+			for _, want := range tt.logs {
+				if !strings.Contains(log, want) {
+					t.Errorf("the log does not say %q:\n%s", want, log)
+				}
+			}
+			if schema != "" && postgresCount(t, schema) == 0 {
+				t.Errorf("%s.pets is empty after the suite; the server did not store pets in PostgreSQL", schema)
+			}
+			if strings.Contains(log, postgresSecret) {
+				t.Errorf("the log shows the password:\n%s", log)
 			}
 			if n := len(plainWarning.FindAllString(log, -1)); n != tt.warnings {
 				t.Errorf("the log has %d warnings that API keys travel unencrypted, want %d:\n%s", n, tt.warnings, log)

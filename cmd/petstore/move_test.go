@@ -36,11 +36,7 @@ func TestMoveBetweenStores(t *testing.T) {
 		return string(b)
 	}
 	key := strings.TrimSpace(read(defaultDataFile + ".key"))
-	ctx, err := petstore.APIKeys(key).Authenticate(context.Background(), petstore.OpNone, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	principal := petstore.Principal(ctx)
+	principal := adminPrincipal(t, key)
 	moved := petstore.NewPet{Name: "moved", CategoryID: 3, Status: petstore.StatusSold}
 	before, _ := createPet(t, p.baseURL, key, "before-the-move", moved).pet()
 	for i := range 5 {

@@ -6,17 +6,14 @@ import (
 	"crypto/rand"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
-	"github.com/petstore-go/petstore/petstoretest"
 )
 
 // postgresSecret is the password in the URLs of the tests that check that
@@ -45,14 +42,9 @@ func postgresConn(t *testing.T) *pgx.Conn {
 func postgresSchema(t *testing.T) (schema, serverURL string) {
 	t.Helper()
 	base := pgtest.URL(t)
-	ctx := context.Background()
-	admin, err := pgxpool.New(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(admin.Close)
+	admin := postgresConn(t)
 	schema = uniqueName("petstore_cmd_test_")
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
+	if _, err := admin.Exec(t.Context(), "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -74,10 +66,8 @@ func postgresSchema(t *testing.T) (schema, serverURL string) {
 // postgresCount returns the number of pets in the pets table of schema.
 func postgresCount(t *testing.T, schema string) int {
 	t.Helper()
-	ctx := context.Background()
-	conn := postgresConn(t)
 	var n int
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema, "pets"}.Sanitize()).Scan(&n); err != nil {
+	if err := postgresConn(t).QueryRow(t.Context(), "SELECT count(*) FROM "+pgx.Identifier{schema, "pets"}.Sanitize()).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -94,6 +84,7 @@ func TestPostgresErrorsHidePassword(t *testing.T) {
 	refused := ln.Addr().String()
 	ln.Close()
 	s := postgresSecret
+	getenv := func(k string) string { return map[string]string{"PETSTORE_API_KEYS": "key"}[k] }
 	tests := []struct {
 		name, url, want string
 	}{
@@ -112,12 +103,6 @@ func TestPostgresErrorsHidePassword(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			getenv := func(k string) string {
-				if k == "PETSTORE_API_KEYS" {
-					return "key"
-				}
-				return ""
-			}
 			err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-postgres", tt.url}, getenv, &stdout, &stderr)
 			if err == nil {
 				t.Fatal("run succeeded; want an error")
@@ -158,27 +143,6 @@ func TestPostgresOpenLogsStore(t *testing.T) {
 	}
 	if strings.Contains(log.String(), postgresSecret) {
 		t.Errorf("the log shows the password:\n%s", log.String())
-	}
-}
-
-// TestPostgresServer runs the HTTP suite against cmd/petstore as a process
-// on PostgreSQL.
-func TestPostgresServer(t *testing.T) {
-	const key = "postgres-suite-key"
-	schema, serverURL := postgresSchema(t)
-	p := startServer(t, buildServer(t), key, []string{postgresURLVar + "=" + serverURL})
-	petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: p.baseURL, APIKey: key, Client: &http.Client{Timeout: 30 * time.Second}})
-
-	// The pets are in PostgreSQL, not in the process's memory.
-	if n := postgresCount(t, schema); n == 0 {
-		t.Errorf("%s.pets is empty after the suite; the server did not store pets in PostgreSQL", schema)
-	}
-	log := p.stderr.String()
-	if !strings.Contains(log, "storing pets in PostgreSQL") {
-		t.Errorf("the log does not say that pets are stored in PostgreSQL:\n%s", log)
-	}
-	if strings.Contains(log, postgresSecret) {
-		t.Errorf("the log shows the password:\n%s", log)
 	}
 }
 

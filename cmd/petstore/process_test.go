@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -294,6 +295,8 @@ type apiAnswer struct {
 	status int
 	header http.Header
 	body   []byte
+	tls    *tls.ConnectionState // nil over plain HTTP
+	proto  string               // such as HTTP/2.0
 }
 
 // code returns the code of a JSON error body, or "" for another body.
@@ -346,7 +349,7 @@ func send(ctx context.Context, client *http.Client, q apiRequest) (apiAnswer, er
 	if err != nil {
 		return apiAnswer{}, fmt.Errorf("%s %s: reading the body: %w", q.method, q.url, err)
 	}
-	return apiAnswer{status: resp.StatusCode, header: resp.Header, body: b}, nil
+	return apiAnswer{status: resp.StatusCode, header: resp.Header, body: b, tls: resp.TLS, proto: resp.Proto}, nil
 }
 
 // mustSend is send within 10 seconds, failing the test without an answer.

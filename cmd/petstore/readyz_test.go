@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 	"github.com/petstore-go/petstore/sqlitestore"
 )
@@ -32,20 +33,19 @@ func TestReadyzPostgres(t *testing.T) {
 	p := startServer(t, bin, "readyz-key", nil, "-postgres", cluster.URL(), "-admin-addr", "127.0.0.1:0")
 	admin := adminURL(t, p)
 
-	probe := func() (int, probeBody) { return readyz(t, admin) }
 	// waitFor polls /readyz until it answers want, and returns the body.
 	waitFor := func(when string, want int) probeBody {
 		t.Helper()
 		var b probeBody
 		waitUntil(t, p, fmt.Sprintf("%s: /readyz answers %d", when, want), func() bool {
 			var status int
-			status, b = probe()
+			status, b = readyz(t, admin)
 			return status == want
 		})
 		return b
 	}
 
-	if status, body := probe(); status != http.StatusOK || body.Status != "ok" {
+	if status, body := readyz(t, admin); status != http.StatusOK || body.Status != "ok" {
 		t.Fatalf("database up: /readyz answered %d %+v, want 200 ok", status, body)
 	}
 
@@ -57,7 +57,7 @@ func TestReadyzPostgres(t *testing.T) {
 	// Again, now that the pool's connections are gone and new ones are
 	// refused.
 	for i := range 3 {
-		if status, body := probe(); status != http.StatusServiceUnavailable || body.Status != "unavailable" {
+		if status, body := readyz(t, admin); status != http.StatusServiceUnavailable || body.Status != "unavailable" {
 			t.Errorf("database down, probe %d more: /readyz answered %d %+v, want 503 unavailable", i+1, status, body)
 		}
 	}
@@ -94,12 +94,8 @@ func TestReadyzDataFile(t *testing.T) {
 	p := startServerIn(t, dir, buildServer(t), "ready-key", nil,
 		"-admin-addr", "127.0.0.1:0", "-backup-dir", backups, "-backup-interval", "200ms", "-backup-keep", "2", "-backup-ready")
 	admin := adminURL(t, p)
-	ready := func() (int, string) {
-		status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"})
-		return status, string(body)
-	}
 	waitUntil(t, p, "/readyz answers 200 with backups succeeding", func() bool {
-		status, _ := ready()
+		status, _ := readyz(t, admin)
 		return status == http.StatusOK
 	})
 	for _, mode := range []os.FileMode{0o400, 0o600} {
@@ -113,26 +109,14 @@ func TestReadyzDataFile(t *testing.T) {
 	// 2, which never happens if removal is broken.
 	waitUntil(t, p, "3 backups succeeded and 2 are kept", func() bool {
 		_, metrics := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
-		if metricValue(t, metrics, `petstore_backup_successes_total`+scopeLabels) < 3 {
-			return false
-		}
-		es, err := os.ReadDir(backups)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kept := 0
-		for _, e := range es {
-			if strings.HasPrefix(e.Name(), backupPrefix) && strings.HasSuffix(e.Name(), backupSuffix) {
-				kept++
-			}
-		}
-		return kept == 2
+		kept, _ := filepath.Glob(filepath.Join(backups, backupPrefix+"*"+backupSuffix)) // the pattern is well-formed
+		return metricValue(t, metrics, `petstore_backup_successes_total`+scopeLabels) >= 3 && len(kept) == 2
 	})
 	// Backups fail once others may write their directory.
 	chmod(t, backups, 0o777)
 	waitUntil(t, p, "/readyz says that backups are failing", func() bool {
-		status, body := ready()
-		return status == http.StatusServiceUnavailable && strings.Contains(body, "scheduled backups are failing")
+		status, b := readyz(t, admin)
+		return status == http.StatusServiceUnavailable && strings.Contains(b.Reason, "scheduled backups are failing")
 	})
 	_, metrics := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
 	for _, want := range []string{"petstore_backup_failures_total", "petstore_sqlite_wal_size_bytes", "petstore_sqlite_checkpoints_blocked_total"} {
@@ -289,13 +273,10 @@ func TestReplicas(t *testing.T) {
 		t.Errorf("the start-up log shows the replica's password:\n%s", log)
 	}
 
-	status, body := adminDo(t, apiRequest{method: http.MethodPost, url: p.baseURL + "/pets", key: key, body: `{"name":"Rex","categoryId":1}`})
-	if status != http.StatusCreated {
-		t.Fatalf("POST answered %d: %s", status, body)
-	}
-	var pet struct{ ID int64 }
-	if err := json.Unmarshal(body, &pet); err != nil {
-		t.Fatal(err)
+	a := createPet(t, p.baseURL, key, "", petstore.NewPet{Name: "Rex", CategoryID: 1})
+	pet, err := a.pet()
+	if a.status != http.StatusCreated || err != nil {
+		t.Fatalf("POST answered %v", a)
 	}
 	get := func(when string) {
 		t.Helper()
@@ -308,17 +289,13 @@ func TestReplicas(t *testing.T) {
 	ready := func(when string, serving bool) probeBody {
 		t.Helper()
 		var b probeBody
-		for range 100 {
+		waitUntil(t, p, fmt.Sprintf("%s: /readyz reports the replica %s with serving %v", when, replica, serving), func() bool {
 			var status int
 			if status, b = readyz(t, admin); status != http.StatusOK {
 				t.Fatalf("%s: /readyz answered %d %+v; want 200", when, status, b)
 			}
-			if len(b.Replicas) == 1 && b.Replicas[0].Serving == serving {
-				return b
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Fatalf("%s: /readyz answered %+v for 10s; want the replica %s with serving %v", when, b, replica, serving)
+			return len(b.Replicas) == 1 && b.Replicas[0].Serving == serving
+		})
 		return b
 	}
 	up := ready("standby up", true)

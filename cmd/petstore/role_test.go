@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/client"
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 )
 
@@ -52,14 +50,7 @@ func docsRole(t *testing.T) (statements []string, serveArgs []string) {
 func roleSetup(t *testing.T, bin string) (schema, role, roleURL string) {
 	t.Helper()
 	schema, ownerURL := postgresSchema(t)
-	out, err := runMigrateCommand(t, bin, ownerURL)
-	if err != nil {
-		t.Fatalf("petstore migrate: %v\n%s", err, out)
-	}
-	want := `"pets" in the database test on 127.0.0.1: migrated from schema version 0 to 3` + "\n"
-	if out != want {
-		t.Errorf("petstore migrate printed %q; want %q", out, want)
-	}
+	mustRun(t, t.TempDir(), bin, []string{postgresURLVar + "=" + ownerURL}, "migrate")
 	role = uniqueName("petstore_test_app_")
 	conn := postgresConn(t)
 	t.Cleanup(func() {
@@ -76,18 +67,6 @@ func roleSetup(t *testing.T, bin string) (schema, role, roleURL string) {
 	}
 	u.User = url.UserPassword(role, "change-me")
 	return schema, role, u.String()
-}
-
-// runMigrateCommand runs "bin migrate" with PETSTORE_POSTGRES_URL set to
-// databaseURL and returns what it printed to stdout, or an error with its
-// standard error.
-func runMigrateCommand(t *testing.T, bin, databaseURL string) (string, error) {
-	t.Helper()
-	out, errOut, err := runCommand(t, t.TempDir(), bin, []string{postgresURLVar + "=" + databaseURL}, "migrate")
-	if err != nil {
-		return out, errors.New(err.Error() + ": " + errOut)
-	}
-	return out, nil
 }
 
 // roleGrant runs the statements of docs/postgres.md for role in schema.
@@ -118,29 +97,12 @@ func TestDocsServingRole(t *testing.T) {
 
 	const key = "role-key"
 	p := startServer(t, bin, key, []string{postgresURLVar + "=" + roleURL}, append(args, "-admin-addr", "127.0.0.1:0")...)
-	for _, tt := range []struct {
-		name, idempotencyKey string
-		want                 int
-	}{
-		{"unkeyed", "", http.StatusCreated},
-		{"keyed", "readme-role-1", http.StatusCreated},
-		{"keyed again", "readme-role-1", http.StatusCreated},
-	} {
-		h := map[string]string{}
-		if tt.idempotencyKey != "" {
-			h["Idempotency-Key"] = tt.idempotencyKey
-		}
-		status, body := adminDo(t, apiRequest{method: http.MethodPost, url: p.baseURL + "/pets", key: key,
-			body: `{"name":"Rex","categoryId":1}`, header: h})
-		if status != tt.want {
-			t.Errorf("%s create: %d %s; want %d; the server's log:\n%s", tt.name, status, body, tt.want, p.stderr)
+	for _, idemKey := range []string{"", "readme-role-1", "readme-role-1"} {
+		if a := createPet(t, p.baseURL, key, idemKey, petstore.NewPet{Name: "Rex", CategoryID: 1}); a.status != http.StatusCreated {
+			t.Errorf("create with the idempotency key %q: %v; want 201; the server's log:\n%s", idemKey, a, p.stderr)
 		}
 	}
-	c, err := client.New(p.baseURL, client.WithAPIKey(key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := c.Add(context.Background(), petstore.NewPet{Name: "Tom", CategoryID: 2}, petstore.AddOptions{}); err != nil {
+	if _, _, err := newClient(t, p, key).Add(context.Background(), petstore.NewPet{Name: "Tom", CategoryID: 2}, petstore.AddOptions{}); err != nil {
 		t.Errorf("a create through the Go client, which sends a key: %v", err)
 	}
 	if n := postgresCount(t, schema); n != 3 {
@@ -173,9 +135,8 @@ func TestMigrateCommand(t *testing.T) {
 		`"pets" in the database test on 127.0.0.1: migrated from schema version 0 to 3` + "\n",
 		`"pets" in the database test on 127.0.0.1: at schema version 3, the version this release needs: nothing to do` + "\n",
 	} {
-		out, err := runMigrateCommand(t, bin, serverURL)
-		if err != nil || out != want {
-			t.Errorf("petstore migrate, run %d: %q, %v; want %q", i+1, out, err, want)
+		if out := mustRun(t, t.TempDir(), bin, []string{postgresURLVar + "=" + serverURL}, "migrate"); out != want {
+			t.Errorf("petstore migrate, run %d: %q; want %q", i+1, out, want)
 		}
 	}
 	p := startServer(t, bin, "k", []string{postgresURLVar + "=" + serverURL}, "-migrate=false")

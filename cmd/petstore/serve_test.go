@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -58,10 +57,13 @@ func closedByServer(conn net.Conn, r *bufio.Reader, bound time.Duration) error {
 	return nil // EOF or reset: closed
 }
 
-// TestUnauthorizedCloses checks that every kind of 401, OPTIONS * among
-// them, says Connection: close and closes its connection, while a request
-// with the key keeps its connection for the next one.
-func TestUnauthorizedCloses(t *testing.T) {
+// TestServerConnections runs a server for two checks. Every kind of 401,
+// OPTIONS * among them, says Connection: close and closes its connection,
+// while a request with the key keeps its connection for the next one. The
+// header limit, 16 KiB for the request line and headers together, is the one
+// enforced: a head of exactly 16,384 bytes is served and one byte more is
+// answered 431.
+func TestServerConnections(t *testing.T) {
 	const key = "conns-key"
 	addr := startServer(t, buildServer(t), key, nil, "-store", "memory").addr
 	for _, tt := range []struct{ name, line, auth string }{
@@ -97,14 +99,6 @@ func TestUnauthorizedCloses(t *testing.T) {
 			t.Fatalf("a second request on the connection: %v, %v; want 200", resp, err)
 		}
 	})
-}
-
-// TestHeaderBoundary checks that the header limit, 16 KiB for the request
-// line and headers together, is the one enforced: a head of exactly 16,384
-// bytes is served and one byte more is answered 431.
-func TestHeaderBoundary(t *testing.T) {
-	const key = "limits-key"
-	addr := startServer(t, buildServer(t), key, nil, "-store", "memory").addr
 	for _, tt := range []struct {
 		size int // of the whole head, up to and including the blank line
 		want int
@@ -113,7 +107,7 @@ func TestHeaderBoundary(t *testing.T) {
 		{16<<10 + 1, http.StatusRequestHeaderFieldsTooLarge},
 		{20 << 10, http.StatusRequestHeaderFieldsTooLarge},
 	} {
-		t.Run(strconv.Itoa(tt.size), func(t *testing.T) {
+		t.Run(fmt.Sprint("a head of ", tt.size, " bytes"), func(t *testing.T) {
 			head := "GET /v1/pets HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + key + "\r\nX-Pad: "
 			const end = "\r\nConnection: close\r\n\r\n"
 			req := head + strings.Repeat("p", tt.size-len(head)-len(end)) + end
