@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/export"
@@ -232,18 +232,14 @@ func TestMadeKeySurvivesRestart(t *testing.T) {
 // the last ID there is, and /readyz answers 503 saying why.
 func TestReadyzNoIDLeft(t *testing.T) {
 	ctx, logger := context.Background(), slog.New(slog.DiscardHandler)
-	_, url := postgresSchema(t)
+	schema, url := postgresSchema(t)
 	_, closePool, err := openPostgresStore(ctx, url, "", "", true, logger) // makes the tables
 	if err != nil {
 		t.Fatal(err)
 	}
 	closePool()
-	pool, err := pgxpool.New(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if _, err := pool.Exec(ctx, `INSERT INTO pets (id, name, category_id) OVERRIDING SYSTEM VALUE VALUES (9223372036854775807, 'last', 1)`); err != nil {
+	pets := pgx.Identifier{schema, "pets"}.Sanitize()
+	if _, err := postgresConn(t).Exec(ctx, `INSERT INTO `+pets+` (id, name, category_id) OVERRIDING SYSTEM VALUE VALUES (9223372036854775807, 'last', 1)`); err != nil {
 		t.Fatal(err)
 	}
 	s, closePool, err := openPostgresStore(ctx, url, "", "", true, logger)

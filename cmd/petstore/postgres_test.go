@@ -173,7 +173,7 @@ func TestPostgresListenURL(t *testing.T) {
 	p := startServer(t, bin, key, env, "-postgres-listen", base.String())
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	w := startWatcher(ctx, t, p.baseURL, key, "", nil)
+	w := startWatcher(ctx, t, p.baseURL, key, "")
 	time.Sleep(500 * time.Millisecond) // for the stream to open and read the empty table
 	pet, _, err := newClient(t, a, key).Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
 	if err != nil {

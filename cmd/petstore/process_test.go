@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,29 +38,25 @@ func buildServer(t *testing.T) string {
 }
 
 var builtServer = sync.OnceValues(func() (string, error) {
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("building cmd/petstore needs the go command on PATH: %v", err)
-	}
-	if err := os.MkdirAll(builtDir(), 0o700); err != nil {
-		return "", err
-	}
-	bin := filepath.Join(builtDir(), "petstore")
-	if out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	bin := filepath.Join(builtDir, "petstore")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
 	return bin, nil
 })
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	os.RemoveAll(builtDir())
-	os.Exit(code)
-}
-
 // builtDir is the directory of the server that the tests build.
-func builtDir() string {
-	return filepath.Join(os.TempDir(), "petstore-test-"+strconv.Itoa(os.Getpid()))
+var builtDir string
+
+func TestMain(m *testing.M) {
+	var err error
+	if builtDir, err = os.MkdirTemp("", "petstore-test-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(builtDir)
+	os.Exit(code)
 }
 
 // serverProcess is cmd/petstore running as a process.

@@ -79,24 +79,8 @@ func readmeSession(t *testing.T) (printed []string, steps []readmeStep) {
 func curlRequest(t *testing.T, command, key, addr string) *http.Request {
 	t.Helper()
 	var words []string
-	for rest := strings.TrimPrefix(command, "curl "); rest != ""; {
-		rest = strings.TrimLeft(rest, " ")
-		var w string
-		switch rest[0] {
-		case '\'', '"':
-			end := strings.IndexByte(rest[1:], rest[0])
-			if end < 0 {
-				t.Fatalf("unbalanced quote in %q", command)
-			}
-			w, rest = rest[1:end+1], rest[end+2:]
-		default:
-			end := strings.IndexByte(rest, ' ')
-			if end < 0 {
-				end = len(rest)
-			}
-			w, rest = rest[:end], rest[end:]
-		}
-		words = append(words, strings.ReplaceAll(w, "$KEY", key))
+	for _, m := range regexp.MustCompile(`'([^']*)'|"([^"]*)"|(\S+)`).FindAllStringSubmatch(strings.TrimPrefix(command, "curl "), -1) {
+		words = append(words, strings.ReplaceAll(m[1]+m[2]+m[3], "$KEY", key)) // a quoted word without its quotes
 	}
 	method, header, body, target := http.MethodGet, http.Header{}, "", ""
 	for i := 0; i < len(words); i++ {
