@@ -44,7 +44,9 @@ func openPets(t *testing.T, path string) []petstore.Pet {
 
 // TestBackupWhileServing backs the data file up under createLoad: the
 // backup holds every pet acknowledged before it began, and a server on the
-// backup replays the keyed creates.
+// backup replays the keyed creates. Then petstore restore refuses while the
+// server holds the data file, and replaces it, keeping the old one, once the
+// server has stopped.
 func TestBackupWhileServing(t *testing.T) {
 	const key = "backup-key"
 	bin := buildServer(t)
@@ -86,6 +88,28 @@ func TestBackupWhileServing(t *testing.T) {
 		if pet, _ := a.pet(); a.status != http.StatusCreated || !a.replayed() || pet != c.pet {
 			t.Fatalf("keyed retry of pet %d on a server of the backup: %v; want it replayed", c.pet.ID, a)
 		}
+	}
+	served.stop(t)
+
+	_, errOut, err := runCommand(t, dir, bin, nil, "restore", backup)
+	if err == nil || !strings.Contains(errOut, "stop it first") {
+		t.Fatalf("restore while serving: %v, %s; want a refusal that says to stop the server", err, errOut)
+	}
+	p.stop(t)
+	live, backedUp := openPets(t, filepath.Join(dir, defaultDataFile)), openPets(t, backup)
+	out = mustRun(t, dir, bin, nil, "restore", backup)
+	replaced := regexp.MustCompile(`kept as (\S+)\n`).FindStringSubmatch(out)
+	if replaced == nil {
+		t.Fatalf("restore printed %q; want where the replaced file is kept", out)
+	}
+	if diff := cmp.Diff(backedUp, openPets(t, filepath.Join(dir, defaultDataFile))); diff != "" {
+		t.Errorf("restored pets (-backup +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(live, openPets(t, replaced[1])); diff != "" {
+		t.Errorf("the replaced file's pets (-before the restore +kept):\n%s", diff)
+	}
+	if len(live) <= len(backedUp) {
+		t.Errorf("the data file held %d pets and the backup %d; want pets created after the backup", len(live), len(backedUp))
 	}
 }
 
@@ -162,35 +186,6 @@ func TestBackupKilled(t *testing.T) {
 	a := createPet(t, p.baseURL, "kill-key", "", petstore.NewPet{Name: "after", CategoryID: 1})
 	if pet, _ := a.pet(); a.status != http.StatusCreated || pet.ID != pets+1 {
 		t.Errorf("a create on the live file after the kills: %v; want pet %d", a, pets+1)
-	}
-}
-
-// TestRestoreWhileServing checks that petstore restore refuses while the
-// server holds the data file, and replaces it, keeping the old one, once
-// the server has stopped.
-func TestRestoreWhileServing(t *testing.T) {
-	const key = "restore-key"
-	bin := buildServer(t)
-	dir := t.TempDir()
-	p := startServerIn(t, dir, bin, key, nil)
-	first, _ := createPet(t, p.baseURL, key, "", petstore.NewPet{Name: "kept", CategoryID: 1}).pet()
-	mustRun(t, dir, bin, nil, "backup", "backup.db")
-	createPet(t, p.baseURL, key, "", petstore.NewPet{Name: "after the backup", CategoryID: 1})
-	_, errOut, err := runCommand(t, dir, bin, nil, "restore", "backup.db")
-	if err == nil || !strings.Contains(errOut, "stop it first") {
-		t.Fatalf("restore while serving: %v, %s; want a refusal that says to stop the server", err, errOut)
-	}
-	p.stop(t)
-	out := mustRun(t, dir, bin, nil, "restore", "backup.db")
-	replaced := regexp.MustCompile(`kept as (\S+)\n`).FindStringSubmatch(out)
-	if replaced == nil {
-		t.Fatalf("restore printed %q; want where the replaced file is kept", out)
-	}
-	if diff := cmp.Diff([]petstore.Pet{first}, openPets(t, filepath.Join(dir, defaultDataFile))); diff != "" {
-		t.Errorf("restored pets (-want +got):\n%s", diff)
-	}
-	if n := len(openPets(t, replaced[1])); n != 2 {
-		t.Errorf("the replaced file holds %d pets; want 2", n)
 	}
 }
 

@@ -7,9 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/petstore-go/petstore"
 )
 
 // exchange sends the raw request req on a new connection to addr and reads
@@ -57,15 +60,27 @@ func closedByServer(conn net.Conn, r *bufio.Reader, bound time.Duration) error {
 	return nil // EOF or reset: closed
 }
 
-// TestServerConnections runs a server for two checks. Every kind of 401,
+// TestServerMemoryStore runs a server with -store memory, which writes no
+// data file and says that its pets are lost on exit. Every kind of 401,
 // OPTIONS * among them, says Connection: close and closes its connection,
 // while a request with the key keeps its connection for the next one. The
 // header limit, 16 KiB for the request line and headers together, is the one
 // enforced: a head of exactly 16,384 bytes is served and one byte more is
 // answered 431.
-func TestServerConnections(t *testing.T) {
+func TestServerMemoryStore(t *testing.T) {
 	const key = "conns-key"
-	addr := startServer(t, buildServer(t), key, nil, "-store", "memory").addr
+	dir := t.TempDir()
+	p := startServerIn(t, dir, buildServer(t), key, nil, "-store", "memory")
+	if _, _, err := newClient(t, p, key).Add(t.Context(), petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if log := p.stderr.String(); !strings.Contains(log, "storing pets in memory; they are lost when the process stops") {
+		t.Errorf("the log does not say that pets are kept in memory:\n%s", log)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("-store memory left files in its working directory: %v %v", entries, err)
+	}
+	addr := p.addr
 	for _, tt := range []struct{ name, line, auth string }{
 		{"no key", "GET /v1/pets", ""},
 		{"wrong key", "GET /v1/pets", "Authorization: Bearer not-the-key\r\n"},

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -51,22 +49,6 @@ func TestChooseStore(t *testing.T) {
 			wantErr: "-postgres-listen (or PETSTORE_POSTGRES_LISTEN_URL) names where to hear of PostgreSQL's new pets, but pets are kept in memory; drop it"},
 	}
 	checkConfigs(t, tests, func(c config) choice { return choice{Store: c.store, DataFile: c.dataFile, Postgres: c.postgresURL} })
-}
-
-// TestServerMemoryStore checks that -store memory writes no data file and
-// says that its pets are lost on exit.
-func TestServerMemoryStore(t *testing.T) {
-	dir := t.TempDir()
-	p := startServerIn(t, dir, buildServer(t), "memory-key", nil, "-store", "memory")
-	if _, _, err := newClient(t, p, "memory-key").Add(t.Context(), petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if log := p.stderr.String(); !strings.Contains(log, "storing pets in memory; they are lost when the process stops") {
-		t.Errorf("the log does not say that pets are kept in memory:\n%s", log)
-	}
-	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
-		t.Errorf("-store memory left files in its working directory: %v %v", entries, err)
-	}
 }
 
 // newClient returns a Go client of the server p with the API key key.
