@@ -188,40 +188,6 @@ func TestBackupKilled(t *testing.T) {
 	}
 }
 
-// TestMadeKeySurvivesRestart starts the server twice without
-// PETSTORE_API_KEYS: the first prints one random key, not in its log, and
-// logs the data file's absolute path; the second accepts that key, kept
-// owner-only beside the data file as are the data file's own files, and
-// has the pet created before the SIGTERM.
-func TestMadeKeySurvivesRestart(t *testing.T) {
-	bin := buildServer(t)
-	dir := t.TempDir()
-	keyLine := regexp.MustCompile(`this run accepts the API key (\S+)\n`)
-	p := startServerIn(t, dir, bin, "", nil)
-	m := keyLine.FindStringSubmatch(p.stdout.String())
-	if n := len(keyLine.FindAllString(p.stdout.String(), -1)); n != 1 || len(m[1]) < 40 || strings.Contains(p.stderr.String(), m[1]) {
-		t.Fatalf("the first start printed %d keys, or one of fewer than 40 characters, or one that its log shows:\n%s\n%s", n, p.stdout, p.stderr)
-	}
-	if path := filepath.Join(dir, defaultDataFile); !strings.Contains(p.stderr.String(), "path="+path) {
-		t.Errorf("the start-up log does not give the data file's absolute path %s:\n%s", path, p.stderr)
-	}
-	pet, _ := createPet(t, p.baseURL, m[1], "", petstore.NewPet{Name: "Rex", CategoryID: 1}).pet()
-	for _, name := range []string{defaultDataFile, defaultDataFile + "-wal", defaultDataFile + "-shm", defaultDataFile + ".key"} {
-		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Mode().Perm() != 0o600 {
-			t.Errorf("%s: %v, %v; want mode 0600", name, fi.Mode(), err)
-		}
-	}
-	p.stop(t)
-	again := startServerIn(t, dir, bin, "", nil)
-	if m2 := keyLine.FindStringSubmatch(again.stdout.String()); m2 == nil || m2[1] != m[1] {
-		t.Errorf("the second start printed %q; want the first start's key again", again.stdout)
-	}
-	a := mustSend(t, apiRequest{method: http.MethodGet, url: fmt.Sprintf("%s/pets/%d", again.baseURL, pet.ID), key: m[1]})
-	if got, _ := a.pet(); a.status != http.StatusOK || got != pet {
-		t.Errorf("after a restart, the pet is %+v, want %+v", got, pet)
-	}
-}
-
 // TestReadyzNoIDLeft: the server opens a PostgreSQL table that has issued
 // the last ID there is, and /readyz answers 503 saying why.
 func TestReadyzNoIDLeft(t *testing.T) {

@@ -24,7 +24,8 @@ import (
 // default store, a SQLite file, over plain HTTP, warning once that API keys
 // travel unencrypted, and over HTTPS, so HTTP/2, with the key pair named in
 // the environment, through a client that trusts only the test's CA; and on
-// PostgreSQL, where the pets are then, with no password in the log.
+// PostgreSQL, where the pets are then, with a log that says where, with the
+// schema in effect, and without the password.
 func TestServerConformance(t *testing.T) {
 	const key = "conformance-key"
 	bin, ca := buildServer(t), newTestCA(t)
@@ -40,7 +41,7 @@ func TestServerConformance(t *testing.T) {
 		{"http", "http", nil, nil, 1, []string{"storing pets in a SQLite file", "serving plain HTTP"}},
 		{"https", "https", []string{tlsCertVar + "=" + certFile, tlsKeyVar + "=" + keyFile}, ca.client(), 0,
 			[]string{"storing pets in a SQLite file", "serving HTTPS"}},
-		{"postgres", "http", nil, nil, 1, []string{"storing pets in PostgreSQL"}},
+		{"postgres", "http", nil, nil, 1, []string{"storing pets in PostgreSQL", "host=127.0.0.1", "table=pets "}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			schema := ""
@@ -48,6 +49,7 @@ func TestServerConformance(t *testing.T) {
 				var serverURL string
 				schema, serverURL = postgresSchema(t)
 				tt.env = []string{postgresURLVar + "=" + serverURL}
+				tt.logs = append(tt.logs, "schema="+schema)
 			}
 			p := startServer(t, bin, key, tt.env)
 			if !strings.HasPrefix(p.baseURL, tt.scheme+"://") {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -120,32 +119,6 @@ func TestPostgresErrorsHidePassword(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestPostgresOpenLogsStore checks what openPostgres logs: where the pets
-// are, with the schema in effect, without the password.
-func TestPostgresOpenLogsStore(t *testing.T) {
-	schema, serverURL := postgresSchema(t)
-	var log bytes.Buffer
-	store, closeStore, err := openPostgresStore(context.Background(), serverURL, "", "", true, slog.New(slog.NewTextHandler(&log, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeStore()
-	if _, _, err := store.Add(context.Background(), petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if n := postgresCount(t, schema); n != 1 {
-		t.Errorf("%s.pets holds %d pets; want 1", schema, n)
-	}
-	for _, want := range []string{"storing pets in PostgreSQL", "host=127.0.0.1", "table=pets ", "schema=" + schema} {
-		if !strings.Contains(log.String(), want) {
-			t.Errorf("the log does not say %s:\n%s", want, log.String())
-		}
-	}
-	if strings.Contains(log.String(), postgresSecret) {
-		t.Errorf("the log shows the password:\n%s", log.String())
 	}
 }
 

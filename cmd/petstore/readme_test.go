@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -107,18 +108,27 @@ func curlRequest(t *testing.T, command, key, addr string) *http.Request {
 
 // TestREADMESession runs the README's curl session against the server and
 // compares every status, header and body shown; without "...", the headers
-// are all there are, but Date and Content-Length.
+// are all there are, but Date and Content-Length. The server runs without
+// PETSTORE_API_KEYS: it prints one random key, not in its log, and logs the
+// data file's absolute path; started again, it accepts that key, kept
+// owner-only beside the data file as are the data file's own files, and has
+// the pets created before the SIGTERM.
 func TestREADMESession(t *testing.T) {
 	printed, steps := readmeSession(t)
 	if len(steps) < 5 {
 		t.Fatalf("found %d curl commands in the README's session; the parser is off", len(steps))
 	}
-	p := startServer(t, buildServer(t), "", nil)
-	m := regexp.MustCompile(`this run accepts the API key (\S+)\n`).FindStringSubmatch(p.stdout.String())
-	if m == nil {
-		t.Fatalf("the server printed no key:\n%s", p.stdout)
+	bin, dir := buildServer(t), t.TempDir()
+	keyLine := regexp.MustCompile(`this run accepts the API key (\S+)\n`)
+	p := startServerIn(t, dir, bin, "", nil)
+	m := keyLine.FindStringSubmatch(p.stdout.String())
+	if n := len(keyLine.FindAllString(p.stdout.String(), -1)); n != 1 || len(m[1]) < 40 || strings.Contains(p.stderr.String(), m[1]) {
+		t.Fatalf("the first start printed %d keys, or one of fewer than 40 characters, or one that its log shows:\n%s\n%s", n, p.stdout, p.stderr)
 	}
 	key := m[1]
+	if path := filepath.Join(dir, defaultDataFile); !strings.Contains(p.stderr.String(), "path="+path) {
+		t.Errorf("the start-up log does not give the data file's absolute path %s:\n%s", path, p.stderr)
+	}
 	var got []string
 	keyFile := regexp.MustCompile(`\S+/petstore\.db\.key`) // in the server's working directory
 	for _, line := range strings.Split(strings.TrimSpace(p.stdout.String()), "\n") {
@@ -163,6 +173,21 @@ func TestREADMESession(t *testing.T) {
 		if diff := cmp.Diff(want, answer, cmp.AllowUnexported(readmeStep{})); diff != "" {
 			t.Errorf("the README against the server (-README +server):\n%s", diff)
 		}
+	}
+
+	for _, name := range []string{defaultDataFile, defaultDataFile + "-wal", defaultDataFile + "-shm", defaultDataFile + ".key"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, %v; want mode 0600", name, fi.Mode(), err)
+		}
+	}
+	pets := allPets(t.Context(), t, p, key)
+	p.stop(t)
+	again := startServerIn(t, dir, bin, "", nil)
+	if m2 := keyLine.FindStringSubmatch(again.stdout.String()); m2 == nil || m2[1] != key {
+		t.Errorf("the second start printed %q; want the first start's key again", again.stdout)
+	}
+	if diff := cmp.Diff(pets, allPets(t.Context(), t, again, key)); diff != "" || len(pets) == 0 {
+		t.Errorf("after a restart, the pets (-before +after):\n%s", diff)
 	}
 }
 
