@@ -105,14 +105,14 @@ func waitForAccessLines(t *testing.T, p *serverProcess, n int) []accessLine {
 // scrape fetches and parses the metrics at url.
 func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 	t.Helper()
-	status, body := adminDo(t, apiRequest{method: http.MethodGet, url: url})
-	if status != http.StatusOK {
-		t.Fatalf("GET %s: %d, want 200: %s", url, status, body)
+	a := mustSend(t, apiRequest{method: http.MethodGet, url: url})
+	if a.status != http.StatusOK {
+		t.Fatalf("GET %s: %v, want 200", url, a)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(a.body))
 	if err != nil {
-		t.Fatalf("GET %s: the body is not in the Prometheus text format: %v\n%s", url, err, body)
+		t.Fatalf("GET %s: the body is not in the Prometheus text format: %v\n%s", url, err, a.body)
 	}
 	return families
 }
@@ -145,7 +145,7 @@ func TestAdminMetrics(t *testing.T) {
 	}
 	var wantLines []accessLine
 	for _, q := range requests {
-		adminDo(t, q.apiRequest)
+		mustSend(t, q.apiRequest)
 		wantLines = append(wantLines, q.want)
 	}
 	if diff := cmp.Diff(wantLines, waitForAccessLines(t, p, len(requests))); diff != "" {
@@ -191,9 +191,9 @@ func TestAdminMetrics(t *testing.T) {
 		{"POST", "/healthz", 405, "Method Not Allowed\n"},
 		{"GET", "/v1/pets", 404, "404 page not found\n"},
 	} {
-		status, body := adminDo(t, apiRequest{method: q.method, url: admin + q.path})
-		if status != q.status || string(body) != q.body {
-			t.Errorf("%s %s%s: %d %q, want %d %q", q.method, admin, q.path, status, body, q.status, q.body)
+		a := mustSend(t, apiRequest{method: q.method, url: admin + q.path})
+		if a.status != q.status || string(a.body) != q.body {
+			t.Errorf("%s %s%s: %d %q, want %d %q", q.method, admin, q.path, a.status, a.body, q.status, q.body)
 		}
 	}
 }
@@ -300,8 +300,8 @@ func TestServeAdmin(t *testing.T) {
 	}
 	check := func(when, path string, want int) {
 		t.Helper()
-		if status, body := adminDo(t, apiRequest{method: "GET", url: url + path}); status != want {
-			t.Errorf("%s: GET %s: %d, want %d: %s", when, path, status, want, body)
+		if a := mustSend(t, apiRequest{method: "GET", url: url + path}); a.status != want {
+			t.Errorf("%s: GET %s: %v, want %d", when, path, a, want)
 		}
 	}
 	check("serving", "/readyz", 200)

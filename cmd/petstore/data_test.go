@@ -320,10 +320,9 @@ func TestExportImportMillion(t *testing.T) {
 		return rss << 10
 	}
 	const bound = 200 << 20 // well below what 1,000,000 pets in memory take
-	if rss := peak("import", "seed.jsonl"); rss > bound {
-		t.Errorf("import peaked at %d MiB of resident memory; want it flat, under %d MiB", rss>>20, bound>>20)
-	}
-	if rss := peak("export", "-o", "out.jsonl"); rss > bound {
-		t.Errorf("export peaked at %d MiB of resident memory; want it flat, under %d MiB", rss>>20, bound>>20)
+	for _, args := range [][]string{{"import", "seed.jsonl"}, {"export", "-o", "out.jsonl"}} {
+		if rss := peak(args...); rss > bound {
+			t.Errorf("%s peaked at %d MiB of resident memory; want it flat, under %d MiB", args[0], rss>>20, bound>>20)
+		}
 	}
 }

@@ -189,44 +189,6 @@ func docsRole(t *testing.T) (statements []string, serveArgs []string) {
 	return statements, strings.Fields(m[1])
 }
 
-// roleSetup migrates the tables of a new schema as the owner, and returns
-// the schema, a new role's name (dropped when the test ends) and the URL of
-// that role with the schema as search_path.
-func roleSetup(t *testing.T, bin string) (schema, role, roleURL string) {
-	t.Helper()
-	schema, ownerURL := postgresSchema(t)
-	mustRun(t, t.TempDir(), bin, []string{postgresURLVar + "=" + ownerURL}, "migrate")
-	role = uniqueName("petstore_test_app_")
-	conn := postgresConn(t)
-	t.Cleanup(func() {
-		ctx := context.Background()
-		for _, stmt := range []string{"DROP OWNED BY " + role, "DROP ROLE IF EXISTS " + role} {
-			if _, err := conn.Exec(ctx, stmt); err != nil {
-				t.Errorf("%s: %v", stmt, err)
-			}
-		}
-	})
-	u, err := url.Parse(ownerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.UserPassword(role, "change-me")
-	return schema, role, u.String()
-}
-
-// roleGrant runs the statements of docs/postgres.md for role in schema.
-func roleGrant(t *testing.T, statements []string, schema, role string) {
-	t.Helper()
-	conn := postgresConn(t)
-	for _, stmt := range statements {
-		stmt = strings.ReplaceAll(stmt, "petstore_app", role)
-		stmt = strings.ReplaceAll(stmt, "public", schema) // a name that needs no quotes
-		if _, err := conn.Exec(context.Background(), stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-}
-
 // TestDocsServingRole creates the serving role as docs/postgres.md says,
 // starts the server as it, and creates pets with and without idempotency
 // keys, through HTTP and the Go client.
@@ -237,11 +199,32 @@ func TestDocsServingRole(t *testing.T) {
 		t.Fatalf("docs/postgres.md's SQL does not start with CREATE ROLE petstore_app LOGIN:\n%s", strings.Join(statements, "\n"))
 	}
 	bin := buildServer(t)
-	schema, role, roleURL := roleSetup(t, bin)
-	roleGrant(t, statements, schema, role)
+	// The owner migrates a new schema; a new role, dropped when the test
+	// ends, is given the privileges that the SQL grants.
+	schema, ownerURL := postgresSchema(t)
+	mustRun(t, t.TempDir(), bin, []string{postgresURLVar + "=" + ownerURL}, "migrate")
+	role, conn := uniqueName("petstore_test_app_"), postgresConn(t)
+	t.Cleanup(func() {
+		for _, stmt := range []string{"DROP OWNED BY " + role, "DROP ROLE IF EXISTS " + role} {
+			if _, err := conn.Exec(context.Background(), stmt); err != nil {
+				t.Errorf("%s: %v", stmt, err)
+			}
+		}
+	})
+	for _, stmt := range statements {
+		stmt = strings.ReplaceAll(strings.ReplaceAll(stmt, "petstore_app", role), "public", schema) // a name that needs no quotes
+		if _, err := conn.Exec(t.Context(), stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	roleURL, err := url.Parse(ownerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roleURL.User = url.UserPassword(role, "change-me")
 
 	const key = "role-key"
-	p := startServer(t, bin, key, []string{postgresURLVar + "=" + roleURL}, append(args, "-admin-addr", "127.0.0.1:0")...)
+	p := startServer(t, bin, key, []string{postgresURLVar + "=" + roleURL.String()}, append(args, "-admin-addr", "127.0.0.1:0")...)
 	for _, idemKey := range []string{"", "readme-role-1", "readme-role-1"} {
 		if a := createPet(t, p.baseURL, key, idemKey, petstore.NewPet{Name: "Rex", CategoryID: 1}); a.status != http.StatusCreated {
 			t.Errorf("create with the idempotency key %q: %v; want 201; the server's log:\n%s", idemKey, a, p.stderr)
@@ -256,8 +239,7 @@ func TestDocsServingRole(t *testing.T) {
 
 	// A privilege revoked while the server runs shows on /readyz, with the
 	// GRANT that gives it back.
-	conn := postgresConn(t)
-	if _, err := conn.Exec(context.Background(), "REVOKE DELETE ON "+schema+".pets_keys FROM "+role); err != nil {
+	if _, err := conn.Exec(t.Context(), "REVOKE DELETE ON "+schema+".pets_keys FROM "+role); err != nil {
 		t.Fatal(err)
 	}
 	status, probe := readyz(t, adminURL(t, p))
@@ -285,8 +267,8 @@ func TestMigrateCommand(t *testing.T) {
 		}
 	}
 	p := startServer(t, bin, "k", []string{postgresURLVar + "=" + serverURL}, "-migrate=false")
-	if status, body := adminDo(t, apiRequest{method: http.MethodPost, url: p.baseURL + "/pets", key: "k", body: `{"name":"Rex","categoryId":1}`}); status != http.StatusCreated {
-		t.Errorf("create after petstore migrate: %d %s", status, body)
+	if a := createPet(t, p.baseURL, "k", "", petstore.NewPet{Name: "Rex", CategoryID: 1}); a.status != http.StatusCreated {
+		t.Errorf("create after petstore migrate: %v", a)
 	}
 }
 

@@ -357,13 +357,6 @@ func mustSend(t *testing.T, q apiRequest) apiAnswer {
 	return a
 }
 
-// adminDo is mustSend that returns the status and the body of the answer.
-func adminDo(t *testing.T, q apiRequest) (int, []byte) {
-	t.Helper()
-	a := mustSend(t, q)
-	return a.status, a.body
-}
-
 // createPet sends createRequest.
 func createPet(t *testing.T, baseURL, key, idemKey string, p petstore.NewPet) apiAnswer {
 	t.Helper()

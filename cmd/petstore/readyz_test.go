@@ -61,8 +61,8 @@ func TestReadyzPostgres(t *testing.T) {
 			t.Errorf("database down, probe %d more: /readyz answered %d %+v, want 503 unavailable", i+1, status, body)
 		}
 	}
-	if status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/healthz"}); status != http.StatusOK {
-		t.Errorf("database down: /healthz answered %d %s; want 200, as the process runs", status, body)
+	if a := mustSend(t, apiRequest{method: http.MethodGet, url: admin + "/healthz"}); a.status != http.StatusOK {
+		t.Errorf("database down: /healthz answered %v; want 200, as the process runs", a)
 	}
 
 	cluster.Start(t)
@@ -77,12 +77,12 @@ func TestReadyzPostgres(t *testing.T) {
 // readyz returns what /readyz at the admin URL admin answers.
 func readyz(t *testing.T, admin string) (int, probeBody) {
 	t.Helper()
-	status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"})
+	a := mustSend(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"})
 	var b probeBody
-	if err := json.Unmarshal(body, &b); err != nil {
-		t.Fatalf("/readyz answered %d with %q, not JSON: %v", status, body, err)
+	if err := json.Unmarshal(a.body, &b); err != nil {
+		t.Fatalf("/readyz answered %v, not JSON: %v", a, err)
 	}
-	return status, b
+	return a.status, b
 }
 
 // TestReadyzDataFile checks that /readyz answers 503 while the data file
@@ -108,7 +108,7 @@ func TestReadyzDataFile(t *testing.T) {
 	// three have succeeded and the oldest were removed, leaving the newest
 	// 2, which never happens if removal is broken.
 	waitUntil(t, p, "3 backups succeeded and 2 are kept", func() bool {
-		_, metrics := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
+		metrics := mustSend(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"}).body
 		kept, _ := filepath.Glob(filepath.Join(backups, backupPrefix+"*"+backupSuffix)) // the pattern is well-formed
 		return metricValue(t, metrics, `petstore_backup_successes_total`+scopeLabels) >= 3 && len(kept) == 2
 	})
@@ -118,7 +118,7 @@ func TestReadyzDataFile(t *testing.T) {
 		status, b := readyz(t, admin)
 		return status == http.StatusServiceUnavailable && strings.Contains(b.Reason, "scheduled backups are failing")
 	})
-	_, metrics := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
+	metrics := mustSend(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"}).body
 	for _, want := range []string{"petstore_backup_failures_total", "petstore_sqlite_wal_size_bytes", "petstore_sqlite_checkpoints_blocked_total"} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics has no %s", want)
@@ -159,11 +159,11 @@ func TestBackupFailsCleanly(t *testing.T) {
 		"-admin-addr", "127.0.0.1:0", "-backup-dir", backups, "-backup-interval", "50ms")
 	admin := adminURL(t, p)
 	waitUntil(t, p, "3 failed backups are counted", func() bool {
-		_, metrics := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
+		metrics := mustSend(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"}).body
 		return metricValue(t, metrics, `petstore_backup_failures_total`+scopeLabels) >= 3
 	})
-	if status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"}); status != http.StatusOK {
-		t.Errorf("/readyz with backups failing and without -backup-ready: %d %s; want 200", status, body)
+	if a := mustSend(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"}); a.status != http.StatusOK {
+		t.Errorf("/readyz with backups failing and without -backup-ready: %v; want 200", a)
 	}
 	if !strings.Contains(p.stderr.String(), "scheduled backup failed") || !strings.Contains(p.stderr.String(), "writing the copy beside") {
 		t.Errorf("the log does not say that a backup failed and why:\n%s", p.stderr)
@@ -281,8 +281,8 @@ func TestReplicas(t *testing.T) {
 	get := func(when string) {
 		t.Helper()
 		target := fmt.Sprintf("%s/pets/%d", p.baseURL, pet.ID)
-		if status, body := adminDo(t, apiRequest{method: http.MethodGet, url: target, key: key}); status != http.StatusOK {
-			t.Fatalf("%s: GET %s answered %d: %s", when, target, status, body)
+		if a := mustSend(t, apiRequest{method: http.MethodGet, url: target, key: key}); a.status != http.StatusOK {
+			t.Fatalf("%s: GET %s answered %v", when, target, a)
 		}
 	}
 	replica := "127.0.0.1:" + port + "/postgres"
@@ -305,7 +305,7 @@ func TestReplicas(t *testing.T) {
 	for range 10 {
 		get("standby up")
 	}
-	_, metrics := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
+	metrics := mustSend(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"}).body
 	if n := metricValue(t, metrics, `petstore_store_reads_total{served_by="replica"}`); n < 10 {
 		t.Errorf("the metrics count %v reads served by the replica after 10 GETs; want at least 10", n)
 	}
@@ -320,7 +320,7 @@ func TestReplicas(t *testing.T) {
 	for range 10 {
 		get("standby stopped")
 	}
-	_, metrics = adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
+	metrics = mustSend(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"}).body
 	if n := metricValue(t, metrics, `petstore_replica_serving{replica="`+replica+`"}`); n != 0 {
 		t.Errorf("standby stopped: petstore_replica_serving is %v; want 0", n)
 	}

@@ -103,8 +103,8 @@ func TestTraces(t *testing.T) {
 	const parentTrace, parentSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	q := apiRequest{method: "POST", url: "http://" + p.addr + p.path, key: key, body: `{"name":"Rex","categoryId":1}`,
 		header: map[string]string{"traceparent": "00-" + parentTrace + "-" + parentSpan + "-01"}}
-	if status, body := adminDo(t, q); status != http.StatusCreated {
-		t.Fatalf("POST %s: %d, want 201: %s", q.url, status, body)
+	if a := mustSend(t, q); a.status != http.StatusCreated {
+		t.Fatalf("POST %s: %v, want 201", q.url, a)
 	}
 	line := waitForAccessLines(t, p, 1)[0]
 
