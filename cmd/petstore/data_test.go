@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -161,8 +160,7 @@ func TestBackupKilled(t *testing.T) {
 	prev := hash()
 	kinds := map[string]int{}
 	for round := range 8 {
-		cmd := exec.Command(bin, "backup", backup)
-		cmd.Dir = dir
+		cmd := newCommand(context.Background(), dir, bin, nil, "backup", backup)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

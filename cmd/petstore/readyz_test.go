@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
-	"github.com/petstore-go/petstore/sqlitestore"
 )
 
 // TestReadyzPostgres stops a throwaway PostgreSQL cluster under the server:
@@ -210,18 +210,11 @@ func TestBackupDirChecked(t *testing.T) {
 			}
 		})
 	}
-	// A directory that becomes group-writable after start fails the run.
+	// A directory that becomes group-writable after start fails the run,
+	// before it reads the data file.
 	dir := t.TempDir()
-	src := filepath.Join(t.TempDir(), "pets.db")
-	s, err := sqlitestore.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
 	var log strings.Builder
-	b, err := newBackupScheduler(src, backupFlags{dir: dir, interval: time.Hour, keep: 1}, slog.New(slog.NewTextHandler(&log, nil)))
+	b, err := newBackupScheduler(filepath.Join(t.TempDir(), "pets.db"), backupFlags{dir: dir, interval: time.Hour, keep: 1}, slog.New(slog.NewTextHandler(&log, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +258,11 @@ func TestReplicas(t *testing.T) {
 		"-postgres", primary.URL(), "-admin-addr", "127.0.0.1:0")
 	admin := adminURL(t, p)
 	log := p.stderr.String()
-	port := strconv.Itoa(standbyPort(t, standby.URL()))
+	standbyURL, err := url.Parse(standby.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := standbyURL.Port()
 	if !strings.Contains(log, "reading pets from a PostgreSQL replica") || !strings.Contains(log, "port="+port) {
 		t.Errorf("the start-up log does not name the replica on port %s:\n%s", port, log)
 	}
@@ -339,15 +336,4 @@ func metricValue(t *testing.T, text []byte, sample string) float64 {
 		t.Fatal(err)
 	}
 	return v
-}
-
-// standbyPort returns the port of a cluster's URL.
-func standbyPort(t *testing.T, url string) int {
-	t.Helper()
-	m := regexp.MustCompile(`:(\d+)/`).FindStringSubmatch(url)
-	if m == nil {
-		t.Fatalf("no port in %s", url)
-	}
-	n, _ := strconv.Atoi(m[1])
-	return n
 }

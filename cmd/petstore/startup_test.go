@@ -17,7 +17,8 @@ import (
 // TestStartupRefuses starts the server on configurations that cannot work,
 // one of each step of the start: each exits 2 with one message, before it
 // prints a key or serves, none saying that the store is unavailable, and a
-// file that is not a database is left as it was.
+// file that is not a database is left as it was; a PostgreSQL database that
+// does not exist is named with the statement that creates it.
 func TestStartupRefuses(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -84,23 +85,21 @@ func TestStartupRefuses(t *testing.T) {
 	if got, err := os.ReadFile(notDB); err != nil || string(got) != string(content) {
 		t.Errorf("the file that is not a database was changed (%v)", err)
 	}
-}
-
-// TestStartupMissingDatabase: a PostgreSQL URL naming a database that does
-// not exist stops the server, naming the statement that creates it.
-func TestStartupMissingDatabase(t *testing.T) {
-	u, err := url.Parse(pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := uniqueName("petstore_missing_")
-	u.Path = "/" + name
-	code, stdout, stderr := runToExit(t, buildServer(t), []string{"PETSTORE_API_KEYS=k", "PETSTORE_POSTGRES_URL=" + u.String()})
-	prefix, suffix := "petstore: cannot reach PostgreSQL: ", `database "`+name+`" does not exist (SQLSTATE 3D000); create it, as a role that may create databases, `+
-		`with CREATE DATABASE "`+name+`"; or name another database in the URL`+"\n"
-	if !strings.HasPrefix(stderr, prefix) || !strings.HasSuffix(stderr, suffix) || code != 2 || stdout != "" {
-		t.Errorf("exit status %d (want 2); stdout %q (want none); stderr:\n%s\nwant it to start with:\n%s\nand end with:\n%s", code, stdout, stderr, prefix, suffix)
-	}
+	t.Run("a database that does not exist", func(t *testing.T) {
+		u, err := url.Parse(pgtest.URL(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := uniqueName("petstore_missing_")
+		u.Path = "/" + name
+		code, stdout, stderr := runToExit(t, bin, []string{"PETSTORE_API_KEYS=k", "PETSTORE_POSTGRES_URL=" + u.String()})
+		prefix, suffix := "petstore: cannot reach PostgreSQL: ", `database "`+name+`" does not exist (SQLSTATE 3D000); `+
+			`create it, as a role that may create databases, with CREATE DATABASE "`+name+`"; or name another database in the URL`+"\n"
+		if !strings.HasPrefix(stderr, prefix) || !strings.HasSuffix(stderr, suffix) || code != 2 || stdout != "" {
+			t.Errorf("exit status %d (want 2); stdout %q (want none); stderr:\n%s\nwant it to start with:\n%s\nand end with:\n%s",
+				code, stdout, stderr, prefix, suffix)
+		}
+	})
 }
 
 // TestStartupHelp checks that -help exits 0 and prints, to stdout, the
