@@ -24,12 +24,9 @@ import (
 // /readyz answers 200, then 503 with a reason (while /healthz answers 200),
 // then 200 once it is back. It is skipped without PostgreSQL's binaries.
 func TestReadyzPostgres(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server and a PostgreSQL cluster as processes in -short mode")
-	}
+	bin := buildServer(t) // first, to skip in -short mode before starting the cluster
 	cluster := pgtest.NewCluster(t)
 	cluster.Start(t)
-	bin := buildServer(t)
 	p := startServer(t, bin, "readyz-key", nil, "-postgres", cluster.URL(), "-admin-addr", "127.0.0.1:0")
 	admin := adminURL(t, p)
 
@@ -244,9 +241,7 @@ const scopeLabels = `{otel_scope_name="github.com/petstore-go/petstore/cmd/petst
 // password, it serves reads, counted in /metrics with its lag, and /readyz
 // reports it; once it stops, /readyz still answers 200 and reads work.
 func TestReplicas(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server and two PostgreSQL servers as processes in -short mode")
-	}
+	bin := buildServer(t) // first, to skip in -short mode before starting the clusters
 	primary := pgtest.NewCluster(t)
 	primary.Start(t)
 	standby := primary.NewStandby(t)
@@ -254,7 +249,7 @@ func TestReplicas(t *testing.T) {
 	const secret = "replica-secret-word"
 	replicaURL := strings.Replace(standby.URL(), "postgres@", "postgres:"+secret+"@", 1)
 	const key = "replicas-key"
-	p := startServer(t, buildServer(t), key, []string{replicaURLsVar + "=" + replicaURL},
+	p := startServer(t, bin, key, []string{replicaURLsVar + "=" + replicaURL},
 		"-postgres", primary.URL(), "-admin-addr", "127.0.0.1:0")
 	admin := adminURL(t, p)
 	log := p.stderr.String()
