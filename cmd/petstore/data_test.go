@@ -196,8 +196,9 @@ func TestReadyzNoIDLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	closePool()
-	pets := pgx.Identifier{schema, "pets"}.Sanitize()
-	if _, err := postgresConn(t).Exec(ctx, `INSERT INTO `+pets+` (id, name, category_id) OVERRIDING SYSTEM VALUE VALUES (9223372036854775807, 'last', 1)`); err != nil {
+	insert := "INSERT INTO " + pgx.Identifier{schema, "pets"}.Sanitize() +
+		" (id, name, category_id) OVERRIDING SYSTEM VALUE VALUES (9223372036854775807, 'last', 1)"
+	if _, err := postgresConn(t).Exec(ctx, insert); err != nil {
 		t.Fatal(err)
 	}
 	s, closePool, err := openPostgresStore(ctx, url, "", "", true, logger)

@@ -69,7 +69,8 @@ func postgresSchema(t *testing.T) (schema, serverURL string) {
 func postgresCount(t *testing.T, schema string) int {
 	t.Helper()
 	var n int
-	if err := postgresConn(t).QueryRow(t.Context(), "SELECT count(*) FROM "+pgx.Identifier{schema, "pets"}.Sanitize()).Scan(&n); err != nil {
+	query := "SELECT count(*) FROM " + pgx.Identifier{schema, "pets"}.Sanitize()
+	if err := postgresConn(t).QueryRow(t.Context(), query).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -230,7 +231,7 @@ func TestDocsServingRole(t *testing.T) {
 			t.Errorf("create with the idempotency key %q: %v; want 201; the server's log:\n%s", idemKey, a, p.stderr)
 		}
 	}
-	if _, _, err := newClient(t, p, key).Add(context.Background(), petstore.NewPet{Name: "Tom", CategoryID: 2}, petstore.AddOptions{}); err != nil {
+	if _, _, err := newClient(t, p, key).Add(t.Context(), petstore.NewPet{Name: "Tom", CategoryID: 2}, petstore.AddOptions{}); err != nil {
 		t.Errorf("a create through the Go client, which sends a key: %v", err)
 	}
 	if n := postgresCount(t, schema); n != 3 {

@@ -209,9 +209,9 @@ func TestBackupDirChecked(t *testing.T) {
 	}
 	// A directory that becomes group-writable after start fails the run,
 	// before it reads the data file.
-	dir := t.TempDir()
+	dir, src := t.TempDir(), filepath.Join(t.TempDir(), "pets.db")
 	var log strings.Builder
-	b, err := newBackupScheduler(filepath.Join(t.TempDir(), "pets.db"), backupFlags{dir: dir, interval: time.Hour, keep: 1}, slog.New(slog.NewTextHandler(&log, nil)))
+	b, err := newBackupScheduler(src, backupFlags{dir: dir, interval: time.Hour, keep: 1}, slog.New(slog.NewTextHandler(&log, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
-	"fmt"
 	"io/fs"
 	"log/slog"
 	"math/big"
@@ -65,7 +64,8 @@ func TestServerTLSVersions(t *testing.T) {
 				tr.ForceAttemptHTTP2 = false
 				tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 			}
-			a, err := send(context.Background(), client, apiRequest{method: http.MethodGet, url: servers[tt.minVersion].baseURL + "/pets", key: key})
+			list := apiRequest{method: http.MethodGet, url: servers[tt.minVersion].baseURL + "/pets", key: key}
+			a, err := send(context.Background(), client, list)
 			if tt.wantErr {
 				if err == nil {
 					t.Fatalf("the request succeeded over %s; want the handshake refused", tls.VersionName(a.tls.Version))
@@ -120,7 +120,7 @@ func TestServerTLSRotation(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			waitSerial(t, p, ca, key, second.serial)
+			waitUntil(t, p, "the second pair is served", func() bool { return newConnSerial(t, ca, p, key).Cmp(second.serial) == 0 })
 
 			if got := servedSerial(t, kept, p, key); got.Cmp(first.serial) != 0 {
 				t.Errorf("the connection opened before the rotation now shows serial %x, want %x: was it dropped?", got, first.serial)
@@ -177,13 +177,6 @@ func newConnSerial(t *testing.T, ca *testCA, p *serverProcess, key string) *big.
 	client := ca.client()
 	defer client.CloseIdleConnections()
 	return servedSerial(t, client, p, key)
-}
-
-// waitSerial makes new connections to p until one presents the
-// certificate with serial number want.
-func waitSerial(t *testing.T, p *serverProcess, ca *testCA, key string, want *big.Int) {
-	t.Helper()
-	waitUntil(t, p, fmt.Sprintf("new connections get serial %x", want), func() bool { return newConnSerial(t, ca, p, key).Cmp(want) == 0 })
 }
 
 // The TLS tests make their certificates here: a certificate authority of
