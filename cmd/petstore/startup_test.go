@@ -131,11 +131,6 @@ func TestStartupHelp(t *testing.T) {
 func TestParseConfigLimits(t *testing.T) {
 	defaults := limitFlags{readHeaderTimeout: 5 * time.Second, readTimeout: 30 * time.Second, writeTimeout: 30 * time.Second,
 		idleTimeout: 2 * time.Minute, storeTimeout: 5 * time.Second, maxInFlight: 64}
-	with := func(f func(*limitFlags)) limitFlags {
-		l := defaults
-		f(&l)
-		return l
-	}
 	tests := []configCase[limitFlags]{
 		{name: "defaults", want: defaults},
 		{name: "flags", args: []string{"-store-timeout", "2s", "-write-timeout", "3s", "-max-in-flight", "0", "-read-timeout", "4s",
@@ -143,7 +138,8 @@ func TestParseConfigLimits(t *testing.T) {
 			want: limitFlags{readHeaderTimeout: time.Second, readTimeout: 4 * time.Second, writeTimeout: 3 * time.Second,
 				idleTimeout: 9 * time.Second, storeTimeout: 2 * time.Second}},
 		{name: "store timeout just below", args: []string{"-store-timeout", "2999ms", "-write-timeout", "3s"},
-			want: with(func(l *limitFlags) { l.storeTimeout, l.writeTimeout = 2999*time.Millisecond, 3*time.Second })},
+			want: limitFlags{readHeaderTimeout: 5 * time.Second, readTimeout: 30 * time.Second, writeTimeout: 3 * time.Second,
+				idleTimeout: 2 * time.Minute, storeTimeout: 2999 * time.Millisecond, maxInFlight: 64}},
 		{name: "negative write timeout", args: []string{"-write-timeout", "-1s"}, wantErr: "-write-timeout -1s: want more than 0"},
 		{name: "no read timeout", args: []string{"-read-timeout", "0s"}, wantErr: "-read-timeout 0s: want more than 0"},
 		{name: "negative store timeout", args: []string{"-store-timeout", "-1s"}, wantErr: "-store-timeout -1s: want more than 0"},
