@@ -150,13 +150,7 @@ func TestBackupKilled(t *testing.T) {
 	start := time.Now()
 	mustRun(t, dir, bin, nil, "backup", backup)
 	took := time.Since(start)
-	hash := func() [32]byte {
-		b, err := os.ReadFile(backup)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sha256.Sum256(b)
-	}
+	hash := func() [32]byte { return sha256.Sum256([]byte(readFile(t, backup))) }
 	prev := hash()
 	kinds := map[string]int{}
 	for round := range 8 {
@@ -225,13 +219,7 @@ func TestMoveBetweenStores(t *testing.T) {
 	dir := t.TempDir()
 
 	p := startServerIn(t, dir, bin, "", nil) // makes a key, kept in petstore.db.key
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	read := func(name string) string { return readFile(t, filepath.Join(dir, name)) }
 	key := strings.TrimSpace(read(defaultDataFile + ".key"))
 	principal := adminPrincipal(t, key)
 	moved := petstore.NewPet{Name: "moved", CategoryID: 3, Status: petstore.StatusSold}

@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"io"
 	"net/http"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -207,11 +206,7 @@ func TestHelpMatchesDocs(t *testing.T) {
 	// The operating guide's table, and the one of the guide on backups.
 	var flagCells, varCells strings.Builder
 	for _, doc := range []string{"../../docs/operating.md", "../../docs/backup.md"} {
-		text, err := os.ReadFile(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, table, ok := strings.Cut(string(text), "\n| flag | variable | default | |\n")
+		_, table, ok := strings.Cut(readFile(t, doc), "\n| flag | variable | default | |\n")
 		if !ok {
 			t.Fatalf("%s has no table of flags and variables (| flag | variable | default | |)", doc)
 		}

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -164,11 +163,7 @@ func TestPostgresListenURL(t *testing.T) {
 // one statement a line, and the arguments it gives the server.
 func docsRole(t *testing.T) (statements []string, serveArgs []string) {
 	t.Helper()
-	page, err := os.ReadFile("../../docs/postgres.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(page), "\n## Migrating apart, and serving as a role that may not change the schema\n")
+	_, section, ok := strings.Cut(readFile(t, "../../docs/postgres.md"), "\n## Migrating apart, and serving as a role that may not change the schema\n")
 	if !ok {
 		t.Fatal("docs/postgres.md has no section \"Migrating apart, and serving as a role that may not change the schema\"")
 	}

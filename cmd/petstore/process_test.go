@@ -131,6 +131,17 @@ func startServerIn(t *testing.T, dir, bin, key string, env []string, args ...str
 	return p
 }
 
+// readFile returns what the file name holds, failing the test if it
+// cannot be read.
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // waitUntil polls cond until it holds, failing the test after 30s.
 func waitUntil(t *testing.T, p *serverProcess, what string, cond func() bool) {
 	t.Helper()

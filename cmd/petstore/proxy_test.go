@@ -33,14 +33,10 @@ func startNginx(t *testing.T, ca *testCA, upstream string) string {
 	} else if err != nil {
 		t.Skipf("skipping: %v", err)
 	}
-	doc, err := os.ReadFile("../../docs/operating.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	cert, key := filepath.Join(dir, "petstore.crt"), filepath.Join(dir, "petstore.key")
 	writePair(t, ca.valid(t), cert, key)
-	proxy, err := nginx.Start(bin, dir, doc, upstream, cert, key)
+	proxy, err := nginx.Start(bin, dir, []byte(readFile(t, "../../docs/operating.md")), upstream, cert, key)
 	if err != nil {
 		t.Fatalf("nginx with docs/operating.md's block: %v", err)
 	}

@@ -29,11 +29,7 @@ type readmeStep struct {
 // server prints.
 func readmeSession(t *testing.T) (printed []string, steps []readmeStep) {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(readme), "\n## A session with curl\n")
+	_, section, ok := strings.Cut(readFile(t, "../../README.md"), "\n## A session with curl\n")
 	if !ok {
 		t.Fatal("README.md has no section \"A session with curl\"")
 	}
@@ -195,11 +191,7 @@ func TestREADMESession(t *testing.T) {
 // server prints is the one it prints, on the default address's host and
 // with the default base path.
 func TestREADMEIntroURL(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	intro, _, _ := strings.Cut(string(readme), "\n## ")
+	intro, _, _ := strings.Cut(readFile(t, "../../README.md"), "\n## ")
 	m := regexp.MustCompile("The first command prints [^`]*`(serving http://[^`]+)`").FindStringSubmatch(intro)
 	if m == nil {
 		t.Fatal("the README's introduction does not say what the first command prints (`serving http://…`)")
