@@ -26,6 +26,16 @@ const postgresSecret = "pw-cmd-s3cret"
 // digits, a name that no other test uses.
 func uniqueName(prefix string) string { return prefix + strings.ToLower(rand.Text()) }
 
+// parseURL parses rawURL, failing the test if it cannot.
+func parseURL(t *testing.T, rawURL string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
 // postgresConn returns a connection to the test server, closed when the
 // test ends.
 func postgresConn(t *testing.T) *pgx.Conn {
@@ -127,10 +137,7 @@ func TestPostgresErrorsHidePassword(t *testing.T) {
 // watch streams at once, not at the 10 s poll.
 func TestPostgresListenURL(t *testing.T) {
 	const key = "listen-key"
-	base, err := url.Parse(pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := parseURL(t, pgtest.URL(t))
 	// A database of its own: PgBouncer refuses search_path, so the servers
 	// keep their pets in the default schema.
 	admin := postgresConn(t)
@@ -213,10 +220,7 @@ func TestDocsServingRole(t *testing.T) {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	roleURL, err := url.Parse(ownerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	roleURL := parseURL(t, ownerURL)
 	roleURL.User = url.UserPassword(role, "change-me")
 
 	const key = "role-key"

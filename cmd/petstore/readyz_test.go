@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -253,11 +252,7 @@ func TestReplicas(t *testing.T) {
 		"-postgres", primary.URL(), "-admin-addr", "127.0.0.1:0")
 	admin := adminURL(t, p)
 	log := p.stderr.String()
-	standbyURL, err := url.Parse(standby.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := standbyURL.Port()
+	port := parseURL(t, standby.URL()).Port()
 	if !strings.Contains(log, "reading pets from a PostgreSQL replica") || !strings.Contains(log, "port="+port) {
 		t.Errorf("the start-up log does not name the replica on port %s:\n%s", port, log)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,10 +88,7 @@ func TestStartupRefuses(t *testing.T) {
 		t.Errorf("the file that is not a database was changed (%v)", err)
 	}
 	t.Run("a database that does not exist", func(t *testing.T) {
-		u, err := url.Parse(pgtest.URL(t))
-		if err != nil {
-			t.Fatal(err)
-		}
+		u := parseURL(t, pgtest.URL(t))
 		name := uniqueName("petstore_missing_")
 		u.Path = "/" + name
 		code, stdout, stderr := runToExit(t, bin, []string{"PETSTORE_API_KEYS=k", "PETSTORE_POSTGRES_URL=" + u.String()})
