@@ -103,12 +103,7 @@ func startServerIn(t *testing.T, dir, bin, key string, env []string, args ...str
 		close(p.exited)
 	}()
 	t.Cleanup(func() {
-		select {
-		case <-p.exited:
-			return
-		default:
-		}
-		p.cmd.Process.Signal(syscall.SIGTERM)
+		p.cmd.Process.Signal(syscall.SIGTERM) // an error if it has exited, which the select sees
 		select {
 		case <-p.exited:
 		case <-time.After(10 * time.Second):
