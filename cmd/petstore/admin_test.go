@@ -46,8 +46,8 @@ func adminURL(t *testing.T, p *serverProcess) string {
 	return m[1]
 }
 
-// adminPrincipal returns the principal that petstore.APIKeys gives key.
-func adminPrincipal(t *testing.T, key string) string {
+// principalOf returns the principal that petstore.APIKeys gives key.
+func principalOf(t *testing.T, key string) string {
 	t.Helper()
 	ctx, err := petstore.APIKeys(key).Authenticate(context.Background(), petstore.OpGetPet, key)
 	if err != nil {
@@ -127,7 +127,7 @@ func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 func TestAdminMetrics(t *testing.T) {
 	const key, wrongKey, querySecret = "admin-metrics-key", "admin-metrics-wrong-key", "admin-query-secret"
 	p := startServer(t, buildServer(t), key, nil, "-admin-addr", "127.0.0.1:0", "-access-log")
-	admin, principal := adminURL(t, p), adminPrincipal(t, key)
+	admin, principal := adminURL(t, p), principalOf(t, key)
 	api := "http://" + p.addr
 	const pets, pet = "/v1/pets", "/v1/pets/{petId}"
 	requests := []struct {

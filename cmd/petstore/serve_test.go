@@ -90,7 +90,6 @@ func TestServerMemoryStore(t *testing.T) {
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
 		t.Errorf("-store memory left files in its working directory: %v %v", entries, err)
 	}
-	addr := p.addr
 	for _, tt := range []struct{ name, line, auth string }{
 		{"no key", "GET /v1/pets", ""},
 		{"wrong key", "GET /v1/pets", "Authorization: Bearer not-the-key\r\n"},
@@ -99,7 +98,7 @@ func TestServerMemoryStore(t *testing.T) {
 		{"OPTIONS *", "OPTIONS *", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, conn, r := exchange(t, addr, tt.line+" HTTP/1.1\r\nHost: "+addr+"\r\n"+tt.auth+"\r\n")
+			resp, conn, r := exchange(t, p.addr, tt.line+" HTTP/1.1\r\nHost: "+p.addr+"\r\n"+tt.auth+"\r\n")
 			if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("Content-Type") != "application/json" {
 				t.Fatalf("answered %s with Content-Type %q; want 401, application/json", resp.Status, resp.Header.Get("Content-Type"))
 			}
@@ -112,8 +111,8 @@ func TestServerMemoryStore(t *testing.T) {
 		})
 	}
 	t.Run("the key keeps the connection", func(t *testing.T) {
-		req := "GET /v1/pets HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + key + "\r\n\r\n"
-		resp, conn, r := exchange(t, addr, req)
+		req := "GET /v1/pets HTTP/1.1\r\nHost: " + p.addr + "\r\nAuthorization: Bearer " + key + "\r\n\r\n"
+		resp, conn, r := exchange(t, p.addr, req)
 		if resp.StatusCode != http.StatusOK || resp.Close {
 			t.Fatalf("answered %s, closing %v; want 200, kept alive", resp.Status, resp.Close)
 		}
@@ -133,10 +132,10 @@ func TestServerMemoryStore(t *testing.T) {
 		{20 << 10, http.StatusRequestHeaderFieldsTooLarge},
 	} {
 		t.Run(fmt.Sprint("a head of ", tt.size, " bytes"), func(t *testing.T) {
-			head := "GET /v1/pets HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + key + "\r\nX-Pad: "
+			head := "GET /v1/pets HTTP/1.1\r\nHost: " + p.addr + "\r\nAuthorization: Bearer " + key + "\r\nX-Pad: "
 			const end = "\r\nConnection: close\r\n\r\n"
 			req := head + strings.Repeat("p", tt.size-len(head)-len(end)) + end
-			if resp, _, _ := exchange(t, addr, req); resp.StatusCode != tt.want {
+			if resp, _, _ := exchange(t, p.addr, req); resp.StatusCode != tt.want {
 				t.Errorf("a head of %d bytes answered %s; want %d", tt.size, resp.Status, tt.want)
 			}
 		})

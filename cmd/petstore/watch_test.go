@@ -139,8 +139,7 @@ func TestServerWatchRestarts(t *testing.T) {
 // pet, since each write sets its own deadline.
 func TestServerWatchProtocols(t *testing.T) {
 	const key = "watch-proto-key"
-	bin := buildServer(t)
-	ca := newTestCA(t)
+	bin, ca := buildServer(t), newTestCA(t)
 	certFile, keyFile := pairFiles(t, ca.valid(t))
 	h2 := ca.client()
 	h2.Timeout = 0
