@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -21,12 +21,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/memstore"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-
-	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/memstore"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // adminLine matches the line on which the server says where its admin
@@ -44,8 +46,8 @@ func adminURL(t *testing.T, p *serverProcess) string {
 	return m[1]
 }
 
-// adminPrincipal returns the principal that petstore.APIKeys gives key.
-func adminPrincipal(t *testing.T, key string) string {
+// principalOf returns the principal that petstore.APIKeys gives key.
+func principalOf(t *testing.T, key string) string {
 	t.Helper()
 	ctx, err := petstore.APIKeys(key).Authenticate(context.Background(), petstore.OpGetPet, key)
 	if err != nil {
@@ -106,25 +108,16 @@ func waitForAccessLines(t *testing.T, p *serverProcess, n int) []accessLine {
 // scrape fetches and parses the metrics at url.
 func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 	t.Helper()
-	status, body := adminDo(t, apiRequest{method: http.MethodGet, url: url})
-	if status != http.StatusOK {
-		t.Fatalf("GET %s: %d, want 200: %s", url, status, body)
+	a := mustSend(t, apiRequest{method: http.MethodGet, url: url})
+	if a.status != http.StatusOK {
+		t.Fatalf("GET %s: %v, want 200", url, a)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(a.body))
 	if err != nil {
-		t.Fatalf("GET %s: the body is not in the Prometheus text format: %v\n%s", url, err, body)
+		t.Fatalf("GET %s: the body is not in the Prometheus text format: %v\n%s", url, err, a.body)
 	}
 	return families
-}
-
-// labels returns the labels of m.
-func labels(m *dto.Metric) map[string]string {
-	l := map[string]string{}
-	for _, p := range m.GetLabel() {
-		l[p.GetName()] = p.GetValue()
-	}
-	return l
 }
 
 // TestAdminMetrics runs the server with -admin-addr and -access-log: the
@@ -134,7 +127,7 @@ func labels(m *dto.Metric) map[string]string {
 func TestAdminMetrics(t *testing.T) {
 	const key, wrongKey, querySecret = "admin-metrics-key", "admin-metrics-wrong-key", "admin-query-secret"
 	p := startServer(t, buildServer(t), key, nil, "-admin-addr", "127.0.0.1:0", "-access-log")
-	admin, principal := adminURL(t, p), adminPrincipal(t, key)
+	admin, principal := adminURL(t, p), principalOf(t, key)
 	api := "http://" + p.addr
 	const pets, pet = "/v1/pets", "/v1/pets/{petId}"
 	requests := []struct {
@@ -155,7 +148,7 @@ func TestAdminMetrics(t *testing.T) {
 	}
 	var wantLines []accessLine
 	for _, q := range requests {
-		adminDo(t, q.apiRequest)
+		mustSend(t, q.apiRequest)
 		wantLines = append(wantLines, q.want)
 	}
 	if diff := cmp.Diff(wantLines, waitForAccessLines(t, p, len(requests))); diff != "" {
@@ -185,7 +178,8 @@ func TestAdminMetrics(t *testing.T) {
 	if n != uint64(len(requests)) {
 		t.Errorf("http_server_request_duration_seconds counts %d requests, want %d", n, len(requests))
 	}
-	if info := families["target_info"].GetMetric(); len(info) != 1 || labels(info[0])["service_name"] != "petstore" {
+	service := func(l *dto.LabelPair) bool { return l.GetName() == "service_name" && l.GetValue() == "petstore" }
+	if info := families["target_info"].GetMetric(); len(info) != 1 || !slices.ContainsFunc(info[0].GetLabel(), service) {
 		t.Errorf("target_info %v: want one, with service_name petstore", info)
 	}
 
@@ -200,9 +194,9 @@ func TestAdminMetrics(t *testing.T) {
 		{"POST", "/healthz", 405, "Method Not Allowed\n"},
 		{"GET", "/v1/pets", 404, "404 page not found\n"},
 	} {
-		status, body := adminDo(t, apiRequest{method: q.method, url: admin + q.path})
-		if status != q.status || string(body) != q.body {
-			t.Errorf("%s %s%s: %d %q, want %d %q", q.method, admin, q.path, status, body, q.status, q.body)
+		a := mustSend(t, apiRequest{method: q.method, url: admin + q.path})
+		if a.status != q.status || string(a.body) != q.body {
+			t.Errorf("%s %s%s: %d %q, want %d %q", q.method, admin, q.path, a.status, a.body, q.status, q.body)
 		}
 	}
 }
@@ -280,9 +274,10 @@ func TestAdminReady(t *testing.T) {
 	}
 }
 
-// TestServeAdmin serves the admin endpoints on a free port: once the
-// server's context is done, /readyz answers 503 while /healthz still
-// answers, and after stop the port is closed.
+// TestServeAdmin serves the admin endpoints on a free port: a second
+// serveAdmin there is refused, naming the flag; once the server's context is
+// done, /readyz answers 503 while /healthz still answers, and after stop the
+// port is closed.
 func TestServeAdmin(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -300,10 +295,16 @@ func TestServeAdmin(t *testing.T) {
 		t.Fatalf("serveAdmin printed %q; want the admin endpoints' URL", stdout.String())
 	}
 	url := m[1]
+	if stop, err := serveAdmin(context.Background(), strings.TrimPrefix(url, "http://"), a, io.Discard); err == nil {
+		stop()
+		t.Errorf("serveAdmin(%s) served on an address in use", url)
+	} else if !strings.HasPrefix(err.Error(), "-admin-addr: ") {
+		t.Errorf("serveAdmin on an address in use: error %q, want one starting with -admin-addr", err)
+	}
 	check := func(when, path string, want int) {
 		t.Helper()
-		if status, body := adminDo(t, apiRequest{method: "GET", url: url + path}); status != want {
-			t.Errorf("%s: GET %s: %d, want %d: %s", when, path, status, want, body)
+		if a := mustSend(t, apiRequest{method: "GET", url: url + path}); a.status != want {
+			t.Errorf("%s: GET %s: %v, want %d", when, path, a, want)
 		}
 	}
 	check("serving", "/readyz", 200)
@@ -319,21 +320,184 @@ func TestServeAdmin(t *testing.T) {
 	}
 }
 
-// TestServeAdminAddressInUse refuses an address that is taken, naming the
-// flag.
-func TestServeAdminAddressInUse(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// TestParseConfigAdmin checks -admin-addr, -access-log, and which of the
+// OpenTelemetry variables turn tracing on or are refused.
+func TestParseConfigAdmin(t *testing.T) {
+	type adminConfig struct {
+		AdminAddr string
+		AccessLog bool
+		Tracing   bool
+	}
+	const endpoint = "http://127.0.0.1:4318"
+	on := adminConfig{Tracing: true}
+	grpc := "petstore sends traces over OTLP with http/protobuf only; " +
+		"set it to http/protobuf, or unset it, and point the endpoint at the collector's HTTP port (4318)"
+	tests := []configCase[adminConfig]{
+		{name: "defaults: all off", want: adminConfig{}},
+		{name: "flags", args: []string{"-admin-addr", "127.0.0.1:9090", "-access-log"},
+			want: adminConfig{AdminAddr: "127.0.0.1:9090", AccessLog: true}},
+		{name: "environment", env: map[string]string{adminAddrVar: ":9090"}, want: adminConfig{AdminAddr: ":9090"}},
+		{name: "flag wins", args: []string{"-admin-addr", "127.0.0.1:9091"}, env: map[string]string{adminAddrVar: ":9090"},
+			want: adminConfig{AdminAddr: "127.0.0.1:9091"}},
+		{name: "endpoint", env: map[string]string{otlpEndpointVar: endpoint}, want: on},
+		{name: "traces endpoint", env: map[string]string{otlpTracesEndpointVar: endpoint + "/v1/traces"}, want: on},
+		{name: "SDK disabled", env: map[string]string{otlpEndpointVar: endpoint, otelSDKDisabledVar: "true"}},
+		{name: "exporter none", env: map[string]string{otlpEndpointVar: endpoint, otelTracesExporterVar: "none"}},
+		{name: "exporter otlp", env: map[string]string{otlpEndpointVar: endpoint, otelTracesExporterVar: "otlp"}, want: on},
+		{name: "protocol http/protobuf", env: map[string]string{otlpEndpointVar: endpoint, otlpProtocolVar: "http/protobuf"}, want: on},
+		{name: "other variables alone", env: map[string]string{otlpProtocolVar: "grpc", otelTracesExporterVar: "zipkin"}},
+		{name: "exporter zipkin", env: map[string]string{otlpEndpointVar: endpoint, otelTracesExporterVar: "zipkin"},
+			wantErr: "OTEL_TRACES_EXPORTER=zipkin: petstore sends traces only with otlp (or none for no traces)"},
+		{name: "protocol grpc", env: map[string]string{otlpEndpointVar: endpoint, otlpProtocolVar: "grpc"},
+			wantErr: "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: " + grpc},
+		{name: "traces protocol wins", env: map[string]string{otlpEndpointVar: endpoint, otlpProtocolVar: "grpc", otlpTracesProtocolVar: "http/protobuf"}, want: on},
+		{name: "traces protocol grpc", env: map[string]string{otlpEndpointVar: endpoint, otlpProtocolVar: "http/protobuf", otlpTracesProtocolVar: "grpc"},
+			wantErr: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc: " + grpc},
+	}
+	checkConfigs(t, tests, func(c config) adminConfig {
+		return adminConfig{AdminAddr: c.adminAddr, AccessLog: c.accessLog, Tracing: c.tracing}
+	})
+}
+
+// otlpCollector receives spans over OTLP/HTTP, as a collector would.
+type otlpCollector struct {
+	mu    sync.Mutex
+	spans []*tracepb.ResourceSpans
+	errs  []string
+}
+
+func (c *otlpCollector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		t.Fatal(err)
+		c.errs = append(c.errs, err.Error())
+		return
 	}
-	defer ln.Close()
-	a := &admin{metrics: http.NotFoundHandler(), store: memstore.New(), logger: slog.New(slog.DiscardHandler)}
-	stop, err := serveAdmin(context.Background(), ln.Addr().String(), a, io.Discard)
-	if err == nil {
-		stop()
-		t.Fatalf("serveAdmin(%s) served on an address in use", ln.Addr())
+	if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" {
+		c.errs = append(c.errs, "unexpected "+r.Method+" "+r.URL.Path+" with Content-Type "+r.Header.Get("Content-Type"))
+		http.NotFound(w, r)
+		return
 	}
-	if !strings.HasPrefix(err.Error(), "-admin-addr: ") {
-		t.Errorf("serveAdmin on an address in use: error %q, want one starting with -admin-addr", err)
+	var req coltracepb.ExportTraceServiceRequest
+	if err := proto.Unmarshal(body, &req); err != nil {
+		c.errs = append(c.errs, err.Error())
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	c.spans = append(c.spans, req.GetResourceSpans()...)
+	resp, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	w.Write(resp)
+}
+
+// TestTraces sends the server's spans to a collector on loopback: a request
+// with a traceparent gives one server span in that trace, of the service
+// OTEL_SERVICE_NAME names, sent by exit, and its access log line names the
+// trace and the span.
+func TestTraces(t *testing.T) {
+	collector := &otlpCollector{}
+	srv := httptest.NewServer(collector)
+	defer srv.Close()
+
+	const key = "traces-key"
+	p := startServer(t, buildServer(t), key, []string{otlpEndpointVar + "=" + srv.URL, "OTEL_SERVICE_NAME=petstore-traces-test"}, "-access-log")
+	const parentTrace, parentSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	q := apiRequest{method: "POST", url: "http://" + p.addr + p.path, key: key, body: `{"name":"Rex","categoryId":1}`,
+		header: map[string]string{"traceparent": "00-" + parentTrace + "-" + parentSpan + "-01"}}
+	if a := mustSend(t, q); a.status != http.StatusCreated {
+		t.Fatalf("POST %s: %v, want 201", q.url, a)
+	}
+	line := waitForAccessLines(t, p, 1)[0]
+
+	// The batch processor sends the spans on shutdown at the latest.
+	p.stop(t)
+
+	type span struct{ Service, Name, TraceID, ParentSpanID, SpanID string }
+	collector.mu.Lock()
+	defer collector.mu.Unlock()
+	for _, e := range collector.errs {
+		t.Errorf("collector: %s", e)
+	}
+	var got []span
+	for _, rs := range collector.spans {
+		service := ""
+		for _, a := range rs.GetResource().GetAttributes() {
+			if a.GetKey() == "service.name" {
+				service = a.GetValue().GetStringValue()
+			}
+		}
+		for _, ss := range rs.GetScopeSpans() {
+			for _, s := range ss.GetSpans() {
+				got = append(got, span{service, s.GetName(), hex.EncodeToString(s.GetTraceId()),
+					hex.EncodeToString(s.GetParentSpanId()), hex.EncodeToString(s.GetSpanId())})
+			}
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("the collector received %d spans, want 1: %+v", len(got), got)
+	}
+	want := span{"petstore-traces-test", "createPet", parentTrace, parentSpan, got[0].SpanID}
+	if diff := cmp.Diff(want, got[0]); diff != "" {
+		t.Errorf("the span received (-want +got):\n%s", diff)
+	}
+	if line.TraceID != parentTrace || !strings.Contains(p.stderr.String(), "span_id="+got[0].SpanID) {
+		t.Errorf("the access log line does not name trace %s and span %s:\n%s", parentTrace, got[0].SpanID, p.stderr)
+	}
+}
+
+// TestNewObservability checks what each setting turns on: with nothing on
+// there is no observer, so that the handler spends nothing on observing,
+// and the span middleware is there only when traces are sent.
+func TestNewObservability(t *testing.T) {
+	t.Setenv(otlpEndpointVar, "http://127.0.0.1:1") // read by the OTLP exporter; nothing is sent in this test
+	type setup struct {
+		Observer, Metrics, Middleware bool
+		Closers                       int
+	}
+	tests := []struct {
+		name             string
+		metrics, tracing bool
+		accessLog        bool
+		want             setup
+	}{
+		{name: "nothing", want: setup{}},
+		{name: "access log", accessLog: true, want: setup{Observer: true}},
+		{name: "metrics", metrics: true, want: setup{Observer: true, Metrics: true, Closers: 1}},
+		{name: "traces", tracing: true, want: setup{Observer: true, Middleware: true, Closers: 1}},
+		{name: "everything", metrics: true, tracing: true, accessLog: true,
+			want: setup{Observer: true, Metrics: true, Middleware: true, Closers: 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var accessLog *slog.Logger
+			if tt.accessLog {
+				accessLog = slog.New(slog.DiscardHandler)
+			}
+			o, err := newObservability(context.Background(), tt.metrics, tt.tracing, accessLog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			closers := len(o.closers)
+			defer func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				o.close(ctx) // the exporter cannot reach its endpoint; what matters is that it stops
+			}()
+			api := http.Handler(&struct{ http.Handler }{http.NotFoundHandler()}) // comparable
+			got := setup{
+				Observer:   len(o.options) > 0,
+				Metrics:    o.metrics != nil,
+				Middleware: o.wrap(api) != api,
+				Closers:    closers,
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("newObservability(metrics %v, tracing %v, access log %v) (-want +got):\n%s",
+					tt.metrics, tt.tracing, tt.accessLog, diff)
+			}
+			if len(o.options) > 1 {
+				t.Errorf("%d options; want one observer at most", len(o.options))
+			}
+		})
 	}
 }

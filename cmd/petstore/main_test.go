@@ -2,10 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"io"
 	"net/http"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,38 +13,59 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/client"
 	"github.com/petstore-go/petstore/petstoretest"
 )
 
 // TestServerConformance runs the HTTP conformance suite against the server
-// as a process on its default store, a SQLite file, without -admin-addr,
-// which serves no admin endpoints: over plain HTTP, warning once that API
-// keys travel unencrypted, and over HTTPS, so HTTP/2, with the key pair
-// named in the environment, through a client that trusts only the test's CA.
+// as a process without -admin-addr, which serves no admin endpoints: on its
+// default store, a SQLite file, over plain HTTP, warning once that API keys
+// travel unencrypted, and over HTTPS, so HTTP/2, with the key pair named in
+// the environment, through a client that trusts only the test's CA; and on
+// PostgreSQL, where the pets are then, with a log that says where, with the
+// schema in effect, and without the password.
 func TestServerConformance(t *testing.T) {
 	const key = "conformance-key"
 	bin, ca := buildServer(t), newTestCA(t)
 	certFile, keyFile := pairFiles(t, ca.valid(t))
 	plainWarning := regexp.MustCompile(`(?m)^.*level=WARN.*serving plain HTTP: API keys travel unencrypted unless a proxy in front terminates TLS.*$`)
 	for _, tt := range []struct {
-		scheme   string
-		env      []string
-		client   *http.Client
-		warnings int
-		serving  string
+		name, scheme string
+		env          []string
+		client       *http.Client
+		warnings     int
+		logs         []string
 	}{
-		{"http", nil, nil, 1, "serving plain HTTP"},
-		{"https", []string{tlsCertVar + "=" + certFile, tlsKeyVar + "=" + keyFile}, ca.client(), 0, "serving HTTPS"},
+		{"http", "http", nil, nil, 1, []string{"storing pets in a SQLite file", "serving plain HTTP"}},
+		{"https", "https", []string{tlsCertVar + "=" + certFile, tlsKeyVar + "=" + keyFile}, ca.client(), 0,
+			[]string{"storing pets in a SQLite file", "serving HTTPS"}},
+		{"postgres", "http", nil, nil, 1, []string{"storing pets in PostgreSQL", "host=127.0.0.1", "table=pets "}},
 	} {
-		t.Run(tt.scheme, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
+			schema := ""
+			if tt.name == "postgres" {
+				var serverURL string
+				schema, serverURL = postgresSchema(t)
+				tt.env = []string{postgresURLVar + "=" + serverURL}
+				tt.logs = append(tt.logs, "schema="+schema)
+			}
 			p := startServer(t, bin, key, tt.env)
 			if !strings.HasPrefix(p.baseURL, tt.scheme+"://") {
 				t.Fatalf("the server prints %s; want an %s:// URL", p.baseURL, tt.scheme)
 			}
 			petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: p.baseURL, APIKey: key, Client: tt.client})
 			log := p.stderr.String()
-			if !strings.Contains(log, "storing pets in a SQLite file") || !strings.Contains(log, tt.serving) {
-				t.Errorf("the log does not say that pets are kept in a SQLite file, or %q:\n%s", tt.serving, log)
+			for _, want := range tt.logs {
+				if !strings.Contains(log, want) {
+					t.Errorf("the log does not say %q:\n%s", want, log)
+				}
+			}
+			if schema != "" && postgresCount(t, schema) == 0 {
+				t.Errorf("%s.pets is empty after the suite; the server did not store pets in PostgreSQL", schema)
+			}
+			if strings.Contains(log, postgresSecret) {
+				t.Errorf("the log shows the password:\n%s", log)
 			}
 			if n := len(plainWarning.FindAllString(log, -1)); n != tt.warnings {
 				t.Errorf("the log has %d warnings that API keys travel unencrypted, want %d:\n%s", n, tt.warnings, log)
@@ -153,17 +174,19 @@ func TestFlagWinsWhenEmpty(t *testing.T) {
 	}
 }
 
-// TestHelpDefaults: -help gives each flag's default once, says that the
-// key made is kept, and does not show the URL of PETSTORE_POSTGRES_URL,
-// which carries a password, as the default of -postgres.
-func TestHelpDefaults(t *testing.T) {
-	var help strings.Builder
-	parseConfig([]string{"-help"}, func(k string) string {
-		if k == postgresURLVar {
-			return "postgres://app:" + postgresSecret + "@db/shop"
-		}
-		return ""
-	}, &help)
+// TestHelpMatchesDocs compares the flags and the environment variables
+// that -help lists with the table of them in docs/operating.md, both ways.
+// The help gives each flag's default once, says that the key made is kept,
+// and does not show the URL of PETSTORE_POSTGRES_URL, which carries a
+// password, as the default of -postgres.
+func TestHelpMatchesDocs(t *testing.T) {
+	var help bytes.Buffer
+	getenv := func(k string) string {
+		return map[string]string{postgresURLVar: "postgres://app:" + postgresSecret + "@db/shop"}[k]
+	}
+	if _, err := parseConfig([]string{"-help"}, getenv, &help); err == nil {
+		t.Fatal("parseConfig(-help) succeeded; want flag.ErrHelp")
+	}
 	if strings.Contains(help.String(), postgresSecret) {
 		t.Errorf("-help shows the password:\n%s", help.String())
 	}
@@ -172,15 +195,6 @@ func TestHelpDefaults(t *testing.T) {
 	}
 	if strings.Contains(help.String(), "for this run") || !strings.Contains(help.String(), "petstore.db.key") {
 		t.Errorf("-help says the made key lasts for this run, or not where it is kept:\n%s", help.String())
-	}
-}
-
-// TestHelpMatchesDocs compares the flags and the environment variables
-// that -help lists with the table of them in docs/operating.md, both ways.
-func TestHelpMatchesDocs(t *testing.T) {
-	var help bytes.Buffer
-	if _, err := parseConfig([]string{"-help"}, func(string) string { return "" }, &help); err == nil {
-		t.Fatal("parseConfig(-help) succeeded; want flag.ErrHelp")
 	}
 	flagsPart, envPart, ok := strings.Cut(help.String(), "\nEnvironment:\n")
 	if !ok {
@@ -192,11 +206,7 @@ func TestHelpMatchesDocs(t *testing.T) {
 	// The operating guide's table, and the one of the guide on backups.
 	var flagCells, varCells strings.Builder
 	for _, doc := range []string{"../../docs/operating.md", "../../docs/backup.md"} {
-		text, err := os.ReadFile(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, table, ok := strings.Cut(string(text), "\n| flag | variable | default | |\n")
+		_, table, ok := strings.Cut(readFile(t, doc), "\n| flag | variable | default | |\n")
 		if !ok {
 			t.Fatalf("%s has no table of flags and variables (| flag | variable | default | |)", doc)
 		}
@@ -237,4 +247,71 @@ func names(re *regexp.Regexp, text string) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// TestChooseStore checks which store the flags and the environment select,
+// and that naming two stores is refused with a message that names both.
+func TestChooseStore(t *testing.T) {
+	const url = "postgres://app@db/shop"
+	type choice struct {
+		Store    storeKind
+		DataFile string
+		Postgres string
+	}
+	tests := []configCase[choice]{
+		{name: "default: petstore.db", want: choice{Store: storeSQLite, DataFile: "petstore.db"}},
+		{name: "-data", args: []string{"-data", "/var/lib/pets.db"}, want: choice{Store: storeSQLite, DataFile: "/var/lib/pets.db"}},
+		{name: "PETSTORE_DATA", env: map[string]string{"PETSTORE_DATA": "env.db"}, want: choice{Store: storeSQLite, DataFile: "env.db"}},
+		{name: "-data wins over PETSTORE_DATA", args: []string{"-data", "flag.db"}, env: map[string]string{"PETSTORE_DATA": "env.db"},
+			want: choice{Store: storeSQLite, DataFile: "flag.db"}},
+		{name: "-store sqlite", args: []string{"-store", "sqlite"}, want: choice{Store: storeSQLite, DataFile: "petstore.db"}},
+		{name: "-store memory", args: []string{"-store", "memory"}, want: choice{Store: storeMemory}},
+		{name: "PostgreSQL by the environment", env: map[string]string{"PETSTORE_POSTGRES_URL": url}, want: choice{Store: storePostgres, Postgres: url}},
+		{name: "-store postgres -postgres", args: []string{"-store", "postgres", "-postgres", url}, want: choice{Store: storePostgres, Postgres: url}},
+		{name: "unknown kind", args: []string{"-store", "mysql"}, wantErr: `-store "mysql": want sqlite, memory or postgres`},
+		{name: "data file and PostgreSQL", args: []string{"-data", "x.db"}, env: map[string]string{"PETSTORE_POSTGRES_URL": url},
+			wantErr: "two stores are named: a data file by -data (x.db) and PostgreSQL by PETSTORE_POSTGRES_URL; keep one of them"},
+		{name: "both variables", env: map[string]string{"PETSTORE_DATA": "x.db", "PETSTORE_POSTGRES_URL": url},
+			wantErr: "two stores are named: a data file by PETSTORE_DATA (x.db) and PostgreSQL by PETSTORE_POSTGRES_URL; keep one of them"},
+		{name: "memory and a data file", args: []string{"-store", "memory", "-data", "x.db"},
+			wantErr: "two stores are named: -store memory, and -data; drop one of them"},
+		{name: "memory and PostgreSQL", args: []string{"-store", "memory"}, env: map[string]string{"PETSTORE_POSTGRES_URL": url},
+			wantErr: "two stores are named: -store memory, and PETSTORE_POSTGRES_URL; drop one of them"},
+		{name: "sqlite and PostgreSQL", args: []string{"-store", "sqlite", "-postgres", url},
+			wantErr: "two stores are named: -store sqlite, and PostgreSQL by -postgres; drop one of them"},
+		{name: "postgres without a URL", args: []string{"-store", "postgres"},
+			wantErr: "-store postgres needs the database's URL in PETSTORE_POSTGRES_URL or -postgres"},
+		{name: "postgres and a data file", args: []string{"-store", "postgres", "-postgres", url}, env: map[string]string{"PETSTORE_DATA": "x.db"},
+			wantErr: "two stores are named: a data file by PETSTORE_DATA (x.db) and PostgreSQL by -postgres; keep one of them"},
+		{name: "replicas without PostgreSQL", env: map[string]string{"PETSTORE_POSTGRES_REPLICA_URLS": url},
+			wantErr: "PETSTORE_POSTGRES_REPLICA_URLS names PostgreSQL replicas, but pets are kept in sqlite; name the primary in PETSTORE_POSTGRES_URL, or unset PETSTORE_POSTGRES_REPLICA_URLS"},
+		{name: "a listen URL without PostgreSQL", args: []string{"-store", "memory", "-postgres-listen", url},
+			wantErr: "-postgres-listen (or PETSTORE_POSTGRES_LISTEN_URL) names where to hear of PostgreSQL's new pets, but pets are kept in memory; drop it"},
+	}
+	checkConfigs(t, tests, func(c config) choice { return choice{Store: c.store, DataFile: c.dataFile, Postgres: c.postgresURL} })
+}
+
+// newClient returns a Go client of the server p with the API key key.
+func newClient(t *testing.T, p *serverProcess, key string) *client.Client {
+	t.Helper()
+	c, err := client.New(p.baseURL, client.WithAPIKey(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// allPets lists every pet of the server p, page by page.
+func allPets(ctx context.Context, t *testing.T, p *serverProcess, key string) []petstore.Pet {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var pets []petstore.Pet
+	for pet, err := range newClient(t, p, key).All(ctx, petstore.ListOptions{}) {
+		if err != nil {
+			t.Fatalf("listing the pets: %v", err)
+		}
+		pets = append(pets, pet)
+	}
+	return pets
 }

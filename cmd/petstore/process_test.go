@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -38,29 +38,25 @@ func buildServer(t *testing.T) string {
 }
 
 var builtServer = sync.OnceValues(func() (string, error) {
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("building cmd/petstore needs the go command on PATH: %v", err)
-	}
-	if err := os.MkdirAll(builtDir(), 0o700); err != nil {
-		return "", err
-	}
-	bin := filepath.Join(builtDir(), "petstore")
-	if out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	bin := filepath.Join(builtDir, "petstore")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
 	return bin, nil
 })
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	os.RemoveAll(builtDir())
-	os.Exit(code)
-}
-
 // builtDir is the directory of the server that the tests build.
-func builtDir() string {
-	return filepath.Join(os.TempDir(), "petstore-test-"+strconv.Itoa(os.Getpid()))
+var builtDir string
+
+func TestMain(m *testing.M) {
+	var err error
+	if builtDir, err = os.MkdirTemp("", "petstore-test-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(builtDir)
+	os.Exit(code)
 }
 
 // serverProcess is cmd/petstore running as a process.
@@ -107,12 +103,7 @@ func startServerIn(t *testing.T, dir, bin, key string, env []string, args ...str
 		close(p.exited)
 	}()
 	t.Cleanup(func() {
-		select {
-		case <-p.exited:
-			return
-		default:
-		}
-		p.cmd.Process.Signal(syscall.SIGTERM)
+		p.cmd.Process.Signal(syscall.SIGTERM) // an error if it has exited, which the select sees
 		select {
 		case <-p.exited:
 		case <-time.After(10 * time.Second):
@@ -133,6 +124,17 @@ func startServerIn(t *testing.T, dir, bin, key string, env []string, args ...str
 	m := servingLine.FindStringSubmatch(p.stdout.String())
 	p.baseURL, p.addr, p.path = m[1], m[2], m[3]+"/pets"
 	return p
+}
+
+// readFile returns what the file name holds, failing the test if it
+// cannot be read.
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // waitUntil polls cond until it holds, failing the test after 30s.
@@ -294,6 +296,8 @@ type apiAnswer struct {
 	status int
 	header http.Header
 	body   []byte
+	tls    *tls.ConnectionState // nil over plain HTTP
+	proto  string               // such as HTTP/2.0
 }
 
 // code returns the code of a JSON error body, or "" for another body.
@@ -346,7 +350,7 @@ func send(ctx context.Context, client *http.Client, q apiRequest) (apiAnswer, er
 	if err != nil {
 		return apiAnswer{}, fmt.Errorf("%s %s: reading the body: %w", q.method, q.url, err)
 	}
-	return apiAnswer{status: resp.StatusCode, header: resp.Header, body: b}, nil
+	return apiAnswer{status: resp.StatusCode, header: resp.Header, body: b, tls: resp.TLS, proto: resp.Proto}, nil
 }
 
 // mustSend is send within 10 seconds, failing the test without an answer.
@@ -357,13 +361,6 @@ func mustSend(t *testing.T, q apiRequest) apiAnswer {
 		t.Fatalf("%s %s: %v", q.method, q.url, err)
 	}
 	return a
-}
-
-// adminDo is mustSend that returns the status and the body of the answer.
-func adminDo(t *testing.T, q apiRequest) (int, []byte) {
-	t.Helper()
-	a := mustSend(t, q)
-	return a.status, a.body
 }
 
 // createPet sends createRequest.

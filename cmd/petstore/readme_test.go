@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -28,11 +29,7 @@ type readmeStep struct {
 // server prints.
 func readmeSession(t *testing.T) (printed []string, steps []readmeStep) {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(readme), "\n## A session with curl\n")
+	_, section, ok := strings.Cut(readFile(t, "../../README.md"), "\n## A session with curl\n")
 	if !ok {
 		t.Fatal("README.md has no section \"A session with curl\"")
 	}
@@ -79,24 +76,8 @@ func readmeSession(t *testing.T) (printed []string, steps []readmeStep) {
 func curlRequest(t *testing.T, command, key, addr string) *http.Request {
 	t.Helper()
 	var words []string
-	for rest := strings.TrimPrefix(command, "curl "); rest != ""; {
-		rest = strings.TrimLeft(rest, " ")
-		var w string
-		switch rest[0] {
-		case '\'', '"':
-			end := strings.IndexByte(rest[1:], rest[0])
-			if end < 0 {
-				t.Fatalf("unbalanced quote in %q", command)
-			}
-			w, rest = rest[1:end+1], rest[end+2:]
-		default:
-			end := strings.IndexByte(rest, ' ')
-			if end < 0 {
-				end = len(rest)
-			}
-			w, rest = rest[:end], rest[end:]
-		}
-		words = append(words, strings.ReplaceAll(w, "$KEY", key))
+	for _, m := range regexp.MustCompile(`'([^']*)'|"([^"]*)"|(\S+)`).FindAllStringSubmatch(strings.TrimPrefix(command, "curl "), -1) {
+		words = append(words, strings.ReplaceAll(m[1]+m[2]+m[3], "$KEY", key)) // a quoted word without its quotes
 	}
 	method, header, body, target := http.MethodGet, http.Header{}, "", ""
 	for i := 0; i < len(words); i++ {
@@ -123,18 +104,27 @@ func curlRequest(t *testing.T, command, key, addr string) *http.Request {
 
 // TestREADMESession runs the README's curl session against the server and
 // compares every status, header and body shown; without "...", the headers
-// are all there are, but Date and Content-Length.
+// are all there are, but Date and Content-Length. The server runs without
+// PETSTORE_API_KEYS: it prints one random key, not in its log, and logs the
+// data file's absolute path; started again, it accepts that key, kept
+// owner-only beside the data file as are the data file's own files, and has
+// the pets created before the SIGTERM.
 func TestREADMESession(t *testing.T) {
 	printed, steps := readmeSession(t)
 	if len(steps) < 5 {
 		t.Fatalf("found %d curl commands in the README's session; the parser is off", len(steps))
 	}
-	p := startServer(t, buildServer(t), "", nil)
-	m := regexp.MustCompile(`this run accepts the API key (\S+)\n`).FindStringSubmatch(p.stdout.String())
-	if m == nil {
-		t.Fatalf("the server printed no key:\n%s", p.stdout)
+	bin, dir := buildServer(t), t.TempDir()
+	keyLine := regexp.MustCompile(`this run accepts the API key (\S+)\n`)
+	p := startServerIn(t, dir, bin, "", nil)
+	m := keyLine.FindStringSubmatch(p.stdout.String())
+	if n := len(keyLine.FindAllString(p.stdout.String(), -1)); n != 1 || len(m[1]) < 40 || strings.Contains(p.stderr.String(), m[1]) {
+		t.Fatalf("the first start printed %d keys, or one of fewer than 40 characters, or one that its log shows:\n%s\n%s", n, p.stdout, p.stderr)
 	}
 	key := m[1]
+	if path := filepath.Join(dir, defaultDataFile); !strings.Contains(p.stderr.String(), "path="+path) {
+		t.Errorf("the start-up log does not give the data file's absolute path %s:\n%s", path, p.stderr)
+	}
 	var got []string
 	keyFile := regexp.MustCompile(`\S+/petstore\.db\.key`) // in the server's working directory
 	for _, line := range strings.Split(strings.TrimSpace(p.stdout.String()), "\n") {
@@ -180,17 +170,28 @@ func TestREADMESession(t *testing.T) {
 			t.Errorf("the README against the server (-README +server):\n%s", diff)
 		}
 	}
+
+	for _, name := range []string{defaultDataFile, defaultDataFile + "-wal", defaultDataFile + "-shm", defaultDataFile + ".key"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, %v; want mode 0600", name, fi.Mode(), err)
+		}
+	}
+	pets := allPets(t.Context(), t, p, key)
+	p.stop(t)
+	again := startServerIn(t, dir, bin, "", nil)
+	if m2 := keyLine.FindStringSubmatch(again.stdout.String()); m2 == nil || m2[1] != key {
+		t.Errorf("the second start printed %q; want the first start's key again", again.stdout)
+	}
+	if diff := cmp.Diff(pets, allPets(t.Context(), t, again, key)); diff != "" || len(pets) == 0 {
+		t.Errorf("after a restart, the pets (-before +after):\n%s", diff)
+	}
 }
 
 // TestREADMEIntroURL checks that the URL the README's introduction says the
 // server prints is the one it prints, on the default address's host and
 // with the default base path.
 func TestREADMEIntroURL(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	intro, _, _ := strings.Cut(string(readme), "\n## ")
+	intro, _, _ := strings.Cut(readFile(t, "../../README.md"), "\n## ")
 	m := regexp.MustCompile("The first command prints [^`]*`(serving http://[^`]+)`").FindStringSubmatch(intro)
 	if m == nil {
 		t.Fatal("the README's introduction does not say what the first command prints (`serving http://…`)")

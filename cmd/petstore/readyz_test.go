@@ -15,37 +15,33 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
-	"github.com/petstore-go/petstore/sqlitestore"
 )
 
 // TestReadyzPostgres stops a throwaway PostgreSQL cluster under the server:
 // /readyz answers 200, then 503 with a reason (while /healthz answers 200),
 // then 200 once it is back. It is skipped without PostgreSQL's binaries.
 func TestReadyzPostgres(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server and a PostgreSQL cluster as processes in -short mode")
-	}
+	bin := buildServer(t) // first, to skip in -short mode before starting the cluster
 	cluster := pgtest.NewCluster(t)
 	cluster.Start(t)
-	bin := buildServer(t)
 	p := startServer(t, bin, "readyz-key", nil, "-postgres", cluster.URL(), "-admin-addr", "127.0.0.1:0")
 	admin := adminURL(t, p)
 
-	probe := func() (int, probeBody) { return readyz(t, admin) }
 	// waitFor polls /readyz until it answers want, and returns the body.
 	waitFor := func(when string, want int) probeBody {
 		t.Helper()
 		var b probeBody
 		waitUntil(t, p, fmt.Sprintf("%s: /readyz answers %d", when, want), func() bool {
 			var status int
-			status, b = probe()
+			status, b = readyz(t, admin)
 			return status == want
 		})
 		return b
 	}
 
-	if status, body := probe(); status != http.StatusOK || body.Status != "ok" {
+	if status, body := readyz(t, admin); status != http.StatusOK || body.Status != "ok" {
 		t.Fatalf("database up: /readyz answered %d %+v, want 200 ok", status, body)
 	}
 
@@ -57,12 +53,12 @@ func TestReadyzPostgres(t *testing.T) {
 	// Again, now that the pool's connections are gone and new ones are
 	// refused.
 	for i := range 3 {
-		if status, body := probe(); status != http.StatusServiceUnavailable || body.Status != "unavailable" {
+		if status, body := readyz(t, admin); status != http.StatusServiceUnavailable || body.Status != "unavailable" {
 			t.Errorf("database down, probe %d more: /readyz answered %d %+v, want 503 unavailable", i+1, status, body)
 		}
 	}
-	if status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/healthz"}); status != http.StatusOK {
-		t.Errorf("database down: /healthz answered %d %s; want 200, as the process runs", status, body)
+	if a := mustSend(t, apiRequest{method: http.MethodGet, url: admin + "/healthz"}); a.status != http.StatusOK {
+		t.Errorf("database down: /healthz answered %v; want 200, as the process runs", a)
 	}
 
 	cluster.Start(t)
@@ -77,12 +73,12 @@ func TestReadyzPostgres(t *testing.T) {
 // readyz returns what /readyz at the admin URL admin answers.
 func readyz(t *testing.T, admin string) (int, probeBody) {
 	t.Helper()
-	status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"})
+	a := mustSend(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"})
 	var b probeBody
-	if err := json.Unmarshal(body, &b); err != nil {
-		t.Fatalf("/readyz answered %d with %q, not JSON: %v", status, body, err)
+	if err := json.Unmarshal(a.body, &b); err != nil {
+		t.Fatalf("/readyz answered %v, not JSON: %v", a, err)
 	}
-	return status, b
+	return a.status, b
 }
 
 // TestReadyzDataFile checks that /readyz answers 503 while the data file
@@ -94,12 +90,8 @@ func TestReadyzDataFile(t *testing.T) {
 	p := startServerIn(t, dir, buildServer(t), "ready-key", nil,
 		"-admin-addr", "127.0.0.1:0", "-backup-dir", backups, "-backup-interval", "200ms", "-backup-keep", "2", "-backup-ready")
 	admin := adminURL(t, p)
-	ready := func() (int, string) {
-		status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"})
-		return status, string(body)
-	}
 	waitUntil(t, p, "/readyz answers 200 with backups succeeding", func() bool {
-		status, _ := ready()
+		status, _ := readyz(t, admin)
 		return status == http.StatusOK
 	})
 	for _, mode := range []os.FileMode{0o400, 0o600} {
@@ -112,29 +104,17 @@ func TestReadyzDataFile(t *testing.T) {
 	// three have succeeded and the oldest were removed, leaving the newest
 	// 2, which never happens if removal is broken.
 	waitUntil(t, p, "3 backups succeeded and 2 are kept", func() bool {
-		_, metrics := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
-		if metricValue(t, metrics, `petstore_backup_successes_total`+scopeLabels) < 3 {
-			return false
-		}
-		es, err := os.ReadDir(backups)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kept := 0
-		for _, e := range es {
-			if strings.HasPrefix(e.Name(), backupPrefix) && strings.HasSuffix(e.Name(), backupSuffix) {
-				kept++
-			}
-		}
-		return kept == 2
+		metrics := mustSend(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"}).body
+		kept, _ := filepath.Glob(filepath.Join(backups, backupPrefix+"*"+backupSuffix)) // the pattern is well-formed
+		return metricValue(t, metrics, `petstore_backup_successes_total`+scopeLabels) >= 3 && len(kept) == 2
 	})
 	// Backups fail once others may write their directory.
 	chmod(t, backups, 0o777)
 	waitUntil(t, p, "/readyz says that backups are failing", func() bool {
-		status, body := ready()
-		return status == http.StatusServiceUnavailable && strings.Contains(body, "scheduled backups are failing")
+		status, b := readyz(t, admin)
+		return status == http.StatusServiceUnavailable && strings.Contains(b.Reason, "scheduled backups are failing")
 	})
-	_, metrics := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
+	metrics := mustSend(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"}).body
 	for _, want := range []string{"petstore_backup_failures_total", "petstore_sqlite_wal_size_bytes", "petstore_sqlite_checkpoints_blocked_total"} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics has no %s", want)
@@ -175,11 +155,11 @@ func TestBackupFailsCleanly(t *testing.T) {
 		"-admin-addr", "127.0.0.1:0", "-backup-dir", backups, "-backup-interval", "50ms")
 	admin := adminURL(t, p)
 	waitUntil(t, p, "3 failed backups are counted", func() bool {
-		_, metrics := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
+		metrics := mustSend(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"}).body
 		return metricValue(t, metrics, `petstore_backup_failures_total`+scopeLabels) >= 3
 	})
-	if status, body := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"}); status != http.StatusOK {
-		t.Errorf("/readyz with backups failing and without -backup-ready: %d %s; want 200", status, body)
+	if a := mustSend(t, apiRequest{method: http.MethodGet, url: admin + "/readyz"}); a.status != http.StatusOK {
+		t.Errorf("/readyz with backups failing and without -backup-ready: %v; want 200", a)
 	}
 	if !strings.Contains(p.stderr.String(), "scheduled backup failed") || !strings.Contains(p.stderr.String(), "writing the copy beside") {
 		t.Errorf("the log does not say that a backup failed and why:\n%s", p.stderr)
@@ -226,16 +206,9 @@ func TestBackupDirChecked(t *testing.T) {
 			}
 		})
 	}
-	// A directory that becomes group-writable after start fails the run.
-	dir := t.TempDir()
-	src := filepath.Join(t.TempDir(), "pets.db")
-	s, err := sqlitestore.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	// A directory that becomes group-writable after start fails the run,
+	// before it reads the data file.
+	dir, src := t.TempDir(), filepath.Join(t.TempDir(), "pets.db")
 	var log strings.Builder
 	b, err := newBackupScheduler(src, backupFlags{dir: dir, interval: time.Hour, keep: 1}, slog.New(slog.NewTextHandler(&log, nil)))
 	if err != nil {
@@ -267,9 +240,7 @@ const scopeLabels = `{otel_scope_name="github.com/petstore-go/petstore/cmd/petst
 // password, it serves reads, counted in /metrics with its lag, and /readyz
 // reports it; once it stops, /readyz still answers 200 and reads work.
 func TestReplicas(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a test that builds and runs the server and two PostgreSQL servers as processes in -short mode")
-	}
+	bin := buildServer(t) // first, to skip in -short mode before starting the clusters
 	primary := pgtest.NewCluster(t)
 	primary.Start(t)
 	standby := primary.NewStandby(t)
@@ -277,11 +248,11 @@ func TestReplicas(t *testing.T) {
 	const secret = "replica-secret-word"
 	replicaURL := strings.Replace(standby.URL(), "postgres@", "postgres:"+secret+"@", 1)
 	const key = "replicas-key"
-	p := startServer(t, buildServer(t), key, []string{replicaURLsVar + "=" + replicaURL},
+	p := startServer(t, bin, key, []string{replicaURLsVar + "=" + replicaURL},
 		"-postgres", primary.URL(), "-admin-addr", "127.0.0.1:0")
 	admin := adminURL(t, p)
 	log := p.stderr.String()
-	port := strconv.Itoa(standbyPort(t, standby.URL()))
+	port := parseURL(t, standby.URL()).Port()
 	if !strings.Contains(log, "reading pets from a PostgreSQL replica") || !strings.Contains(log, "port="+port) {
 		t.Errorf("the start-up log does not name the replica on port %s:\n%s", port, log)
 	}
@@ -289,36 +260,29 @@ func TestReplicas(t *testing.T) {
 		t.Errorf("the start-up log shows the replica's password:\n%s", log)
 	}
 
-	status, body := adminDo(t, apiRequest{method: http.MethodPost, url: p.baseURL + "/pets", key: key, body: `{"name":"Rex","categoryId":1}`})
-	if status != http.StatusCreated {
-		t.Fatalf("POST answered %d: %s", status, body)
-	}
-	var pet struct{ ID int64 }
-	if err := json.Unmarshal(body, &pet); err != nil {
-		t.Fatal(err)
+	a := createPet(t, p.baseURL, key, "", petstore.NewPet{Name: "Rex", CategoryID: 1})
+	pet, err := a.pet()
+	if a.status != http.StatusCreated || err != nil {
+		t.Fatalf("POST answered %v", a)
 	}
 	get := func(when string) {
 		t.Helper()
 		target := fmt.Sprintf("%s/pets/%d", p.baseURL, pet.ID)
-		if status, body := adminDo(t, apiRequest{method: http.MethodGet, url: target, key: key}); status != http.StatusOK {
-			t.Fatalf("%s: GET %s answered %d: %s", when, target, status, body)
+		if a := mustSend(t, apiRequest{method: http.MethodGet, url: target, key: key}); a.status != http.StatusOK {
+			t.Fatalf("%s: GET %s answered %v", when, target, a)
 		}
 	}
 	replica := "127.0.0.1:" + port + "/postgres"
 	ready := func(when string, serving bool) probeBody {
 		t.Helper()
 		var b probeBody
-		for range 100 {
+		waitUntil(t, p, fmt.Sprintf("%s: /readyz reports the replica %s with serving %v", when, replica, serving), func() bool {
 			var status int
 			if status, b = readyz(t, admin); status != http.StatusOK {
 				t.Fatalf("%s: /readyz answered %d %+v; want 200", when, status, b)
 			}
-			if len(b.Replicas) == 1 && b.Replicas[0].Serving == serving {
-				return b
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Fatalf("%s: /readyz answered %+v for 10s; want the replica %s with serving %v", when, b, replica, serving)
+			return len(b.Replicas) == 1 && b.Replicas[0].Serving == serving
+		})
 		return b
 	}
 	up := ready("standby up", true)
@@ -328,7 +292,7 @@ func TestReplicas(t *testing.T) {
 	for range 10 {
 		get("standby up")
 	}
-	_, metrics := adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
+	metrics := mustSend(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"}).body
 	if n := metricValue(t, metrics, `petstore_store_reads_total{served_by="replica"}`); n < 10 {
 		t.Errorf("the metrics count %v reads served by the replica after 10 GETs; want at least 10", n)
 	}
@@ -343,7 +307,7 @@ func TestReplicas(t *testing.T) {
 	for range 10 {
 		get("standby stopped")
 	}
-	_, metrics = adminDo(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"})
+	metrics = mustSend(t, apiRequest{method: http.MethodGet, url: admin + "/metrics"}).body
 	if n := metricValue(t, metrics, `petstore_replica_serving{replica="`+replica+`"}`); n != 0 {
 		t.Errorf("standby stopped: petstore_replica_serving is %v; want 0", n)
 	}
@@ -362,15 +326,4 @@ func metricValue(t *testing.T, text []byte, sample string) float64 {
 		t.Fatal(err)
 	}
 	return v
-}
-
-// standbyPort returns the port of a cluster's URL.
-func standbyPort(t *testing.T, url string) int {
-	t.Helper()
-	m := regexp.MustCompile(`:(\d+)/`).FindStringSubmatch(url)
-	if m == nil {
-		t.Fatalf("no port in %s", url)
-	}
-	n, _ := strconv.Atoi(m[1])
-	return n
 }

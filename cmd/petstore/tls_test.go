@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -10,8 +11,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"math/big"
@@ -31,8 +30,7 @@ import (
 // TLS 1.2 at the least by default, 1.3 with -tls-min-version 1.3.
 func TestServerTLSVersions(t *testing.T) {
 	const key = "tls-versions-key"
-	bin := buildServer(t)
-	ca := newTestCA(t)
+	bin, ca := buildServer(t), newTestCA(t)
 	certFile, keyFile := pairFiles(t, ca.valid(t))
 	servers := map[string]*serverProcess{
 		"1.2": startServer(t, bin, key, nil, "-tls-cert", certFile, "-tls-key", keyFile),
@@ -46,13 +44,13 @@ func TestServerTLSVersions(t *testing.T) {
 		noHTTP2    bool   // the client offers HTTP/1.1 only
 		wantErr    bool   // the handshake fails
 		wantTLS    uint16
-		wantProto  int // major HTTP version
+		wantProto  string
 	}{
-		{name: "default, HTTP/2", minVersion: "1.2", wantTLS: tls.VersionTLS13, wantProto: 2},
-		{name: "default, HTTP/1.1 client", minVersion: "1.2", noHTTP2: true, wantTLS: tls.VersionTLS13, wantProto: 1},
-		{name: "default, TLS 1.2 client", minVersion: "1.2", clientMax: tls.VersionTLS12, wantTLS: tls.VersionTLS12, wantProto: 2},
+		{name: "default, HTTP/2", minVersion: "1.2", wantTLS: tls.VersionTLS13, wantProto: "HTTP/2.0"},
+		{name: "default, HTTP/1.1 client", minVersion: "1.2", noHTTP2: true, wantTLS: tls.VersionTLS13, wantProto: "HTTP/1.1"},
+		{name: "default, TLS 1.2 client", minVersion: "1.2", clientMax: tls.VersionTLS12, wantTLS: tls.VersionTLS12, wantProto: "HTTP/2.0"},
 		{name: "default, TLS 1.1 client", minVersion: "1.2", clientMax: tls.VersionTLS11, wantErr: true},
-		{name: "1.3, TLS 1.3 client", minVersion: "1.3", wantTLS: tls.VersionTLS13, wantProto: 2},
+		{name: "1.3, TLS 1.3 client", minVersion: "1.3", wantTLS: tls.VersionTLS13, wantProto: "HTTP/2.0"},
 		{name: "1.3, TLS 1.2 client", minVersion: "1.3", clientMax: tls.VersionTLS12, wantErr: true},
 	}
 	for _, tt := range tests {
@@ -65,24 +63,20 @@ func TestServerTLSVersions(t *testing.T) {
 				tr.ForceAttemptHTTP2 = false
 				tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 			}
-			resp, err := get(client, servers[tt.minVersion], key)
-			if tt.wantErr {
-				if err == nil {
-					t.Fatalf("the request succeeded over %s; want the handshake refused", tls.VersionName(resp.TLS.Version))
-				}
+			list := apiRequest{method: http.MethodGet, url: servers[tt.minVersion].baseURL + "/pets", key: key}
+			a, err := send(context.Background(), client, list)
+			switch {
+			case tt.wantErr && err == nil:
+				t.Fatalf("the request succeeded over %s; want the handshake refused", tls.VersionName(a.tls.Version))
+			case tt.wantErr:
 				t.Logf("refused as it should be: %v", err)
 				return
-			}
-			if err != nil {
+			case err != nil:
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(
-				[]string{tls.VersionName(tt.wantTLS), http.StatusText(http.StatusOK)},
-				[]string{tls.VersionName(resp.TLS.Version), http.StatusText(resp.StatusCode)}); diff != "" {
-				t.Errorf("TLS version and status (-want +got):\n%s", diff)
-			}
-			if resp.ProtoMajor != tt.wantProto {
-				t.Errorf("the response came over %s, want HTTP/%d", resp.Proto, tt.wantProto)
+			want := []any{tls.VersionName(tt.wantTLS), http.StatusOK, tt.wantProto}
+			if diff := cmp.Diff(want, []any{tls.VersionName(a.tls.Version), a.status, a.proto}); diff != "" {
+				t.Errorf("TLS version, status and protocol (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -124,7 +118,7 @@ func TestServerTLSRotation(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			waitSerial(t, p, ca, key, second.serial)
+			waitUntil(t, p, "the second pair is served", func() bool { return newConnSerial(t, ca, p, key).Cmp(second.serial) == 0 })
 
 			if got := servedSerial(t, kept, p, key); got.Cmp(first.serial) != 0 {
 				t.Errorf("the connection opened before the rotation now shows serial %x, want %x: was it dropped?", got, first.serial)
@@ -161,34 +155,18 @@ func TestServerTLSRotation(t *testing.T) {
 	}
 }
 
-// get lists the pets of p with client, reading the whole response.
-func get(client *http.Client, p *serverProcess, key string) (*http.Response, error) {
-	req, err := http.NewRequest(http.MethodGet, p.baseURL+"/pets", nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	_, err = io.Copy(io.Discard, resp.Body)
-	return resp, err
-}
-
 // servedSerial lists the pets of p with client and returns the serial
 // number of the certificate that the connection presented.
 func servedSerial(t *testing.T, client *http.Client, p *serverProcess, key string) *big.Int {
 	t.Helper()
-	resp, err := get(client, p, key)
+	a, err := send(context.Background(), client, apiRequest{method: http.MethodGet, url: p.baseURL + "/pets", key: key})
 	if err != nil {
 		t.Fatalf("%v; the server's log:\n%s", err, p.stderr)
 	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s/pets answered %s", p.baseURL, resp.Status)
+	if a.status != http.StatusOK {
+		t.Fatalf("GET %s/pets answered %v", p.baseURL, a)
 	}
-	return resp.TLS.PeerCertificates[0].SerialNumber
+	return a.tls.PeerCertificates[0].SerialNumber
 }
 
 // newConnSerial is servedSerial on a new connection, which it closes.
@@ -197,13 +175,6 @@ func newConnSerial(t *testing.T, ca *testCA, p *serverProcess, key string) *big.
 	client := ca.client()
 	defer client.CloseIdleConnections()
 	return servedSerial(t, client, p, key)
-}
-
-// waitSerial makes new connections to p until one presents the
-// certificate with serial number want.
-func waitSerial(t *testing.T, p *serverProcess, ca *testCA, key string, want *big.Int) {
-	t.Helper()
-	waitUntil(t, p, fmt.Sprintf("new connections get serial %x", want), func() bool { return newConnSerial(t, ca, p, key).Cmp(want) == 0 })
 }
 
 // The TLS tests make their certificates here: a certificate authority of
@@ -217,25 +188,46 @@ type testCA struct {
 
 func newTestCA(t *testing.T) *testCA {
 	t.Helper()
-	key := newTestKey(t)
-	tmpl := &x509.Certificate{
-		SerialNumber:          randomSerial(t),
+	ca := &testCA{}
+	der, key := ca.sign(t, &x509.Certificate{
 		Subject:               pkix.Name{CommonName: "petstore test CA"},
 		NotBefore:             time.Now().Add(-time.Hour),
 		NotAfter:              time.Now().Add(24 * time.Hour),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	cert, err := x509.ParseCertificate(der)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testCA{cert: cert, key: key}
+	ca.cert, ca.key = cert, key
+	return ca
+}
+
+// sign gives tmpl a random serial number and signs it, for a new key, with
+// the key of ca, or with the new key itself while ca has none. It returns
+// the certificate, in DER, and the new key.
+func (ca *testCA) sign(t *testing.T, tmpl *x509.Certificate) ([]byte, *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl.SerialNumber = serial.Add(serial, big.NewInt(1))
+	parent, parentKey := ca.cert, ca.key
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der, key
 }
 
 // testPair is a server certificate and its key, in PEM.
@@ -250,21 +242,16 @@ type testPair struct {
 // notBefore to notAfter, with a key of its own.
 func (ca *testCA) issue(t *testing.T, notBefore, notAfter time.Time) testPair {
 	t.Helper()
-	key := newTestKey(t)
 	tmpl := &x509.Certificate{
-		SerialNumber: randomSerial(t),
-		Subject:      pkix.Name{CommonName: "127.0.0.1"},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore:    notBefore,
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		Subject:     pkix.Name{CommonName: "127.0.0.1"},
+		DNSNames:    []string{"localhost"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:   notBefore,
+		NotAfter:    notAfter,
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	der, key := ca.sign(t, tmpl)
 	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		t.Fatal(err)
@@ -325,31 +312,12 @@ func pairFiles(t *testing.T, p testPair) (cert, key string) {
 	return cert, key
 }
 
-func newTestKey(t *testing.T) *ecdsa.PrivateKey {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key
-}
-
-func randomSerial(t *testing.T) *big.Int {
-	t.Helper()
-	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n.Add(n, big.NewInt(1))
-}
-
 // TestNewCertSourceRefuses gives newCertSource each kind of bad key pair:
 // it refuses each with an error that names the file at fault and says
 // what is wrong with it.
 func TestNewCertSourceRefuses(t *testing.T) {
 	ca := newTestCA(t)
-	good := ca.valid(t)
-	other := ca.valid(t)
+	good, other := ca.valid(t), ca.valid(t)
 	now := time.Now()
 	expired := ca.issue(t, now.Add(-48*time.Hour), now.Add(-time.Hour))
 	early := ca.issue(t, now.Add(time.Hour), now.Add(48*time.Hour))
@@ -468,22 +436,16 @@ func TestCertSourceReload(t *testing.T) {
 			if replaced != st.wantReplaced {
 				t.Errorf("reload(%v) replaced the pair: %v, want %v", st.force, replaced, st.wantReplaced)
 			}
-			switch {
-			case st.wantErr == "" && err != nil:
-				t.Errorf("reload(%v) = %v, want no error", st.force, err)
-			case st.wantErr != "" && (err == nil || !strings.Contains(err.Error(), st.wantErr)):
-				t.Errorf("reload(%v) = %v, want an error saying %q", st.force, err, st.wantErr)
+			if (err != nil) != (st.wantErr != "") || err != nil && !strings.Contains(err.Error(), st.wantErr) {
+				t.Errorf("reload(%v) = %v, want an error saying %q (none for \"\")", st.force, err, st.wantErr)
 			}
 			pair, _ := s.certificate(nil)
 			if diff := cmp.Diff(st.wantServing.serial, pair.Leaf.SerialNumber, cmp.Comparer(func(x, y *big.Int) bool { return x.Cmp(y) == 0 })); diff != "" {
 				t.Errorf("serial number of the certificate served (-want +got):\n%s", diff)
 			}
 			lines := strings.Count(log.String(), "\n")
-			switch {
-			case st.wantLog == "" && lines > 0:
-				t.Errorf("reload logged, want nothing:\n%s", &log)
-			case st.wantLog != "" && (lines != 1 || !strings.Contains(log.String(), st.wantLog)):
-				t.Errorf("reload logged:\n%s\nwant one line saying %q", &log, st.wantLog)
+			if st.wantLog == "" && lines > 0 || st.wantLog != "" && (lines != 1 || !strings.Contains(log.String(), st.wantLog)) {
+				t.Errorf("reload logged:\n%s\nwant one line saying %q, or nothing for \"\"", &log, st.wantLog)
 			}
 			if st.wantErr != "" && !strings.Contains(log.String(), st.wantErr) {
 				t.Errorf("the log does not say why the pair was refused (%q):\n%s", st.wantErr, &log)

@@ -26,13 +26,9 @@ type watcher struct {
 
 // startWatcher starts watching the server at baseURL for pets of status
 // ("" for all) until ctx ends.
-func startWatcher(ctx context.Context, t *testing.T, baseURL, key string, status petstore.Status, hc *http.Client) *watcher {
+func startWatcher(ctx context.Context, t *testing.T, baseURL, key string, status petstore.Status) *watcher {
 	t.Helper()
-	opts := []client.Option{client.WithAPIKey(key), client.WithBackoff(50*time.Millisecond, time.Second)}
-	if hc != nil {
-		opts = append(opts, client.WithHTTPClient(hc))
-	}
-	c, err := client.New(baseURL, opts...)
+	c, err := client.New(baseURL, client.WithAPIKey(key), client.WithBackoff(50*time.Millisecond, time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +96,7 @@ func TestServerWatchRestarts(t *testing.T) {
 	defer cancel()
 	var watchers []*watcher
 	for _, st := range []petstore.Status{"", petstore.StatusSold, ""} {
-		watchers = append(watchers, startWatcher(ctx, t, p.baseURL, key, st, nil))
+		watchers = append(watchers, startWatcher(ctx, t, p.baseURL, key, st))
 	}
 	writers, stop := sync.WaitGroup{}, make(chan struct{})
 	for i := range 16 {
@@ -143,8 +139,7 @@ func TestServerWatchRestarts(t *testing.T) {
 // pet, since each write sets its own deadline.
 func TestServerWatchProtocols(t *testing.T) {
 	const key = "watch-proto-key"
-	bin := buildServer(t)
-	ca := newTestCA(t)
+	bin, ca := buildServer(t), newTestCA(t)
 	certFile, keyFile := pairFiles(t, ca.valid(t))
 	h2 := ca.client()
 	h2.Timeout = 0
