@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -29,8 +28,7 @@ func TestBodyTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := newServer(t, h)
 
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {

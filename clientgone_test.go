@@ -6,7 +6,6 @@ import (
 	"github.com/petstore-go/petstore/httpapi"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -50,8 +49,7 @@ func TestClientClosedRequest(t *testing.T) {
 			h := newHandler(t, store,
 				petstore.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
 				petstore.WithObserver(func(_ context.Context, o petstore.Observation) { observed <- o }))
-			srv := httptest.NewServer(h)
-			defer srv.Close()
+			srv := newServer(t, h)
 
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()

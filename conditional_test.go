@@ -53,8 +53,7 @@ func addPets(t *testing.T, store petstore.Store, n int) {
 func TestConditionalLastFullPageGrows(t *testing.T) {
 	store := memstore.New()
 	addPets(t, store, 3)
-	srv := httptest.NewServer(newHandler(t, store))
-	defer srv.Close()
+	srv := newServer(t, newHandler(t, store))
 	const target = "/v1/pets?limit=3"
 
 	status, tag, cc, link, body := conditionalGet(t, srv, target, "")
@@ -82,8 +81,7 @@ func TestConditionalLastFullPageGrows(t *testing.T) {
 func TestConditionalGrowingPage(t *testing.T) {
 	store := memstore.New()
 	addPets(t, store, 2)
-	srv := httptest.NewServer(newHandler(t, store))
-	defer srv.Close()
+	srv := newServer(t, newHandler(t, store))
 	const target = "/v1/pets?limit=4"
 	_, fullTag, _, _, _ := conditionalGet(t, srv, "/v1/pets?limit=2", "")
 	for i, inm := range []string{"", "*", fullTag, `W/"0000000000000000"`} {

@@ -3,7 +3,6 @@ package petstore_test
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/gorilla/mux"
@@ -81,8 +80,7 @@ func TestConformanceServer(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(tc.mount(t))
-			t.Cleanup(srv.Close)
+			srv := newServer(t, tc.mount(t))
 			for range max(tc.runs, 1) {
 				petstoretest.TestServer(t, petstoretest.Endpoint{
 					BaseURL:      srv.URL + tc.path,

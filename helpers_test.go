@@ -255,3 +255,12 @@ func (l *logBuffer) records(t *testing.T) []map[string]any {
 func defaultDates() (deprecation, sunset time.Time) {
 	return time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC), time.Date(2030, time.December, 5, 0, 0, 0, 0, time.UTC)
 }
+
+// newServer returns a server of h, closed when the test ends, after the
+// cleanups that the test registers later, such as those ending its watches.
+func newServer(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}

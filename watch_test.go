@@ -171,16 +171,11 @@ func TestWatchEvents(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env := newEnv(t, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
-			srv := httptest.NewServer(env.h)
-			t.Cleanup(srv.Close) // after the watches' cleanups, which end them
+			srv := newServer(t, env.h)
 			selected := func(pets []petstore.Pet) []petstore.Pet {
-				var out []petstore.Pet
-				for _, p := range pets {
-					if p.ID > tt.after && (tt.status == "" || p.Status == tt.status) {
-						out = append(out, p)
-					}
-				}
-				return out
+				return slices.DeleteFunc(slices.Clone(pets), func(p petstore.Pet) bool {
+					return p.ID <= tt.after || tt.status != "" && p.Status != tt.status
+				})
 			}
 			w := watch(t, srv, tt.target, tt.header)
 			want := eventsOf(t, env.h, selected(seeded))
@@ -223,8 +218,7 @@ func TestWatchNegotiation(t *testing.T) {
 func TestWatchRefused(t *testing.T) {
 	env := newEnv(t, petstore.WithWatch(petstore.Watch{MaxStreams: 2, MaxStreamsPerPrincipal: 1}),
 		petstore.WithAuthenticator(petstore.APIKeys(testKey, "other-key-0123456789", "third-key-0123456789")))
-	srv := httptest.NewServer(env.h)
-	t.Cleanup(srv.Close) // after the watches' cleanups, which end them
+	srv := newServer(t, env.h)
 	refused := func(target string, header http.Header, status int, code httpapi.Code, retry bool) {
 		t.Helper()
 		resp := watchRequest(t, srv, target, header)
@@ -266,8 +260,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestWatchHeartbeatAndDone(t *testing.T) {
 	done := make(chan struct{})
 	env := newEnv(t, petstore.WithWatch(petstore.Watch{Heartbeat: 20 * time.Millisecond, Done: done}))
-	srv := httptest.NewServer(env.h)
-	t.Cleanup(srv.Close) // after the watches' cleanups, which end them
+	srv := newServer(t, env.h)
 	w := watch(t, srv, "?cursor="+string(wire.AppendCursor(nil, 1000)), nil)
 	create(t, env.h, petstore.NewPet{Name: "before the cursor", CategoryID: 1})
 	go func() {
@@ -293,13 +286,7 @@ var _ petstore.Store = hidingStore{}
 
 func (s hidingStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
 	pets, err := s.Store.List(ctx, opts)
-	out := pets[:0]
-	for _, p := range pets {
-		if !strings.HasPrefix(p.Name, "secret") {
-			out = append(out, p)
-		}
-	}
-	return out, err
+	return slices.DeleteFunc(pets, func(p petstore.Pet) bool { return strings.HasPrefix(p.Name, "secret") }), err
 }
 
 // A watch reads through the Store's List, so a host's List decides what
@@ -307,8 +294,7 @@ func (s hidingStore) List(ctx context.Context, opts petstore.ListOptions) ([]pet
 func TestWatchReadsThroughList(t *testing.T) {
 	store := memstore.New()
 	h := newHandler(t, hidingStore{store})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close) // after the watches' cleanups, which end them
+	srv := newServer(t, h)
 	var shown []petstore.Pet
 	add := func(name string) {
 		p := create(t, h, petstore.NewPet{Name: name, CategoryID: 1})
@@ -337,8 +323,7 @@ func TestWatchObserve(t *testing.T) {
 		got = append(got, o)
 	}
 	env := newEnv(t, petstore.WithWatch(petstore.Watch{Observe: observe}))
-	srv := httptest.NewServer(env.h)
-	t.Cleanup(srv.Close) // after the watches' cleanups, which end them
+	srv := newServer(t, env.h)
 	w := watch(t, srv, "?cursor="+string(wire.AppendCursor(nil, int64(len(snapshot(t, env.store))-2))), nil)
 	w.events(t, 2)
 	create(t, env.h, petstore.NewPet{Name: "new", CategoryID: 1})
@@ -355,16 +340,21 @@ func TestWatchObserve(t *testing.T) {
 	}
 }
 
-// countingStore counts the calls of List.
+// countingStore counts the calls of List, and records when each began.
 type countingStore struct {
 	petstore.Store
 	lists atomic.Int64
+	mu    sync.Mutex
+	began []time.Time
 }
 
 var _ petstore.Store = (*countingStore)(nil)
 
 func (s *countingStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
 	s.lists.Add(1)
+	s.mu.Lock()
+	s.began = append(s.began, time.Now())
+	s.mu.Unlock()
 	return s.Store.List(ctx, opts)
 }
 
@@ -418,8 +408,7 @@ func TestWatchIdleStreams(t *testing.T) {
 	}
 	const poll, window = 10 * time.Millisecond, 500 * time.Millisecond
 	store := &countingStore{Store: memstore.New()}
-	srv := httptest.NewServer(newHandler(t, store, petstore.WithWatch(petstore.Watch{Poll: poll, MaxStreamsPerPrincipal: 1000})))
-	t.Cleanup(srv.Close)
+	srv := newServer(t, newHandler(t, store, petstore.WithWatch(petstore.Watch{Poll: poll, MaxStreamsPerPrincipal: 1000})))
 	var counts []int64
 	opened := 0
 	for _, n := range []int{10, 1000} {
@@ -560,8 +549,7 @@ func TestWatchWokenByStore(t *testing.T) {
 	mem := memstore.New()
 	store := notifyingStore{&countingStore{Store: mem}, mem}
 	h := newHandler(t, store, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	srv := newServer(t, h)
 	const perView = 10
 	var ws []*watcher
 	for _, target := range []string{"", "?status=sold"} {
@@ -604,8 +592,7 @@ func TestWatchNotifiedPoll(t *testing.T) {
 	const poll, window = 10 * time.Millisecond, time.Second
 	store := &deafStore{countingStore{Store: memstore.New()}}
 	h := newHandler(t, store, petstore.WithWatch(petstore.Watch{Poll: poll}))
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	srv := newServer(t, h)
 	w := watch(t, srv, "", nil)
 	p, _, err := store.Add(t.Context(), petstore.NewPet{Name: "unannounced", CategoryID: 1}, petstore.AddOptions{})
 	if err != nil {
@@ -624,8 +611,7 @@ func TestWatchNotifiedPoll(t *testing.T) {
 // A watch resumes from any ID that a stream may send, up to the greatest.
 func TestWatchResumesFromAnyID(t *testing.T) {
 	env := newEnv(t)
-	srv := httptest.NewServer(env.h)
-	t.Cleanup(srv.Close)
+	srv := newServer(t, env.h)
 	for _, id := range []string{"0", "9223372036854775806", "9223372036854775807"} {
 		watch(t, srv, "", http.Header{"Last-Event-Id": {id}}).close()
 	}
@@ -650,8 +636,7 @@ func TestWatchCatchUpSpendsReads(t *testing.T) {
 		}
 	}
 	reads := &countingLimiter{}
-	srv := httptest.NewServer(newHandler(t, store, petstore.WithRateLimit(petstore.RateLimit{Reads: reads})))
-	t.Cleanup(srv.Close)
+	srv := newServer(t, newHandler(t, store, petstore.WithRateLimit(petstore.RateLimit{Reads: reads})))
 	watch(t, srv, "", nil).events(t, pets)
 	// The request's read and one for each page after the first: the read
 	// of the empty page after the last may come after the last event.
@@ -664,8 +649,7 @@ func TestWatchCatchUpSpendsReads(t *testing.T) {
 // caps of their own.
 func TestWatchOutOfInFlight(t *testing.T) {
 	env := newEnv(t, petstore.WithRateLimit(petstore.RateLimit{MaxInFlight: 2}))
-	srv := httptest.NewServer(env.h)
-	t.Cleanup(srv.Close)
+	srv := newServer(t, env.h)
 	for range 3 {
 		watch(t, srv, "", nil)
 	}
@@ -703,8 +687,7 @@ func TestWatchViewsMemory(t *testing.T) {
 	}
 	const views, pets = 40, 1024
 	h := newHandler(t, cloningStore{memstore.New()}, petstore.WithAuthenticator(principals()))
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	srv := newServer(t, h)
 	var ws []*watcher
 	for i := range views {
 		ws = append(ws, watch(t, srv, "", http.Header{"Authorization": {"Bearer p" + strconv.Itoa(i)}}))
@@ -738,8 +721,7 @@ func TestWatchCoalescesWakes(t *testing.T) {
 	const views, creates = 4, 200
 	store := &countingStore{Store: memstore.New()}
 	h := newHandler(t, store, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	srv := newServer(t, h)
 	var ws []*watcher
 	for _, target := range []string{"", "?status=available", "?status=pending", "?status=sold"} {
 		ws = append(ws, watch(t, srv, target, nil))
@@ -762,29 +744,14 @@ func TestWatchCoalescesWakes(t *testing.T) {
 	}
 }
 
-// timingStore records when each call of List began.
-type timingStore struct {
-	petstore.Store
-	mu    sync.Mutex
-	lists []time.Time
-}
-
-func (s *timingStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
-	s.mu.Lock()
-	s.lists = append(s.lists, time.Now())
-	s.mu.Unlock()
-	return s.Store.List(ctx, opts)
-}
-
 // A round that wakes many views pauses after each WatchWave of them, so
 // that the streams it woke have written before it wakes more, and requests
 // of other callers are read in between.
 func TestWatchPausesBetweenWaves(t *testing.T) {
 	const views = 2*petstore.WatchWave + 1
-	store := &timingStore{Store: memstore.New()}
+	store := &countingStore{Store: memstore.New()}
 	h := newHandler(t, store, petstore.WithAuthenticator(principals()), petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	srv := newServer(t, h)
 	var ws []*watcher
 	for i := range views {
 		ws = append(ws, watch(t, srv, "", http.Header{"Authorization": {"Bearer p" + strconv.Itoa(i)}}))
@@ -797,17 +764,17 @@ func TestWatchPausesBetweenWaves(t *testing.T) {
 		if i == 0 {
 			time.Sleep(3 * petstore.WatchMinGap) // past the round the first pet's wake began
 			store.mu.Lock()
-			store.lists = nil
+			store.began = nil
 			store.mu.Unlock()
 		}
 	}
 	store.mu.Lock()
 	defer store.mu.Unlock()
-	if len(store.lists) != views {
-		t.Fatalf("the second pet cost %d Lists; want one for each of %d views", len(store.lists), views)
+	if len(store.began) != views {
+		t.Fatalf("the second pet cost %d Lists; want one for each of %d views", len(store.began), views)
 	}
 	for _, i := range []int{petstore.WatchWave, 2 * petstore.WatchWave} {
-		if gap := store.lists[i].Sub(store.lists[i-1]); gap < petstore.WatchWavePause {
+		if gap := store.began[i].Sub(store.began[i-1]); gap < petstore.WatchWavePause {
 			t.Errorf("List %d of the round began %v after List %d; want a pause of %v after each %d views", i+1, gap, i, petstore.WatchWavePause, petstore.WatchWave)
 		}
 	}
