@@ -38,17 +38,17 @@ func (c *fakeClock) Add(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// newClockedLimiter returns a MemoryLimiter of r on a clock the test moves.
-func newClockedLimiter(r petstore.Rate, maxKeys int) (*petstore.MemoryLimiter, *fakeClock) {
-	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-	l := petstore.NewLimiter(r, maxKeys)
+// newClockedLimiter returns a MemoryLimiter of r on clock.
+func newClockedLimiter(r petstore.Rate, clock *fakeClock) *petstore.MemoryLimiter {
+	l := petstore.NewLimiter(r, 0)
 	petstore.SetLimiterClock(l, clock.Now)
-	return l, clock
+	return l
 }
 
 func TestMemoryLimiter(t *testing.T) {
 	ctx := context.Background()
-	l, clock := newClockedLimiter(petstore.Rate{PerSecond: 2, Burst: 3}, 0)
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	l := newClockedLimiter(petstore.Rate{PerSecond: 2, Burst: 3}, clock)
 	const ms = time.Millisecond
 	type step struct {
 		advance time.Duration
@@ -124,6 +124,11 @@ func (f limiterFunc) Allow(ctx context.Context, key string) (time.Duration, erro
 	return f(ctx, key)
 }
 
+// waits is a Limiter that answers every request with d and err.
+func waits(d time.Duration, err error) limiterFunc {
+	return func(context.Context, string) (time.Duration, error) { return d, err }
+}
+
 func TestRateLimit(t *testing.T) {
 	errDown := errors.New("limiter backend down")
 	type request struct {
@@ -137,56 +142,43 @@ func TestRateLimit(t *testing.T) {
 	create := func(want int, retryAfter string) request {
 		return request{method: http.MethodPost, target: "/v1/pets", body: `{"name":"Rex","categoryId":1}`, want: want, retryAfter: retryAfter}
 	}
+	fail := waits(0, errDown)
 	cases := []struct {
 		name     string
-		limit    func() petstore.RateLimit
+		limit    petstore.RateLimit
 		requests []request
 		stored   int // pets added
 	}{{
-		name: "reads over their budget get 429; creates have a budget of their own",
-		limit: func() petstore.RateLimit {
-			return petstore.RateLimit{Reads: petstore.NewLimiter(petstore.Rate{PerSecond: 0.5, Burst: 2}, 0)}
-		},
+		name:     "reads over their budget get 429; creates have a budget of their own",
+		limit:    petstore.RateLimit{Reads: petstore.NewLimiter(petstore.Rate{PerSecond: 0.5, Burst: 2}, 0)},
 		requests: []request{get(200, ""), get(200, ""), get(429, "2"), create(201, ""), create(201, ""), create(201, "")},
 		stored:   3,
 	}, {
-		name: "a create over its budget stores nothing",
-		limit: func() petstore.RateLimit {
-			return petstore.RateLimit{Creates: petstore.NewLimiter(petstore.Rate{PerSecond: 1, Burst: 1}, 0)}
-		},
+		name:     "a create over its budget stores nothing",
+		limit:    petstore.RateLimit{Creates: petstore.NewLimiter(petstore.Rate{PerSecond: 1, Burst: 1}, 0)},
 		requests: []request{create(201, ""), create(429, "1"), create(429, "1"), get(200, "")},
 		stored:   1,
 	}, {
-		name: "Retry-After is the limiter's wait rounded up to whole seconds",
-		limit: func() petstore.RateLimit {
-			return petstore.RateLimit{Reads: limiterFunc(func(context.Context, string) (time.Duration, error) { return 2500 * time.Millisecond, nil })}
-		},
+		name:     "Retry-After is the limiter's wait rounded up to whole seconds",
+		limit:    petstore.RateLimit{Reads: waits(2500*time.Millisecond, nil)},
 		requests: []request{get(429, "3")},
 	}, {
-		name: "a wait under a second is one second",
-		limit: func() petstore.RateLimit {
-			return petstore.RateLimit{Reads: limiterFunc(func(context.Context, string) (time.Duration, error) { return time.Millisecond, nil })}
-		},
+		name:     "a wait under a second is one second",
+		limit:    petstore.RateLimit{Reads: waits(time.Millisecond, nil)},
 		requests: []request{get(429, "1")},
 	}, {
-		name: "a limiter that fails gives 503",
-		limit: func() petstore.RateLimit {
-			fail := limiterFunc(func(context.Context, string) (time.Duration, error) { return 0, errDown })
-			return petstore.RateLimit{Reads: fail, Creates: fail}
-		},
+		name:     "a limiter that fails gives 503",
+		limit:    petstore.RateLimit{Reads: fail, Creates: fail},
 		requests: []request{get(503, "1"), create(503, "1")},
 	}, {
-		name: "a limiter that fails lets requests through with FailOpen",
-		limit: func() petstore.RateLimit {
-			fail := limiterFunc(func(context.Context, string) (time.Duration, error) { return 0, errDown })
-			return petstore.RateLimit{Reads: fail, Creates: fail, FailOpen: true}
-		},
+		name:     "a limiter that fails lets requests through with FailOpen",
+		limit:    petstore.RateLimit{Reads: fail, Creates: fail, FailOpen: true},
 		requests: []request{get(200, ""), create(201, "")},
 		stored:   1,
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t, petstore.WithRateLimit(c.limit()))
+			e := newEnv(t, petstore.WithRateLimit(c.limit))
 			before := e.store.Len()
 			for i, r := range c.requests {
 				w := e.serve(newRequest(t, r.method, r.target, r.body, nil))
@@ -260,15 +252,16 @@ func TestRateLimitHeaders(t *testing.T) {
 	create := func() *http.Request {
 		return newRequest(t, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`, nil)
 	}
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
 	cases := []struct {
 		name     string
-		limit    func(clock *fakeClock) petstore.RateLimit
+		limit    petstore.RateLimit
 		requests []*http.Request
 		advance  time.Duration // before the last request
 		want     []answer
 	}{{
 		name:     "the default budgets: reads and creates under policies of their own",
-		limit:    func(*fakeClock) petstore.RateLimit { return defaults() },
+		limit:    defaults(),
 		requests: []*http.Request{get, list, create(), missing},
 		want: []answer{
 			{200, `"reads";q=400;w=2`, `"reads";r=399;t=1`, ""},
@@ -277,12 +270,8 @@ func TestRateLimitHeaders(t *testing.T) {
 			{404, `"reads";q=400;w=2`, `"reads";r=397;t=1`, ""},
 		},
 	}, {
-		name: "a 429 has r=0 and t no later than Retry-After",
-		limit: func(clock *fakeClock) petstore.RateLimit {
-			l := petstore.NewLimiter(petstore.Rate{PerSecond: 0.4, Burst: 2}, 0) // a request every 2.5 s
-			petstore.SetLimiterClock(l, clock.Now)
-			return petstore.RateLimit{Reads: l}
-		},
+		name:     "a 429 has r=0 and t no later than Retry-After",
+		limit:    petstore.RateLimit{Reads: newClockedLimiter(petstore.Rate{PerSecond: 0.4, Burst: 2}, clock)}, // a request every 2.5 s
 		requests: []*http.Request{get, get, get, get},
 		advance:  time.Second,
 		want: []answer{
@@ -292,24 +281,19 @@ func TestRateLimitHeaders(t *testing.T) {
 			{429, `"reads";q=2;w=5`, `"reads";r=0;t=2`, "2"},
 		},
 	}, {
-		name: "a Limiter that is not a BudgetLimiter",
-		limit: func(*fakeClock) petstore.RateLimit {
-			return petstore.RateLimit{Reads: limiterFunc(func(context.Context, string) (time.Duration, error) { return 0, nil })}
-		},
+		name:     "a Limiter that is not a BudgetLimiter",
+		limit:    petstore.RateLimit{Reads: waits(0, nil)},
 		requests: []*http.Request{get},
 		want:     []answer{{Status: 200}},
 	}, {
-		name: "no budget",
-		limit: func(*fakeClock) petstore.RateLimit {
-			return petstore.RateLimit{Creates: defaults().Creates}
-		},
+		name:     "no budget",
+		limit:    petstore.RateLimit{Creates: defaults().Creates},
 		requests: []*http.Request{get},
 		want:     []answer{{Status: 200}},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-			h := newHandler(t, seededStore(t), petstore.WithRateLimit(c.limit(clock)))
+			h := newHandler(t, seededStore(t), petstore.WithRateLimit(c.limit))
 			var got []answer
 			for i, r := range c.requests {
 				if i == len(c.requests)-1 {
@@ -328,9 +312,8 @@ func TestRateLimitHeaders(t *testing.T) {
 // TestRateLimitHeadersWatch: a watch spends a read, and the header of its
 // stream says so.
 func TestRateLimitHeadersWatch(t *testing.T) {
-	srv := httptest.NewServer(newHandler(t, seededStore(t), petstore.WithRateLimit(petstore.RateLimit{
+	srv := newServer(t, newHandler(t, seededStore(t), petstore.WithRateLimit(petstore.RateLimit{
 		Reads: petstore.NewLimiter(petstore.Rate{PerSecond: 200, Burst: 400}, 0)})))
-	t.Cleanup(srv.Close)
 	w := watch(t, srv, "", nil)
 	got := []string{w.resp.Header.Get("RateLimit-Policy"), w.resp.Header.Get("RateLimit")}
 	if diff := cmp.Diff([]string{`"reads";q=400;w=2`, `"reads";r=399;t=1`}, got); diff != "" {
