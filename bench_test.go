@@ -155,14 +155,9 @@ func benchStore(tb testing.TB, n int) *memstore.Store {
 	return s
 }
 
-// benchHandler returns the petstore handler over store.
+// benchHandler returns the petstore handler over store, accepting benchKey.
 func benchHandler(tb testing.TB, store petstore.Store) http.Handler {
-	tb.Helper()
-	h, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(benchKey)))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return h
+	return newHandler(tb, store, petstore.WithAuthenticator(petstore.APIKeys(benchKey)))
 }
 
 // benchServe runs h on req b.N times and fails if a response's status is

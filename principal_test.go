@@ -25,10 +25,10 @@ var anyToken = petstore.AuthenticatorFunc(func(ctx context.Context, _ petstore.O
 })
 
 // fingerprint is the principal that the handler gives a caller whose
-// Authenticator names none.
-func fingerprint(token string) string {
+// Authenticator names none, and, with kind "key", that APIKeys gives.
+func fingerprint(kind, token string) string {
 	d := sha256.Sum256([]byte(token))
-	return "token-" + hex.EncodeToString(d[:8])
+	return kind + "-" + hex.EncodeToString(d[:8])
 }
 
 // principalStore is a memstore that records the principal of every call.
@@ -117,19 +117,15 @@ func TestPrincipalSeen(t *testing.T) {
 	named := petstore.AuthenticatorFunc(func(ctx context.Context, _ petstore.Operation, token string) (context.Context, error) {
 		return petstore.WithPrincipal(ctx, "user-"+strings.TrimSuffix(token, "-token")), nil
 	})
-	keyPrincipal := func(key string) string {
-		d := sha256.Sum256([]byte(key))
-		return "key-" + hex.EncodeToString(d[:8])
-	}
 	for _, tc := range []struct {
 		name  string
 		auth  petstore.Authenticator
 		token string
 		want  string
 	}{
-		{"no principal", anyToken, "alice-token", fingerprint("alice-token")},
+		{"no principal", anyToken, "alice-token", fingerprint("token", "alice-token")},
 		{"WithPrincipal", named, "alice-token", "user-alice"},
-		{"APIKeys", petstore.APIKeys(testKey), testKey, keyPrincipal(testKey)},
+		{"APIKeys", petstore.APIKeys(testKey), testKey, fingerprint("key", testKey)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &principalStore{Store: seededStore(t)}
@@ -178,7 +174,7 @@ func (s *checkingStore) check(ctx context.Context, token string) {
 	if s.calls.Add(1)%2 == 0 {
 		_ = ctx.Done()
 	}
-	if petstore.Principal(ctx) != fingerprint(token) {
+	if petstore.Principal(ctx) != fingerprint("token", token) {
 		s.bad.Add(1)
 	}
 }
