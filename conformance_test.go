@@ -39,10 +39,7 @@ func TestConformanceServer(t *testing.T) {
 				store := memstore.New()
 				statuses := []petstore.Status{"", petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold}
 				for i := range 250 {
-					p := petstore.NewPet{Name: fmt.Sprintf("resident %d", i), CategoryID: 1, Status: statuses[i%len(statuses)]}
-					if _, _, err := store.Add(t.Context(), p, petstore.AddOptions{}); err != nil {
-						t.Fatal(err)
-					}
+					mustAdd(t, store, petstore.NewPet{Name: fmt.Sprintf("resident %d", i), CategoryID: 1, Status: statuses[i%len(statuses)]})
 				}
 				return newHandler(t, store)
 			},

@@ -42,11 +42,7 @@ func TestEmbeddedStoreIsServedThroughItsOverride(t *testing.T) {
 	store := tenantStore{memstore.New()}
 	var want []petstore.Pet
 	for i := range 6 {
-		p, _, err := store.Add(t.Context(), petstore.NewPet{Name: "pet", CategoryID: int64(i%3 + 1)}, petstore.AddOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p.CategoryID != 2 {
+		if p := mustAdd(t, store, petstore.NewPet{Name: "pet", CategoryID: int64(i%3 + 1)}); p.CategoryID != 2 {
 			want = append(want, p)
 		}
 	}

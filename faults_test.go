@@ -83,17 +83,6 @@ func faultsFind(recs []map[string]any, msg string) []map[string]any {
 	return found
 }
 
-// faultsLevels returns the level, message and operation of each record in
-// env's log.
-func faultsLevels(t *testing.T, env faultsEnv) []string {
-	t.Helper()
-	var out []string
-	for _, rec := range env.log.records(t) {
-		out = append(out, fmt.Sprint(rec["level"], " ", rec["msg"], " ", rec["operation"]))
-	}
-	return out
-}
-
 // faultsInternalBody is the whole body of every 500.
 const faultsInternalBody = `{"code":"internal","message":"internal error","status":500,"type":"https://github.com/petstore-go/petstore/blob/main/docs/errors.md#internal","title":"Internal error"}` + "\n"
 
@@ -294,7 +283,7 @@ func TestFaultClientGone(t *testing.T) {
 			cancel()
 			gone(t, env, o.req(t, ctx))
 			// Not a store outage: logged at debug under its own message.
-			if got := faultsLevels(t, env); !cmp.Equal(got, []string{"DEBUG petstore: client went away " + string(o.op)}) {
+			if got := env.log.levels(t); !cmp.Equal(got, []string{"DEBUG petstore: client went away " + string(o.op)}) {
 				t.Errorf("log %q, want the client gone at debug only", got)
 			}
 		})
@@ -417,7 +406,7 @@ func TestFaultStoreTimeout(t *testing.T) {
 			env.fs.Set(o.method, faultstore.Fault{Delay: time.Hour}) // stalls until its context is done
 			before := snapshot(t, env.store)
 			w, code := env.do(t, o, t.Context())
-			got := map[string]any{"status": w.Code, "code": code, "retry": w.Header().Get("Retry-After"), "log": faultsLevels(t, env)}
+			got := map[string]any{"status": w.Code, "code": code, "retry": w.Header().Get("Retry-After"), "log": env.log.levels(t)}
 			want := map[string]any{"status": 503, "code": httpapi.CodeUnavailable, "retry": "1",
 				"log": []string{"WARN petstore: store timed out " + string(o.op)}}
 			if diff := cmp.Diff(want, got); diff != "" {

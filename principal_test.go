@@ -272,11 +272,7 @@ func TestPrincipalKeptContext(t *testing.T) {
 	mem := memstore.New()
 	owner := map[int64]string{}
 	for _, who := range []string{"alice", "bob"} {
-		p, _, err := mem.Add(context.Background(), petstore.NewPet{Name: who, CategoryID: 1}, petstore.AddOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		owner[p.ID] = who
+		owner[mustAdd(t, mem, petstore.NewPet{Name: who, CategoryID: 1}).ID] = who
 	}
 	store := &keepingStore{Store: mem, owner: owner}
 	h := newHandler(t, store, petstore.WithAuthenticator(petstore.NamedAPIKeys(

@@ -252,9 +252,7 @@ func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
 	for name, auth := range credentials {
 		t.Run(name, func(t *testing.T) {
 			store := memstore.New()
-			if _, _, err := store.Add(context.Background(), petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			mustAdd(t, store, petstore.NewPet{Name: "Rex", CategoryID: 1})
 			fs := faultstore.New(store)
 			env := testEnv{h: newHandler(t, fs), store: store}
 

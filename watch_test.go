@@ -559,10 +559,7 @@ func TestWatchWokenByStore(t *testing.T) {
 	}
 	add := func(name string) event {
 		t.Helper()
-		p, _, err := store.Add(t.Context(), petstore.NewPet{Name: name, CategoryID: 1, Status: petstore.StatusSold}, petstore.AddOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := mustAdd(t, store, petstore.NewPet{Name: name, CategoryID: 1, Status: petstore.StatusSold})
 		return eventsOf(t, h, []petstore.Pet{p})[0]
 	}
 	read := func(want event) {
@@ -594,10 +591,7 @@ func TestWatchNotifiedPoll(t *testing.T) {
 	h := newHandler(t, store, petstore.WithWatch(petstore.Watch{Poll: poll}))
 	srv := newServer(t, h)
 	w := watch(t, srv, "", nil)
-	p, _, err := store.Add(t.Context(), petstore.NewPet{Name: "unannounced", CategoryID: 1}, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustAdd(t, store, petstore.NewPet{Name: "unannounced", CategoryID: 1})
 	if diff := cmp.Diff(eventsOf(t, h, []petstore.Pet{p}), w.events(t, 1)); diff != "" {
 		t.Fatalf("the pet whose notification was lost (-want +got):\n%s", diff)
 	}
@@ -631,9 +625,7 @@ func TestWatchCatchUpSpendsReads(t *testing.T) {
 	store := memstore.New()
 	const pets = 1000
 	for i := range pets {
-		if _, _, err := store.Add(t.Context(), petstore.NewPet{Name: "pet " + strconv.Itoa(i), CategoryID: 1}, petstore.AddOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		mustAdd(t, store, petstore.NewPet{Name: "pet " + strconv.Itoa(i), CategoryID: 1})
 	}
 	reads := &countingLimiter{}
 	srv := newServer(t, newHandler(t, store, petstore.WithRateLimit(petstore.RateLimit{Reads: reads})))
