@@ -228,37 +228,6 @@ func TestFaultHealsByItself(t *testing.T) {
 	}
 }
 
-// TestFaultLatency: a slow store is waited for while the request lasts; a
-// request whose deadline passes first gets 503 and leaves the store
-// unchanged.
-func TestFaultLatency(t *testing.T) {
-	for _, o := range faultsOps() {
-		t.Run(string(o.op)+"/slow", func(t *testing.T) {
-			env := faultsNewEnv(t)
-			env.fs.Set(o.method, faultstore.Fault{Delay: 20 * time.Millisecond})
-			if w, _ := env.do(t, o, context.Background()); w.Code != o.ok {
-				t.Fatalf("status %d %s, want %d", w.Code, w.Body, o.ok)
-			}
-		})
-		t.Run(string(o.op)+"/deadline", func(t *testing.T) {
-			env := faultsNewEnv(t)
-			before := snapshot(t, env.store)
-			env.fs.Set(o.method, faultstore.Fault{Delay: time.Hour})
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-			defer cancel()
-
-			w, code := env.do(t, o, ctx)
-			if w.Code != http.StatusServiceUnavailable || code != httpapi.CodeUnavailable {
-				t.Fatalf("status %d %s, want 503 unavailable", w.Code, w.Body)
-			}
-			if got := env.fs.Calls(o.method); got != 1 {
-				t.Errorf("store calls = %d, want 1", got)
-			}
-			checkUnchanged(t, env.store, before)
-		})
-	}
-}
-
 // TestFaultClientGone: a request whose client has gone away before the
 // store is called never reaches the store, whether the client left before
 // the request was served, during authentication or while sending the body;
@@ -396,24 +365,48 @@ func TestFaultsConcurrent(t *testing.T) {
 	t.Logf("%d requests, %d pets created and verified", workers*perWorker, len(created))
 }
 
-// TestFaultStoreTimeout: a store call that outlives WithStoreTimeout is
-// answered 503 with Retry-After and logged at WARN with its operation, and
-// a create answered so has stored nothing.
-func TestFaultStoreTimeout(t *testing.T) {
+// TestFaultLatency: a slow store is waited for while the request lasts. A
+// store call that outlives the request's deadline, or WithStoreTimeout, is
+// answered 503 and has stored nothing; one that outlives WithStoreTimeout
+// carries Retry-After and is logged at WARN with its operation.
+func TestFaultLatency(t *testing.T) {
 	for _, o := range faultsOps() {
-		t.Run(string(o.op), func(t *testing.T) {
-			env := faultsNewEnv(t, petstore.WithStoreTimeout(20*time.Millisecond))
-			env.fs.Set(o.method, faultstore.Fault{Delay: time.Hour}) // stalls until its context is done
-			before := snapshot(t, env.store)
-			w, code := env.do(t, o, t.Context())
-			got := map[string]any{"status": w.Code, "code": code, "retry": w.Header().Get("Retry-After"), "log": env.log.levels(t)}
-			want := map[string]any{"status": 503, "code": httpapi.CodeUnavailable, "retry": "1",
-				"log": []string{"WARN petstore: store timed out " + string(o.op)}}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
+		t.Run(string(o.op)+"/slow", func(t *testing.T) {
+			env := faultsNewEnv(t)
+			env.fs.Set(o.method, faultstore.Fault{Delay: 20 * time.Millisecond})
+			if w, _ := env.do(t, o, context.Background()); w.Code != o.ok {
+				t.Fatalf("status %d %s, want %d", w.Code, w.Body, o.ok)
 			}
-			checkUnchanged(t, env.store, before)
 		})
+		for _, storeTimeout := range []bool{false, true} {
+			t.Run(fmt.Sprint(o.op, "/storeTimeout=", storeTimeout), func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+				defer cancel()
+				var opts []petstore.Option
+				if storeTimeout {
+					ctx, opts = t.Context(), []petstore.Option{petstore.WithStoreTimeout(20 * time.Millisecond)}
+				}
+				env := faultsNewEnv(t, opts...)
+				env.fs.Set(o.method, faultstore.Fault{Delay: time.Hour}) // stalls until its context is done
+				before := snapshot(t, env.store)
+				w, code := env.do(t, o, ctx)
+				if w.Code != http.StatusServiceUnavailable || code != httpapi.CodeUnavailable {
+					t.Fatalf("status %d %s, want 503 unavailable", w.Code, w.Body)
+				}
+				if got := env.fs.Calls(o.method); got != 1 {
+					t.Errorf("store calls = %d, want 1", got)
+				}
+				checkUnchanged(t, env.store, before)
+				if !storeTimeout {
+					return
+				}
+				got := map[string]any{"retry": w.Header().Get("Retry-After"), "log": env.log.levels(t)}
+				want := map[string]any{"retry": "1", "log": []string{"WARN petstore: store timed out " + string(o.op)}}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("(-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
 }
 
