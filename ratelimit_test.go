@@ -478,19 +478,21 @@ func TestRateLimitPause(t *testing.T) {
 	store := gatedGets{Store: seededStore(t), arrived: make(chan struct{}), release: make(chan struct{})}
 	h := newHandler(t, store, petstore.WithRateLimit(petstore.RateLimit{
 		Creates: petstore.NewLimiter(petstore.Rate{PerSecond: 0.001, Burst: 1}, 0), MaxInFlight: 1, Pause: pause}))
-	create := func(ctx context.Context) *httptest.ResponseRecorder {
-		return serve(h, newRequestContext(t, ctx, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`, nil))
+	const pet = `{"name":"Rex","categoryId":1}`
+	paused := func(what string, r *http.Request) {
+		t.Helper()
+		start := time.Now()
+		if w := serve(h, r); w.Code != http.StatusTooManyRequests {
+			t.Fatalf("%s: status %d, body %s", what, w.Code, w.Body)
+		}
+		if took := time.Since(start); took < pause/2 {
+			t.Errorf("%s was answered after %v; want at least half the pause, %v", what, took, pause/2)
+		}
 	}
-	if w := create(context.Background()); w.Code != http.StatusCreated {
+	if w := serve(h, newRequest(t, http.MethodPost, "/v1/pets", pet, nil)); w.Code != http.StatusCreated {
 		t.Fatalf("a create within the budget: status %d, body %s", w.Code, w.Body)
 	}
-	start := time.Now()
-	if w := create(context.Background()); w.Code != http.StatusTooManyRequests {
-		t.Fatalf("a create over the budget: status %d, body %s", w.Code, w.Body)
-	}
-	if took := time.Since(start); took < pause/2 {
-		t.Errorf("a create over the budget was answered after %v; want at least half the pause, %v", took, pause/2)
-	}
+	paused("a create over the budget", newRequest(t, http.MethodPost, "/v1/pets", pet, nil))
 
 	done := make(chan struct{})
 	go func() {
@@ -498,23 +500,17 @@ func TestRateLimitPause(t *testing.T) {
 		serve(h, newRequest(t, http.MethodGet, "/v1/pets/1", "", nil))
 	}()
 	<-store.arrived
-	start = time.Now()
-	if w := serve(h, newRequest(t, http.MethodGet, "/v1/pets/2", "", nil)); w.Code != http.StatusTooManyRequests {
-		t.Errorf("a get over MaxInFlight: status %d, body %s", w.Code, w.Body)
-	}
-	if took := time.Since(start); took < pause/2 {
-		t.Errorf("a get over MaxInFlight was answered after %v; want at least half the pause, %v", took, pause/2)
-	}
+	paused("a get over MaxInFlight", newRequest(t, http.MethodGet, "/v1/pets/2", "", nil))
 	close(store.release)
 	<-done
 
 	held := newHandler(t, memstore.New(), petstore.WithRateLimit(petstore.RateLimit{
 		Creates: petstore.NewLimiter(petstore.Rate{PerSecond: 0.001, Burst: 1}, 0), Pause: time.Hour}))
-	serve(held, newRequest(t, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`, nil))
+	serve(held, newRequest(t, http.MethodPost, "/v1/pets", pet, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	answered := make(chan *httptest.ResponseRecorder)
 	go func() {
-		answered <- serve(held, newRequestContext(t, ctx, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`, nil))
+		answered <- serve(held, newRequestContext(t, ctx, http.MethodPost, "/v1/pets", pet, nil))
 	}()
 	cancel()
 	if w := <-answered; w.Code != http.StatusTooManyRequests {

@@ -652,6 +652,17 @@ func principals() petstore.Authenticator {
 	})
 }
 
+// watchAs opens a watch for each of n principals of principals(), p0 to
+// p(n-1).
+func watchAs(t *testing.T, srv *httptest.Server, n int) []*watcher {
+	t.Helper()
+	var ws []*watcher
+	for i := range n {
+		ws = append(ws, watch(t, srv, "", http.Header{"Authorization": {"Bearer p" + strconv.Itoa(i)}}))
+	}
+	return ws
+}
+
 // cloningStore returns from List pets whose names are copies, as a store
 // that reads a database does.
 type cloningStore struct{ petstore.Store }
@@ -673,10 +684,7 @@ func TestWatchViewsMemory(t *testing.T) {
 	const views, pets = 40, 1024
 	h := newHandler(t, cloningStore{memstore.New()}, petstore.WithAuthenticator(principals()))
 	srv := newServer(t, h)
-	var ws []*watcher
-	for i := range views {
-		ws = append(ws, watch(t, srv, "", http.Header{"Authorization": {"Bearer p" + strconv.Itoa(i)}}))
-	}
+	ws := watchAs(t, srv, views)
 	before := heapAndStacks()
 	name := strings.Repeat("\U0001F415", petstore.MaxNameLength) // 1 KiB
 	for range pets {
@@ -737,10 +745,7 @@ func TestWatchPausesBetweenWaves(t *testing.T) {
 	store := &countingStore{Store: memstore.New()}
 	h := newHandler(t, store, petstore.WithAuthenticator(principals()), petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
 	srv := newServer(t, h)
-	var ws []*watcher
-	for i := range views {
-		ws = append(ws, watch(t, srv, "", http.Header{"Authorization": {"Bearer p" + strconv.Itoa(i)}}))
-	}
+	ws := watchAs(t, srv, views)
 	for i := range 2 { // the first pet primes every view; the second is read by one round
 		create(t, h, petstore.NewPet{Name: "pet " + strconv.Itoa(i), CategoryID: 1})
 		for _, w := range ws {
