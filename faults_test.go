@@ -89,40 +89,53 @@ const faultsInternalBody = `{"code":"internal","message":"internal error","statu
 // TestFaultStoreErrors: a store error wrapping ErrUnavailable gives 503
 // unavailable with Retry-After, logged at WARN; any other, ErrNotFound from
 // List or Add among them, gives 500 with a body that says only "internal
-// error", logged at ERROR. Neither reveals the error nor changes anything.
+// error", logged at ERROR, and so does a panic, logged with its stack.
+// None reveals the error nor changes anything, and once the store is back
+// the same handler serves the next request.
 func TestFaultStoreErrors(t *testing.T) {
-	const unavailable, failed = "petstore: store unavailable", "petstore: store failed"
-	errs := []struct {
-		name string
-		err  error
-		log  string
+	const unavailable, failed, panicked = "petstore: store unavailable", "petstore: store failed", "petstore: panic serving request"
+	cases := []struct {
+		name  string
+		fault faultstore.Fault
+		log   string
 	}{
-		{"sentinel", petstore.ErrUnavailable, unavailable},
-		{"wrapped", fmt.Errorf("pgstore: dial tcp 10.1.2.3:5432: connection refused: %w", petstore.ErrUnavailable), unavailable},
-		{"joined", errors.Join(errors.New("pool exhausted"), petstore.ErrUnavailable), unavailable},
-		{"driver", fmt.Errorf("pgstore: %w", errors.New(`pq: relation "pets" does not exist (host=db.internal user=petstore)`)), failed},
-		{"not found", fmt.Errorf("pgstore: %w", petstore.ErrNotFound), failed},
+		{"sentinel", faultstore.Fault{Err: petstore.ErrUnavailable}, unavailable},
+		{"wrapped", faultstore.Fault{Err: fmt.Errorf("pgstore: dial tcp 10.1.2.3:5432: connection refused: %w", petstore.ErrUnavailable)}, unavailable},
+		{"joined", faultstore.Fault{Err: errors.Join(errors.New("pool exhausted"), petstore.ErrUnavailable)}, unavailable},
+		{"driver", faultstore.Fault{Err: fmt.Errorf("pgstore: %w", errors.New(`pq: relation "pets" does not exist (host=db.internal user=petstore)`))}, failed},
+		{"not found", faultstore.Fault{Err: fmt.Errorf("pgstore: %w", petstore.ErrNotFound)}, failed},
+		{"panic string", faultstore.Fault{Panic: "index out of range in the driver (secret detail)"}, panicked},
+		{"panic error", faultstore.Fault{Panic: fmt.Errorf("driver state corrupt (secret detail)")}, panicked},
+		{"panic int", faultstore.Fault{Panic: 42}, panicked},
 	}
 	for _, o := range faultsOps() {
-		for _, e := range errs {
-			if e.name == "not found" && o.op == petstore.OpGetPet {
+		for _, c := range cases {
+			if c.name == "not found" && o.op == petstore.OpGetPet {
 				continue // getPet answers 404 for it, as TestWire shows
 			}
-			t.Run(string(o.op)+"/"+e.name, func(t *testing.T) {
+			t.Run(string(o.op)+"/"+c.name, func(t *testing.T) {
 				env := faultsNewEnv(t, petstore.WithRetryAfter(2500*time.Millisecond))
 				before := snapshot(t, env.store)
-				env.fs.Set(o.method, faultstore.Fault{Err: e.err})
+				fault := c.fault
+				fault.Times = 1
+				env.fs.Set(o.method, fault)
 
 				w, code := env.do(t, o, context.Background())
-				status, retry, level := http.StatusServiceUnavailable, "3", "WARN" // 2.5 s rounded up
-				if e.log == failed {
-					status, retry, level = http.StatusInternalServerError, "", "ERROR"
-					if diff := cmp.Diff(faultsInternalBody, w.Body.String()); diff != "" {
-						t.Errorf("body (-want +got):\n%s", diff)
-					}
+				status, retry := http.StatusServiceUnavailable, "3" // 2.5 s rounded up
+				want := map[string]any{"level": "WARN", "operation": string(o.op)}
+				switch c.log {
+				case unavailable:
+					want["error"] = c.fault.Err.Error()
+				case failed:
+					status, retry, want["level"], want["error"] = http.StatusInternalServerError, "", "ERROR", c.fault.Err.Error()
+				case panicked:
+					status, retry, want = http.StatusInternalServerError, "", map[string]any{"level": "ERROR", "panic": fmt.Sprint(c.fault.Panic)}
 				}
-				if w.Code != status || status == 503 && code != httpapi.CodeUnavailable {
+				if w.Code != status || status == http.StatusServiceUnavailable && code != httpapi.CodeUnavailable {
 					t.Fatalf("status %d %s, want %d", w.Code, w.Body, status)
+				}
+				if diff := cmp.Diff(faultsInternalBody, w.Body.String()); status == 500 && diff != "" {
+					t.Errorf("body (-want +got):\n%s", diff)
 				}
 				if got := w.Header().Get("Retry-After"); got != retry {
 					t.Errorf("Retry-After = %q, want %q", got, retry)
@@ -134,59 +147,22 @@ func TestFaultStoreErrors(t *testing.T) {
 					t.Errorf("store calls = %d, want 1", got)
 				}
 				checkUnchanged(t, env.store, before)
-				recs := faultsFind(env.log.records(t), e.log)
+				recs := faultsFind(env.log.records(t), c.log)
 				if len(recs) != 1 {
-					t.Fatalf("log has %d %q records, want 1:\n%s", len(recs), e.log, env.log)
+					t.Fatalf("log has %d %q records, want 1:\n%s", len(recs), c.log, env.log)
 				}
-				want := map[string]any{"level": level, "error": e.err.Error(), "operation": string(o.op)}
-				got := map[string]any{"level": recs[0]["level"], "error": recs[0]["error"], "operation": recs[0]["operation"]}
+				got := map[string]any{}
+				for k := range want {
+					got[k] = recs[0][k]
+				}
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("log record (-want +got):\n%s", diff)
 				}
-			})
-		}
-	}
-}
-
-// TestFaultPanicRecovery: a store that panics gives 500 "internal error",
-// the panic and its stack go to the log, and the next request is served
-// normally by the same handler.
-func TestFaultPanicRecovery(t *testing.T) {
-	values := map[string]any{
-		"string": "index out of range in the driver (secret detail)",
-		"error":  fmt.Errorf("driver state corrupt (secret detail)"),
-		"int":    42,
-	}
-	for _, o := range faultsOps() {
-		for name, v := range values {
-			t.Run(string(o.op)+"/"+name, func(t *testing.T) {
-				env := faultsNewEnv(t)
-				before := snapshot(t, env.store)
-				env.fs.Set(o.method, faultstore.Fault{Panic: v, Times: 1})
-
-				w, _ := env.do(t, o, context.Background())
-				if w.Code != http.StatusInternalServerError {
-					t.Fatalf("status %d, want 500", w.Code)
-				}
-				if diff := cmp.Diff(faultsInternalBody, w.Body.String()); diff != "" {
-					t.Errorf("body (-want +got):\n%s", diff)
-				}
-				checkUnchanged(t, env.store, before)
-				recs := faultsFind(env.log.records(t), "petstore: panic serving request")
-				if len(recs) != 1 {
-					t.Fatalf("log has %d panic records, want 1:\n%s", len(recs), env.log)
-				}
-				if got, want := recs[0]["panic"], fmt.Sprint(v); got != want {
-					t.Errorf("logged panic %q, want %q", got, want)
-				}
-				if stack, _ := recs[0]["stack"].(string); !strings.Contains(stack, "faultstore") {
+				if stack, _ := recs[0]["stack"].(string); c.log == panicked && !strings.Contains(stack, "faultstore") {
 					t.Errorf("logged stack does not show where the panic happened:\n%s", stack)
 				}
-
-				// The fault was for one call: the same handler serves the next.
-				w, code := env.do(t, o, context.Background())
-				if w.Code != o.ok || code != "" {
-					t.Fatalf("request after the panic: status %d %s, want %d", w.Code, w.Body, o.ok)
+				if w, code := env.do(t, o, context.Background()); w.Code != o.ok || code != "" {
+					t.Fatalf("the request after the fault: status %d %s, want %d", w.Code, w.Body, o.ok)
 				}
 			})
 		}
