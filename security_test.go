@@ -19,67 +19,46 @@ import (
 // securityContextKey marks the context that securityAuthenticate returns.
 type securityContextKey struct{}
 
-// TestSecurityAPIKeysRejectsNearMisses: only a token equal to one of the
-// keys is accepted; prefixes, extensions, other cases, one changed byte,
-// the keys run together and the empty token are all rejected with an error
-// wrapping ErrUnauthorized.
-func TestSecurityAPIKeysRejectsNearMisses(t *testing.T) {
+// TestSecurityAPIKeys: only a token equal to one of the keys is accepted,
+// with the context passed; prefixes, extensions, other cases, one changed
+// byte, the keys run together and the empty token are all rejected with an
+// error wrapping ErrUnauthorized. APIKeys without keys, or with only empty
+// keys, accepts nothing (and New refuses it, as
+// TestNewReportsConfigurationMistakes shows); empty keys beside real ones are
+// ignored.
+func TestSecurityAPIKeys(t *testing.T) {
 	const k1, k2 = "s3cr3t-key-AAAAAAAAAAAAAAAAAAAAAAAA", "rotated-KEY-bbbb"
-	a := petstore.APIKeys(k1, k2)
-	accepted := []string{k1, k2}
-	var rejected []string
-	for _, k := range accepted {
+	var nearMisses []string
+	for _, k := range []string{k1, k2} {
 		for i := range len(k) {
-			rejected = append(rejected, k[:i]) // every prefix, the empty one too
+			nearMisses = append(nearMisses, k[:i]) // every prefix, the empty one too
 		}
-		rejected = append(rejected,
+		nearMisses = append(nearMisses,
 			k+"A", k+"=", "A"+k, strings.ToUpper(k), strings.ToLower(k),
 			k[:len(k)-1]+string(k[len(k)-1]+1), string(k[0]+1)+k[1:],
 			" "+k, k+" ", k+"\x00")
 	}
-	rejected = append(rejected, k1+k2, k2+k1, strings.Repeat(k1, 1000))
-
+	nearMisses = append(nearMisses, k1+k2, k2+k1, strings.Repeat(k1, 1000))
+	anything := []string{"", " ", "x", "Bearer", "null", "\x00"}
 	ctx := context.WithValue(context.Background(), securityContextKey{}, "caller")
-	for _, token := range accepted {
-		got, err := a.Authenticate(ctx, petstore.OpCreatePet, token)
-		if err != nil {
-			t.Errorf("key %q rejected: %v", token, err)
-			continue
-		}
-		if got.Value(securityContextKey{}) != "caller" {
-			t.Errorf("key %q: the context returned is not the one passed", token)
-		}
-	}
-	for _, token := range rejected {
-		if token == k1 || token == k2 {
-			continue // "k" + ... can't equal a key, but be safe
-		}
-		if _, err := a.Authenticate(ctx, petstore.OpListPets, token); !errors.Is(err, petstore.ErrUnauthorized) {
-			t.Errorf("token %q: err = %v, want ErrUnauthorized", token, err)
-		}
-	}
-	t.Logf("%d near misses rejected", len(rejected))
-}
-
-// TestSecurityAPIKeysEmpty: APIKeys without keys, or with only empty keys,
-// accepts nothing (and New refuses it, as TestNewReportsConfigurationMistakes
-// shows); empty keys beside real ones are ignored.
-func TestSecurityAPIKeysEmpty(t *testing.T) {
-	tokens := []string{"", " ", "x", "Bearer", "null", "\x00"}
-	for _, keys := range [][]string{nil, {""}, {"", ""}} {
-		a := petstore.APIKeys(keys...)
-		for _, token := range tokens {
-			if _, err := a.Authenticate(context.Background(), petstore.OpGetPet, token); !errors.Is(err, petstore.ErrUnauthorized) {
-				t.Errorf("APIKeys(%q) accepted %q (err %v)", keys, token, err)
+	for _, tc := range []struct{ keys, accepted, rejected []string }{
+		{[]string{k1, k2}, []string{k1, k2}, nearMisses},
+		{nil, nil, anything},
+		{[]string{""}, nil, anything},
+		{[]string{"", ""}, nil, anything},
+		{[]string{"", "k", ""}, []string{"k"}, []string{""}},
+	} {
+		a := petstore.APIKeys(tc.keys...)
+		for _, token := range tc.accepted {
+			if got, err := a.Authenticate(ctx, petstore.OpCreatePet, token); err != nil || got.Value(securityContextKey{}) != "caller" {
+				t.Errorf("APIKeys(%q) on %q: %v; want it accepted, with the context passed", tc.keys, token, err)
 			}
 		}
-	}
-	a := petstore.APIKeys("", "k", "")
-	if _, err := a.Authenticate(context.Background(), petstore.OpGetPet, "k"); err != nil {
-		t.Errorf(`APIKeys("", "k", "") rejected "k": %v`, err)
-	}
-	if _, err := a.Authenticate(context.Background(), petstore.OpGetPet, ""); !errors.Is(err, petstore.ErrUnauthorized) {
-		t.Errorf(`APIKeys("", "k", "") accepted the empty token (err %v)`, err)
+		for _, token := range tc.rejected {
+			if _, err := a.Authenticate(ctx, petstore.OpListPets, token); !errors.Is(err, petstore.ErrUnauthorized) {
+				t.Errorf("APIKeys(%q) on %.80q: err = %v, want ErrUnauthorized", tc.keys, token, err)
+			}
+		}
 	}
 }
 
