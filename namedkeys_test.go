@@ -23,27 +23,19 @@ func TestNamedAPIKeysRotation(t *testing.T) {
 		petstore.APIKey{Key: "unnamed-key"},
 	)
 	h := newHandler(t, memstore.New(), petstore.WithAuthenticator(auth))
-	create := func(key string) (id int64, replayed string) {
-		t.Helper()
-		w := serve(h, newRequest(t, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`, http.Header{
-			"Authorization":   {"Bearer " + key},
-			"Idempotency-Key": {"retry-1"},
-		}))
-		checkResponse(t, w)
-		if w.Code != http.StatusCreated {
-			t.Fatalf("create with %s: status %d %s, want 201", key, w.Code, w.Body)
-		}
-		p := decode[petstore.Pet](t, w)
-		return p.ID, w.Header().Get("Idempotent-Replayed")
-	}
 	type result struct {
 		ID       int64
 		Replayed string
 	}
 	var got []result
 	for _, key := range []string{"alice-old", "alice-new", "bob-key", "unnamed-key", "alice-new"} {
-		id, replayed := create(key)
-		got = append(got, result{id, replayed})
+		w := serve(h, newRequest(t, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`,
+			http.Header{"Authorization": {"Bearer " + key}, "Idempotency-Key": {"retry-1"}}))
+		checkResponse(t, w)
+		if w.Code != http.StatusCreated {
+			t.Fatalf("create with %s: status %d %s, want 201", key, w.Code, w.Body)
+		}
+		got = append(got, result{decode[petstore.Pet](t, w).ID, w.Header().Get("Idempotent-Replayed")})
 	}
 	want := []result{{1, ""}, {1, "true"}, {2, ""}, {3, ""}, {1, "true"}}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -92,19 +92,14 @@ func TestPrincipalByDefault(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			store := memstore.New()
 			h := newHandler(t, store, petstore.WithAuthenticator(tc.auth))
-			create := func(token string) (location, replayed string) {
-				t.Helper()
+			var got [][2]string
+			for _, token := range []string{"alice-token", "bob-token", "alice-token", "bob-token"} {
 				w := serve(h, newRequest(t, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`,
 					http.Header{"Idempotency-Key": {"k-1"}, "Authorization": {"Bearer " + token}}))
 				if w.Code != http.StatusCreated {
 					t.Fatalf("create with %s: %d %s, want 201", token, w.Code, w.Body)
 				}
-				return w.Header().Get("Location"), w.Header().Get("Idempotent-Replayed")
-			}
-			var got [][2]string
-			for _, token := range []string{"alice-token", "bob-token", "alice-token", "bob-token"} {
-				loc, replayed := create(token)
-				got = append(got, [2]string{loc, replayed})
+				got = append(got, [2]string{w.Header().Get("Location"), w.Header().Get("Idempotent-Replayed")})
 			}
 			want := [][2]string{{"pets/1", ""}, {"pets/2", ""}, {"pets/1", "true"}, {"pets/2", "true"}}
 			if diff := cmp.Diff(want, got); diff != "" {
