@@ -249,9 +249,6 @@ func TestRateLimitHeaders(t *testing.T) {
 	get := newRequest(t, http.MethodGet, "/v1/pets/1", "", nil)
 	list := newRequest(t, http.MethodGet, "/v1/pets?limit=1", "", nil)
 	missing := newRequest(t, http.MethodGet, "/v1/pets/999", "", nil)
-	create := func() *http.Request {
-		return newRequest(t, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`, nil)
-	}
 	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
 	cases := []struct {
 		name     string
@@ -262,7 +259,7 @@ func TestRateLimitHeaders(t *testing.T) {
 	}{{
 		name:     "the default budgets: reads and creates under policies of their own",
 		limit:    defaults(),
-		requests: []*http.Request{get, list, create(), missing},
+		requests: []*http.Request{get, list, newRequest(t, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`, nil), missing},
 		want: []answer{
 			{200, `"reads";q=400;w=2`, `"reads";r=399;t=1`, ""},
 			{200, `"reads";q=400;w=2`, `"reads";r=398;t=1`, ""},
@@ -413,14 +410,16 @@ func TestMaxInFlight(t *testing.T) {
 	const otherKey = "other-key-0123456789"
 	store := gatedGets{Store: seededStore(t), arrived: make(chan struct{}), release: make(chan struct{})}
 	var mu sync.Mutex
-	var observed []petstore.Observation
+	var limited []string // the observed 429s
 	h := newHandler(t, store, petstore.WithAuthenticator(petstore.APIKeys(testKey, otherKey)),
 		petstore.WithRetryAfter(3*time.Second),
 		petstore.WithRateLimit(petstore.RateLimit{MaxInFlight: 2}),
 		petstore.WithObserver(func(_ context.Context, o petstore.Observation) {
 			mu.Lock()
 			defer mu.Unlock()
-			observed = append(observed, o)
+			if o.Code == httpapi.CodeRateLimited {
+				limited = append(limited, fmt.Sprint(o.Operation, " ", o.Status, " ", o.Principal != ""))
+			}
 		}))
 	var wg sync.WaitGroup
 	for range 2 {
@@ -458,12 +457,6 @@ func TestMaxInFlight(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	var limited []string
-	for _, o := range observed {
-		if o.Code == httpapi.CodeRateLimited {
-			limited = append(limited, string(o.Operation)+" "+strconv.Itoa(o.Status)+" "+strconv.FormatBool(o.Principal != ""))
-		}
-	}
 	if diff := cmp.Diff([]string{"listPets 429 true", "createPet 429 true"}, limited); diff != "" {
 		t.Errorf("the observed 429s (-want +got):\n%s", diff)
 	}
