@@ -100,9 +100,11 @@ func TestFaultStoreErrors(t *testing.T) {
 		log   string
 	}{
 		{"sentinel", faultstore.Fault{Err: petstore.ErrUnavailable}, unavailable},
-		{"wrapped", faultstore.Fault{Err: fmt.Errorf("pgstore: dial tcp 10.1.2.3:5432: connection refused: %w", petstore.ErrUnavailable)}, unavailable},
+		{"wrapped", faultstore.Fault{Err: fmt.Errorf("pgstore: dial tcp 10.1.2.3:5432: connection refused: %w",
+			petstore.ErrUnavailable)}, unavailable},
 		{"joined", faultstore.Fault{Err: errors.Join(errors.New("pool exhausted"), petstore.ErrUnavailable)}, unavailable},
-		{"driver", faultstore.Fault{Err: fmt.Errorf("pgstore: %w", errors.New(`pq: relation "pets" does not exist (host=db.internal user=petstore)`))}, failed},
+		{"driver", faultstore.Fault{Err: fmt.Errorf("pgstore: %w",
+			errors.New(`pq: relation "pets" does not exist (host=db.internal user=petstore)`))}, failed},
 		{"not found", faultstore.Fault{Err: fmt.Errorf("pgstore: %w", petstore.ErrNotFound)}, failed},
 		{"panic string", faultstore.Fault{Panic: "index out of range in the driver (secret detail)"}, panicked},
 		{"panic error", faultstore.Fault{Panic: fmt.Errorf("driver state corrupt (secret detail)")}, panicked},

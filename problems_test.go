@@ -77,7 +77,8 @@ func TestReportsEveryProblem(t *testing.T) {
 		{"status param", "?status=lost", []httpapi.FieldError{statusParam}},
 		{"cursor", "?cursor=!", []httpapi.FieldError{cursor}},
 		{"every parameter", "?cursor=!&status=lost&limit=x", []httpapi.FieldError{limit, statusParam, cursor}},
-		{"limit twice", "?limit=5&limit=6&status=sold", []httpapi.FieldError{{Parameter: "limit", Detail: "limit is given more than once; give it once"}}},
+		{"limit twice", "?limit=5&limit=6&status=sold",
+			[]httpapi.FieldError{{Parameter: "limit", Detail: "limit is given more than once; give it once"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -110,16 +110,16 @@ func TestSecurityNoCredentialLeaks(t *testing.T) {
 	)
 	// The store's faults hold the key of the request that meets them, as a
 	// store might that puts the caller's identity into its errors.
-	faults := map[string]func(key string) faultstore.Fault{
-		"none": func(string) faultstore.Fault { return faultstore.Fault{} },
-		"error": func(key string) faultstore.Fault {
+	faults := []func(key string) faultstore.Fault{
+		func(string) faultstore.Fault { return faultstore.Fault{} },
+		func(key string) faultstore.Fault {
 			return faultstore.Fault{Err: errors.New("audit insert for caller " + key + " failed")}
 		},
-		"unavailable": func(key string) faultstore.Fault {
+		func(key string) faultstore.Fault {
 			return faultstore.Fault{Err: fmt.Errorf("caller %s: %w", key, petstore.ErrUnavailable)}
 		},
-		"panic": func(key string) faultstore.Fault { return faultstore.Fault{Panic: "nil map write for caller " + key} },
-		"panic error": func(key string) faultstore.Fault {
+		func(key string) faultstore.Fault { return faultstore.Fault{Panic: "nil map write for caller " + key} },
+		func(key string) faultstore.Fault {
 			return faultstore.Fault{Panic: fmt.Errorf("caller %s: %w", key, errors.New("bad state"))}
 		},
 	}
@@ -143,7 +143,7 @@ func TestSecurityNoCredentialLeaks(t *testing.T) {
 	var responses strings.Builder
 	statuses := map[int]int{}
 	n := 0
-	for _, fault := range []string{"none", "error", "unavailable", "panic", "panic error"} {
+	for _, fault := range faults {
 		for _, auth := range authHeaders {
 			for _, q := range requests {
 				key := ""
@@ -151,7 +151,7 @@ func TestSecurityNoCredentialLeaks(t *testing.T) {
 					key = strings.TrimPrefix(auth[0], "Bearer ")
 				}
 				for _, m := range faultstore.Methods() {
-					fs.Set(m, faults[fault](key))
+					fs.Set(m, fault(key))
 				}
 				r := httptest.NewRequest(q.method, q.target, strings.NewReader(q.body))
 				r.Header["Authorization"] = auth
