@@ -20,35 +20,18 @@ import (
 	"github.com/petstore-go/petstore/memstore"
 )
 
-// fakeClock is a clock that a test moves.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-// newClockedLimiter returns a MemoryLimiter of r on clock.
-func newClockedLimiter(r petstore.Rate, clock *fakeClock) *petstore.MemoryLimiter {
+// newClockedLimiter returns a MemoryLimiter of r whose clock reads *now,
+// which the test moves.
+func newClockedLimiter(r petstore.Rate, now *time.Time) *petstore.MemoryLimiter {
 	l := petstore.NewLimiter(r, 0)
-	petstore.SetLimiterClock(l, clock.Now)
+	petstore.SetLimiterClock(l, func() time.Time { return *now })
 	return l
 }
 
 func TestMemoryLimiter(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-	l := newClockedLimiter(petstore.Rate{PerSecond: 2, Burst: 3}, clock)
+	now := time.Unix(1_800_000_000, 0)
+	l := newClockedLimiter(petstore.Rate{PerSecond: 2, Burst: 3}, &now)
 	const ms = time.Millisecond
 	type step struct {
 		advance time.Duration
@@ -73,7 +56,7 @@ func TestMemoryLimiter(t *testing.T) {
 	}
 	var got, want []petstore.Budget
 	for _, s := range steps {
-		clock.Add(s.advance)
+		now = now.Add(s.advance)
 		b, err := l.Spend(ctx, s.key)
 		if err != nil {
 			t.Fatal(err)
@@ -249,7 +232,7 @@ func TestRateLimitHeaders(t *testing.T) {
 	get := newRequest(t, http.MethodGet, "/v1/pets/1", "", nil)
 	list := newRequest(t, http.MethodGet, "/v1/pets?limit=1", "", nil)
 	missing := newRequest(t, http.MethodGet, "/v1/pets/999", "", nil)
-	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	now := time.Unix(1_800_000_000, 0)
 	cases := []struct {
 		name     string
 		limit    petstore.RateLimit
@@ -268,7 +251,7 @@ func TestRateLimitHeaders(t *testing.T) {
 		},
 	}, {
 		name:     "a 429 has r=0 and t no later than Retry-After",
-		limit:    petstore.RateLimit{Reads: newClockedLimiter(petstore.Rate{PerSecond: 0.4, Burst: 2}, clock)}, // a request every 2.5 s
+		limit:    petstore.RateLimit{Reads: newClockedLimiter(petstore.Rate{PerSecond: 0.4, Burst: 2}, &now)}, // a request every 2.5 s
 		requests: []*http.Request{get, get, get, get},
 		advance:  time.Second,
 		want: []answer{
@@ -294,7 +277,7 @@ func TestRateLimitHeaders(t *testing.T) {
 			var got []answer
 			for i, r := range c.requests {
 				if i == len(c.requests)-1 {
-					clock.Add(c.advance)
+					now = now.Add(c.advance)
 				}
 				w := serve(h, r)
 				got = append(got, answer{w.Code, w.Header().Get("RateLimit-Policy"), w.Header().Get("RateLimit"), w.Header().Get("Retry-After")})
