@@ -25,11 +25,7 @@ func TestConformanceServer(t *testing.T) {
 		max   int64  // the body limit, when not the default
 		runs  int    // how many times to run the suite on the same server; 0 means once
 	}{
-		{
-			name:  "v1",
-			mount: func(t *testing.T) http.Handler { return newHandler(t, memstore.New()) },
-			path:  "/v1",
-		},
+		{name: "v1", mount: func(t *testing.T) http.Handler { return newHandler(t, memstore.New()) }, path: "/v1"},
 		{
 			// The suite does not assume an empty store: it finds its pets
 			// among more than two pages of others, also its own of a run
