@@ -52,18 +52,19 @@ func FuzzAuthorization(f *testing.F) {
 	f.Fuzz(func(t *testing.T, n uint8, first, second string) {
 		env := newEnv(t, petstore.WithAuthenticator(petstore.APIKeys(fuzzAuthKeys()...)))
 		before := snapshot(t, env.store)
-		missing := env.serve(httptest.NewRequest(http.MethodGet, "/v1/pets", nil))
-		reject := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
-		reject.Header.Set("Authorization", "Bearer not-a-key")
-		rejected := env.serve(reject)
+		get := func(authorization []string) *http.Request {
+			return newRequest(t, http.MethodGet, "/v1/pets", "", http.Header{"Authorization": authorization})
+		}
+		missing := env.serve(get(nil))
+		rejected := env.serve(get([]string{"Bearer not-a-key"}))
 		fuzzCheckChallenge(t, missing, `Bearer realm="petstore"`)
 		fuzzCheckChallenge(t, rejected, `Bearer realm="petstore", error="invalid_token"`)
 
 		values := []string{first, second}[:n%3]
-		r := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
-		if len(values) > 0 {
-			r.Header["Authorization"] = values
+		if len(values) == 0 {
+			values = nil // no header
 		}
+		r := get(values)
 		w := env.serve(r)
 		code := checkResponse(t, w)
 		checkUnchanged(t, env.store, before)
@@ -78,9 +79,7 @@ func FuzzAuthorization(f *testing.F) {
 		want := missing
 		var se *httpapi.SchemeError
 		if _, err := httpapi.BearerToken(r); errors.As(err, &se) {
-			other := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
-			other.Header.Set("Authorization", cmp.Or(se.Scheme, "Unregistered")+" credential")
-			want = env.serve(other)
+			want = env.serve(get([]string{cmp.Or(se.Scheme, "Unregistered") + " credential"}))
 		}
 		if invalid {
 			want = rejected

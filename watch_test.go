@@ -136,16 +136,7 @@ func create(t testing.TB, h http.Handler, p petstore.NewPet) petstore.Pet {
 	if w.Code != http.StatusCreated {
 		t.Fatalf("create: %d %s", w.Code, w.Body)
 	}
-	return petstore.Pet{ID: mustID(t, w.Header().Get("Location")), NewPet: p}
-}
-
-func mustID(t testing.TB, location string) int64 {
-	t.Helper()
-	id, err := strconv.ParseInt(strings.TrimPrefix(location, "pets/"), 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return decode[petstore.Pet](t, w)
 }
 
 // A watch sends the pets after its cursor (or Last-Event-ID, which wins),
