@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -74,13 +75,7 @@ func (env faultsEnv) do(t *testing.T, o faultsOp, ctx context.Context) (*httptes
 
 // faultsFind returns the log records with message msg.
 func faultsFind(recs []map[string]any, msg string) []map[string]any {
-	var found []map[string]any
-	for _, rec := range recs {
-		if rec["msg"] == msg {
-			found = append(found, rec)
-		}
-	}
-	return found
+	return slices.DeleteFunc(recs, func(rec map[string]any) bool { return rec["msg"] != msg })
 }
 
 // faultsInternalBody is the whole body of every 500.
