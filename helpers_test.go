@@ -246,10 +246,7 @@ func (l *logBuffer) String() string {
 func (l *logBuffer) records(t *testing.T) []map[string]any {
 	t.Helper()
 	var recs []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.String()), "\n") {
-		if line == "" {
-			continue
-		}
+	for line := range strings.Lines(l.String()) {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("log line %q: %v", line, err)
