@@ -231,10 +231,8 @@ func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
 	}
 	for name, auth := range credentials {
 		t.Run(name, func(t *testing.T) {
-			store := memstore.New()
-			mustAdd(t, store, petstore.NewPet{Name: "Rex", CategoryID: 1})
-			fs := faultstore.New(store)
-			env := testEnv{h: newHandler(t, fs), store: store}
+			env := faultsNewEnv(t)
+			before := snapshot(t, env.store)
 
 			var first *httptest.ResponseRecorder
 			for _, q := range requests {
@@ -243,7 +241,7 @@ func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
 					r.Header.Set("Content-Type", q.contentType)
 				}
 				r.Header["Authorization"] = auth
-				w := env.serve(r)
+				w := serve(env.h, r)
 				if first == nil {
 					first = w
 					checkResponse(t, w)
@@ -263,12 +261,10 @@ func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
 					t.Errorf("%s %s: %d %s, want %d %s", q.method, q.target, w.Code, w.Body, first.Code, want)
 				}
 			}
-			if got := fs.TotalCalls(); got != 0 {
+			if got := env.fs.TotalCalls(); got != 0 {
 				t.Errorf("unauthenticated requests called the store %d times", got)
 			}
-			if store.Len() != 1 {
-				t.Errorf("the store holds %d pets, want 1", store.Len())
-			}
+			checkUnchanged(t, env.store, before)
 		})
 	}
 }
