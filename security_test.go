@@ -13,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/faultstore"
-	"github.com/petstore-go/petstore/memstore"
 )
 
 // securityContextKey marks the context that securityAuthenticate returns.
@@ -101,13 +100,9 @@ func securityAuthenticator() petstore.Authenticator {
 // authenticator and store put the credential into their errors and panics,
 // and searches the whole log and every response for the credentials.
 func TestSecurityNoCredentialLeaks(t *testing.T) {
-	store := memstore.New()
-	fs := faultstore.New(store)
 	log := &logBuffer{}
-	h := newHandler(t, fs,
-		petstore.WithAuthenticator(securityAuthenticator()),
-		petstore.WithLogger(slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))),
-	)
+	env := faultsNewEnv(t, petstore.WithAuthenticator(securityAuthenticator()),
+		petstore.WithLogger(slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	// The store's faults hold the key of the request that meets them, as a
 	// store might that puts the caller's identity into its errors.
 	faults := []func(key string) faultstore.Fault{
@@ -151,12 +146,12 @@ func TestSecurityNoCredentialLeaks(t *testing.T) {
 					key = strings.TrimPrefix(auth[0], "Bearer ")
 				}
 				for _, m := range faultstore.Methods() {
-					fs.Set(m, fault(key))
+					env.fs.Set(m, fault(key))
 				}
 				r := httptest.NewRequest(q.method, q.target, strings.NewReader(q.body))
 				r.Header["Authorization"] = auth
 				r.Header.Set("Content-Type", "application/json")
-				w := serve(h, r)
+				w := serve(env.h, r)
 				// A body that the client sent may be echoed; nothing else.
 				body := strings.ReplaceAll(w.Body.String(), securityKey1+`"`, "")
 				fmt.Fprintf(&responses, "%d %v %s\n", w.Code, w.Header(), body)
