@@ -155,14 +155,9 @@ func benchStore(tb testing.TB, n int) *memstore.Store {
 	return s
 }
 
-// benchHandler returns the petstore handler over store.
+// benchHandler returns the petstore handler over store, accepting benchKey.
 func benchHandler(tb testing.TB, store petstore.Store) http.Handler {
-	tb.Helper()
-	h, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(benchKey)))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return h
+	return newHandler(tb, store, petstore.WithAuthenticator(petstore.APIKeys(benchKey)))
 }
 
 // benchServe runs h on req b.N times and fails if a response's status is
@@ -206,6 +201,15 @@ type benchCase struct {
 	want   int
 }
 
+// request returns c's request.
+func (c benchCase) request() *benchRequest {
+	var body []byte
+	if c.body != "" {
+		body = []byte(c.body)
+	}
+	return newBenchRequest(c.method, c.target, c.key, body, c.header...)
+}
+
 var benchCases = []benchCase{
 	{name: "ListPets", method: http.MethodGet, target: "/v1/pets?limit=20", key: benchKey, want: http.StatusOK},
 	{name: "ListPetsByStatus", method: http.MethodGet, target: "/v1/pets?limit=20&status=available", key: benchKey, want: http.StatusOK},
@@ -226,14 +230,7 @@ var benchCases = []benchCase{
 func BenchmarkHandler(b *testing.B) {
 	store := benchStore(b, benchPets)
 	for _, c := range benchCases {
-		newReq := func() *benchRequest {
-			var body []byte
-			if c.body != "" {
-				body = []byte(c.body)
-			}
-			return newBenchRequest(c.method, c.target, c.key, body, c.header...)
-		}
-		b.Run("op="+c.name, func(b *testing.B) { benchPair(b, store, newReq, c.want) })
+		b.Run("op="+c.name, func(b *testing.B) { benchPair(b, store, c.request, c.want) })
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -23,14 +22,8 @@ import (
 func TestBodyTimeout(t *testing.T) {
 	store := memstore.New()
 	observed := make(chan petstore.Observation, 1)
-	h, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(testKey)),
-		petstore.WithBodyTimeout(100*time.Millisecond),
-		petstore.WithObserver(func(_ context.Context, o petstore.Observation) { observed <- o }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := newServer(t, newHandler(t, store, petstore.WithBodyTimeout(100*time.Millisecond),
+		petstore.WithObserver(func(_ context.Context, o petstore.Observation) { observed <- o })))
 
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {
@@ -60,7 +53,7 @@ func TestBodyTimeout(t *testing.T) {
 	if o := <-observed; o.Status != http.StatusBadRequest || o.Code != httpapi.CodeInvalidBody {
 		t.Errorf("observed %d %s, want 400 invalid_body", o.Status, o.Code)
 	}
-	if pets, err := store.List(t.Context(), petstore.ListOptions{}); err != nil || len(pets) != 0 {
-		t.Errorf("store holds %v (%v), want nothing", pets, err)
+	if pets := snapshot(t, store); len(pets) != 0 {
+		t.Errorf("store holds %v, want nothing", pets)
 	}
 }

@@ -3,10 +3,7 @@ package petstore_test
 import (
 	"context"
 	"errors"
-	"github.com/petstore-go/petstore/httpapi"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -14,48 +11,24 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/memstore"
+	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/testkit/faultstore"
 )
-
-// blockingStore is a Store whose reads wait until their context is done,
-// telling entered when they begin.
-type blockingStore struct {
-	petstore.Store
-	entered chan struct{}
-}
-
-var _ petstore.Store = blockingStore{}
-
-func (s blockingStore) List(ctx context.Context, _ petstore.ListOptions) ([]petstore.Pet, error) {
-	s.entered <- struct{}{}
-	<-ctx.Done()
-	return nil, ctx.Err()
-}
-
-func (s blockingStore) Get(ctx context.Context, _ int64) (petstore.Pet, error) {
-	s.entered <- struct{}{}
-	<-ctx.Done()
-	return petstore.Pet{}, ctx.Err()
-}
 
 // TestClientClosedRequest: a client that hangs up over a real connection
 // while the store works on its read is observed as 499
 // client_closed_request, not as a 503, and logged at debug only.
 func TestClientClosedRequest(t *testing.T) {
-	for _, target := range []string{"/v1/pets", "/v1/pets/1"} {
-		t.Run(target, func(t *testing.T) {
-			store := blockingStore{Store: memstore.New(), entered: make(chan struct{}, 1)}
+	for _, op := range faultsOps()[:2] { // the reads
+		t.Run(op.target, func(t *testing.T) {
 			observed := make(chan petstore.Observation, 1)
-			var logs logBuffer
-			h := newHandler(t, store,
-				petstore.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
-				petstore.WithObserver(func(_ context.Context, o petstore.Observation) { observed <- o }))
-			srv := httptest.NewServer(h)
-			defer srv.Close()
+			env := faultsNewEnv(t, petstore.WithObserver(func(_ context.Context, o petstore.Observation) { observed <- o }))
+			env.fs.Set(op.method, faultstore.Fault{Delay: time.Hour}) // it waits until its context is done
+			srv := newServer(t, env.h)
 
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+target, nil)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+op.target, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,11 +41,7 @@ func TestClientClosedRequest(t *testing.T) {
 				}
 				errc <- err
 			}()
-			select {
-			case <-store.entered:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the store was not called")
-			}
+			waitFor(t, "the store to be called", func() bool { return env.fs.Calls(op.method) > 0 })
 			cancel()
 			if err := <-errc; !errors.Is(err, context.Canceled) {
 				t.Fatalf("the client's request ended with %v, want context.Canceled", err)
@@ -88,11 +57,7 @@ func TestClientClosedRequest(t *testing.T) {
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("observation (-want +got):\n%s", diff)
 			}
-			var levels []string
-			for _, rec := range logs.records(t) {
-				levels = append(levels, rec["level"].(string)+" "+rec["msg"].(string))
-			}
-			if diff := cmp.Diff([]string{"DEBUG petstore: client went away"}, levels); diff != "" {
+			if diff := cmp.Diff([]string{"DEBUG petstore: client went away " + string(op.op)}, env.log.levels(t)); diff != "" {
 				t.Errorf("log (-want +got):\n%s", diff)
 			}
 		})

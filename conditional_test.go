@@ -1,8 +1,6 @@
 package petstore_test
 
 import (
-	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -16,33 +14,19 @@ import (
 // Cache-Control and Link headers and the body.
 func conditionalGet(t *testing.T, srv *httptest.Server, target, tag string) (status int, etag, cacheControl, link, body string) {
 	t.Helper()
-	r, err := http.NewRequest(http.MethodGet, srv.URL+target, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Header.Set("Authorization", "Bearer "+testKey)
+	header := http.Header{"Authorization": {"Bearer " + testKey}}
 	if tag != "" {
-		r.Header.Set("If-None-Match", tag)
+		header.Set("If-None-Match", tag)
 	}
-	resp, err := srv.Client().Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header.Get("ETag"), resp.Header.Get("Cache-Control"), resp.Header.Get("Link"), string(b)
+	resp, body := fetch(t, srv, srv.URL+target, header)
+	return resp.StatusCode, resp.Header.Get("ETag"), resp.Header.Get("Cache-Control"), resp.Header.Get("Link"), body
 }
 
 // addPets adds n pets to store.
 func addPets(t *testing.T, store petstore.Store, n int) {
 	t.Helper()
 	for range n {
-		if _, _, err := store.Add(context.Background(), petstore.NewPet{Name: "p", CategoryID: 1}, petstore.AddOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		mustAdd(t, store, petstore.NewPet{Name: "p", CategoryID: 1})
 	}
 }
 
@@ -53,8 +37,7 @@ func addPets(t *testing.T, store petstore.Store, n int) {
 func TestConditionalLastFullPageGrows(t *testing.T) {
 	store := memstore.New()
 	addPets(t, store, 3)
-	srv := httptest.NewServer(newHandler(t, store))
-	defer srv.Close()
+	srv := newServer(t, newHandler(t, store))
 	const target = "/v1/pets?limit=3"
 
 	status, tag, cc, link, body := conditionalGet(t, srv, target, "")
@@ -82,8 +65,7 @@ func TestConditionalLastFullPageGrows(t *testing.T) {
 func TestConditionalGrowingPage(t *testing.T) {
 	store := memstore.New()
 	addPets(t, store, 2)
-	srv := httptest.NewServer(newHandler(t, store))
-	defer srv.Close()
+	srv := newServer(t, newHandler(t, store))
 	const target = "/v1/pets?limit=4"
 	_, fullTag, _, _, _ := conditionalGet(t, srv, "/v1/pets?limit=2", "")
 	for i, inm := range []string{"", "*", fullTag, `W/"0000000000000000"`} {

@@ -3,7 +3,6 @@ package petstore_test
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/gorilla/mux"
@@ -26,11 +25,7 @@ func TestConformanceServer(t *testing.T) {
 		max   int64  // the body limit, when not the default
 		runs  int    // how many times to run the suite on the same server; 0 means once
 	}{
-		{
-			name:  "v1",
-			mount: func(t *testing.T) http.Handler { return newHandler(t, memstore.New()) },
-			path:  "/v1",
-		},
+		{name: "v1", mount: func(t *testing.T) http.Handler { return newHandler(t, memstore.New()) }, path: "/v1"},
 		{
 			// The suite does not assume an empty store: it finds its pets
 			// among more than two pages of others, also its own of a run
@@ -40,10 +35,7 @@ func TestConformanceServer(t *testing.T) {
 				store := memstore.New()
 				statuses := []petstore.Status{"", petstore.StatusAvailable, petstore.StatusPending, petstore.StatusSold}
 				for i := range 250 {
-					p := petstore.NewPet{Name: fmt.Sprintf("resident %d", i), CategoryID: 1, Status: statuses[i%len(statuses)]}
-					if _, _, err := store.Add(t.Context(), p, petstore.AddOptions{}); err != nil {
-						t.Fatal(err)
-					}
+					mustAdd(t, store, petstore.NewPet{Name: fmt.Sprintf("resident %d", i), CategoryID: 1, Status: statuses[i%len(statuses)]})
 				}
 				return newHandler(t, store)
 			},
@@ -81,8 +73,7 @@ func TestConformanceServer(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(tc.mount(t))
-			t.Cleanup(srv.Close)
+			srv := newServer(t, tc.mount(t))
 			for range max(tc.runs, 1) {
 				petstoretest.TestServer(t, petstoretest.Endpoint{
 					BaseURL:      srv.URL + tc.path,

@@ -54,8 +54,7 @@ func TestDocsPageUnderAHostRouter(t *testing.T) {
 		t.Run("base="+base, func(t *testing.T) {
 			r := mux.NewRouter()
 			r.PathPrefix("/host").Handler(http.StripPrefix("/host", newHandler(t, memstore.New(), petstore.WithBasePath(base), petstore.WithDocs(docspage.Files()))))
-			srv := httptest.NewServer(r)
-			defer srv.Close()
+			srv := newServer(t, r)
 			page := srv.URL + "/host" + base + wire.DocsPath
 
 			resp, body := fetch(t, srv, page, nil)
@@ -115,8 +114,7 @@ func TestDocsPageUnderAHostRouter(t *testing.T) {
 // and no-cache, and that If-None-Match with the tag answers 304 with no
 // body.
 func TestDocsFilesRevalidate(t *testing.T) {
-	srv := httptest.NewServer(newHandler(t, memstore.New(), petstore.WithDocs(docspage.Files())))
-	defer srv.Close()
+	srv := newServer(t, newHandler(t, memstore.New(), petstore.WithDocs(docspage.Files())))
 	for _, path := range []string{"/v1/docs", "/v1/docs/swagger-ui-bundle.js"} {
 		resp, _ := fetch(t, srv, srv.URL+path, nil)
 		tag := resp.Header.Get("ETag")
@@ -140,8 +138,7 @@ func TestDocsOff(t *testing.T) {
 		"WithDocs(nil) after a page": {petstore.WithDocs(docspage.Files()), petstore.WithDocs(nil)},
 	} {
 		t.Run(name, func(t *testing.T) {
-			srv := httptest.NewServer(newHandler(t, memstore.New(), opts...))
-			defer srv.Close()
+			srv := newServer(t, newHandler(t, memstore.New(), opts...))
 			for _, path := range []string{"/v1/docs", "/v1/docs/init.js"} {
 				if resp, _ := fetch(t, srv, srv.URL+path, nil); resp.StatusCode != 401 {
 					t.Errorf("GET %s without a key = %d, want 401", path, resp.StatusCode)
@@ -165,8 +162,7 @@ func TestDocsPageOfTheHost(t *testing.T) {
 		"style/page.css":  {Data: []byte(`body { margin: 0 }`)},
 		"images/logo.png": {Data: []byte("\x89PNG")},
 	}
-	srv := httptest.NewServer(newHandler(t, memstore.New(), petstore.WithDocs(page)))
-	defer srv.Close()
+	srv := newServer(t, newHandler(t, memstore.New(), petstore.WithDocs(page)))
 	for path, want := range map[string]struct{ contentType, body string }{
 		"/v1/docs":                 {"text/html; charset=utf-8", string(page["index.html"].Data)},
 		"/v1/docs/js/page.js":      {"text/javascript; charset=utf-8", string(page["js/page.js"].Data)},

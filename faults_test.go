@@ -1,7 +1,6 @@
 package petstore_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -45,90 +45,97 @@ func faultsNewEnv(t *testing.T, opts ...petstore.Option) faultsEnv {
 // faultsOp is a request that calls one store method, and the status of its
 // success.
 type faultsOp struct {
-	method faultstore.Method
-	op     petstore.Operation
-	ok     int
-	req    func(ctx context.Context) *http.Request
+	method             faultstore.Method
+	op                 petstore.Operation
+	ok                 int
+	verb, target, body string
 }
 
 // faultsOps returns a faultsOp for each store method.
 func faultsOps() []faultsOp {
 	return []faultsOp{
-		{faultstore.List, petstore.OpListPets, http.StatusOK, func(ctx context.Context) *http.Request {
-			return faultsRequest(ctx, http.MethodGet, "/v1/pets", nil)
-		}},
-		{faultstore.Get, petstore.OpGetPet, http.StatusOK, func(ctx context.Context) *http.Request {
-			return faultsRequest(ctx, http.MethodGet, "/v1/pets/2", nil)
-		}},
-		{faultstore.Add, petstore.OpCreatePet, http.StatusCreated, func(ctx context.Context) *http.Request {
-			return faultsRequest(ctx, http.MethodPost, "/v1/pets", strings.NewReader(`{"name":"Rex","categoryId":7}`))
-		}},
+		{faultstore.List, petstore.OpListPets, http.StatusOK, http.MethodGet, "/v1/pets", ""},
+		{faultstore.Get, petstore.OpGetPet, http.StatusOK, http.MethodGet, "/v1/pets/2", ""},
+		{faultstore.Add, petstore.OpCreatePet, http.StatusCreated, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":7}`},
 	}
 }
 
-// faultsRequest returns an authenticated request with ctx.
-func faultsRequest(ctx context.Context, method, target string, body io.Reader) *http.Request {
-	r := httptest.NewRequestWithContext(ctx, method, target, body)
-	r.Header.Set("Authorization", "Bearer "+testKey)
-	if body != nil {
-		r.Header.Set("Content-Type", "application/json")
-	}
-	return r
-}
-
-// faultsServe serves r on env and checks the common parts of the answer.
-func faultsServe(t *testing.T, env faultsEnv, r *http.Request) (*httptest.ResponseRecorder, httpapi.Code) {
+func (o faultsOp) req(t *testing.T, ctx context.Context) *http.Request {
 	t.Helper()
-	w := serve(env.h, r)
+	return newRequestContext(t, ctx, o.verb, o.target, o.body, nil)
+}
+
+// do serves o's request with ctx on env and checks the common parts of the
+// answer.
+func (env faultsEnv) do(t *testing.T, o faultsOp, ctx context.Context) (*httptest.ResponseRecorder, httpapi.Code) {
+	t.Helper()
+	w := serve(env.h, o.req(t, ctx))
 	return w, checkResponse(t, w)
 }
 
 // faultsFind returns the log records with message msg.
 func faultsFind(recs []map[string]any, msg string) []map[string]any {
-	var found []map[string]any
-	for _, rec := range recs {
-		if rec["msg"] == msg {
-			found = append(found, rec)
-		}
-	}
-	return found
-}
-
-// faultsLevels returns the level, message and operation of each record in
-// env's log.
-func faultsLevels(t *testing.T, env faultsEnv) []string {
-	t.Helper()
-	var out []string
-	for _, rec := range env.log.records(t) {
-		out = append(out, fmt.Sprint(rec["level"], " ", rec["msg"], " ", rec["operation"]))
-	}
-	return out
+	return slices.DeleteFunc(recs, func(rec map[string]any) bool { return rec["msg"] != msg })
 }
 
 // faultsInternalBody is the whole body of every 500.
 const faultsInternalBody = `{"code":"internal","message":"internal error","status":500,"type":"https://github.com/petstore-go/petstore/blob/main/docs/errors.md#internal","title":"Internal error"}` + "\n"
 
-// TestFaultUnavailable: a store error wrapping ErrUnavailable gives 503
-// unavailable with Retry-After, for every operation, and changes nothing.
-func TestFaultUnavailable(t *testing.T) {
-	errs := map[string]error{
-		"sentinel": petstore.ErrUnavailable,
-		"wrapped":  fmt.Errorf("pgstore: dial tcp 10.1.2.3:5432: connection refused: %w", petstore.ErrUnavailable),
-		"joined":   errors.Join(errors.New("pool exhausted"), petstore.ErrUnavailable),
+// TestFaultStoreErrors: a store error wrapping ErrUnavailable gives 503
+// unavailable with Retry-After, logged at WARN; any other, ErrNotFound from
+// List or Add among them, gives 500 with a body that says only "internal
+// error", logged at ERROR, and so does a panic, logged with its stack.
+// None reveals the error nor changes anything, and once the store is back
+// (the fault was for one call) the same handler serves the next request.
+func TestFaultStoreErrors(t *testing.T) {
+	const unavailable, failed, panicked = "petstore: store unavailable", "petstore: store failed", "petstore: panic serving request"
+	cases := []struct {
+		name  string
+		fault faultstore.Fault
+		log   string
+	}{
+		{"sentinel", faultstore.Fault{Err: petstore.ErrUnavailable}, unavailable},
+		{"wrapped", faultstore.Fault{Err: fmt.Errorf("pgstore: dial tcp 10.1.2.3:5432: connection refused: %w",
+			petstore.ErrUnavailable)}, unavailable},
+		{"joined", faultstore.Fault{Err: errors.Join(errors.New("pool exhausted"), petstore.ErrUnavailable)}, unavailable},
+		{"driver", faultstore.Fault{Err: fmt.Errorf("pgstore: %w",
+			errors.New(`pq: relation "pets" does not exist (host=db.internal user=petstore)`))}, failed},
+		{"not found", faultstore.Fault{Err: fmt.Errorf("pgstore: %w", petstore.ErrNotFound)}, failed},
+		{"panic string", faultstore.Fault{Panic: "index out of range in the driver (secret detail)"}, panicked},
+		{"panic error", faultstore.Fault{Panic: fmt.Errorf("driver state corrupt (secret detail)")}, panicked},
+		{"panic int", faultstore.Fault{Panic: 42}, panicked},
 	}
 	for _, o := range faultsOps() {
-		for name, err := range errs {
-			t.Run(string(o.op)+"/"+name, func(t *testing.T) {
+		for _, c := range cases {
+			if c.name == "not found" && o.op == petstore.OpGetPet {
+				continue // getPet answers 404 for it, as TestWire shows
+			}
+			t.Run(string(o.op)+"/"+c.name, func(t *testing.T) {
 				env := faultsNewEnv(t, petstore.WithRetryAfter(2500*time.Millisecond))
 				before := snapshot(t, env.store)
-				env.fs.Set(o.method, faultstore.Fault{Err: err})
+				fault := c.fault
+				fault.Times = 1
+				env.fs.Set(o.method, fault)
 
-				w, code := faultsServe(t, env, o.req(context.Background()))
-				if w.Code != http.StatusServiceUnavailable || code != httpapi.CodeUnavailable {
-					t.Fatalf("status %d %s, want 503 unavailable", w.Code, w.Body)
+				w, code := env.do(t, o, context.Background())
+				status, retry := http.StatusServiceUnavailable, "3" // 2.5 s rounded up
+				want := map[string]any{"level": "WARN", "operation": string(o.op)}
+				switch c.log {
+				case unavailable:
+					want["error"] = c.fault.Err.Error()
+				case failed:
+					status, retry, want["level"], want["error"] = http.StatusInternalServerError, "", "ERROR", c.fault.Err.Error()
+				case panicked:
+					status, retry, want = http.StatusInternalServerError, "", map[string]any{"level": "ERROR", "panic": fmt.Sprint(c.fault.Panic)}
 				}
-				if got := w.Header().Get("Retry-After"); got != "3" {
-					t.Errorf("Retry-After = %q, want %q (2.5 s rounded up)", got, "3")
+				if w.Code != status || status == http.StatusServiceUnavailable && code != httpapi.CodeUnavailable {
+					t.Fatalf("status %d %s, want %d", w.Code, w.Body, status)
+				}
+				if diff := cmp.Diff(faultsInternalBody, w.Body.String()); status == 500 && diff != "" {
+					t.Errorf("body (-want +got):\n%s", diff)
+				}
+				if got := w.Header().Get("Retry-After"); got != retry {
+					t.Errorf("Retry-After = %q, want %q", got, retry)
 				}
 				if strings.Contains(w.Body.String(), "10.1.2.3") || strings.Contains(w.Body.String(), "pool") {
 					t.Errorf("body %s reveals the store's error", w.Body)
@@ -137,100 +144,22 @@ func TestFaultUnavailable(t *testing.T) {
 					t.Errorf("store calls = %d, want 1", got)
 				}
 				checkUnchanged(t, env.store, before)
-				recs := faultsFind(env.log.records(t), "petstore: store unavailable")
-				if len(recs) != 1 || recs[0]["error"] != err.Error() || recs[0]["operation"] != string(o.op) {
-					t.Errorf("log records %v, want one with error %q and operation %q", recs, err, o.op)
-				}
-			})
-		}
-	}
-}
-
-// TestFaultInternalError: any other store error, ErrNotFound from List or
-// Add among them, gives 500 with a body that says only "internal error";
-// the detail is in the log.
-func TestFaultInternalError(t *testing.T) {
-	errs := map[string]error{
-		"driver":    fmt.Errorf("pgstore: %w", errors.New(`pq: relation "pets" does not exist (host=db.internal user=petstore)`)),
-		"not found": fmt.Errorf("pgstore: %w", petstore.ErrNotFound),
-	}
-	for _, o := range faultsOps() {
-		for name, err := range errs {
-			if name == "not found" && o.op == petstore.OpGetPet {
-				continue // getPet answers 404 for it, as TestWire shows
-			}
-			t.Run(string(o.op)+"/"+name, func(t *testing.T) {
-				env := faultsNewEnv(t)
-				before := snapshot(t, env.store)
-				env.fs.Set(o.method, faultstore.Fault{Err: err})
-
-				w, _ := faultsServe(t, env, o.req(context.Background()))
-				if w.Code != http.StatusInternalServerError {
-					t.Fatalf("status %d, want 500", w.Code)
-				}
-				if diff := cmp.Diff(faultsInternalBody, w.Body.String()); diff != "" {
-					t.Errorf("body (-want +got):\n%s", diff)
-				}
-				if w.Header().Get("Retry-After") != "" {
-					t.Errorf("a permanent failure carries Retry-After %q", w.Header().Get("Retry-After"))
-				}
-				if got := env.fs.Calls(o.method); got != 1 {
-					t.Errorf("store calls = %d, want 1", got)
-				}
-				checkUnchanged(t, env.store, before)
-				recs := faultsFind(env.log.records(t), "petstore: store failed")
+				recs := faultsFind(env.log.records(t), c.log)
 				if len(recs) != 1 {
-					t.Fatalf("log has %d store-failed records, want 1:\n%s", len(recs), env.log)
+					t.Fatalf("log has %d %q records, want 1:\n%s", len(recs), c.log, env.log)
 				}
-				want := map[string]any{"level": "ERROR", "error": err.Error(), "operation": string(o.op)}
-				got := map[string]any{"level": recs[0]["level"], "error": recs[0]["error"], "operation": recs[0]["operation"]}
+				got := map[string]any{}
+				for k := range want {
+					got[k] = recs[0][k]
+				}
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("log record (-want +got):\n%s", diff)
 				}
-			})
-		}
-	}
-}
-
-// TestFaultPanicRecovery: a store that panics gives 500 "internal error",
-// the panic and its stack go to the log, and the next request is served
-// normally by the same handler.
-func TestFaultPanicRecovery(t *testing.T) {
-	values := map[string]any{
-		"string": "index out of range in the driver (secret detail)",
-		"error":  fmt.Errorf("driver state corrupt (secret detail)"),
-		"int":    42,
-	}
-	for _, o := range faultsOps() {
-		for name, v := range values {
-			t.Run(string(o.op)+"/"+name, func(t *testing.T) {
-				env := faultsNewEnv(t)
-				before := snapshot(t, env.store)
-				env.fs.Set(o.method, faultstore.Fault{Panic: v, Times: 1})
-
-				w, _ := faultsServe(t, env, o.req(context.Background()))
-				if w.Code != http.StatusInternalServerError {
-					t.Fatalf("status %d, want 500", w.Code)
-				}
-				if diff := cmp.Diff(faultsInternalBody, w.Body.String()); diff != "" {
-					t.Errorf("body (-want +got):\n%s", diff)
-				}
-				checkUnchanged(t, env.store, before)
-				recs := faultsFind(env.log.records(t), "petstore: panic serving request")
-				if len(recs) != 1 {
-					t.Fatalf("log has %d panic records, want 1:\n%s", len(recs), env.log)
-				}
-				if got, want := recs[0]["panic"], fmt.Sprint(v); got != want {
-					t.Errorf("logged panic %q, want %q", got, want)
-				}
-				if stack, _ := recs[0]["stack"].(string); !strings.Contains(stack, "faultstore") {
+				if stack, _ := recs[0]["stack"].(string); c.log == panicked && !strings.Contains(stack, "faultstore") {
 					t.Errorf("logged stack does not show where the panic happened:\n%s", stack)
 				}
-
-				// The fault was for one call: the same handler serves the next.
-				w, code := faultsServe(t, env, o.req(context.Background()))
-				if w.Code != o.ok || code != "" {
-					t.Fatalf("request after the panic: status %d %s, want %d", w.Code, w.Body, o.ok)
+				if w, code := env.do(t, o, context.Background()); w.Code != o.ok || code != "" {
+					t.Fatalf("the request after the fault: status %d %s, want %d", w.Code, w.Body, o.ok)
 				}
 			})
 		}
@@ -247,60 +176,8 @@ func TestFaultAbortHandlerPassesThrough(t *testing.T) {
 			t.Errorf("recovered %v, want http.ErrAbortHandler", v)
 		}
 	}()
-	env.h.ServeHTTP(httptest.NewRecorder(), faultsOps()[0].req(context.Background()))
+	env.h.ServeHTTP(httptest.NewRecorder(), faultsOps()[0].req(t, context.Background()))
 	t.Error("ServeHTTP returned")
-}
-
-// TestFaultHealsByItself: a store that is unavailable for a while gives
-// 503s, then full service from the same handler once it is back.
-func TestFaultHealsByItself(t *testing.T) {
-	const down = 3
-	for _, o := range faultsOps() {
-		t.Run(string(o.op), func(t *testing.T) {
-			env := faultsNewEnv(t)
-			env.fs.Set(o.method, faultstore.Fault{Err: petstore.ErrUnavailable, Times: down})
-			var got []int
-			for range down + 2 {
-				w, _ := faultsServe(t, env, o.req(context.Background()))
-				got = append(got, w.Code)
-			}
-			want := []int{503, 503, 503, o.ok, o.ok}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("statuses (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// TestFaultLatency: a slow store is waited for while the request lasts; a
-// request whose deadline passes first gets 503 and leaves the store
-// unchanged.
-func TestFaultLatency(t *testing.T) {
-	for _, o := range faultsOps() {
-		t.Run(string(o.op)+"/slow", func(t *testing.T) {
-			env := faultsNewEnv(t)
-			env.fs.Set(o.method, faultstore.Fault{Delay: 20 * time.Millisecond})
-			if w, _ := faultsServe(t, env, o.req(context.Background())); w.Code != o.ok {
-				t.Fatalf("status %d %s, want %d", w.Code, w.Body, o.ok)
-			}
-		})
-		t.Run(string(o.op)+"/deadline", func(t *testing.T) {
-			env := faultsNewEnv(t)
-			before := snapshot(t, env.store)
-			env.fs.Set(o.method, faultstore.Fault{Delay: time.Hour})
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-			defer cancel()
-
-			w, code := faultsServe(t, env, o.req(ctx))
-			if w.Code != http.StatusServiceUnavailable || code != httpapi.CodeUnavailable {
-				t.Fatalf("status %d %s, want 503 unavailable", w.Code, w.Body)
-			}
-			if got := env.fs.Calls(o.method); got != 1 {
-				t.Errorf("store calls = %d, want 1", got)
-			}
-			checkUnchanged(t, env.store, before)
-		})
-	}
 }
 
 // TestFaultClientGone: a request whose client has gone away before the
@@ -309,19 +186,25 @@ func TestFaultLatency(t *testing.T) {
 // each is recorded as 499 client_closed_request with no body, never as a
 // 5xx.
 func TestFaultClientGone(t *testing.T) {
+	gone := func(t *testing.T, env faultsEnv, r *http.Request) {
+		t.Helper()
+		before := snapshot(t, env.store)
+		if w := serve(env.h, r); w.Code != httpapi.StatusClientClosedRequest || w.Body.Len() != 0 {
+			t.Errorf("status %d %q, want 499 without a body, which nobody reads", w.Code, w.Body)
+		}
+		if got := env.fs.TotalCalls(); got != 0 {
+			t.Errorf("store calls = %d, want 0", got)
+		}
+		checkUnchanged(t, env.store, before)
+	}
 	for _, o := range faultsOps() {
 		t.Run(string(o.op)+"/before", func(t *testing.T) {
 			env := faultsNewEnv(t)
-			before := snapshot(t, env.store)
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
-			faultsCheckGone(t, serve(env.h, o.req(ctx)))
-			if got := env.fs.TotalCalls(); got != 0 {
-				t.Errorf("store calls = %d, want 0", got)
-			}
-			checkUnchanged(t, env.store, before)
+			gone(t, env, o.req(t, ctx))
 			// Not a store outage: logged at debug under its own message.
-			if got := faultsLevels(t, env); !cmp.Equal(got, []string{"DEBUG petstore: client went away " + string(o.op)}) {
+			if got := env.log.levels(t); !cmp.Equal(got, []string{"DEBUG petstore: client went away " + string(o.op)}) {
 				t.Errorf("log %q, want the client gone at debug only", got)
 			}
 		})
@@ -332,39 +215,21 @@ func TestFaultClientGone(t *testing.T) {
 				cancel() // the client hangs up while the key is checked
 				return petstore.APIKeys(testKey).Authenticate(ctx, op, token)
 			})
-			env := faultsNewEnv(t, petstore.WithAuthenticator(leaving))
-			before := snapshot(t, env.store)
-			faultsCheckGone(t, serve(env.h, o.req(ctx)))
-			if got := env.fs.TotalCalls(); got != 0 {
-				t.Errorf("store calls = %d, want 0", got)
-			}
-			checkUnchanged(t, env.store, before)
+			gone(t, faultsNewEnv(t, petstore.WithAuthenticator(leaving)), o.req(t, ctx))
 		})
 	}
 	t.Run("createPet/during-upload", func(t *testing.T) {
-		env := faultsNewEnv(t)
-		before := snapshot(t, env.store)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		body := &faultsHangUp{r: strings.NewReader(`{"name":"Rex","categoryId":7}`), cancel: cancel}
-		faultsCheckGone(t, serve(env.h, faultsRequest(ctx, http.MethodPost, "/v1/pets", body)))
+		o := faultsOps()[2]
+		r := o.req(t, ctx)
+		body := &faultsHangUp{r: strings.NewReader(o.body), cancel: cancel}
+		r.Body = io.NopCloser(body)
+		gone(t, faultsNewEnv(t), r)
 		if !body.done {
 			t.Fatal("the handler did not read the body to its end")
 		}
-		if got := env.fs.TotalCalls(); got != 0 {
-			t.Errorf("store calls = %d, want 0", got)
-		}
-		checkUnchanged(t, env.store, before)
 	})
-}
-
-// faultsCheckGone checks the answer to a request whose client went away:
-// 499 with no body, which nobody reads.
-func faultsCheckGone(t *testing.T, w *httptest.ResponseRecorder) {
-	t.Helper()
-	if w.Code != httpapi.StatusClientClosedRequest || w.Body.Len() != 0 {
-		t.Errorf("status %d %q, want 499 without a body", w.Code, w.Body)
-	}
 }
 
 // faultsHangUp is a request body whose client hangs up once the last byte
@@ -409,17 +274,12 @@ func TestFaultsConcurrent(t *testing.T) {
 				m := faultstore.Methods()[(g+i)%len(faultstore.Methods())]
 				env.fs.Set(m, faults[(g*7+i)%len(faults)])
 				p := petstore.NewPet{Name: fmt.Sprintf("worker %d pet %d", g, i), CategoryID: int64(g + 1)}
-				body, _ := json.Marshal(p)
-				var r *http.Request
-				switch i % 3 {
-				case 0:
-					r = faultsRequest(context.Background(), http.MethodPost, "/v1/pets", bytes.NewReader(body))
-				case 1:
-					r = faultsRequest(context.Background(), http.MethodGet, "/v1/pets/1", nil)
-				default:
-					r = faultsRequest(context.Background(), http.MethodGet, "/v1/pets?limit=5", nil)
+				reqs := []faultsOp{
+					{verb: http.MethodPost, target: "/v1/pets", body: marshal(t, p)},
+					{verb: http.MethodGet, target: "/v1/pets/1"},
+					{verb: http.MethodGet, target: "/v1/pets?limit=5"},
 				}
-				w, code := faultsServe(t, env, r)
+				w, code := env.do(t, reqs[i%3], context.Background())
 				switch {
 				case w.Code == http.StatusCreated:
 					var got petstore.Pet
@@ -457,24 +317,48 @@ func TestFaultsConcurrent(t *testing.T) {
 	t.Logf("%d requests, %d pets created and verified", workers*perWorker, len(created))
 }
 
-// TestFaultStoreTimeout: a store call that outlives WithStoreTimeout is
-// answered 503 with Retry-After and logged at WARN with its operation, and
-// a create answered so has stored nothing.
-func TestFaultStoreTimeout(t *testing.T) {
+// TestFaultLatency: a slow store is waited for while the request lasts. A
+// store call that outlives the request's deadline, or WithStoreTimeout, is
+// answered 503 and has stored nothing; one that outlives WithStoreTimeout
+// carries Retry-After and is logged at WARN with its operation.
+func TestFaultLatency(t *testing.T) {
 	for _, o := range faultsOps() {
-		t.Run(string(o.op), func(t *testing.T) {
-			env := faultsNewEnv(t, petstore.WithStoreTimeout(20*time.Millisecond))
-			env.fs.Set(o.method, faultstore.Fault{Delay: time.Hour}) // stalls until its context is done
-			before := snapshot(t, env.store)
-			w, code := faultsServe(t, env, o.req(t.Context()))
-			got := map[string]any{"status": w.Code, "code": code, "retry": w.Header().Get("Retry-After"), "log": faultsLevels(t, env)}
-			want := map[string]any{"status": 503, "code": httpapi.CodeUnavailable, "retry": "1",
-				"log": []string{"WARN petstore: store timed out " + string(o.op)}}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
+		t.Run(string(o.op)+"/slow", func(t *testing.T) {
+			env := faultsNewEnv(t)
+			env.fs.Set(o.method, faultstore.Fault{Delay: 20 * time.Millisecond})
+			if w, _ := env.do(t, o, context.Background()); w.Code != o.ok {
+				t.Fatalf("status %d %s, want %d", w.Code, w.Body, o.ok)
 			}
-			checkUnchanged(t, env.store, before)
 		})
+		for _, storeTimeout := range []bool{false, true} {
+			t.Run(fmt.Sprint(o.op, "/storeTimeout=", storeTimeout), func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+				defer cancel()
+				var opts []petstore.Option
+				if storeTimeout {
+					ctx, opts = t.Context(), []petstore.Option{petstore.WithStoreTimeout(20 * time.Millisecond)}
+				}
+				env := faultsNewEnv(t, opts...)
+				env.fs.Set(o.method, faultstore.Fault{Delay: time.Hour}) // stalls until its context is done
+				before := snapshot(t, env.store)
+				w, code := env.do(t, o, ctx)
+				if w.Code != http.StatusServiceUnavailable || code != httpapi.CodeUnavailable {
+					t.Fatalf("status %d %s, want 503 unavailable", w.Code, w.Body)
+				}
+				if got := env.fs.Calls(o.method); got != 1 {
+					t.Errorf("store calls = %d, want 1", got)
+				}
+				checkUnchanged(t, env.store, before)
+				if !storeTimeout {
+					return
+				}
+				got := map[string]any{"retry": w.Header().Get("Retry-After"), "log": env.log.levels(t)}
+				want := map[string]any{"retry": "1", "log": []string{"WARN petstore: store timed out " + string(o.op)}}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("(-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
 }
 
@@ -504,7 +388,7 @@ func TestFaultCreateOutlivesItsClient(t *testing.T) {
 	h := newHandler(t, store, petstore.WithLogger(slog.New(slog.NewJSONHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	ctx, hangUp := context.WithCancel(t.Context())
 	served := make(chan int)
-	go func() { served <- serve(h, faultsOps()[2].req(ctx)).Code }()
+	go func() { served <- serve(h, faultsOps()[2].req(t, ctx)).Code }()
 	<-store.entered
 	hangUp()
 	close(store.release)

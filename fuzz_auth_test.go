@@ -1,13 +1,15 @@
 package petstore_test
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
 )
@@ -32,12 +34,8 @@ func fuzzAuthWant(values []string) (accepted, invalid bool) {
 	if token == "" {
 		return false, false
 	}
-	for _, k := range fuzzAuthKeys() {
-		if token == k {
-			return true, false
-		}
-	}
-	return false, true
+	accepted = slices.Contains(fuzzAuthKeys(), token)
+	return accepted, !accepted
 }
 
 // FuzzAuthorization sends GET /v1/pets with no, one or two arbitrary
@@ -54,18 +52,19 @@ func FuzzAuthorization(f *testing.F) {
 	f.Fuzz(func(t *testing.T, n uint8, first, second string) {
 		env := newEnv(t, petstore.WithAuthenticator(petstore.APIKeys(fuzzAuthKeys()...)))
 		before := snapshot(t, env.store)
-		missing := env.serve(httptest.NewRequest(http.MethodGet, "/v1/pets", nil))
-		reject := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
-		reject.Header.Set("Authorization", "Bearer not-a-key")
-		rejected := env.serve(reject)
+		get := func(authorization []string) *http.Request {
+			return newRequest(t, http.MethodGet, "/v1/pets", "", http.Header{"Authorization": authorization})
+		}
+		missing := env.serve(get(nil))
+		rejected := env.serve(get([]string{"Bearer not-a-key"}))
 		fuzzCheckChallenge(t, missing, `Bearer realm="petstore"`)
 		fuzzCheckChallenge(t, rejected, `Bearer realm="petstore", error="invalid_token"`)
 
 		values := []string{first, second}[:n%3]
-		r := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
-		if len(values) > 0 {
-			r.Header["Authorization"] = values
+		if len(values) == 0 {
+			values = nil // no header
 		}
+		r := get(values)
 		w := env.serve(r)
 		code := checkResponse(t, w)
 		checkUnchanged(t, env.store, before)
@@ -80,9 +79,7 @@ func FuzzAuthorization(f *testing.F) {
 		want := missing
 		var se *httpapi.SchemeError
 		if _, err := httpapi.BearerToken(r); errors.As(err, &se) {
-			other := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
-			other.Header.Set("Authorization", or(se.Scheme, "Unregistered")+" credential")
-			want = env.serve(other)
+			want = env.serve(get([]string{cmp.Or(se.Scheme, "Unregistered") + " credential"}))
 		}
 		if invalid {
 			want = rejected
@@ -90,21 +87,13 @@ func FuzzAuthorization(f *testing.F) {
 		if w.Code != http.StatusUnauthorized || code != httpapi.CodeUnauthorized {
 			t.Fatalf("Authorization %q: status %d %s, want 401", values, w.Code, w.Body)
 		}
-		if diff := cmp.Diff(want.Header(), w.Header()); diff != "" {
+		if diff := gocmp.Diff(want.Header(), w.Header()); diff != "" {
 			t.Fatalf("Authorization %q: headers differ from the reference 401 (-want +got):\n%s", values, diff)
 		}
 		if got, want := w.Body.String(), want.Body.String(); got != want {
 			t.Fatalf("Authorization %q: body %s, want %s", values, got, want)
 		}
 	})
-}
-
-// or returns s, or otherwise when s is empty.
-func or(s, otherwise string) string {
-	if s == "" {
-		return otherwise
-	}
-	return s
 }
 
 // fuzzCheckChallenge fails unless w is a 401 unauthorized with the

@@ -1,10 +1,8 @@
 package petstore_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"testing"
 
@@ -30,10 +28,7 @@ func FuzzCreateBody(f *testing.F) {
 		env := newEnv(t, petstore.WithMaxBodyBytes(fuzzMaxBody))
 		before := snapshot(t, env.store)
 
-		r := httptest.NewRequest(http.MethodPost, "/v1/pets", bytes.NewReader(body))
-		r.Header.Set("Authorization", "Bearer "+testKey)
-		r.Header.Set("Content-Type", "application/json")
-		w := env.serve(r)
+		w := env.serve(newRequest(t, http.MethodPost, "/v1/pets", string(body), http.Header{"Content-Type": {"application/json"}}))
 		code := checkResponse(t, w)
 
 		// A body that encoding/json writes for a valid pet must be accepted.

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -48,12 +49,19 @@ func seededStore(tb testing.TB) *memstore.Store {
 	store := memstore.New()
 	statuses := append(petstore.Statuses(), "")
 	for i := range 30 {
-		p := petstore.NewPet{Name: "pet " + strconv.Itoa(i+1), CategoryID: int64(i%5 + 1), Status: statuses[i%len(statuses)]}
-		if _, _, err := store.Add(context.Background(), p, petstore.AddOptions{}); err != nil {
-			tb.Fatal(err)
-		}
+		mustAdd(tb, store, petstore.NewPet{Name: "pet " + strconv.Itoa(i+1), CategoryID: int64(i%5 + 1), Status: statuses[i%len(statuses)]})
 	}
 	return store
+}
+
+// mustAdd adds p to store, failing the test when it cannot.
+func mustAdd(tb testing.TB, store petstore.Store, p petstore.NewPet) petstore.Pet {
+	tb.Helper()
+	pet, _, err := store.Add(context.Background(), p, petstore.AddOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pet
 }
 
 // testEnv is a handler on a memstore.
@@ -238,10 +246,7 @@ func (l *logBuffer) String() string {
 func (l *logBuffer) records(t *testing.T) []map[string]any {
 	t.Helper()
 	var recs []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.String()), "\n") {
-		if line == "" {
-			continue
-		}
+	for line := range strings.Lines(l.String()) {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("log line %q: %v", line, err)
@@ -251,7 +256,26 @@ func (l *logBuffer) records(t *testing.T) []map[string]any {
 	return recs
 }
 
+// levels returns the level, message and operation of each record.
+func (l *logBuffer) levels(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, rec := range l.records(t) {
+		out = append(out, fmt.Sprint(rec["level"], " ", rec["msg"], " ", rec["operation"]))
+	}
+	return out
+}
+
 // The default dates of WithDeprecation, as its doc gives them.
 func defaultDates() (deprecation, sunset time.Time) {
 	return time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC), time.Date(2030, time.December, 5, 0, 0, 0, 0, time.UTC)
+}
+
+// newServer returns a server of h, closed when the test ends, after the
+// cleanups that the test registers later, such as those ending its watches.
+func newServer(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
 }

@@ -3,7 +3,6 @@ package petstore_test
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -28,8 +27,7 @@ func TestMountBehindHostMiddleware(t *testing.T) {
 		})
 	})
 	r.PathPrefix("/v1/").Handler(newHandler(t, memstore.New()))
-	srv := httptest.NewServer(r)
-	defer srv.Close()
+	srv := newServer(t, r)
 	petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: srv.URL + "/v1", APIKey: testKey, Client: srv.Client()})
 	if seen.Load() == 0 {
 		t.Error("the middleware saw no request")
@@ -50,8 +48,7 @@ func TestTwoHandlersShareNothing(t *testing.T) {
 	m := http.NewServeMux()
 	m.Handle("/a/", newHandler(t, memstore.New(), petstore.WithBasePath("/a/v1")))
 	m.Handle("/b/", newHandler(t, memstore.New(), petstore.WithAuthenticator(petstore.APIKeys("other")), petstore.WithBasePath("/b/v1")))
-	srv := httptest.NewServer(m)
-	defer srv.Close()
+	srv := newServer(t, m)
 	do := func(method, target, key, body string) (int, string) {
 		r, _ := http.NewRequest(method, srv.URL+target, strings.NewReader(body))
 		r.Header.Set("Authorization", "Bearer "+key)

@@ -28,11 +28,7 @@ func TestObserver(t *testing.T) {
 		got = append(got, o)
 		mu.Unlock()
 	}))
-	ctx, err := petstore.APIKeys(testKey).Authenticate(t.Context(), petstore.OpListPets, testKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	principal := petstore.Principal(ctx)
+	principal := fingerprint("key", testKey)
 	wrongKey := http.Header{"Authorization": {"Bearer wrong"}}
 	for _, q := range []struct {
 		method, target, body string

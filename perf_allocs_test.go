@@ -1,6 +1,9 @@
 package petstore_test
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // perfAllocLimits are the most allocations a request may cost in the
 // handler, served in process with a reused ResponseWriter and request
@@ -38,12 +41,12 @@ func TestPerfAllocs(t *testing.T) {
 	h := benchHandler(t, store)
 	for _, l := range perfAllocLimits {
 		t.Run(l.op, func(t *testing.T) {
-			c := perfCase(t, l.op)
-			var body []byte
-			if c.body != "" {
-				body = []byte(c.body)
+			i := slices.IndexFunc(benchCases, func(c benchCase) bool { return c.name == l.op })
+			if i < 0 {
+				t.Fatalf("no benchmark case %s", l.op)
 			}
-			req := newBenchRequest(c.method, c.target, c.key, body, c.header...)
+			c := benchCases[i]
+			req := c.request()
 			w := newBenchWriter()
 			status := 0
 			allocs := testing.AllocsPerRun(1000, func() {
@@ -64,15 +67,4 @@ func TestPerfAllocs(t *testing.T) {
 			}
 		})
 	}
-}
-
-func perfCase(t testing.TB, name string) benchCase {
-	t.Helper()
-	for _, c := range benchCases {
-		if c.name == name {
-			return c
-		}
-	}
-	t.Fatalf("no benchmark case %s", name)
-	return benchCase{}
 }

@@ -25,39 +25,50 @@ var anyToken = petstore.AuthenticatorFunc(func(ctx context.Context, _ petstore.O
 })
 
 // fingerprint is the principal that the handler gives a caller whose
-// Authenticator names none.
-func fingerprint(token string) string {
+// Authenticator names none, and, with kind "key", that APIKeys gives.
+func fingerprint(kind, token string) string {
 	d := sha256.Sum256([]byte(token))
-	return "token-" + hex.EncodeToString(d[:8])
+	return kind + "-" + hex.EncodeToString(d[:8])
 }
 
-// principalStore is a memstore that records the principal of every call.
+// principalStore is a memstore that records the principal of every call,
+// and asks for Done in every other call, as pgx does. When the context holds
+// a token (under tokenKey), it counts as bad a call whose principal is not
+// the token's fingerprint, or that adds a pet named after another token.
 type principalStore struct {
 	*memstore.Store
 	mu   sync.Mutex
 	seen []string
+	bad  int
 }
 
 var _ petstore.Store = (*principalStore)(nil)
 
-func (s *principalStore) record(ctx context.Context) {
+func (s *principalStore) record(ctx context.Context, named string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.seen = append(s.seen, petstore.Principal(ctx))
+	if len(s.seen)%2 == 1 {
+		_ = ctx.Done()
+	}
+	p := petstore.Principal(ctx)
+	s.seen = append(s.seen, p)
+	if token, ok := ctx.Value(tokenKey{}).(string); ok && (p != fingerprint("token", token) || named != "" && named != token) {
+		s.bad++
+	}
 }
 
 func (s *principalStore) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
-	s.record(ctx)
+	s.record(ctx, p.Name)
 	return s.Store.Add(ctx, p, opts)
 }
 
 func (s *principalStore) Get(ctx context.Context, id int64) (petstore.Pet, error) {
-	s.record(ctx)
+	s.record(ctx, "")
 	return s.Store.Get(ctx, id)
 }
 
 func (s *principalStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
-	s.record(ctx)
+	s.record(ctx, "")
 	return s.Store.List(ctx, opts)
 }
 
@@ -81,19 +92,14 @@ func TestPrincipalByDefault(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			store := memstore.New()
 			h := newHandler(t, store, petstore.WithAuthenticator(tc.auth))
-			create := func(token string) (location, replayed string) {
-				t.Helper()
+			var got [][2]string
+			for _, token := range []string{"alice-token", "bob-token", "alice-token", "bob-token"} {
 				w := serve(h, newRequest(t, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`,
 					http.Header{"Idempotency-Key": {"k-1"}, "Authorization": {"Bearer " + token}}))
 				if w.Code != http.StatusCreated {
 					t.Fatalf("create with %s: %d %s, want 201", token, w.Code, w.Body)
 				}
-				return w.Header().Get("Location"), w.Header().Get("Idempotent-Replayed")
-			}
-			var got [][2]string
-			for _, token := range []string{"alice-token", "bob-token", "alice-token", "bob-token"} {
-				loc, replayed := create(token)
-				got = append(got, [2]string{loc, replayed})
+				got = append(got, [2]string{w.Header().Get("Location"), w.Header().Get("Idempotent-Replayed")})
 			}
 			want := [][2]string{{"pets/1", ""}, {"pets/2", ""}, {"pets/1", "true"}, {"pets/2", "true"}}
 			if diff := cmp.Diff(want, got); diff != "" {
@@ -117,19 +123,15 @@ func TestPrincipalSeen(t *testing.T) {
 	named := petstore.AuthenticatorFunc(func(ctx context.Context, _ petstore.Operation, token string) (context.Context, error) {
 		return petstore.WithPrincipal(ctx, "user-"+strings.TrimSuffix(token, "-token")), nil
 	})
-	keyPrincipal := func(key string) string {
-		d := sha256.Sum256([]byte(key))
-		return "key-" + hex.EncodeToString(d[:8])
-	}
 	for _, tc := range []struct {
 		name  string
 		auth  petstore.Authenticator
 		token string
 		want  string
 	}{
-		{"no principal", anyToken, "alice-token", fingerprint("alice-token")},
+		{"no principal", anyToken, "alice-token", fingerprint("token", "alice-token")},
 		{"WithPrincipal", named, "alice-token", "user-alice"},
-		{"APIKeys", petstore.APIKeys(testKey), testKey, keyPrincipal(testKey)},
+		{"APIKeys", petstore.APIKeys(testKey), testKey, fingerprint("key", testKey)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &principalStore{Store: seededStore(t)}
@@ -163,45 +165,15 @@ func TestPrincipalSeen(t *testing.T) {
 	}
 }
 
-// checkingStore is a memstore that checks, in every call, that the context
-// carries the principal of the caller whose token named the pet, and asks
-// for Done in every other call, as pgx does.
-type checkingStore struct {
-	*memstore.Store
-	calls atomic.Int64
-	bad   atomic.Int64
-}
-
-var _ petstore.Store = (*checkingStore)(nil)
-
-func (s *checkingStore) check(ctx context.Context, token string) {
-	if s.calls.Add(1)%2 == 0 {
-		_ = ctx.Done()
-	}
-	if petstore.Principal(ctx) != fingerprint(token) {
-		s.bad.Add(1)
-	}
-}
-
-func (s *checkingStore) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
-	s.check(ctx, p.Name)
-	return s.Store.Add(ctx, p, opts)
-}
-
-func (s *checkingStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
-	s.check(ctx, ctx.Value(tokenKey{}).(string))
-	return s.Store.List(ctx, opts)
-}
-
 // tokenKey is the context key under which tokenInContext puts the token,
-// for the store to check against.
+// for principalStore to check against.
 type tokenKey struct{}
 
 // TestPrincipalConcurrent: under concurrent requests from many callers,
 // each store call with a context of its own, every store call sees its own
 // caller's principal, whether or not the store asked for Done.
 func TestPrincipalConcurrent(t *testing.T) {
-	store := &checkingStore{Store: memstore.New()}
+	store := &principalStore{Store: memstore.New()}
 	tokenInContext := petstore.AuthenticatorFunc(func(ctx context.Context, _ petstore.Operation, token string) (context.Context, error) {
 		return context.WithValue(ctx, tokenKey{}, token), nil // and no principal
 	})
@@ -228,8 +200,8 @@ func TestPrincipalConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := store.bad.Load(); n != 0 {
-		t.Errorf("%d of %d store calls saw another caller's principal", n, store.calls.Load())
+	if store.bad != 0 {
+		t.Errorf("%d of %d store calls saw another caller's principal", store.bad, len(store.seen))
 	}
 	// Each caller's 5 keys, sent 10 times each, stored one pet each.
 	if n := store.Len(); n != callers*5 {
@@ -276,11 +248,7 @@ func TestPrincipalKeptContext(t *testing.T) {
 	mem := memstore.New()
 	owner := map[int64]string{}
 	for _, who := range []string{"alice", "bob"} {
-		p, _, err := mem.Add(context.Background(), petstore.NewPet{Name: who, CategoryID: 1}, petstore.AddOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		owner[p.ID] = who
+		owner[mustAdd(t, mem, petstore.NewPet{Name: who, CategoryID: 1}).ID] = who
 	}
 	store := &keepingStore{Store: mem, owner: owner}
 	h := newHandler(t, store, petstore.WithAuthenticator(petstore.NamedAPIKeys(

@@ -33,13 +33,18 @@ func answerOf(t *testing.T, method, target, body string, header http.Header) (in
 	return w.Code, w.Header().Get("Content-Type"), e
 }
 
-func TestCreateReportsEveryProblem(t *testing.T) {
+// TestReportsEveryProblem: a create's body and a list's query are answered
+// with every problem they have, each under its pointer or parameter.
+func TestReportsEveryProblem(t *testing.T) {
 	blank := httpapi.FieldError{Pointer: "/name", Detail: "name must not be blank"}
 	category := httpapi.FieldError{Pointer: "/categoryId", Detail: "categoryId must be 1 or greater"}
 	status := httpapi.FieldError{Pointer: "/status", Detail: `status must be "available", "pending" or "sold"; omit it for none`}
 	id := httpapi.FieldError{Pointer: "/id", Detail: "id is assigned by the store; remove it from the body"}
+	limit := httpapi.FieldError{Parameter: "limit", Detail: "limit must be an integer from 1 to 100"}
+	statusParam := httpapi.FieldError{Parameter: "status", Detail: `status must be "available", "pending" or "sold"`}
+	cursor := httpapi.FieldError{Parameter: "cursor", Detail: "cursor is not valid; follow the Link header of the previous page"}
 	tests := []struct {
-		name, body string
+		name, body string // a query when it starts with "?"
 		want       []httpapi.FieldError
 	}{
 		{"name blank", `{"name":" ","categoryId":1}`, []httpapi.FieldError{blank}},
@@ -68,16 +73,26 @@ func TestCreateReportsEveryProblem(t *testing.T) {
 			{Pointer: "/colour", Detail: `unknown member "colour"; a pet has name, categoryId and status`}}},
 		{"all missing", `{}`, []httpapi.FieldError{{Pointer: "/name", Detail: "name is required"},
 			{Pointer: "/categoryId", Detail: "categoryId is required"}}},
+		{"limit", "?limit=0", []httpapi.FieldError{limit}},
+		{"status param", "?status=lost", []httpapi.FieldError{statusParam}},
+		{"cursor", "?cursor=!", []httpapi.FieldError{cursor}},
+		{"every parameter", "?cursor=!&status=lost&limit=x", []httpapi.FieldError{limit, statusParam, cursor}},
+		{"limit twice", "?limit=5&limit=6&status=sold",
+			[]httpapi.FieldError{{Parameter: "limit", Detail: "limit is given more than once; give it once"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			status, contentType, got := answerOf(t, http.MethodPost, "/v1/pets", tt.body, nil)
+			method, target, body, code, title := http.MethodPost, "/v1/pets", tt.body, httpapi.CodeInvalidBody, "Invalid body"
+			if strings.HasPrefix(tt.body, "?") {
+				method, target, body, code, title = http.MethodGet, "/v1/pets"+tt.body, "", httpapi.CodeInvalidParameter, "Invalid parameter"
+			}
+			status, contentType, got := answerOf(t, method, target, body, nil)
 			details := make([]string, len(tt.want))
 			for i, f := range tt.want {
 				details[i] = f.Detail
 			}
-			want := httpapi.Error{Code: httpapi.CodeInvalidBody, Message: strings.Join(details, "; "), Status: 400,
-				Type: httpapi.CodeInvalidBody.Type(), Title: "Invalid body", Errors: tt.want}
+			want := httpapi.Error{Code: code, Message: strings.Join(details, "; "), Status: 400,
+				Type: code.Type(), Title: title, Errors: tt.want}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("error (-want +got):\n%s", diff)
 			}
@@ -107,34 +122,6 @@ func TestCreateCapsItsProblems(t *testing.T) {
 	_, _, got := answerOf(t, http.MethodPost, "/v1/pets", b.String(), nil)
 	if len(got.Errors) != 16 || got.Errors[0].Pointer != "/m" {
 		t.Errorf("%d errors, the first %+v; want the first 16", len(got.Errors), got.Errors[0])
-	}
-}
-
-func TestListReportsEveryProblem(t *testing.T) {
-	limit := httpapi.FieldError{Parameter: "limit", Detail: "limit must be an integer from 1 to 100"}
-	status := httpapi.FieldError{Parameter: "status", Detail: `status must be "available", "pending" or "sold"`}
-	cursor := httpapi.FieldError{Parameter: "cursor", Detail: "cursor is not valid; follow the Link header of the previous page"}
-	tests := []struct {
-		query string
-		want  []httpapi.FieldError
-	}{
-		{"limit=0", []httpapi.FieldError{limit}},
-		{"status=lost", []httpapi.FieldError{status}},
-		{"cursor=!", []httpapi.FieldError{cursor}},
-		{"cursor=!&status=lost&limit=x", []httpapi.FieldError{limit, status, cursor}},
-		{"limit=5&limit=6&status=sold", []httpapi.FieldError{{Parameter: "limit", Detail: "limit is given more than once; give it once"}}},
-	}
-	for _, tt := range tests {
-		_, _, got := answerOf(t, http.MethodGet, "/v1/pets?"+tt.query, "", nil)
-		details := make([]string, len(tt.want))
-		for i, f := range tt.want {
-			details[i] = f.Detail
-		}
-		want := httpapi.Error{Code: httpapi.CodeInvalidParameter, Message: strings.Join(details, "; "), Status: 400,
-			Type: httpapi.CodeInvalidParameter.Type(), Title: "Invalid parameter", Errors: tt.want}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", tt.query, diff)
-		}
 	}
 }
 

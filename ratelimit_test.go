@@ -20,35 +20,18 @@ import (
 	"github.com/petstore-go/petstore/memstore"
 )
 
-// fakeClock is a clock that a test moves.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-// newClockedLimiter returns a MemoryLimiter of r on a clock the test moves.
-func newClockedLimiter(r petstore.Rate, maxKeys int) (*petstore.MemoryLimiter, *fakeClock) {
-	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-	l := petstore.NewLimiter(r, maxKeys)
-	petstore.SetLimiterClock(l, clock.Now)
-	return l, clock
+// newClockedLimiter returns a MemoryLimiter of r whose clock reads *now,
+// which the test moves.
+func newClockedLimiter(r petstore.Rate, now *time.Time) *petstore.MemoryLimiter {
+	l := petstore.NewLimiter(r, 0)
+	petstore.SetLimiterClock(l, func() time.Time { return *now })
+	return l
 }
 
 func TestMemoryLimiter(t *testing.T) {
 	ctx := context.Background()
-	l, clock := newClockedLimiter(petstore.Rate{PerSecond: 2, Burst: 3}, 0)
+	now := time.Unix(1_800_000_000, 0)
+	l := newClockedLimiter(petstore.Rate{PerSecond: 2, Burst: 3}, &now)
 	const ms = time.Millisecond
 	type step struct {
 		advance time.Duration
@@ -73,7 +56,7 @@ func TestMemoryLimiter(t *testing.T) {
 	}
 	var got, want []petstore.Budget
 	for _, s := range steps {
-		clock.Add(s.advance)
+		now = now.Add(s.advance)
 		b, err := l.Spend(ctx, s.key)
 		if err != nil {
 			t.Fatal(err)
@@ -124,6 +107,11 @@ func (f limiterFunc) Allow(ctx context.Context, key string) (time.Duration, erro
 	return f(ctx, key)
 }
 
+// waits is a Limiter that answers every request with d and err.
+func waits(d time.Duration, err error) limiterFunc {
+	return func(context.Context, string) (time.Duration, error) { return d, err }
+}
+
 func TestRateLimit(t *testing.T) {
 	errDown := errors.New("limiter backend down")
 	type request struct {
@@ -137,56 +125,43 @@ func TestRateLimit(t *testing.T) {
 	create := func(want int, retryAfter string) request {
 		return request{method: http.MethodPost, target: "/v1/pets", body: `{"name":"Rex","categoryId":1}`, want: want, retryAfter: retryAfter}
 	}
+	fail := waits(0, errDown)
 	cases := []struct {
 		name     string
-		limit    func() petstore.RateLimit
+		limit    petstore.RateLimit
 		requests []request
 		stored   int // pets added
 	}{{
-		name: "reads over their budget get 429; creates have a budget of their own",
-		limit: func() petstore.RateLimit {
-			return petstore.RateLimit{Reads: petstore.NewLimiter(petstore.Rate{PerSecond: 0.5, Burst: 2}, 0)}
-		},
+		name:     "reads over their budget get 429; creates have a budget of their own",
+		limit:    petstore.RateLimit{Reads: petstore.NewLimiter(petstore.Rate{PerSecond: 0.5, Burst: 2}, 0)},
 		requests: []request{get(200, ""), get(200, ""), get(429, "2"), create(201, ""), create(201, ""), create(201, "")},
 		stored:   3,
 	}, {
-		name: "a create over its budget stores nothing",
-		limit: func() petstore.RateLimit {
-			return petstore.RateLimit{Creates: petstore.NewLimiter(petstore.Rate{PerSecond: 1, Burst: 1}, 0)}
-		},
+		name:     "a create over its budget stores nothing",
+		limit:    petstore.RateLimit{Creates: petstore.NewLimiter(petstore.Rate{PerSecond: 1, Burst: 1}, 0)},
 		requests: []request{create(201, ""), create(429, "1"), create(429, "1"), get(200, "")},
 		stored:   1,
 	}, {
-		name: "Retry-After is the limiter's wait rounded up to whole seconds",
-		limit: func() petstore.RateLimit {
-			return petstore.RateLimit{Reads: limiterFunc(func(context.Context, string) (time.Duration, error) { return 2500 * time.Millisecond, nil })}
-		},
+		name:     "Retry-After is the limiter's wait rounded up to whole seconds",
+		limit:    petstore.RateLimit{Reads: waits(2500*time.Millisecond, nil)},
 		requests: []request{get(429, "3")},
 	}, {
-		name: "a wait under a second is one second",
-		limit: func() petstore.RateLimit {
-			return petstore.RateLimit{Reads: limiterFunc(func(context.Context, string) (time.Duration, error) { return time.Millisecond, nil })}
-		},
+		name:     "a wait under a second is one second",
+		limit:    petstore.RateLimit{Reads: waits(time.Millisecond, nil)},
 		requests: []request{get(429, "1")},
 	}, {
-		name: "a limiter that fails gives 503",
-		limit: func() petstore.RateLimit {
-			fail := limiterFunc(func(context.Context, string) (time.Duration, error) { return 0, errDown })
-			return petstore.RateLimit{Reads: fail, Creates: fail}
-		},
+		name:     "a limiter that fails gives 503",
+		limit:    petstore.RateLimit{Reads: fail, Creates: fail},
 		requests: []request{get(503, "1"), create(503, "1")},
 	}, {
-		name: "a limiter that fails lets requests through with FailOpen",
-		limit: func() petstore.RateLimit {
-			fail := limiterFunc(func(context.Context, string) (time.Duration, error) { return 0, errDown })
-			return petstore.RateLimit{Reads: fail, Creates: fail, FailOpen: true}
-		},
+		name:     "a limiter that fails lets requests through with FailOpen",
+		limit:    petstore.RateLimit{Reads: fail, Creates: fail, FailOpen: true},
 		requests: []request{get(200, ""), create(201, "")},
 		stored:   1,
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t, petstore.WithRateLimit(c.limit()))
+			e := newEnv(t, petstore.WithRateLimit(c.limit))
 			before := e.store.Len()
 			for i, r := range c.requests {
 				w := e.serve(newRequest(t, r.method, r.target, r.body, nil))
@@ -257,19 +232,17 @@ func TestRateLimitHeaders(t *testing.T) {
 	get := newRequest(t, http.MethodGet, "/v1/pets/1", "", nil)
 	list := newRequest(t, http.MethodGet, "/v1/pets?limit=1", "", nil)
 	missing := newRequest(t, http.MethodGet, "/v1/pets/999", "", nil)
-	create := func() *http.Request {
-		return newRequest(t, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`, nil)
-	}
+	now := time.Unix(1_800_000_000, 0)
 	cases := []struct {
 		name     string
-		limit    func(clock *fakeClock) petstore.RateLimit
+		limit    petstore.RateLimit
 		requests []*http.Request
 		advance  time.Duration // before the last request
 		want     []answer
 	}{{
 		name:     "the default budgets: reads and creates under policies of their own",
-		limit:    func(*fakeClock) petstore.RateLimit { return defaults() },
-		requests: []*http.Request{get, list, create(), missing},
+		limit:    defaults(),
+		requests: []*http.Request{get, list, newRequest(t, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`, nil), missing},
 		want: []answer{
 			{200, `"reads";q=400;w=2`, `"reads";r=399;t=1`, ""},
 			{200, `"reads";q=400;w=2`, `"reads";r=398;t=1`, ""},
@@ -277,12 +250,8 @@ func TestRateLimitHeaders(t *testing.T) {
 			{404, `"reads";q=400;w=2`, `"reads";r=397;t=1`, ""},
 		},
 	}, {
-		name: "a 429 has r=0 and t no later than Retry-After",
-		limit: func(clock *fakeClock) petstore.RateLimit {
-			l := petstore.NewLimiter(petstore.Rate{PerSecond: 0.4, Burst: 2}, 0) // a request every 2.5 s
-			petstore.SetLimiterClock(l, clock.Now)
-			return petstore.RateLimit{Reads: l}
-		},
+		name:     "a 429 has r=0 and t no later than Retry-After",
+		limit:    petstore.RateLimit{Reads: newClockedLimiter(petstore.Rate{PerSecond: 0.4, Burst: 2}, &now)}, // a request every 2.5 s
 		requests: []*http.Request{get, get, get, get},
 		advance:  time.Second,
 		want: []answer{
@@ -292,28 +261,23 @@ func TestRateLimitHeaders(t *testing.T) {
 			{429, `"reads";q=2;w=5`, `"reads";r=0;t=2`, "2"},
 		},
 	}, {
-		name: "a Limiter that is not a BudgetLimiter",
-		limit: func(*fakeClock) petstore.RateLimit {
-			return petstore.RateLimit{Reads: limiterFunc(func(context.Context, string) (time.Duration, error) { return 0, nil })}
-		},
+		name:     "a Limiter that is not a BudgetLimiter",
+		limit:    petstore.RateLimit{Reads: waits(0, nil)},
 		requests: []*http.Request{get},
 		want:     []answer{{Status: 200}},
 	}, {
-		name: "no budget",
-		limit: func(*fakeClock) petstore.RateLimit {
-			return petstore.RateLimit{Creates: defaults().Creates}
-		},
+		name:     "no budget",
+		limit:    petstore.RateLimit{Creates: defaults().Creates},
 		requests: []*http.Request{get},
 		want:     []answer{{Status: 200}},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-			h := newHandler(t, seededStore(t), petstore.WithRateLimit(c.limit(clock)))
+			h := newHandler(t, seededStore(t), petstore.WithRateLimit(c.limit))
 			var got []answer
 			for i, r := range c.requests {
 				if i == len(c.requests)-1 {
-					clock.Add(c.advance)
+					now = now.Add(c.advance)
 				}
 				w := serve(h, r)
 				got = append(got, answer{w.Code, w.Header().Get("RateLimit-Policy"), w.Header().Get("RateLimit"), w.Header().Get("Retry-After")})
@@ -328,9 +292,8 @@ func TestRateLimitHeaders(t *testing.T) {
 // TestRateLimitHeadersWatch: a watch spends a read, and the header of its
 // stream says so.
 func TestRateLimitHeadersWatch(t *testing.T) {
-	srv := httptest.NewServer(newHandler(t, seededStore(t), petstore.WithRateLimit(petstore.RateLimit{
+	srv := newServer(t, newHandler(t, seededStore(t), petstore.WithRateLimit(petstore.RateLimit{
 		Reads: petstore.NewLimiter(petstore.Rate{PerSecond: 200, Burst: 400}, 0)})))
-	t.Cleanup(srv.Close)
 	w := watch(t, srv, "", nil)
 	got := []string{w.resp.Header.Get("RateLimit-Policy"), w.resp.Header.Get("RateLimit")}
 	if diff := cmp.Diff([]string{`"reads";q=400;w=2`, `"reads";r=399;t=1`}, got); diff != "" {
@@ -430,14 +393,16 @@ func TestMaxInFlight(t *testing.T) {
 	const otherKey = "other-key-0123456789"
 	store := gatedGets{Store: seededStore(t), arrived: make(chan struct{}), release: make(chan struct{})}
 	var mu sync.Mutex
-	var observed []petstore.Observation
+	var limited []string // the observed 429s
 	h := newHandler(t, store, petstore.WithAuthenticator(petstore.APIKeys(testKey, otherKey)),
 		petstore.WithRetryAfter(3*time.Second),
 		petstore.WithRateLimit(petstore.RateLimit{MaxInFlight: 2}),
 		petstore.WithObserver(func(_ context.Context, o petstore.Observation) {
 			mu.Lock()
 			defer mu.Unlock()
-			observed = append(observed, o)
+			if o.Code == httpapi.CodeRateLimited {
+				limited = append(limited, fmt.Sprint(o.Operation, " ", o.Status, " ", o.Principal != ""))
+			}
 		}))
 	var wg sync.WaitGroup
 	for range 2 {
@@ -475,12 +440,6 @@ func TestMaxInFlight(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	var limited []string
-	for _, o := range observed {
-		if o.Code == httpapi.CodeRateLimited {
-			limited = append(limited, string(o.Operation)+" "+strconv.Itoa(o.Status)+" "+strconv.FormatBool(o.Principal != ""))
-		}
-	}
 	if diff := cmp.Diff([]string{"listPets 429 true", "createPet 429 true"}, limited); diff != "" {
 		t.Errorf("the observed 429s (-want +got):\n%s", diff)
 	}
@@ -495,19 +454,21 @@ func TestRateLimitPause(t *testing.T) {
 	store := gatedGets{Store: seededStore(t), arrived: make(chan struct{}), release: make(chan struct{})}
 	h := newHandler(t, store, petstore.WithRateLimit(petstore.RateLimit{
 		Creates: petstore.NewLimiter(petstore.Rate{PerSecond: 0.001, Burst: 1}, 0), MaxInFlight: 1, Pause: pause}))
-	create := func(ctx context.Context) *httptest.ResponseRecorder {
-		return serve(h, newRequestContext(t, ctx, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`, nil))
+	const pet = `{"name":"Rex","categoryId":1}`
+	paused := func(what string, r *http.Request) {
+		t.Helper()
+		start := time.Now()
+		if w := serve(h, r); w.Code != http.StatusTooManyRequests {
+			t.Fatalf("%s: status %d, body %s", what, w.Code, w.Body)
+		}
+		if took := time.Since(start); took < pause/2 {
+			t.Errorf("%s was answered after %v; want at least half the pause, %v", what, took, pause/2)
+		}
 	}
-	if w := create(context.Background()); w.Code != http.StatusCreated {
+	if w := serve(h, newRequest(t, http.MethodPost, "/v1/pets", pet, nil)); w.Code != http.StatusCreated {
 		t.Fatalf("a create within the budget: status %d, body %s", w.Code, w.Body)
 	}
-	start := time.Now()
-	if w := create(context.Background()); w.Code != http.StatusTooManyRequests {
-		t.Fatalf("a create over the budget: status %d, body %s", w.Code, w.Body)
-	}
-	if took := time.Since(start); took < pause/2 {
-		t.Errorf("a create over the budget was answered after %v; want at least half the pause, %v", took, pause/2)
-	}
+	paused("a create over the budget", newRequest(t, http.MethodPost, "/v1/pets", pet, nil))
 
 	done := make(chan struct{})
 	go func() {
@@ -515,23 +476,17 @@ func TestRateLimitPause(t *testing.T) {
 		serve(h, newRequest(t, http.MethodGet, "/v1/pets/1", "", nil))
 	}()
 	<-store.arrived
-	start = time.Now()
-	if w := serve(h, newRequest(t, http.MethodGet, "/v1/pets/2", "", nil)); w.Code != http.StatusTooManyRequests {
-		t.Errorf("a get over MaxInFlight: status %d, body %s", w.Code, w.Body)
-	}
-	if took := time.Since(start); took < pause/2 {
-		t.Errorf("a get over MaxInFlight was answered after %v; want at least half the pause, %v", took, pause/2)
-	}
+	paused("a get over MaxInFlight", newRequest(t, http.MethodGet, "/v1/pets/2", "", nil))
 	close(store.release)
 	<-done
 
 	held := newHandler(t, memstore.New(), petstore.WithRateLimit(petstore.RateLimit{
 		Creates: petstore.NewLimiter(petstore.Rate{PerSecond: 0.001, Burst: 1}, 0), Pause: time.Hour}))
-	serve(held, newRequest(t, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`, nil))
+	serve(held, newRequest(t, http.MethodPost, "/v1/pets", pet, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	answered := make(chan *httptest.ResponseRecorder)
 	go func() {
-		answered <- serve(held, newRequestContext(t, ctx, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`, nil))
+		answered <- serve(held, newRequestContext(t, ctx, http.MethodPost, "/v1/pets", pet, nil))
 	}()
 	cancel()
 	if w := <-answered; w.Code != http.StatusTooManyRequests {

@@ -13,73 +13,51 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/faultstore"
-	"github.com/petstore-go/petstore/memstore"
 )
 
 // securityContextKey marks the context that securityAuthenticate returns.
 type securityContextKey struct{}
 
-// TestSecurityAPIKeysRejectsNearMisses: only a token equal to one of the
-// keys is accepted; prefixes, extensions, other cases, one changed byte,
-// the keys run together and the empty token are all rejected with an error
-// wrapping ErrUnauthorized.
-func TestSecurityAPIKeysRejectsNearMisses(t *testing.T) {
+// TestSecurityAPIKeys: only a token equal to one of the keys is accepted,
+// with the context passed; prefixes, extensions, other cases, one changed
+// byte, the keys run together and the empty token are all rejected with an
+// error wrapping ErrUnauthorized. APIKeys without keys, or with only empty
+// keys, accepts nothing (and New refuses it, as
+// TestNewReportsConfigurationMistakes shows); empty keys beside real ones are
+// ignored.
+func TestSecurityAPIKeys(t *testing.T) {
 	const k1, k2 = "s3cr3t-key-AAAAAAAAAAAAAAAAAAAAAAAA", "rotated-KEY-bbbb"
-	a := petstore.APIKeys(k1, k2)
-	accepted := []string{k1, k2}
-	var rejected []string
-	for _, k := range accepted {
+	var nearMisses []string
+	for _, k := range []string{k1, k2} {
 		for i := range len(k) {
-			rejected = append(rejected, k[:i]) // every prefix, the empty one too
+			nearMisses = append(nearMisses, k[:i]) // every prefix, the empty one too
 		}
-		rejected = append(rejected,
+		nearMisses = append(nearMisses,
 			k+"A", k+"=", "A"+k, strings.ToUpper(k), strings.ToLower(k),
 			k[:len(k)-1]+string(k[len(k)-1]+1), string(k[0]+1)+k[1:],
 			" "+k, k+" ", k+"\x00")
 	}
-	rejected = append(rejected, k1+k2, k2+k1, strings.Repeat(k1, 1000))
-
+	nearMisses = append(nearMisses, k1+k2, k2+k1, strings.Repeat(k1, 1000))
+	anything := []string{"", " ", "x", "Bearer", "null", "\x00"}
 	ctx := context.WithValue(context.Background(), securityContextKey{}, "caller")
-	for _, token := range accepted {
-		got, err := a.Authenticate(ctx, petstore.OpCreatePet, token)
-		if err != nil {
-			t.Errorf("key %q rejected: %v", token, err)
-			continue
-		}
-		if got.Value(securityContextKey{}) != "caller" {
-			t.Errorf("key %q: the context returned is not the one passed", token)
-		}
-	}
-	for _, token := range rejected {
-		if token == k1 || token == k2 {
-			continue // "k" + ... can't equal a key, but be safe
-		}
-		if _, err := a.Authenticate(ctx, petstore.OpListPets, token); !errors.Is(err, petstore.ErrUnauthorized) {
-			t.Errorf("token %q: err = %v, want ErrUnauthorized", token, err)
-		}
-	}
-	t.Logf("%d near misses rejected", len(rejected))
-}
-
-// TestSecurityAPIKeysEmpty: APIKeys without keys, or with only empty keys,
-// accepts nothing (and New refuses it, as TestNewReportsConfigurationMistakes
-// shows); empty keys beside real ones are ignored.
-func TestSecurityAPIKeysEmpty(t *testing.T) {
-	tokens := []string{"", " ", "x", "Bearer", "null", "\x00"}
-	for _, keys := range [][]string{nil, {""}, {"", ""}} {
-		a := petstore.APIKeys(keys...)
-		for _, token := range tokens {
-			if _, err := a.Authenticate(context.Background(), petstore.OpGetPet, token); !errors.Is(err, petstore.ErrUnauthorized) {
-				t.Errorf("APIKeys(%q) accepted %q (err %v)", keys, token, err)
+	for _, tc := range []struct{ keys, accepted, rejected []string }{
+		{[]string{k1, k2}, []string{k1, k2}, nearMisses},
+		{nil, nil, anything},
+		{[]string{""}, nil, anything},
+		{[]string{"", ""}, nil, anything},
+		{[]string{"", "k", ""}, []string{"k"}, []string{""}},
+	} {
+		a := petstore.APIKeys(tc.keys...)
+		for _, token := range tc.accepted {
+			if got, err := a.Authenticate(ctx, petstore.OpCreatePet, token); err != nil || got.Value(securityContextKey{}) != "caller" {
+				t.Errorf("APIKeys(%q) on %q: %v; want it accepted, with the context passed", tc.keys, token, err)
 			}
 		}
-	}
-	a := petstore.APIKeys("", "k", "")
-	if _, err := a.Authenticate(context.Background(), petstore.OpGetPet, "k"); err != nil {
-		t.Errorf(`APIKeys("", "k", "") rejected "k": %v`, err)
-	}
-	if _, err := a.Authenticate(context.Background(), petstore.OpGetPet, ""); !errors.Is(err, petstore.ErrUnauthorized) {
-		t.Errorf(`APIKeys("", "k", "") accepted the empty token (err %v)`, err)
+		for _, token := range tc.rejected {
+			if _, err := a.Authenticate(ctx, petstore.OpListPets, token); !errors.Is(err, petstore.ErrUnauthorized) {
+				t.Errorf("APIKeys(%q) on %.80q: err = %v, want ErrUnauthorized", tc.keys, token, err)
+			}
+		}
 	}
 }
 
@@ -122,25 +100,21 @@ func securityAuthenticator() petstore.Authenticator {
 // authenticator and store put the credential into their errors and panics,
 // and searches the whole log and every response for the credentials.
 func TestSecurityNoCredentialLeaks(t *testing.T) {
-	store := memstore.New()
-	fs := faultstore.New(store)
 	log := &logBuffer{}
-	h := newHandler(t, fs,
-		petstore.WithAuthenticator(securityAuthenticator()),
-		petstore.WithLogger(slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))),
-	)
+	env := faultsNewEnv(t, petstore.WithAuthenticator(securityAuthenticator()),
+		petstore.WithLogger(slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	// The store's faults hold the key of the request that meets them, as a
 	// store might that puts the caller's identity into its errors.
-	faults := map[string]func(key string) faultstore.Fault{
-		"none": func(string) faultstore.Fault { return faultstore.Fault{} },
-		"error": func(key string) faultstore.Fault {
+	faults := []func(key string) faultstore.Fault{
+		func(string) faultstore.Fault { return faultstore.Fault{} },
+		func(key string) faultstore.Fault {
 			return faultstore.Fault{Err: errors.New("audit insert for caller " + key + " failed")}
 		},
-		"unavailable": func(key string) faultstore.Fault {
+		func(key string) faultstore.Fault {
 			return faultstore.Fault{Err: fmt.Errorf("caller %s: %w", key, petstore.ErrUnavailable)}
 		},
-		"panic": func(key string) faultstore.Fault { return faultstore.Fault{Panic: "nil map write for caller " + key} },
-		"panic error": func(key string) faultstore.Fault {
+		func(key string) faultstore.Fault { return faultstore.Fault{Panic: "nil map write for caller " + key} },
+		func(key string) faultstore.Fault {
 			return faultstore.Fault{Panic: fmt.Errorf("caller %s: %w", key, errors.New("bad state"))}
 		},
 	}
@@ -164,7 +138,7 @@ func TestSecurityNoCredentialLeaks(t *testing.T) {
 	var responses strings.Builder
 	statuses := map[int]int{}
 	n := 0
-	for _, fault := range []string{"none", "error", "unavailable", "panic", "panic error"} {
+	for _, fault := range faults {
 		for _, auth := range authHeaders {
 			for _, q := range requests {
 				key := ""
@@ -172,12 +146,12 @@ func TestSecurityNoCredentialLeaks(t *testing.T) {
 					key = strings.TrimPrefix(auth[0], "Bearer ")
 				}
 				for _, m := range faultstore.Methods() {
-					fs.Set(m, faults[fault](key))
+					env.fs.Set(m, fault(key))
 				}
 				r := httptest.NewRequest(q.method, q.target, strings.NewReader(q.body))
 				r.Header["Authorization"] = auth
 				r.Header.Set("Content-Type", "application/json")
-				w := serve(h, r)
+				w := serve(env.h, r)
 				// A body that the client sent may be echoed; nothing else.
 				body := strings.ReplaceAll(w.Body.String(), securityKey1+`"`, "")
 				fmt.Fprintf(&responses, "%d %v %s\n", w.Code, w.Header(), body)
@@ -238,8 +212,9 @@ func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
 		{http.MethodGet, "/v2/pets", "", ""},
 		{http.MethodGet, "/", "", ""},
 		{http.MethodGet, "/v1/pets/%2F", "", ""},
+		{http.MethodHead, "/v1/pets", "", ""}, {http.MethodHead, "/v1/pets/1", "", ""},
+		{http.MethodHead, "/v1/pets/999", "", ""}, {http.MethodHead, "/nowhere", "", ""},
 	}
-	heads := []string{"/v1/pets", "/v1/pets/1", "/v1/pets/999", "/nowhere"}
 	credentials := map[string][]string{
 		"no header":       nil,
 		"empty token":     {"Bearer "},
@@ -251,12 +226,8 @@ func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
 	}
 	for name, auth := range credentials {
 		t.Run(name, func(t *testing.T) {
-			store := memstore.New()
-			if _, _, err := store.Add(context.Background(), petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			fs := faultstore.New(store)
-			env := testEnv{h: newHandler(t, fs), store: store}
+			env := faultsNewEnv(t)
+			before := snapshot(t, env.store)
 
 			var first *httptest.ResponseRecorder
 			for _, q := range requests {
@@ -265,7 +236,7 @@ func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
 					r.Header.Set("Content-Type", q.contentType)
 				}
 				r.Header["Authorization"] = auth
-				w := env.serve(r)
+				w := serve(env.h, r)
 				if first == nil {
 					first = w
 					checkResponse(t, w)
@@ -277,27 +248,18 @@ func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
 				if diff := cmp.Diff(first.Header(), w.Header()); diff != "" {
 					t.Errorf("%s %s: headers differ from %s's (-first +got):\n%s", q.method, q.target, requests[0].target, diff)
 				}
-				if got, want := w.Body.String(), first.Body.String(); got != want {
-					t.Errorf("%s %s: body %s, want %s", q.method, q.target, got, want)
+				want := first.Body.String()
+				if q.method == http.MethodHead {
+					want = ""
+				}
+				if w.Code != first.Code || w.Body.String() != want {
+					t.Errorf("%s %s: %d %s, want %d %s", q.method, q.target, w.Code, w.Body, first.Code, want)
 				}
 			}
-			for _, target := range heads {
-				r := httptest.NewRequest(http.MethodHead, target, nil)
-				r.Header["Authorization"] = auth
-				w := env.serve(r)
-				if w.Code != first.Code || w.Body.Len() != 0 {
-					t.Errorf("HEAD %s: status %d with %d bytes of body, want %d and none", target, w.Code, w.Body.Len(), first.Code)
-				}
-				if diff := cmp.Diff(first.Header(), w.Header()); diff != "" {
-					t.Errorf("HEAD %s: headers differ from GET's (-GET +HEAD):\n%s", target, diff)
-				}
-			}
-			if got := fs.TotalCalls(); got != 0 {
+			if got := env.fs.TotalCalls(); got != 0 {
 				t.Errorf("unauthenticated requests called the store %d times", got)
 			}
-			if store.Len() != 1 {
-				t.Errorf("the store holds %d pets, want 1", store.Len())
-			}
+			checkUnchanged(t, env.store, before)
 		})
 	}
 }

@@ -136,16 +136,7 @@ func create(t testing.TB, h http.Handler, p petstore.NewPet) petstore.Pet {
 	if w.Code != http.StatusCreated {
 		t.Fatalf("create: %d %s", w.Code, w.Body)
 	}
-	return petstore.Pet{ID: mustID(t, w.Header().Get("Location")), NewPet: p}
-}
-
-func mustID(t testing.TB, location string) int64 {
-	t.Helper()
-	id, err := strconv.ParseInt(strings.TrimPrefix(location, "pets/"), 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return decode[petstore.Pet](t, w)
 }
 
 // A watch sends the pets after its cursor (or Last-Event-ID, which wins),
@@ -171,16 +162,11 @@ func TestWatchEvents(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env := newEnv(t, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
-			srv := httptest.NewServer(env.h)
-			t.Cleanup(srv.Close) // after the watches' cleanups, which end them
+			srv := newServer(t, env.h)
 			selected := func(pets []petstore.Pet) []petstore.Pet {
-				var out []petstore.Pet
-				for _, p := range pets {
-					if p.ID > tt.after && (tt.status == "" || p.Status == tt.status) {
-						out = append(out, p)
-					}
-				}
-				return out
+				return slices.DeleteFunc(slices.Clone(pets), func(p petstore.Pet) bool {
+					return p.ID <= tt.after || tt.status != "" && p.Status != tt.status
+				})
 			}
 			w := watch(t, srv, tt.target, tt.header)
 			want := eventsOf(t, env.h, selected(seeded))
@@ -223,8 +209,7 @@ func TestWatchNegotiation(t *testing.T) {
 func TestWatchRefused(t *testing.T) {
 	env := newEnv(t, petstore.WithWatch(petstore.Watch{MaxStreams: 2, MaxStreamsPerPrincipal: 1}),
 		petstore.WithAuthenticator(petstore.APIKeys(testKey, "other-key-0123456789", "third-key-0123456789")))
-	srv := httptest.NewServer(env.h)
-	t.Cleanup(srv.Close) // after the watches' cleanups, which end them
+	srv := newServer(t, env.h)
 	refused := func(target string, header http.Header, status int, code httpapi.Code, retry bool) {
 		t.Helper()
 		resp := watchRequest(t, srv, target, header)
@@ -266,8 +251,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestWatchHeartbeatAndDone(t *testing.T) {
 	done := make(chan struct{})
 	env := newEnv(t, petstore.WithWatch(petstore.Watch{Heartbeat: 20 * time.Millisecond, Done: done}))
-	srv := httptest.NewServer(env.h)
-	t.Cleanup(srv.Close) // after the watches' cleanups, which end them
+	srv := newServer(t, env.h)
 	w := watch(t, srv, "?cursor="+string(wire.AppendCursor(nil, 1000)), nil)
 	create(t, env.h, petstore.NewPet{Name: "before the cursor", CategoryID: 1})
 	go func() {
@@ -293,13 +277,7 @@ var _ petstore.Store = hidingStore{}
 
 func (s hidingStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
 	pets, err := s.Store.List(ctx, opts)
-	out := pets[:0]
-	for _, p := range pets {
-		if !strings.HasPrefix(p.Name, "secret") {
-			out = append(out, p)
-		}
-	}
-	return out, err
+	return slices.DeleteFunc(pets, func(p petstore.Pet) bool { return strings.HasPrefix(p.Name, "secret") }), err
 }
 
 // A watch reads through the Store's List, so a host's List decides what
@@ -307,8 +285,7 @@ func (s hidingStore) List(ctx context.Context, opts petstore.ListOptions) ([]pet
 func TestWatchReadsThroughList(t *testing.T) {
 	store := memstore.New()
 	h := newHandler(t, hidingStore{store})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close) // after the watches' cleanups, which end them
+	srv := newServer(t, h)
 	var shown []petstore.Pet
 	add := func(name string) {
 		p := create(t, h, petstore.NewPet{Name: name, CategoryID: 1})
@@ -337,8 +314,7 @@ func TestWatchObserve(t *testing.T) {
 		got = append(got, o)
 	}
 	env := newEnv(t, petstore.WithWatch(petstore.Watch{Observe: observe}))
-	srv := httptest.NewServer(env.h)
-	t.Cleanup(srv.Close) // after the watches' cleanups, which end them
+	srv := newServer(t, env.h)
 	w := watch(t, srv, "?cursor="+string(wire.AppendCursor(nil, int64(len(snapshot(t, env.store))-2))), nil)
 	w.events(t, 2)
 	create(t, env.h, petstore.NewPet{Name: "new", CategoryID: 1})
@@ -355,16 +331,21 @@ func TestWatchObserve(t *testing.T) {
 	}
 }
 
-// countingStore counts the calls of List.
+// countingStore counts the calls of List, and records when each began.
 type countingStore struct {
 	petstore.Store
 	lists atomic.Int64
+	mu    sync.Mutex
+	began []time.Time
 }
 
 var _ petstore.Store = (*countingStore)(nil)
 
 func (s *countingStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
 	s.lists.Add(1)
+	s.mu.Lock()
+	s.began = append(s.began, time.Now())
+	s.mu.Unlock()
 	return s.Store.List(ctx, opts)
 }
 
@@ -418,8 +399,7 @@ func TestWatchIdleStreams(t *testing.T) {
 	}
 	const poll, window = 10 * time.Millisecond, 500 * time.Millisecond
 	store := &countingStore{Store: memstore.New()}
-	srv := httptest.NewServer(newHandler(t, store, petstore.WithWatch(petstore.Watch{Poll: poll, MaxStreamsPerPrincipal: 1000})))
-	t.Cleanup(srv.Close)
+	srv := newServer(t, newHandler(t, store, petstore.WithWatch(petstore.Watch{Poll: poll, MaxStreamsPerPrincipal: 1000})))
 	var counts []int64
 	opened := 0
 	for _, n := range []int{10, 1000} {
@@ -489,10 +469,9 @@ func TestWatchStalledReader(t *testing.T) {
 
 	stop := make(chan struct{})
 	var writers sync.WaitGroup
-	var mu sync.Mutex
-	var latencies []time.Duration
-	var last atomic.Int64
-	for range 4 {
+	perWriter := make([][]time.Duration, 4) // each writer's latencies
+	lastIDs := make([]int64, len(perWriter))
+	for i := range perWriter {
 		writers.Go(func() {
 			for {
 				select {
@@ -502,11 +481,8 @@ func TestWatchStalledReader(t *testing.T) {
 				}
 				t0 := time.Now()
 				p := create(t, h, petstore.NewPet{Name: strings.Repeat("x", 200), CategoryID: 1})
-				mu.Lock()
-				latencies = append(latencies, time.Since(t0))
-				mu.Unlock()
-				for old := last.Load(); p.ID > old && !last.CompareAndSwap(old, p.ID); old = last.Load() {
-				}
+				perWriter[i] = append(perWriter[i], time.Since(t0))
+				lastIDs[i] = max(lastIDs[i], p.ID)
 			}
 		})
 	}
@@ -532,15 +508,13 @@ func TestWatchStalledReader(t *testing.T) {
 	time.Sleep(200 * time.Millisecond) // the others go on meanwhile
 	close(stop)
 	writers.Wait()
-	waitFor(t, "the healthy watcher to read the last pet", func() bool { return seen.Load() == last.Load() })
+	last := slices.Max(lastIDs)
+	waitFor(t, "the healthy watcher to read the last pet", func() bool { return seen.Load() == last })
+	latencies := slices.Sorted(slices.Values(slices.Concat(perWriter...)))
 	n := read.Load()
-	mu.Lock()
-	slices.Sort(latencies)
-	p99 := latencies[len(latencies)*99/100]
-	mu.Unlock()
-	t.Logf("%d creates, p99 %v; the healthy watcher read %d events", len(latencies), p99, n)
-	if n != last.Load() {
-		t.Errorf("the healthy watcher read %d events, want %d", n, last.Load())
+	t.Logf("%d creates, p99 %v; the healthy watcher read %d events", len(latencies), latencies[len(latencies)*99/100], n)
+	if n != last {
+		t.Errorf("the healthy watcher read %d events, want %d", n, last)
 	}
 }
 
@@ -560,8 +534,7 @@ func TestWatchWokenByStore(t *testing.T) {
 	mem := memstore.New()
 	store := notifyingStore{&countingStore{Store: mem}, mem}
 	h := newHandler(t, store, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	srv := newServer(t, h)
 	const perView = 10
 	var ws []*watcher
 	for _, target := range []string{"", "?status=sold"} {
@@ -571,10 +544,7 @@ func TestWatchWokenByStore(t *testing.T) {
 	}
 	add := func(name string) event {
 		t.Helper()
-		p, _, err := store.Add(t.Context(), petstore.NewPet{Name: name, CategoryID: 1, Status: petstore.StatusSold}, petstore.AddOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := mustAdd(t, store, petstore.NewPet{Name: name, CategoryID: 1, Status: petstore.StatusSold})
 		return eventsOf(t, h, []petstore.Pet{p})[0]
 	}
 	read := func(want event) {
@@ -604,13 +574,9 @@ func TestWatchNotifiedPoll(t *testing.T) {
 	const poll, window = 10 * time.Millisecond, time.Second
 	store := &deafStore{countingStore{Store: memstore.New()}}
 	h := newHandler(t, store, petstore.WithWatch(petstore.Watch{Poll: poll}))
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	srv := newServer(t, h)
 	w := watch(t, srv, "", nil)
-	p, _, err := store.Add(t.Context(), petstore.NewPet{Name: "unannounced", CategoryID: 1}, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustAdd(t, store, petstore.NewPet{Name: "unannounced", CategoryID: 1})
 	if diff := cmp.Diff(eventsOf(t, h, []petstore.Pet{p}), w.events(t, 1)); diff != "" {
 		t.Fatalf("the pet whose notification was lost (-want +got):\n%s", diff)
 	}
@@ -623,9 +589,7 @@ func TestWatchNotifiedPoll(t *testing.T) {
 
 // A watch resumes from any ID that a stream may send, up to the greatest.
 func TestWatchResumesFromAnyID(t *testing.T) {
-	env := newEnv(t)
-	srv := httptest.NewServer(env.h)
-	t.Cleanup(srv.Close)
+	srv := newServer(t, newEnv(t).h)
 	for _, id := range []string{"0", "9223372036854775806", "9223372036854775807"} {
 		watch(t, srv, "", http.Header{"Last-Event-Id": {id}}).close()
 	}
@@ -645,13 +609,10 @@ func TestWatchCatchUpSpendsReads(t *testing.T) {
 	store := memstore.New()
 	const pets = 1000
 	for i := range pets {
-		if _, _, err := store.Add(t.Context(), petstore.NewPet{Name: "pet " + strconv.Itoa(i), CategoryID: 1}, petstore.AddOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		mustAdd(t, store, petstore.NewPet{Name: "pet " + strconv.Itoa(i), CategoryID: 1})
 	}
 	reads := &countingLimiter{}
-	srv := httptest.NewServer(newHandler(t, store, petstore.WithRateLimit(petstore.RateLimit{Reads: reads})))
-	t.Cleanup(srv.Close)
+	srv := newServer(t, newHandler(t, store, petstore.WithRateLimit(petstore.RateLimit{Reads: reads})))
 	watch(t, srv, "", nil).events(t, pets)
 	// The request's read and one for each page after the first: the read
 	// of the empty page after the last may come after the last event.
@@ -664,8 +625,7 @@ func TestWatchCatchUpSpendsReads(t *testing.T) {
 // caps of their own.
 func TestWatchOutOfInFlight(t *testing.T) {
 	env := newEnv(t, petstore.WithRateLimit(petstore.RateLimit{MaxInFlight: 2}))
-	srv := httptest.NewServer(env.h)
-	t.Cleanup(srv.Close)
+	srv := newServer(t, env.h)
 	for range 3 {
 		watch(t, srv, "", nil)
 	}
@@ -681,6 +641,17 @@ func principals() petstore.Authenticator {
 	return petstore.AuthenticatorFunc(func(ctx context.Context, _ petstore.Operation, token string) (context.Context, error) {
 		return petstore.WithPrincipal(ctx, token), nil
 	})
+}
+
+// watchAs opens a watch for each of n principals of principals(), p0 to
+// p(n-1).
+func watchAs(t *testing.T, srv *httptest.Server, n int) []*watcher {
+	t.Helper()
+	var ws []*watcher
+	for i := range n {
+		ws = append(ws, watch(t, srv, "", http.Header{"Authorization": {"Bearer p" + strconv.Itoa(i)}}))
+	}
+	return ws
 }
 
 // cloningStore returns from List pets whose names are copies, as a store
@@ -703,12 +674,8 @@ func TestWatchViewsMemory(t *testing.T) {
 	}
 	const views, pets = 40, 1024
 	h := newHandler(t, cloningStore{memstore.New()}, petstore.WithAuthenticator(principals()))
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	var ws []*watcher
-	for i := range views {
-		ws = append(ws, watch(t, srv, "", http.Header{"Authorization": {"Bearer p" + strconv.Itoa(i)}}))
-	}
+	srv := newServer(t, h)
+	ws := watchAs(t, srv, views)
 	before := heapAndStacks()
 	name := strings.Repeat("\U0001F415", petstore.MaxNameLength) // 1 KiB
 	for range pets {
@@ -738,8 +705,7 @@ func TestWatchCoalescesWakes(t *testing.T) {
 	const views, creates = 4, 200
 	store := &countingStore{Store: memstore.New()}
 	h := newHandler(t, store, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	srv := newServer(t, h)
 	var ws []*watcher
 	for _, target := range []string{"", "?status=available", "?status=pending", "?status=sold"} {
 		ws = append(ws, watch(t, srv, target, nil))
@@ -762,33 +728,15 @@ func TestWatchCoalescesWakes(t *testing.T) {
 	}
 }
 
-// timingStore records when each call of List began.
-type timingStore struct {
-	petstore.Store
-	mu    sync.Mutex
-	lists []time.Time
-}
-
-func (s *timingStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
-	s.mu.Lock()
-	s.lists = append(s.lists, time.Now())
-	s.mu.Unlock()
-	return s.Store.List(ctx, opts)
-}
-
 // A round that wakes many views pauses after each WatchWave of them, so
 // that the streams it woke have written before it wakes more, and requests
 // of other callers are read in between.
 func TestWatchPausesBetweenWaves(t *testing.T) {
 	const views = 2*petstore.WatchWave + 1
-	store := &timingStore{Store: memstore.New()}
+	store := &countingStore{Store: memstore.New()}
 	h := newHandler(t, store, petstore.WithAuthenticator(principals()), petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	var ws []*watcher
-	for i := range views {
-		ws = append(ws, watch(t, srv, "", http.Header{"Authorization": {"Bearer p" + strconv.Itoa(i)}}))
-	}
+	srv := newServer(t, h)
+	ws := watchAs(t, srv, views)
 	for i := range 2 { // the first pet primes every view; the second is read by one round
 		create(t, h, petstore.NewPet{Name: "pet " + strconv.Itoa(i), CategoryID: 1})
 		for _, w := range ws {
@@ -797,17 +745,17 @@ func TestWatchPausesBetweenWaves(t *testing.T) {
 		if i == 0 {
 			time.Sleep(3 * petstore.WatchMinGap) // past the round the first pet's wake began
 			store.mu.Lock()
-			store.lists = nil
+			store.began = nil
 			store.mu.Unlock()
 		}
 	}
 	store.mu.Lock()
 	defer store.mu.Unlock()
-	if len(store.lists) != views {
-		t.Fatalf("the second pet cost %d Lists; want one for each of %d views", len(store.lists), views)
+	if len(store.began) != views {
+		t.Fatalf("the second pet cost %d Lists; want one for each of %d views", len(store.began), views)
 	}
 	for _, i := range []int{petstore.WatchWave, 2 * petstore.WatchWave} {
-		if gap := store.lists[i].Sub(store.lists[i-1]); gap < petstore.WatchWavePause {
+		if gap := store.began[i].Sub(store.began[i-1]); gap < petstore.WatchWavePause {
 			t.Errorf("List %d of the round began %v after List %d; want a pause of %v after each %d views", i+1, gap, i, petstore.WatchWavePause, petstore.WatchWave)
 		}
 	}
