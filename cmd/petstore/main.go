@@ -333,10 +333,30 @@ func handlerOptions(c config) []petstore.Option {
 // that run refuses them before it touches a database.
 func checkHandlerConfig(c config) error { return petstore.CheckOptions(handlerOptions(c)...) }
 
+// sendBuffer is the kernel's send buffer of each API connection (Linux
+// keeps twice as much for its bookkeeping). Fixed, it bounds what a client
+// that never reads can make the server encrypt and the kernel hold for it:
+// without it the buffer grows to several megabytes, and 100 clients that
+// ask for the docs bundle and never read make the server encrypt all of
+// theirs at once, 150 MB, while the others wait (docs/limits.md).
+const sendBuffer = 64 << 10
+
+// listenConfig makes the API's listener; its connections inherit the
+// listener's sendBuffer.
+var listenConfig = net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+	var err error
+	if cerr := c.Control(func(fd uintptr) {
+		err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, sendBuffer)
+	}); cerr != nil {
+		return cerr
+	}
+	return err
+}}
+
 // listen listens on the API's address and serves the admin endpoints.
 func (s *server) listen(ctx context.Context) (err error) {
 	c, logger := s.c, s.logger
-	if s.ln, err = net.Listen("tcp", c.addr); err != nil {
+	if s.ln, err = listenConfig.Listen(ctx, "tcp", c.addr); err != nil {
 		return err
 	}
 	s.closers = append(s.closers, func() { s.ln.Close() })

@@ -229,3 +229,39 @@ func TestShutdownSignals(t *testing.T) {
 		})
 	}
 }
+
+// TestSendBuffer: the API's listener gives each connection a fixed kernel
+// send buffer of sendBuffer (which Linux doubles for its bookkeeping), so
+// that a client that never reads cannot make the server encrypt and the
+// kernel hold megabytes for it.
+func TestSendBuffer(t *testing.T) {
+	ln, err := listenConfig.Listen(t.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	conn, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	raw, err := conn.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var size int
+	if err := raw.Control(func(fd uintptr) { size, err = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF) }); err != nil {
+		t.Fatal(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size != 2*sendBuffer && size != sendBuffer {
+		t.Errorf("an accepted connection's send buffer is %d bytes; want %d (Linux reports twice what was set)", size, 2*sendBuffer)
+	}
+}
