@@ -172,8 +172,10 @@ func TestREADMESession(t *testing.T) {
 	}
 
 	for _, name := range []string{defaultDataFile, defaultDataFile + "-wal", defaultDataFile + "-shm", defaultDataFile + ".key"} {
-		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Mode().Perm() != 0o600 {
-			t.Errorf("%s: %v, %v; want mode 0600", name, fi.Mode(), err)
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s: %v; want a file of mode 0600", name, err)
+		} else if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v; want 0600", name, fi.Mode())
 		}
 	}
 	pets := allPets(t.Context(), t, p, key)
