@@ -241,10 +241,10 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *dispatch) {
 	default:
 		err = &requestError{code: httpapi.CodeNotFound, message: h.router.notFound}
 	}
-	if e, ok := err.(*requestError); ok && e.code == httpapi.CodeRateLimited {
-		h.rateLimit.wait(ctx)
-	}
 	if err != nil {
+		if e, ok := err.(*requestError); ok && e.code == httpapi.CodeRateLimited {
+			h.rateLimit.wait(ctx)
+		}
 		d.code = h.fail(w, r, op, err)
 	}
 }

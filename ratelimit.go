@@ -110,7 +110,8 @@ type RateLimit struct {
 	// for a random time between half and one and a half times Pause (or
 	// until the request ends), so that a caller that floods on many
 	// connections costs the server one cheap answer per connection per
-	// Pause instead of as many as it can send. 0 answers at once.
+	// Pause instead of as many as it can send. A request held past its
+	// budget keeps its place in MaxInFlight meanwhile. 0 answers at once.
 	Pause time.Duration
 	// FailOpen serves a request when its Limiter fails. By default the
 	// handler answers it 503 with Retry-After, as when the store fails.

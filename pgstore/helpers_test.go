@@ -1,11 +1,9 @@
 package pgstore_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -169,22 +167,4 @@ func eventually(tb testing.TB, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	tb.Fatalf("waited 10s for %s", what)
-}
-
-// lockedBuffer is a bytes.Buffer that a logger and the test may use at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

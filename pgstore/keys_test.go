@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/sqltest"
+	"github.com/petstore-go/petstore/internal/testkit/syncbuf"
 	"github.com/petstore-go/petstore/pgstore"
 )
 
@@ -209,7 +210,7 @@ func TestAddKeyedBatchFails(t *testing.T) {
 }
 
 // prunePasses returns the lines of log that report a pass that pruned keys.
-func prunePasses(log *lockedBuffer) []string {
+func prunePasses(log *syncbuf.Buffer) []string {
 	var lines []string
 	for line := range strings.Lines(log.String()) {
 		if strings.Contains(line, "pruned idempotency keys") {
@@ -234,7 +235,7 @@ func TestKeyRetention(t *testing.T) {
 	const retention = 36 * time.Hour
 	pool := pgPool(t)
 	clock := sqltest.NewClock()
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := pgStore(t, pool, pgstore.WithKeyRetention(retention), pgstore.WithClock(clock.Now), pgstore.WithLogger(logger))
 	ctx := petstore.WithPrincipal(context.Background(), "alice")

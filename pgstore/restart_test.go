@@ -17,6 +17,7 @@ import (
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/client"
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
+	"github.com/petstore-go/petstore/internal/testkit/syncbuf"
 )
 
 // TestRestart stops the database under a running handler and starts it
@@ -32,7 +33,7 @@ func TestRestart(t *testing.T) {
 	cluster.Start(t)
 	store := pgMigrate(t, pgNew(t, urlPool(t, cluster.URL(), func(c *pgxpool.Config) { c.MaxConns = 4 })))
 	const key = "restart-key"
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	h, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(key)),
 		petstore.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/testkit/syncbuf"
 )
 
 // buildServer returns the path of cmd/petstore built, once for all the
@@ -65,8 +66,8 @@ type serverProcess struct {
 	addr    string // host:port it listens on
 	baseURL string // such as http://127.0.0.1:41234/v1, or https://
 	path    string // the collection's path, such as /v1/pets
-	stdout  *syncBuffer
-	stderr  *syncBuffer
+	stdout  *syncbuf.Buffer
+	stderr  *syncbuf.Buffer
 
 	exited chan struct{} // closed when the process has exited
 	err    error         // what Wait returned; read after exited is closed
@@ -90,8 +91,8 @@ func startServerIn(t *testing.T, dir, bin, key string, env []string, args ...str
 	p := &serverProcess{
 		cmd: newCommand(context.Background(), dir, bin, append(append([]string{"PETSTORE_API_KEYS=" + key}, noBudgets...), env...),
 			append([]string{"-addr", "127.0.0.1:0"}, args...)...),
-		stdout: &syncBuffer{},
-		stderr: &syncBuffer{},
+		stdout: &syncbuf.Buffer{},
+		stderr: &syncbuf.Buffer{},
 		exited: make(chan struct{}),
 	}
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
@@ -255,24 +256,6 @@ func refused(addr string, bound time.Duration) error {
 
 // noBudgets turns the callers' budgets off.
 var noBudgets = []string{readLimitVar + "=off", createLimitVar + "=off"}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // apiRequest is a request that the process tests send.
 type apiRequest struct {
