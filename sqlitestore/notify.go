@@ -14,9 +14,10 @@ import (
 var _ petstore.AddNotifier = (*Store)(nil)
 
 // After a write to the -wal file, a Store asks SQLite every dataVersionPoll
-// whether another connection committed, for up to commitWait, unless it
-// finds the commit sooner: SQLite makes a commit visible only after writing
-// and syncing its frames.
+// whether another connection committed, until commitWait has passed since
+// the last write: SQLite makes a commit visible only after writing and
+// syncing its frames, and the writes of the next commit may arrive while
+// the Store waits for one, so finding one commit does not end the wait.
 const (
 	dataVersionPoll = 5 * time.Millisecond
 	commitWait      = time.Second
@@ -54,9 +55,9 @@ func (s *Store) watchFile(ctx context.Context) {
 	defer version.Close()
 	qctx := context.WithoutCancel(ctx) // a query is short; no goroutine watches its context
 	last, failing := int64(-1), false
-	// look reports whether the file's data_version moved since it last
-	// looked, and wakes for the pets added, if any.
-	look := func() bool {
+	// look wakes for the pets added, if the file's data_version moved since
+	// it last looked.
+	look := func() {
 		var v, id int64
 		err := version.QueryRowContext(qctx).Scan(&v)
 		// The first reading also reads the highest ID: a commit between
@@ -76,7 +77,6 @@ func (s *Store) watchFile(ctx context.Context) {
 			}
 			last = v
 		}
-		return err == nil && changed
 	}
 	look() // opens the -wal file, if no connection has yet
 
@@ -113,7 +113,8 @@ func (s *Store) watchFile(ctx context.Context) {
 			continue
 		case <-t.C:
 		}
-		if look() || time.Now().After(until) {
+		look()
+		if time.Now().After(until) {
 			until = time.Time{}
 		}
 		if writes == nil || !until.IsZero() {
