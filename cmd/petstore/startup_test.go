@@ -59,9 +59,9 @@ func TestStartupRefuses(t *testing.T) {
 			"cannot reach PostgreSQL: failed to connect to `user=app database=shop`: " + closedPort + " (127.0.0.1): " +
 				"dial error: dial tcp " + closedPort + ": connect: connection refused"},
 		{"a TLS key of another certificate, from the environment", []string{tlsCertVar + "=" + goodCert, tlsKeyVar + "=" + otherKey}, nil,
-			"TLS key file " + otherKey + " does not match the certificate in " + goodCert + ": tls: private key does not match public key"},
+			"TLS certificate file " + goodCert + " and key file " + otherKey + ": tls: private key does not match public key"},
 		{"the TLS flag wins over the variable", []string{tlsCertVar + "=" + goodCert, tlsKeyVar + "=" + goodKey}, []string{"-tls-cert", missing},
-			"TLS certificate file " + missing + " cannot be read: no such file or directory"},
+			"the TLS key pair cannot be read: open " + missing + ": no such file or directory"},
 		{"a data file that is not a database", nil, []string{"-data", notDB},
 			"sqlitestore.Open: " + notDB + " is not a SQLite database; give the path of a petstore database or of a new file: file is not a database (26)" + otherFile},
 		{"a data file in a missing directory", nil, []string{"-data", missing},

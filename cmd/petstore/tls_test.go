@@ -140,7 +140,7 @@ func TestServerTLSRotation(t *testing.T) {
 			waitUntil(t, p, "the log says that the mismatched pair is refused", func() bool {
 				return strings.Contains(p.stderr.String()[before:], "the new TLS key pair is refused")
 			})
-			if log := p.stderr.String()[before:]; !strings.Contains(log, keyFile+" does not match the certificate in "+certFile) {
+			if log := p.stderr.String()[before:]; !strings.Contains(log, certFile+" and key file "+keyFile+": tls: private key does not match public key") {
 				t.Errorf("the log does not say why the pair was refused:\n%s", log)
 			}
 			if got := newConnSerial(t, ca, p, key); got.Cmp(second.serial) != 0 {
@@ -336,14 +336,14 @@ func TestNewCertSourceRefuses(t *testing.T) {
 	}{
 		{name: "certificate missing", keyPEM: good.keyPEM, wantFile: "cert", want: "cannot be read", wantIs: fs.ErrNotExist},
 		{name: "key missing", certPEM: good.certPEM, wantFile: "key", want: "cannot be read", wantIs: fs.ErrNotExist},
-		{name: "certificate unreadable", certDir: true, keyPEM: good.keyPEM, wantFile: "cert", want: "cannot be read: is a directory"},
-		{name: "certificate not PEM", certPEM: []byte("not a certificate"), keyPEM: good.keyPEM, wantFile: "cert", want: "holds no PEM block of type CERTIFICATE"},
-		{name: "key not PEM", certPEM: good.certPEM, keyPEM: []byte("not a key"), wantFile: "key", want: "holds no PEM block of a private key"},
-		{name: "files swapped", certPEM: good.keyPEM, keyPEM: good.certPEM, wantFile: "cert", want: "holds a private key, not a certificate; are the certificate and key files swapped?"},
-		{name: "key file holds the certificate", certPEM: good.certPEM, keyPEM: good.certPEM, wantFile: "key", want: "holds a certificate, not a private key"},
-		{name: "certificate corrupt", certPEM: garbage("CERTIFICATE"), keyPEM: good.keyPEM, wantFile: "cert", want: "the certificate cannot be parsed"},
-		{name: "key corrupt", certPEM: good.certPEM, keyPEM: garbage("PRIVATE KEY"), wantFile: "key", want: "the private key cannot be parsed"},
-		{name: "mismatched", certPEM: good.certPEM, keyPEM: other.keyPEM, wantFile: "key", want: "does not match the certificate in"},
+		{name: "certificate unreadable", certDir: true, keyPEM: good.keyPEM, wantFile: "cert", want: "is a directory"},
+		{name: "certificate not PEM", certPEM: []byte("not a certificate"), keyPEM: good.keyPEM, wantFile: "cert", want: "failed to find any PEM data in certificate input"},
+		{name: "key not PEM", certPEM: good.certPEM, keyPEM: []byte("not a key"), wantFile: "key", want: "failed to find any PEM data in key input"},
+		{name: "files swapped", certPEM: good.keyPEM, keyPEM: good.certPEM, wantFile: "cert", want: "PEM inputs may have been switched"},
+		{name: "key file holds the certificate", certPEM: good.certPEM, keyPEM: good.certPEM, wantFile: "key", want: "found a certificate rather than a key"},
+		{name: "certificate corrupt", certPEM: garbage("CERTIFICATE"), keyPEM: good.keyPEM, wantFile: "cert", want: "x509: malformed certificate"},
+		{name: "key corrupt", certPEM: good.certPEM, keyPEM: garbage("PRIVATE KEY"), wantFile: "key", want: "failed to parse private key"},
+		{name: "mismatched", certPEM: good.certPEM, keyPEM: other.keyPEM, wantFile: "key", want: "private key does not match public key"},
 		{name: "expired", certPEM: expired.certPEM, keyPEM: expired.keyPEM, wantFile: "cert", want: "the certificate expired at " + expired.notAfter.UTC().Format(time.RFC3339)},
 		{name: "not yet valid", certPEM: early.certPEM, keyPEM: early.keyPEM, wantFile: "cert", want: "the certificate is not valid until"},
 	}

@@ -3,14 +3,11 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -18,37 +15,13 @@ import (
 )
 
 // parseKeyPair returns the key pair in certPEM and keyPEM, the contents of
-// certFile and keyFile, refusing with an error that names the file at fault
-// a pair that crypto/tls refuses or a certificate not valid at now.
+// certFile and keyFile, refusing with an error that names the files a pair
+// that crypto/tls refuses (its message says which file is at fault) or a
+// certificate not valid at now.
 func parseKeyPair(certFile, keyFile string, certPEM, keyPEM []byte, now time.Time) (*tls.Certificate, error) {
-	certBlock := firstPEMBlock(certPEM, "CERTIFICATE")
-	switch {
-	case certBlock == nil && firstPEMBlock(certPEM, "PRIVATE KEY") != nil:
-		return nil, fmt.Errorf("TLS certificate file %s holds a private key, not a certificate; are the certificate and key files swapped?", certFile)
-	case certBlock == nil:
-		return nil, fmt.Errorf("TLS certificate file %s holds no PEM block of type CERTIFICATE", certFile)
-	}
-	if _, err := x509.ParseCertificate(certBlock.Bytes); err != nil {
-		return nil, fmt.Errorf("TLS certificate file %s: the certificate cannot be parsed: %w", certFile, err)
-	}
-	keyBlock := firstPEMBlock(keyPEM, "PRIVATE KEY")
-	switch {
-	case keyBlock == nil && firstPEMBlock(keyPEM, "CERTIFICATE") != nil:
-		return nil, fmt.Errorf("TLS key file %s holds a certificate, not a private key; are the certificate and key files swapped?", keyFile)
-	case keyBlock == nil:
-		return nil, fmt.Errorf("TLS key file %s holds no PEM block of a private key", keyFile)
-	}
-	// The encodings that crypto/tls accepts.
-	_, err1 := x509.ParsePKCS1PrivateKey(keyBlock.Bytes)
-	_, err8 := x509.ParsePKCS8PrivateKey(keyBlock.Bytes)
-	if _, errEC := x509.ParseECPrivateKey(keyBlock.Bytes); err1 != nil && err8 != nil && errEC != nil {
-		return nil, fmt.Errorf("TLS key file %s: the private key cannot be parsed: it is neither PKCS #1, PKCS #8 nor SEC 1", keyFile)
-	}
-	// Both parse, so what crypto/tls can refuse is a key that is not the
-	// certificate's, or a certificate after the first that is not valid.
 	pair, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
-		return nil, fmt.Errorf("TLS key file %s does not match the certificate in %s: %w", keyFile, certFile, err)
+		return nil, fmt.Errorf("TLS certificate file %s and key file %s: %w", certFile, keyFile, err)
 	}
 	switch leaf := pair.Leaf; {
 	case now.After(leaf.NotAfter):
@@ -57,18 +30,6 @@ func parseKeyPair(certFile, keyFile string, certPEM, keyPEM []byte, now time.Tim
 		return nil, fmt.Errorf("TLS certificate file %s: the certificate is not valid until %s", certFile, leaf.NotBefore.UTC().Format(time.RFC3339))
 	}
 	return &pair, nil
-}
-
-// firstPEMBlock returns the first PEM block in data whose type ends with
-// typ, or nil.
-func firstPEMBlock(data []byte, typ string) *pem.Block {
-	for {
-		var b *pem.Block
-		b, data = pem.Decode(data)
-		if b == nil || strings.HasSuffix(b.Type, typ) {
-			return b
-		}
-	}
 }
 
 // A certSource holds the key pair that the server presents to new
@@ -103,26 +64,18 @@ func (s *certSource) certificate(*tls.ClientHelloInfo) (*tls.Certificate, error)
 func (s *certSource) load(force bool) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var pems [2][]byte
-	var err error
-	for i, f := range [2][2]string{{"certificate", s.certFile}, {"key", s.keyFile}} {
-		if pems[i], err = os.ReadFile(f[1]); err != nil {
-			if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-				err = pe.Err // the file is named below, once
-			}
-			err = fmt.Errorf("TLS %s file %s cannot be read: %w", f[0], f[1], err)
-			break
-		}
-	}
-	state := fmt.Sprintf("%v\x00%d\x00%s%s", err, len(pems[0]), pems[0], pems[1])
+	certPEM, err1 := os.ReadFile(s.certFile)
+	keyPEM, err2 := os.ReadFile(s.keyFile)
+	err := errors.Join(err1, err2)
+	state := fmt.Sprint(err) + "\x00" + string(certPEM) + "\x00" + string(keyPEM)
 	if !force && state == s.tried {
 		return false, nil
 	}
 	s.tried = state
-	var pair *tls.Certificate
-	if err == nil {
-		pair, err = parseKeyPair(s.certFile, s.keyFile, pems[0], pems[1], time.Now())
+	if err != nil {
+		return false, fmt.Errorf("the TLS key pair cannot be read: %w", err)
 	}
+	pair, err := parseKeyPair(s.certFile, s.keyFile, certPEM, keyPEM, time.Now())
 	if err != nil {
 		return false, err
 	}
@@ -178,13 +131,5 @@ func (s *certSource) watch(interval time.Duration) (stop func()) {
 
 // describeCert says which certificate a log line is about.
 func describeCert(c *x509.Certificate) string {
-	names := append([]string(nil), c.DNSNames...)
-	for _, ip := range c.IPAddresses {
-		names = append(names, ip.String())
-	}
-	if len(names) == 0 && c.Subject.CommonName != "" {
-		names = append(names, c.Subject.CommonName)
-	}
-	return fmt.Sprintf("serial %s for %s, valid until %s",
-		c.SerialNumber.Text(16), strings.Join(names, ","), c.NotAfter.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("serial %x for %v %v, valid until %s", c.SerialNumber, c.DNSNames, c.IPAddresses, c.NotAfter.UTC().Format(time.RFC3339))
 }
