@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/petstore-go/petstore/internal/export"
@@ -26,37 +27,30 @@ var dataCommands = map[string]func(ctx context.Context, args []string, getenv fu
 	"import":  runImport,
 }
 
-// subcommandFlags parses args into fs, a subcommand's flags, with usage
-// and a line of description for -help; it wants exactly nargs arguments
-// (or at most, when maxOnly).
-func subcommandFlags(fs *flag.FlagSet, args []string, usage, about string, nargs int, maxOnly bool, stdout io.Writer) error {
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, "Usage: %s\n\n%s\n\nFlags:\n", usage, about)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return err
-		}
-		return fmt.Errorf("%v; usage: %s", err, usage)
+// subcommand parses args for a subcommand: the flags of the server's
+// table that names lists, and those already on fs; it wants between minArgs
+// and maxArgs arguments. usage and about make its -help.
+func subcommand(fs *flag.FlagSet, args []string, getenv func(string) string, stdout io.Writer,
+	usage, about string, minArgs, maxArgs int, names ...string) (config, map[string]bool, error) {
+	var c config
+	table := slices.DeleteFunc(c.settings(), func(s setting) bool { return !slices.Contains(names, s.name) })
+	given, err := parseSettings(fs, table, args, getenv, stdout, "Usage: "+usage+"\n\n"+about+"\n")
+	if err == nil && (fs.NArg() < minArgs || fs.NArg() > maxArgs) {
+		err = fmt.Errorf("usage: %s", usage)
 	}
-	if fs.NArg() > nargs || (!maxOnly && fs.NArg() < nargs) {
-		return fmt.Errorf("usage: %s", usage)
-	}
-	return nil
+	return c, given, err
 }
 
 // runBackup is petstore backup FILE: a consistent copy of the data file
 // while the server runs (see sqlitestore.Backup).
 func runBackup(ctx context.Context, args []string, getenv func(string) string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("petstore backup", flag.ContinueOnError)
-	data := fs.String("data", "", "SQLite `file` to back up (default $"+dataFileVar+", else "+defaultDataFile+")")
-	if err := subcommandFlags(fs, args, "petstore backup [-data FILE] BACKUP",
-		"Writes a consistent copy of the data file to BACKUP, while the server goes on serving; BACKUP is replaced only once the copy is complete.", 1, false, stdout); err != nil {
+	c, _, err := subcommand(fs, args, getenv, stdout, "petstore backup [-data FILE] BACKUP",
+		"Writes a consistent copy of the data file to BACKUP, while the server goes on serving; BACKUP is replaced only once the copy is complete.", 1, 1, "data")
+	if err != nil {
 		return err
 	}
-	info, err := sqlitestore.Backup(ctx, cmp.Or(*data, getenv(dataFileVar), defaultDataFile), fs.Arg(0))
+	info, err := sqlitestore.Backup(ctx, cmp.Or(c.dataFile, defaultDataFile), fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -68,12 +62,12 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 // no server may hold, with BACKUP (see sqlitestore.Restore).
 func runRestore(ctx context.Context, args []string, getenv func(string) string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("petstore restore", flag.ContinueOnError)
-	data := fs.String("data", "", "SQLite `file` to replace (default $"+dataFileVar+", else "+defaultDataFile+")")
-	if err := subcommandFlags(fs, args, "petstore restore [-data FILE] BACKUP",
-		"Replaces the data file with a copy of BACKUP, keeping the file it replaces beside it. Stop the server first: it refuses while one holds the file.", 1, false, stdout); err != nil {
+	c, _, err := subcommand(fs, args, getenv, stdout, "petstore restore [-data FILE] BACKUP",
+		"Replaces the data file with a copy of BACKUP, keeping the file it replaces beside it. Stop the server first: it refuses while one holds the file.", 1, 1, "data")
+	if err != nil {
 		return err
 	}
-	file, _ := filepath.Abs(cmp.Or(*data, getenv(dataFileVar), defaultDataFile))
+	file, _ := filepath.Abs(cmp.Or(c.dataFile, defaultDataFile))
 	replaced, err := sqlitestore.Restore(ctx, fs.Arg(0), file)
 	if err != nil {
 		return err
@@ -98,9 +92,8 @@ type dumpStore struct {
 // name, as the server would choose it. For export, a SQLite file that does
 // not exist is refused rather than made; for import, PostgreSQL's tables
 // are made or upgraded.
-func openDumpStore(ctx context.Context, data, postgresURL string, getenv func(string) string, forImport bool) (*dumpStore, error) {
-	c := config{dataFile: data, postgresURL: postgresURL}
-	if err := c.chooseStore("", getenv); err != nil {
+func openDumpStore(ctx context.Context, c config, given map[string]bool, getenv func(string) string, forImport bool) (*dumpStore, error) {
+	if err := c.chooseStore(given, getenv); err != nil {
 		return nil, err
 	}
 	if c.store == storePostgres { // export and import read and write the primary
@@ -121,24 +114,17 @@ func openDumpStore(ctx context.Context, data, postgresURL string, getenv func(st
 	return &dumpStore{name: s.Path(), file: s.Path(), export: s.Export, fill: s.Import, release: func() { s.Close() }}, nil
 }
 
-// storeFlags registers -data and -postgres on fs.
-func storeFlags(fs *flag.FlagSet, verb string) (data, postgresURL *string) {
-	data = fs.String("data", "", "SQLite `file` to "+verb+" (default $"+dataFileVar+", else "+defaultDataFile+")")
-	postgresURL = fs.String("postgres", "", "PostgreSQL `URL` to "+verb+", instead of a data file (default $"+postgresURLVar+")")
-	return data, postgresURL
-}
-
 // runExport is petstore export: every pet and live idempotency key, as JSON
 // lines (see internal/export), to standard output or -o.
 func runExport(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("petstore export", flag.ContinueOnError)
-	data, postgresURL := storeFlags(fs, "export")
 	out := fs.String("o", "", "`file` to write to, made owner-only, since it holds the callers' keys (default: standard output)")
-	if err := subcommandFlags(fs, args, "petstore export [-data FILE | -postgres URL] [-o FILE]",
-		"Writes every pet and every idempotency key still kept, with its caller and age, as JSON lines in ID order, for petstore import.", 0, false, stdout); err != nil {
+	c, given, err := subcommand(fs, args, getenv, stdout, "petstore export [-data FILE | -postgres URL] [-o FILE]",
+		"Writes every pet and every idempotency key still kept, with its caller and age, as JSON lines in ID order, for petstore import.", 0, 0, "data", "postgres")
+	if err != nil {
 		return err
 	}
-	s, err := openDumpStore(ctx, *data, *postgresURL, getenv, false)
+	s, err := openDumpStore(ctx, c, given, getenv, false)
 	if err != nil {
 		return err
 	}
@@ -175,9 +161,9 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 // an empty store.
 func runImport(ctx context.Context, args []string, getenv func(string) string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("petstore import", flag.ContinueOnError)
-	data, postgresURL := storeFlags(fs, "fill")
-	if err := subcommandFlags(fs, args, "petstore import [-data FILE | -postgres URL] [EXPORT]",
-		"Loads what petstore export wrote (from EXPORT, or standard input) into a store that has never held a pet, keeping every ID and key.", 1, true, stdout); err != nil {
+	c, given, err := subcommand(fs, args, getenv, stdout, "petstore import [-data FILE | -postgres URL] [EXPORT]",
+		"Loads what petstore export wrote (from EXPORT, or standard input) into a store that has never held a pet, keeping every ID and key.", 0, 1, "data", "postgres")
+	if err != nil {
 		return err
 	}
 	var in io.Reader = os.Stdin
@@ -189,7 +175,7 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 		defer f.Close()
 		in = f
 	}
-	s, err := openDumpStore(ctx, *data, *postgresURL, getenv, true)
+	s, err := openDumpStore(ctx, c, given, getenv, true)
 	if err != nil {
 		return err
 	}

@@ -95,7 +95,8 @@ var removedFlags = map[string]string{
 
 // parseSettings registers table in fs and applies the variables before it
 // parses args, so that a flag given wins over its variable even when empty.
-// It returns the names of the flags given, or flag.ErrHelp after the help.
+// It returns the names of the flags given, or flag.ErrHelp after the help;
+// the arguments after the flags are fs's.
 func parseSettings(fs *flag.FlagSet, table []setting, args []string, getenv func(string) string, help io.Writer, intro string) (map[string]bool, error) {
 	for _, s := range table {
 		usage := s.usage
@@ -146,8 +147,6 @@ func parseSettings(fs *flag.FlagSet, table []setting, args []string, getenv func
 			return nil, fmt.Errorf("-%s is gone: %s", name, instead)
 		}
 		return nil, fmt.Errorf("%v; see -help", err)
-	case fs.NArg() > 0:
-		return nil, fmt.Errorf("unexpected arguments %q; see -help", fs.Args())
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })

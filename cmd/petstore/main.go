@@ -103,24 +103,15 @@ type config struct {
 // parseConfig reads the flags in args and the environment, refusing what cannot work.
 func parseConfig(args []string, getenv func(string) string, help io.Writer) (config, error) {
 	var c config
-	given, err := parseSettings(flag.NewFlagSet("petstore", flag.ContinueOnError), c.settings(), args, getenv, help, serverIntro)
-	if err != nil {
+	fs := flag.NewFlagSet("petstore", flag.ContinueOnError)
+	given, err := parseSettings(fs, c.settings(), args, getenv, help, serverIntro)
+	switch {
+	case err != nil:
 		return c, err
+	case fs.NArg() > 0:
+		return c, fmt.Errorf("unexpected arguments %q; see -help", fs.Args())
 	}
-	// chooseStore reads the stores' variables itself, to name them in its
-	// errors, but not those of flags given.
-	if !given["data"] {
-		c.dataFile = ""
-	}
-	if !given["postgres"] {
-		c.postgresURL = ""
-	}
-	if err := c.chooseStore(c.storeFlag, func(k string) string {
-		if k == dataFileVar && given["data"] || k == postgresURLVar && given["postgres"] {
-			return ""
-		}
-		return getenv(k)
-	}); err != nil {
+	if err := c.chooseStore(given, getenv); err != nil {
 		return c, err
 	}
 	l := c.limits

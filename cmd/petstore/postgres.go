@@ -173,12 +173,10 @@ func postgresRedact(msg, rawURL string) string {
 // runMigrate is petstore migrate: it migrates the PostgreSQL tables of
 // -postgres or PETSTORE_POSTGRES_URL and says what it did.
 func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	var c config
-	intro := "Usage: " + migrateCommand + " [-postgres URL]\n\n" +
-		"Creates or upgrades the PostgreSQL tables to the schema version this release needs, says what it did and exits.\n" +
-		"Run it as the tables' owner; then serve with -migrate=false as a role that holds only the grants in docs/postgres.md.\n"
-	fs := flag.NewFlagSet("petstore migrate", flag.ContinueOnError)
-	if _, err := parseSettings(fs, slices.DeleteFunc(c.settings(), func(s setting) bool { return s.name != "postgres" }), args, getenv, stdout, intro); err != nil {
+	c, _, err := subcommand(flag.NewFlagSet(migrateCommand, flag.ContinueOnError), args, getenv, stdout, migrateCommand+" [-postgres URL]",
+		"Creates or upgrades the PostgreSQL tables to the schema version this release needs, says what it did and exits.\n"+
+			"Run it as the tables' owner; then serve with -migrate=false as a role that holds only the grants in docs/postgres.md.", 0, 0, "postgres")
+	if err != nil {
 		return err
 	}
 	url := c.postgresURL

@@ -22,18 +22,18 @@ const (
 // defaultDataFile is the SQLite file used when nothing names a store.
 const defaultDataFile = "petstore.db"
 
-// chooseStore sets c.store, and c.dataFile or c.postgresURL, from -store
-// (flag), c and the environment, refusing a configuration that names two
-// stores.
-func (c *config) chooseStore(flag string, getenv func(string) string) error {
-	dataFrom, urlFrom := "-data", "-postgres"
-	if c.dataFile == "" {
-		c.dataFile, dataFrom = getenv(dataFileVar), dataFileVar
+// chooseStore sets c.store, from -store, and the data file's default,
+// refusing a configuration that names two stores; given, the flags given,
+// tells which name to blame: a flag's or its variable's.
+func (c *config) chooseStore(given map[string]bool, getenv func(string) string) error {
+	from := func(flag, env string) string {
+		if given[flag] {
+			return "-" + flag
+		}
+		return env
 	}
-	if c.postgresURL == "" {
-		c.postgresURL, urlFrom = getenv(postgresURLVar), postgresURLVar
-	}
-	switch c.store = storeKind(flag); c.store {
+	dataFrom, urlFrom := from("data", dataFileVar), from("postgres", postgresURLVar)
+	switch c.store = storeKind(c.storeFlag); c.store {
 	case "":
 		c.store = storeSQLite
 		if c.postgresURL != "" {
@@ -41,7 +41,7 @@ func (c *config) chooseStore(flag string, getenv func(string) string) error {
 		}
 	case storeSQLite, storeMemory, storePostgres:
 	default:
-		return fmt.Errorf("-store %q: want sqlite, memory or postgres", flag)
+		return fmt.Errorf("-store %q: want sqlite, memory or postgres", c.storeFlag)
 	}
 	data, url := c.dataFile != "", c.postgresURL != ""
 	switch {
