@@ -39,6 +39,10 @@
 // clock synchronized. A key of 40 characters costs about 160 bytes on disk;
 // at 10 keyed creates a second the keys level off at about 140 MB.
 //
+// Backup copies the file while Stores go on writing it, ScheduleBackups does
+// so every interval into a directory and keeps the newest, and Restore
+// puts a backup in place of a file that no Store holds.
+//
 // Errors name the file. Open refuses a directory, a directory that does not
 // exist, a file it cannot write, a file that is not a SQLite database or
 // not a petstore one, one written by a newer release, and one whose schema

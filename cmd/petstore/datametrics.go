@@ -13,7 +13,7 @@ import (
 // registerDataMetrics adds to the meters of mp, for /metrics: the size of
 // the SQLite -wal file and the checkpoints that a reader blocked (store
 // nil: none), and the outcome of scheduled backups (backups nil: none).
-func registerDataMetrics(mp metric.MeterProvider, store *sqlitestore.Store, backups *backupScheduler) error {
+func registerDataMetrics(mp metric.MeterProvider, store *sqlitestore.Store, backups *sqlitestore.Backups) error {
 	m := mp.Meter("github.com/petstore-go/petstore/cmd/petstore")
 	if store != nil {
 		size, err1 := m.Int64ObservableGauge("petstore.sqlite.wal.size", metric.WithUnit("By"),
@@ -44,9 +44,14 @@ func registerDataMetrics(mp metric.MeterProvider, store *sqlitestore.Store, back
 		return err
 	}
 	_, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		o.ObserveInt64(ok, backups.successes.Load())
-		o.ObserveInt64(failed, backups.failures.Load())
-		o.ObserveFloat64(last, float64(backups.lastOK.Load())/float64(time.Second)) // 0 before the first
+		st := backups.Stats()
+		o.ObserveInt64(ok, st.Successes)
+		o.ObserveInt64(failed, st.Failures)
+		lastOK := 0.0 // before the first
+		if !st.LastSuccess.IsZero() {
+			lastOK = float64(st.LastSuccess.UnixNano()) / float64(time.Second)
+		}
+		o.ObserveFloat64(last, lastOK)
 		return nil
 	}, ok, failed, last)
 	return err

@@ -189,7 +189,7 @@ type server struct {
 	certs    *certSource // nil for plain HTTP
 	store    petstore.Store
 	replicas func() []replicaProbe // nil without replicas
-	backups  *backupScheduler      // nil without scheduled backups
+	backups  *sqlitestore.Backups  // nil without scheduled backups
 	obs      *observability
 	srv      *http.Server
 	ln       net.Listener
@@ -219,7 +219,7 @@ func (s *server) open(ctx context.Context) (err error) {
 		}
 	}
 	sqlite, _ := store.(*sqlitestore.Store)
-	backups, stopBackups, err := startBackups(ctx, sqlite, c.backups, logger)
+	backups, stopBackups, err := startBackups(sqlite, c.backups)
 	if err != nil {
 		return err
 	}
@@ -368,8 +368,8 @@ func (s *server) listen(ctx context.Context) (err error) {
 		if store, ok := s.store.(interface{ Check(context.Context) error }); ok {
 			a.check = store.Check
 		}
-		if s.backups != nil {
-			a.backups = s.backups.check
+		if s.backups != nil && c.backups.ready {
+			a.backups = backupsReady(s.backups, c.backups.interval)
 		}
 		stopAdmin, err := serveAdmin(ctx, c.adminAddr, a, s.stdout)
 		if err != nil {
