@@ -1,7 +1,6 @@
 package petstore_test
 
 import (
-	"github.com/petstore-go/petstore/internal/wire"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/petstore-go/petstore/internal/wire"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/gorilla/mux"
@@ -125,30 +126,6 @@ func TestDocsFilesRevalidate(t *testing.T) {
 		if resp.StatusCode != 304 || body != "" {
 			t.Errorf("GET %s with If-None-Match %s = %d with %d bytes, want 304 and no body", path, tag, resp.StatusCode, len(body))
 		}
-	}
-}
-
-// TestDocsOff checks that the page is off by default and when turned off:
-// its path is unknown like any other, so it is answered 401 without a key
-// and 404 with one.
-func TestDocsOff(t *testing.T) {
-	for name, opts := range map[string][]petstore.Option{
-		"default":                    nil,
-		"WithDocs(nil)":              {petstore.WithDocs(nil)},
-		"WithDocs(nil) after a page": {petstore.WithDocs(docspage.Files()), petstore.WithDocs(nil)},
-	} {
-		t.Run(name, func(t *testing.T) {
-			srv := newServer(t, newHandler(t, memstore.New(), opts...))
-			for _, path := range []string{"/v1/docs", "/v1/docs/init.js"} {
-				if resp, _ := fetch(t, srv, srv.URL+path, nil); resp.StatusCode != 401 {
-					t.Errorf("GET %s without a key = %d, want 401", path, resp.StatusCode)
-				}
-				resp, _ := fetch(t, srv, srv.URL+path, http.Header{"Authorization": {"Bearer " + testKey}})
-				if resp.StatusCode != 404 {
-					t.Errorf("GET %s with a key = %d, want 404", path, resp.StatusCode)
-				}
-			}
-		})
 	}
 }
 

@@ -251,6 +251,17 @@ func (l *logBuffer) levels(t *testing.T) []string {
 	return out
 }
 
+// statusList returns the statuses of petstore.Statuses as messages name
+// them, `"available", "pending" or "sold"`, so that a test of a message
+// that names them fails when it does not follow the constants.
+func statusList() string {
+	var quoted []string
+	for _, st := range petstore.Statuses() {
+		quoted = append(quoted, strconv.Quote(string(st)))
+	}
+	return strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1]
+}
+
 // The default dates of WithDeprecation, as its doc gives them.
 func defaultDates() (deprecation, sunset time.Time) {
 	return time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC), time.Date(2030, time.December, 5, 0, 0, 0, 0, time.UTC)
