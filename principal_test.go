@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,50 +73,61 @@ func (s *principalStore) List(ctx context.Context, opts petstore.ListOptions) ([
 	return s.Store.List(ctx, opts)
 }
 
-// TestPrincipalByDefault: with an Authenticator that sets no principal, the
-// handler scopes idempotency keys by a fingerprint of the token. Two tokens
-// sending the same key and body get two pets; the same token twice gets one
-// pet, replayed.
-func TestPrincipalByDefault(t *testing.T) {
+// TestIdempotencyKeysByPrincipal: idempotency keys are scoped by the
+// caller's principal, a fingerprint of the token when the Authenticator sets
+// none. Two callers sending the same key and body get two pets; the same
+// caller twice, also with the old and the new key of a rotation named after
+// one principal, gets one pet, replayed.
+func TestIdempotencyKeysByPrincipal(t *testing.T) {
+	byDefault := []string{"pets/1", "pets/2", "pets/1 true", "pets/2 true"}
 	for _, tc := range []struct {
-		name string
-		auth petstore.Authenticator
+		name   string
+		auth   petstore.Authenticator
+		tokens []string
+		want   []string // Location and Idempotent-Replayed
 	}{
-		{"no principal", anyToken},
+		{"no principal", anyToken, []string{"alice-token", "bob-token", "alice-token", "bob-token"}, byDefault},
 		{"empty principal", petstore.AuthenticatorFunc(func(ctx context.Context, _ petstore.Operation, _ string) (context.Context, error) {
 			return petstore.WithPrincipal(ctx, ""), nil
-		})},
+		}), []string{"alice-token", "bob-token", "alice-token", "bob-token"}, byDefault},
 		{"nil context", petstore.AuthenticatorFunc(func(context.Context, petstore.Operation, string) (context.Context, error) {
 			return nil, nil // an Authenticator may return no context
-		})},
+		}), []string{"alice-token", "bob-token", "alice-token", "bob-token"}, byDefault},
+		{"NamedAPIKeys", petstore.NamedAPIKeys(
+			petstore.APIKey{Principal: "alice", Key: "alice-old"},
+			petstore.APIKey{Principal: "alice", Key: "alice-new"},
+			petstore.APIKey{Principal: "bob", Key: "bob-key"},
+			petstore.APIKey{Key: "unnamed-key"},
+		), []string{"alice-old", "alice-new", "bob-key", "unnamed-key", "alice-new"}, []string{"pets/1", "pets/1 true", "pets/2", "pets/3", "pets/1 true"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := memstore.New()
 			h := newHandler(t, store, petstore.WithAuthenticator(tc.auth))
-			var got [][2]string
-			for _, token := range []string{"alice-token", "bob-token", "alice-token", "bob-token"} {
+			var got []string
+			for _, token := range tc.tokens {
 				w := serve(h, newRequest(t, http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`,
 					http.Header{"Idempotency-Key": {"k-1"}, "Authorization": {"Bearer " + token}}))
-				if w.Code != http.StatusCreated {
+				if checkResponse(t, w); w.Code != http.StatusCreated {
 					t.Fatalf("create with %s: %d %s, want 201", token, w.Code, w.Body)
 				}
-				got = append(got, [2]string{w.Header().Get("Location"), w.Header().Get("Idempotent-Replayed")})
+				got = append(got, strings.TrimSpace(w.Header().Get("Location")+" "+w.Header().Get("Idempotent-Replayed")))
 			}
-			want := [][2]string{{"pets/1", ""}, {"pets/2", ""}, {"pets/1", "true"}, {"pets/2", "true"}}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("Location and Idempotent-Replayed of alice, bob, alice, bob (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Location and Idempotent-Replayed of %q (-want +got):\n%s", tc.tokens, diff)
 			}
-			if n := store.Len(); n != 2 {
-				t.Errorf("the store holds %d pets, want 2: one per token", n)
+			if n, want := store.Len(), len(slices.DeleteFunc(slices.Clone(got), func(s string) bool { return strings.HasSuffix(s, "true") })); n != want {
+				t.Errorf("the store holds %d pets, want %d: one per principal", n, want)
 			}
 		})
 	}
 }
 
 // TestPrincipalSeen: every store call and every Observation carries the
-// caller's principal: the one the Authenticator set, APIKeys' fingerprint
-// of the key, or else the token's fingerprint, never "" and never the
-// token; a context that no Authenticator returned carries none.
+// caller's principal: the one the Authenticator set (also in the context
+// that Authenticate returns), APIKeys' fingerprint of the key, NamedAPIKeys'
+// principal or else that fingerprint, or else the token's fingerprint, never
+// "" and never the token; a context that no Authenticator returned carries
+// none.
 func TestPrincipalSeen(t *testing.T) {
 	if p := petstore.Principal(t.Context()); p != "" {
 		t.Errorf("Principal of a bare context = %q, want empty", p)
@@ -123,6 +135,7 @@ func TestPrincipalSeen(t *testing.T) {
 	named := petstore.AuthenticatorFunc(func(ctx context.Context, _ petstore.Operation, token string) (context.Context, error) {
 		return petstore.WithPrincipal(ctx, "user-"+strings.TrimSuffix(token, "-token")), nil
 	})
+	namedKeys := petstore.NamedAPIKeys(petstore.APIKey{Principal: "alice@example", Key: "k1"}, petstore.APIKey{Key: "k2"})
 	for _, tc := range []struct {
 		name  string
 		auth  petstore.Authenticator
@@ -132,8 +145,13 @@ func TestPrincipalSeen(t *testing.T) {
 		{"no principal", anyToken, "alice-token", fingerprint("token", "alice-token")},
 		{"WithPrincipal", named, "alice-token", "user-alice"},
 		{"APIKeys", petstore.APIKeys(testKey), testKey, fingerprint("key", testKey)},
+		{"NamedAPIKeys", namedKeys, "k1", "alice@example"},
+		{"NamedAPIKeys without a principal", namedKeys, "k2", fingerprint("key", "k2")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if ctx, err := tc.auth.Authenticate(t.Context(), petstore.OpListPets, tc.token); err != nil || tc.name != "no principal" && petstore.Principal(ctx) != tc.want {
+				t.Errorf("Authenticate(%s) = %v; want the principal %q", tc.token, err, tc.want)
+			}
 			store := &principalStore{Store: seededStore(t)}
 			var mu sync.Mutex
 			var observed []string
