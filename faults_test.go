@@ -84,7 +84,8 @@ const faultsInternalBody = `{"code":"internal","message":"internal error","statu
 // TestFaultStoreErrors: a store error wrapping ErrUnavailable gives 503
 // unavailable with Retry-After, logged at WARN; any other, ErrNotFound from
 // List or Add among them, gives 500 with a body that says only "internal
-// error", logged at ERROR, and so does a panic, logged with its stack.
+// error", logged at ERROR, and so does a panic, logged with its stack; each
+// is observed as it was answered.
 // None reveals the error nor changes anything, and once the store is back
 // (the fault was for one call) the same handler serves the next request.
 func TestFaultStoreErrors(t *testing.T) {
@@ -111,7 +112,9 @@ func TestFaultStoreErrors(t *testing.T) {
 				continue // getPet answers 404 for it, as TestWire shows
 			}
 			t.Run(string(o.op)+"/"+c.name, func(t *testing.T) {
-				env := faultsNewEnv(t, petstore.WithRetryAfter(2500*time.Millisecond))
+				var observed petstore.Observation
+				env := faultsNewEnv(t, petstore.WithRetryAfter(2500*time.Millisecond),
+					petstore.WithObserver(func(_ context.Context, o petstore.Observation) { observed = o }))
 				before := snapshot(t, env.store)
 				fault := c.fault
 				fault.Times = 1
@@ -130,6 +133,9 @@ func TestFaultStoreErrors(t *testing.T) {
 				}
 				if w.Code != status || status == http.StatusServiceUnavailable && code != httpapi.CodeUnavailable {
 					t.Fatalf("status %d %s, want %d", w.Code, w.Body, status)
+				}
+				if observed.Status != w.Code || observed.Code != code || observed.Operation != o.op {
+					t.Errorf("observed %d %s of %s, want the answer %d %s of %s", observed.Status, observed.Code, observed.Operation, w.Code, code, o.op)
 				}
 				if diff := cmp.Diff(faultsInternalBody, w.Body.String()); status == 500 && diff != "" {
 					t.Errorf("body (-want +got):\n%s", diff)
