@@ -368,34 +368,17 @@ func TestFaultLatency(t *testing.T) {
 	}
 }
 
-// blockingAdd is a Store whose Add waits for release, then reports the
-// state of its context and adds the pet to a memstore.
-type blockingAdd struct {
-	*memstore.Store
-	entered, release chan struct{}
-	ctxErr           chan error
-}
-
-var _ petstore.Store = blockingAdd{}
-
-func (s blockingAdd) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
-	close(s.entered)
-	<-s.release
-	s.ctxErr <- ctx.Err()
-	return s.Store.Add(ctx, p, opts)
-}
-
 // TestFaultCreateOutlivesItsClient: a create that has reached the store
 // runs to completion when its client hangs up, and nothing is logged for
 // it.
 func TestFaultCreateOutlivesItsClient(t *testing.T) {
-	store := blockingAdd{memstore.New(), make(chan struct{}), make(chan struct{}), make(chan error, 1)}
+	store := newHeldStore(memstore.New(), func(m faultstore.Method, _ int64) bool { return m == faultstore.Add })
 	log := &logBuffer{}
 	h := newHandler(t, store, petstore.WithLogger(slog.New(slog.NewJSONHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	ctx, hangUp := context.WithCancel(t.Context())
 	served := make(chan int)
 	go func() { served <- serve(h, faultsOps()[2].req(t, ctx)).Code }()
-	<-store.entered
+	<-store.arrived
 	hangUp()
 	close(store.release)
 	if err := <-store.ctxErr; err != nil {

@@ -18,6 +18,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/testkit/faultstore"
 	"github.com/petstore-go/petstore/internal/testkit/syncbuf"
 	"github.com/petstore-go/petstore/memstore"
 )
@@ -274,4 +275,41 @@ func newServer(t *testing.T, h http.Handler) *httptest.Server {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// heldStore is a memstore whose calls that hold selects say so on arrived,
+// wait until release is closed, then send the state of their context on
+// ctxErr, which holds one.
+type heldStore struct {
+	*memstore.Store
+	hold             func(m faultstore.Method, id int64) bool // id is 0 but for Get
+	arrived, release chan struct{}
+	ctxErr           chan error
+}
+
+var _ petstore.Store = (*heldStore)(nil)
+
+func newHeldStore(store *memstore.Store, hold func(m faultstore.Method, id int64) bool) *heldStore {
+	return &heldStore{Store: store, hold: hold, arrived: make(chan struct{}), release: make(chan struct{}), ctxErr: make(chan error, 1)}
+}
+
+func (s *heldStore) wait(ctx context.Context, m faultstore.Method, id int64) {
+	if s.hold(m, id) {
+		s.arrived <- struct{}{}
+		<-s.release
+		select {
+		case s.ctxErr <- ctx.Err():
+		default:
+		}
+	}
+}
+
+func (s *heldStore) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
+	s.wait(ctx, faultstore.Add, 0)
+	return s.Store.Add(ctx, p, opts)
+}
+
+func (s *heldStore) Get(ctx context.Context, id int64) (petstore.Pet, error) {
+	s.wait(ctx, faultstore.Get, id)
+	return s.Store.Get(ctx, id)
 }

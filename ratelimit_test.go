@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/testkit/faultstore"
 	"github.com/petstore-go/petstore/memstore"
 )
 
@@ -303,21 +304,8 @@ func ExampleWithRateLimit() {
 	// 429 Retry-After: "10"
 }
 
-// gatedGets is a Store whose Get of pet 1 waits until release is closed,
-// after saying so on arrived.
-type gatedGets struct {
-	*memstore.Store
-	arrived chan struct{}
-	release chan struct{}
-}
-
-func (s gatedGets) Get(ctx context.Context, id int64) (petstore.Pet, error) {
-	if id == 1 {
-		s.arrived <- struct{}{}
-		<-s.release
-	}
-	return s.Store.Get(ctx, id)
-}
+// heldGetOf1 holds the calls of Get of pet 1.
+func heldGetOf1(m faultstore.Method, id int64) bool { return m == faultstore.Get && id == 1 }
 
 // TestMaxInFlight: a caller with MaxInFlight requests in flight is answered
 // 429 rate_limited with Retry-After, observed as such by operation, and a
@@ -325,7 +313,7 @@ func (s gatedGets) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 // first is served again once its requests end.
 func TestMaxInFlight(t *testing.T) {
 	const otherKey = "other-key-0123456789"
-	store := gatedGets{Store: seededStore(t), arrived: make(chan struct{}), release: make(chan struct{})}
+	store := newHeldStore(seededStore(t), heldGetOf1)
 	var mu sync.Mutex
 	var limited []string // the observed 429s
 	h := newHandler(t, store, petstore.WithAuthenticator(petstore.APIKeys(testKey, otherKey)),
@@ -384,7 +372,7 @@ func TestMaxInFlight(t *testing.T) {
 // the request ends first; a request within its budget is not held.
 func TestRateLimitPause(t *testing.T) {
 	const pause = 200 * time.Millisecond
-	store := gatedGets{Store: seededStore(t), arrived: make(chan struct{}), release: make(chan struct{})}
+	store := newHeldStore(seededStore(t), heldGetOf1)
 	h := newHandler(t, store, petstore.WithRateLimit(petstore.RateLimit{
 		Creates: petstore.NewLimiter(petstore.Rate{PerSecond: 0.001, Burst: 1}, 0), MaxInFlight: 1, Pause: pause}))
 	const pet = `{"name":"Rex","categoryId":1}`
