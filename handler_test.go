@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/docspage"
 	"github.com/petstore-go/petstore/httpapi"
@@ -38,9 +40,10 @@ type wireCase struct {
 	header               http.Header
 	status               int
 	code                 httpapi.Code
-	message              string            // the exact message of an error, when not ""
-	want                 map[string]string // headers with exactly this value, or none for ""
-	answer               string            // the exact body, when not ""
+	message              string               // the exact message of an error, when not ""
+	errors               []httpapi.FieldError // the exact problems of an error, when not nil; the message joins their details
+	want                 map[string]string    // headers with exactly this value, or none for ""
+	answer               string               // the exact body, when not ""
 }
 
 // TestWire sends the real handler, in process, the requests that
@@ -175,6 +178,12 @@ func TestWire(t *testing.T) {
 			wireCase{name: "listPets, " + d.name, opts: d.opts, target: "/v1/pets?limit=1", status: 200, want: map[string]string{"Deprecation": "", "Sunset": ""}},
 			wireCase{name: "no path, " + d.name, opts: d.opts, target: "/v1/nothing", status: 404, code: "not_found", want: map[string]string{"Deprecation": "", "Sunset": ""}})
 	}
+	runWire(t, cases)
+}
+
+// runWire runs each case in a subtest of its name on a handler of its own.
+func runWire(t *testing.T, cases []wireCase) {
+	t.Helper()
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			env := newEnv(t, tt.opts...)
@@ -183,9 +192,16 @@ func TestWire(t *testing.T) {
 			if code := checkResponse(t, w); w.Code != tt.status || code != tt.code {
 				t.Errorf("status %d %q, want %d %q; body %.300s", w.Code, code, tt.status, tt.code, w.Body)
 			}
-			if tt.message != "" {
-				if got := decode[httpapi.Error](t, w).Message; got != tt.message {
-					t.Errorf("message %q, want %q", got, tt.message)
+			if tt.message != "" || tt.errors != nil {
+				got, want := decode[httpapi.Error](t, w), tt.message
+				for _, f := range tt.errors {
+					want = strings.TrimPrefix(want+"; "+f.Detail, "; ")
+				}
+				if got.Message != want {
+					t.Errorf("message %q, want %q", got.Message, want)
+				}
+				if diff := cmp.Diff(tt.errors, got.Errors, cmpopts.EquateEmpty()); tt.errors != nil && diff != "" {
+					t.Errorf("errors (-want +got):\n%s", diff)
 				}
 			}
 			for k, v := range tt.want {
