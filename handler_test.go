@@ -139,6 +139,19 @@ func TestWire(t *testing.T) {
 	for _, target := range []string{"/openapi.json", "/v1/openapi.json/", "/v1/pets/openapi.json", "/v1/openapi.jsonx", "/v1/OpenAPI.json", "/v1/openapi%2Ejson"} {
 		cases = append(cases, wireCase{name: "a neighbour of the document " + target, target: target, header: noKey, status: 401, code: "unauthorized"})
 	}
+	// The cursor of a page's Link is AppendCursor of its last pet, and gets
+	// the pets after that one.
+	for _, n := range []int{1, 2, 7} {
+		cursor := string(wire.AppendCursor(nil, seeded[n-1].ID))
+		cases = append(cases,
+			wireCase{name: "the Link of a page of " + strconv.Itoa(n), target: "/v1/pets?limit=" + strconv.Itoa(n), status: 200,
+				want: map[string]string{"Link": "<?limit=" + strconv.Itoa(n) + "&cursor=" + cursor + `>; rel="next"`}},
+			wireCase{name: "the pets after pet " + strconv.Itoa(n), target: "/v1/pets?limit=100&cursor=" + cursor, status: 200, answer: marshal(t, seeded[n:])})
+	}
+	// A client that asks for JSON, or for a stream with q=0, gets a page.
+	for _, accept := range []string{"application/json", "*/*", "text/event-stream;q=0", "text/event-stream; q=0.0"} {
+		cases = append(cases, wireCase{name: "Accept: " + accept, target: "/v1/pets?limit=2", header: http.Header{"Accept": {accept}}, status: 200, answer: page(1, 2)})
+	}
 	// A document or docs page that is off is a path like any unknown one:
 	// 401 without a key, 404 with one.
 	for _, off := range []struct {
@@ -214,5 +227,13 @@ func runWire(t *testing.T, cases []wireCase) {
 			}
 			checkUnchanged(t, env.store, before)
 		})
+	}
+}
+
+// TestAppendCursor checks that AppendCursor appends to its buffer; TestWire
+// checks the cursors it makes against the handler's.
+func TestAppendCursor(t *testing.T) {
+	if got, want := string(wire.AppendCursor([]byte("x="), 36)), "x="+string(wire.AppendCursor(nil, 36)); got != want {
+		t.Errorf("AppendCursor(x=, 36) = %q, want %q", got, want)
 	}
 }
