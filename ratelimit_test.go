@@ -236,6 +236,40 @@ func TestRateLimit(t *testing.T) {
 	}
 }
 
+// TestRateLimitByPrincipal: a caller over its budget leaves another's
+// alone, and requests without a valid key, or for the public document,
+// spend no budget.
+func TestRateLimitByPrincipal(t *testing.T) {
+	const otherKey = "other-key-0123456789"
+	var keys []string
+	limiter := limiterFunc(func(_ context.Context, key string) (time.Duration, error) {
+		keys = append(keys, key)
+		if key == petstore.Principal(context.Background()) {
+			t.Error("the limiter was called with no principal")
+		}
+		if len(keys) > 1 && key == keys[0] {
+			return time.Second, nil
+		}
+		return 0, nil
+	})
+	h := newHandler(t, seededStore(t), petstore.WithAuthenticator(petstore.APIKeys(testKey, otherKey)),
+		petstore.WithRateLimit(petstore.RateLimit{Reads: limiter}))
+	statuses := []int{
+		serve(h, newRequest(t, http.MethodGet, "/v1/pets", "", nil)).Code,
+		serve(h, newRequest(t, http.MethodGet, "/v1/pets", "", nil)).Code,
+		serve(h, newRequest(t, http.MethodGet, "/v1/pets", "", http.Header{"Authorization": {"Bearer " + otherKey}})).Code,
+		serve(h, newRequest(t, http.MethodGet, "/v1/pets", "", http.Header{"Authorization": {"Bearer wrong"}})).Code,
+		serve(h, newRequest(t, http.MethodGet, "/v1/openapi.json", "", http.Header{"Authorization": nil})).Code,
+	}
+	if diff := cmp.Diff([]int{200, 429, 200, 401, 200}, statuses); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+	if len(keys) != 3 || keys[0] != keys[1] || keys[0] == keys[2] {
+		t.Errorf("the limiter saw the keys %q; want one principal twice, then another", keys)
+	}
+}
+
+
 // TestRateLimitHeadersFlood floods the default read budget on the real
 // clock: every answer carries both fields, r counts down, and each 429
 // carries r=0 and a t no later than its Retry-After.

@@ -263,22 +263,29 @@ func TestWatchHeartbeatAndDone(t *testing.T) {
 	}
 }
 
-// hidingStore is a host's store that hides the pets named "secret ..."
-// from List, from every caller.
-type hidingStore struct{ petstore.Store }
+// tenantStore embeds a memstore the ordinary Go way, so that every method
+// of memstore is promoted, and overrides List to hide the pets named
+// "secret ..." from every caller, as a host hiding another tenant's pets
+// would.
+type tenantStore struct{ *memstore.Store }
 
-var _ petstore.Store = hidingStore{}
+var _ petstore.Store = tenantStore{}
 
-func (s hidingStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
-	pets, err := s.Store.List(ctx, opts)
-	return slices.DeleteFunc(pets, func(p petstore.Pet) bool { return strings.HasPrefix(p.Name, "secret") }), err
+func (s tenantStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	pets, err := s.Store.List(ctx, petstore.ListOptions{Status: opts.Status, After: opts.After})
+	pets = slices.DeleteFunc(pets, func(p petstore.Pet) bool { return strings.HasPrefix(p.Name, "secret") })
+	if opts.Limit > 0 && len(pets) > opts.Limit {
+		pets = pets[:opts.Limit]
+	}
+	return pets, err
 }
 
-// A watch reads through the Store's List, so a host's List decides what
-// it shows, in the stored pets and in those created later.
-func TestWatchReadsThroughList(t *testing.T) {
-	store := memstore.New()
-	h := newHandler(t, hidingStore{store})
+// The handler reads through the Store's own List, not through any method
+// promoted from memstore, so a host's List decides what it shows: in a page,
+// and in a watch, of the stored pets and of those created later.
+func TestStoreOverrideServed(t *testing.T) {
+	store := tenantStore{memstore.New()}
+	h := newHandler(t, store)
 	srv := newServer(t, h)
 	var shown []petstore.Pet
 	add := func(name string) {
@@ -289,12 +296,19 @@ func TestWatchReadsThroughList(t *testing.T) {
 	}
 	add("a")
 	add("secret b")
+	add("c")
+	for _, target := range []string{"/v1/pets", "/v1/pets?limit=2"} {
+		w := serve(h, newRequest(t, http.MethodGet, target, "", nil))
+		if diff := cmp.Diff(shown, decode[[]petstore.Pet](t, w)); w.Code != http.StatusOK || diff != "" {
+			t.Errorf("GET %s: %d, the pets (-want +got):\n%s", target, w.Code, diff)
+		}
+	}
 	w := watch(t, srv, "", nil)
-	add("secret c")
-	add("d")
+	add("secret d")
+	add("e")
 	want := eventsOf(t, h, shown)
 	if diff := cmp.Diff(want, w.events(t, len(want))); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+		t.Errorf("the watch (-want +got):\n%s", diff)
 	}
 }
 
@@ -325,7 +339,9 @@ func TestWatchObserve(t *testing.T) {
 	}
 }
 
-// countingStore counts the calls of List, and records when each began.
+// countingStore counts the calls of List, and records when each began; the
+// pets it returns have names that are copies, as those of a store that
+// reads a database do.
 type countingStore struct {
 	petstore.Store
 	lists atomic.Int64
@@ -340,7 +356,11 @@ func (s *countingStore) List(ctx context.Context, opts petstore.ListOptions) ([]
 	s.mu.Lock()
 	s.began = append(s.began, time.Now())
 	s.mu.Unlock()
-	return s.Store.List(ctx, opts)
+	pets, err := s.Store.List(ctx, opts)
+	for i := range pets {
+		pets[i].Name = strings.Clone(pets[i].Name)
+	}
+	return pets, err
 }
 
 // openIdle opens n watch streams on srv over raw connections, each read
@@ -616,12 +636,17 @@ func TestWatchCatchUpSpendsReads(t *testing.T) {
 }
 
 // A caller's open streams do not count in its in-flight share: they have
-// caps of their own.
+// caps of their own. A watch spends a read, and the header of its stream
+// says so.
 func TestWatchOutOfInFlight(t *testing.T) {
-	env := newEnv(t, petstore.WithRateLimit(petstore.RateLimit{MaxInFlight: 2}))
+	env := newEnv(t, petstore.WithRateLimit(petstore.RateLimit{MaxInFlight: 2, Reads: petstore.NewLimiter(petstore.Rate{PerSecond: 200, Burst: 400}, 0)}))
 	srv := newServer(t, env.h)
-	for range 3 {
-		watch(t, srv, "", nil)
+	for i := range 3 {
+		w := watch(t, srv, "", nil)
+		got := []string{w.resp.Header.Get("RateLimit-Policy"), w.resp.Header.Get("RateLimit")}
+		if diff := cmp.Diff([]string{`"reads";q=400;w=2`, fmt.Sprintf(`"reads";r=%d;t=1`, 399-i)}, got); diff != "" {
+			t.Errorf("watch %d: RateLimit-Policy and RateLimit (-want +got):\n%s", i, diff)
+		}
 	}
 	if w := serve(env.h, newRequest(t, http.MethodGet, "/v1/pets/1", "", nil)); w.Code != http.StatusOK {
 		t.Errorf("a read of a caller with 3 streams open: status %d, want 200", w.Code)
@@ -648,18 +673,6 @@ func watchAs(t *testing.T, srv *httptest.Server, n int) []*watcher {
 	return ws
 }
 
-// cloningStore returns from List pets whose names are copies, as a store
-// that reads a database does.
-type cloningStore struct{ petstore.Store }
-
-func (s cloningStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
-	pets, err := s.Store.List(ctx, opts)
-	for i := range pets {
-		pets[i].Name = strings.Clone(pets[i].Name)
-	}
-	return pets, err
-}
-
 // The views of many principals hold their recent pets within one bound
 // of memory over the handler, however long the pets' names.
 func TestWatchViewsMemory(t *testing.T) {
@@ -667,7 +680,7 @@ func TestWatchViewsMemory(t *testing.T) {
 		t.Skip("skipping a test of 40 MB of events in -short mode")
 	}
 	const views, pets = 40, 1024
-	h := newHandler(t, cloningStore{memstore.New()}, petstore.WithAuthenticator(principals()))
+	h := newHandler(t, &countingStore{Store: memstore.New()}, petstore.WithAuthenticator(principals()))
 	srv := newServer(t, h)
 	ws := watchAs(t, srv, views)
 	before := heapAndStacks()
