@@ -269,7 +269,6 @@ func TestRateLimitByPrincipal(t *testing.T) {
 	}
 }
 
-
 // TestRateLimitHeadersFlood floods the default read budget on the real
 // clock: every answer carries both fields, r counts down, and each 429
 // carries r=0 and a t no later than its Retry-After.
