@@ -1,12 +1,14 @@
 package petstore_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
 	"github.com/petstore-go/petstore/internal/testkit/faultstore"
@@ -392,5 +395,97 @@ func TestFaultCreateOutlivesItsClient(t *testing.T) {
 	}
 	if recs := log.records(t); len(recs) != 0 {
 		t.Errorf("logged %v for a create whose client hung up", recs)
+	}
+}
+
+// TestClientClosedRequest: a client that hangs up over a real connection
+// while the store works on its read is observed as 499
+// client_closed_request, not as a 503, and logged at debug only.
+func TestClientClosedRequest(t *testing.T) {
+	for _, op := range faultsOps()[:2] { // the reads
+		t.Run(op.target, func(t *testing.T) {
+			observed := make(chan petstore.Observation, 1)
+			env := faultsNewEnv(t, petstore.WithObserver(func(_ context.Context, o petstore.Observation) { observed <- o }))
+			env.fs.Set(op.method, faultstore.Fault{Delay: time.Hour}) // it waits until its context is done
+			srv := newServer(t, env.h)
+
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+op.target, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+testKey)
+			errc := make(chan error, 1)
+			go func() {
+				resp, err := srv.Client().Do(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				errc <- err
+			}()
+			waitFor(t, "the store to be called", func() bool { return env.fs.Calls(op.method) > 0 })
+			cancel()
+			if err := <-errc; !errors.Is(err, context.Canceled) {
+				t.Fatalf("the client's request ended with %v, want context.Canceled", err)
+			}
+			var o petstore.Observation
+			select {
+			case o = <-observed:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the request was not observed")
+			}
+			want := petstore.Observation{Status: 499, Code: httpapi.CodeClientClosedRequest, Method: http.MethodGet}
+			got := petstore.Observation{Status: o.Status, Code: o.Code, Method: o.Method}
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("observation (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"DEBUG petstore: client went away " + string(op.op)}, env.log.levels(t)); diff != "" {
+				t.Errorf("log (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBodyTimeout: over a real connection to an http.Server without
+// timeouts of its own, a client that sends half a body and stalls is
+// answered 400 invalid_body once the body timeout has passed, and nothing
+// is stored; the observer sees the 400, never a 499.
+func TestBodyTimeout(t *testing.T) {
+	store := memstore.New()
+	observed := make(chan petstore.Observation, 1)
+	srv := newServer(t, newHandler(t, store, petstore.WithBodyTimeout(100*time.Millisecond),
+		petstore.WithObserver(func(_ context.Context, o petstore.Observation) { observed <- o })))
+
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"name":"Rex","categoryId":1}`
+	half := body[:len(body)/2]
+	fmt.Fprintf(conn, "POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		testKey, len(body), half)
+	// The rest never comes: the answer arrives when the body timeout passes.
+	if err := conn.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	defer resp.Body.Close()
+	var got httpapi.Error
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatalf("decoding the answer: %v", err)
+	}
+	if resp.StatusCode != http.StatusBadRequest || got.Code != httpapi.CodeInvalidBody {
+		t.Errorf("answer %d %s %q, want 400 invalid_body", resp.StatusCode, got.Code, got.Message)
+	}
+	if o := <-observed; o.Status != http.StatusBadRequest || o.Code != httpapi.CodeInvalidBody {
+		t.Errorf("observed %d %s, want 400 invalid_body", o.Status, o.Code)
+	}
+	if pets := snapshot(t, store); len(pets) != 0 {
+		t.Errorf("store holds %v, want nothing", pets)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/petstore-go/petstore/docspage"
 	"github.com/petstore-go/petstore/httpapi"
 	"github.com/petstore-go/petstore/internal/wire"
+	"github.com/petstore-go/petstore/memstore"
 )
 
 // authReader is an Authenticator for the 403 and 503 answers: key "reader"
@@ -236,4 +238,177 @@ func TestAppendCursor(t *testing.T) {
 	if got, want := string(wire.AppendCursor([]byte("x="), 36)), "x="+string(wire.AppendCursor(nil, 36)); got != want {
 		t.Errorf("AppendCursor(x=, 36) = %q, want %q", got, want)
 	}
+}
+
+// conditionalGet GETs target from srv with the test key and, when tag is
+// not empty, If-None-Match: tag. It returns the status, the ETag,
+// Cache-Control and Link headers and the body.
+func conditionalGet(t *testing.T, srv *httptest.Server, target, tag string) (status int, etag, cacheControl, link, body string) {
+	t.Helper()
+	header := http.Header{"Authorization": {"Bearer " + testKey}}
+	if tag != "" {
+		header.Set("If-None-Match", tag)
+	}
+	resp, body := fetch(t, srv, srv.URL+target, header)
+	return resp.StatusCode, resp.Header.Get("ETag"), resp.Header.Get("Cache-Control"), resp.Header.Get("Link"), body
+}
+
+// addPets adds n pets to store.
+func addPets(t *testing.T, store petstore.Store, n int) {
+	t.Helper()
+	for range n {
+		mustAdd(t, store, petstore.NewPet{Name: "p", CategoryID: 1})
+	}
+}
+
+// TestConditionalLastFullPageGrows checks a full page that no page follows
+// yet: it must be revalidated, it answers 304 while no pet is added, and
+// once one is, the same tag gets the page again with its new Link and a
+// new tag, now final.
+func TestConditionalLastFullPageGrows(t *testing.T) {
+	store := memstore.New()
+	addPets(t, store, 3)
+	srv := newServer(t, newHandler(t, store))
+	const target = "/v1/pets?limit=3"
+
+	status, tag, cc, link, body := conditionalGet(t, srv, target, "")
+	if status != 200 || tag == "" || cc != "private, no-cache" || link != "" {
+		t.Fatalf("the full last page: %d, ETag %q, Cache-Control %q, Link %q", status, tag, cc, link)
+	}
+	if status, _, _, _, _ := conditionalGet(t, srv, target, tag); status != 304 {
+		t.Errorf("the full last page with its tag = %d, want 304", status)
+	}
+
+	addPets(t, store, 1)
+	status, grown, cc, link, grownBody := conditionalGet(t, srv, target, tag)
+	if status != 200 || link == "" || grown == tag || cc != "private, max-age=3600" || grownBody != body {
+		t.Errorf("after a pet was added, the old tag got %d, ETag %q (old %q), Cache-Control %q, Link %q; want 200 with a Link, a new tag and a final Cache-Control",
+			status, grown, tag, cc, link)
+	}
+	if status, _, _, _, _ := conditionalGet(t, srv, target, grown); status != 304 {
+		t.Errorf("the page with its new tag = %d, want 304", status)
+	}
+}
+
+// TestConditionalGrowingPage checks that a page with fewer than limit pets
+// has no ETag, may not be stored, and is never answered 304, whatever the
+// client sends, also after it has grown.
+func TestConditionalGrowingPage(t *testing.T) {
+	store := memstore.New()
+	addPets(t, store, 2)
+	srv := newServer(t, newHandler(t, store))
+	const target = "/v1/pets?limit=4"
+	_, fullTag, _, _, _ := conditionalGet(t, srv, "/v1/pets?limit=2", "")
+	for i, inm := range []string{"", "*", fullTag, `W/"0000000000000000"`} {
+		if i > 0 {
+			addPets(t, store, 1) // the page grows: 3, then 4 pets, then 5 (still 4 on the page)
+		}
+		status, tag, cc, _, body := conditionalGet(t, srv, target, inm)
+		pets := 2 + i
+		if pets >= 4 {
+			// Full now: final, with a tag that no earlier answer had.
+			if status != 200 || tag == "" || tag == fullTag || body == "" {
+				t.Errorf("full page with If-None-Match %q: %d, ETag %q", inm, status, tag)
+			}
+			continue
+		}
+		if status != 200 || tag != "" || cc != "no-store" || body == "" {
+			t.Errorf("page of %d pets with If-None-Match %q: %d, ETag %q, Cache-Control %q, body %q; want 200, no tag, no-store",
+				pets, inm, status, tag, cc, body)
+		}
+	}
+}
+
+// TestReportsEveryProblem: a create's body and a list's query are answered
+// with every problem they have, up to 16, each under its pointer or
+// parameter, and a body that is not an object with one problem.
+func TestReportsEveryProblem(t *testing.T) {
+	blank := httpapi.FieldError{Pointer: "/name", Detail: "name must not be blank"}
+	category := httpapi.FieldError{Pointer: "/categoryId", Detail: "categoryId must be 1 or greater"}
+	status := httpapi.FieldError{Pointer: "/status", Detail: `status must be "available", "pending" or "sold"; omit it for none`}
+	id := httpapi.FieldError{Pointer: "/id", Detail: "id is assigned by the store; remove it from the body"}
+	limit := httpapi.FieldError{Parameter: "limit", Detail: "limit must be an integer from 1 to 100"}
+	statusParam := httpapi.FieldError{Parameter: "status", Detail: `status must be "available", "pending" or "sold"`}
+	cursor := httpapi.FieldError{Parameter: "cursor", Detail: "cursor is not valid; follow the Link header of the previous page"}
+	create := func(name, body string, errors ...httpapi.FieldError) wireCase {
+		return wireCase{name: name, method: http.MethodPost, target: "/v1/pets", body: body, status: 400, code: "invalid_body", errors: errors}
+	}
+	query := func(name, query string, errors ...httpapi.FieldError) wireCase {
+		return wireCase{name: name, target: "/v1/pets" + query, status: 400, code: "invalid_parameter", errors: errors}
+	}
+	notAnObject := func(name, body, message string) wireCase {
+		return wireCase{name: name, method: http.MethodPost, target: "/v1/pets", body: body, status: 400, code: "invalid_body",
+			message: "the body is not valid: " + message, errors: []httpapi.FieldError{}}
+	}
+	nameRequired := httpapi.FieldError{Pointer: "/name", Detail: "name is required"}
+	categoryRequired := httpapi.FieldError{Pointer: "/categoryId", Detail: "categoryId is required"}
+	unknown := func(name, pointer string) httpapi.FieldError {
+		return httpapi.FieldError{Pointer: pointer, Detail: `unknown member "` + name + `"; a pet has name, categoryId and status`}
+	}
+	var many strings.Builder // a body of 100 unknown members, of which the first 16 are answered
+	many.WriteString(`{"name":"Rex","categoryId":1`)
+	var first16 []httpapi.FieldError
+	for i := range 100 {
+		m := "m" + strings.Repeat("x", i)
+		many.WriteString(`,"` + m + `":1`)
+		if i < 16 {
+			first16 = append(first16, unknown(m, "/"+m))
+		}
+	}
+	many.WriteString(`}`)
+	runWire(t, []wireCase{
+		create("name blank", `{"name":" ","categoryId":1}`, blank),
+		create("name too long", `{"name":"`+strings.Repeat("a", petstore.MaxNameLength+1)+`","categoryId":1}`,
+			httpapi.FieldError{Pointer: "/name", Detail: "name is longer than 256 characters; shorten it"}),
+		create("name control", `{"name":"a\u0007","categoryId":1}`, httpapi.FieldError{Pointer: "/name", Detail: "name must not contain control characters"}),
+		create("name wrong type", `{"name":["Rex"],"categoryId":1}`, httpapi.FieldError{Pointer: "/name", Detail: "name must be a string: expected a string"}),
+		create("name null", `{"name":null,"categoryId":1}`, httpapi.FieldError{Pointer: "/name", Detail: "name is null; it must be a string"}),
+		create("name missing", `{"categoryId":1}`, nameRequired),
+		create("categoryId zero", `{"name":"Rex","categoryId":0}`, category),
+		create("categoryId fraction", `{"name":"Rex","categoryId":1.5}`,
+			httpapi.FieldError{Pointer: "/categoryId", Detail: "categoryId must be an integer: expected an integer without fraction or exponent"}),
+		create("categoryId missing", `{"name":"Rex"}`, categoryRequired),
+		create("status", `{"name":"Rex","categoryId":1,"status":"lost"}`, status),
+		create("id", `{"id":7,"name":"Rex","categoryId":1}`, id),
+		create("unknown", `{"name":"Rex","categoryId":1,"colour":{"a":[1,2]},"a/b~c":true}`, unknown("colour", "/colour"), unknown("a/b~c", "/a~1b~0c")),
+		create("name twice", `{"name":"Rex","name":"Max","categoryId":1}`, httpapi.FieldError{Pointer: "/name", Detail: "name is given more than once; give it once"}),
+		// Every field wrong at once, in another order than the answer's.
+		create("all", `{"colour":"red","status":"lost","id":7,"categoryId":0,"name":""}`, blank, category, status, id, unknown("colour", "/colour")),
+		create("all missing", `{}`, nameRequired, categoryRequired),
+		create("100 problems", many.String(), first16...),
+		query("limit", "?limit=0", limit),
+		query("status param", "?status=lost", statusParam),
+		query("cursor", "?cursor=!", cursor),
+		query("every parameter", "?cursor=!&status=lost&limit=x", limit, statusParam, cursor),
+		query("limit twice", "?limit=5&limit=6&status=sold", httpapi.FieldError{Parameter: "limit", Detail: "limit is given more than once; give it once"}),
+		// A body that is not an object is one problem.
+		notAnObject("an array", `[]`, "expected a JSON object at byte offset 0"),
+		notAnObject("cut short", `{"name":"Rex",`, "expected a member name in double quotes at byte offset 14"),
+		notAnObject("more after the object", `{"name":"Rex","categoryId":1}x`, "unexpected data after the JSON object at byte offset 29"),
+		notAnObject("a leading zero", `{"name":"Rex","categoryId":01}`, "categoryId must be an integer: leading zero in a number at byte offset 27"),
+	})
+}
+
+// TestProblemJSONWhenAskedFor: an error goes as application/problem+json to
+// a client that prefers it, with the body that application/json has.
+func TestProblemJSONWhenAskedFor(t *testing.T) {
+	env := newEnv(t)
+	before := snapshot(t, env.store)
+	for _, accept := range []string{"", "application/json", "*/*", "application/problem+json", "application/json;q=0.5, application/problem+json"} {
+		header, want := http.Header{"Accept": {accept}}, "application/json"
+		if accept == "" {
+			header = nil
+		} else if strings.HasSuffix(accept, "problem+json") {
+			want = "application/problem+json"
+		}
+		for _, target := range []string{"/v1/pets/99", "/v1/pets?limit=0"} {
+			plain := env.serve(newRequest(t, http.MethodGet, target, "", nil))
+			checkResponse(t, plain)
+			w := env.serve(newRequest(t, http.MethodGet, target, "", header))
+			if got := w.Header().Get("Content-Type"); got != want || w.Body.String() != plain.Body.String() {
+				t.Errorf("Accept %q, %s: %s %s, want %s %s", accept, target, got, w.Body, want, plain.Body)
+			}
+		}
+	}
+	checkUnchanged(t, env.store, before)
 }
