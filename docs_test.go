@@ -49,7 +49,7 @@ func fetch(t *testing.T, srv *httptest.Server, target string, header http.Header
 // a gorilla/mux router, as a host would, and follows every reference of the
 // page (and of its start-up script, to the document) relatively, as a
 // browser does: each must be served, without credentials, under the
-// page's Content-Security-Policy.
+// page's Content-Security-Policy, ready to be revalidated.
 func TestDocsPageUnderAHostRouter(t *testing.T) {
 	for _, base := range []string{"/v1", "/api/animals/v1", ""} {
 		t.Run("base="+base, func(t *testing.T) {
@@ -58,12 +58,25 @@ func TestDocsPageUnderAHostRouter(t *testing.T) {
 			srv := newServer(t, r)
 			page := srv.URL + "/host" + base + wire.DocsPath
 
-			resp, body := fetch(t, srv, page, nil)
-			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
-				t.Fatalf("GET %s = %d %s", page, resp.StatusCode, resp.Header.Get("Content-Type"))
+			// get GETs a file of the page, which must come under the page's
+			// policy with a strong ETag and no-cache, and answer 304 with no
+			// body to If-None-Match with the tag.
+			get := func(target string) (*http.Response, string) {
+				t.Helper()
+				resp, body := fetch(t, srv, target, nil)
+				tag := resp.Header.Get("ETag")
+				if p := resp.Header.Get("Content-Security-Policy"); resp.StatusCode != 200 || p != docsCSP || !regexp.MustCompile(`^"[^"]+"$`).MatchString(tag) ||
+					resp.Header.Get("Cache-Control") != "no-cache" {
+					t.Errorf("GET %s = %d, policy %q, ETag %q, Cache-Control %q; want 200, %q, a strong tag and no-cache", target, resp.StatusCode, p, tag, resp.Header.Get("Cache-Control"), docsCSP)
+				}
+				if again, b := fetch(t, srv, target, http.Header{"If-None-Match": {tag}}); again.StatusCode != 304 || b != "" {
+					t.Errorf("GET %s with If-None-Match %s = %d with %d bytes, want 304 and no body", target, tag, again.StatusCode, len(b))
+				}
+				return resp, body
 			}
-			if got := resp.Header.Get("Content-Security-Policy"); got != docsCSP {
-				t.Errorf("the page's policy is %q, want %q", got, docsCSP)
+			resp, body := get(page)
+			if resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+				t.Fatalf("GET %s = %d %s", page, resp.StatusCode, resp.Header.Get("Content-Type"))
 			}
 			// The policy blocks inline scripts and styles, so the page has none.
 			if m := regexp.MustCompile(`<script>|<script [^>]*>[^<]|<style|style=|\son[a-z]+=`).FindString(body); m != "" {
@@ -82,13 +95,7 @@ func TestDocsPageUnderAHostRouter(t *testing.T) {
 				if !strings.HasPrefix(target, srv.URL+"/") {
 					t.Errorf("the page loads %s from another origin", target)
 				}
-				resp, _ := fetch(t, srv, target, nil)
-				if resp.StatusCode != 200 {
-					t.Errorf("GET %s = %d", target, resp.StatusCode)
-				}
-				if p := resp.Header.Get("Content-Security-Policy"); p != docsCSP {
-					t.Errorf("%s is served under policy %q", target, p)
-				}
+				resp, _ := get(target)
 				got[ref[1]] = resp.Header.Get("Content-Type")
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
@@ -108,24 +115,6 @@ func TestDocsPageUnderAHostRouter(t *testing.T) {
 				t.Errorf("GET %s = %d", target, resp.StatusCode)
 			}
 		})
-	}
-}
-
-// TestDocsFilesRevalidate checks that the page's files carry a strong ETag
-// and no-cache, and that If-None-Match with the tag answers 304 with no
-// body.
-func TestDocsFilesRevalidate(t *testing.T) {
-	srv := newServer(t, newHandler(t, memstore.New(), petstore.WithDocs(docspage.Files())))
-	for _, path := range []string{"/v1/docs", "/v1/docs/swagger-ui-bundle.js"} {
-		resp, _ := fetch(t, srv, srv.URL+path, nil)
-		tag := resp.Header.Get("ETag")
-		if !regexp.MustCompile(`^"[^"]+"$`).MatchString(tag) || resp.Header.Get("Cache-Control") != "no-cache" {
-			t.Errorf("GET %s: ETag %q, Cache-Control %q; want a strong tag and no-cache", path, tag, resp.Header.Get("Cache-Control"))
-		}
-		resp, body := fetch(t, srv, srv.URL+path, http.Header{"If-None-Match": {tag}})
-		if resp.StatusCode != 304 || body != "" {
-			t.Errorf("GET %s with If-None-Match %s = %d with %d bytes, want 304 and no body", path, tag, resp.StatusCode, len(body))
-		}
 	}
 }
 

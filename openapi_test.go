@@ -501,13 +501,14 @@ func corsLists(t *testing.T) (allow, expose, methods []string) {
 }
 
 // TestCORSHeadersCoverTheDocument checks docs/http.md's CORS lists against
-// the OpenAPI document: the request headers to allow are the header
-// parameters it describes, with Authorization (its security scheme) and
-// Content-Type (its JSON request bodies); the response headers to expose
-// are those it describes, with Allow (which it describes in words for the
-// 405 of a method that a path does not list), but for Cache-Control, which
-// CORS always exposes, and X-Content-Type-Options and Vary, which the
-// browser itself acts on.
+// the OpenAPI document and the route table: the request headers to allow
+// are the header parameters it describes, with Authorization (its security
+// scheme) and Content-Type (its JSON request bodies); the response headers
+// to expose are those it describes, with Allow (which it describes in words
+// for the 405 of a method that a path does not list), but for
+// Cache-Control, which CORS always exposes, and X-Content-Type-Options and
+// Vary, which the browser itself acts on; the methods are every method that
+// some path answers (the Allow values of the route table), once.
 func TestCORSHeadersCoverTheDocument(t *testing.T) {
 	request, response := documentedHeaders(t)
 	wantRequest := canonical(append(request, "Authorization", "Content-Type"))
@@ -517,28 +518,21 @@ func TestCORSHeadersCoverTheDocument(t *testing.T) {
 	if len(wantResponse) < 5 {
 		t.Fatalf("found only the response headers %q in the document", wantResponse)
 	}
-	allow, expose, _ := corsLists(t)
-	if diff := cmp.Diff(wantRequest, canonical(allow)); diff != "" {
-		t.Errorf("the headers to allow against the document (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(wantResponse, canonical(expose)); diff != "" {
-		t.Errorf("the headers to expose against the document (-want +got):\n%s", diff)
-	}
-}
-
-// TestCORSMethodsAreTheRoutes checks docs/http.md's CORS methods against
-// the Allow values of the route table: every method that some path
-// answers, once.
-func TestCORSMethodsAreTheRoutes(t *testing.T) {
-	var want []string
+	var wantMethods []string
 	for _, r := range wire.Routes() {
-		want = append(want, strings.Split(wire.Allow(r.Pattern), ", ")...)
+		wantMethods = append(wantMethods, strings.Split(wire.Allow(r.Pattern), ", ")...)
 	}
-	slices.Sort(want)
-	want = slices.Compact(want)
-	_, _, got := corsLists(t)
-	slices.Sort(got)
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("the methods to allow against the route table (-want +got):\n%s", diff)
+	allow, expose, methods := corsLists(t)
+	for _, l := range []struct {
+		what      string
+		want, got []string
+	}{
+		{"the headers to allow against the document", wantRequest, canonical(allow)},
+		{"the headers to expose against the document", wantResponse, canonical(expose)},
+		{"the methods to allow against the route table", slices.Compact(sorted(wantMethods)), sorted(methods)},
+	} {
+		if diff := cmp.Diff(l.want, l.got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", l.what, diff)
+		}
 	}
 }
