@@ -48,7 +48,8 @@ func fuzzAuthWant(values []string) (accepted, invalid bool) {
 // request without the header ("missing"), the 401 of a wrong key
 // ("invalid"), or the 401 of a header of another scheme with another
 // credential (which names the scheme only when it is a registered one),
-// whatever the header held, so nothing else of it is ever echoed.
+// whatever the header held, so nothing else of it is ever echoed. (TestWire
+// checks the challenges of the first two.)
 func FuzzAuthorization(f *testing.F) {
 	f.Add(uint8(1), "Bearer "+testKey, "")
 	f.Add(uint8(2), "Bearer "+testKey, "Bearer "+testKey)
@@ -61,8 +62,6 @@ func FuzzAuthorization(f *testing.F) {
 		}
 		missing := env.serve(get(nil))
 		rejected := env.serve(get([]string{"Bearer not-a-key"}))
-		fuzzCheckChallenge(t, missing, `Bearer realm="petstore"`)
-		fuzzCheckChallenge(t, rejected, `Bearer realm="petstore", error="invalid_token"`)
 
 		values := []string{first, second}[:n%3]
 		if len(values) == 0 {
@@ -98,18 +97,6 @@ func FuzzAuthorization(f *testing.F) {
 			t.Fatalf("Authorization %q: body %s, want %s", values, got, want)
 		}
 	})
-}
-
-// fuzzCheckChallenge fails unless w is a 401 unauthorized with the
-// WWW-Authenticate challenge want.
-func fuzzCheckChallenge(t *testing.T, w *httptest.ResponseRecorder, want string) {
-	t.Helper()
-	if code := checkResponse(t, w); w.Code != http.StatusUnauthorized || code != httpapi.CodeUnauthorized {
-		t.Fatalf("status %d %s, want 401 unauthorized", w.Code, w.Body)
-	}
-	if got := w.Header().Values("WWW-Authenticate"); len(got) != 1 || got[0] != want {
-		t.Fatalf("WWW-Authenticate = %q, want %q", got, want)
-	}
 }
 
 // fuzzMaxBody is the body limit of the body fuzzer's handler: small, so that

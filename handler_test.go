@@ -63,6 +63,8 @@ func TestWire(t *testing.T) {
 	noKey := http.Header{"Authorization": nil}
 	reader := petstore.WithAuthenticator(petstore.AuthenticatorFunc(authReader))
 	readerKey := http.Header{"Authorization": {"Bearer reader"}}
+	team := []petstore.Option{petstore.WithCredential(teamToken), petstore.WithOpenAPI(false)}
+	teamChallenge := map[string]string{"Www-Authenticate": teamToken.Challenge}
 	statuses := statusList()
 	cases := []wireCase{
 		{name: "token with a header injection", target: "/v1/pets", header: http.Header{"Authorization": {"Bearer " + testKey + "\r\nX-Admin: 1"}}, status: 401, code: "unauthorized", want: invalid},
@@ -94,6 +96,19 @@ func TestWire(t *testing.T) {
 			message: "the Authorization header uses Basic; an API key is required; send it in the header Authorization: Bearer KEY"},
 		{name: "no scheme", target: "/v1/pets", header: http.Header{"Authorization": {testKey}}, status: 401, code: "unauthorized",
 			message: "the Authorization header uses another scheme; an API key is required; send it in the header Authorization: Bearer KEY"},
+
+		// A host that reads the credential from a header of its own
+		// authenticates by it, ignores Authorization, and answers a missing or
+		// rejected credential with its own challenge and messages.
+		{name: "team token", opts: team, target: "/v1/pets", header: http.Header{"Authorization": nil, "X-Team-Token": {testKey}}, status: 200},
+		{name: "no team token", opts: team, target: "/v1/pets", header: noKey, status: 401, code: "unauthorized", message: teamToken.Missing, want: teamChallenge},
+		{name: "empty team token", opts: team, target: "/v1/pets", header: http.Header{"Authorization": nil, "X-Team-Token": {""}}, status: 401, code: "unauthorized",
+			message: teamToken.Missing, want: teamChallenge},
+		{name: "bearer token instead of a team token", opts: team, target: "/v1/pets", status: 401, code: "unauthorized", message: teamToken.Missing, want: teamChallenge},
+		{name: "wrong team token", opts: team, target: "/v1/pets", header: http.Header{"Authorization": nil, "X-Team-Token": {"wrong"}}, status: 401, code: "unauthorized",
+			message: teamToken.Rejected, want: teamChallenge},
+		{name: "team token that no bearer could carry", opts: team, target: "/v1/pets", header: http.Header{"Authorization": nil, "X-Team-Token": {"wrong token"}}, status: 401,
+			code: "unauthorized", message: teamToken.Rejected, want: teamChallenge},
 
 		// The handler asks the Authenticator about the request's operation,
 		// and answers what it says.
@@ -129,6 +144,9 @@ func TestWire(t *testing.T) {
 		{name: "Idempotency-Key too long", method: "POST", target: "/v1/pets", body: `{"name":"Rex","categoryId":1}`, status: 400, code: "invalid_parameter",
 			header:  http.Header{"Idempotency-Key": {strings.Repeat("k", petstore.MaxIdempotencyKeyLength+1)}},
 			message: "Idempotency-Key must be 1 to " + strconv.Itoa(petstore.MaxIdempotencyKeyLength) + " characters long"},
+
+		{name: "a method of 4,000 bytes", method: strings.Repeat("G", 4000), target: "/v1/pets", status: 405, code: "method_not_allowed",
+			message: "method " + longMethodCut + " is not allowed here; use one of " + wire.Allow("/pets")},
 
 		// The OpenAPI document is served, without authentication, at its
 		// exact path and for GET and HEAD only.

@@ -213,15 +213,14 @@ func marshal(tb testing.TB, v any) string {
 // target it came from.
 func resolve(t *testing.T, base, ref string) string {
 	t.Helper()
-	b, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
+	u, err := url.Parse(base)
+	if err == nil {
+		u, err = u.Parse(ref)
 	}
-	r, err := url.Parse(ref)
 	if err != nil {
-		t.Fatalf("reference %q: %v", ref, err)
+		t.Fatalf("reference %q from %s: %v", ref, base, err)
 	}
-	return b.ResolveReference(r).String()
+	return u.String()
 }
 
 // logBuffer is a log destination that tests can read while the handler

@@ -22,15 +22,6 @@ import (
 	"github.com/petstore-go/petstore/memstore"
 )
 
-// openapiServe answers a request without a body, with header, from h.
-func openapiServe(h http.Handler, method, target string, header http.Header) *httptest.ResponseRecorder {
-	r := httptest.NewRequest(method, target, nil)
-	for k, v := range header {
-		r.Header[k] = v
-	}
-	return serve(h, r)
-}
-
 // openapiFile is the document as it is embedded, read from the source tree.
 func openapiFile(t *testing.T) []byte {
 	t.Helper()
@@ -67,8 +58,8 @@ func TestOpenAPIServed(t *testing.T) {
 				t.Fatal(err)
 			}
 			want["servers"] = []any{map[string]any{"url": tt.wantServer}} // the only part that depends on the options
-			for _, header := range []http.Header{nil, {"Authorization": {"Bearer " + testKey}}, {"Authorization": {"Bearer wrong"}}} {
-				w := openapiServe(h, http.MethodGet, tt.target, header)
+			for _, header := range []http.Header{{"Authorization": nil}, nil, {"Authorization": {"Bearer wrong"}}} {
+				w := serve(h, newRequest(t, http.MethodGet, tt.target, "", header))
 				if w.Code != http.StatusOK {
 					t.Fatalf("GET %s with %v: status %d, want 200; body %s", tt.target, header, w.Code, w.Body)
 				}
@@ -87,7 +78,7 @@ func TestOpenAPIServed(t *testing.T) {
 				if got, file := w.Body.String(), string(openapiFile(t)); tt.opts == nil && got != file {
 					t.Errorf("the served document is not openapi.json byte for byte:\n%s", cmp.Diff(file, got))
 				}
-				head := openapiServe(h, http.MethodHead, tt.target, header)
+				head := serve(h, newRequest(t, http.MethodHead, tt.target, "", header))
 				if diff := cmp.Diff(w.Header(), head.Header()); head.Code != http.StatusOK || head.Body.Len() != 0 || diff != "" {
 					t.Errorf("HEAD %s: status %d with %d body bytes, headers (-get +head):\n%s", tt.target, head.Code, head.Body.Len(), diff)
 				}

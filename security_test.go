@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/httpapi"
 	"github.com/petstore-go/petstore/internal/testkit/faultstore"
 	"github.com/petstore-go/petstore/memstore"
 )
@@ -272,43 +271,6 @@ var teamToken = petstore.Credential{
 	Challenge: `TeamToken realm="petstore"`,
 	Missing:   "a team token is required; send it in the header X-Team-Token",
 	Rejected:  "the team token is not valid; send a valid one in the header X-Team-Token",
-}
-
-// TestWithCredential: a host that reads the credential from a header of
-// its own authenticates by it, ignores Authorization, and answers a
-// missing or rejected credential with its own challenge and messages.
-func TestWithCredential(t *testing.T) {
-	h := newHandler(t, memstore.New(), petstore.WithCredential(teamToken), petstore.WithOpenAPI(false))
-	tests := []struct {
-		name        string
-		header      http.Header
-		wantStatus  int
-		wantMessage string // of the 401
-	}{
-		{"team token", http.Header{"Authorization": nil, "X-Team-Token": {testKey}}, 200, ""},
-		{"no header", http.Header{"Authorization": nil}, 401, teamToken.Missing},
-		{"empty header", http.Header{"Authorization": nil, "X-Team-Token": {""}}, 401, teamToken.Missing},
-		{"bearer token only", http.Header{"Authorization": {"Bearer " + testKey}}, 401, teamToken.Missing},
-		{"wrong team token", http.Header{"Authorization": nil, "X-Team-Token": {"wrong"}}, 401, teamToken.Rejected},
-		{"token no bearer could carry", http.Header{"Authorization": nil, "X-Team-Token": {"wrong token"}}, 401, teamToken.Rejected},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := serve(h, newRequest(t, http.MethodGet, "/v1/pets", "", tt.header))
-			checkResponse(t, w)
-			if w.Code != tt.wantStatus {
-				t.Fatalf("status %d %s, want %d", w.Code, w.Body, tt.wantStatus)
-			}
-			if tt.wantStatus != 401 {
-				return
-			}
-			body := decode[httpapi.Error](t, w)
-			got := []string{w.Header().Get("Www-Authenticate"), body.Message}
-			if diff := cmp.Diff([]string{teamToken.Challenge, tt.wantMessage}, got); diff != "" {
-				t.Errorf("challenge and message (-want +got):\n%s", diff)
-			}
-		})
-	}
 }
 
 // TestWithCredentialScrubbed: the host's credential, like a bearer token,

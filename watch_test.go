@@ -609,14 +609,6 @@ func TestWatchResumesFromAnyID(t *testing.T) {
 	}
 }
 
-// countingLimiter allows every request, and counts them.
-type countingLimiter struct{ n atomic.Int64 }
-
-func (l *countingLimiter) Allow(context.Context, string) (time.Duration, error) {
-	l.n.Add(1)
-	return 0, nil
-}
-
 // A stream pays for each page it reads from the store for itself from its
 // caller's read budget, the first page aside, which its request paid for.
 func TestWatchCatchUpSpendsReads(t *testing.T) {
@@ -625,12 +617,13 @@ func TestWatchCatchUpSpendsReads(t *testing.T) {
 	for i := range pets {
 		mustAdd(t, store, petstore.NewPet{Name: "pet " + strconv.Itoa(i), CategoryID: 1})
 	}
-	reads := &countingLimiter{}
-	srv := newServer(t, newHandler(t, store, petstore.WithRateLimit(petstore.RateLimit{Reads: reads})))
+	var reads atomic.Int64
+	counting := limiterFunc(func(context.Context, string) (time.Duration, error) { reads.Add(1); return 0, nil })
+	srv := newServer(t, newHandler(t, store, petstore.WithRateLimit(petstore.RateLimit{Reads: counting})))
 	watch(t, srv, "", nil).events(t, pets)
 	// The request's read and one for each page after the first: the read
 	// of the empty page after the last may come after the last event.
-	if got, want := reads.n.Load(), int64(pets/100); got < want {
+	if got, want := reads.Load(), int64(pets/100); got < want {
 		t.Errorf("a stream that read %d pets from the store spent %d reads, want at least %d, one a page", pets, got, want)
 	}
 }
