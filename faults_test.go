@@ -189,56 +189,88 @@ func TestFaultAbortHandlerPassesThrough(t *testing.T) {
 	t.Error("ServeHTTP returned")
 }
 
-// TestFaultClientGone: a request whose client has gone away before the
-// store is called never reaches the store, whether the client left before
-// the request was served, during authentication or while sending the body;
-// each is recorded as 499 client_closed_request with no body, never as a
-// 5xx.
-func TestFaultClientGone(t *testing.T) {
-	gone := func(t *testing.T, env faultsEnv, r *http.Request) {
-		t.Helper()
-		before := snapshot(t, env.store)
-		if w := serve(env.h, r); w.Code != httpapi.StatusClientClosedRequest || w.Body.Len() != 0 {
-			t.Errorf("status %d %q, want 499 without a body, which nobody reads", w.Code, w.Body)
-		}
-		if got := env.fs.TotalCalls(); got != 0 {
-			t.Errorf("store calls = %d, want 0", got)
-		}
-		checkUnchanged(t, env.store, before)
-	}
+// TestFaultContexts: a slow store is waited for while the request lasts. A
+// store call that outlives the request's deadline, or WithStoreTimeout, is
+// answered 503 and has stored nothing; one that outlives WithStoreTimeout
+// carries Retry-After and is logged at WARN with its operation. A request
+// whose client has gone away before the store is called never reaches the
+// store, whether the client left before the request was served, during
+// authentication or while sending the body; each is recorded as 499
+// client_closed_request with no body, never as a 5xx, and logged at debug
+// under its own message, not as a store outage.
+func TestFaultContexts(t *testing.T) {
 	for _, o := range faultsOps() {
-		t.Run(string(o.op)+"/before", func(t *testing.T) {
-			env := faultsNewEnv(t)
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			gone(t, env, o.req(t, ctx))
-			// Not a store outage: logged at debug under its own message.
-			if got := env.log.levels(t); !cmp.Equal(got, []string{"DEBUG petstore: client went away " + string(o.op)}) {
-				t.Errorf("log %q, want the client gone at debug only", got)
+		for _, c := range []struct {
+			name         string
+			delay        time.Duration // of the store
+			storeTimeout bool
+			status       int
+			calls        int
+			retry        string
+			log          string // the one record, if checked
+		}{
+			{name: "slow", delay: 20 * time.Millisecond, status: o.ok, calls: 1},
+			{name: "deadline", delay: time.Hour, status: 503, calls: 1, retry: "1"},
+			{name: "store timeout", delay: time.Hour, storeTimeout: true, status: 503, calls: 1, retry: "1", log: "WARN petstore: store timed out"},
+			{name: "gone before", status: 499, log: "DEBUG petstore: client went away"},
+			{name: "gone during authentication", status: 499},
+			{name: "gone during upload", status: 499},
+		} {
+			if c.name == "gone during upload" && o.body == "" {
+				continue
 			}
-		})
-		t.Run(string(o.op)+"/during-authentication", func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			leaving := petstore.AuthenticatorFunc(func(ctx context.Context, op petstore.Operation, token string) (context.Context, error) {
-				cancel() // the client hangs up while the key is checked
-				return petstore.APIKeys(testKey).Authenticate(ctx, op, token)
+			t.Run(string(o.op)+"/"+c.name, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				opts := []petstore.Option{petstore.WithAuthenticator(petstore.AuthenticatorFunc(func(ctx context.Context, op petstore.Operation, token string) (context.Context, error) {
+					if c.name == "gone during authentication" {
+						cancel() // the client hangs up while the key is checked
+					}
+					return petstore.APIKeys(testKey).Authenticate(ctx, op, token)
+				}))}
+				switch {
+				case c.storeTimeout:
+					opts = append(opts, petstore.WithStoreTimeout(20*time.Millisecond))
+				case c.name == "deadline":
+					ctx, cancel = context.WithTimeout(ctx, 20*time.Millisecond)
+					defer cancel()
+				case c.name == "gone before":
+					cancel()
+				}
+				env := faultsNewEnv(t, opts...)
+				env.fs.Set(o.method, faultstore.Fault{Delay: c.delay}) // a delay of an hour stalls until its context is done
+				before := snapshot(t, env.store)
+				r := o.req(t, ctx)
+				body := &faultsHangUp{r: strings.NewReader(o.body), cancel: cancel}
+				if c.name == "gone during upload" {
+					r.Body = io.NopCloser(body)
+				}
+				w := serve(env.h, r)
+				code := httpapi.Code("")
+				if w.Code != 499 {
+					code = checkResponse(t, w)
+				}
+				if wantCode := map[int]httpapi.Code{503: httpapi.CodeUnavailable}[c.status]; w.Code != c.status || code != wantCode || w.Code == 499 && w.Body.Len() != 0 {
+					t.Fatalf("status %d %s %q, want %d %s, and no body for a 499, which nobody reads", w.Code, code, w.Body, c.status, wantCode)
+				}
+				if got := env.fs.TotalCalls(); got != c.calls {
+					t.Errorf("store calls = %d, want %d", got, c.calls)
+				}
+				if c.status != o.ok {
+					checkUnchanged(t, env.store, before)
+				}
+				if got := w.Header().Get("Retry-After"); got != c.retry {
+					t.Errorf("Retry-After %q, want %q", got, c.retry)
+				}
+				if got := env.log.levels(t); c.log != "" && !cmp.Equal(got, []string{c.log + " " + string(o.op)}) {
+					t.Errorf("log %q, want only %s", got, c.log)
+				}
+				if c.name == "gone during upload" && !body.done {
+					t.Fatal("the handler did not read the body to its end")
+				}
 			})
-			gone(t, faultsNewEnv(t, petstore.WithAuthenticator(leaving)), o.req(t, ctx))
-		})
-	}
-	t.Run("createPet/during-upload", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		o := faultsOps()[2]
-		r := o.req(t, ctx)
-		body := &faultsHangUp{r: strings.NewReader(o.body), cancel: cancel}
-		r.Body = io.NopCloser(body)
-		gone(t, faultsNewEnv(t), r)
-		if !body.done {
-			t.Fatal("the handler did not read the body to its end")
 		}
-	})
+	}
 }
 
 // faultsHangUp is a request body whose client hangs up once the last byte
@@ -324,51 +356,6 @@ func TestFaultsConcurrent(t *testing.T) {
 		}
 	}
 	t.Logf("%d requests, %d pets created and verified", workers*perWorker, len(created))
-}
-
-// TestFaultLatency: a slow store is waited for while the request lasts. A
-// store call that outlives the request's deadline, or WithStoreTimeout, is
-// answered 503 and has stored nothing; one that outlives WithStoreTimeout
-// carries Retry-After and is logged at WARN with its operation.
-func TestFaultLatency(t *testing.T) {
-	for _, o := range faultsOps() {
-		t.Run(string(o.op)+"/slow", func(t *testing.T) {
-			env := faultsNewEnv(t)
-			env.fs.Set(o.method, faultstore.Fault{Delay: 20 * time.Millisecond})
-			if w, _ := env.do(t, o, context.Background()); w.Code != o.ok {
-				t.Fatalf("status %d %s, want %d", w.Code, w.Body, o.ok)
-			}
-		})
-		for _, storeTimeout := range []bool{false, true} {
-			t.Run(fmt.Sprint(o.op, "/storeTimeout=", storeTimeout), func(t *testing.T) {
-				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-				defer cancel()
-				var opts []petstore.Option
-				if storeTimeout {
-					ctx, opts = t.Context(), []petstore.Option{petstore.WithStoreTimeout(20 * time.Millisecond)}
-				}
-				env := faultsNewEnv(t, opts...)
-				env.fs.Set(o.method, faultstore.Fault{Delay: time.Hour}) // stalls until its context is done
-				before := snapshot(t, env.store)
-				w, code := env.do(t, o, ctx)
-				if w.Code != http.StatusServiceUnavailable || code != httpapi.CodeUnavailable {
-					t.Fatalf("status %d %s, want 503 unavailable", w.Code, w.Body)
-				}
-				if got := env.fs.Calls(o.method); got != 1 {
-					t.Errorf("store calls = %d, want 1", got)
-				}
-				checkUnchanged(t, env.store, before)
-				if !storeTimeout {
-					return
-				}
-				got := map[string]any{"retry": w.Header().Get("Retry-After"), "log": env.log.levels(t)}
-				want := map[string]any{"retry": "1", "log": []string{"WARN petstore: store timed out " + string(o.op)}}
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("(-want +got):\n%s", diff)
-				}
-			})
-		}
-	}
 }
 
 // TestFaultCreateOutlivesItsClient: a create that has reached the store
