@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -158,6 +159,10 @@ func TestWatchEvents(t *testing.T) {
 			header: http.Header{"Last-Event-Id": {"5"}}, after: 5},
 		{name: "Last-Event-ID and status", target: "?status=available&limit=1",
 			header: http.Header{"Last-Event-Id": {"1"}}, status: petstore.StatusAvailable, after: 1},
+		// A watch resumes from any ID that a stream may send, up to the greatest.
+		{name: "Last-Event-ID 0", header: http.Header{"Last-Event-Id": {"0"}}},
+		{name: "Last-Event-ID of the greatest ID but one", header: http.Header{"Last-Event-Id": {"9223372036854775806"}}, after: math.MaxInt64 - 1},
+		{name: "Last-Event-ID of the greatest ID", header: http.Header{"Last-Event-Id": {"9223372036854775807"}}, after: math.MaxInt64},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -363,6 +368,22 @@ func (s *countingStore) List(ctx context.Context, opts petstore.ListOptions) ([]
 	return pets, err
 }
 
+// rawWatch opens a watch stream on srv over a raw connection, closed when
+// the test ends, with a receive buffer of readBuffer bytes unless it is 0.
+func rawWatch(t *testing.T, srv *httptest.Server, readBuffer int) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err == nil && readBuffer > 0 {
+		err = c.(*net.TCPConn).SetReadBuffer(readBuffer)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	fmt.Fprintf(c, "GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", testKey)
+	return c
+}
+
 // openIdle opens n watch streams on srv over raw connections, each read
 // up to its first heartbeat and then left idle, and returns them.
 func openIdle(t *testing.T, srv *httptest.Server, n int) []net.Conn {
@@ -370,12 +391,7 @@ func openIdle(t *testing.T, srv *httptest.Server, n int) []net.Conn {
 	var conns []net.Conn
 	buf := make([]byte, 512)
 	for range n {
-		c, err := net.Dial("tcp", srv.Listener.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		fmt.Fprintf(c, "GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", testKey)
+		c := rawWatch(t, srv, 0)
 		var got []byte
 		if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
 			t.Fatal(err)
@@ -470,15 +486,7 @@ func TestWatchStalledReader(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	healthy := watch(t, srv, "", nil)
-	stalled, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stalled.Close()
-	if err := stalled.(*net.TCPConn).SetReadBuffer(4 << 10); err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(stalled, "GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", testKey)
+	rawWatch(t, srv, 4<<10)
 	start := time.Now() // it reads nothing from now on
 
 	stop := make(chan struct{})
@@ -598,14 +606,6 @@ func TestWatchNotifiedPoll(t *testing.T) {
 	time.Sleep(window)
 	if n, most := store.lists.Load()-start, int64(window/(10*poll))+3; n > most {
 		t.Errorf("%d Lists in %v with Poll %v and a store that notifies; want at most %d, a poll every %v", n, window, poll, most, 10*poll)
-	}
-}
-
-// A watch resumes from any ID that a stream may send, up to the greatest.
-func TestWatchResumesFromAnyID(t *testing.T) {
-	srv := newServer(t, newEnv(t).h)
-	for _, id := range []string{"0", "9223372036854775806", "9223372036854775807"} {
-		watch(t, srv, "", http.Header{"Last-Event-Id": {id}}).close()
 	}
 }
 
