@@ -96,6 +96,36 @@ func securityAuthenticator() petstore.Authenticator {
 	})
 }
 
+// securityRequests are requests of every kind, failures included: known and
+// unknown paths, allowed and other methods, pets that exist and pets that do
+// not, valid and invalid parameters and bodies.
+var securityRequests = []struct{ method, target, contentType, body string }{
+	{http.MethodGet, "/v1/pets", "", ""},
+	{http.MethodGet, "/v1/pets?limit=0", "", ""},
+	{http.MethodGet, "/v1/pets?status=sold&limit=1", "", ""},
+	{http.MethodPost, "/v1/pets", "application/json", `{"name":"Rex","categoryId":1}`},
+	{http.MethodPost, "/v1/pets", "application/json", `{"name":`},
+	{http.MethodPost, "/v1/pets", "text/plain", `hello`},
+	{http.MethodPost, "/v1/pets", "application/json", `{"name":"` + strings.Repeat("a", 1<<20) + `","categoryId":1}`},
+	{http.MethodGet, "/v1/pets/1", "", ""},
+	{http.MethodGet, "/v1/pets/999", "", ""},
+	{http.MethodGet, "/v1/pets/abc", "", ""},
+	{http.MethodGet, "/v1/pets/", "", ""},
+	{http.MethodGet, "/v1/pets/1/photos", "", ""},
+	{http.MethodDelete, "/v1/pets", "", ""},
+	{http.MethodPut, "/v1/pets/1", "application/json", `{}`},
+	{http.MethodOptions, "/v1/pets", "", ""},
+	{http.MethodGet, "/v1/store/orders", "", ""},
+	{http.MethodGet, "/v2/pets", "", ""},
+	{http.MethodGet, "/", "", ""},
+	{http.MethodGet, "/v1/pets/%2F", "", ""},
+	{http.MethodPost, "/v1/pets", "", `{"name":"` + securityKey1 + `"}`},
+	{http.MethodTrace, "/v1/pets/1", "", ""}, // a method that no route serves: 405
+	{http.MethodGet, "/v1/nowhere", "", ""},
+	{http.MethodHead, "/v1/pets", "", ""}, {http.MethodHead, "/v1/pets/1", "", ""},
+	{http.MethodHead, "/v1/pets/999", "", ""}, {http.MethodHead, "/nowhere", "", ""},
+}
+
 // TestSecurityNoCredentialLeaks runs every kind of request, failures
 // included, with every kind of credential, through a handler whose
 // authenticator and store put the credential into their errors and panics,
@@ -119,17 +149,6 @@ func TestSecurityNoCredentialLeaks(t *testing.T) {
 			return faultstore.Fault{Panic: fmt.Errorf("caller %s: %w", key, errors.New("bad state"))}
 		},
 	}
-	requests := []struct{ method, target, body string }{
-		{http.MethodGet, "/v1/pets", ""},
-		{http.MethodGet, "/v1/pets?limit=0", ""},
-		{http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`},
-		{http.MethodPost, "/v1/pets", `{"name":"` + securityKey1 + `"}`},
-		{http.MethodGet, "/v1/pets/1", ""},
-		{http.MethodGet, "/v1/pets/404", ""},
-		{http.MethodGet, "/v1/pets/x", ""},
-		{http.MethodTrace, "/v1/pets/1", ""}, // a method that no route serves: 405
-		{http.MethodGet, "/v1/nowhere", ""},
-	}
 	tokens := []string{securityKey1, securityKey2, securityWrongKey, securityMalformed, securityAuthFails, securityAuthPanics, securityForbiddenKey}
 	authHeaders := [][]string{nil, {"Bearer " + securityKey1, "Bearer " + securityKey2}, {"Basic " + securityKey1}}
 	for _, tok := range tokens {
@@ -141,7 +160,7 @@ func TestSecurityNoCredentialLeaks(t *testing.T) {
 	n := 0
 	for _, fault := range faults {
 		for _, auth := range authHeaders {
-			for _, q := range requests {
+			for _, q := range securityRequests {
 				key := ""
 				if len(auth) == 1 {
 					key = strings.TrimPrefix(auth[0], "Bearer ")
@@ -152,6 +171,9 @@ func TestSecurityNoCredentialLeaks(t *testing.T) {
 				r := httptest.NewRequest(q.method, q.target, strings.NewReader(q.body))
 				r.Header["Authorization"] = auth
 				r.Header.Set("Content-Type", "application/json")
+				if q.contentType != "" {
+					r.Header.Set("Content-Type", q.contentType)
+				}
 				w := serve(env.h, r)
 				// A body that the client sent may be echoed; nothing else.
 				body := strings.ReplaceAll(w.Body.String(), securityKey1+`"`, "")
@@ -193,29 +215,6 @@ func TestSecurityNoCredentialLeaks(t *testing.T) {
 // called. (The OpenAPI document, served without authentication on purpose,
 // is the one exception; see WithOpenAPI.)
 func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
-	requests := []struct{ method, target, contentType, body string }{
-		{http.MethodGet, "/v1/pets", "", ""},
-		{http.MethodGet, "/v1/pets?limit=0", "", ""},
-		{http.MethodGet, "/v1/pets?status=sold&limit=1", "", ""},
-		{http.MethodPost, "/v1/pets", "application/json", `{"name":"Rex","categoryId":1}`},
-		{http.MethodPost, "/v1/pets", "application/json", `{"name":`},
-		{http.MethodPost, "/v1/pets", "text/plain", `hello`},
-		{http.MethodPost, "/v1/pets", "application/json", `{"name":"` + strings.Repeat("a", 1<<20) + `","categoryId":1}`},
-		{http.MethodGet, "/v1/pets/1", "", ""},
-		{http.MethodGet, "/v1/pets/999", "", ""},
-		{http.MethodGet, "/v1/pets/abc", "", ""},
-		{http.MethodGet, "/v1/pets/", "", ""},
-		{http.MethodGet, "/v1/pets/1/photos", "", ""},
-		{http.MethodDelete, "/v1/pets", "", ""},
-		{http.MethodPut, "/v1/pets/1", "application/json", `{}`},
-		{http.MethodOptions, "/v1/pets", "", ""},
-		{http.MethodGet, "/v1/store/orders", "", ""},
-		{http.MethodGet, "/v2/pets", "", ""},
-		{http.MethodGet, "/", "", ""},
-		{http.MethodGet, "/v1/pets/%2F", "", ""},
-		{http.MethodHead, "/v1/pets", "", ""}, {http.MethodHead, "/v1/pets/1", "", ""},
-		{http.MethodHead, "/v1/pets/999", "", ""}, {http.MethodHead, "/nowhere", "", ""},
-	}
 	credentials := map[string][]string{
 		"no header":       nil,
 		"empty token":     {"Bearer "},
@@ -231,7 +230,7 @@ func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
 			before := snapshot(t, env.store)
 
 			var first *httptest.ResponseRecorder
-			for _, q := range requests {
+			for _, q := range securityRequests {
 				r := httptest.NewRequest(q.method, q.target, strings.NewReader(q.body))
 				if q.contentType != "" {
 					r.Header.Set("Content-Type", q.contentType)
@@ -247,7 +246,7 @@ func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
 					continue
 				}
 				if diff := cmp.Diff(first.Header(), w.Header()); diff != "" {
-					t.Errorf("%s %s: headers differ from %s's (-first +got):\n%s", q.method, q.target, requests[0].target, diff)
+					t.Errorf("%s %s: headers differ from %s's (-first +got):\n%s", q.method, q.target, securityRequests[0].target, diff)
 				}
 				want := first.Body.String()
 				if q.method == http.MethodHead {
