@@ -93,24 +93,7 @@ func TestOpenAPIServed(t *testing.T) {
 // TestOpenAPIMatchesRoutes, its error codes against httpapi's by
 // TestREADMEWireTable.
 func TestOpenAPIMatchesGo(t *testing.T) {
-	var doc struct {
-		Components struct {
-			Parameters map[string]struct {
-				Schema struct {
-					Minimum, Maximum, Default int
-				} `json:"schema"`
-			} `json:"parameters"`
-			Schemas map[string]struct {
-				Enum       []string `json:"enum"`
-				Properties map[string]struct {
-					MaxLength int `json:"maxLength"`
-				} `json:"properties"`
-			} `json:"schemas"`
-		} `json:"components"`
-	}
-	if err := json.Unmarshal(openapiFile(t), &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := readOpenAPIDoc(t)
 	limit := doc.Components.Parameters["limit"].Schema
 	if diff := cmp.Diff([]int{1, petstore.MaxPageSize, petstore.DefaultPageSize}, []int{limit.Minimum, limit.Maximum, limit.Default}); diff != "" {
 		t.Errorf("limit minimum, maximum, default (-want +got):\n%s", diff)
@@ -177,7 +160,7 @@ type openapiResponse struct {
 	} `json:"headers"`
 }
 
-// openapiDoc is what TestOpenAPIMatchesRoutes reads of the document.
+// openapiDoc is what the tests read of the document.
 type openapiDoc struct {
 	Paths map[string]map[string]struct {
 		OperationID string                     `json:"operationId"`
@@ -185,8 +168,28 @@ type openapiDoc struct {
 		Responses   map[string]openapiResponse `json:"responses"`
 	} `json:"paths"`
 	Components struct {
-		Responses map[string]openapiResponse `json:"responses"`
+		Responses  map[string]openapiResponse `json:"responses"`
+		Parameters map[string]struct {
+			Schema struct{ Minimum, Maximum, Default int } `json:"schema"`
+		} `json:"parameters"`
+		Schemas map[string]struct {
+			Enum       []string `json:"enum"`
+			Properties map[string]struct {
+				MaxLength int      `json:"maxLength"`
+				Enum      []string `json:"enum"`
+			} `json:"properties"`
+		} `json:"schemas"`
 	} `json:"components"`
+}
+
+// readOpenAPIDoc returns openapi.json of the source tree.
+func readOpenAPIDoc(t *testing.T) openapiDoc {
+	t.Helper()
+	var doc openapiDoc
+	if err := json.Unmarshal(openapiFile(t), &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }
 
 // resolve returns r, or the response it refers to.
@@ -215,10 +218,7 @@ var documentedCode = regexp.MustCompile("The code is `([a-z_]+)`")
 // of authentication; and each header of an answer a reference to the one
 // definition of the components.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
-	var doc openapiDoc
-	if err := json.Unmarshal(openapiFile(t), &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := readOpenAPIDoc(t)
 	type op struct {
 		ID         string
 		Deprecated bool
@@ -316,31 +316,10 @@ func TestREADMEWireTable(t *testing.T) {
 
 	// From the OpenAPI document: every status of every operation, and
 	// the error codes of the Error schema.
-	var doc struct {
-		Paths      map[string]map[string]json.RawMessage
-		Components struct {
-			Responses map[string]json.RawMessage
-			Schemas   struct {
-				Error struct {
-					Properties struct {
-						Code struct {
-							Enum []string
-						}
-					}
-				}
-			}
-		}
-	}
-	if err := json.Unmarshal(openapiFile(t), &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := readOpenAPIDoc(t)
 	statuses := map[int]bool{405: true} // 405 is an answer of a path, not of an operation
 	for _, ops := range doc.Paths {
-		for _, raw := range ops {
-			var op struct{ Responses map[string]json.RawMessage }
-			if json.Unmarshal(raw, &op) != nil {
-				continue // not an operation
-			}
+		for _, op := range ops {
 			for status := range op.Responses {
 				n, err := strconv.Atoi(status)
 				if err != nil {
@@ -350,7 +329,7 @@ func TestREADMEWireTable(t *testing.T) {
 			}
 		}
 	}
-	codes := doc.Components.Schemas.Error.Properties.Code.Enum
+	codes := doc.Components.Schemas["Error"].Properties["code"].Enum
 	if diff := cmp.Diff(sorted(httpapiCodes(t)), sorted(codes)); diff != "" {
 		t.Errorf("the codes of httpapi (-) and of the OpenAPI document's Error (+) differ:\n%s", diff)
 	}
