@@ -3,27 +3,30 @@ package petstore_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/gorilla/mux"
-
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/testkit/loadtest"
 	"github.com/petstore-go/petstore/memstore"
 	"github.com/petstore-go/petstore/petstoretest"
 )
 
 // TestConformanceServer runs the HTTP conformance suite against the handler
 // mounted as hosts mount it: on its own at /v1 (empty, and holding other
-// pets), under a longer prefix behind a gorilla/mux router, and under
+// pets), under a longer prefix behind a gorilla/mux router and a host's
+// middleware, and under
 // http.ServeMux as the README shows and with http.StripPrefix
 // (contracttest mounts it under chi).
 func TestConformanceServer(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		mount func(t *testing.T) http.Handler
-		path  string // the base path as clients see it
-		max   int64  // the body limit, when not the default
-		runs  int    // how many times to run the suite on the same server; 0 means once
+		name   string
+		mount  func(t *testing.T) http.Handler
+		path   string // the base path as clients see it
+		max    int64  // the body limit, when not the default
+		runs   int    // how many times to run the suite on the same server; 0 means once
+		header string // a header that the host sets, which must survive the handler's answers
 	}{
 		{name: "v1", mount: func(t *testing.T) http.Handler { return newHandler(t, memstore.New()) }, path: "/v1"},
 		{
@@ -43,15 +46,24 @@ func TestConformanceServer(t *testing.T) {
 			runs: 2,
 		},
 		{
+			// Behind a middleware that counts requests and adds a header, as
+			// hosts do for logging and tracing.
 			name: "gorilla-mux-prefix",
 			mount: func(t *testing.T) http.Handler {
 				r := mux.NewRouter()
+				r.Use(func(next http.Handler) http.Handler {
+					return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						w.Header().Set("X-Request-Id", "42")
+						next.ServeHTTP(w, r)
+					})
+				})
 				h := newHandler(t, memstore.New(), petstore.WithBasePath("/api/animals/v1"), petstore.WithMaxBodyBytes(4096))
 				r.PathPrefix("/api/animals/v1").Handler(h)
 				return r
 			},
-			path: "/api/animals/v1",
-			max:  4096,
+			path:   "/api/animals/v1",
+			max:    4096,
+			header: "X-Request-Id",
 		},
 		{
 			name: "servemux",
@@ -82,6 +94,44 @@ func TestConformanceServer(t *testing.T) {
 					MaxBodyBytes: tc.max,
 				})
 			}
+			if resp, _ := fetch(t, srv, srv.URL+tc.path+"/pets", nil); tc.header != "" && (resp.StatusCode != 401 || resp.Header.Get(tc.header) == "") {
+				t.Errorf("got %d without %s; the host's header must survive the handler's answer", resp.StatusCode, tc.header)
+			}
 		})
 	}
+}
+
+// TestTwoHandlersShareNothing mounts two handlers on their own stores in one
+// process and checks that neither sees the other's pets or keys.
+func TestTwoHandlersShareNothing(t *testing.T) {
+	m := http.NewServeMux()
+	m.Handle("/a/", newHandler(t, memstore.New(), petstore.WithBasePath("/a/v1")))
+	m.Handle("/b/", newHandler(t, memstore.New(), petstore.WithAuthenticator(petstore.APIKeys("other")), petstore.WithBasePath("/b/v1")))
+	do := func(method, target, key, body string) *httptest.ResponseRecorder {
+		return serve(m, newRequest(t, method, target, body, http.Header{"Authorization": {"Bearer " + key}}))
+	}
+	if w := do("POST", "/a/v1/pets", testKey, `{"name":"a","categoryId":1}`); w.Code != 201 {
+		t.Fatalf("first handler creates: %d %s", w.Code, w.Body)
+	}
+	if w := do("GET", "/b/v1/pets", "other", ""); w.Code != 200 || w.Body.String() != "[]\n" {
+		t.Errorf("second handler lists %d %s, want 200 []", w.Code, w.Body)
+	}
+	if w := do("GET", "/b/v1/pets/1", "other", ""); w.Code != 404 {
+		t.Errorf("second handler gets pet 1: %d, want 404", w.Code)
+	}
+	if w := do("GET", "/b/v1/pets", testKey, ""); w.Code != 401 {
+		t.Errorf("second handler accepts the first one's key: %d, want 401", w.Code)
+	}
+}
+
+// TestLoadMemstore has 64 concurrent clients make 100,000 creates, mixed
+// with lists and gets, through a real server on loopback, then checks that
+// every acknowledged pet is stored exactly once with the fields it was
+// created with, and nothing else is. PETSTORE_LOAD_CREATES changes the
+// number of creates.
+func TestLoadMemstore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the 100,000-create load test in -short mode; run go test without -short for it")
+	}
+	loadtest.TestStore(t, "memstore", memstore.New())
 }

@@ -1,7 +1,8 @@
 package petstore_test
 
 import (
-	"github.com/petstore-go/petstore/internal/wire"
+	"bytes"
+	"compress/gzip"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,9 +13,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/gorilla/mux"
-
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/docspage"
+	"github.com/petstore-go/petstore/internal/wire"
 	"github.com/petstore-go/petstore/memstore"
 )
 
@@ -48,7 +49,7 @@ func fetch(t *testing.T, srv *httptest.Server, target string, header http.Header
 // a gorilla/mux router, as a host would, and follows every reference of the
 // page (and of its start-up script, to the document) relatively, as a
 // browser does: each must be served, without credentials, under the
-// page's Content-Security-Policy.
+// page's Content-Security-Policy, ready to be revalidated.
 func TestDocsPageUnderAHostRouter(t *testing.T) {
 	for _, base := range []string{"/v1", "/api/animals/v1", ""} {
 		t.Run("base="+base, func(t *testing.T) {
@@ -57,12 +58,25 @@ func TestDocsPageUnderAHostRouter(t *testing.T) {
 			srv := newServer(t, r)
 			page := srv.URL + "/host" + base + wire.DocsPath
 
-			resp, body := fetch(t, srv, page, nil)
-			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
-				t.Fatalf("GET %s = %d %s", page, resp.StatusCode, resp.Header.Get("Content-Type"))
+			// get GETs a file of the page, which must come under the page's
+			// policy with a strong ETag and no-cache, and answer 304 with no
+			// body to If-None-Match with the tag.
+			get := func(target string) (*http.Response, string) {
+				t.Helper()
+				resp, body := fetch(t, srv, target, nil)
+				tag := resp.Header.Get("ETag")
+				if p := resp.Header.Get("Content-Security-Policy"); resp.StatusCode != 200 || p != docsCSP || !regexp.MustCompile(`^"[^"]+"$`).MatchString(tag) ||
+					resp.Header.Get("Cache-Control") != "no-cache" {
+					t.Errorf("GET %s = %d, policy %q, ETag %q, Cache-Control %q; want 200, %q, a strong tag and no-cache", target, resp.StatusCode, p, tag, resp.Header.Get("Cache-Control"), docsCSP)
+				}
+				if again, b := fetch(t, srv, target, http.Header{"If-None-Match": {tag}}); again.StatusCode != 304 || b != "" {
+					t.Errorf("GET %s with If-None-Match %s = %d with %d bytes, want 304 and no body", target, tag, again.StatusCode, len(b))
+				}
+				return resp, body
 			}
-			if got := resp.Header.Get("Content-Security-Policy"); got != docsCSP {
-				t.Errorf("the page's policy is %q, want %q", got, docsCSP)
+			resp, body := get(page)
+			if resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+				t.Fatalf("GET %s = %d %s", page, resp.StatusCode, resp.Header.Get("Content-Type"))
 			}
 			// The policy blocks inline scripts and styles, so the page has none.
 			if m := regexp.MustCompile(`<script>|<script [^>]*>[^<]|<style|style=|\son[a-z]+=`).FindString(body); m != "" {
@@ -81,13 +95,7 @@ func TestDocsPageUnderAHostRouter(t *testing.T) {
 				if !strings.HasPrefix(target, srv.URL+"/") {
 					t.Errorf("the page loads %s from another origin", target)
 				}
-				resp, _ := fetch(t, srv, target, nil)
-				if resp.StatusCode != 200 {
-					t.Errorf("GET %s = %d", target, resp.StatusCode)
-				}
-				if p := resp.Header.Get("Content-Security-Policy"); p != docsCSP {
-					t.Errorf("%s is served under policy %q", target, p)
-				}
+				resp, _ := get(target)
 				got[ref[1]] = resp.Header.Get("Content-Type")
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
@@ -105,48 +113,6 @@ func TestDocsPageUnderAHostRouter(t *testing.T) {
 			}
 			if resp, _ := fetch(t, srv, target, nil); resp.StatusCode != 200 {
 				t.Errorf("GET %s = %d", target, resp.StatusCode)
-			}
-		})
-	}
-}
-
-// TestDocsFilesRevalidate checks that the page's files carry a strong ETag
-// and no-cache, and that If-None-Match with the tag answers 304 with no
-// body.
-func TestDocsFilesRevalidate(t *testing.T) {
-	srv := newServer(t, newHandler(t, memstore.New(), petstore.WithDocs(docspage.Files())))
-	for _, path := range []string{"/v1/docs", "/v1/docs/swagger-ui-bundle.js"} {
-		resp, _ := fetch(t, srv, srv.URL+path, nil)
-		tag := resp.Header.Get("ETag")
-		if !regexp.MustCompile(`^"[^"]+"$`).MatchString(tag) || resp.Header.Get("Cache-Control") != "no-cache" {
-			t.Errorf("GET %s: ETag %q, Cache-Control %q; want a strong tag and no-cache", path, tag, resp.Header.Get("Cache-Control"))
-		}
-		resp, body := fetch(t, srv, srv.URL+path, http.Header{"If-None-Match": {tag}})
-		if resp.StatusCode != 304 || body != "" {
-			t.Errorf("GET %s with If-None-Match %s = %d with %d bytes, want 304 and no body", path, tag, resp.StatusCode, len(body))
-		}
-	}
-}
-
-// TestDocsOff checks that the page is off by default and when turned off:
-// its path is unknown like any other, so it is answered 401 without a key
-// and 404 with one.
-func TestDocsOff(t *testing.T) {
-	for name, opts := range map[string][]petstore.Option{
-		"default":                    nil,
-		"WithDocs(nil)":              {petstore.WithDocs(nil)},
-		"WithDocs(nil) after a page": {petstore.WithDocs(docspage.Files()), petstore.WithDocs(nil)},
-	} {
-		t.Run(name, func(t *testing.T) {
-			srv := newServer(t, newHandler(t, memstore.New(), opts...))
-			for _, path := range []string{"/v1/docs", "/v1/docs/init.js"} {
-				if resp, _ := fetch(t, srv, srv.URL+path, nil); resp.StatusCode != 401 {
-					t.Errorf("GET %s without a key = %d, want 401", path, resp.StatusCode)
-				}
-				resp, _ := fetch(t, srv, srv.URL+path, http.Header{"Authorization": {"Bearer " + testKey}})
-				if resp.StatusCode != 404 {
-					t.Errorf("GET %s with a key = %d, want 404", path, resp.StatusCode)
-				}
 			}
 		})
 	}
@@ -179,5 +145,54 @@ func TestDocsPageOfTheHost(t *testing.T) {
 	}
 	if resp, _ := fetch(t, srv, srv.URL+"/v1/docs/index.html", http.Header{"Authorization": {"Bearer " + testKey}}); resp.StatusCode != 404 {
 		t.Errorf("GET /v1/docs/index.html = %d, want 404: the page is served at /v1/docs only", resp.StatusCode)
+	}
+}
+
+// TestDocsGzip: a large file of the page goes gzip-compressed to a client
+// that accepts gzip, with an ETag of its own, and as it is to one that does
+// not; both say Vary: Accept-Encoding. The compressed body is the file.
+func TestDocsGzip(t *testing.T) {
+	h := newHandler(t, memstore.New(), petstore.WithDocs(docspage.Files()))
+	get := func(acceptEncoding string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodGet, "/v1/docs/swagger-ui-bundle.js", nil)
+		if acceptEncoding != "" {
+			r.Header.Set("Accept-Encoding", acceptEncoding)
+		}
+		return serve(h, r)
+	}
+	plain := get("")
+	if plain.Code != http.StatusOK || plain.Header().Get("Content-Encoding") != "" || plain.Header().Get("Vary") != "Accept-Encoding" {
+		t.Fatalf("without Accept-Encoding: %d, Content-Encoding %q, Vary %q; want 200, none, Accept-Encoding",
+			plain.Code, plain.Header().Get("Content-Encoding"), plain.Header().Get("Vary"))
+	}
+	for _, tt := range []struct {
+		accept string
+		gzip   bool
+	}{
+		{"gzip", true}, {"br, gzip, deflate", true}, {"GZIP;q=0.5", true}, {"*", true},
+		{"identity", false}, {"gzip;q=0", false}, {"gzip; q=0.000", false}, {"br", false},
+	} {
+		w := get(tt.accept)
+		gotGzip := w.Header().Get("Content-Encoding") == "gzip"
+		if w.Code != http.StatusOK || gotGzip != tt.gzip || w.Header().Get("Vary") != "Accept-Encoding" {
+			t.Errorf("Accept-Encoding %q: %d, Content-Encoding %q, Vary %q; want gzip %v", tt.accept, w.Code,
+				w.Header().Get("Content-Encoding"), w.Header().Get("Vary"), tt.gzip)
+			continue
+		}
+		if !gotGzip {
+			continue
+		}
+		if w.Header().Get("ETag") == plain.Header().Get("ETag") {
+			t.Errorf("Accept-Encoding %q: the compressed file has the ETag of the plain one", tt.accept)
+		}
+		zr, err := gzip.NewReader(w.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(zr)
+		if err != nil || !bytes.Equal(body, plain.Body.Bytes()) {
+			t.Errorf("Accept-Encoding %q: the compressed body is not the file (%v)", tt.accept, err)
+		}
+		t.Logf("Accept-Encoding %q: %d bytes for a file of %d", tt.accept, w.Body.Len(), plain.Body.Len())
 	}
 }

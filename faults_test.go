@@ -1,12 +1,14 @@
 package petstore_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
 	"github.com/petstore-go/petstore/internal/testkit/faultstore"
@@ -84,7 +87,8 @@ const faultsInternalBody = `{"code":"internal","message":"internal error","statu
 // TestFaultStoreErrors: a store error wrapping ErrUnavailable gives 503
 // unavailable with Retry-After, logged at WARN; any other, ErrNotFound from
 // List or Add among them, gives 500 with a body that says only "internal
-// error", logged at ERROR, and so does a panic, logged with its stack.
+// error", logged at ERROR, and so does a panic, logged with its stack; each
+// is observed as it was answered.
 // None reveals the error nor changes anything, and once the store is back
 // (the fault was for one call) the same handler serves the next request.
 func TestFaultStoreErrors(t *testing.T) {
@@ -111,7 +115,9 @@ func TestFaultStoreErrors(t *testing.T) {
 				continue // getPet answers 404 for it, as TestWire shows
 			}
 			t.Run(string(o.op)+"/"+c.name, func(t *testing.T) {
-				env := faultsNewEnv(t, petstore.WithRetryAfter(2500*time.Millisecond))
+				var observed petstore.Observation
+				env := faultsNewEnv(t, petstore.WithRetryAfter(2500*time.Millisecond),
+					petstore.WithObserver(func(_ context.Context, o petstore.Observation) { observed = o }))
 				before := snapshot(t, env.store)
 				fault := c.fault
 				fault.Times = 1
@@ -130,6 +136,9 @@ func TestFaultStoreErrors(t *testing.T) {
 				}
 				if w.Code != status || status == http.StatusServiceUnavailable && code != httpapi.CodeUnavailable {
 					t.Fatalf("status %d %s, want %d", w.Code, w.Body, status)
+				}
+				if observed.Status != w.Code || observed.Code != code || observed.Operation != o.op {
+					t.Errorf("observed %d %s of %s, want the answer %d %s of %s", observed.Status, observed.Code, observed.Operation, w.Code, code, o.op)
 				}
 				if diff := cmp.Diff(faultsInternalBody, w.Body.String()); status == 500 && diff != "" {
 					t.Errorf("body (-want +got):\n%s", diff)
@@ -180,56 +189,88 @@ func TestFaultAbortHandlerPassesThrough(t *testing.T) {
 	t.Error("ServeHTTP returned")
 }
 
-// TestFaultClientGone: a request whose client has gone away before the
-// store is called never reaches the store, whether the client left before
-// the request was served, during authentication or while sending the body;
-// each is recorded as 499 client_closed_request with no body, never as a
-// 5xx.
-func TestFaultClientGone(t *testing.T) {
-	gone := func(t *testing.T, env faultsEnv, r *http.Request) {
-		t.Helper()
-		before := snapshot(t, env.store)
-		if w := serve(env.h, r); w.Code != httpapi.StatusClientClosedRequest || w.Body.Len() != 0 {
-			t.Errorf("status %d %q, want 499 without a body, which nobody reads", w.Code, w.Body)
-		}
-		if got := env.fs.TotalCalls(); got != 0 {
-			t.Errorf("store calls = %d, want 0", got)
-		}
-		checkUnchanged(t, env.store, before)
-	}
+// TestFaultContexts: a slow store is waited for while the request lasts. A
+// store call that outlives the request's deadline, or WithStoreTimeout, is
+// answered 503 and has stored nothing; one that outlives WithStoreTimeout
+// carries Retry-After and is logged at WARN with its operation. A request
+// whose client has gone away before the store is called never reaches the
+// store, whether the client left before the request was served, during
+// authentication or while sending the body; each is recorded as 499
+// client_closed_request with no body, never as a 5xx, and logged at debug
+// under its own message, not as a store outage.
+func TestFaultContexts(t *testing.T) {
 	for _, o := range faultsOps() {
-		t.Run(string(o.op)+"/before", func(t *testing.T) {
-			env := faultsNewEnv(t)
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			gone(t, env, o.req(t, ctx))
-			// Not a store outage: logged at debug under its own message.
-			if got := env.log.levels(t); !cmp.Equal(got, []string{"DEBUG petstore: client went away " + string(o.op)}) {
-				t.Errorf("log %q, want the client gone at debug only", got)
+		for _, c := range []struct {
+			name         string
+			delay        time.Duration // of the store
+			storeTimeout bool
+			status       int
+			calls        int
+			retry        string
+			log          string // the one record, if checked
+		}{
+			{name: "slow", delay: 20 * time.Millisecond, status: o.ok, calls: 1},
+			{name: "deadline", delay: time.Hour, status: 503, calls: 1, retry: "1"},
+			{name: "store timeout", delay: time.Hour, storeTimeout: true, status: 503, calls: 1, retry: "1", log: "WARN petstore: store timed out"},
+			{name: "gone before", status: 499, log: "DEBUG petstore: client went away"},
+			{name: "gone during authentication", status: 499},
+			{name: "gone during upload", status: 499},
+		} {
+			if c.name == "gone during upload" && o.body == "" {
+				continue
 			}
-		})
-		t.Run(string(o.op)+"/during-authentication", func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			leaving := petstore.AuthenticatorFunc(func(ctx context.Context, op petstore.Operation, token string) (context.Context, error) {
-				cancel() // the client hangs up while the key is checked
-				return petstore.APIKeys(testKey).Authenticate(ctx, op, token)
+			t.Run(string(o.op)+"/"+c.name, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				opts := []petstore.Option{petstore.WithAuthenticator(petstore.AuthenticatorFunc(func(ctx context.Context, op petstore.Operation, token string) (context.Context, error) {
+					if c.name == "gone during authentication" {
+						cancel() // the client hangs up while the key is checked
+					}
+					return petstore.APIKeys(testKey).Authenticate(ctx, op, token)
+				}))}
+				switch {
+				case c.storeTimeout:
+					opts = append(opts, petstore.WithStoreTimeout(20*time.Millisecond))
+				case c.name == "deadline":
+					ctx, cancel = context.WithTimeout(ctx, 20*time.Millisecond)
+					defer cancel()
+				case c.name == "gone before":
+					cancel()
+				}
+				env := faultsNewEnv(t, opts...)
+				env.fs.Set(o.method, faultstore.Fault{Delay: c.delay}) // a delay of an hour stalls until its context is done
+				before := snapshot(t, env.store)
+				r := o.req(t, ctx)
+				body := &faultsHangUp{r: strings.NewReader(o.body), cancel: cancel}
+				if c.name == "gone during upload" {
+					r.Body = io.NopCloser(body)
+				}
+				w := serve(env.h, r)
+				code := httpapi.Code("")
+				if w.Code != 499 {
+					code = checkResponse(t, w)
+				}
+				if wantCode := map[int]httpapi.Code{503: httpapi.CodeUnavailable}[c.status]; w.Code != c.status || code != wantCode || w.Code == 499 && w.Body.Len() != 0 {
+					t.Fatalf("status %d %s %q, want %d %s, and no body for a 499, which nobody reads", w.Code, code, w.Body, c.status, wantCode)
+				}
+				if got := env.fs.TotalCalls(); got != c.calls {
+					t.Errorf("store calls = %d, want %d", got, c.calls)
+				}
+				if c.status != o.ok {
+					checkUnchanged(t, env.store, before)
+				}
+				if got := w.Header().Get("Retry-After"); got != c.retry {
+					t.Errorf("Retry-After %q, want %q", got, c.retry)
+				}
+				if got := env.log.levels(t); c.log != "" && !cmp.Equal(got, []string{c.log + " " + string(o.op)}) {
+					t.Errorf("log %q, want only %s", got, c.log)
+				}
+				if c.name == "gone during upload" && !body.done {
+					t.Fatal("the handler did not read the body to its end")
+				}
 			})
-			gone(t, faultsNewEnv(t, petstore.WithAuthenticator(leaving)), o.req(t, ctx))
-		})
-	}
-	t.Run("createPet/during-upload", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		o := faultsOps()[2]
-		r := o.req(t, ctx)
-		body := &faultsHangUp{r: strings.NewReader(o.body), cancel: cancel}
-		r.Body = io.NopCloser(body)
-		gone(t, faultsNewEnv(t), r)
-		if !body.done {
-			t.Fatal("the handler did not read the body to its end")
 		}
-	})
+	}
 }
 
 // faultsHangUp is a request body whose client hangs up once the last byte
@@ -317,79 +358,17 @@ func TestFaultsConcurrent(t *testing.T) {
 	t.Logf("%d requests, %d pets created and verified", workers*perWorker, len(created))
 }
 
-// TestFaultLatency: a slow store is waited for while the request lasts. A
-// store call that outlives the request's deadline, or WithStoreTimeout, is
-// answered 503 and has stored nothing; one that outlives WithStoreTimeout
-// carries Retry-After and is logged at WARN with its operation.
-func TestFaultLatency(t *testing.T) {
-	for _, o := range faultsOps() {
-		t.Run(string(o.op)+"/slow", func(t *testing.T) {
-			env := faultsNewEnv(t)
-			env.fs.Set(o.method, faultstore.Fault{Delay: 20 * time.Millisecond})
-			if w, _ := env.do(t, o, context.Background()); w.Code != o.ok {
-				t.Fatalf("status %d %s, want %d", w.Code, w.Body, o.ok)
-			}
-		})
-		for _, storeTimeout := range []bool{false, true} {
-			t.Run(fmt.Sprint(o.op, "/storeTimeout=", storeTimeout), func(t *testing.T) {
-				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-				defer cancel()
-				var opts []petstore.Option
-				if storeTimeout {
-					ctx, opts = t.Context(), []petstore.Option{petstore.WithStoreTimeout(20 * time.Millisecond)}
-				}
-				env := faultsNewEnv(t, opts...)
-				env.fs.Set(o.method, faultstore.Fault{Delay: time.Hour}) // stalls until its context is done
-				before := snapshot(t, env.store)
-				w, code := env.do(t, o, ctx)
-				if w.Code != http.StatusServiceUnavailable || code != httpapi.CodeUnavailable {
-					t.Fatalf("status %d %s, want 503 unavailable", w.Code, w.Body)
-				}
-				if got := env.fs.Calls(o.method); got != 1 {
-					t.Errorf("store calls = %d, want 1", got)
-				}
-				checkUnchanged(t, env.store, before)
-				if !storeTimeout {
-					return
-				}
-				got := map[string]any{"retry": w.Header().Get("Retry-After"), "log": env.log.levels(t)}
-				want := map[string]any{"retry": "1", "log": []string{"WARN petstore: store timed out " + string(o.op)}}
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("(-want +got):\n%s", diff)
-				}
-			})
-		}
-	}
-}
-
-// blockingAdd is a Store whose Add waits for release, then reports the
-// state of its context and adds the pet to a memstore.
-type blockingAdd struct {
-	*memstore.Store
-	entered, release chan struct{}
-	ctxErr           chan error
-}
-
-var _ petstore.Store = blockingAdd{}
-
-func (s blockingAdd) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
-	close(s.entered)
-	<-s.release
-	s.ctxErr <- ctx.Err()
-	return s.Store.Add(ctx, p, opts)
-}
-
 // TestFaultCreateOutlivesItsClient: a create that has reached the store
 // runs to completion when its client hangs up, and nothing is logged for
 // it.
 func TestFaultCreateOutlivesItsClient(t *testing.T) {
-	store := blockingAdd{memstore.New(), make(chan struct{}), make(chan struct{}), make(chan error, 1)}
+	store := newHeldStore(memstore.New(), func(m faultstore.Method, _ int64) bool { return m == faultstore.Add })
 	log := &logBuffer{}
 	h := newHandler(t, store, petstore.WithLogger(slog.New(slog.NewJSONHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	ctx, hangUp := context.WithCancel(t.Context())
 	served := make(chan int)
 	go func() { served <- serve(h, faultsOps()[2].req(t, ctx)).Code }()
-	<-store.entered
+	<-store.arrived
 	hangUp()
 	close(store.release)
 	if err := <-store.ctxErr; err != nil {
@@ -403,5 +382,97 @@ func TestFaultCreateOutlivesItsClient(t *testing.T) {
 	}
 	if recs := log.records(t); len(recs) != 0 {
 		t.Errorf("logged %v for a create whose client hung up", recs)
+	}
+}
+
+// TestClientClosedRequest: a client that hangs up over a real connection
+// while the store works on its read is observed as 499
+// client_closed_request, not as a 503, and logged at debug only.
+func TestClientClosedRequest(t *testing.T) {
+	for _, op := range faultsOps()[:2] { // the reads
+		t.Run(op.target, func(t *testing.T) {
+			observed := make(chan petstore.Observation, 1)
+			env := faultsNewEnv(t, petstore.WithObserver(func(_ context.Context, o petstore.Observation) { observed <- o }))
+			env.fs.Set(op.method, faultstore.Fault{Delay: time.Hour}) // it waits until its context is done
+			srv := newServer(t, env.h)
+
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+op.target, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+testKey)
+			errc := make(chan error, 1)
+			go func() {
+				resp, err := srv.Client().Do(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				errc <- err
+			}()
+			waitFor(t, "the store to be called", func() bool { return env.fs.Calls(op.method) > 0 })
+			cancel()
+			if err := <-errc; !errors.Is(err, context.Canceled) {
+				t.Fatalf("the client's request ended with %v, want context.Canceled", err)
+			}
+			var o petstore.Observation
+			select {
+			case o = <-observed:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the request was not observed")
+			}
+			want := petstore.Observation{Status: 499, Code: httpapi.CodeClientClosedRequest, Method: http.MethodGet}
+			got := petstore.Observation{Status: o.Status, Code: o.Code, Method: o.Method}
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("observation (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"DEBUG petstore: client went away " + string(op.op)}, env.log.levels(t)); diff != "" {
+				t.Errorf("log (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBodyTimeout: over a real connection to an http.Server without
+// timeouts of its own, a client that sends half a body and stalls is
+// answered 400 invalid_body once the body timeout has passed, and nothing
+// is stored; the observer sees the 400, never a 499.
+func TestBodyTimeout(t *testing.T) {
+	store := memstore.New()
+	observed := make(chan petstore.Observation, 1)
+	srv := newServer(t, newHandler(t, store, petstore.WithBodyTimeout(100*time.Millisecond),
+		petstore.WithObserver(func(_ context.Context, o petstore.Observation) { observed <- o })))
+
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"name":"Rex","categoryId":1}`
+	half := body[:len(body)/2]
+	fmt.Fprintf(conn, "POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		testKey, len(body), half)
+	// The rest never comes: the answer arrives when the body timeout passes.
+	if err := conn.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	defer resp.Body.Close()
+	var got httpapi.Error
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatalf("decoding the answer: %v", err)
+	}
+	if resp.StatusCode != http.StatusBadRequest || got.Code != httpapi.CodeInvalidBody {
+		t.Errorf("answer %d %s %q, want 400 invalid_body", resp.StatusCode, got.Code, got.Message)
+	}
+	if o := <-observed; o.Status != http.StatusBadRequest || o.Code != httpapi.CodeInvalidBody {
+		t.Errorf("observed %d %s, want 400 invalid_body", o.Status, o.Code)
+	}
+	if pets := snapshot(t, store); len(pets) != 0 {
+		t.Errorf("store holds %v, want nothing", pets)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/testkit/faultstore"
 	"github.com/petstore-go/petstore/internal/testkit/syncbuf"
 	"github.com/petstore-go/petstore/memstore"
 )
@@ -212,15 +213,14 @@ func marshal(tb testing.TB, v any) string {
 // target it came from.
 func resolve(t *testing.T, base, ref string) string {
 	t.Helper()
-	b, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
+	u, err := url.Parse(base)
+	if err == nil {
+		u, err = u.Parse(ref)
 	}
-	r, err := url.Parse(ref)
 	if err != nil {
-		t.Fatalf("reference %q: %v", ref, err)
+		t.Fatalf("reference %q from %s: %v", ref, base, err)
 	}
-	return b.ResolveReference(r).String()
+	return u.String()
 }
 
 // logBuffer is a log destination that tests can read while the handler
@@ -251,6 +251,17 @@ func (l *logBuffer) levels(t *testing.T) []string {
 	return out
 }
 
+// statusList returns the statuses of petstore.Statuses as messages name
+// them, `"available", "pending" or "sold"`, so that a test of a message
+// that names them fails when it does not follow the constants.
+func statusList() string {
+	var quoted []string
+	for _, st := range petstore.Statuses() {
+		quoted = append(quoted, strconv.Quote(string(st)))
+	}
+	return strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1]
+}
+
 // The default dates of WithDeprecation, as its doc gives them.
 func defaultDates() (deprecation, sunset time.Time) {
 	return time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC), time.Date(2030, time.December, 5, 0, 0, 0, 0, time.UTC)
@@ -263,4 +274,41 @@ func newServer(t *testing.T, h http.Handler) *httptest.Server {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// heldStore is a memstore whose calls that hold selects say so on arrived,
+// wait until release is closed, then send the state of their context on
+// ctxErr, which holds one.
+type heldStore struct {
+	*memstore.Store
+	hold             func(m faultstore.Method, id int64) bool // id is 0 but for Get
+	arrived, release chan struct{}
+	ctxErr           chan error
+}
+
+var _ petstore.Store = (*heldStore)(nil)
+
+func newHeldStore(store *memstore.Store, hold func(m faultstore.Method, id int64) bool) *heldStore {
+	return &heldStore{Store: store, hold: hold, arrived: make(chan struct{}), release: make(chan struct{}), ctxErr: make(chan error, 1)}
+}
+
+func (s *heldStore) wait(ctx context.Context, m faultstore.Method, id int64) {
+	if s.hold(m, id) {
+		s.arrived <- struct{}{}
+		<-s.release
+		select {
+		case s.ctxErr <- ctx.Err():
+		default:
+		}
+	}
+}
+
+func (s *heldStore) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
+	s.wait(ctx, faultstore.Add, 0)
+	return s.Store.Add(ctx, p, opts)
+}
+
+func (s *heldStore) Get(ctx context.Context, id int64) (petstore.Pet, error) {
+	s.wait(ctx, faultstore.Get, id)
+	return s.Store.Get(ctx, id)
 }

@@ -79,6 +79,7 @@ func TestNewReportsConfigurationMistakes(t *testing.T) {
 			`NamedAPIKeys: key 2 of 2 is an earlier key again with another principal ("bob", not "alice")`},
 		{"one key twice to one principal", named(petstore.APIKey{Principal: "alice", Key: "k"}, petstore.APIKey{Principal: "alice", Key: "k"}), ""},
 		{"negative MaxInFlight", []petstore.Option{store, auth, petstore.WithRateLimit(petstore.RateLimit{MaxInFlight: -1})}, "MaxInFlight -1"},
+		{"negative Pause", []petstore.Option{store, auth, petstore.WithRateLimit(petstore.RateLimit{Pause: -time.Second})}, "Pause -1s is negative"},
 		{"zero store timeout", []petstore.Option{store, auth, petstore.WithStoreTimeout(0)}, "WithStoreTimeout: 0s is not positive"},
 		{"base path not escaped", []petstore.Option{store, auth, petstore.WithBasePath("/München")}, `use "/M%C3%BCnchen"`},
 		{"base path with a space", []petstore.Option{store, auth, petstore.WithBasePath("/my pets")}, `use "/my%20pets"`},

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/faultstore"
+	"github.com/petstore-go/petstore/memstore"
 )
 
 // securityContextKey marks the context that securityAuthenticate returns.
@@ -95,6 +96,36 @@ func securityAuthenticator() petstore.Authenticator {
 	})
 }
 
+// securityRequests are requests of every kind, failures included: known and
+// unknown paths, allowed and other methods, pets that exist and pets that do
+// not, valid and invalid parameters and bodies.
+var securityRequests = []struct{ method, target, contentType, body string }{
+	{http.MethodGet, "/v1/pets", "", ""},
+	{http.MethodGet, "/v1/pets?limit=0", "", ""},
+	{http.MethodGet, "/v1/pets?status=sold&limit=1", "", ""},
+	{http.MethodPost, "/v1/pets", "application/json", `{"name":"Rex","categoryId":1}`},
+	{http.MethodPost, "/v1/pets", "application/json", `{"name":`},
+	{http.MethodPost, "/v1/pets", "text/plain", `hello`},
+	{http.MethodPost, "/v1/pets", "application/json", `{"name":"` + strings.Repeat("a", 1<<20) + `","categoryId":1}`},
+	{http.MethodGet, "/v1/pets/1", "", ""},
+	{http.MethodGet, "/v1/pets/999", "", ""},
+	{http.MethodGet, "/v1/pets/abc", "", ""},
+	{http.MethodGet, "/v1/pets/", "", ""},
+	{http.MethodGet, "/v1/pets/1/photos", "", ""},
+	{http.MethodDelete, "/v1/pets", "", ""},
+	{http.MethodPut, "/v1/pets/1", "application/json", `{}`},
+	{http.MethodOptions, "/v1/pets", "", ""},
+	{http.MethodGet, "/v1/store/orders", "", ""},
+	{http.MethodGet, "/v2/pets", "", ""},
+	{http.MethodGet, "/", "", ""},
+	{http.MethodGet, "/v1/pets/%2F", "", ""},
+	{http.MethodPost, "/v1/pets", "", `{"name":"` + securityKey1 + `"}`},
+	{http.MethodTrace, "/v1/pets/1", "", ""}, // a method that no route serves: 405
+	{http.MethodGet, "/v1/nowhere", "", ""},
+	{http.MethodHead, "/v1/pets", "", ""}, {http.MethodHead, "/v1/pets/1", "", ""},
+	{http.MethodHead, "/v1/pets/999", "", ""}, {http.MethodHead, "/nowhere", "", ""},
+}
+
 // TestSecurityNoCredentialLeaks runs every kind of request, failures
 // included, with every kind of credential, through a handler whose
 // authenticator and store put the credential into their errors and panics,
@@ -118,17 +149,6 @@ func TestSecurityNoCredentialLeaks(t *testing.T) {
 			return faultstore.Fault{Panic: fmt.Errorf("caller %s: %w", key, errors.New("bad state"))}
 		},
 	}
-	requests := []struct{ method, target, body string }{
-		{http.MethodGet, "/v1/pets", ""},
-		{http.MethodGet, "/v1/pets?limit=0", ""},
-		{http.MethodPost, "/v1/pets", `{"name":"Rex","categoryId":1}`},
-		{http.MethodPost, "/v1/pets", `{"name":"` + securityKey1 + `"}`},
-		{http.MethodGet, "/v1/pets/1", ""},
-		{http.MethodGet, "/v1/pets/404", ""},
-		{http.MethodGet, "/v1/pets/x", ""},
-		{http.MethodTrace, "/v1/pets/1", ""}, // a method that no route serves: 405
-		{http.MethodGet, "/v1/nowhere", ""},
-	}
 	tokens := []string{securityKey1, securityKey2, securityWrongKey, securityMalformed, securityAuthFails, securityAuthPanics, securityForbiddenKey}
 	authHeaders := [][]string{nil, {"Bearer " + securityKey1, "Bearer " + securityKey2}, {"Basic " + securityKey1}}
 	for _, tok := range tokens {
@@ -140,7 +160,7 @@ func TestSecurityNoCredentialLeaks(t *testing.T) {
 	n := 0
 	for _, fault := range faults {
 		for _, auth := range authHeaders {
-			for _, q := range requests {
+			for _, q := range securityRequests {
 				key := ""
 				if len(auth) == 1 {
 					key = strings.TrimPrefix(auth[0], "Bearer ")
@@ -151,6 +171,9 @@ func TestSecurityNoCredentialLeaks(t *testing.T) {
 				r := httptest.NewRequest(q.method, q.target, strings.NewReader(q.body))
 				r.Header["Authorization"] = auth
 				r.Header.Set("Content-Type", "application/json")
+				if q.contentType != "" {
+					r.Header.Set("Content-Type", q.contentType)
+				}
 				w := serve(env.h, r)
 				// A body that the client sent may be echoed; nothing else.
 				body := strings.ReplaceAll(w.Body.String(), securityKey1+`"`, "")
@@ -192,29 +215,6 @@ func TestSecurityNoCredentialLeaks(t *testing.T) {
 // called. (The OpenAPI document, served without authentication on purpose,
 // is the one exception; see WithOpenAPI.)
 func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
-	requests := []struct{ method, target, contentType, body string }{
-		{http.MethodGet, "/v1/pets", "", ""},
-		{http.MethodGet, "/v1/pets?limit=0", "", ""},
-		{http.MethodGet, "/v1/pets?status=sold&limit=1", "", ""},
-		{http.MethodPost, "/v1/pets", "application/json", `{"name":"Rex","categoryId":1}`},
-		{http.MethodPost, "/v1/pets", "application/json", `{"name":`},
-		{http.MethodPost, "/v1/pets", "text/plain", `hello`},
-		{http.MethodPost, "/v1/pets", "application/json", `{"name":"` + strings.Repeat("a", 1<<20) + `","categoryId":1}`},
-		{http.MethodGet, "/v1/pets/1", "", ""},
-		{http.MethodGet, "/v1/pets/999", "", ""},
-		{http.MethodGet, "/v1/pets/abc", "", ""},
-		{http.MethodGet, "/v1/pets/", "", ""},
-		{http.MethodGet, "/v1/pets/1/photos", "", ""},
-		{http.MethodDelete, "/v1/pets", "", ""},
-		{http.MethodPut, "/v1/pets/1", "application/json", `{}`},
-		{http.MethodOptions, "/v1/pets", "", ""},
-		{http.MethodGet, "/v1/store/orders", "", ""},
-		{http.MethodGet, "/v2/pets", "", ""},
-		{http.MethodGet, "/", "", ""},
-		{http.MethodGet, "/v1/pets/%2F", "", ""},
-		{http.MethodHead, "/v1/pets", "", ""}, {http.MethodHead, "/v1/pets/1", "", ""},
-		{http.MethodHead, "/v1/pets/999", "", ""}, {http.MethodHead, "/nowhere", "", ""},
-	}
 	credentials := map[string][]string{
 		"no header":       nil,
 		"empty token":     {"Bearer "},
@@ -230,7 +230,7 @@ func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
 			before := snapshot(t, env.store)
 
 			var first *httptest.ResponseRecorder
-			for _, q := range requests {
+			for _, q := range securityRequests {
 				r := httptest.NewRequest(q.method, q.target, strings.NewReader(q.body))
 				if q.contentType != "" {
 					r.Header.Set("Content-Type", q.contentType)
@@ -246,7 +246,7 @@ func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
 					continue
 				}
 				if diff := cmp.Diff(first.Header(), w.Header()); diff != "" {
-					t.Errorf("%s %s: headers differ from %s's (-first +got):\n%s", q.method, q.target, requests[0].target, diff)
+					t.Errorf("%s %s: headers differ from %s's (-first +got):\n%s", q.method, q.target, securityRequests[0].target, diff)
 				}
 				want := first.Body.String()
 				if q.method == http.MethodHead {
@@ -262,4 +262,74 @@ func TestSecurityUnauthenticatedLearnNothing(t *testing.T) {
 			checkUnchanged(t, env.store, before)
 		})
 	}
+}
+
+// teamToken is the Credential of a host whose callers send X-Team-Token.
+var teamToken = petstore.Credential{
+	From:      func(r *http.Request) string { return r.Header.Get("X-Team-Token") },
+	Challenge: `TeamToken realm="petstore"`,
+	Missing:   "a team token is required; send it in the header X-Team-Token",
+	Rejected:  "the team token is not valid; send a valid one in the header X-Team-Token",
+}
+
+// TestWithCredentialScrubbed: the host's credential, like a bearer token,
+// is scrubbed from what is logged, and names the caller when the
+// Authenticator names none.
+func TestWithCredentialScrubbed(t *testing.T) {
+	const secret = "team-secret-123"
+	var logs logBuffer
+	var principal string
+	failing := petstore.AuthenticatorFunc(func(ctx context.Context, _ petstore.Operation, token string) (context.Context, error) {
+		if token == secret {
+			return ctx, nil
+		}
+		return nil, fmt.Errorf("the team service is down, asked for %s", token)
+	})
+	h := newHandler(t, memstore.New(), petstore.WithCredential(teamToken), petstore.WithOpenAPI(false), petstore.WithAuthenticator(failing),
+		petstore.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
+		petstore.WithObserver(func(_ context.Context, o petstore.Observation) { principal = o.Principal }))
+	w := serve(h, newRequest(t, http.MethodGet, "/v1/pets", "", http.Header{"X-Team-Token": {"other-" + secret}}))
+	if w.Code != http.StatusServiceUnavailable {
+		t.Fatalf("status %d, want 503", w.Code)
+	}
+	if strings.Contains(logs.String(), secret) || !strings.Contains(logs.String(), "[REDACTED]") {
+		t.Errorf("log %s: want the credential scrubbed", logs.String())
+	}
+	serve(h, newRequest(t, http.MethodGet, "/v1/pets", "", http.Header{"X-Team-Token": {secret}}))
+	if !strings.HasPrefix(principal, "token-") || strings.Contains(principal, secret) {
+		t.Errorf("principal %q, want a token- fingerprint of the credential", principal)
+	}
+}
+
+// A host whose callers send their key in X-Team-Token says so, and what
+// a caller without one is told.
+func ExampleWithCredential() {
+	h, err := petstore.New(
+		petstore.WithStore(memstore.New()),
+		petstore.WithAuthenticator(petstore.NamedAPIKeys(petstore.APIKey{Principal: "team-a", Key: "team-a-key"})),
+		petstore.WithCredential(petstore.Credential{
+			From:      func(r *http.Request) string { return r.Header.Get("X-Team-Token") },
+			Challenge: `TeamToken realm="petstore"`,
+			Missing:   "a team token is required; send it in the header X-Team-Token",
+			Rejected:  "the team token is not valid; send a valid one in the header X-Team-Token",
+		}),
+		petstore.WithOpenAPI(false), // it would describe the bearer token
+	)
+	if err != nil {
+		panic(err)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/v1/pets", nil)
+	r.Header.Set("X-Team-Token", "team-a-key")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	fmt.Print(w.Code, " ", w.Body.String())
+
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/v1/pets", nil))
+	fmt.Println(w.Code, w.Header().Get("WWW-Authenticate"))
+	fmt.Print(w.Body.String())
+	// Output:
+	// 200 []
+	// 401 TeamToken realm="petstore"
+	// {"code":"unauthorized","message":"a team token is required; send it in the header X-Team-Token","status":401,"type":"https://github.com/petstore-go/petstore/blob/main/docs/errors.md#unauthorized","title":"Unauthorized"}
 }

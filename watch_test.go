@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -158,6 +159,10 @@ func TestWatchEvents(t *testing.T) {
 			header: http.Header{"Last-Event-Id": {"5"}}, after: 5},
 		{name: "Last-Event-ID and status", target: "?status=available&limit=1",
 			header: http.Header{"Last-Event-Id": {"1"}}, status: petstore.StatusAvailable, after: 1},
+		// A watch resumes from any ID that a stream may send, up to the greatest.
+		{name: "Last-Event-ID 0", header: http.Header{"Last-Event-Id": {"0"}}},
+		{name: "Last-Event-ID of the greatest ID but one", header: http.Header{"Last-Event-Id": {"9223372036854775806"}}, after: math.MaxInt64 - 1},
+		{name: "Last-Event-ID of the greatest ID", header: http.Header{"Last-Event-Id": {"9223372036854775807"}}, after: math.MaxInt64},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -185,16 +190,10 @@ func TestWatchEvents(t *testing.T) {
 	}
 }
 
-// A client that asks for JSON, or for a stream with q=0, gets a page, and
-// HEAD of a watch gets its headers alone.
+// HEAD of a watch gets its headers alone. (TestWire checks that a client
+// that asks for JSON, or for a stream with q=0, gets a page.)
 func TestWatchNegotiation(t *testing.T) {
 	env := newEnv(t)
-	for _, accept := range []string{"application/json", "*/*", "text/event-stream;q=0", "text/event-stream; q=0.0"} {
-		w := env.serve(newRequest(t, http.MethodGet, "/v1/pets?limit=2", "", http.Header{"Accept": {accept}}))
-		if got := w.Header().Get("Content-Type"); w.Code != http.StatusOK || got != "application/json" {
-			t.Errorf("Accept: %s: %d %s, want 200 application/json", accept, w.Code, got)
-		}
-	}
 	for _, accept := range []string{"text/event-stream", "application/json;q=0.5, TEXT/EVENT-STREAM;q=0.9"} {
 		w := env.serve(newRequest(t, http.MethodHead, "/v1/pets", "", http.Header{"Accept": {accept}}))
 		want := http.Header{"Content-Type": {"text/event-stream"}, "Cache-Control": {"no-store"}, "X-Content-Type-Options": {"nosniff"}}
@@ -269,22 +268,29 @@ func TestWatchHeartbeatAndDone(t *testing.T) {
 	}
 }
 
-// hidingStore is a host's store that hides the pets named "secret ..."
-// from List, from every caller.
-type hidingStore struct{ petstore.Store }
+// tenantStore embeds a memstore the ordinary Go way, so that every method
+// of memstore is promoted, and overrides List to hide the pets named
+// "secret ..." from every caller, as a host hiding another tenant's pets
+// would.
+type tenantStore struct{ *memstore.Store }
 
-var _ petstore.Store = hidingStore{}
+var _ petstore.Store = tenantStore{}
 
-func (s hidingStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
-	pets, err := s.Store.List(ctx, opts)
-	return slices.DeleteFunc(pets, func(p petstore.Pet) bool { return strings.HasPrefix(p.Name, "secret") }), err
+func (s tenantStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
+	pets, err := s.Store.List(ctx, petstore.ListOptions{Status: opts.Status, After: opts.After})
+	pets = slices.DeleteFunc(pets, func(p petstore.Pet) bool { return strings.HasPrefix(p.Name, "secret") })
+	if opts.Limit > 0 && len(pets) > opts.Limit {
+		pets = pets[:opts.Limit]
+	}
+	return pets, err
 }
 
-// A watch reads through the Store's List, so a host's List decides what
-// it shows, in the stored pets and in those created later.
-func TestWatchReadsThroughList(t *testing.T) {
-	store := memstore.New()
-	h := newHandler(t, hidingStore{store})
+// The handler reads through the Store's own List, not through any method
+// promoted from memstore, so a host's List decides what it shows: in a page,
+// and in a watch, of the stored pets and of those created later.
+func TestStoreOverrideServed(t *testing.T) {
+	store := tenantStore{memstore.New()}
+	h := newHandler(t, store)
 	srv := newServer(t, h)
 	var shown []petstore.Pet
 	add := func(name string) {
@@ -295,12 +301,19 @@ func TestWatchReadsThroughList(t *testing.T) {
 	}
 	add("a")
 	add("secret b")
+	add("c")
+	for _, target := range []string{"/v1/pets", "/v1/pets?limit=2"} {
+		w := serve(h, newRequest(t, http.MethodGet, target, "", nil))
+		if diff := cmp.Diff(shown, decode[[]petstore.Pet](t, w)); w.Code != http.StatusOK || diff != "" {
+			t.Errorf("GET %s: %d, the pets (-want +got):\n%s", target, w.Code, diff)
+		}
+	}
 	w := watch(t, srv, "", nil)
-	add("secret c")
-	add("d")
+	add("secret d")
+	add("e")
 	want := eventsOf(t, h, shown)
 	if diff := cmp.Diff(want, w.events(t, len(want))); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+		t.Errorf("the watch (-want +got):\n%s", diff)
 	}
 }
 
@@ -331,7 +344,9 @@ func TestWatchObserve(t *testing.T) {
 	}
 }
 
-// countingStore counts the calls of List, and records when each began.
+// countingStore counts the calls of List, and records when each began; the
+// pets it returns have names that are copies, as those of a store that
+// reads a database do.
 type countingStore struct {
 	petstore.Store
 	lists atomic.Int64
@@ -346,7 +361,27 @@ func (s *countingStore) List(ctx context.Context, opts petstore.ListOptions) ([]
 	s.mu.Lock()
 	s.began = append(s.began, time.Now())
 	s.mu.Unlock()
-	return s.Store.List(ctx, opts)
+	pets, err := s.Store.List(ctx, opts)
+	for i := range pets {
+		pets[i].Name = strings.Clone(pets[i].Name)
+	}
+	return pets, err
+}
+
+// rawWatch opens a watch stream on srv over a raw connection, closed when
+// the test ends, with a receive buffer of readBuffer bytes unless it is 0.
+func rawWatch(t *testing.T, srv *httptest.Server, readBuffer int) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err == nil && readBuffer > 0 {
+		err = c.(*net.TCPConn).SetReadBuffer(readBuffer)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	fmt.Fprintf(c, "GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", testKey)
+	return c
 }
 
 // openIdle opens n watch streams on srv over raw connections, each read
@@ -356,12 +391,7 @@ func openIdle(t *testing.T, srv *httptest.Server, n int) []net.Conn {
 	var conns []net.Conn
 	buf := make([]byte, 512)
 	for range n {
-		c, err := net.Dial("tcp", srv.Listener.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		fmt.Fprintf(c, "GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", testKey)
+		c := rawWatch(t, srv, 0)
 		var got []byte
 		if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
 			t.Fatal(err)
@@ -456,15 +486,7 @@ func TestWatchStalledReader(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	healthy := watch(t, srv, "", nil)
-	stalled, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stalled.Close()
-	if err := stalled.(*net.TCPConn).SetReadBuffer(4 << 10); err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(stalled, "GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", testKey)
+	rawWatch(t, srv, 4<<10)
 	start := time.Now() // it reads nothing from now on
 
 	stop := make(chan struct{})
@@ -587,22 +609,6 @@ func TestWatchNotifiedPoll(t *testing.T) {
 	}
 }
 
-// A watch resumes from any ID that a stream may send, up to the greatest.
-func TestWatchResumesFromAnyID(t *testing.T) {
-	srv := newServer(t, newEnv(t).h)
-	for _, id := range []string{"0", "9223372036854775806", "9223372036854775807"} {
-		watch(t, srv, "", http.Header{"Last-Event-Id": {id}}).close()
-	}
-}
-
-// countingLimiter allows every request, and counts them.
-type countingLimiter struct{ n atomic.Int64 }
-
-func (l *countingLimiter) Allow(context.Context, string) (time.Duration, error) {
-	l.n.Add(1)
-	return 0, nil
-}
-
 // A stream pays for each page it reads from the store for itself from its
 // caller's read budget, the first page aside, which its request paid for.
 func TestWatchCatchUpSpendsReads(t *testing.T) {
@@ -611,23 +617,29 @@ func TestWatchCatchUpSpendsReads(t *testing.T) {
 	for i := range pets {
 		mustAdd(t, store, petstore.NewPet{Name: "pet " + strconv.Itoa(i), CategoryID: 1})
 	}
-	reads := &countingLimiter{}
-	srv := newServer(t, newHandler(t, store, petstore.WithRateLimit(petstore.RateLimit{Reads: reads})))
+	var reads atomic.Int64
+	counting := limiterFunc(func(context.Context, string) (time.Duration, error) { reads.Add(1); return 0, nil })
+	srv := newServer(t, newHandler(t, store, petstore.WithRateLimit(petstore.RateLimit{Reads: counting})))
 	watch(t, srv, "", nil).events(t, pets)
 	// The request's read and one for each page after the first: the read
 	// of the empty page after the last may come after the last event.
-	if got, want := reads.n.Load(), int64(pets/100); got < want {
+	if got, want := reads.Load(), int64(pets/100); got < want {
 		t.Errorf("a stream that read %d pets from the store spent %d reads, want at least %d, one a page", pets, got, want)
 	}
 }
 
 // A caller's open streams do not count in its in-flight share: they have
-// caps of their own.
+// caps of their own. A watch spends a read, and the header of its stream
+// says so.
 func TestWatchOutOfInFlight(t *testing.T) {
-	env := newEnv(t, petstore.WithRateLimit(petstore.RateLimit{MaxInFlight: 2}))
+	env := newEnv(t, petstore.WithRateLimit(petstore.RateLimit{MaxInFlight: 2, Reads: petstore.NewLimiter(petstore.Rate{PerSecond: 200, Burst: 400}, 0)}))
 	srv := newServer(t, env.h)
-	for range 3 {
-		watch(t, srv, "", nil)
+	for i := range 3 {
+		w := watch(t, srv, "", nil)
+		got := []string{w.resp.Header.Get("RateLimit-Policy"), w.resp.Header.Get("RateLimit")}
+		if diff := cmp.Diff([]string{`"reads";q=400;w=2`, fmt.Sprintf(`"reads";r=%d;t=1`, 399-i)}, got); diff != "" {
+			t.Errorf("watch %d: RateLimit-Policy and RateLimit (-want +got):\n%s", i, diff)
+		}
 	}
 	if w := serve(env.h, newRequest(t, http.MethodGet, "/v1/pets/1", "", nil)); w.Code != http.StatusOK {
 		t.Errorf("a read of a caller with 3 streams open: status %d, want 200", w.Code)
@@ -654,18 +666,6 @@ func watchAs(t *testing.T, srv *httptest.Server, n int) []*watcher {
 	return ws
 }
 
-// cloningStore returns from List pets whose names are copies, as a store
-// that reads a database does.
-type cloningStore struct{ petstore.Store }
-
-func (s cloningStore) List(ctx context.Context, opts petstore.ListOptions) ([]petstore.Pet, error) {
-	pets, err := s.Store.List(ctx, opts)
-	for i := range pets {
-		pets[i].Name = strings.Clone(pets[i].Name)
-	}
-	return pets, err
-}
-
 // The views of many principals hold their recent pets within one bound
 // of memory over the handler, however long the pets' names.
 func TestWatchViewsMemory(t *testing.T) {
@@ -673,7 +673,7 @@ func TestWatchViewsMemory(t *testing.T) {
 		t.Skip("skipping a test of 40 MB of events in -short mode")
 	}
 	const views, pets = 40, 1024
-	h := newHandler(t, cloningStore{memstore.New()}, petstore.WithAuthenticator(principals()))
+	h := newHandler(t, &countingStore{Store: memstore.New()}, petstore.WithAuthenticator(principals()))
 	srv := newServer(t, h)
 	ws := watchAs(t, srv, views)
 	before := heapAndStacks()
