@@ -2,7 +2,6 @@ package pgstore_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -10,204 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/sqltest"
 	"github.com/petstore-go/petstore/internal/testkit/syncbuf"
 	"github.com/petstore-go/petstore/pgstore"
 )
-
-// keysTable returns the keys table of s, quoted and qualified.
-func keysTable(s *pgstore.Store) string {
-	return strings.TrimSuffix(s.Table(), `"`) + `_keys"`
-}
-
-// TestAddKeyedBatch queues calls with and without keys behind an Add held
-// at the lock, and checks that they go in one batch that answers each as
-// the Store contract says: a new key stores its pet; a key stored before,
-// or sent by an earlier call of the batch, replays the pet stored under
-// it for the same pet and is reported reused for another; the same key
-// under another principal is another key. The outcome of one call does not
-// fail the others.
-func TestAddKeyedBatch(t *testing.T) {
-	a := addSetup(t)
-	ctx := context.Background()
-	rex := petstore.NewPet{Name: "Rex", CategoryID: 1, Status: petstore.StatusAvailable}
-	tom := petstore.NewPet{Name: "Tom", CategoryID: 2}
-	// Stored before the batch.
-	before, _, err := a.s.Add(petstore.WithPrincipal(ctx, "alice"), rex, petstore.AddOptions{IdempotencyKey: "stored"})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	a.hold(t)
-	first := a.add(ctx, "first")
-	a.awaitWaiting(t, 1, 0)
-	reused := petstore.ErrIdempotencyKeyReused
-	calls := []struct {
-		principal, key string
-		pet            petstore.NewPet
-		// The outcome: sameAs is the call whose pet is answered, -1 for
-		// the pet stored before.
-		replayed bool
-		err      error
-		sameAs   int
-	}{
-		{"alice", "new", rex, false, nil, 0},       // stored
-		{"", "", tom, false, nil, 1},               // no key: stored
-		{"alice", "new", rex, true, nil, 0},        // replays 0
-		{"alice", "new", tom, false, reused, 0},    // reuses 0's key
-		{"alice", "stored", rex, true, nil, -1},    // replays the pet stored before
-		{"alice", "stored", tom, false, reused, 0}, // reuses its key
-		{"bob", "new", tom, false, nil, 6},         // another principal: stored
-	}
-	var results []<-chan addResult
-	for i, c := range calls {
-		results = append(results, goAdd(ctx, a.s, c.principal, c.key, c.pet)) // "" is no key
-		a.awaitWaiting(t, 1, i+1)
-	}
-	a.release(t)
-	if r := <-first; r.err != nil {
-		t.Fatal(r.err)
-	}
-	var got []addResult
-	for _, r := range results {
-		got = append(got, <-r)
-	}
-	for i, want := range calls {
-		r := got[i]
-		if !errors.Is(r.err, want.err) { // for a nil want.err, r.err must be nil
-			t.Errorf("call %d: err = %v; want %v", i, r.err, want.err)
-			continue
-		}
-		if want.err != nil {
-			continue
-		}
-		wantPet := before
-		if want.sameAs >= 0 {
-			wantPet = got[want.sameAs].pet
-		}
-		if r.replayed != want.replayed || r.pet != wantPet || r.pet.NewPet != want.pet {
-			t.Errorf("call %d: Add = %+v, replayed %v; want %+v, replayed %v", i, r.pet, r.replayed, wantPet, want.replayed)
-		}
-	}
-	// New pets in the order of the calls, after the one at the lock.
-	if diff := cmp.Diff([]string{"Rex", "first", "Rex", "Tom", "Tom"}, a.stored(t)); diff != "" {
-		t.Errorf("stored (-want +got):\n%s", diff)
-	}
-	if !(got[0].pet.ID < got[1].pet.ID && got[1].pet.ID < got[6].pet.ID) {
-		t.Errorf("IDs %d, %d, %d are not in the order of the calls", got[0].pet.ID, got[1].pet.ID, got[6].pet.ID)
-	}
-	if n := pgCount(t, a.admin, keysTable(a.s)); n != 3 {
-		t.Errorf("the keys table holds %d keys; want 3", n)
-	}
-	// One keyed batch for the queued calls, each key sent once: 7 calls
-	// less the 3 that repeat a key of an earlier call of the batch. (The
-	// first keyed batch is the Add before the lock was held.)
-	if diff := cmp.Diff([]int{1, 4}, a.tracer.keyedSizes()); diff != "" {
-		t.Errorf("keyed batch sizes (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]int{1}, a.tracer.addSizes()); diff != "" {
-		t.Errorf("batch sizes without keys (-want +got):\n%s", diff)
-	}
-}
-
-// keyedAwaitLock waits until n statements of the pool whose connections
-// carry application wait for an advisory lock.
-func keyedAwaitLock(t *testing.T, admin *pgxpool.Pool, application string, n int) {
-	t.Helper()
-	pgAwait(t, admin, fmt.Sprintf("%d statements to wait for the lock", n), `SELECT count(*) = $2 FROM pg_stat_activity
-WHERE application_name = $1 AND wait_event_type = 'Lock' AND wait_event = 'advisory'`, application, n)
-}
-
-// TestAddKeyedAcrossStores sends the same key through two Stores on two
-// pools, as two processes would, while both wait for the lock: one stores
-// the pet and the other replays it, or, for another pet, is told the key
-// was reused. Nothing is stored twice.
-func TestAddKeyedAcrossStores(t *testing.T) {
-	for _, tt := range []struct {
-		name   string
-		second petstore.NewPet
-		err    error
-	}{
-		{"same pet", petstore.NewPet{Name: "Rex", CategoryID: 1}, nil},
-		{"other pet", petstore.NewPet{Name: "Tom", CategoryID: 1}, petstore.ErrIdempotencyKeyReused},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			pool, application := appPool(t)
-			a := &addTable{s: pgStore(t, pool), admin: pgPool(t)}
-			other := pgNew(t, pool, pgstore.WithSchema(strings.Split(a.s.Table(), `"`)[1]))
-			ctx := context.Background()
-			rex := petstore.NewPet{Name: "Rex", CategoryID: 1}
-			a.hold(t)
-			r1 := goAdd(ctx, a.s, "alice", "k", rex)
-			keyedAwaitLock(t, a.admin, application, 1)
-			r2 := goAdd(ctx, other, "alice", "k", tt.second)
-			keyedAwaitLock(t, a.admin, application, 2)
-			a.release(t)
-			got1, got2 := <-r1, <-r2
-			if got1.err != nil || got1.replayed || got1.pet.NewPet != rex {
-				t.Fatalf("first Add = %+v, replayed %v, %v; want Rex stored", got1.pet, got1.replayed, got1.err)
-			}
-			if tt.err != nil {
-				if !errors.Is(got2.err, tt.err) {
-					t.Errorf("second Add = %+v, %v; want %v", got2.pet, got2.err, tt.err)
-				}
-			} else if got2.err != nil || !got2.replayed || got2.pet != got1.pet {
-				t.Errorf("second Add = %+v, replayed %v, %v; want %+v replayed", got2.pet, got2.replayed, got2.err, got1.pet)
-			}
-			if diff := cmp.Diff([]string{"Rex"}, a.stored(t)); diff != "" {
-				t.Errorf("stored (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// TestAddKeyedBatchFails cancels every call of a keyed batch while it
-// waits for the lock: no pet and no key is stored, so the same keys store
-// their pets afterwards.
-func TestAddKeyedBatchFails(t *testing.T) {
-	pool, application := appPool(t)
-	a := &addTable{s: pgStore(t, pool), admin: pgPool(t)}
-	ctx := context.Background()
-	a.hold(t)
-	blockCtx, unblock := context.WithCancel(ctx)
-	blocker := a.add(blockCtx, "blocker")
-	a.awaitWaiting(t, 1, 0)
-	callCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	pets := []petstore.NewPet{{Name: "Rex", CategoryID: 1}, {Name: "Tom", CategoryID: 2}}
-	var results []<-chan addResult
-	for i, p := range pets {
-		results = append(results, goAdd(callCtx, a.s, "alice", fmt.Sprintf("key %d", i), p))
-		a.awaitWaiting(t, 1, i+1)
-	}
-	unblock()
-	if r := <-blocker; !errors.Is(r.err, context.Canceled) {
-		t.Fatalf("the blocker's Add = %+v, %v; want it cancelled", r.pet, r.err)
-	}
-	keyedAwaitLock(t, a.admin, application, 1) // the keyed batch
-	cancel()
-	for i, r := range results {
-		if got := <-r; !errors.Is(got.err, context.Canceled) {
-			t.Errorf("call %d: Add = %+v, %v; want an error wrapping context.Canceled", i, got.pet, got.err)
-		}
-	}
-	a.release(t)
-	if got := a.stored(t); len(got) != 0 {
-		t.Errorf("stored %v; want nothing", got)
-	}
-	if n := pgCount(t, a.admin, keysTable(a.s)); n != 0 {
-		t.Errorf("the keys table holds %d keys; want none", n)
-	}
-	for i, p := range pets {
-		got, replayed, err := a.s.Add(petstore.WithPrincipal(ctx, "alice"), p, petstore.AddOptions{IdempotencyKey: fmt.Sprintf("key %d", i)})
-		if err != nil || replayed || got.NewPet != p {
-			t.Errorf("Add with key %d again = %+v, replayed %v, %v; want it stored", i, got, replayed, err)
-		}
-	}
-}
 
 // prunePasses returns the lines of log that report a pass that pruned keys.
 func prunePasses(log *syncbuf.Buffer) []string {
@@ -241,9 +47,7 @@ func TestKeyRetention(t *testing.T) {
 	ctx := petstore.WithPrincipal(context.Background(), "alice")
 	rex := petstore.NewPet{Name: "Rex", CategoryID: 1}
 	stored, _, err := s.Add(ctx, rex, petstore.AddOptions{IdempotencyKey: "k"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	passes := func(n int) func() bool { return func() bool { return len(prunePasses(logs)) >= n } }
 	// The first Add starts a pass, which finds nothing to delete.
 	eventually(t, "the first pass", passes(1))
