@@ -89,13 +89,6 @@ func TestNotifyAdds(t *testing.T) {
 	}
 }
 
-// WithListenURL refuses a URL that cannot be parsed.
-func TestWithListenURL(t *testing.T) {
-	if _, err := pgstore.New(pgPool(t), pgstore.WithListenURL("postgres://[::1")); err == nil {
-		t.Error("New accepted a listen URL that cannot be parsed")
-	}
-}
-
 // A watch stream of a handler on one Store sees the pets created through a
 // handler on another Store, on another pool, over the same table without
 // polling: each once, in order.
