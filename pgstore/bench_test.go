@@ -27,9 +27,7 @@ func benchBaseline(pool *pgxpool.Pool, per *time.Duration) func(*testing.B) {
 		ctx := context.Background()
 		var one int
 		for b.Loop() {
-			if err := pool.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
-				b.Fatal(err)
-			}
+			must(b, pool.QueryRow(ctx, "SELECT 1").Scan(&one))
 		}
 		*per = b.Elapsed() / time.Duration(b.N)
 	}
@@ -148,9 +146,7 @@ FROM generate_series(1, $1::bigint) AS g`, n)
 	if seeded {
 		// Statistics for the planner, and the visibility map, as a table
 		// that autovacuum has visited would have them.
-		if _, err := pool.Exec(ctx, "VACUUM ANALYZE "+s.Table()); err != nil {
-			b.Fatal(err)
-		}
+		pgExec(b, pool, "VACUUM ANALYZE "+s.Table())
 	}
 	return s
 }
@@ -181,9 +177,7 @@ func BenchmarkList(b *testing.B) {
 					// to the last full page of sold pets.
 					after := int64(i%997) * int64(size.n-100) / 997
 					pets, err := s.List(ctx, petstore.ListOptions{After: after, Limit: 20, Status: filter})
-					if err != nil {
-						b.Fatal(err)
-					}
+					must(b, err)
 					if len(pets) != 20 {
 						b.Fatalf("List after %d returned %d pets; want 20", after, len(pets))
 					}

@@ -87,13 +87,10 @@ func TestCheckServingRole(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	for _, grant := range []string{
-		"USAGE ON SCHEMA " + schema,
-		"INSERT ON " + schema + ".pets", "SELECT ON " + schema + ".pets",
-		"DELETE ON " + schema + ".pets_keys", "INSERT ON " + schema + ".pets_keys",
-		"SELECT ON " + schema + ".pets_migrations",
-	} {
-		t.Run("REVOKE "+grant, func(t *testing.T) {
+	for _, privilege := range []string{"USAGE ON SCHEMA %s", "INSERT ON %s.pets", "SELECT ON %s.pets",
+		"DELETE ON %s.pets_keys", "INSERT ON %s.pets_keys", "SELECT ON %s.pets_migrations"} {
+		grant := fmt.Sprintf(privilege, schema)
+		t.Run("REVOKE "+fmt.Sprintf(privilege, "schema"), func(t *testing.T) {
 			pgExec(t, admin, "REVOKE "+grant+" FROM "+role)
 			defer grantServing(t, admin, schema, role)
 			err := s.Check(ctx)

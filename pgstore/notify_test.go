@@ -73,9 +73,7 @@ func TestNotifyAdds(t *testing.T) {
 
 	first := listener()
 	sees(add("before"))
-	if _, err := poolA.Exec(t.Context(), "SELECT pg_terminate_backend($1)", first); err != nil {
-		t.Fatal(err)
-	}
+	pgExec(t, poolA, "SELECT pg_terminate_backend($1)", first)
 	sees(add("in the gap"))
 	if second := listener(); second == first {
 		t.Fatalf("the listener's backend %d is still there", first)
@@ -95,9 +93,7 @@ func TestNotifyAdds(t *testing.T) {
 func TestWatchAcross(t *testing.T) {
 	a, b := twoStores(t)
 	_, err := watchbench.Across(t.Context(), a, b, 20, 100, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 }
 
 // BenchmarkWatchAcross measures how soon a pet created through a handler on
@@ -138,8 +134,6 @@ func TestWatchAcrossPgBouncer(t *testing.T) {
 		stores = append(stores, pgNew(t, pool, pgstore.WithSchema(schema), pgstore.WithListenURL(direct)))
 	}
 	r, err := watchbench.Across(t.Context(), stores[0], stores[1], 20, 100, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	t.Log(r)
 }

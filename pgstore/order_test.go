@@ -46,16 +46,12 @@ CREATE TRIGGER slow_insert AFTER INSERT ON %[2]s FOR EACH ROW EXECUTE FUNCTION %
 
 	fast := pgAdd(t, other, petstore.NewPet{Name: "fast", CategoryID: 1})
 	seen, err := s.List(ctx, petstore.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	if r := <-slow; r.err != nil {
 		t.Fatal(r.err)
 	}
 	all, err := s.List(ctx, petstore.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	maxSeen := int64(0)
 	for _, p := range seen {
 		maxSeen = max(maxSeen, p.ID)

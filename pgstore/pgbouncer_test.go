@@ -54,9 +54,7 @@ func TestPgBouncer(t *testing.T) {
 		// its creates, replays and pages are statements of their own.
 		const key = "pgbouncer-test-key"
 		h, err := petstore.New(petstore.WithStore(pgStore(t, pool)), petstore.WithAuthenticator(petstore.APIKeys(key)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		srv := httptest.NewServer(h)
 		t.Cleanup(srv.Close)
 		petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: srv.URL + petstore.DefaultBasePath, APIKey: key})
@@ -128,18 +126,12 @@ func TestPgBouncerDefaultMode(t *testing.T) {
 	hold := func() (pgx.Tx, uint32) {
 		t.Helper()
 		conn, err := pgx.Connect(ctx, bouncer)
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		t.Cleanup(func() { conn.Close(ctx) })
 		tx, err := conn.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		var pid uint32
-		if err := tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
-			t.Fatal(err)
-		}
+		must(t, tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid))
 		return tx, pid
 	}
 	first, firstPID := hold()
@@ -152,9 +144,7 @@ func TestPgBouncerDefaultMode(t *testing.T) {
 	if secondPID == firstPID {
 		t.Fatalf("both transactions through PgBouncer hold the session of pid %d; want one each of its two", firstPID)
 	}
-	if err := first.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	must(t, first.Commit(ctx))
 	_, _, err := s.Add(ctx, pet, petstore.AddOptions{})
 	if err == nil {
 		t.Fatal("the second Add, on the session the first did not prepare its statements on, succeeded; want it to fail")

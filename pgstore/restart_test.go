@@ -48,9 +48,7 @@ func TestRestart(t *testing.T) {
 	}()
 	base := srv.URL + petstore.DefaultBasePath + "/pets"
 	c, err := client.New(srv.URL+petstore.DefaultBasePath, client.WithAPIKey(key), client.WithHTTPClient(&http.Client{Timeout: 10 * time.Second}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	ctx := context.Background()
 	var pets []petstore.Pet
 	create := func(p petstore.NewPet) {
@@ -126,9 +124,7 @@ func restartDo(t *testing.T, key, method, target string) restartAnswer {
 		body = `{"name":"During","categoryId":9}`
 	}
 	req, err := http.NewRequest(method, target, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
