@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
+	"github.com/petstore-go/petstore/internal/testkit/watchbench"
 	"github.com/petstore-go/petstore/petstoretest"
 	"github.com/petstore-go/petstore/pgstore"
 )
@@ -50,8 +51,7 @@ func TestPgBouncer(t *testing.T) {
 		})
 	})
 	t.Run("Server", func(t *testing.T) {
-		// The probe of a running server, on the handler over such a Store:
-		// its creates, replays and pages are statements of their own.
+		// Its creates, replays and pages are statements of their own.
 		const key = "pgbouncer-test-key"
 		h, err := petstore.New(petstore.WithStore(pgStore(t, pool)), petstore.WithAuthenticator(petstore.APIKeys(key)))
 		must(t, err)
@@ -59,6 +59,22 @@ func TestPgBouncer(t *testing.T) {
 		t.Cleanup(srv.Close)
 		petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: srv.URL + petstore.DefaultBasePath, APIKey: key})
 	})
+}
+
+// TestWatchAcrossPgBouncer checks that behind PgBouncer in transaction
+// mode, which does not carry LISTEN, a Store given WithListenURL with the
+// server's own URL wakes the watch streams of another Store, as
+// TestWatchAcross does without PgBouncer.
+func TestWatchAcrossPgBouncer(t *testing.T) {
+	url := pgtest.PgBouncer(t) + bouncerMode
+	schema := pgMigratedSchema(t, pgPool(t))
+	var stores [2]*pgstore.Store
+	for i := range stores {
+		stores[i] = pgNew(t, urlPool(t, url), pgstore.WithSchema(schema), pgstore.WithListenURL(pgtest.URL(t)))
+	}
+	r, err := watchbench.Across(t.Context(), stores[0], stores[1], 20, 100, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
+	must(t, err)
+	t.Log(r)
 }
 
 // TestPgBouncerLoad has 32 callers create and 32 list, each as fast as it
