@@ -49,14 +49,10 @@ func benchPets(n int) []petstore.Pet {
 // JSON.
 func cannedClient(b *testing.B, v any) (*client.Client, *canned) {
 	body, err := json.Marshal(v)
-	if err != nil {
-		b.Fatal(err)
-	}
+	must(b, err)
 	tr := &canned{header: http.Header{"Content-Type": {"application/json"}}, body: body}
 	c, err := client.New("http://127.0.0.1:1/v1", client.WithAPIKey("key-bench"), client.WithHTTPClient(&http.Client{Transport: tr}))
-	if err != nil {
-		b.Fatal(err)
-	}
+	must(b, err)
 	return c, tr
 }
 
@@ -65,9 +61,7 @@ func cannedClient(b *testing.B, v any) (*client.Client, *canned) {
 func BenchmarkCanned(b *testing.B) {
 	_, tr := cannedClient(b, benchPets(1)[0])
 	req, err := http.NewRequest(http.MethodGet, "http://127.0.0.1:1/v1/pets/1", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	must(b, err)
 	b.ReportAllocs()
 	for b.Loop() {
 		resp, _ := tr.RoundTrip(req)

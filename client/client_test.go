@@ -66,13 +66,9 @@ func TestBaseURL(t *testing.T) {
 			srv, _ := newMemServer(t, petstore.WithBasePath(basePath))
 			c := newClient(t, srv.URL+path)
 			pet, _, err := c.Add(t.Context(), petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			must(t, err)
 			got, err := c.Get(t.Context(), pet.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			must(t, err)
 			if diff := cmp.Diff(pet, got); diff != "" {
 				t.Errorf("Get (-Add returned +got):\n%s", diff)
 			}
@@ -126,9 +122,7 @@ func TestRequestHeaders(t *testing.T) {
 
 	// A key function that gives no key sends no Authorization.
 	c, err := client.New(srv.base, client.WithAPIKeyFunc(func(context.Context) string { return "" }))
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	c.List(ctx, petstore.ListOptions{})
 	gets = srv.requestsOf(http.MethodGet)
 	last := gets[len(gets)-1]

@@ -97,9 +97,7 @@ func TestErrors(t *testing.T) {
 			wantFields: []httpapi.FieldError{{Parameter: "status", Detail: `status must be "available", "pending" or "sold"`}}},
 		// The requests are the first create's and the reused key's.
 		{name: "422 for a key reused for another pet", call: func(t *testing.T, c *client.Client) error {
-			if err := add(c, "k", rex); err != nil {
-				t.Fatal(err)
-			}
+			must(t, add(c, "k", rex))
 			return add(c, "k", petstore.NewPet{Name: "Tom", CategoryID: 1})
 		}, want: petstore.ErrIdempotencyKeyReused, wantStatus: 422, wantCode: httpapi.CodeIdempotencyKeyReused, wantRequests: 2},
 		// The requests are the first create's, and the attempts of the second.

@@ -285,9 +285,7 @@ func TestTimeoutOption(t *testing.T) {
 		want time.Duration
 	}{{nil, client.DefaultTimeout}, {[]client.Option{client.WithTimeout(0)}, 0}} {
 		c, err := client.New("https://pets.example.com/v1", append(tt.opts, client.WithAPIKey("k"))...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		if got := client.Timeout(c); got != tt.want {
 			t.Errorf("the timeout is %v; want %v", got, tt.want)
 		}

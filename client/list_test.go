@@ -24,9 +24,7 @@ func addPets(t testing.TB, store petstore.Store, n int) []petstore.Pet {
 	pets := make([]petstore.Pet, n)
 	for i := range pets {
 		p, _, err := store.Add(t.Context(), petstore.NewPet{Name: fmt.Sprintf("pet %d", i), CategoryID: 1, Status: statuses[i%len(statuses)]}, petstore.AddOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		pets[i] = p
 	}
 	return pets
@@ -82,9 +80,7 @@ func TestAllPages(t *testing.T) {
 				t.Errorf("All(%+v) sent %d requests; want %d", tt.opts, n, tt.requests)
 			}
 			listed, err := c.List(t.Context(), tt.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			must(t, err)
 			if diff := cmp.Diff(got, listed); diff != "" {
 				t.Errorf("List(%+v), against All (-All +List):\n%s", tt.opts, diff)
 			}
@@ -138,9 +134,7 @@ func TestAllWhileAdding(t *testing.T) {
 	wg.Wait()
 
 	final, err := store.List(t.Context(), petstore.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	if len(final) != len(before)+writers*perWriter {
 		t.Fatalf("the store holds %d pets; want %d", len(final), len(before)+writers*perWriter)
 	}

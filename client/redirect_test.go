@@ -99,9 +99,7 @@ func TestRedirectRefused(t *testing.T) {
 					opts = append(opts, client.WithHTTPClient(s.hc))
 				}
 				c, err := client.New(base.URL+"/v1", opts...)
-				if err != nil {
-					t.Fatal(err)
-				}
+				must(t, err)
 				err = op.call(c)
 				t.Logf("error: %v", err)
 				if !errors.Is(err, client.ErrRedirectRefused) {
@@ -149,13 +147,9 @@ func TestRedirectSameOrigin(t *testing.T) {
 	c := newClient(t, srv.URL+"/old/v1", client.WithHTTPClient(hc))
 	ctx := petstore.WithPrincipal(t.Context(), "alice")
 	pet, _, err := c.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	got, err := c.Get(ctx, pet.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	if diff := cmp.Diff(pet, got); diff != "" {
 		t.Errorf("Get after a redirect (-Add +Get):\n%s", diff)
 	}
@@ -181,9 +175,7 @@ func TestOrigin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		u, err := url.Parse(tt.url)
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		if got := client.Origin(u); got != tt.want {
 			t.Errorf("origin(%s) = %q; want %q", tt.url, got, tt.want)
 		}

@@ -67,9 +67,7 @@ func TestWatchResumes(t *testing.T) {
 	defer cancel()
 	add := func(name string, st petstore.Status) petstore.Pet {
 		p, _, err := store.Add(ctx, petstore.NewPet{Name: name, CategoryID: 1, Status: st}, petstore.AddOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		return p
 	}
 	first := add("first", petstore.StatusSold)
