@@ -134,17 +134,13 @@ func TestRetry(t *testing.T) {
 		{name: "503, then the page", status: 503, method: faultstore.List, refuse: 2, wait: 3 * time.Second, wantWaits: 2},
 		{name: "429, then the page", status: 429, method: faultstore.List, refuse: 2, wait: 3 * time.Second, wantWaits: 2},
 		{name: "429, then the pet", status: 429, method: faultstore.Add, refuse: 2, wait: time.Second, wantWaits: 2},
-		{name: "503, retries exhausted", status: 503, method: faultstore.List, refuse: refused, wait: time.Second,
-			opts: []client.Option{client.WithRetries(2)}, wantWaits: 2, wantErr: true},
-		{name: "429, retries exhausted", status: 429, method: faultstore.List, refuse: refused, wait: 2 * time.Second,
-			opts: []client.Option{client.WithRetries(1)}, wantWaits: 1, wantErr: true},
+		{name: "503, retries exhausted", status: 503, method: faultstore.List, refuse: refused, wait: time.Second, opts: []client.Option{client.WithRetries(2)}, wantWaits: 2, wantErr: true},
+		{name: "429, retries exhausted", status: 429, method: faultstore.List, refuse: refused, wait: 2 * time.Second, opts: []client.Option{client.WithRetries(1)}, wantWaits: 1, wantErr: true},
 		{name: "503, Retry-After over the longest wait", status: 503, method: faultstore.List, refuse: refused, wait: time.Second,
 			opts: []client.Option{client.WithBackoff(time.Millisecond, 999*time.Millisecond)}, wantErr: true},
 		{name: "429, Retry-After over the longest wait", status: 429, method: faultstore.List, refuse: refused, wait: 20 * time.Second, wantErr: true},
-		{name: "503, deadline before the retry", status: 503, method: faultstore.List, refuse: refused, wait: time.Second,
-			timeout: 900 * time.Millisecond, wantErr: true},
-		{name: "503, canceled during the wait", status: 503, method: faultstore.List, refuse: refused, wait: time.Second,
-			cancel: true, wantWaits: 1, wantErr: true},
+		{name: "503, deadline before the retry", status: 503, method: faultstore.List, refuse: refused, wait: time.Second, timeout: 900 * time.Millisecond, wantErr: true},
+		{name: "503, canceled during the wait", status: 503, method: faultstore.List, refuse: refused, wait: time.Second, cancel: true, wantWaits: 1, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
