@@ -94,18 +94,6 @@ func TestAddLostAnswer(t *testing.T) {
 			}
 		})
 	}
-
-	t.Run("without retries", func(t *testing.T) {
-		srv, _ := newMemServer(t)
-		c := newClient(t, srv.base, client.WithHTTPClient(&http.Client{Transport: &loseFirst{method: http.MethodPost}}), client.WithRetries(0))
-		_, _, err := c.Add(t.Context(), p, petstore.AddOptions{})
-		if !errors.Is(err, petstore.ErrUnavailable) || !errors.Is(err, errLost) {
-			t.Errorf("Add = %v; want an error wrapping ErrUnavailable and the transport's error", err)
-		}
-		if n := srv.count(http.MethodPost); n != 1 {
-			t.Errorf("%d POSTs; want 1", n)
-		}
-	})
 }
 
 // TestRetry checks that each method retries a 503 and a 429 after the
@@ -134,6 +122,7 @@ func TestRetry(t *testing.T) {
 		{name: "503, then the page", status: 503, method: faultstore.List, refuse: 2, wait: 3 * time.Second, wantWaits: 2},
 		{name: "429, then the page", status: 429, method: faultstore.List, refuse: 2, wait: 3 * time.Second, wantWaits: 2},
 		{name: "429, then the pet", status: 429, method: faultstore.Add, refuse: 2, wait: time.Second, wantWaits: 2},
+		{name: "503, no retries", status: 503, method: faultstore.Add, refuse: refused, wait: time.Second, opts: []client.Option{client.WithRetries(0)}, wantErr: true},
 		{name: "503, retries exhausted", status: 503, method: faultstore.List, refuse: refused, wait: time.Second, opts: []client.Option{client.WithRetries(2)}, wantWaits: 2, wantErr: true},
 		{name: "429, retries exhausted", status: 429, method: faultstore.List, refuse: refused, wait: 2 * time.Second, opts: []client.Option{client.WithRetries(1)}, wantWaits: 1, wantErr: true},
 		{name: "503, Retry-After over the longest wait", status: 503, method: faultstore.List, refuse: refused, wait: time.Second,
