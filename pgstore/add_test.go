@@ -216,50 +216,18 @@ func TestAddBatches(t *testing.T) {
 // flight waits for the batch and gets its outcome, unless every call of
 // the batch gave up.
 func TestAddBatchInFlight(t *testing.T) {
-	type call struct {
-		ctx    context.Context
-		cancel context.CancelFunc
-	}
-	background := func() call { return call{context.Background(), func() {}} }
-	cancellable := func() call {
-		ctx, cancel := context.WithCancel(context.Background())
-		return call{ctx, cancel}
-	}
 	for _, tt := range []struct {
-		name   string
-		calls  func() [2]call
-		keyed  bool     // each call has a key of its own
-		cancel []int    // the calls to cancel while the batch is at the lock
-		stored []string // the names stored; none means the batch fails
-		errs   [2]error // the error each call wraps when the batch fails
+		name     string
+		deadline time.Duration // of the first call, 0 for none
+		keyed    bool          // each call has a key of its own
+		cancel   []int         // the calls to cancel while the batch is at the lock
+		stored   []string      // the names stored; none means the batch fails
+		errs     [2]error      // the error each call wraps when the batch fails
 	}{
-		{
-			name: "earliest deadline",
-			calls: func() [2]call {
-				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-				return [2]call{{ctx, cancel}, background()}
-			},
-			errs: [2]error{context.DeadlineExceeded, petstore.ErrUnavailable},
-		},
-		{
-			name:   "one cancelled",
-			calls:  func() [2]call { return [2]call{cancellable(), background()} },
-			cancel: []int{0},
-			stored: []string{"batch 0", "batch 1"},
-		},
-		{
-			name:   "all cancelled",
-			calls:  func() [2]call { return [2]call{cancellable(), cancellable()} },
-			cancel: []int{0, 1},
-			errs:   [2]error{context.Canceled, context.Canceled},
-		},
-		{
-			name:   "all cancelled, keyed",
-			calls:  func() [2]call { return [2]call{cancellable(), cancellable()} },
-			keyed:  true,
-			cancel: []int{0, 1},
-			errs:   [2]error{context.Canceled, context.Canceled},
-		},
+		{name: "earliest deadline", deadline: 3 * time.Second, errs: [2]error{context.DeadlineExceeded, petstore.ErrUnavailable}},
+		{name: "one cancelled", cancel: []int{0}, stored: []string{"batch 0", "batch 1"}},
+		{name: "all cancelled", cancel: []int{0, 1}, errs: [2]error{context.Canceled, context.Canceled}},
+		{name: "all cancelled, keyed", keyed: true, cancel: []int{0, 1}, errs: [2]error{context.Canceled, context.Canceled}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			a := addSetup(t)
@@ -268,16 +236,25 @@ func TestAddBatchInFlight(t *testing.T) {
 			blockCtx, unblock := context.WithCancel(context.Background())
 			blocker := a.add(blockCtx, "blocker")
 			a.awaitWaiting(t, 1, 0)
-			calls := tt.calls()
+			var ctxs [2]context.Context
+			var cancels [2]context.CancelFunc
+			for i := range ctxs {
+				ctxs[i], cancels[i] = context.WithCancel(context.Background())
+				defer cancels[i]()
+			}
+			if tt.deadline > 0 {
+				ctxs[0], cancels[0] = context.WithTimeout(ctxs[0], tt.deadline)
+				defer cancels[0]()
+			}
 			var pets [2]petstore.NewPet
 			var keys [2]string
 			var results [2]<-chan addResult
-			for i, c := range calls {
+			for i, ctx := range ctxs {
 				pets[i] = petstore.NewPet{Name: fmt.Sprintf("batch %d", i), CategoryID: int64(i + 1), Status: petstore.StatusPending}
 				if tt.keyed {
 					keys[i] = fmt.Sprintf("key %d", i)
 				}
-				results[i] = goAdd(c.ctx, a.s, "alice", keys[i], pets[i])
+				results[i] = goAdd(ctx, a.s, "alice", keys[i], pets[i])
 				a.awaitWaiting(t, 1, i+1)
 			}
 			// The blocker gives up; the batch goes to the lock.
@@ -287,7 +264,7 @@ func TestAddBatchInFlight(t *testing.T) {
 			}
 			a.awaitWaiting(t, 1, 0)
 			for _, i := range tt.cancel {
-				calls[i].cancel()
+				cancels[i]()
 			}
 			if tt.stored == nil {
 				// The batch fails with the lock held, before anything could
@@ -324,9 +301,6 @@ func TestAddBatchInFlight(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, a.tracer.batches()); diff != "" {
 				t.Errorf("batch sizes (-want +got):\n%s", diff)
-			}
-			for _, c := range calls {
-				c.cancel()
 			}
 		})
 	}
