@@ -34,11 +34,21 @@ func addAnother(t *testing.T, s *pgstore.Store) bool {
 	return false
 }
 
-// TestKeyRetention checks that a key is replayed until its retention ends,
-// and forgotten after it: a pass of pruning, logged at debug level and
-// counted, deletes it, and the key then stores a new pet.
+// TestKeyRetention makes keyed creates from several goroutines, round
+// after round, with the clock moving a quarter of the retention set with
+// WithKeyRetention between rounds. After each round the keys table returns
+// to the keys stored within the retention (five rounds' worth), never
+// fewer, while the pets all stay, and a key of the oldest round kept is
+// replayed. Each round's pass of pruning is logged at debug level, with the
+// keys it deleted, and counted; a key it deleted then stores a new pet.
 func TestKeyRetention(t *testing.T) {
-	const retention = 36 * time.Hour
+	const (
+		retention                  = 36 * time.Hour
+		rounds, writers, perWriter = 12, 8, 5
+		perRound                   = writers * perWriter
+		step                       = retention / 4
+		bound                      = 5 * perRound // rounds r-4 to r
+	)
 	pool := pgPool(t)
 	clock := sqltest.NewClock()
 	logs := &syncbuf.Buffer{}
@@ -46,67 +56,19 @@ func TestKeyRetention(t *testing.T) {
 	s := pgStore(t, pool, pgstore.WithKeyRetention(retention), pgstore.WithClock(clock.Now), pgstore.WithLogger(logger))
 	ctx := petstore.WithPrincipal(context.Background(), "alice")
 	rex := petstore.NewPet{Name: "Rex", CategoryID: 1}
-	stored, _, err := s.Add(ctx, rex, petstore.AddOptions{IdempotencyKey: "k"})
-	must(t, err)
-	passes := func(n int) func() bool { return func() bool { return len(prunePasses(logs)) >= n } }
-	// The first Add starts a pass, which finds nothing to delete.
-	eventually(t, "the first pass", passes(1))
-
-	// A second before the retention ends, a pass leaves the key, and it is
-	// replayed.
-	clock.Advance(retention - time.Second)
-	addAnother(t, s)
-	eventually(t, "the second pass", passes(2))
-	got, replayed, err := s.Add(ctx, rex, petstore.AddOptions{IdempotencyKey: "k"})
-	if err != nil || !replayed || got != stored {
-		t.Errorf("Add with the key a second before its retention ends = %+v, replayed %v, %v; want %+v replayed", got, replayed, err, stored)
-	}
-	if n := s.PrunedKeys(); n != 0 {
-		t.Errorf("PrunedKeys = %d before the retention ended; want 0", n)
-	}
-
-	// A minute after, the next pass deletes it, and it is another key.
-	clock.Advance(time.Minute + time.Second)
-	eventually(t, "the key to be pruned", func() bool { return s.PrunedKeys() == 1 || addAnother(t, s) })
-	if n := pgCount(t, pool, keysTable(s)); n != 0 {
-		t.Errorf("the keys table holds %d keys after the retention; want none", n)
-	}
-	other := petstore.NewPet{Name: "Felix", CategoryID: 2}
-	got, replayed, err = s.Add(ctx, other, petstore.AddOptions{IdempotencyKey: "k"})
-	if err != nil || replayed || got.NewPet != other || got.ID == stored.ID {
-		t.Errorf("Add with the key after its retention = %+v, replayed %v, %v; want a new pet", got, replayed, err)
-	}
-	lines := prunePasses(logs)
-	if last := lines[len(lines)-1]; !strings.Contains(last, "level=DEBUG") || !strings.Contains(last, "deleted=1") {
-		t.Errorf("the log line of the pass that deleted the key is %q; want it at debug, with deleted=1", last)
-	}
-}
-
-// TestKeyRetentionBoundsRows makes keyed creates from several goroutines,
-// round after round, with the clock moving a quarter of the retention
-// between rounds, and checks that after each round the keys table returns
-// to the keys stored within the retention (five rounds' worth), never
-// fewer, while the pets all stay.
-func TestKeyRetentionBoundsRows(t *testing.T) {
-	const (
-		rounds, writers, perWriter = 12, 8, 5
-		perRound                   = writers * perWriter
-		step                       = petstore.MinKeyRetention / 4
-		bound                      = 5 * perRound // rounds r-4 to r
-	)
-	pool := pgPool(t)
-	clock := sqltest.NewClock()
-	s := pgStore(t, pool, pgstore.WithClock(clock.Now))
-	ctx := petstore.WithPrincipal(context.Background(), "alice")
+	firsts := make([]petstore.Pet, rounds) // the pet of each round's first key
 	for r := range rounds {
 		var wg sync.WaitGroup
 		for w := range writers {
 			wg.Go(func() {
 				for i := range perWriter {
-					p := petstore.NewPet{Name: "Rex", CategoryID: 1}
-					if _, replayed, err := s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: fmt.Sprintf("%d-%d-%d", r, w, i)}); err != nil || replayed {
+					pet, replayed, err := s.Add(ctx, rex, petstore.AddOptions{IdempotencyKey: fmt.Sprintf("%d-%d-%d", r, w, i)})
+					if err != nil || replayed {
 						t.Errorf("round %d, writer %d, Add %d: replayed %v, %v", r, w, i, replayed, err)
 						return
+					}
+					if w == 0 && i == 0 {
+						firsts[r] = pet
 					}
 				}
 			})
@@ -120,6 +82,11 @@ func TestKeyRetentionBoundsRows(t *testing.T) {
 		if n := pgCount(t, pool, keysTable(s)); n != want {
 			t.Fatalf("round %d: the keys table holds %d keys; want the %d stored within the retention", r, n, want)
 		}
+		oldest := max(r-4, 0)
+		got, replayed, err := s.Add(ctx, rex, petstore.AddOptions{IdempotencyKey: fmt.Sprintf("%d-0-0", oldest)})
+		if err != nil || !replayed || got != firsts[oldest] {
+			t.Errorf("round %d: Add with the first key of round %d = %+v, replayed %v, %v; want %+v replayed", r, oldest, got, replayed, err, firsts[oldest])
+		}
 		clock.Advance(step)
 	}
 	if got, want := s.PrunedKeys(), int64(rounds*perRound-bound); got != want {
@@ -127,5 +94,23 @@ func TestKeyRetentionBoundsRows(t *testing.T) {
 	}
 	if pets := pgCount(t, pool, s.Table()+" WHERE name = 'Rex'"); pets != rounds*perRound {
 		t.Errorf("%d keyed pets stored; want %d: pruning keys must not touch pets", pets, rounds*perRound)
+	}
+	eventually(t, "a logged pass each round", func() bool { return len(prunePasses(logs)) >= rounds })
+	if lines := prunePasses(logs); len(lines) != rounds {
+		t.Errorf("%d passes logged; want one a round, %d", len(lines), rounds)
+	}
+	for r, line := range prunePasses(logs) {
+		deleted := "deleted=0"
+		if r >= 5 {
+			deleted = fmt.Sprint("deleted=", perRound)
+		}
+		if !strings.Contains(line, "level=DEBUG") || !strings.Contains(line, deleted) {
+			t.Errorf("the log line of the pass of round %d is %q; want it at debug, with %s", r, line, deleted)
+		}
+	}
+	felix := petstore.NewPet{Name: "Felix", CategoryID: 2}
+	got, replayed, err := s.Add(ctx, felix, petstore.AddOptions{IdempotencyKey: "0-0-0"})
+	if err != nil || replayed || got.NewPet != felix || got.ID == firsts[0].ID {
+		t.Errorf("Add with a key past its retention = %+v, replayed %v, %v; want a new pet", got, replayed, err)
 	}
 }
