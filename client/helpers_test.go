@@ -85,8 +85,8 @@ func (s *server) count(method string) int { return len(s.requestsOf(method)) }
 
 // must fails t at once when err is not nil.
 func must(t testing.TB, err error) {
-	t.Helper()
 	if err != nil {
+		t.Helper()
 		t.Fatal(err)
 	}
 }

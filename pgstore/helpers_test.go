@@ -127,8 +127,8 @@ func pgExec(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) {
 
 // must fails tb at once when err is not nil.
 func must(tb testing.TB, err error) {
-	tb.Helper()
 	if err != nil {
+		tb.Helper()
 		tb.Fatal(err)
 	}
 }
