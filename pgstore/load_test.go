@@ -204,10 +204,7 @@ func TestLoadServer(t *testing.T) {
 	pool := pgPool(t, func(c *pgxpool.Config) { c.MaxConns = 16 })
 	opts := []pgstore.Option{pgstore.WithSchema(schema)}
 	if u := os.Getenv(loadReplicaVar); u != "" {
-		replica, err := pgxpool.New(context.Background(), u)
-		must(t, err)
-		defer replica.Close()
-		opts = append(opts, pgstore.WithReplicas(replica))
+		opts = append(opts, pgstore.WithReplicas(urlPool(t, u)))
 	}
 	store := pgNew(t, pool, opts...)
 	defer store.Close()
