@@ -185,9 +185,7 @@ func TestAllStreams(t *testing.T) {
 	var atFirst uint64
 	n := 0
 	for p, err := range newClient(t, srv.URL).All(t.Context(), petstore.ListOptions{}) {
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		if n++; int64(n) != p.ID {
 			t.Fatalf("pet %d has ID %d", n, p.ID)
 		}

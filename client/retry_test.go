@@ -214,9 +214,7 @@ func TestBackoff(t *testing.T) {
 	var w waits
 	c, err := client.New("http://127.0.0.1:1/v1", client.WithAPIKey("k"), client.WithHTTPClient(&http.Client{Transport: failing{}}),
 		client.WithRetries(6), client.WithBackoff(100*time.Millisecond, time.Second), w.option())
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	_, err = c.Get(t.Context(), 1)
 	if !errors.Is(err, petstore.ErrUnavailable) || !errors.Is(err, errDown) {
 		t.Errorf("Get = %v; want an error wrapping ErrUnavailable and the transport's error", err)

@@ -68,9 +68,9 @@ func BenchmarkGet(b *testing.B) {
 // three take turns in rounds of 20 creates per caller (at least 50), each
 // going first in turn, so that a load that changes during the run (the
 // machine is shared) weighs on all three alike, and each makes b.N creates
-// in all; ns/op covers one create of
-// each. It reports the creates per second of each, and x-insert and
-// keyed-x-insert, those of Add and of keyed Add over those of the INSERT.
+// in all; ns/op covers one create of each. It reports the creates per
+// second of each, and x-insert and keyed-x-insert, those of Add and of
+// keyed Add over those of the INSERT.
 func BenchmarkAddRatio(b *testing.B) {
 	pool := pgPool(b, func(c *pgxpool.Config) { c.MaxConns = 16 })
 	s := pgStore(b, pool)

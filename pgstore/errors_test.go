@@ -29,26 +29,22 @@ type errorsOp struct {
 
 // errorsOps returns every Store method that talks to the database.
 func errorsOps() []errorsOp {
+	list := func(opts petstore.ListOptions) func(context.Context, *pgstore.Store) error {
+		return func(ctx context.Context, s *pgstore.Store) error { _, err := s.List(ctx, opts); return err }
+	}
 	return []errorsOp{
 		{"Add", func(ctx context.Context, s *pgstore.Store) error {
 			_, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
 			return err
 		}},
 		{"Get", func(ctx context.Context, s *pgstore.Store) error {
-			_, err := s.Get(ctx, 1)
-			if errors.Is(err, petstore.ErrNotFound) {
-				return nil
+			if _, err := s.Get(ctx, 1); !errors.Is(err, petstore.ErrNotFound) {
+				return err
 			}
-			return err
+			return nil
 		}},
-		{"List", func(ctx context.Context, s *pgstore.Store) error {
-			_, err := s.List(ctx, petstore.ListOptions{Limit: 20})
-			return err
-		}},
-		{"List by status", func(ctx context.Context, s *pgstore.Store) error {
-			_, err := s.List(ctx, petstore.ListOptions{Status: petstore.StatusSold})
-			return err
-		}},
+		{"List", list(petstore.ListOptions{Limit: 20})},
+		{"List by status", list(petstore.ListOptions{Status: petstore.StatusSold})},
 		{"Migrate", func(ctx context.Context, s *pgstore.Store) error { return s.Migrate(ctx) }},
 	}
 }
