@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/client"
@@ -277,23 +279,14 @@ func TestLoadTwoProcessesKeyed(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	all := pgList(t, store, petstore.ListOptions{})
-	byID := make(map[int64]petstore.Pet, len(all))
-	for _, p := range all {
-		byID[p.ID] = p
-	}
-	wrong := 0
+	// Exactly one pet per key, the one its answers named, and no other.
+	want := make([]petstore.Pet, keys)
 	for k, id := range ids {
-		if got, ok := byID[id]; !ok || got.NewPet != loadKeyedPet(k) {
-			if wrong++; wrong <= 10 {
-				t.Errorf("key %d: the answers named pet %d; the table holds %+v there (found %v); want %+v", k, id, got, ok, loadKeyedPet(k))
-			}
-		}
-		delete(byID, id)
+		want[k] = petstore.Pet{ID: id, NewPet: loadKeyedPet(k)}
 	}
-	if len(all) != keys || len(byID) != 0 || wrong > 0 {
-		t.Errorf("%d keys: the table holds %d pets, %d of them named by no answer, and %d keys name the wrong pet; want exactly one pet per key",
-			keys, len(all), len(byID), wrong)
+	byID := cmpopts.SortSlices(func(a, b petstore.Pet) bool { return a.ID < b.ID })
+	if diff := cmp.Diff(want, pgList(t, store, petstore.ListOptions{}), byID); diff != "" {
+		t.Errorf("%d keys: the pets their answers named, against the table (-want +got):\n%s", keys, diff)
 	}
 	t.Logf("pgstore, two processes on table %s, %d clients: %d keys, each stored once; %d replays",
 		store.Table(), clients, keys, replays.Load())
@@ -317,51 +310,46 @@ func loadKeyed(ctx context.Context, backends [2]*client.Client, k int, replays *
 	key := fmt.Sprintf("load-key-%d", k)
 	p := loadKeyedPet(k)
 	first, second := backends[k%2], backends[(k+1)%2]
-	type result struct {
-		id       int64
-		replayed bool
-		err      error
-	}
-	create := func(c *client.Client) result {
+	create := func(c *client.Client) addResult {
 		pet, replayed, err := c.Add(ctx, p, petstore.AddOptions{IdempotencyKey: key})
 		if replayed {
 			replays.Add(1)
 		}
-		return result{pet.ID, replayed, err}
+		return addResult{pet, replayed, err}
 	}
 	if k%4 == 1 { // through both processes at once
-		results := make(chan result, 2)
+		results := make(chan addResult, 2)
 		go func() { results <- create(first) }()
 		go func() { results <- create(second) }()
 		r1, r2 := <-results, <-results
 		switch err := errors.Join(r1.err, r2.err); {
 		case err != nil:
 			return 0, err
-		case r1.id != r2.id || r1.replayed == r2.replayed:
+		case r1.pet.ID != r2.pet.ID || r1.replayed == r2.replayed:
 			return 0, fmt.Errorf("sent through both processes at once: answered pet %d (replayed %v) and pet %d (replayed %v); want one pet, stored once and replayed once",
-				r1.id, r1.replayed, r2.id, r2.replayed)
+				r1.pet.ID, r1.replayed, r2.pet.ID, r2.replayed)
 		}
-		return r1.id, nil
+		return r1.pet.ID, nil
 	}
 	r := create(first)
 	switch {
 	case r.err != nil:
 		return 0, r.err
 	case r.replayed:
-		return 0, fmt.Errorf("the first create was answered as a replay of pet %d", r.id)
+		return 0, fmt.Errorf("the first create was answered as a replay of pet %d", r.pet.ID)
 	case k%4 == 0: // once
-		return r.id, nil
+		return r.pet.ID, nil
 	case k%4 == 2: // again, after the answer, through the other process
-		if again := create(second); again.err != nil || again.id != r.id || !again.replayed {
-			return 0, fmt.Errorf("the retry after pet %d was answered with pet %d, replayed %v, %v; want pet %d replayed", r.id, again.id, again.replayed, again.err, r.id)
+		if again := create(second); again.err != nil || again.pet.ID != r.pet.ID || !again.replayed {
+			return 0, fmt.Errorf("the retry after pet %d was answered with pet %d, replayed %v, %v; want pet %d replayed", r.pet.ID, again.pet.ID, again.replayed, again.err, r.pet.ID)
 		}
-		return r.id, nil
+		return r.pet.ID, nil
 	}
 	// Another body with the same key: refused.
 	other := p
 	other.Name += " changed"
 	if _, _, err := second.Add(ctx, other, petstore.AddOptions{IdempotencyKey: key}); !errors.Is(err, petstore.ErrIdempotencyKeyReused) {
-		return 0, fmt.Errorf("another body with the key of pet %d: %v; want 422 idempotency_key_reused", r.id, err)
+		return 0, fmt.Errorf("another body with the key of pet %d: %v; want 422 idempotency_key_reused", r.pet.ID, err)
 	}
-	return r.id, nil
+	return r.pet.ID, nil
 }
