@@ -40,7 +40,9 @@ func addAnother(t *testing.T, s *pgstore.Store) bool {
 // to the keys stored within the retention (five rounds' worth), never
 // fewer, while the pets all stay, and a key of the oldest round kept is
 // replayed. Each round's pass of pruning is logged at debug level, with the
-// keys it deleted, and counted; a key it deleted then stores a new pet.
+// keys it deleted, and counted; a key it deleted then stores a new pet, and
+// a minute past the retention of the oldest keys left, the next pass
+// deletes them.
 func TestKeyRetention(t *testing.T) {
 	const (
 		retention                  = 36 * time.Hour
@@ -112,5 +114,13 @@ func TestKeyRetention(t *testing.T) {
 	got, replayed, err := s.Add(ctx, felix, petstore.AddOptions{IdempotencyKey: "0-0-0"})
 	if err != nil || replayed || got.NewPet != felix || got.ID == firsts[0].ID {
 		t.Errorf("Add with a key past its retention = %+v, replayed %v, %v; want a new pet", got, replayed, err)
+	}
+	// A minute past the retention of the oldest keys left, round 8's, the
+	// next pass deletes them: rounds 9 to 11 and Felix's key are left.
+	clock.Advance(time.Minute + time.Second)
+	left := 3*perRound + 1
+	eventually(t, "the keys of round 8 to be pruned", func() bool { return pgCount(t, pool, keysTable(s)) <= left || addAnother(t, s) })
+	if n := pgCount(t, pool, keysTable(s)); n != left {
+		t.Errorf("a minute past the retention of round 8's keys, the keys table holds %d keys; want %d", n, left)
 	}
 }
