@@ -10,7 +10,6 @@ import (
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/client"
-	"github.com/petstore-go/petstore/memstore"
 )
 
 // canned is a transport that answers every request with the same 200
@@ -49,14 +48,10 @@ func benchPets(n int) []petstore.Pet {
 // JSON.
 func cannedClient(b *testing.B, v any) (*client.Client, *canned) {
 	body, err := json.Marshal(v)
-	if err != nil {
-		b.Fatal(err)
-	}
+	must(b, err)
 	tr := &canned{header: http.Header{"Content-Type": {"application/json"}}, body: body}
 	c, err := client.New("http://127.0.0.1:1/v1", client.WithAPIKey("key-bench"), client.WithHTTPClient(&http.Client{Transport: tr}))
-	if err != nil {
-		b.Fatal(err)
-	}
+	must(b, err)
 	return c, tr
 }
 
@@ -65,9 +60,7 @@ func cannedClient(b *testing.B, v any) (*client.Client, *canned) {
 func BenchmarkCanned(b *testing.B) {
 	_, tr := cannedClient(b, benchPets(1)[0])
 	req, err := http.NewRequest(http.MethodGet, "http://127.0.0.1:1/v1/pets/1", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	must(b, err)
 	b.ReportAllocs()
 	for b.Loop() {
 		resp, _ := tr.RoundTrip(req)
@@ -75,58 +68,46 @@ func BenchmarkCanned(b *testing.B) {
 	}
 }
 
-// BenchmarkGet measures one Get: against the canned transport, and against
-// the handler on memstore over loopback, where the server's allocations
-// count too.
-func BenchmarkGet(b *testing.B) {
+// benchBoth runs read against the canned transport, answering with v, and
+// against the handler on a memstore of n pets over loopback, where the
+// server's allocations count too.
+func benchBoth(b *testing.B, v any, n int, read func(b *testing.B, c *client.Client)) {
 	b.Run("canned", func(b *testing.B) {
-		c, _ := cannedClient(b, benchPets(1)[0])
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := c.Get(b.Context(), 1); err != nil {
-				b.Fatal(err)
-			}
-		}
+		c, _ := cannedClient(b, v)
+		read(b, c)
 	})
 	b.Run("loopback", func(b *testing.B) {
 		srv, store := newMemServer(b)
-		pet := addPets(b, store, 1)[0]
-		c := newClient(b, srv.base)
+		addPets(b, store, n)
+		read(b, newClient(b, srv.base))
+	})
+}
+
+// BenchmarkGet measures one Get (see benchBoth).
+func BenchmarkGet(b *testing.B) {
+	benchBoth(b, benchPets(1)[0], 1, func(b *testing.B, c *client.Client) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := c.Get(b.Context(), pet.ID); err != nil {
-				b.Fatal(err)
-			}
+			_, err := c.Get(b.Context(), 1)
+			must(b, err)
 		}
 	})
 }
 
 // BenchmarkAllPage measures one page of 100 pets read with All, the last
-// page, so one request per iteration.
+// page, so one request per iteration (see benchBoth).
 func BenchmarkAllPage(b *testing.B) {
-	read := func(b *testing.B, c *client.Client) {
+	benchBoth(b, benchPets(100), 100, func(b *testing.B, c *client.Client) {
 		b.ReportAllocs()
 		for b.Loop() {
 			n := 0
 			for _, err := range c.All(b.Context(), petstore.ListOptions{}) {
-				if err != nil {
-					b.Fatal(err)
-				}
+				must(b, err)
 				n++
 			}
 			if n != 100 {
 				b.Fatalf("%d pets; want 100", n)
 			}
 		}
-	}
-	b.Run("canned", func(b *testing.B) {
-		c, _ := cannedClient(b, benchPets(100))
-		read(b, c)
-	})
-	b.Run("loopback", func(b *testing.B) {
-		store := memstore.New()
-		srv := newServer(b, store)
-		addPets(b, store, 100)
-		read(b, newClient(b, srv.base))
 	})
 }

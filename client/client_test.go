@@ -58,23 +58,46 @@ func TestNew(t *testing.T) {
 }
 
 // TestBaseURL checks that the client finds the pets under the base URL,
-// with or without a trailing slash, and under any base path.
+// with or without a trailing slash, and under any base path; and through
+// a redirect within the base URL's origin (from /old/v1 to /v1), which it
+// follows with the key, still asking a caller's CheckRedirect.
 func TestBaseURL(t *testing.T) {
-	for _, path := range []string{"/v1", "/v1/", "/shop/M%C3%BCnchen/api", ""} {
+	for _, path := range []string{"/v1", "/v1/", "/shop/M%C3%BCnchen/api", "", "/old/v1"} {
 		t.Run(path, func(t *testing.T) {
-			basePath := strings.TrimSuffix(path, "/")
-			srv, _ := newMemServer(t, petstore.WithBasePath(basePath))
-			c := newClient(t, srv.URL+path)
-			pet, _, err := c.Add(t.Context(), petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
-			if err != nil {
-				t.Fatal(err)
+			redirected := strings.HasPrefix(path, "/old/")
+			srv, _ := newMemServer(t, petstore.WithBasePath(strings.TrimPrefix(strings.TrimSuffix(path, "/"), "/old")))
+			if redirected {
+				var mux http.ServeMux
+				mux.Handle("/old/", http.StripPrefix("/old", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					http.Redirect(w, r, srv.URL+r.URL.Path, http.StatusTemporaryRedirect)
+				})))
+				mux.Handle("/", srv.Config.Handler)
+				srv.Config.Handler = &mux
 			}
-			got, err := c.Get(t.Context(), pet.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			var asked []string
+			c := newClient(t, srv.URL+path, client.WithHTTPClient(&http.Client{CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+				asked = append(asked, req.URL.Path)
+				return nil
+			}}))
+			ctx := petstore.WithPrincipal(t.Context(), "alice")
+			pet, _, err := c.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
+			must(t, err)
+			got, err := c.Get(ctx, pet.ID)
+			must(t, err)
 			if diff := cmp.Diff(pet, got); diff != "" {
 				t.Errorf("Get (-Add returned +got):\n%s", diff)
+			}
+			var wantAsked []string
+			if redirected {
+				wantAsked = []string{"/v1/pets", "/v1/pets/1"}
+			}
+			if diff := cmp.Diff(wantAsked, asked); diff != "" {
+				t.Errorf("the paths the caller's CheckRedirect was asked about (-want +got):\n%s", diff)
+			}
+			for _, r := range srv.requestsOf(http.MethodPost) {
+				if got := r.Header.Get("Authorization"); got != "Bearer key-alice" {
+					t.Errorf("a POST has Authorization %q; want the key", got)
+				}
 			}
 		})
 	}
@@ -86,17 +109,12 @@ func TestRequestHeaders(t *testing.T) {
 	ctx := petstore.WithPrincipal(context.Background(), "alice")
 	c := newClient(t, srv.base)
 	p := petstore.NewPet{Name: "Rex", CategoryID: 1}
-	if _, _, err := c.Add(ctx, p, petstore.AddOptions{IdempotencyKey: "my-key"}); err != nil {
-		t.Fatal(err)
+	for _, key := range []string{"my-key", "", ""} { // the caller's key, then two that Add makes
+		_, _, err := c.Add(ctx, p, petstore.AddOptions{IdempotencyKey: key})
+		must(t, err)
 	}
-	for range 2 {
-		if _, _, err := c.Add(ctx, p, petstore.AddOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := c.List(ctx, petstore.ListOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := c.List(ctx, petstore.ListOptions{})
+	must(t, err)
 	posts, gets := srv.requestsOf(http.MethodPost), srv.requestsOf(http.MethodGet)
 	want := map[string]string{
 		"Accept":          "application/json",
@@ -125,10 +143,8 @@ func TestRequestHeaders(t *testing.T) {
 	}
 
 	// A key function that gives no key sends no Authorization.
-	c, err := client.New(srv.base, client.WithAPIKeyFunc(func(context.Context) string { return "" }))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, err = client.New(srv.base, client.WithAPIKeyFunc(func(context.Context) string { return "" }))
+	must(t, err)
 	c.List(ctx, petstore.ListOptions{})
 	gets = srv.requestsOf(http.MethodGet)
 	last := gets[len(gets)-1]

@@ -75,15 +75,11 @@ func TestErrors(t *testing.T) {
 		wantRequests int
 		wantFields   []httpapi.FieldError
 	}{
-		{name: "404 for an unknown pet", call: get,
-			want: petstore.ErrNotFound, wantStatus: 404, wantCode: httpapi.CodeNotFound, wantRequests: 1},
-		// A key function that gives no key sends no Authorization.
+		{name: "404 for an unknown pet", call: get, want: petstore.ErrNotFound, wantStatus: 404, wantCode: httpapi.CodeNotFound, wantRequests: 1},
 		{name: "401 without a key", key: client.WithAPIKeyFunc(func(context.Context) string { return "" }), call: list(petstore.ListOptions{}),
 			want: petstore.ErrUnauthorized, wantStatus: 401, wantCode: httpapi.CodeUnauthorized, wantRequests: 1},
-		{name: "401 for a wrong key", key: client.WithAPIKey("wrong"), call: addRex,
-			want: petstore.ErrUnauthorized, wantStatus: 401, wantCode: httpapi.CodeUnauthorized, wantRequests: 1},
-		{name: "403 for a key that may not create", key: client.WithAPIKey(readOnlyKey), call: addRex,
-			want: petstore.ErrForbidden, wantStatus: 403, wantCode: httpapi.CodeForbidden, wantRequests: 1},
+		{name: "401 for a wrong key", key: client.WithAPIKey("wrong"), call: addRex, want: petstore.ErrUnauthorized, wantStatus: 401, wantCode: httpapi.CodeUnauthorized, wantRequests: 1},
+		{name: "403 for a key that may not create", key: client.WithAPIKey(readOnlyKey), call: addRex, want: petstore.ErrForbidden, wantStatus: 403, wantCode: httpapi.CodeForbidden, wantRequests: 1},
 		// The Error lists each mistake, as the server did.
 		{name: "400 invalid_body", call: func(_ *testing.T, c *client.Client) error {
 			return add(c, "", petstore.NewPet{Name: " ", CategoryID: 0, Status: "lost"})
@@ -97,9 +93,7 @@ func TestErrors(t *testing.T) {
 			wantFields: []httpapi.FieldError{{Parameter: "status", Detail: `status must be "available", "pending" or "sold"`}}},
 		// The requests are the first create's and the reused key's.
 		{name: "422 for a key reused for another pet", call: func(t *testing.T, c *client.Client) error {
-			if err := add(c, "k", rex); err != nil {
-				t.Fatal(err)
-			}
+			must(t, add(c, "k", rex))
 			return add(c, "k", petstore.NewPet{Name: "Tom", CategoryID: 1})
 		}, want: petstore.ErrIdempotencyKeyReused, wantStatus: 422, wantCode: httpapi.CodeIdempotencyKeyReused, wantRequests: 2},
 		// The requests are the first create's, and the attempts of the second.
@@ -114,8 +108,7 @@ func TestErrors(t *testing.T) {
 			}
 			return err
 		}, want: petstore.ErrIdempotencyKeyInUse, wantStatus: 409, wantCode: httpapi.CodeIdempotencyKeyInUse, wantRequests: 2 + retries},
-		{name: "500 for a failing store", store: failing(faultstore.Get, errors.New("disk on fire")), call: get,
-			wantStatus: 500, wantCode: httpapi.CodeInternal, wantRequests: 1},
+		{name: "500 for a failing store", store: failing(faultstore.Get, errors.New("disk on fire")), call: get, wantStatus: 500, wantCode: httpapi.CodeInternal, wantRequests: 1},
 		{name: "503 for an unavailable store", store: failing(faultstore.Add, petstore.ErrUnavailable), call: addRex,
 			want: petstore.ErrUnavailable, wantStatus: 503, wantCode: httpapi.CodeUnavailable, wantRequests: 1 + retries},
 		{name: "502 from a proxy, without the API's body", proxy: true, call: get, wantStatus: 502, wantRequests: 1},

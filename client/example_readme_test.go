@@ -74,9 +74,7 @@ func Example_readme() {
 // the body of readmeClient, which Example_readme runs.
 func TestREADMEClientExample(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	_, section, ok := strings.Cut(string(readme), "\n## Calling it from Go\n")
 	if !ok {
 		t.Fatal(`README.md has no section "Calling it from Go"`)
@@ -88,9 +86,7 @@ func TestREADMEClientExample(t *testing.T) {
 	block, _, _ = strings.Cut(block, "```\n")
 
 	src, err := os.ReadFile("example_readme_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	_, body, _ := strings.Cut(string(src), "\t// README begin\n")
 	body, _, _ = strings.Cut(body, "\t// README end\n")
 	var want strings.Builder

@@ -59,9 +59,7 @@ type server struct {
 func newServer(t testing.TB, store petstore.Store, opts ...petstore.Option) *server {
 	t.Helper()
 	h, err := petstore.New(append([]petstore.Option{petstore.WithStore(store), petstore.WithAuthenticator(authenticator)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	s := &server{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
@@ -85,14 +83,20 @@ func (s *server) requestsOf(method string) []*http.Request {
 // count returns how many requests with method the server has answered.
 func (s *server) count(method string) int { return len(s.requestsOf(method)) }
 
+// must fails t at once when err is not nil.
+func must(t testing.TB, err error) {
+	if err != nil {
+		t.Helper()
+		t.Fatal(err)
+	}
+}
+
 // newClient returns a client of the server at base, which sends the key of
 // the caller's principal (see principalKey) unless opts say otherwise.
 func newClient(t testing.TB, base string, opts ...client.Option) *client.Client {
 	t.Helper()
 	c, err := client.New(base, append([]client.Option{client.WithAPIKeyFunc(principalKey)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	return c
 }
 

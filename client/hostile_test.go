@@ -66,32 +66,21 @@ func TestBadResponse(t *testing.T) {
 		call   func(c *client.Client) error
 		want   []string // in the error
 	}{
-		{"Add: a negative ID", answer(201, `{"id":-5,"name":"Rex","categoryId":1,"status":"available"}`), add,
-			[]string{"its ID is -5, not positive"}},
-		{"Add: ID 0", answer(201, `{"name":"Rex","categoryId":1,"status":"available"}`), add,
-			[]string{"its ID is 0"}},
-		{"Add: another name", answer(201, `{"id":1,"name":"Tom","categoryId":1,"status":"available"}`), add,
-			[]string{`its name is "Tom", not "Rex"`}},
-		{"Add: a huge other name", answer(201, `{"id":1,"name":"`+huge+`","categoryId":1,"status":"available"}`), add,
-			[]string{`its name is "xxxx`, "… (20000 bytes)"}},
+		{"Add: a negative ID", answer(201, `{"id":-5,"name":"Rex","categoryId":1,"status":"available"}`), add, []string{"its ID is -5, not positive"}},
+		{"Add: ID 0", answer(201, `{"name":"Rex","categoryId":1,"status":"available"}`), add, []string{"its ID is 0"}},
+		{"Add: another name", answer(201, `{"id":1,"name":"Tom","categoryId":1,"status":"available"}`), add, []string{`its name is "Tom", not "Rex"`}},
+		{"Add: a huge other name", answer(201, `{"id":1,"name":"`+huge+`","categoryId":1,"status":"available"}`), add, []string{`its name is "xxxx`, "… (20000 bytes)"}},
 		{"Add: everything else", answer(201, `{"id":-1,"name":"Tom","categoryId":9,"status":"sold"}`), add,
 			[]string{"its ID is -1", `its name is "Tom"`, "its categoryId is 9, not 1", `its status is "sold", not "available"`}},
-		{"Add: a body over the limit", answer(201, `{"id":1,"name":"Rex","categoryId":1,"status":"available","x":"`+strings.Repeat("y", 70_000)+`"}`), add,
-			[]string{"over 65536 bytes"}},
-		{"Get: another ID", answer(200, `{"id":8,"name":"Rex","categoryId":1}`), get,
-			[]string{"the pet with ID 8, not 7"}},
-		{"Get: a body over the limit", answer(200, `{"id":7,"name":"`+strings.Repeat("y", 70_000)+`","categoryId":1}`), get,
-			[]string{"over 65536 bytes"}},
-		{"List: an ID not positive", answer(200, `[{"id":1,"name":"a","categoryId":1},{"id":-3,"name":"b","categoryId":1}]`), list(petstore.ListOptions{}),
-			[]string{"a pet with ID -3, not positive"}},
+		{"Add: a body over the limit", answer(201, `{"id":1,"name":"Rex","categoryId":1,"status":"available","x":"`+strings.Repeat("y", 70_000)+`"}`), add, []string{"over 65536 bytes"}},
+		{"Get: another ID", answer(200, `{"id":8,"name":"Rex","categoryId":1}`), get, []string{"the pet with ID 8, not 7"}},
+		{"Get: a body over the limit", answer(200, `{"id":7,"name":"`+strings.Repeat("y", 70_000)+`","categoryId":1}`), get, []string{"over 65536 bytes"}},
+		{"List: an ID not positive", answer(200, `[{"id":1,"name":"a","categoryId":1},{"id":-3,"name":"b","categoryId":1}]`), list(petstore.ListOptions{}), []string{"a pet with ID -3, not positive"}},
 		{"List: another status", answer(200, page(1, 2, "a", petstore.StatusSold)), list(petstore.ListOptions{Status: petstore.StatusPending}),
 			[]string{`the pet 1 with the status "sold", not "pending"`}},
-		{"List: more pets than asked", answer(200, page(1, 101, "a", "")), list(petstore.ListOptions{}),
-			[]string{"the page holds 101 pets, more than the 100 asked for"}},
-		{"List: a name too long", answer(200, page(1, 1, strings.Repeat("é", 257), "")), list(petstore.ListOptions{}),
-			[]string{"the pet 1 with a name of 514 bytes, longer than the 256 characters"}},
-		{"List: a page over the limit", answer(200, page(1, 100, strings.Repeat("€", 256), "")+strings.Repeat(" ", 400_000)), list(petstore.ListOptions{}),
-			[]string{"over 475136 bytes"}},
+		{"List: more pets than asked", answer(200, page(1, 101, "a", "")), list(petstore.ListOptions{}), []string{"the page holds 101 pets, more than the 100 asked for"}},
+		{"List: a name too long", answer(200, page(1, 1, strings.Repeat("é", 257), "")), list(petstore.ListOptions{}), []string{"the pet 1 with a name of 514 bytes, longer than the 256 characters"}},
+		{"List: a page over the limit", answer(200, page(1, 100, strings.Repeat("€", 256), "")+strings.Repeat(" ", 400_000)), list(petstore.ListOptions{}), []string{"over 475136 bytes"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -196,9 +185,7 @@ func TestAllStreams(t *testing.T) {
 	var atFirst uint64
 	n := 0
 	for p, err := range newClient(t, srv.URL).All(t.Context(), petstore.ListOptions{}) {
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		if n++; int64(n) != p.ID {
 			t.Fatalf("pet %d has ID %d", n, p.ID)
 		}
@@ -285,9 +272,7 @@ func TestTimeoutOption(t *testing.T) {
 		want time.Duration
 	}{{nil, client.DefaultTimeout}, {[]client.Option{client.WithTimeout(0)}, 0}} {
 		c, err := client.New("https://pets.example.com/v1", append(tt.opts, client.WithAPIKey("k"))...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		if got := client.Timeout(c); got != tt.want {
 			t.Errorf("the timeout is %v; want %v", got, tt.want)
 		}

@@ -99,9 +99,7 @@ func TestRedirectRefused(t *testing.T) {
 					opts = append(opts, client.WithHTTPClient(s.hc))
 				}
 				c, err := client.New(base.URL+"/v1", opts...)
-				if err != nil {
-					t.Fatal(err)
-				}
+				must(t, err)
 				err = op.call(c)
 				t.Logf("error: %v", err)
 				if !errors.Is(err, client.ErrRedirectRefused) {
@@ -130,45 +128,6 @@ func TestRedirectRefused(t *testing.T) {
 	}
 }
 
-// TestRedirectSameOrigin checks that a redirect within the base URL's
-// origin is followed, with the key, and that a caller's CheckRedirect is
-// still asked.
-func TestRedirectSameOrigin(t *testing.T) {
-	srv, _ := newMemServer(t)
-	var asked []string
-	hc := &http.Client{CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-		asked = append(asked, req.URL.Path)
-		return nil
-	}}
-	var mux http.ServeMux
-	mux.Handle("/old/", http.StripPrefix("/old", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, srv.base+strings.TrimPrefix(r.URL.Path, "/v1"), http.StatusTemporaryRedirect)
-	})))
-	mux.Handle("/", srv.Config.Handler)
-	srv.Config.Handler = &mux
-	c := newClient(t, srv.URL+"/old/v1", client.WithHTTPClient(hc))
-	ctx := petstore.WithPrincipal(t.Context(), "alice")
-	pet, _, err := c.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := c.Get(ctx, pet.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(pet, got); diff != "" {
-		t.Errorf("Get after a redirect (-Add +Get):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{"/v1/pets", "/v1/pets/1"}, asked); diff != "" {
-		t.Errorf("the paths the caller's CheckRedirect was asked about (-want +got):\n%s", diff)
-	}
-	for _, r := range srv.requestsOf(http.MethodPost) {
-		if got := r.Header.Get("Authorization"); got != "Bearer key-alice" {
-			t.Errorf("a POST at the same origin has Authorization %q; want the key", got)
-		}
-	}
-}
-
 // TestOrigin checks how the client compares origins.
 func TestOrigin(t *testing.T) {
 	tests := []struct{ url, want string }{
@@ -181,9 +140,7 @@ func TestOrigin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		u, err := url.Parse(tt.url)
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		if got := client.Origin(u); got != tt.want {
 			t.Errorf("origin(%s) = %q; want %q", tt.url, got, tt.want)
 		}

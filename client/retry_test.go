@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/client"
+	"github.com/petstore-go/petstore/httpapi"
 	"github.com/petstore-go/petstore/internal/testkit/faultstore"
 	"github.com/petstore-go/petstore/memstore"
 )
@@ -73,9 +75,7 @@ func TestAddLostAnswer(t *testing.T) {
 				t.Fatalf("Add: %v", err)
 			}
 			stored, err := store.List(t.Context(), petstore.ListOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			must(t, err)
 			if diff := cmp.Diff([]petstore.Pet{pet}, stored); diff != "" {
 				t.Errorf("the store after one Add whose first answer was lost (-the pet Add returned +stored):\n%s", diff)
 			}
@@ -94,84 +94,64 @@ func TestAddLostAnswer(t *testing.T) {
 			}
 		})
 	}
-
-	t.Run("without retries", func(t *testing.T) {
-		srv, _ := newMemServer(t)
-		c := newClient(t, srv.base, client.WithHTTPClient(&http.Client{Transport: &loseFirst{method: http.MethodPost}}), client.WithRetries(0))
-		_, _, err := c.Add(t.Context(), p, petstore.AddOptions{})
-		if !errors.Is(err, petstore.ErrUnavailable) || !errors.Is(err, errLost) {
-			t.Errorf("Add = %v; want an error wrapping ErrUnavailable and the transport's error", err)
-		}
-		if n := srv.count(http.MethodPost); n != 1 {
-			t.Errorf("%d POSTs; want 1", n)
-		}
-	})
 }
 
-// TestRetryUnavailable checks that each method retries a 503 after the wait
-// that Retry-After asks for, and succeeds once the store heals.
-func TestRetryUnavailable(t *testing.T) {
-	calls := map[faultstore.Method]func(c *client.Client, ctx context.Context, id int64) error{
-		faultstore.Add: func(c *client.Client, ctx context.Context, _ int64) error {
-			_, _, err := c.Add(ctx, petstore.NewPet{Name: "Tom", CategoryID: 1}, petstore.AddOptions{})
-			return err
-		},
-		faultstore.Get: func(c *client.Client, ctx context.Context, id int64) error {
-			_, err := c.Get(ctx, id)
-			return err
-		},
-		faultstore.List: func(c *client.Client, ctx context.Context, _ int64) error {
-			_, err := c.List(ctx, petstore.ListOptions{})
-			return err
-		},
-	}
-	for method, call := range calls {
-		t.Run(string(method), func(t *testing.T) {
-			mem := memstore.New()
-			rex, _, err := mem.Add(t.Context(), petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			fs := faultstore.New(mem)
-			fs.Set(method, faultstore.Fault{Err: petstore.ErrUnavailable, Times: 2})
-			srv := newServer(t, fs, petstore.WithRetryAfter(3*time.Second))
-			var w waits
-			c := newClient(t, srv.base, w.option())
-			if err := call(c, t.Context(), rex.ID); err != nil {
-				t.Fatalf("%s through two 503s: %v", method, err)
-			}
-			checkRetryAfter(t, w.get(), 2, 3*time.Second)
-			if n := fs.Calls(method); n != 3 {
-				t.Errorf("%d calls of the store's %s; want 3", n, method)
-			}
-		})
-	}
-}
-
-// TestRetryLimits checks when the client stops retrying a 503: after the
+// TestRetry checks that each method retries a 503 and a 429 after the
+// wait that Retry-After asks for, and succeeds once the server answers, a
+// create storing one pet; and when the client stops retrying: after the
 // retries that WithRetries allows, at once when Retry-After asks for more
 // than the longest wait, or when the context would end before the retry,
-// and when the context ends during a wait.
-func TestRetryLimits(t *testing.T) {
-	fs := faultstore.New(memstore.New())
-	fs.Set(faultstore.List, faultstore.Fault{Err: petstore.ErrUnavailable})
-	srv := newServer(t, fs) // Retry-After: 1
-
+// and when the context ends during a wait. A client that gives up returns
+// an *Error that holds the last answer and its wait.
+func TestRetry(t *testing.T) {
+	const refused = 0 // refuse every request
 	tests := []struct {
 		name      string
+		status    int               // 503 from the store, or 429 from the rate limit
+		method    faultstore.Method // the call
+		refuse    int               // the requests refused before the store answers
+		wait      time.Duration     // of Retry-After
 		opts      []client.Option
 		timeout   time.Duration // of the context; 0 for none
 		cancel    bool          // the wait cancels the context
-		wantWaits int           // each after Retry-After, 1 s
-		wantCtx   error         // wrapped besides ErrUnavailable
+		wantWaits int
+		wantErr   bool
 	}{
-		{name: "retries exhausted", opts: []client.Option{client.WithRetries(2)}, wantWaits: 2},
-		{name: "Retry-After over the longest wait", opts: []client.Option{client.WithBackoff(time.Millisecond, 999*time.Millisecond)}},
-		{name: "deadline before the retry", timeout: 900 * time.Millisecond},
-		{name: "canceled during the wait", cancel: true, wantWaits: 1, wantCtx: context.Canceled},
+		{name: "503, then the pet", status: 503, method: faultstore.Add, refuse: 2, wait: 3 * time.Second, wantWaits: 2},
+		{name: "503, then the pet by ID", status: 503, method: faultstore.Get, refuse: 2, wait: 3 * time.Second, wantWaits: 2},
+		{name: "503, then the page", status: 503, method: faultstore.List, refuse: 2, wait: 3 * time.Second, wantWaits: 2},
+		{name: "429, then the page", status: 429, method: faultstore.List, refuse: 2, wait: 3 * time.Second, wantWaits: 2},
+		{name: "429, then the pet", status: 429, method: faultstore.Add, refuse: 2, wait: time.Second, wantWaits: 2},
+		{name: "503, no retries", status: 503, method: faultstore.Add, refuse: refused, wait: time.Second, opts: []client.Option{client.WithRetries(0)}, wantErr: true},
+		{name: "503, retries exhausted", status: 503, method: faultstore.List, refuse: refused, wait: time.Second, opts: []client.Option{client.WithRetries(2)}, wantWaits: 2, wantErr: true},
+		{name: "429, retries exhausted", status: 429, method: faultstore.List, refuse: refused, wait: 2 * time.Second, opts: []client.Option{client.WithRetries(1)}, wantWaits: 1, wantErr: true},
+		{name: "503, Retry-After over the longest wait", status: 503, method: faultstore.List, refuse: refused, wait: time.Second,
+			opts: []client.Option{client.WithBackoff(time.Millisecond, 999*time.Millisecond)}, wantErr: true},
+		{name: "429, Retry-After over the longest wait", status: 429, method: faultstore.List, refuse: refused, wait: 20 * time.Second, wantErr: true},
+		{name: "503, deadline before the retry", status: 503, method: faultstore.List, refuse: refused, wait: time.Second, timeout: 900 * time.Millisecond, wantErr: true},
+		{name: "503, canceled during the wait", status: 503, method: faultstore.List, refuse: refused, wait: time.Second, cancel: true, wantWaits: 1, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			mem := memstore.New()
+			rex, _, err := mem.Add(t.Context(), petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
+			must(t, err)
+			var srv *server
+			if tt.status == http.StatusServiceUnavailable {
+				fs := faultstore.New(mem)
+				fs.Set(tt.method, faultstore.Fault{Err: petstore.ErrUnavailable, Times: tt.refuse})
+				srv = newServer(t, fs, petstore.WithRetryAfter(tt.wait))
+			} else {
+				limiter := &refuseFirst{n: int64(tt.refuse), wait: tt.wait}
+				if tt.refuse == refused {
+					limiter.n = math.MaxInt64
+				}
+				limit := petstore.RateLimit{Reads: limiter}
+				if tt.method == faultstore.Add {
+					limit = petstore.RateLimit{Creates: limiter}
+				}
+				srv = newServer(t, mem, petstore.WithRateLimit(limit))
+			}
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			if tt.timeout > 0 {
@@ -182,22 +162,40 @@ func TestRetryLimits(t *testing.T) {
 			if tt.cancel {
 				w.then = func(context.Context, time.Duration) error { cancel(); return ctx.Err() }
 			}
-			before := fs.Calls(faultstore.List)
 			c := newClient(t, srv.base, append(tt.opts, w.option())...)
-			_, err := c.List(ctx, petstore.ListOptions{})
-			if !errors.Is(err, petstore.ErrUnavailable) {
-				t.Errorf("List = %v; want an error wrapping ErrUnavailable", err)
+			httpMethod := http.MethodGet
+			switch tt.method {
+			case faultstore.Add:
+				httpMethod = http.MethodPost
+				_, _, err = c.Add(ctx, petstore.NewPet{Name: "Tom", CategoryID: 1}, petstore.AddOptions{})
+				if pets, _ := mem.List(t.Context(), petstore.ListOptions{}); len(pets) != 2 && err == nil {
+					t.Errorf("%d pets stored; want the Add's besides Rex", len(pets))
+				}
+			case faultstore.Get:
+				_, err = c.Get(ctx, rex.ID)
+			case faultstore.List:
+				_, err = c.List(ctx, petstore.ListOptions{})
 			}
-			if tt.wantCtx != nil && !errors.Is(err, tt.wantCtx) {
-				t.Errorf("List = %v; want an error wrapping %v", err, tt.wantCtx)
+			checkRetryAfter(t, w.get(), tt.wantWaits, tt.wait)
+			if n, want := srv.count(httpMethod), tt.wantWaits+1; n != want && !tt.cancel {
+				t.Errorf("%d attempts; want %d", n, want)
+			}
+			if !tt.wantErr {
+				must(t, err)
+				return
 			}
 			var e *client.Error
-			if !errors.As(err, &e) || e.Status != http.StatusServiceUnavailable {
-				t.Errorf("List = %v; want an error holding the 503 answer", err)
+			if !errors.As(err, &e) || e.Status != tt.status || e.RetryAfter != tt.wait {
+				t.Errorf("%s = %v (%+v); want an *Error holding the %d answer, with RetryAfter %v", tt.method, err, e, tt.status, tt.wait)
 			}
-			checkRetryAfter(t, w.get(), tt.wantWaits, time.Second)
-			if n, want := fs.Calls(faultstore.List)-before, tt.wantWaits+1; n != want && !tt.cancel {
-				t.Errorf("%d attempts; want %d", n, want)
+			if tt.status == http.StatusTooManyRequests && (e == nil || e.Code != httpapi.CodeRateLimited) {
+				t.Errorf("%s = %v; want the code rate_limited", tt.method, err)
+			}
+			if tt.status == http.StatusServiceUnavailable && !errors.Is(err, petstore.ErrUnavailable) {
+				t.Errorf("%s = %v; want an error wrapping ErrUnavailable", tt.method, err)
+			}
+			if tt.cancel && !errors.Is(err, context.Canceled) {
+				t.Errorf("%s = %v; want an error wrapping context.Canceled", tt.method, err)
 			}
 		})
 	}
@@ -216,9 +214,7 @@ func TestBackoff(t *testing.T) {
 	var w waits
 	c, err := client.New("http://127.0.0.1:1/v1", client.WithAPIKey("k"), client.WithHTTPClient(&http.Client{Transport: failing{}}),
 		client.WithRetries(6), client.WithBackoff(100*time.Millisecond, time.Second), w.option())
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	_, err = c.Get(t.Context(), 1)
 	if !errors.Is(err, petstore.ErrUnavailable) || !errors.Is(err, errDown) {
 		t.Errorf("Get = %v; want an error wrapping ErrUnavailable and the transport's error", err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -67,9 +66,7 @@ func TestWatchResumes(t *testing.T) {
 	defer cancel()
 	add := func(name string, st petstore.Status) petstore.Pet {
 		p, _, err := store.Add(ctx, petstore.NewPet{Name: name, CategoryID: 1, Status: st}, petstore.AddOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		return p
 	}
 	first := add("first", petstore.StatusSold)
@@ -104,9 +101,7 @@ func TestWatchResumes(t *testing.T) {
 // of its context; it waits as Retry-After asks at a 429.
 func TestWatchStops(t *testing.T) {
 	s, store := newMemServer(t, petstore.WithWatch(petstore.Watch{MaxStreamsPerPrincipal: 1}))
-	if _, _, err := store.Add(t.Context(), petstore.NewPet{Name: "a", CategoryID: 1}, petstore.AddOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	addPets(t, store, 1)
 
 	r := <-watched(t.Context(), newClient(t, s.base, client.WithAPIKey("wrong")), petstore.ListOptions{})
 	if !errors.Is(r.err, petstore.ErrUnauthorized) || s.count(http.MethodGet) != 1 {
@@ -147,11 +142,10 @@ func TestWatchBadEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			srv, _ := hostile(t, func(w http.ResponseWriter, _ *http.Request) {
 				w.Header().Set("Content-Type", "text/event-stream")
 				fmt.Fprint(w, ": hello\n\n"+tt.events)
-			}))
-			defer srv.Close()
+			})
 			var got []petstore.Pet
 			var err error
 			for p, e := range newClient(t, srv.URL).Watch(t.Context(), petstore.ListOptions{}) {

@@ -1,6 +1,7 @@
 package pgstore_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -27,9 +28,7 @@ func benchBaseline(pool *pgxpool.Pool, per *time.Duration) func(*testing.B) {
 		ctx := context.Background()
 		var one int
 		for b.Loop() {
-			if err := pool.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
-				b.Fatal(err)
-			}
+			must(b, pool.QueryRow(ctx, "SELECT 1").Scan(&one))
 		}
 		*per = b.Elapsed() / time.Duration(b.N)
 	}
@@ -55,9 +54,8 @@ func BenchmarkGet(b *testing.B) {
 		ctx := context.Background()
 		i := 0
 		for b.Loop() {
-			if _, err := s.Get(ctx, int64(i%n+1)); err != nil {
-				b.Fatal(err)
-			}
+			_, err := s.Get(ctx, int64(i%n+1))
+			must(b, err)
 			i++
 		}
 		benchRatio(b, baseline)
@@ -70,9 +68,9 @@ func BenchmarkGet(b *testing.B) {
 // three take turns in rounds of 20 creates per caller (at least 50), each
 // going first in turn, so that a load that changes during the run (the
 // machine is shared) weighs on all three alike, and each makes b.N creates
-// in all; ns/op covers one create of
-// each. It reports the creates per second of each, and x-insert and
-// keyed-x-insert, those of Add and of keyed Add over those of the INSERT.
+// in all; ns/op covers one create of each. It reports the creates per
+// second of each, and x-insert and keyed-x-insert, those of Add and of
+// keyed Add over those of the INSERT.
 func BenchmarkAddRatio(b *testing.B) {
 	pool := pgPool(b, func(c *pgxpool.Config) { c.MaxConns = 16 })
 	s := pgStore(b, pool)
@@ -120,37 +118,28 @@ func benchTable(b *testing.B, pool *pgxpool.Pool, n int, name string) *pgstore.S
 	ctx := context.Background()
 	s := pgMigrate(b, pgNew(b, pool, pgstore.WithSchema(benchSchema), pgstore.WithTable(name)))
 	seeded := false
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	must(b, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		// One seeder at a time, if benchmarks run in several processes.
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", s.Table()); err != nil {
-			return err
-		}
 		var count int
-		if err := tx.QueryRow(ctx, "SELECT count(*) FROM "+s.Table()).Scan(&count); err != nil {
-			return err
+		_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", s.Table())
+		if err == nil {
+			err = tx.QueryRow(ctx, "SELECT count(*) FROM "+s.Table()).Scan(&count)
 		}
-		if count == n {
-			return nil
+		if err != nil || count == n {
+			return err
 		}
 		b.Logf("seeding %s with %d pets", s.Table(), n)
 		if _, err := tx.Exec(ctx, "TRUNCATE "+s.Table()+" RESTART IDENTITY"); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO `+s.Table()+` (name, category_id, status)
-SELECT 'pet ' || g, g % 100 + 1, (ARRAY['available', 'pending', 'sold', NULL])[g % 4 + 1]
-FROM generate_series(1, $1::bigint) AS g`, n)
 		seeded = true
+		_, err = tx.Exec(ctx, fmt.Sprintf(seedSQL, s.Table()), n)
 		return err
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	}))
 	if seeded {
 		// Statistics for the planner, and the visibility map, as a table
 		// that autovacuum has visited would have them.
-		if _, err := pool.Exec(ctx, "VACUUM ANALYZE "+s.Table()); err != nil {
-			b.Fatal(err)
-		}
+		pgExec(b, pool, "VACUUM ANALYZE "+s.Table())
 	}
 	return s
 }
@@ -169,11 +158,7 @@ func BenchmarkList(b *testing.B) {
 	}{{"10k", 10_000}, {"1M", 1_000_000}} {
 		s := benchTable(b, pool, size.n, "pets_"+strings.ToLower(size.name))
 		for _, filter := range []petstore.Status{"", petstore.StatusSold} {
-			name := fmt.Sprintf("rows=%s/status=%s", size.name, filter)
-			if filter == "" {
-				name = fmt.Sprintf("rows=%s/status=any", size.name)
-			}
-			b.Run(name, func(b *testing.B) {
+			b.Run(fmt.Sprintf("rows=%s/status=%s", size.name, cmp.Or(filter, "any")), func(b *testing.B) {
 				ctx := context.Background()
 				i := 0
 				for b.Loop() {
@@ -181,9 +166,7 @@ func BenchmarkList(b *testing.B) {
 					// to the last full page of sold pets.
 					after := int64(i%997) * int64(size.n-100) / 997
 					pets, err := s.List(ctx, petstore.ListOptions{After: after, Limit: 20, Status: filter})
-					if err != nil {
-						b.Fatal(err)
-					}
+					must(b, err)
 					if len(pets) != 20 {
 						b.Fatalf("List after %d returned %d pets; want 20", after, len(pets))
 					}

@@ -30,15 +30,11 @@ func TestNoIDLeft(t *testing.T) {
 	pool := pgPool(t)
 	ctx := context.Background()
 	s := pgStore(t, pool)
-	if _, err := pool.Exec(ctx, `INSERT INTO `+s.Table()+` (id, name, category_id) OVERRIDING SYSTEM VALUE VALUES (9223372036854775807, 'last', 1)`); err != nil {
-		t.Fatal(err)
-	}
+	pgExec(t, pool, `INSERT INTO `+s.Table()+` (id, name, category_id) OVERRIDING SYSTEM VALUE VALUES (9223372036854775807, 'last', 1)`)
 	if err := s.Check(ctx); !errors.Is(err, sqlstore.ErrNoIDLeft) || errors.Is(err, petstore.ErrUnavailable) {
 		t.Errorf("Check: %v; want ErrNoIDLeft, not ErrUnavailable", err)
 	}
-	if _, err := pool.Exec(ctx, `SELECT setval(pg_get_serial_sequence($1, 'id'), 9223372036854775807)`, s.Table()); err != nil {
-		t.Fatal(err)
-	}
+	pgExec(t, pool, `SELECT setval(pg_get_serial_sequence($1, 'id'), 9223372036854775807)`, s.Table())
 	for _, key := range []string{"", "k"} {
 		_, _, err := s.Add(ctx, petstore.NewPet{Name: "one more", CategoryID: 1}, petstore.AddOptions{IdempotencyKey: key})
 		if !errors.Is(err, sqlstore.ErrNoIDLeft) || errors.Is(err, petstore.ErrUnavailable) {

@@ -29,53 +29,41 @@ type errorsOp struct {
 
 // errorsOps returns every Store method that talks to the database.
 func errorsOps() []errorsOp {
+	list := func(opts petstore.ListOptions) func(context.Context, *pgstore.Store) error {
+		return func(ctx context.Context, s *pgstore.Store) error { _, err := s.List(ctx, opts); return err }
+	}
 	return []errorsOp{
 		{"Add", func(ctx context.Context, s *pgstore.Store) error {
 			_, _, err := s.Add(ctx, petstore.NewPet{Name: "Rex", CategoryID: 1}, petstore.AddOptions{})
 			return err
 		}},
 		{"Get", func(ctx context.Context, s *pgstore.Store) error {
-			_, err := s.Get(ctx, 1)
-			if errors.Is(err, petstore.ErrNotFound) {
-				return nil
+			if _, err := s.Get(ctx, 1); !errors.Is(err, petstore.ErrNotFound) {
+				return err
 			}
-			return err
+			return nil
 		}},
-		{"List", func(ctx context.Context, s *pgstore.Store) error {
-			_, err := s.List(ctx, petstore.ListOptions{Limit: 20})
-			return err
-		}},
-		{"List by status", func(ctx context.Context, s *pgstore.Store) error {
-			_, err := s.List(ctx, petstore.ListOptions{Status: petstore.StatusSold})
-			return err
-		}},
+		{"List", list(petstore.ListOptions{Limit: 20})},
+		{"List by status", list(petstore.ListOptions{Status: petstore.StatusSold})},
 		{"Migrate", func(ctx context.Context, s *pgstore.Store) error { return s.Migrate(ctx) }},
 	}
 }
 
-// errorsWantUnavailable fails the test unless err wraps ErrUnavailable and
-// does not show errorsPassword.
-func errorsWantUnavailable(t *testing.T, err error) {
-	t.Helper()
-	t.Logf("err = %v", err)
-	if !errors.Is(err, petstore.ErrUnavailable) {
-		t.Errorf("err = %v; want an error wrapping ErrUnavailable", err)
-	}
-	if err != nil && strings.Contains(err.Error(), errorsPassword) {
-		t.Errorf("err = %q; it shows the password", err)
-	}
-}
-
-func TestErrorsWhenServerUnreachable(t *testing.T) {
-	// A port that nothing listens on: connections are refused.
+// TestErrorsUnavailable checks that every method gives an error wrapping
+// ErrUnavailable, which never shows the password, when the server refuses
+// connections, never answers, or ends the store's connection (as a
+// shutdown or a failover does: the next call works again), when the pool is
+// closed, and when the server's statement_timeout ends the statement (an
+// error that wraps no context error, as no context was done).
+func TestErrorsUnavailable(t *testing.T) {
+	ctx := context.Background()
+	admin := pgPool(t)
+	schema := pgSchema(t, admin)
 	refused := pgtest.FreePort(t)
-
 	// A port that accepts connections and never answers: connecting times
 	// out.
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	defer silent.Close()
 	go func() {
 		var conns []net.Conn
@@ -92,44 +80,27 @@ func TestErrorsWhenServerUnreachable(t *testing.T) {
 			conns = append(conns, c)
 		}
 	}()
-
-	servers := []struct{ name, url string }{
-		{"refused", fmt.Sprintf("postgres://app:%s@127.0.0.1:%d/shop?sslmode=disable", errorsPassword, refused)},
-		{"timeout", fmt.Sprintf("postgres://app:%s@%s/shop?sslmode=disable", errorsPassword, silent.Addr())},
-		{"key-value", fmt.Sprintf("host=127.0.0.1 port=%d user=app password=%s dbname=shop sslmode=disable", refused, errorsPassword)},
-	}
-	for _, server := range servers {
-		s := pgNew(t, urlPool(t, server.url, func(c *pgxpool.Config) { c.ConnConfig.ConnectTimeout = 200 * time.Millisecond }))
-		for _, op := range errorsOps() {
-			t.Run(server.name+"/"+op.name, func(t *testing.T) {
-				errorsWantUnavailable(t, op.call(context.Background(), s))
-			})
+	at := func(url string) func(t *testing.T) *pgstore.Store {
+		return func(t *testing.T) *pgstore.Store {
+			return pgNew(t, urlPool(t, url, func(c *pgxpool.Config) { c.ConnConfig.ConnectTimeout = 200 * time.Millisecond }))
 		}
 	}
-}
-
-func TestErrorsWhenPoolClosed(t *testing.T) {
-	pool := pgPool(t)
-	schema := pgSchema(t, pool)
-	closed := pgPool(t)
-	cs := pgMigrate(t, pgNew(t, closed, pgstore.WithSchema(schema)))
-	closed.Close()
-	for _, op := range errorsOps() {
-		t.Run(op.name, func(t *testing.T) {
-			errorsWantUnavailable(t, op.call(context.Background(), cs))
-		})
-	}
-}
-
-// TestErrorsWhenServerEndsConnection terminates the store's connection on
-// the server, as a shutdown or a failover does, and checks that the next
-// call reports ErrUnavailable and the one after it works again.
-func TestErrorsWhenServerEndsConnection(t *testing.T) {
-	admin := pgPool(t)
-	ctx := context.Background()
-	schema := pgSchema(t, admin)
-	for _, op := range errorsOps() {
-		t.Run(op.name, func(t *testing.T) {
+	for _, tt := range []struct {
+		name           string
+		store          func(t *testing.T) *pgstore.Store
+		recovers       bool // the call after the failed one works
+		timedOutServer bool // the error wraps no context error
+	}{
+		{name: "refused", store: at(fmt.Sprintf("postgres://app:%s@127.0.0.1:%d/shop?sslmode=disable", errorsPassword, refused))},
+		{name: "timeout", store: at(fmt.Sprintf("postgres://app:%s@%s/shop?sslmode=disable", errorsPassword, silent.Addr()))},
+		{name: "key-value", store: at(fmt.Sprintf("host=127.0.0.1 port=%d user=app password=%s dbname=shop sslmode=disable", refused, errorsPassword))},
+		{name: "pool closed", store: func(t *testing.T) *pgstore.Store {
+			closed := pgPool(t)
+			s := pgMigrate(t, pgNew(t, closed, pgstore.WithSchema(schema)))
+			closed.Close()
+			return s
+		}},
+		{name: "server ends connection", recovers: true, store: func(t *testing.T) *pgstore.Store {
 			pool := pgPool(t, func(c *pgxpool.Config) {
 				c.MaxConns = 1
 				// Without a ping before use, the query meets the broken
@@ -139,18 +110,38 @@ func TestErrorsWhenServerEndsConnection(t *testing.T) {
 			})
 			s := pgMigrate(t, pgNew(t, pool, pgstore.WithSchema(schema)))
 			var pid int32
-			if err := pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
-				t.Fatal(err)
-			}
+			must(t, pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid))
 			var ended bool
 			if err := admin.QueryRow(ctx, "SELECT pg_terminate_backend($1, 10000)", pid).Scan(&ended); err != nil || !ended {
 				t.Fatalf("pg_terminate_backend(%d) = %v, %v", pid, ended, err)
 			}
-			errorsWantUnavailable(t, op.call(ctx, s))
-			if err := op.call(ctx, s); err != nil {
-				t.Errorf("after the pool reconnected: %v", err)
-			}
-		})
+			return s
+		}},
+		{name: "statement timeout", timedOutServer: true, store: func(t *testing.T) *pgstore.Store {
+			return errorsLockedStore(t, admin, pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["statement_timeout"] = "100ms" }))
+		}},
+	} {
+		for _, op := range errorsOps() {
+			t.Run(tt.name+"/"+op.name, func(t *testing.T) {
+				s := tt.store(t)
+				err := op.call(ctx, s)
+				t.Logf("err = %v", err)
+				if !errors.Is(err, petstore.ErrUnavailable) {
+					t.Errorf("err = %v; want an error wrapping ErrUnavailable", err)
+				}
+				if err != nil && strings.Contains(err.Error(), errorsPassword) {
+					t.Errorf("err = %q; it shows the password", err)
+				}
+				if tt.timedOutServer && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+					t.Errorf("err = %v; it wraps a context error, but no context was done", err)
+				}
+				if tt.recovers {
+					if err := op.call(ctx, s); err != nil {
+						t.Errorf("after the pool reconnected: %v", err)
+					}
+				}
+			})
+		}
 	}
 }
 
@@ -163,14 +154,11 @@ func errorsLockedStore(t *testing.T, admin, pool *pgxpool.Pool) *pgstore.Store {
 	schema := pgMigratedSchema(t, admin)
 	s := pgNew(t, pool, pgstore.WithSchema(schema))
 	tx, err := admin.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	t.Cleanup(func() { tx.Rollback(ctx) })
 	tables := pgx.Identifier{schema, "pets"}.Sanitize() + ", " + pgx.Identifier{schema, "pets_migrations"}.Sanitize()
-	if _, err := tx.Exec(ctx, "LOCK TABLE "+tables+" IN ACCESS EXCLUSIVE MODE"); err != nil {
-		t.Fatal(err)
-	}
+	_, err = tx.Exec(ctx, "LOCK TABLE "+tables+" IN ACCESS EXCLUSIVE MODE")
+	must(t, err)
 	return s
 }
 
@@ -203,25 +191,6 @@ WHERE application_name = $1 AND state = 'active' AND wait_event_type = 'Lock')`,
 			cancel()
 			if err := <-done; !errors.Is(err, context.Canceled) {
 				t.Errorf("err = %v; want an error wrapping context.Canceled", err)
-			}
-		})
-	}
-}
-
-// TestErrorsWhenStatementTimesOut checks that the server's statement_timeout
-// gives ErrUnavailable, as a timeout does.
-func TestErrorsWhenStatementTimesOut(t *testing.T) {
-	admin := pgPool(t)
-	for _, op := range errorsOps() {
-		t.Run(op.name, func(t *testing.T) {
-			pool := pgPool(t, func(c *pgxpool.Config) {
-				c.ConnConfig.RuntimeParams["statement_timeout"] = "100ms"
-			})
-			s := errorsLockedStore(t, admin, pool)
-			err := op.call(context.Background(), s)
-			errorsWantUnavailable(t, err)
-			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-				t.Errorf("err = %v; it wraps a context error, but no context was done", err)
 			}
 		})
 	}

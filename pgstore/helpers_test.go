@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -35,18 +36,17 @@ func urlPool(tb testing.TB, url string, configure ...func(*pgxpool.Config)) *pgx
 		f(cfg)
 	}
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	must(tb, err)
 	tb.Cleanup(pool.Close)
 	return pool
 }
 
 // appPool returns a pool on the test server (see pgPool) whose connections
-// carry an application name of the test's own, and that name.
-func appPool(t *testing.T) (*pgxpool.Pool, string) {
-	application := "pgstore_test_" + strings.ReplaceAll(t.Name(), "/", "_")
-	return pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["application_name"] = application }), application
+// carry an application name that no other pool has, and that name.
+func appPool(t *testing.T, configure ...func(*pgxpool.Config)) (*pgxpool.Pool, string) {
+	application := uniqueName("pgstore_test_")
+	configure = append(configure, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["application_name"] = application })
+	return pgPool(t, configure...), application
 }
 
 // pgSchema returns the name of a schema that no other test uses, and drops
@@ -83,18 +83,14 @@ func pgMigratedSchema(tb testing.TB, admin *pgxpool.Pool) string {
 func pgNew(tb testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) *pgstore.Store {
 	tb.Helper()
 	s, err := pgstore.New(pool, opts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	must(tb, err)
 	return s
 }
 
 // pgMigrate runs s.Migrate, fails tb on an error, and returns s.
 func pgMigrate(tb testing.TB, s *pgstore.Store) *pgstore.Store {
 	tb.Helper()
-	if err := s.Migrate(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
+	must(tb, s.Migrate(context.Background()))
 	return s
 }
 
@@ -109,10 +105,32 @@ func pgStore(tb testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) *pgstore
 func pgAdd(tb testing.TB, s petstore.Store, p petstore.NewPet) petstore.Pet {
 	tb.Helper()
 	pet, _, err := s.Add(context.Background(), p, petstore.AddOptions{})
+	must(tb, err)
+	return pet
+}
+
+// pgList returns s.List(opts), and fails tb on an error.
+func pgList(tb testing.TB, s petstore.Store, opts petstore.ListOptions) []petstore.Pet {
+	tb.Helper()
+	pets, err := s.List(context.Background(), opts)
+	must(tb, err)
+	return pets
+}
+
+// pgExec runs sql on pool, and fails tb on an error.
+func pgExec(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) {
+	tb.Helper()
+	if _, err := pool.Exec(context.Background(), sql, args...); err != nil {
+		tb.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// must fails tb at once when err is not nil.
+func must(tb testing.TB, err error) {
 	if err != nil {
+		tb.Helper()
 		tb.Fatal(err)
 	}
-	return pet
 }
 
 // pgCount returns the number of rows of from: a table, and optionally a
@@ -120,27 +138,22 @@ func pgAdd(tb testing.TB, s petstore.Store, p petstore.NewPet) petstore.Pet {
 func pgCount(tb testing.TB, pool *pgxpool.Pool, from string) int {
 	tb.Helper()
 	var n int
-	if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM "+from).Scan(&n); err != nil {
-		tb.Fatal(err)
-	}
+	must(tb, pool.QueryRow(context.Background(), "SELECT count(*) FROM "+from).Scan(&n))
 	return n
 }
 
-// pgSeed inserts n pets straight into the store's table in one statement,
-// with the statuses available, pending, sold and none in turn, and updates
+// seedSQL inserts $1 pets into the table it is formatted with, in one
+// statement, with the statuses available, pending, sold and none in turn.
+const seedSQL = `INSERT INTO %s (name, category_id, status)
+SELECT 'pet ' || g, g %% 100 + 1, (ARRAY['available', 'pending', 'sold', NULL])[g %% 4 + 1]
+FROM generate_series(1, $1::bigint) AS g`
+
+// pgSeed inserts n pets into the store's table (see seedSQL), and updates
 // the planner's statistics.
 func pgSeed(tb testing.TB, pool *pgxpool.Pool, s *pgstore.Store, n int) {
 	tb.Helper()
-	ctx := context.Background()
-	_, err := pool.Exec(ctx, `INSERT INTO `+s.Table()+` (name, category_id, status)
-SELECT 'pet ' || g, g % 100 + 1, (ARRAY['available', 'pending', 'sold', NULL])[g % 4 + 1]
-FROM generate_series(1, $1::bigint) AS g`, n)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, "ANALYZE "+s.Table()); err != nil {
-		tb.Fatal(err)
-	}
+	pgExec(tb, pool, fmt.Sprintf(seedSQL, s.Table()), n)
+	pgExec(tb, pool, "ANALYZE "+s.Table())
 }
 
 // pgAwait runs query, which returns one boolean, on pool until it returns
@@ -149,9 +162,7 @@ func pgAwait(tb testing.TB, pool *pgxpool.Pool, what, query string, args ...any)
 	tb.Helper()
 	eventually(tb, what, func() bool {
 		var ok bool
-		if err := pool.QueryRow(context.Background(), query, args...).Scan(&ok); err != nil {
-			tb.Fatal(err)
-		}
+		must(tb, pool.QueryRow(context.Background(), query, args...).Scan(&ok))
 		return ok
 	})
 }

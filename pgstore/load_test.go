@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/client"
@@ -40,16 +42,14 @@ func TestLoad(t *testing.T) {
 	loadtest.TestStore(t, fmt.Sprintf("pgstore (table %s, pool of %d)", store.Table(), pool.Config().MaxConns), store)
 }
 
-// loadServerVar names the environment variable that makes TestLoadServer
-// serve, on the schema it holds.
-const loadServerVar = "PGSTORE_LOAD_SERVER_SCHEMA"
-
-// loadReplicaVar names the environment variable that gives TestLoadServer
-// a standby to read from.
-const loadReplicaVar = "PGSTORE_LOAD_SERVER_REPLICA"
-
-// loadKey is the API key of the load servers.
-const loadKey = "load-two-key"
+// The environment variables that make TestLoadServer serve, on the schema
+// that the first holds, reading from the standby at the URL that the
+// second holds; and the API key of the load servers.
+const (
+	loadServerVar  = "PGSTORE_LOAD_SERVER_SCHEMA"
+	loadReplicaVar = "PGSTORE_LOAD_SERVER_REPLICA"
+	loadKey        = "load-two-key"
+)
 
 // TestLoadTwoProcesses makes the load of TestLoad through two server
 // processes that share one table, each with its own pool and Store, the
@@ -85,11 +85,18 @@ func loadTwoProcesses(t *testing.T, reader, primary *pgstore.Store, schema strin
 	if r.Created != c.Creates || r.Verified != c.Creates {
 		t.Errorf("%d creates: %d acknowledged, %d verified; want all of them", c.Creates, r.Created, r.Verified)
 	}
-	all, err := primary.List(ctx, petstore.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
+	all := pgList(t, primary, petstore.ListOptions{})
+	missed := 0
+	for _, p := range all {
+		if seen[p.ID] != 1 {
+			if missed++; missed <= 10 {
+				t.Errorf("the reader paging during the load saw pet %d %d times; want once", p.ID, seen[p.ID])
+			}
+		}
 	}
-	checkSeenOnce(t, seen, all)
+	if missed > 0 || len(seen) != len(all) {
+		t.Errorf("the reader saw %d pets, %d of them not exactly once; the table holds %d", len(seen), missed, len(all))
+	}
 	if served[0].Load() == 0 || served[1].Load() == 0 {
 		t.Errorf("the processes served %d and %d requests; want both to serve", served[0].Load(), served[1].Load())
 	}
@@ -101,15 +108,14 @@ func loadTwoProcesses(t *testing.T, reader, primary *pgstore.Store, schema strin
 func loadFront(t *testing.T, backends ...*url.URL) (*httptest.Server, *[2]atomic.Int64) {
 	var next atomic.Int64
 	served := new([2]atomic.Int64)
-	proxy := &httputil.ReverseProxy{
+	front := httptest.NewServer(&httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			i := next.Add(1) % 2
 			served[i].Add(1)
 			r.SetURL(backends[i])
 		},
 		Transport: &http.Transport{MaxIdleConnsPerHost: 128, IdleConnTimeout: time.Minute},
-	}
-	front := httptest.NewServer(proxy)
+	})
 	t.Cleanup(front.Close)
 	return front, served
 }
@@ -118,14 +124,10 @@ func loadFront(t *testing.T, backends ...*url.URL) (*httptest.Server, *[2]atomic
 // set and a page comes back empty, and returns how often it saw each ID.
 func loadPage(ctx context.Context, t *testing.T, store *pgstore.Store, done *atomic.Bool) map[int64]int {
 	seen := map[int64]int{}
-	var (
-		after int64
-		page  []petstore.Pet
-		err   error
-	)
+	var after int64
 	for ctx.Err() == nil {
 		finished := done.Load()
-		page, err = store.List(ctx, petstore.ListOptions{After: after, Limit: 50})
+		page, err := store.List(ctx, petstore.ListOptions{After: after, Limit: 50})
 		if err != nil {
 			t.Errorf("paging during the load: %v", err)
 			return seen
@@ -134,10 +136,9 @@ func loadPage(ctx context.Context, t *testing.T, store *pgstore.Store, done *ato
 			seen[p.ID]++
 			after = p.ID
 		}
-		if len(page) == 0 {
-			if finished {
-				return seen
-			}
+		if len(page) == 0 && finished {
+			return seen
+		} else if len(page) == 0 {
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -153,16 +154,10 @@ func loadStartServer(t *testing.T, schema string, env ...string) *url.URL {
 	cmd.Env = append(append(os.Environ(), loadServerVar+"="+schema), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
+	must(t, cmd.Start())
 	exited := make(chan error, 1)
 	t.Cleanup(func() {
 		stdin.Close() // the server's signal to end
@@ -211,31 +206,20 @@ func TestLoadServer(t *testing.T) {
 	pool := pgPool(t, func(c *pgxpool.Config) { c.MaxConns = 16 })
 	opts := []pgstore.Option{pgstore.WithSchema(schema)}
 	if u := os.Getenv(loadReplicaVar); u != "" {
-		replica, err := pgxpool.New(context.Background(), u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer replica.Close()
-		opts = append(opts, pgstore.WithReplicas(replica))
+		opts = append(opts, pgstore.WithReplicas(urlPool(t, u)))
 	}
 	store := pgNew(t, pool, opts...)
 	defer store.Close()
 	h, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(loadKey)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	fmt.Printf("listening on %s\n", ln.Addr())
 	_, _ = io.Copy(io.Discard, os.Stdin)
-	if err := srv.Shutdown(context.Background()); err != nil {
-		t.Error(err)
-	}
+	must(t, srv.Shutdown(context.Background()))
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		t.Error(err)
 	}
@@ -264,9 +248,7 @@ func TestLoadTwoProcessesKeyed(t *testing.T) {
 		// Retried as a client does: 409 (the key is in use) and 503.
 		c, err := client.New(loadStartServer(t, schema).String()+petstore.DefaultBasePath, client.WithAPIKey(loadKey), client.WithRetries(100),
 			client.WithHTTPClient(&http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * clients, IdleConnTimeout: time.Minute}}))
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		backends[i] = c
 	}
 	keys := loadtest.Creates(t)
@@ -282,11 +264,7 @@ func TestLoadTwoProcessesKeyed(t *testing.T) {
 	)
 	for range clients {
 		wg.Go(func() {
-			for {
-				k := int(next.Add(1)) - 1
-				if k >= keys || ctx.Err() != nil {
-					return
-				}
+			for k := int(next.Add(1)) - 1; k < keys && ctx.Err() == nil; k = int(next.Add(1)) - 1 {
 				id, err := loadKeyed(ctx, backends, k, &replays)
 				if err != nil {
 					t.Errorf("key %d: %v", k, err)
@@ -301,27 +279,14 @@ func TestLoadTwoProcessesKeyed(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	all, err := store.List(context.Background(), petstore.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	byID := make(map[int64]petstore.Pet, len(all))
-	for _, p := range all {
-		byID[p.ID] = p
-	}
-	wrong := 0
+	// Exactly one pet per key, the one its answers named, and no other.
+	want := make([]petstore.Pet, keys)
 	for k, id := range ids {
-		if got, ok := byID[id]; !ok || got.NewPet != loadKeyedPet(k) {
-			wrong++
-			if wrong <= 10 {
-				t.Errorf("key %d: the answers named pet %d; the table holds %+v there (found %v); want %+v", k, id, got, ok, loadKeyedPet(k))
-			}
-		}
-		delete(byID, id)
+		want[k] = petstore.Pet{ID: id, NewPet: loadKeyedPet(k)}
 	}
-	if len(all) != keys || len(byID) != 0 || wrong > 0 {
-		t.Errorf("%d keys: the table holds %d pets, %d of them named by no answer, and %d keys name the wrong pet; want exactly one pet per key",
-			keys, len(all), len(byID), wrong)
+	byID := cmpopts.SortSlices(func(a, b petstore.Pet) bool { return a.ID < b.ID })
+	if diff := cmp.Diff(want, pgList(t, store, petstore.ListOptions{}), byID); diff != "" {
+		t.Errorf("%d keys: the pets their answers named, against the table (-want +got):\n%s", keys, diff)
 	}
 	t.Logf("pgstore, two processes on table %s, %d clients: %d keys, each stored once; %d replays",
 		store.Table(), clients, keys, replays.Load())
@@ -345,69 +310,46 @@ func loadKeyed(ctx context.Context, backends [2]*client.Client, k int, replays *
 	key := fmt.Sprintf("load-key-%d", k)
 	p := loadKeyedPet(k)
 	first, second := backends[k%2], backends[(k+1)%2]
-	type result struct {
-		id       int64
-		replayed bool
-		err      error
-	}
-	create := func(c *client.Client) result {
+	create := func(c *client.Client) addResult {
 		pet, replayed, err := c.Add(ctx, p, petstore.AddOptions{IdempotencyKey: key})
 		if replayed {
 			replays.Add(1)
 		}
-		return result{pet.ID, replayed, err}
+		return addResult{pet, replayed, err}
 	}
 	if k%4 == 1 { // through both processes at once
-		results := make(chan result, 2)
+		results := make(chan addResult, 2)
 		go func() { results <- create(first) }()
 		go func() { results <- create(second) }()
 		r1, r2 := <-results, <-results
 		switch err := errors.Join(r1.err, r2.err); {
 		case err != nil:
 			return 0, err
-		case r1.id != r2.id || r1.replayed == r2.replayed:
+		case r1.pet.ID != r2.pet.ID || r1.replayed == r2.replayed:
 			return 0, fmt.Errorf("sent through both processes at once: answered pet %d (replayed %v) and pet %d (replayed %v); want one pet, stored once and replayed once",
-				r1.id, r1.replayed, r2.id, r2.replayed)
+				r1.pet.ID, r1.replayed, r2.pet.ID, r2.replayed)
 		}
-		return r1.id, nil
+		return r1.pet.ID, nil
 	}
 	r := create(first)
 	switch {
 	case r.err != nil:
 		return 0, r.err
 	case r.replayed:
-		return 0, fmt.Errorf("the first create was answered as a replay of pet %d", r.id)
+		return 0, fmt.Errorf("the first create was answered as a replay of pet %d", r.pet.ID)
 	case k%4 == 0: // once
-		return r.id, nil
+		return r.pet.ID, nil
 	case k%4 == 2: // again, after the answer, through the other process
-		if again := create(second); again.err != nil || again.id != r.id || !again.replayed {
-			return 0, fmt.Errorf("the retry after pet %d was answered with pet %d, replayed %v, %v; want pet %d replayed", r.id, again.id, again.replayed, again.err, r.id)
+		if again := create(second); again.err != nil || again.pet.ID != r.pet.ID || !again.replayed {
+			return 0, fmt.Errorf("the retry after pet %d was answered with pet %d, replayed %v, %v; want pet %d replayed", r.pet.ID, again.pet.ID, again.replayed, again.err, r.pet.ID)
 		}
-		return r.id, nil
+		return r.pet.ID, nil
 	}
 	// Another body with the same key: refused.
 	other := p
 	other.Name += " changed"
 	if _, _, err := second.Add(ctx, other, petstore.AddOptions{IdempotencyKey: key}); !errors.Is(err, petstore.ErrIdempotencyKeyReused) {
-		return 0, fmt.Errorf("another body with the key of pet %d: %v; want 422 idempotency_key_reused", r.id, err)
+		return 0, fmt.Errorf("another body with the key of pet %d: %v; want 422 idempotency_key_reused", r.pet.ID, err)
 	}
-	return r.id, nil
-}
-
-// checkSeenOnce fails t unless seen, the number of times a reader paging
-// during a load saw each pet by ID, holds every pet of all exactly once.
-func checkSeenOnce(t *testing.T, seen map[int64]int, all []petstore.Pet) {
-	t.Helper()
-	missed := 0
-	for _, p := range all {
-		if seen[p.ID] != 1 {
-			missed++
-			if missed <= 10 {
-				t.Errorf("the reader paging during the load saw pet %d %d times; want once", p.ID, seen[p.ID])
-			}
-		}
-	}
-	if missed > 0 || len(seen) != len(all) {
-		t.Errorf("the reader saw %d pets, %d of them not exactly once; the table holds %d", len(seen), missed, len(all))
-	}
+	return r.pet.ID, nil
 }

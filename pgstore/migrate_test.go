@@ -15,28 +15,14 @@ import (
 	"github.com/petstore-go/petstore/pgstore"
 )
 
-// migrateVersion is a row of the migrations table.
-type migrateVersion struct {
-	Version int
-	Name    string
-}
+// migrations are the rows of the migrations table once Migrate has run.
+var migrations = []string{"1 0001_create_pets.sql", "2 0002_idempotency_keys.sql", "3 0003_key_retention.sql"}
 
 // migrateVersions returns the rows of the migrations table of the pets
-// table named table in schema.
-func migrateVersions(t *testing.T, pool *pgxpool.Pool, schema, table string) []migrateVersion {
+// table named table in schema, as migrations lists them.
+func migrateVersions(t *testing.T, pool *pgxpool.Pool, schema, table string) []string {
 	t.Helper()
-	rows, _ := pool.Query(context.Background(), // the error comes back from CollectRows
-		"SELECT version, name FROM "+pgx.Identifier{schema, table + "_migrations"}.Sanitize()+" ORDER BY version")
-	vs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[migrateVersion])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return vs
-}
-
-// migrateWant returns what the migrations table lists once Migrate has run.
-func migrateWant() []migrateVersion {
-	return []migrateVersion{{1, "0001_create_pets.sql"}, {2, "0002_idempotency_keys.sql"}, {3, "0003_key_retention.sql"}}
+	return catalog(t, pool, "SELECT version || ' ' || name FROM "+pgx.Identifier{schema, table + "_migrations"}.Sanitize()+" ORDER BY version")
 }
 
 // catalog returns the rows of query, of one text column each.
@@ -44,21 +30,20 @@ func catalog(t *testing.T, pool *pgxpool.Pool, query string, args ...any) []stri
 	t.Helper()
 	rows, _ := pool.Query(context.Background(), query, args...) // the error comes back from CollectRows
 	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	return got
 }
 
 // TestMigrate checks the tables that Migrate creates, for a table whose
-// name needs quoting in a string literal too: their columns, indexes and
-// constraints (no foreign key from the keys to the pets); that the
-// database refuses an unknown status; and that migrating again changes
+// name needs quoting in a string literal too, and would be SQL if it were
+// not quoted: their columns, indexes and constraints (no foreign key from
+// the keys to the pets); that the database refuses an unknown status; that
+// the Store adds and lists on it; and that migrating again changes
 // nothing.
 func TestMigrate(t *testing.T) {
 	pool := pgPool(t)
 	ctx := context.Background()
-	const table = `it's "pets"`
+	const table = `It's "Pets"; DROP TABLE pets; --`
 	s := pgStore(t, pool, pgstore.WithTable(table))
 	schema := strings.Split(s.Table(), `"`)[1]
 	const columns = `SELECT column_name::text || ' ' || data_type::text || ' ' || is_nullable::text || coalesce(' ' || identity_generation::text, '')
@@ -88,23 +73,23 @@ WHERE conrelid = (SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.
 		t.Errorf("inserting status 'lost': err = %v; want a check_violation (23514)", err)
 	}
 
-	added := pgAdd(t, s, petstore.NewPet{Name: "Rex", CategoryID: 1})
+	added := pgAdd(t, s, petstore.NewPet{Name: "Rex", CategoryID: 1, Status: petstore.StatusSold})
 	for range 2 {
-		if err := s.Migrate(ctx); err != nil {
-			t.Fatalf("Migrate again: %v", err)
+		pgMigrate(t, s)
+	}
+	for _, opts := range []petstore.ListOptions{{}, {Status: petstore.StatusSold}} {
+		if diff := cmp.Diff([]petstore.Pet{added}, pgList(t, s, opts)); diff != "" {
+			t.Errorf("List(%+v) after migrating again (-want +got):\n%s", opts, diff)
 		}
 	}
-	if got, err := s.List(ctx, petstore.ListOptions{}); err != nil || !cmp.Equal(got, []petstore.Pet{added}) {
-		t.Errorf("pets after migrating again = %+v, %v; want %+v", got, err, added)
-	}
-	if diff := cmp.Diff(migrateWant(), migrateVersions(t, pool, schema, table)); diff != "" {
+	if diff := cmp.Diff(migrations, migrateVersions(t, pool, schema, table)); diff != "" {
 		t.Errorf("migrations table (-want +got):\n%s", diff)
 	}
 }
 
 // TestMigrateConcurrently starts several instances at once, on separate
 // pools as separate processes would, for several tables in one schema that
-// does not exist yet.
+// does not exist yet; then the Stores of the tables keep their pets apart.
 func TestMigrateConcurrently(t *testing.T) {
 	pools := []*pgxpool.Pool{pgPool(t), pgPool(t)}
 	schema := pgSchema(t, pools[0])
@@ -112,8 +97,10 @@ func TestMigrateConcurrently(t *testing.T) {
 	const perTable = 4
 	var wg sync.WaitGroup
 	errs := make(chan error, len(tables)*perTable)
+	var stores []*pgstore.Store
 	for i := range len(tables) * perTable {
 		s := pgNew(t, pools[i%len(pools)], pgstore.WithSchema(schema), pgstore.WithTable(tables[i%len(tables)]))
+		stores = append(stores, s)
 		wg.Go(func() { errs <- s.Migrate(context.Background()) })
 	}
 	wg.Wait()
@@ -123,29 +110,41 @@ func TestMigrateConcurrently(t *testing.T) {
 			t.Errorf("Migrate: %v", err)
 		}
 	}
-	for _, table := range tables {
-		if diff := cmp.Diff(migrateWant(), migrateVersions(t, pools[0], schema, table)); diff != "" {
+	for i, table := range tables {
+		if diff := cmp.Diff(migrations, migrateVersions(t, pools[0], schema, table)); diff != "" {
 			t.Errorf("migrations table of %s (-want +got):\n%s", table, diff)
+		}
+		pet := pgAdd(t, stores[i], petstore.NewPet{Name: table, CategoryID: 1})
+		if diff := cmp.Diff([]petstore.Pet{pet}, pgList(t, stores[i+len(tables)], petstore.ListOptions{})); diff != "" {
+			t.Errorf("List of %s (-want +got):\n%s", table, diff)
 		}
 	}
 }
 
-// TestMigrateUsesSearchPath checks that without WithSchema the table goes
-// where the connection's search_path says.
-func TestMigrateUsesSearchPath(t *testing.T) {
+// TestMigrateSearchPath checks that without WithSchema the table goes where
+// the connection's search_path says, and the errors of Migrate and Check
+// while the search_path names no schema that exists.
+func TestMigrateSearchPath(t *testing.T) {
 	admin := pgPool(t)
-	ctx := context.Background()
 	schema := pgSchema(t, admin)
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
-		t.Fatal(err)
+	s := pgNew(t, pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["search_path"] = schema }))
+	want := `pgstore: the schema "` + schema + `" that PostgreSQL's search_path names does not exist, so there is nowhere ` +
+		"to create the pets table; create it with CREATE SCHEMA " + schema + ", or set search_path in the URL's query to a schema that exists"
+	for name, err := range map[string]error{"Migrate": s.Migrate(context.Background()), "Check": s.Check(context.Background())} {
+		if !errors.Is(err, pgstore.ErrNoSchema) {
+			t.Errorf("%s = %v; want an error wrapping ErrNoSchema", name, err)
+			continue
+		}
+		if diff := cmp.Diff(want, err.Error()); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", name, diff)
+		}
 	}
-	pool := pgPool(t, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["search_path"] = schema })
-	s := pgMigrate(t, pgNew(t, pool))
-	pgAdd(t, s, petstore.NewPet{Name: "Rex", CategoryID: 1})
+	pgExec(t, admin, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
+	pgAdd(t, pgMigrate(t, s), petstore.NewPet{Name: "Rex", CategoryID: 1})
 	if n := pgCount(t, admin, pgx.Identifier{schema, "pets"}.Sanitize()); n != 1 {
 		t.Errorf("%s.pets holds %d pets; want 1", schema, n)
 	}
-	if diff := cmp.Diff(migrateWant(), migrateVersions(t, admin, schema, "pets")); diff != "" {
+	if diff := cmp.Diff(migrations, migrateVersions(t, admin, schema, "pets")); diff != "" {
 		t.Errorf("migrations table (-want +got):\n%s", diff)
 	}
 }
@@ -154,44 +153,15 @@ func TestMigrateUsesSearchPath(t *testing.T) {
 // here the table exists already, made by something else.
 func TestMigrateRollsBack(t *testing.T) {
 	pool := pgPool(t)
-	ctx := context.Background()
 	schema := pgSchema(t, pool)
 	s := pgNew(t, pool, pgstore.WithSchema(schema))
-	if _, err := pool.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()+"; CREATE TABLE "+s.Table()+" (x int)"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Migrate(ctx); err == nil {
+	pgExec(t, pool, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()+"; CREATE TABLE "+s.Table()+" (x int)")
+	if err := s.Migrate(context.Background()); err == nil {
 		t.Fatal("Migrate over a foreign table named pets succeeded; want an error")
 	}
 	var exists bool
-	if err := pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL",
-		pgx.Identifier{schema, "pets_migrations"}.Sanitize()).Scan(&exists); err != nil {
-		t.Fatal(err)
-	}
+	must(t, pool.QueryRow(context.Background(), "SELECT to_regclass($1) IS NOT NULL", pgx.Identifier{schema, "pets_migrations"}.Sanitize()).Scan(&exists))
 	if exists {
 		t.Error("the failed Migrate left the migrations table behind")
-	}
-}
-
-// TestStoresShareSchema checks that two stores in one schema, with two
-// tables, keep their pets apart.
-func TestStoresShareSchema(t *testing.T) {
-	pool := pgPool(t)
-	ctx := context.Background()
-	schema := pgSchema(t, pool)
-	var stores [2]*pgstore.Store
-	for i, table := range []string{"cats", "dogs"} {
-		stores[i] = pgMigrate(t, pgNew(t, pool, pgstore.WithSchema(schema), pgstore.WithTable(table)))
-	}
-	cat := pgAdd(t, stores[0], petstore.NewPet{Name: "Tom", CategoryID: 1})
-	dog := pgAdd(t, stores[1], petstore.NewPet{Name: "Rex", CategoryID: 2})
-	for i, want := range [][]petstore.Pet{{cat}, {dog}} {
-		got, err := stores[i].List(ctx, petstore.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("store %d: List (-want +got):\n%s", i, diff)
-		}
 	}
 }

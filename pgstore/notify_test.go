@@ -2,8 +2,6 @@ package pgstore_test
 
 import (
 	"fmt"
-
-	"github.com/petstore-go/petstore/internal/testkit/pgtest"
 	"sync"
 	"testing"
 	"time"
@@ -18,9 +16,9 @@ import (
 // wake, and never polls, sees every pet, also those added while its
 // listener's backend was terminated, and the listener comes back.
 func TestNotifyAdds(t *testing.T) {
-	poolA, poolB := pgPool(t), pgPool(t)
+	poolA := pgPool(t)
 	schema := pgMigratedSchema(t, poolA)
-	a, b := pgNew(t, poolA, pgstore.WithSchema(schema)), pgNew(t, poolB, pgstore.WithSchema(schema))
+	a, b := pgNew(t, poolA, pgstore.WithSchema(schema)), pgNew(t, pgPool(t), pgstore.WithSchema(schema))
 
 	woken := make(chan struct{}, 1)
 	b.NotifyAdds(t.Context(), func() {
@@ -58,12 +56,10 @@ func TestNotifyAdds(t *testing.T) {
 		})
 		return pid
 	}
-	add := func(name string) int64 {
+	// addSeen adds a pet through a, and waits for the watcher of b to see it.
+	addSeen := func(name string) {
 		t.Helper()
-		return pgAdd(t, a, petstore.NewPet{Name: name, CategoryID: 1}).ID
-	}
-	sees := func(id int64) {
-		t.Helper()
+		id := pgAdd(t, a, petstore.NewPet{Name: name, CategoryID: 1}).ID
 		eventually(t, fmt.Sprintf("the watcher of b to see pet %d", id), func() bool {
 			mu.Lock()
 			defer mu.Unlock()
@@ -72,27 +68,17 @@ func TestNotifyAdds(t *testing.T) {
 	}
 
 	first := listener()
-	sees(add("before"))
-	if _, err := poolA.Exec(t.Context(), "SELECT pg_terminate_backend($1)", first); err != nil {
-		t.Fatal(err)
-	}
-	sees(add("in the gap"))
+	addSeen("before")
+	pgExec(t, poolA, "SELECT pg_terminate_backend($1)", first)
+	addSeen("in the gap")
 	if second := listener(); second == first {
 		t.Fatalf("the listener's backend %d is still there", first)
 	}
-	want := add("after")
-	sees(want)
+	addSeen("after")
 	mu.Lock()
 	defer mu.Unlock()
 	if len(seen) != 3 {
 		t.Errorf("the watcher saw pets %v, want 3 of them", seen)
-	}
-}
-
-// WithListenURL refuses a URL that cannot be parsed.
-func TestWithListenURL(t *testing.T) {
-	if _, err := pgstore.New(pgPool(t), pgstore.WithListenURL("postgres://[::1")); err == nil {
-		t.Error("New accepted a listen URL that cannot be parsed")
 	}
 }
 
@@ -102,9 +88,7 @@ func TestWithListenURL(t *testing.T) {
 func TestWatchAcross(t *testing.T) {
 	a, b := twoStores(t)
 	_, err := watchbench.Across(t.Context(), a, b, 20, 100, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 }
 
 // BenchmarkWatchAcross measures how soon a pet created through a handler on
@@ -130,23 +114,4 @@ func twoStores(tb testing.TB) (*pgstore.Store, *pgstore.Store) {
 // with -benchtime 1x.
 func BenchmarkWatchIdle(b *testing.B) {
 	watchbench.BenchmarkIdle(b, func(b *testing.B) petstore.Store { return pgStore(b, pgPool(b)) })
-}
-
-// Behind PgBouncer in transaction mode, which does not carry LISTEN, a
-// Store given WithListenURL with the server's own URL wakes the watch
-// streams of another Store: each pet once, in order, without polling.
-func TestWatchAcrossPgBouncer(t *testing.T) {
-	direct := pgtest.URL(t)
-	bouncer := pgtest.PgBouncer(t)
-	schema := pgMigratedSchema(t, pgPool(t))
-	var stores []petstore.Store
-	for range 2 {
-		pool := urlPool(t, bouncer+bouncerMode) // no named statements across transactions
-		stores = append(stores, pgNew(t, pool, pgstore.WithSchema(schema), pgstore.WithListenURL(direct)))
-	}
-	r, err := watchbench.Across(t.Context(), stores[0], stores[1], 20, 100, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Log(r)
 }

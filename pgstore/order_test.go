@@ -45,17 +45,11 @@ CREATE TRIGGER slow_insert AFTER INSERT ON %[2]s FOR EACH ROW EXECUTE FUNCTION %
 		schema)
 
 	fast := pgAdd(t, other, petstore.NewPet{Name: "fast", CategoryID: 1})
-	seen, err := s.List(ctx, petstore.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	seen := pgList(t, s, petstore.ListOptions{})
 	if r := <-slow; r.err != nil {
 		t.Fatal(r.err)
 	}
-	all, err := s.List(ctx, petstore.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := pgList(t, s, petstore.ListOptions{})
 	maxSeen := int64(0)
 	for _, p := range seen {
 		maxSeen = max(maxSeen, p.ID)

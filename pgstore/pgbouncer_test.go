@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/testkit/pgtest"
+	"github.com/petstore-go/petstore/internal/testkit/watchbench"
 	"github.com/petstore-go/petstore/petstoretest"
 	"github.com/petstore-go/petstore/pgstore"
 )
@@ -50,17 +51,30 @@ func TestPgBouncer(t *testing.T) {
 		})
 	})
 	t.Run("Server", func(t *testing.T) {
-		// The probe of a running server, on the handler over such a Store:
-		// its creates, replays and pages are statements of their own.
+		// Its creates, replays and pages are statements of their own.
 		const key = "pgbouncer-test-key"
 		h, err := petstore.New(petstore.WithStore(pgStore(t, pool)), petstore.WithAuthenticator(petstore.APIKeys(key)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		srv := httptest.NewServer(h)
 		t.Cleanup(srv.Close)
 		petstoretest.TestServer(t, petstoretest.Endpoint{BaseURL: srv.URL + petstore.DefaultBasePath, APIKey: key})
 	})
+}
+
+// TestWatchAcrossPgBouncer checks that behind PgBouncer in transaction
+// mode, which does not carry LISTEN, a Store given WithListenURL with the
+// server's own URL wakes the watch streams of another Store, as
+// TestWatchAcross does without PgBouncer.
+func TestWatchAcrossPgBouncer(t *testing.T) {
+	url := pgtest.PgBouncer(t) + bouncerMode
+	schema := pgMigratedSchema(t, pgPool(t))
+	var stores [2]*pgstore.Store
+	for i := range stores {
+		stores[i] = pgNew(t, urlPool(t, url), pgstore.WithSchema(schema), pgstore.WithListenURL(pgtest.URL(t)))
+	}
+	r, err := watchbench.Across(t.Context(), stores[0], stores[1], 20, 100, petstore.WithWatch(petstore.Watch{Poll: time.Hour}))
+	must(t, err)
+	t.Log(r)
 }
 
 // TestPgBouncerLoad has 32 callers create and 32 list, each as fast as it
@@ -77,34 +91,30 @@ func TestPgBouncerLoad(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var (
-		wg                          sync.WaitGroup
-		creates, lists, errs, shown atomic.Int64
+		wg                   sync.WaitGroup
+		creates, lists, errs atomic.Int64
 	)
-	fail := func(err error) {
-		errs.Add(1)
-		if shown.Add(1) <= 5 {
-			t.Error(err)
-		}
-	}
-	for c := range 32 {
+	// run calls call in a loop of its own until the time is up, counting
+	// its successes in done.
+	run := func(done *atomic.Int64, call func(i int) error) {
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil; i++ {
-				_, _, err := s.Add(context.Background(), petstore.NewPet{Name: fmt.Sprintf("caller %d pet %d", c, i), CategoryID: 1}, petstore.AddOptions{})
-				if err != nil {
-					fail(err)
-					continue
+				if err := call(i); err == nil {
+					done.Add(1)
+				} else if errs.Add(1) <= 5 {
+					t.Error(err)
 				}
-				creates.Add(1)
 			}
 		})
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				if _, err := s.List(context.Background(), petstore.ListOptions{Limit: 20, Status: petstore.StatusAvailable}); err != nil {
-					fail(err)
-					continue
-				}
-				lists.Add(1)
-			}
+	}
+	for c := range 32 {
+		run(&creates, func(i int) error {
+			_, _, err := s.Add(context.Background(), petstore.NewPet{Name: fmt.Sprintf("caller %d pet %d", c, i), CategoryID: 1}, petstore.AddOptions{})
+			return err
+		})
+		run(&lists, func(int) error {
+			_, err := s.List(context.Background(), petstore.ListOptions{Limit: 20, Status: petstore.StatusAvailable})
+			return err
 		})
 	}
 	wg.Wait()
@@ -128,18 +138,12 @@ func TestPgBouncerDefaultMode(t *testing.T) {
 	hold := func() (pgx.Tx, uint32) {
 		t.Helper()
 		conn, err := pgx.Connect(ctx, bouncer)
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		t.Cleanup(func() { conn.Close(ctx) })
 		tx, err := conn.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		var pid uint32
-		if err := tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
-			t.Fatal(err)
-		}
+		must(t, tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid))
 		return tx, pid
 	}
 	first, firstPID := hold()
@@ -152,9 +156,7 @@ func TestPgBouncerDefaultMode(t *testing.T) {
 	if secondPID == firstPID {
 		t.Fatalf("both transactions through PgBouncer hold the session of pid %d; want one each of its two", firstPID)
 	}
-	if err := first.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	must(t, first.Commit(ctx))
 	_, _, err := s.Add(ctx, pet, petstore.AddOptions{})
 	if err == nil {
 		t.Fatal("the second Add, on the session the first did not prepare its statements on, succeeded; want it to fail")

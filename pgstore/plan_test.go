@@ -58,9 +58,7 @@ func planExplain(t *testing.T, pool *pgxpool.Pool, sql string, args []any, gener
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	defer conn.Release()
 	var out []byte
 	if !generic {
@@ -95,51 +93,42 @@ func planExplain(t *testing.T, pool *pgxpool.Pool, sql string, args []any, gener
 // for the planner to choose between plans as it would in production.
 func TestListIsIndexRangeScan(t *testing.T) {
 	a := addSetup(t)
-	admin, s, tracer := a.admin, a.s, a.tracer
 	const n = 20000
-	pgSeed(t, admin, s, n)
+	pgSeed(t, a.admin, a.s, n)
 	// The index names that Migrate chose, as EXPLAIN shows them.
-	pkey, statusIndex := "pets_pkey", "pets_status_id_idx"
+	pkey, statusIndex := "Index Scan using pets_pkey", "Index Scan using pets_status_id_idx"
 	type call struct {
 		name string
-		call func(ctx context.Context) error
-		want []string // the plan's nodes
+		opts *petstore.ListOptions // nil for a Get
+		want []string              // the plan's nodes
 	}
-	list := func(name string, opts petstore.ListOptions, want ...string) call {
-		return call{name, func(ctx context.Context) error {
-			_, err := s.List(ctx, opts)
-			return err
-		}, want}
-	}
-	var calls []call
+	calls := []call{{"Get", nil, []string{pkey}}}
 	for _, after := range []int64{0, n / 2, n - 30} {
 		calls = append(calls,
-			list(fmt.Sprintf("List after %d", after), petstore.ListOptions{After: after, Limit: 20}, "Limit", "Index Scan using "+pkey),
-			list(fmt.Sprintf("List sold after %d", after), petstore.ListOptions{After: after, Limit: 20, Status: petstore.StatusSold},
-				"Limit", "Index Scan using "+statusIndex))
+			call{fmt.Sprintf("List after %d", after), &petstore.ListOptions{After: after, Limit: 20}, []string{"Limit", pkey}},
+			call{fmt.Sprintf("List sold after %d", after), &petstore.ListOptions{After: after, Limit: 20, Status: petstore.StatusSold}, []string{"Limit", statusIndex}})
 	}
 	// Without a cap the LIMIT is bound to NULL, which a custom plan drops
 	// and a generic plan keeps: either way, the pets are read in the
 	// index's order.
 	for _, after := range []int64{0, n - 30} {
 		calls = append(calls,
-			list(fmt.Sprintf("List all after %d", after), petstore.ListOptions{After: after}, "Index Scan using "+pkey),
-			list(fmt.Sprintf("List all sold after %d", after), petstore.ListOptions{After: after, Status: petstore.StatusSold},
-				"Index Scan using "+statusIndex))
+			call{fmt.Sprintf("List all after %d", after), &petstore.ListOptions{After: after}, []string{pkey}},
+			call{fmt.Sprintf("List all sold after %d", after), &petstore.ListOptions{After: after, Status: petstore.StatusSold}, []string{statusIndex}})
 	}
-	calls = append(calls, call{"Get", func(ctx context.Context) error {
-		_, err := s.Get(ctx, n/2)
-		return err
-	}, []string{"Index Scan using " + pkey}})
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {
-			if err := c.call(context.Background()); err != nil {
-				t.Fatal(err)
+			var err error
+			if c.opts == nil {
+				_, err = a.s.Get(context.Background(), n/2)
+			} else {
+				_, err = a.s.List(context.Background(), *c.opts)
 			}
-			sql, args := tracer.last()
+			must(t, err)
+			sql, args := a.tracer.lastQuery()
 			for _, generic := range []bool{false, true} {
 				// A Limit node without a limit does nothing.
-				got := slices.DeleteFunc(planExplain(t, admin, sql, args, generic), func(node string) bool {
+				got := slices.DeleteFunc(planExplain(t, a.admin, sql, args, generic), func(node string) bool {
 					return node == "Limit" && slices.Contains(args, nil)
 				})
 				if diff := cmp.Diff(c.want, got); diff != "" {

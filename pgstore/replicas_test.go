@@ -104,9 +104,7 @@ func TestReplicaPaused(t *testing.T) {
 	before := pgAdd(t, s, petstore.NewPet{Name: "before the pause", CategoryID: 1})
 	pgAwait(t, r.replicaPool, "the standby to replay the first pet", `SELECT EXISTS (SELECT FROM `+s.Table()+` WHERE id = $1)`, before.ID)
 
-	if _, err := r.replicaPool.Exec(ctx, `SELECT pg_wal_replay_pause()`); err != nil {
-		t.Fatal(err)
-	}
+	pgExec(t, r.replicaPool, `SELECT pg_wal_replay_pause()`)
 	pgAwait(t, r.replicaPool, "replay to pause", `SELECT pg_get_wal_replay_pause_state() = 'paused'`)
 	paused := time.Now()
 	start := s.ReadStats()
@@ -124,10 +122,7 @@ func TestReplicaPaused(t *testing.T) {
 	if got, err := other.Get(ctx, pet.ID+1); !errors.Is(err, petstore.ErrNotFound) {
 		t.Errorf("Get(%d), past the last pet, on another Store = %+v, %v; want ErrNotFound", pet.ID+1, got, err)
 	}
-	got, err := other.List(ctx, petstore.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := pgList(t, other, petstore.ListOptions{})
 	if lagged := time.Since(paused); lagged < maxLag/2 && (slices.Contains(got, pet) || !slices.Contains(got, before)) {
 		t.Errorf("another Store listed %+v %v after the pause, within the bound; want the standby's stale list, with pet %d and without pet %d",
 			got, lagged, before.ID, pet.ID)
@@ -140,9 +135,7 @@ func TestReplicaPaused(t *testing.T) {
 	}
 	checkListed(t, other, pet)
 
-	if _, err := r.replicaPool.Exec(ctx, `SELECT pg_wal_replay_resume()`); err != nil {
-		t.Fatal(err)
-	}
+	pgExec(t, r.replicaPool, `SELECT pg_wal_replay_resume()`)
 	awaitServing(t, other, true)
 	awaitServing(t, s, true) // each Store checks the replica on its own
 	start = s.ReadStats()
@@ -199,25 +192,6 @@ func TestReplicaRestart(t *testing.T) {
 		step("standby started again")
 	}
 	t.Logf("reads: %+v", s.ReadStats())
-}
-
-// TestReplicaPromoted promotes the standby: it no longer follows the
-// primary, and reads leave it without failing.
-func TestReplicaPromoted(t *testing.T) {
-	r := pgReplicated(t)
-	s := r.replicaStore(t)
-	r.standby.Promote(t)
-	st := awaitServing(t, s, false)
-	if st.Err == nil || !strings.Contains(st.Err.Error(), "not a standby") {
-		t.Errorf("the promoted replica's status = %+v; want an error saying it is not a standby", st)
-	}
-	before := s.ReadStats()
-	pet := pgAdd(t, s, petstore.NewPet{Name: "after the promotion", CategoryID: 1})
-	checkGet(t, s, pet)
-	checkListed(t, s, pet)
-	if got := s.ReadStats(); got.Primary-before.Primary != 2 || got.Replica != before.Replica {
-		t.Errorf("after the promotion, %d reads went to the primary and %d to the replica; want 2 and 0", got.Primary-before.Primary, got.Replica-before.Replica)
-	}
 }
 
 // TestReplicaMixedLoad runs a steady mixed load through one Store with a
@@ -333,52 +307,43 @@ func TestReplicaLoadTwoProcesses(t *testing.T) {
 	}
 }
 
-// TestReplicaFailingReads reads through a replica pool whose role may not
-// read the table: every read fails there, and is served by the primary
-// without failing, counted as a fallback.
-func TestReplicaFailingReads(t *testing.T) {
-	r := pgReplicated(t)
-	ctx := context.Background()
-	if _, err := r.pool.Exec(ctx, `CREATE ROLE pgstore_no_select LOGIN`); err != nil {
-		t.Fatal(err)
-	}
-	denied := urlPool(t, r.standby.URL(), func(c *pgxpool.Config) { c.ConnConfig.User = "pgstore_no_select" })
-	s := r.storeVia(t, denied, pgMigratedSchema(t, r.pool))
-
-	pet := pgAdd(t, s, petstore.NewPet{Name: "Rex", CategoryID: 1})
-	before := s.ReadStats()
-	checkGet(t, s, pet)
-	awaitServing(t, s, true) // a check found it answering again
-	checkListed(t, s, pet)
-	if got := s.ReadStats(); got.Fallback-before.Fallback != 2 || got.Replica != before.Replica {
-		t.Errorf("after a Get and a List that the replica refused: %d fallbacks and %d reads on the replica; want 2 and 0",
-			got.Fallback-before.Fallback, got.Replica-before.Replica)
-	}
-}
-
-// TestReplicaIdentity gives Stores on a primary a replica that is a hot
-// standby of the primary's own database, one that is the same standby but
-// another database of it, and one that is a hot standby of another
-// cluster. Each of the other two holds a pet of the same ID as the
-// primary's, under another name: reads must never see it, and the replica
-// must be refused with an error naming both databases. A replica that
-// stops being the primary's, behind the same URL, is refused at the next
-// check.
-func TestReplicaIdentity(t *testing.T) {
+// TestReplicaNotServing gives Stores on a primary replicas that must not
+// serve, and checks that no read fails, and none sees another database's
+// pets. A replica whose role may not read the table fails every read,
+// which the primary serves, counted as a fallback. A hot standby of another
+// database of the primary's cluster, or of another cluster, each holding a
+// pet of the same ID as the primary's under another name, is refused with
+// an error naming both databases, while the primary's own standby serves.
+// A replica that stops being the primary's, behind the same URL, is refused
+// at the next check. A promoted standby, which no longer follows the
+// primary, is left for the primary.
+func TestReplicaNotServing(t *testing.T) {
 	r := pgReplicated(t)
 	other := pgtest.NewCluster(t)
 	other.Start(t)
 	otherStandby := other.NewStandby(t)
 	otherStandby.Start(t)
 	ctx := context.Background()
-	if _, err := r.pool.Exec(ctx, `CREATE DATABASE foreign_db`); err != nil {
-		t.Fatal(err)
-	}
+	pgExec(t, r.pool, `CREATE DATABASE foreign_db`)
 
 	schema := pgMigratedSchema(t, r.pool)
 	owner := pgNew(t, r.pool, pgstore.WithSchema(schema))
 	mine := pgAdd(t, owner, petstore.NewPet{Name: "mine", CategoryID: 1})
 	awaitReplayed(t, r.replicaPool, owner.Table(), mine.ID)
+
+	t.Run("reads that fail", func(t *testing.T) {
+		pgExec(t, r.pool, `CREATE ROLE pgstore_no_select LOGIN`)
+		s := r.storeVia(t, urlPool(t, r.standby.URL(), func(c *pgxpool.Config) { c.ConnConfig.User = "pgstore_no_select" }), schema)
+		before := s.ReadStats()
+		checkGet(t, s, mine)
+		awaitServing(t, s, true) // a check found it answering again
+		checkListed(t, s, mine)
+		if got := s.ReadStats(); got.Fallback-before.Fallback != 2 || got.Replica != before.Replica {
+			t.Errorf("after a Get and a List that the replica refused: %d fallbacks and %d reads on the replica; want 2 and 0",
+				got.Fallback-before.Fallback, got.Replica-before.Replica)
+		}
+	})
+
 	// The same table, holding a pet of the same ID, in the other database
 	// of the primary's cluster and in the other cluster.
 	foreign := func(primary, standby string) string {
@@ -393,9 +358,7 @@ func TestReplicaIdentity(t *testing.T) {
 	inDB := func(url, db string) string { return strings.Replace(url, "/postgres?", "/"+db+"?", 1) }
 	systemOf := func(url string) string {
 		var id int64
-		if err := urlPool(t, url).QueryRow(ctx, `SELECT system_identifier FROM pg_control_system()`).Scan(&id); err != nil {
-			t.Fatal(err)
-		}
+		must(t, urlPool(t, url).QueryRow(ctx, `SELECT system_identifier FROM pg_control_system()`).Scan(&id))
 		return fmt.Sprint(id)
 	}
 	mineSystem, otherSystem := systemOf(r.primary.URL()), systemOf(other.URL())
@@ -462,6 +425,22 @@ func TestReplicaIdentity(t *testing.T) {
 			t.Errorf("the replica's status once its URL leads elsewhere = %+v; want refused as not a copy of the primary", st)
 		}
 		checkGet(t, s, mine)
+	})
+
+	t.Run("promoted", func(t *testing.T) {
+		s := r.storeVia(t, r.replicaPool, schema)
+		r.standby.Promote(t)
+		st := awaitServing(t, s, false)
+		if st.Err == nil || !strings.Contains(st.Err.Error(), "not a standby") {
+			t.Errorf("the promoted replica's status = %+v; want an error saying it is not a standby", st)
+		}
+		before := s.ReadStats()
+		pet := pgAdd(t, s, petstore.NewPet{Name: "after the promotion", CategoryID: 1})
+		checkGet(t, s, pet)
+		checkListed(t, s, pet)
+		if got := s.ReadStats(); got.Primary-before.Primary != 2 || got.Replica != before.Replica {
+			t.Errorf("after the promotion, %d reads went to the primary and %d to the replica; want 2 and 0", got.Primary-before.Primary, got.Replica-before.Replica)
+		}
 	})
 }
 

@@ -2,13 +2,10 @@ package pgstore_test
 
 import (
 	"context"
-	"encoding/json"
-	"io"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,10 +21,8 @@ import (
 // again: while it is down every request answers 503 unavailable with
 // Retry-After, promptly; once it is back, the same handler on the same pool
 // serves fully again, and the pets created before the outage are there.
-//
-// The database is a throwaway cluster that the test creates with initdb in
-// a temporary directory and serves on a free port of its own. The test is
-// skipped where PostgreSQL's server binaries are not installed.
+// The database is a throwaway cluster of the test's own (see
+// pgtest.NewCluster).
 func TestRestart(t *testing.T) {
 	cluster := pgtest.NewCluster(t)
 	cluster.Start(t)
@@ -36,9 +31,7 @@ func TestRestart(t *testing.T) {
 	logs := &syncbuf.Buffer{}
 	h, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(key)),
 		petstore.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	defer func() {
@@ -46,11 +39,13 @@ func TestRestart(t *testing.T) {
 			t.Logf("the handler's log:\n%s", logs)
 		}
 	}()
-	base := srv.URL + petstore.DefaultBasePath + "/pets"
-	c, err := client.New(srv.URL+petstore.DefaultBasePath, client.WithAPIKey(key), client.WithHTTPClient(&http.Client{Timeout: 10 * time.Second}))
-	if err != nil {
-		t.Fatal(err)
+	newClient := func(opts ...client.Option) *client.Client {
+		opts = append(opts, client.WithAPIKey(key), client.WithHTTPClient(&http.Client{Timeout: 10 * time.Second}))
+		c, err := client.New(srv.URL+petstore.DefaultBasePath, opts...)
+		must(t, err)
+		return c
 	}
+	c, once := newClient(), newClient(client.WithRetries(0)) // once shows each answer
 	ctx := context.Background()
 	var pets []petstore.Pet
 	create := func(p petstore.NewPet) {
@@ -64,23 +59,46 @@ func TestRestart(t *testing.T) {
 			t.Errorf("List = %+v, %v; want %+v", all, err, pets)
 		}
 	}
+	// answer describes the answer that err, of a call of once, holds: 200
+	// for no error, or the status, code and whether Retry-After was set.
+	type answer struct {
+		Status     int
+		Code       string
+		RetryAfter bool
+	}
+	answerOf := func(err error) answer {
+		var e *client.Error
+		switch {
+		case err == nil:
+			return answer{Status: http.StatusOK}
+		case !errors.As(err, &e):
+			t.Fatalf("no answer: %v", err)
+		}
+		return answer{e.Status, string(e.Code), e.RetryAfter > 0}
+	}
+	calls := map[string]func() error{
+		"create": func() error {
+			_, _, err := once.Add(ctx, petstore.NewPet{Name: "During", CategoryID: 9}, petstore.AddOptions{})
+			return err
+		},
+		"list": func() error { _, err := once.List(ctx, petstore.ListOptions{}); return err },
+		"get":  func() error { _, err := once.Get(ctx, pets[0].ID); return err },
+	}
 
-	// Before the outage: full service.
 	create(petstore.NewPet{Name: "Before", CategoryID: 1, Status: petstore.StatusAvailable})
 	create(petstore.NewPet{Name: "Vor dem Ausfall", CategoryID: 2})
 
-	// The outage: every operation answers 503 unavailable with Retry-After,
-	// several times over, so that both the pool's broken connections and
-	// its failed attempts at new ones are met.
+	// The outage, several times over, so that both the pool's broken
+	// connections and its failed attempts at new ones are met.
 	cluster.Stop(t)
-	unavailable := restartAnswer{Status: http.StatusServiceUnavailable, Code: "unavailable", RetryAfter: true}
+	unavailable := answer{Status: http.StatusServiceUnavailable, Code: "unavailable", RetryAfter: true}
 	for round := range 3 {
-		for _, q := range [][2]string{{http.MethodPost, base}, {http.MethodGet, base}, {http.MethodGet, base + "/" + strconv.FormatInt(pets[0].ID, 10)}} {
+		for name, call := range calls {
 			start := time.Now()
-			if diff := cmp.Diff(unavailable, restartDo(t, key, q[0], q[1])); diff != "" {
-				t.Errorf("round %d, database down: %s answered (-want +got):\n%s", round, q, diff)
+			if diff := cmp.Diff(unavailable, answerOf(call())); diff != "" {
+				t.Errorf("round %d, database down: %s answered (-want +got):\n%s", round, name, diff)
 			}
-			t.Logf("database down: %s answered in %v", q, time.Since(start).Round(time.Millisecond))
+			t.Logf("database down: %s answered in %v", name, time.Since(start).Round(time.Millisecond))
 		}
 	}
 
@@ -89,13 +107,13 @@ func TestRestart(t *testing.T) {
 	cluster.Start(t)
 	deadline := time.Now().Add(30 * time.Second)
 	for attempt := 1; ; attempt++ {
-		got := restartDo(t, key, http.MethodGet, base)
+		got := answerOf(calls["list"]())
 		if got.Status == http.StatusOK {
 			t.Logf("database back: full service after %d attempts", attempt)
 			break
 		}
 		if diff := cmp.Diff(unavailable, got); diff != "" {
-			t.Fatalf("database back, attempt %d: GET %s answered (-want +got):\n%s", attempt, base, diff)
+			t.Fatalf("database back, attempt %d: list answered (-want +got):\n%s", attempt, diff)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the database is back, but after %d attempts in 30s the handler still answers 503", attempt)
@@ -108,43 +126,4 @@ func TestRestart(t *testing.T) {
 		}
 	}
 	create(petstore.NewPet{Name: "After", CategoryID: 3, Status: petstore.StatusSold})
-}
-
-// restartAnswer is what the restart test checks of an answer.
-type restartAnswer struct {
-	Status     int
-	Code       string // of an error body; "" otherwise
-	RetryAfter bool   // whether Retry-After is set
-}
-
-// restartDo makes the request, with a pet to create for a POST, and
-// describes the answer.
-func restartDo(t *testing.T, key, method, target string) restartAnswer {
-	t.Helper()
-	body := ""
-	if method == http.MethodPost {
-		body = `{"name":"During","categoryId":9}`
-	}
-	req, err := http.NewRequest(method, target, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, target, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	a := restartAnswer{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After") != ""}
-	if err == nil && resp.StatusCode >= 400 {
-		var e struct{ Code string }
-		err = json.Unmarshal(b, &e)
-		a.Code = e.Code
-	}
-	if err != nil {
-		t.Fatalf("%s %s answered %d: %v in %q", method, target, resp.StatusCode, err, b)
-	}
-	return a
 }
