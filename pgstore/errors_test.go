@@ -206,7 +206,7 @@ func TestErrorsFromServerAreNotUnavailable(t *testing.T) {
 		t.Run(op.name, func(t *testing.T) {
 			err := op.call(context.Background(), s)
 			if err == nil || errors.Is(err, petstore.ErrUnavailable) {
-				t.Errorf("err = %v; want an error that is not ErrUnavailable", err)
+				t.Fatalf("err = %v; want an error that is not ErrUnavailable", err)
 			}
 			if !strings.Contains(err.Error(), "does not exist") {
 				t.Errorf("err = %q; want the server's reason", err)
