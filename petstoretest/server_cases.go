@@ -75,28 +75,24 @@ var serverCases = []clause[*serverT]{
 	})},
 
 	// Validation.
-	{name: "list-invalid-limit", sentence: "GET /pets with a limit that is not an integer, is below 1 or above 100, or is given twice is answered 400 invalid_parameter.", test: invalidQueries(
+	{name: "list-invalid-limit", sentence: "GET /pets with a limit that is not an integer, is below 1 or above 100, or is given twice is answered 400 invalid_parameter.", test: answered(400, "invalid_parameter", "/pets?",
 		"limit=0", "limit=101", "limit=-1", "limit=1000000000000000000000", "limit=abc", "limit=1.5", "limit=1e1",
 		"limit=0x10", "limit=", "limit=%20", "limit=%31%30%31", "limit=%zz", "limit=1&limit=2", "limit=1&limit=1", "limit=5;status=sold",
 	)},
-	{name: "list-invalid-status", sentence: "GET /pets with a status other than available, pending and sold, or given twice, is answered 400 invalid_parameter.", test: invalidQueries(
+	{name: "list-invalid-status", sentence: "GET /pets with a status other than available, pending and sold, or given twice, is answered 400 invalid_parameter.", test: answered(400, "invalid_parameter", "/pets?",
 		"status=unknown", "status=AVAILABLE", "status=Available", "status=", "status=available,sold",
 		"status=%20available", "status=sold&status=sold", "status=sold&limit=1&status=lost",
 	)},
-	{name: "list-invalid-cursor", sentence: "GET /pets with a malformed cursor, or two, is answered 400 invalid_parameter.", test: invalidQueries(
+	{name: "list-invalid-cursor", sentence: "GET /pets with a malformed cursor, or two, is answered 400 invalid_parameter.", test: answered(400, "invalid_parameter", "/pets?",
 		"cursor=%2A%2A%2A", "cursor=!!", "cursor=a%20b", "cursor=%ZZ", "cursor=%%%", "limit=5&cursor=%3C%3E", "cursor=",
 		"cursor=01", "cursor=0", "cursor=-1", "cursor=zzzzzzzzzzzzz", "cursor=1&cursor=2",
 	)},
 	{name: "list-unknown-params", sentence: "Query parameters that the API specification does not define are ignored; parameter names are matched exactly, after percent-decoding.", test: httpListUnknownParams},
-	{name: "get-invalid-id", sentence: "GET /pets/{petId} with a petId that is not a base-10 int64 is answered 400 invalid_parameter.", test: sends(func(*serverT) []request {
-		return each([]string{
-			"abc", "1.5", "1.0", "+1", "0x10", "1e3", "%201", "1%20", "%D9%A1", // an Arabic-Indic digit one
-			"9223372036854775808", "-9223372036854775809", "99999999999999999999",
-			"%00", "1%00", "1;x=y",
-		}, func(id string) []request {
-			return []request{{path: "/pets/" + id, status: 400, code: "invalid_parameter"}}
-		})
-	})},
+	{name: "get-invalid-id", sentence: "GET /pets/{petId} with a petId that is not a base-10 int64 is answered 400 invalid_parameter.", test: answered(400, "invalid_parameter", "/pets/",
+		"abc", "1.5", "1.0", "+1", "0x10", "1e3", "%201", "1%20", "%D9%A1", // an Arabic-Indic digit one
+		"9223372036854775808", "-9223372036854775809", "99999999999999999999",
+		"%00", "1%00", "1;x=y",
+	)},
 	{name: "create-invalid-body", sentence: "POST /pets with a body that is not one JSON object holding a valid name (1 to 256 characters of valid UTF-8, not blank, no control characters) and categoryId (1 or more), an optional valid status and nothing else, each once, is answered 400 invalid_body and creates no pet.", test: invalidBodies},
 	{name: "create-unsupported-media-type", sentence: "POST /pets with a Content-Type other than one application/json (with or without parameters) is answered 415 unsupported_media_type with Accept-Post: application/json.", test: sends(func(st *serverT) []request {
 		return each([][]string{
@@ -121,11 +117,7 @@ var serverCases = []clause[*serverT]{
 	})},
 	{name: "get", sentence: "GET /pets/{petId} answers 200 with the pet as it was created.", test: httpGet},
 	{name: "get-deprecation", sentence: `GET /pets/{petId} carries Deprecation: @<unix seconds>, Sunset: an HTTP date not before the deprecation, and a Link with rel="successor-version" that resolves to the list of pets.`, test: httpGetDeprecation},
-	{name: "get-unknown", sentence: "GET /pets/{petId} with a well-formed petId that no pet has is answered 404 not_found.", test: sends(func(*serverT) []request {
-		return each([]string{"0", "-1", "9223372036854775807", "-9223372036854775808"}, func(id string) []request {
-			return []request{{path: "/pets/" + id, status: 404, code: "not_found"}}
-		})
-	})},
+	{name: "get-unknown", sentence: "GET /pets/{petId} with a well-formed petId that no pet has is answered 404 not_found.", test: answered(404, "not_found", "/pets/", "0", "-1", "9223372036854775807", "-9223372036854775808")},
 	{name: "conditional", sentence: "A pet and a full page of the list carry a strong ETag, and GET or HEAD with If-None-Match naming it (also weakly, in a list, or as *) is answered 304 with the same ETag, Cache-Control and Link and no body; another tag, or a malformed one, gets the answer in full, and a 404 has no ETag.", test: httpConditional},
 	{name: "list-default-limit", sentence: "GET /pets without a limit answers at most 20 pets, and exactly 20 with a next Link when more follow.", test: httpListDefaultLimit},
 	{name: "list-limit", sentence: "GET /pets answers at most limit pets, and a next Link when more follow.", test: httpListLimit},
@@ -135,8 +127,7 @@ var serverCases = []clause[*serverT]{
 
 	// The protocol.
 	{name: "unknown-path", sentence: "An unknown path under the base URL is answered 404 not_found, never with a redirect: paths are matched exactly, trailing slashes included.", test: sends(func(st *serverT) []request {
-		reqs := each([]string{"/", "/pet", "/pets/", "/pets/1/", "/pets/1/photos", "/store/orders", "/orders", "/PETS", "/pets.json"},
-			func(path string) []request { return []request{{path: path, status: 404, code: "not_found"}} })
+		reqs := gets(404, "not_found", "", "/", "/pet", "/pets/", "/pets/1/", "/pets/1/photos", "/store/orders", "/orders", "/PETS", "/pets.json")
 		for _, path := range []string{"/pets/", "/pet", "/store/orders"} {
 			reqs = append(reqs, request{method: http.MethodPost, path: path, body: st.validBody(), status: 404, code: "not_found"})
 		}
@@ -161,14 +152,16 @@ func each[X any](xs []X, f func(X) []request) []request {
 	return reqs
 }
 
-// invalidQueries returns the test that sends GET /pets with each query, each
-// answered 400 invalid_parameter.
-func invalidQueries(queries ...string) func(*serverT) {
-	return sends(func(*serverT) []request {
-		return each(queries, func(q string) []request {
-			return []request{{path: "/pets?" + q, status: 400, code: "invalid_parameter"}}
-		})
-	})
+// answered returns the test that sends GET prefix+suffix for each of
+// suffixes, each answered with status and the error code.
+func answered(status int, code, prefix string, suffixes ...string) func(*serverT) {
+	return sends(func(*serverT) []request { return gets(status, code, prefix, suffixes...) })
+}
+
+// gets returns GET prefix+suffix for each of suffixes, each answered with
+// status and the error code.
+func gets(status int, code, prefix string, suffixes ...string) []request {
+	return each(suffixes, func(s string) []request { return []request{{path: prefix + s, status: status, code: code}} })
 }
 
 // invalidBodies sends the creates whose bodies are not a valid pet, each

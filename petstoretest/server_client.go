@@ -161,15 +161,11 @@ func snippet(body []byte) string { return fmt.Sprintf("%.300q", body) }
 // wantStatus reports a violation when x's status is not want, and tells
 // whether it was.
 func (st *serverT) wantStatus(x *exchange, want int) bool {
-	if got := x.resp.StatusCode; got != want {
-		if note := routerAnswer(x); note != "" {
-			st.Errorf("%s: %s; want %d", x, note, want)
-		} else {
-			st.Errorf("%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s", x, want, got, snippet(x.body))
-		}
+	if note := routerAnswer(x); note != "" && x.resp.StatusCode != want {
+		st.Errorf("%s: %s; want %d", x, note, want)
 		return false
 	}
-	return true
+	return diff(st, fmt.Sprintf("%s: status (body %s)", x, snippet(x.body)), want, x.resp.StatusCode)
 }
 
 // routerAnswer returns, for an error answer without the handler's JSON
@@ -385,13 +381,9 @@ func (st *serverT) echoedCredential(x *exchange) string {
 	// header after the scheme, and the endpoint's key when it holds it.
 	auth := x.req.Header.Get("Authorization")
 	_, rest, _ := strings.Cut(strings.TrimSpace(auth), " ")
-	var creds []string
-	for _, c := range []string{strings.TrimSpace(rest), st.e.APIKey} {
-		if c != "" && strings.Contains(auth, c) && !slices.Contains(creds, c) {
-			creds = append(creds, c)
-		}
-	}
+	creds := slices.DeleteFunc([]string{strings.TrimSpace(rest), st.e.APIKey}, func(c string) bool { return c == "" || !strings.Contains(auth, c) })
 	slices.SortFunc(creds, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	creds = slices.Compact(creds)
 	var ref *exchange // the answer to the request with made-up credentials
 	for _, c := range creds {
 		n, where := countToken(leakPlaces(x), c)
@@ -558,13 +550,11 @@ func (st *serverT) sendAll(reqs []request) {
 // Authorization header values auth (none when auth is nil), each answered
 // with status and code and the header want.
 func (st *serverT) onEachOperation(auth []string, status int, code string, want map[string]string) []request {
-	header := http.Header{"Authorization": auth}
-	return []request{
-		{path: "/pets", header: header, status: status, code: code, want: want},
-		{method: http.MethodHead, path: "/pets", header: header, status: status, code: code, want: want},
-		{method: http.MethodPost, path: "/pets", body: st.validBody(), header: header, status: status, code: code, want: want},
-		{path: "/pets/1", header: header, status: status, code: code, want: want},
+	reqs := []request{{path: "/pets"}, {method: http.MethodHead, path: "/pets"}, {method: http.MethodPost, path: "/pets", body: st.validBody()}, {path: "/pets/1"}}
+	for i := range reqs {
+		reqs[i].header, reqs[i].status, reqs[i].code, reqs[i].want = http.Header{"Authorization": auth}, status, code, want
 	}
+	return reqs
 }
 
 // validBody returns the body of a valid create, with a name unique to the

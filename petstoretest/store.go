@@ -459,18 +459,17 @@ func withDoneContext(target error, methods ...string) func(*storeT) {
 			cancel()
 		}
 		defer cancel()
+		calls := map[string]func() (any, error){
+			"Add": func() (any, error) {
+				p, _, err := st.s.Add(ctx, petstore.NewPet{Name: "done", CategoryID: 1, Status: petstore.StatusAvailable}, petstore.AddOptions{})
+				return p, err
+			},
+			"Get":  func() (any, error) { return st.s.Get(ctx, id) },
+			"List": func() (any, error) { return st.s.List(ctx, petstore.ListOptions{}) },
+		}
 		want, got := map[string]string{}, map[string]string{}
 		for _, m := range methods {
-			var v any
-			var err error
-			switch m {
-			case "Add":
-				v, _, err = st.s.Add(ctx, petstore.NewPet{Name: "done", CategoryID: 1, Status: petstore.StatusAvailable}, petstore.AddOptions{})
-			case "Get":
-				v, err = st.s.Get(ctx, id)
-			case "List":
-				v, err = st.s.List(ctx, petstore.ListOptions{})
-			}
+			v, err := calls[m]()
 			want[m], got[m] = wantWrapping(target, v, err)
 		}
 		diff(st, fmt.Sprintf("calls with a done context (%v) on a store that holds pets, Get of pet %d", target, id), want, got)
@@ -487,12 +486,8 @@ func testConcurrentUse(st *storeT) {
 			if !ok {
 				return
 			}
-			if back, err := st.s.Get(st.ctx, got.ID); err != nil {
-				st.Errorf("Get(%d) of a pet that worker %d just added: %v", got.ID, w, err)
-			} else if back != got {
-				st.Errorf("Get(%d) from worker %d returned %+v; Add returned %+v", got.ID, w, back, got)
-			}
-
+			back, err := st.s.Get(st.ctx, got.ID)
+			diff(st, fmt.Sprintf("Get(%d) from worker %d of the pet that Add returned", got.ID, w), outcome(got, nil), outcome(back, err))
 			opts := petstore.ListOptions{Status: statuses[i%len(statuses)], After: got.ID / 2, Limit: 1 + i%4}
 			page, err := st.s.List(st.ctx, opts)
 			if err != nil {
