@@ -340,13 +340,9 @@ func (st *serverT) linkRel(x *exchange, rel string) *url.URL {
 				return nil
 			}
 			rest = rest[len(m[0]):]
-			var rels []string
-			for _, p := range paramPattern.FindAllStringSubmatch(m[2], -1) {
-				if strings.EqualFold(p[1], "rel") {
-					rels = append(rels, strings.Fields(strings.ToLower(unquote.ReplaceAllString(p[2], "$1")+p[3]))...)
-				}
-			}
-			if !slices.Contains(rels, rel) {
+			if !slices.ContainsFunc(paramPattern.FindAllStringSubmatch(m[2], -1), func(p []string) bool {
+				return strings.EqualFold(p[1], "rel") && slices.Contains(strings.Fields(strings.ToLower(unquote.ReplaceAllString(p[2], "$1")+p[3])), rel)
+			}) {
 				continue
 			}
 			ref, err := url.Parse(m[1])
@@ -527,11 +523,7 @@ func (st *serverT) sendAll(reqs []request) {
 			}
 		}
 		for k, v := range r.want {
-			var values []string
-			if v != "" {
-				values = []string{v}
-			}
-			diff(st, fmt.Sprintf("%s: header %s", x, k), values, x.resp.Header.Values(k))
+			diff(st, fmt.Sprintf("%s: header %s", x, k), slices.DeleteFunc([]string{v}, func(v string) bool { return v == "" }), x.resp.Header.Values(k))
 		}
 		if x.resp.StatusCode >= 400 {
 			for _, m := range names.FindAllSubmatch(body, -1) {

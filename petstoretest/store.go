@@ -399,10 +399,7 @@ func testNoAlias(st *storeT) {
 	// Change every pet that List returned.
 	all := st.list(petstore.ListOptions{})
 	for i := range all {
-		all[i].ID = -1
-		all[i].Name = "changed by the caller"
-		all[i].CategoryID = 7
-		all[i].Status = petstore.StatusSold
+		all[i] = petstore.Pet{ID: -1, NewPet: petstore.NewPet{Name: "changed by the caller", CategoryID: 7, Status: petstore.StatusSold}}
 	}
 	// Append to a page: a store that returned a slice of its own array
 	// would find the appended pet in it.
@@ -538,6 +535,15 @@ func (st *storeT) wantReplay(when, principal, key string, p petstore.NewPet, fir
 		outcome(addResult{first, true}, nil), outcome(addResult{pet, replayed}, err))
 }
 
+// wantReused checks that a keyed Add by principal of p, another pet than the
+// key first stored, fails with an error wrapping ErrIdempotencyKeyReused.
+func (st *storeT) wantReused(when, principal, key string, p petstore.NewPet) {
+	if pet, replayed, err := st.addKeyed(principal, key, p); !errors.Is(err, petstore.ErrIdempotencyKeyReused) {
+		st.Errorf("Add by %s with key %q of %+v, another pet than it first stored, %s = %s; want an error wrapping ErrIdempotencyKeyReused",
+			principal, key, p, when, outcome(addResult{pet, replayed}, err))
+	}
+}
+
 func testIdempotentReplay(st *storeT) {
 	p := petstore.NewPet{Name: "Rex", CategoryID: 3, Status: petstore.StatusAvailable}
 	first := st.firstKeyed("alice", "key-1", p)
@@ -558,15 +564,8 @@ func testIdempotentReplay(st *storeT) {
 func testIdempotentReuse(st *storeT) {
 	p := petstore.NewPet{Name: "Rex", CategoryID: 3}
 	first := st.firstKeyed("alice", "key-1", p)
-	for _, other := range []petstore.NewPet{
-		{Name: "Tom", CategoryID: 3},
-		{Name: "Rex", CategoryID: 4},
-		{Name: "Rex", CategoryID: 3, Status: petstore.StatusSold},
-	} {
-		pet, replayed, err := st.addKeyed("alice", "key-1", other)
-		if !errors.Is(err, petstore.ErrIdempotencyKeyReused) {
-			st.Errorf("Add(%+v) with the key of %+v = %+v, replayed %v, %v; want an error wrapping ErrIdempotencyKeyReused", other, p, pet, replayed, err)
-		}
+	for _, other := range []petstore.NewPet{{Name: "Tom", CategoryID: 3}, {Name: "Rex", CategoryID: 4}, {Name: "Rex", CategoryID: 3, Status: petstore.StatusSold}} {
+		st.wantReused(fmt.Sprintf("(it first stored %+v)", p), "alice", "key-1", other)
 	}
 	diff(st, "List after reusing a key for other pets", []petstore.Pet{first}, st.list(petstore.ListOptions{}))
 }
