@@ -301,7 +301,6 @@ func httpCreateTooLarge(st *serverT) {
 	st.wantError(st.do(req), http.StatusRequestEntityTooLarge, "payload_too_large")
 }
 
-// postKeyed sends POST /pets with p and an Idempotency-Key.
 func (st *serverT) postKeyed(key string, p petstore.NewPet) *exchange {
 	return st.send(http.MethodPost, st.url("/pets"), petBody(p), http.Header{"Idempotency-Key": {key}})
 }
@@ -385,13 +384,11 @@ func (st *serverT) get(want petstore.Pet) *exchange {
 	return x
 }
 
-// petBody returns p as a request body.
 func petBody(p petstore.NewPet) []byte {
 	b, _ := json.Marshal(p) // a NewPet always marshals
 	return b
 }
 
-// petURL returns the URL of the pet with the given ID.
 func (st *serverT) petURL(id int64) string { return st.url("/pets/" + strconv.FormatInt(id, 10)) }
 
 // longName returns name padded with pad to petstore.MaxNameLength
@@ -441,7 +438,7 @@ func httpGet(st *serverT) {
 	st.get(b)
 }
 
-// deprecation is what testGetDeprecation compares.
+// deprecation is what httpGetDeprecation compares.
 type deprecation struct {
 	Deprecation     string // "@<unix seconds>" when well formed, else the values
 	Sunset          string // "an HTTP date" when well formed, else the values
@@ -635,7 +632,6 @@ func (st *serverT) createEach(n int) map[int64]petstore.Pet {
 	return created
 }
 
-// sorted returns the pets of m by ID.
 func sorted(m map[int64]petstore.Pet) []petstore.Pet { return byID(slices.Collect(maps.Values(m))) }
 
 func httpListDefaultLimit(st *serverT) {

@@ -155,7 +155,6 @@ func (st *serverT) checkCommonHeaders(x *exchange) {
 	diff(st, fmt.Sprintf("%s: %d response headers", x, x.resp.StatusCode), want, got)
 }
 
-// snippet returns the start of a body, quoted, for messages.
 func snippet(body []byte) string { return fmt.Sprintf("%.300q", body) }
 
 // wantStatus reports a violation when x's status is not want, and tells
@@ -373,8 +372,6 @@ func (st *serverT) echoedCredential(x *exchange) string {
 	if x.req.Method == http.MethodHead {
 		return ""
 	}
-	// The credentials sent, longest first: the part of the Authorization
-	// header after the scheme, and the endpoint's key when it holds it.
 	auth := x.req.Header.Get("Authorization")
 	_, rest, _ := strings.Cut(strings.TrimSpace(auth), " ")
 	creds := slices.DeleteFunc([]string{strings.TrimSpace(rest), st.e.APIKey}, func(c string) bool { return c == "" || !strings.Contains(auth, c) })

@@ -48,7 +48,6 @@ func CheckStore(newStore func() (petstore.Store, error)) error {
 	return checkStore(newStore, storeCases)
 }
 
-// checkStore is CheckStore for the clauses of cases.
 func checkStore(newStore func() (petstore.Store, error), cases []clause[*storeT]) error {
 	return checkClauses(cases, func(r reporter, c clause[*storeT]) {
 		s, err := newStore()
@@ -114,7 +113,6 @@ func (st *storeT) add(pets ...petstore.NewPet) []petstore.Pet {
 	return added
 }
 
-// addN adds n pets made by newPets.
 func (st *storeT) addN(n int) []petstore.Pet { return st.add(newPets(n)...) }
 
 // diffGets checks that Get returns each of want; when says when.
@@ -193,7 +191,6 @@ func mayReturn(opts petstore.ListOptions, page []petstore.Pet) bool {
 	return selected && ascending(page) && (opts.Limit == 0 || len(page) <= opts.Limit)
 }
 
-// ids returns the IDs of pets, in order.
 func ids(pets []petstore.Pet) []int64 {
 	out := make([]int64, len(pets))
 	for i, p := range pets {
@@ -396,7 +393,6 @@ func testRoundTrip(st *storeT) {
 func testNoAlias(st *storeT) {
 	want := byID(st.add(samplePets()...))
 
-	// Change every pet that List returned.
 	all := st.list(petstore.ListOptions{})
 	for i := range all {
 		all[i] = petstore.Pet{ID: -1, NewPet: petstore.NewPet{Name: "changed by the caller", CategoryID: 7, Status: petstore.StatusSold}}
@@ -406,7 +402,6 @@ func testNoAlias(st *storeT) {
 	page := st.list(petstore.ListOptions{Limit: 2})
 	page = append(page, petstore.Pet{ID: -2, NewPet: petstore.NewPet{Name: "appended by the caller", CategoryID: 9}})
 	page[0].Name = "changed by the caller"
-	// Change a pet that Get returned.
 	if p, err := st.s.Get(st.ctx, want[0].ID); err == nil {
 		p.Name = "changed by the caller"
 	}
@@ -654,7 +649,6 @@ func testListAfter(st *storeT) {
 	st.diffLists("List(key)", want, opts...)
 }
 
-// byStatus returns ListOptions that select each valid status.
 func byStatus() []petstore.ListOptions {
 	var opts []petstore.ListOptions
 	for _, s := range statuses[1:] {
