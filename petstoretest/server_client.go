@@ -355,19 +355,17 @@ func (st *serverT) linkRel(x *exchange, rel string) *url.URL {
 	return found
 }
 
-// echoedCredential describes where x echoes a credential, or returns ""
-// when it echoes none. A response echoes a credential when it repeats one
-// that its request sent (the part of its Authorization header after the
-// scheme, and the endpoint's key wherever the header holds it) where a
-// credential leaks: in a header value, or in a string value of its JSON body
-// (the body itself when it is not JSON), as a whole token, so that the key
-// "key" does not occur in "Idempotency-Key" or "monkey". The members code,
-// type and title of an error do not count: wantError requires them to be
-// the API's own words. Nor does the rest of the server's own text: when the
-// credential occurs, the request is sent again with made-up credentials,
-// and it echoes only when it occurs more often in the first answer than in
-// the second, or the second has another status. The answer to HEAD has no
-// body and is not checked.
+// echoedCredential describes where x repeats a credential that its request
+// sent (the part of its Authorization header after the scheme, and the
+// endpoint's key wherever the header holds it), or returns "". A credential
+// leaks in a header value, or in a string value of the JSON body (the body
+// when it is not JSON) but for an error's code, type and title, which
+// wantError requires to be the API's own words; it counts as a whole token
+// only, so that the key "key" does not occur in "Idempotency-Key" or
+// "monkey". Nor does the rest of the server's own text count: the request is
+// sent again with made-up credentials, and a credential is echoed only when
+// it occurs more often in the first answer, or the second has another
+// status. The answer to HEAD has no body and is not checked.
 func (st *serverT) echoedCredential(x *exchange) string {
 	if x.req.Method == http.MethodHead {
 		return ""
