@@ -123,7 +123,6 @@ func (st *serverT) under(rule string) *serverT {
 	return &u
 }
 
-// url returns the URL of path under the base URL.
 func (st *serverT) url(path string) string { return st.e.BaseURL + path }
 
 // name returns a pet name that no other subtest or run uses.

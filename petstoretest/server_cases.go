@@ -75,28 +75,24 @@ var serverCases = []clause[*serverT]{
 	})},
 
 	// Validation.
-	{name: "list-invalid-limit", sentence: "GET /pets with a limit that is not an integer, is below 1 or above 100, or is given twice is answered 400 invalid_parameter.", test: invalidQueries(
+	{name: "list-invalid-limit", sentence: "GET /pets with a limit that is not an integer, is below 1 or above 100, or is given twice is answered 400 invalid_parameter.", test: answered(400, "invalid_parameter", "/pets?",
 		"limit=0", "limit=101", "limit=-1", "limit=1000000000000000000000", "limit=abc", "limit=1.5", "limit=1e1",
 		"limit=0x10", "limit=", "limit=%20", "limit=%31%30%31", "limit=%zz", "limit=1&limit=2", "limit=1&limit=1", "limit=5;status=sold",
 	)},
-	{name: "list-invalid-status", sentence: "GET /pets with a status other than available, pending and sold, or given twice, is answered 400 invalid_parameter.", test: invalidQueries(
+	{name: "list-invalid-status", sentence: "GET /pets with a status other than available, pending and sold, or given twice, is answered 400 invalid_parameter.", test: answered(400, "invalid_parameter", "/pets?",
 		"status=unknown", "status=AVAILABLE", "status=Available", "status=", "status=available,sold",
 		"status=%20available", "status=sold&status=sold", "status=sold&limit=1&status=lost",
 	)},
-	{name: "list-invalid-cursor", sentence: "GET /pets with a malformed cursor, or two, is answered 400 invalid_parameter.", test: invalidQueries(
+	{name: "list-invalid-cursor", sentence: "GET /pets with a malformed cursor, or two, is answered 400 invalid_parameter.", test: answered(400, "invalid_parameter", "/pets?",
 		"cursor=%2A%2A%2A", "cursor=!!", "cursor=a%20b", "cursor=%ZZ", "cursor=%%%", "limit=5&cursor=%3C%3E", "cursor=",
 		"cursor=01", "cursor=0", "cursor=-1", "cursor=zzzzzzzzzzzzz", "cursor=1&cursor=2",
 	)},
 	{name: "list-unknown-params", sentence: "Query parameters that the API specification does not define are ignored; parameter names are matched exactly, after percent-decoding.", test: httpListUnknownParams},
-	{name: "get-invalid-id", sentence: "GET /pets/{petId} with a petId that is not a base-10 int64 is answered 400 invalid_parameter.", test: sends(func(*serverT) []request {
-		return each([]string{
-			"abc", "1.5", "1.0", "+1", "0x10", "1e3", "%201", "1%20", "%D9%A1", // an Arabic-Indic digit one
-			"9223372036854775808", "-9223372036854775809", "99999999999999999999",
-			"%00", "1%00", "1;x=y",
-		}, func(id string) []request {
-			return []request{{path: "/pets/" + id, status: 400, code: "invalid_parameter"}}
-		})
-	})},
+	{name: "get-invalid-id", sentence: "GET /pets/{petId} with a petId that is not a base-10 int64 is answered 400 invalid_parameter.", test: answered(400, "invalid_parameter", "/pets/",
+		"abc", "1.5", "1.0", "+1", "0x10", "1e3", "%201", "1%20", "%D9%A1", // an Arabic-Indic digit one
+		"9223372036854775808", "-9223372036854775809", "99999999999999999999",
+		"%00", "1%00", "1;x=y",
+	)},
 	{name: "create-invalid-body", sentence: "POST /pets with a body that is not one JSON object holding a valid name (1 to 256 characters of valid UTF-8, not blank, no control characters) and categoryId (1 or more), an optional valid status and nothing else, each once, is answered 400 invalid_body and creates no pet.", test: invalidBodies},
 	{name: "create-unsupported-media-type", sentence: "POST /pets with a Content-Type other than one application/json (with or without parameters) is answered 415 unsupported_media_type with Accept-Post: application/json.", test: sends(func(st *serverT) []request {
 		return each([][]string{
@@ -121,11 +117,7 @@ var serverCases = []clause[*serverT]{
 	})},
 	{name: "get", sentence: "GET /pets/{petId} answers 200 with the pet as it was created.", test: httpGet},
 	{name: "get-deprecation", sentence: `GET /pets/{petId} carries Deprecation: @<unix seconds>, Sunset: an HTTP date not before the deprecation, and a Link with rel="successor-version" that resolves to the list of pets.`, test: httpGetDeprecation},
-	{name: "get-unknown", sentence: "GET /pets/{petId} with a well-formed petId that no pet has is answered 404 not_found.", test: sends(func(*serverT) []request {
-		return each([]string{"0", "-1", "9223372036854775807", "-9223372036854775808"}, func(id string) []request {
-			return []request{{path: "/pets/" + id, status: 404, code: "not_found"}}
-		})
-	})},
+	{name: "get-unknown", sentence: "GET /pets/{petId} with a well-formed petId that no pet has is answered 404 not_found.", test: answered(404, "not_found", "/pets/", "0", "-1", "9223372036854775807", "-9223372036854775808")},
 	{name: "conditional", sentence: "A pet and a full page of the list carry a strong ETag, and GET or HEAD with If-None-Match naming it (also weakly, in a list, or as *) is answered 304 with the same ETag, Cache-Control and Link and no body; another tag, or a malformed one, gets the answer in full, and a 404 has no ETag.", test: httpConditional},
 	{name: "list-default-limit", sentence: "GET /pets without a limit answers at most 20 pets, and exactly 20 with a next Link when more follow.", test: httpListDefaultLimit},
 	{name: "list-limit", sentence: "GET /pets answers at most limit pets, and a next Link when more follow.", test: httpListLimit},
@@ -135,8 +127,7 @@ var serverCases = []clause[*serverT]{
 
 	// The protocol.
 	{name: "unknown-path", sentence: "An unknown path under the base URL is answered 404 not_found, never with a redirect: paths are matched exactly, trailing slashes included.", test: sends(func(st *serverT) []request {
-		reqs := each([]string{"/", "/pet", "/pets/", "/pets/1/", "/pets/1/photos", "/store/orders", "/orders", "/PETS", "/pets.json"},
-			func(path string) []request { return []request{{path: path, status: 404, code: "not_found"}} })
+		reqs := gets(404, "not_found", "", "/", "/pet", "/pets/", "/pets/1/", "/pets/1/photos", "/store/orders", "/orders", "/PETS", "/pets.json")
 		for _, path := range []string{"/pets/", "/pet", "/store/orders"} {
 			reqs = append(reqs, request{method: http.MethodPost, path: path, body: st.validBody(), status: 404, code: "not_found"})
 		}
@@ -161,14 +152,16 @@ func each[X any](xs []X, f func(X) []request) []request {
 	return reqs
 }
 
-// invalidQueries returns the test that sends GET /pets with each query, each
-// answered 400 invalid_parameter.
-func invalidQueries(queries ...string) func(*serverT) {
-	return sends(func(*serverT) []request {
-		return each(queries, func(q string) []request {
-			return []request{{path: "/pets?" + q, status: 400, code: "invalid_parameter"}}
-		})
-	})
+// answered returns the test that sends GET prefix+suffix for each of
+// suffixes, each answered with status and the error code.
+func answered(status int, code, prefix string, suffixes ...string) func(*serverT) {
+	return sends(func(*serverT) []request { return gets(status, code, prefix, suffixes...) })
+}
+
+// gets returns GET prefix+suffix for each of suffixes, each answered with
+// status and the error code.
+func gets(status int, code, prefix string, suffixes ...string) []request {
+	return each(suffixes, func(s string) []request { return []request{{path: prefix + s, status: status, code: code}} })
 }
 
 // invalidBodies sends the creates whose bodies are not a valid pet, each
@@ -268,16 +261,21 @@ func httpListUnknownParams(st *serverT) {
 
 // wantPage gets /pets?query and reports a violation when the page does not
 // have n pets (any number when n is 0) or, when more is true, has no next
-// Link.
-func (st *serverT) wantPage(query string, n int, more bool) {
+// Link. It returns the page and its next Link, resolved.
+func (st *serverT) wantPage(query string, n int, more bool) (*exchange, *url.URL) {
 	x := st.send(http.MethodGet, st.url("/pets?"+query), nil, nil)
 	pets, ok := st.wantPets(x)
-	if ok && n > 0 && len(pets) != n {
+	if !ok {
+		return x, nil
+	}
+	if n > 0 && len(pets) != n {
 		st.Errorf("%s: %d pets, want %d", x, len(pets), n)
 	}
-	if ok && more && st.linkRel(x, "next") == nil {
+	next := st.linkRel(x, "next")
+	if more && next == nil {
 		st.Errorf("%s: no next Link, though more pets follow: Link %q", x, x.resp.Header.Values("Link"))
 	}
+	return x, next
 }
 
 func httpCreateTooLarge(st *serverT) {
@@ -303,7 +301,6 @@ func httpCreateTooLarge(st *serverT) {
 	st.wantError(st.do(req), http.StatusRequestEntityTooLarge, "payload_too_large")
 }
 
-// postKeyed sends POST /pets with p and an Idempotency-Key.
 func (st *serverT) postKeyed(key string, p petstore.NewPet) *exchange {
 	return st.send(http.MethodPost, st.url("/pets"), petBody(p), http.Header{"Idempotency-Key": {key}})
 }
@@ -316,14 +313,10 @@ func httpIdempotentReplay(st *serverT) {
 	longest += strings.Repeat("k", petstore.MaxIdempotencyKeyLength-len(longest))
 	for _, key := range []string{newKey(), `"` + newKey() + `"`, longest} {
 		p := petstore.NewPet{Name: st.name("Rex"), CategoryID: 1, Status: petstore.StatusAvailable}
-		first := st.postKeyed(key, p)
+		first, retry := st.postKeyed(key, p), st.postKeyed(key, p)
 		created, ok := st.wantPet(first, http.StatusCreated)
-		if !ok {
-			continue
-		}
-		retry := st.postKeyed(key, p)
-		replayed, ok := st.wantPet(retry, http.StatusCreated)
-		if !ok {
+		replayed, again := st.wantPet(retry, http.StatusCreated)
+		if !ok || !again {
 			continue
 		}
 		diff(st, fmt.Sprintf("%s: the pet of the retry", retry), created, replayed)
@@ -387,13 +380,11 @@ func (st *serverT) get(want petstore.Pet) *exchange {
 	return x
 }
 
-// petBody returns p as a request body.
 func petBody(p petstore.NewPet) []byte {
 	b, _ := json.Marshal(p) // a NewPet always marshals
 	return b
 }
 
-// petURL returns the URL of the pet with the given ID.
 func (st *serverT) petURL(id int64) string { return st.url("/pets/" + strconv.FormatInt(id, 10)) }
 
 // longName returns name padded with pad to petstore.MaxNameLength
@@ -443,7 +434,7 @@ func httpGet(st *serverT) {
 	st.get(b)
 }
 
-// deprecation is what testGetDeprecation compares.
+// deprecation is what httpGetDeprecation compares.
 type deprecation struct {
 	Deprecation     string // "@<unix seconds>" when well formed, else the values
 	Sunset          string // "an HTTP date" when well formed, else the values
@@ -505,10 +496,8 @@ func httpConditional(st *serverT) {
 	}
 
 	// A page of one pet, with more after it, is full.
-	page := st.send(http.MethodGet, st.url("/pets?limit=1"), nil, nil)
-	next := st.linkRel(page, "next")
-	if !st.wantStatus(page, http.StatusOK) || next == nil {
-		st.Errorf("%s: no next Link, though more pets follow: Link %q", page, page.resp.Header.Values("Link"))
+	page, next := st.wantPage("limit=1", 0, true)
+	if next == nil {
 		return
 	}
 	pageTag := page.resp.Header.Get("ETag")
@@ -536,9 +525,9 @@ type listPage struct {
 // walk fetches the page at start and follows its next links, calling visit
 // with each page, until a page has no next link or visit returns false. It
 // checks every page against clauseList, and the order of the pets across
-// pages, and tells whether all checks passed; it stops at the first page
-// that does not advance, so that a broken Link cannot make it loop.
-func (st *serverT) walk(start string, visit func(p listPage) bool) bool {
+// pages; it stops at the first page that fails a check, such as one that
+// does not advance, so that a broken Link cannot make it loop.
+func (st *serverT) walk(start string, visit func(p listPage) bool) {
 	list, err := url.Parse(st.url("/pets"))
 	if err != nil {
 		st.Fatalf("petstoretest: %v", err)
@@ -550,7 +539,7 @@ func (st *serverT) walk(start string, visit func(p listPage) bool) bool {
 		x := lt.send(http.MethodGet, u, nil, nil)
 		pets, ok := lt.wantPets(x)
 		if !ok {
-			return false
+			return
 		}
 		limit := petstore.DefaultPageSize
 		if l, err := strconv.Atoi(x.req.URL.Query().Get("limit")); err == nil {
@@ -558,12 +547,12 @@ func (st *serverT) walk(start string, visit func(p listPage) bool) bool {
 		}
 		if len(pets) > limit {
 			lt.Errorf("%s: %d pets on a page of at most %d", x, len(pets), limit)
-			return false
+			return
 		}
 		for i, p := range pets {
 			if (n > 0 || i > 0) && p.ID <= last {
 				lt.Errorf("%s: pet %d comes after pet %d: the pets are not ascending by id across pages", x, p.ID, last)
-				return false
+				return
 			}
 			last = p.ID
 		}
@@ -571,15 +560,15 @@ func (st *serverT) walk(start string, visit func(p listPage) bool) bool {
 		if next != nil {
 			if len(pets) == 0 {
 				lt.Errorf("%s: an empty page has a next Link %q", x, x.resp.Header.Values("Link"))
-				return false
+				return
 			}
 			if next.Scheme != list.Scheme || next.Host != list.Host || next.Path != list.Path {
 				lt.Errorf("%s: the next Link %q resolves to %s, which is not the list of pets %s", x, x.resp.Header.Values("Link"), next, list)
-				return false
+				return
 			}
 		}
 		if !visit(listPage{x: x, pets: pets, next: next}) || next == nil {
-			return true
+			return
 		}
 		u = next.String()
 	}
@@ -592,17 +581,13 @@ func (st *serverT) collect(start string, created map[int64]petstore.Pet, between
 	page := 0
 	st.walk(start, func(p listPage) bool {
 		all = append(all, p.pets...)
-		for _, pet := range p.pets {
-			if _, ok := created[pet.ID]; ok {
-				mine = append(mine, pet)
-			}
-		}
 		if between != nil && p.next != nil {
 			between(page)
 		}
 		page++
 		return true
 	})
+	mine = slices.DeleteFunc(slices.Clone(all), func(p petstore.Pet) bool { _, ok := created[p.ID]; return !ok })
 	return mine, all
 }
 
@@ -643,7 +628,6 @@ func (st *serverT) createEach(n int) map[int64]petstore.Pet {
 	return created
 }
 
-// sorted returns the pets of m by ID.
 func sorted(m map[int64]petstore.Pet) []petstore.Pet { return byID(slices.Collect(maps.Values(m))) }
 
 func httpListDefaultLimit(st *serverT) {

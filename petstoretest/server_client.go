@@ -155,21 +155,16 @@ func (st *serverT) checkCommonHeaders(x *exchange) {
 	diff(st, fmt.Sprintf("%s: %d response headers", x, x.resp.StatusCode), want, got)
 }
 
-// snippet returns the start of a body, quoted, for messages.
 func snippet(body []byte) string { return fmt.Sprintf("%.300q", body) }
 
 // wantStatus reports a violation when x's status is not want, and tells
 // whether it was.
 func (st *serverT) wantStatus(x *exchange, want int) bool {
-	if got := x.resp.StatusCode; got != want {
-		if note := routerAnswer(x); note != "" {
-			st.Errorf("%s: %s; want %d", x, note, want)
-		} else {
-			st.Errorf("%s: status (-want +got):\n-\t%d\n+\t%d\nbody: %s", x, want, got, snippet(x.body))
-		}
+	if note := routerAnswer(x); note != "" && x.resp.StatusCode != want {
+		st.Errorf("%s: %s; want %d", x, note, want)
 		return false
 	}
-	return true
+	return diff(st, fmt.Sprintf("%s: status (body %s)", x, snippet(x.body)), want, x.resp.StatusCode)
 }
 
 // routerAnswer returns, for an error answer without the handler's JSON
@@ -344,13 +339,9 @@ func (st *serverT) linkRel(x *exchange, rel string) *url.URL {
 				return nil
 			}
 			rest = rest[len(m[0]):]
-			var rels []string
-			for _, p := range paramPattern.FindAllStringSubmatch(m[2], -1) {
-				if strings.EqualFold(p[1], "rel") {
-					rels = append(rels, strings.Fields(strings.ToLower(unquote.ReplaceAllString(p[2], "$1")+p[3]))...)
-				}
-			}
-			if !slices.Contains(rels, rel) {
+			if !slices.ContainsFunc(paramPattern.FindAllStringSubmatch(m[2], -1), func(p []string) bool {
+				return strings.EqualFold(p[1], "rel") && slices.Contains(strings.Fields(strings.ToLower(unquote.ReplaceAllString(p[2], "$1")+p[3])), rel)
+			}) {
 				continue
 			}
 			ref, err := url.Parse(m[1])
@@ -364,34 +355,26 @@ func (st *serverT) linkRel(x *exchange, rel string) *url.URL {
 	return found
 }
 
-// echoedCredential describes where x echoes a credential, or returns ""
-// when it echoes none. A response echoes a credential when it repeats one
-// that its request sent (the part of its Authorization header after the
-// scheme, and the endpoint's key wherever the header holds it) where a
-// credential leaks: in a header value, or in a string value of its JSON body
-// (the body itself when it is not JSON), as a whole token, so that the key
-// "key" does not occur in "Idempotency-Key" or "monkey". The members code,
-// type and title of an error do not count: wantError requires them to be
-// the API's own words. Nor does the rest of the server's own text: when the
-// credential occurs, the request is sent again with made-up credentials,
-// and it echoes only when it occurs more often in the first answer than in
-// the second, or the second has another status. The answer to HEAD has no
-// body and is not checked.
+// echoedCredential describes where x repeats a credential that its request
+// sent (the part of its Authorization header after the scheme, and the
+// endpoint's key wherever the header holds it), or returns "". A credential
+// leaks in a header value, or in a string value of the JSON body (the body
+// when it is not JSON) but for an error's code, type and title, which
+// wantError requires to be the API's own words; it counts as a whole token
+// only, so that the key "key" does not occur in "Idempotency-Key" or
+// "monkey". Nor does the rest of the server's own text count: the request is
+// sent again with made-up credentials, and a credential is echoed only when
+// it occurs more often in the first answer, or the second has another
+// status. The answer to HEAD has no body and is not checked.
 func (st *serverT) echoedCredential(x *exchange) string {
 	if x.req.Method == http.MethodHead {
 		return ""
 	}
-	// The credentials sent, longest first: the part of the Authorization
-	// header after the scheme, and the endpoint's key when it holds it.
 	auth := x.req.Header.Get("Authorization")
 	_, rest, _ := strings.Cut(strings.TrimSpace(auth), " ")
-	var creds []string
-	for _, c := range []string{strings.TrimSpace(rest), st.e.APIKey} {
-		if c != "" && strings.Contains(auth, c) && !slices.Contains(creds, c) {
-			creds = append(creds, c)
-		}
-	}
+	creds := slices.DeleteFunc([]string{strings.TrimSpace(rest), st.e.APIKey}, func(c string) bool { return c == "" || !strings.Contains(auth, c) })
 	slices.SortFunc(creds, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	creds = slices.Compact(creds)
 	var ref *exchange // the answer to the request with made-up credentials
 	for _, c := range creds {
 		n, where := countToken(leakPlaces(x), c)
@@ -535,11 +518,7 @@ func (st *serverT) sendAll(reqs []request) {
 			}
 		}
 		for k, v := range r.want {
-			var values []string
-			if v != "" {
-				values = []string{v}
-			}
-			diff(st, fmt.Sprintf("%s: header %s", x, k), values, x.resp.Header.Values(k))
+			diff(st, fmt.Sprintf("%s: header %s", x, k), slices.DeleteFunc([]string{v}, func(v string) bool { return v == "" }), x.resp.Header.Values(k))
 		}
 		if x.resp.StatusCode >= 400 {
 			for _, m := range names.FindAllSubmatch(body, -1) {
@@ -558,13 +537,11 @@ func (st *serverT) sendAll(reqs []request) {
 // Authorization header values auth (none when auth is nil), each answered
 // with status and code and the header want.
 func (st *serverT) onEachOperation(auth []string, status int, code string, want map[string]string) []request {
-	header := http.Header{"Authorization": auth}
-	return []request{
-		{path: "/pets", header: header, status: status, code: code, want: want},
-		{method: http.MethodHead, path: "/pets", header: header, status: status, code: code, want: want},
-		{method: http.MethodPost, path: "/pets", body: st.validBody(), header: header, status: status, code: code, want: want},
-		{path: "/pets/1", header: header, status: status, code: code, want: want},
+	reqs := []request{{path: "/pets"}, {method: http.MethodHead, path: "/pets"}, {method: http.MethodPost, path: "/pets", body: st.validBody()}, {path: "/pets/1"}}
+	for i := range reqs {
+		reqs[i].header, reqs[i].status, reqs[i].code, reqs[i].want = http.Header{"Authorization": auth}, status, code, want
 	}
+	return reqs
 }
 
 // validBody returns the body of a valid create, with a name unique to the

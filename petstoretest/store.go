@@ -48,7 +48,6 @@ func CheckStore(newStore func() (petstore.Store, error)) error {
 	return checkStore(newStore, storeCases)
 }
 
-// checkStore is CheckStore for the clauses of cases.
 func checkStore(newStore func() (petstore.Store, error), cases []clause[*storeT]) error {
 	return checkClauses(cases, func(r reporter, c clause[*storeT]) {
 		s, err := newStore()
@@ -114,7 +113,6 @@ func (st *storeT) add(pets ...petstore.NewPet) []petstore.Pet {
 	return added
 }
 
-// addN adds n pets made by newPets.
 func (st *storeT) addN(n int) []petstore.Pet { return st.add(newPets(n)...) }
 
 // diffGets checks that Get returns each of want; when says when.
@@ -193,7 +191,6 @@ func mayReturn(opts petstore.ListOptions, page []petstore.Pet) bool {
 	return selected && ascending(page) && (opts.Limit == 0 || len(page) <= opts.Limit)
 }
 
-// ids returns the IDs of pets, in order.
 func ids(pets []petstore.Pet) []int64 {
 	out := make([]int64, len(pets))
 	for i, p := range pets {
@@ -396,20 +393,15 @@ func testRoundTrip(st *storeT) {
 func testNoAlias(st *storeT) {
 	want := byID(st.add(samplePets()...))
 
-	// Change every pet that List returned.
 	all := st.list(petstore.ListOptions{})
 	for i := range all {
-		all[i].ID = -1
-		all[i].Name = "changed by the caller"
-		all[i].CategoryID = 7
-		all[i].Status = petstore.StatusSold
+		all[i] = petstore.Pet{ID: -1, NewPet: petstore.NewPet{Name: "changed by the caller", CategoryID: 7, Status: petstore.StatusSold}}
 	}
 	// Append to a page: a store that returned a slice of its own array
 	// would find the appended pet in it.
 	page := st.list(petstore.ListOptions{Limit: 2})
 	page = append(page, petstore.Pet{ID: -2, NewPet: petstore.NewPet{Name: "appended by the caller", CategoryID: 9}})
 	page[0].Name = "changed by the caller"
-	// Change a pet that Get returned.
 	if p, err := st.s.Get(st.ctx, want[0].ID); err == nil {
 		p.Name = "changed by the caller"
 	}
@@ -459,18 +451,17 @@ func withDoneContext(target error, methods ...string) func(*storeT) {
 			cancel()
 		}
 		defer cancel()
+		calls := map[string]func() (any, error){
+			"Add": func() (any, error) {
+				p, _, err := st.s.Add(ctx, petstore.NewPet{Name: "done", CategoryID: 1, Status: petstore.StatusAvailable}, petstore.AddOptions{})
+				return p, err
+			},
+			"Get":  func() (any, error) { return st.s.Get(ctx, id) },
+			"List": func() (any, error) { return st.s.List(ctx, petstore.ListOptions{}) },
+		}
 		want, got := map[string]string{}, map[string]string{}
 		for _, m := range methods {
-			var v any
-			var err error
-			switch m {
-			case "Add":
-				v, _, err = st.s.Add(ctx, petstore.NewPet{Name: "done", CategoryID: 1, Status: petstore.StatusAvailable}, petstore.AddOptions{})
-			case "Get":
-				v, err = st.s.Get(ctx, id)
-			case "List":
-				v, err = st.s.List(ctx, petstore.ListOptions{})
-			}
+			v, err := calls[m]()
 			want[m], got[m] = wantWrapping(target, v, err)
 		}
 		diff(st, fmt.Sprintf("calls with a done context (%v) on a store that holds pets, Get of pet %d", target, id), want, got)
@@ -487,12 +478,8 @@ func testConcurrentUse(st *storeT) {
 			if !ok {
 				return
 			}
-			if back, err := st.s.Get(st.ctx, got.ID); err != nil {
-				st.Errorf("Get(%d) of a pet that worker %d just added: %v", got.ID, w, err)
-			} else if back != got {
-				st.Errorf("Get(%d) from worker %d returned %+v; Add returned %+v", got.ID, w, back, got)
-			}
-
+			back, err := st.s.Get(st.ctx, got.ID)
+			diff(st, fmt.Sprintf("Get(%d) from worker %d of the pet that Add returned", got.ID, w), outcome(got, nil), outcome(back, err))
 			opts := petstore.ListOptions{Status: statuses[i%len(statuses)], After: got.ID / 2, Limit: 1 + i%4}
 			page, err := st.s.List(st.ctx, opts)
 			if err != nil {
@@ -543,6 +530,15 @@ func (st *storeT) wantReplay(when, principal, key string, p petstore.NewPet, fir
 		outcome(addResult{first, true}, nil), outcome(addResult{pet, replayed}, err))
 }
 
+// wantReused checks that a keyed Add by principal of p, another pet than the
+// key first stored, fails with an error wrapping ErrIdempotencyKeyReused.
+func (st *storeT) wantReused(when, principal, key string, p petstore.NewPet) {
+	if pet, replayed, err := st.addKeyed(principal, key, p); !errors.Is(err, petstore.ErrIdempotencyKeyReused) {
+		st.Errorf("Add by %s with key %q of %+v, another pet than it first stored, %s = %s; want an error wrapping ErrIdempotencyKeyReused",
+			principal, key, p, when, outcome(addResult{pet, replayed}, err))
+	}
+}
+
 func testIdempotentReplay(st *storeT) {
 	p := petstore.NewPet{Name: "Rex", CategoryID: 3, Status: petstore.StatusAvailable}
 	first := st.firstKeyed("alice", "key-1", p)
@@ -563,15 +559,8 @@ func testIdempotentReplay(st *storeT) {
 func testIdempotentReuse(st *storeT) {
 	p := petstore.NewPet{Name: "Rex", CategoryID: 3}
 	first := st.firstKeyed("alice", "key-1", p)
-	for _, other := range []petstore.NewPet{
-		{Name: "Tom", CategoryID: 3},
-		{Name: "Rex", CategoryID: 4},
-		{Name: "Rex", CategoryID: 3, Status: petstore.StatusSold},
-	} {
-		pet, replayed, err := st.addKeyed("alice", "key-1", other)
-		if !errors.Is(err, petstore.ErrIdempotencyKeyReused) {
-			st.Errorf("Add(%+v) with the key of %+v = %+v, replayed %v, %v; want an error wrapping ErrIdempotencyKeyReused", other, p, pet, replayed, err)
-		}
+	for _, other := range []petstore.NewPet{{Name: "Tom", CategoryID: 3}, {Name: "Rex", CategoryID: 4}, {Name: "Rex", CategoryID: 3, Status: petstore.StatusSold}} {
+		st.wantReused(fmt.Sprintf("(it first stored %+v)", p), "alice", "key-1", other)
 	}
 	diff(st, "List after reusing a key for other pets", []petstore.Pet{first}, st.list(petstore.ListOptions{}))
 }
@@ -660,7 +649,6 @@ func testListAfter(st *storeT) {
 	st.diffLists("List(key)", want, opts...)
 }
 
-// byStatus returns ListOptions that select each valid status.
 func byStatus() []petstore.ListOptions {
 	var opts []petstore.ListOptions
 	for _, s := range statuses[1:] {
