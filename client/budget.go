@@ -33,10 +33,7 @@ type Budget struct {
 // call's context ends or the reset is longer than the longest wait of
 // WithBackoff.
 func WithWaitForBudget() Option {
-	return optionFunc(func(c *Client) error {
-		c.empty = &emptyBudgets{until: map[budgetKey]time.Time{}}
-		return nil
-	})
+	return option(false, func(c *Client) { c.empty = &emptyBudgets{until: map[budgetKey]time.Time{}} }, "")
 }
 
 // emptyBudgets holds, for WithWaitForBudget, the budgets that the latest
@@ -81,12 +78,13 @@ func (e *emptyBudgets) note(cl *call, b *Budget) {
 	e.until[k] = time.Now().Add(b.Reset)
 }
 
-// waitForBudget waits, with WithWaitForBudget, until the budget of cl's
-// request holds one, or until cl's context is done, unless that is longer
-// than the longest wait between attempts.
+// waitForBudget returns cl's context's error if it is done, and otherwise
+// waits, with WithWaitForBudget, until the budget of cl's request holds
+// one, or until cl's context is done, unless that is longer than the
+// longest wait between attempts.
 func (c *Client) waitForBudget(cl *call) error {
-	if c.empty == nil {
-		return nil
+	if err := cl.ctx.Err(); err != nil || c.empty == nil {
+		return err
 	}
 	if d := c.empty.wait(cl); d > 0 && d <= c.maxBackoff {
 		return c.sleep(cl.ctx, d)

@@ -161,9 +161,6 @@ type answer struct {
 func (c *Client) do(cl *call, target string, want int) (answer, error) {
 	var last error // the error of the latest attempt
 	for attempt := 0; ; attempt++ {
-		if err := cl.ctx.Err(); err != nil {
-			return answer{}, c.ctxError(cl, target, err, last)
-		}
 		if err := c.waitForBudget(cl); err != nil {
 			return answer{}, c.ctxError(cl, target, err, last)
 		}

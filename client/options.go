@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -17,6 +16,18 @@ type Option interface {
 type optionFunc func(*Client) error
 
 func (f optionFunc) apply(c *Client) error { return f(c) }
+
+// option returns an Option that applies set, or fails with format and
+// args when bad is set.
+func option(bad bool, set func(*Client), format string, args ...any) Option {
+	return optionFunc(func(c *Client) error {
+		if bad {
+			return fmt.Errorf(format, args...)
+		}
+		set(c)
+		return nil
+	})
+}
 
 // Defaults of the options.
 const (
@@ -40,13 +51,12 @@ const (
 // chooses a key per call instead. Of WithAPIKey and WithAPIKeyFunc, the one
 // given last applies.
 func WithAPIKey(key string) Option {
-	return optionFunc(func(c *Client) error {
-		if err := checkKey(key); err != nil {
-			return fmt.Errorf("WithAPIKey: %w", err)
-		}
-		c.apiKey = func(context.Context) string { return key }
-		return nil
-	})
+	why := "the key is empty; give the key that the server accepts, or omit the option"
+	if key != "" {
+		why = "the key holds a space, a control character or a non-ASCII character, which no bearer token can carry; check how it was read"
+	}
+	bad := key == "" || strings.ContainsFunc(key, func(r rune) bool { return r <= ' ' || r >= 0x7f })
+	return option(bad, func(c *Client) { c.apiKey = func(context.Context) string { return key } }, "WithAPIKey: %s", why)
 }
 
 // WithAPIKeyFunc sets a function that chooses the API key of each call
@@ -55,24 +65,7 @@ func WithAPIKey(key string) Option {
 // petstore.Principal) over HTTP. All the requests of one call use the key
 // chosen once; an empty key sends no Authorization header.
 func WithAPIKeyFunc(f func(ctx context.Context) string) Option {
-	return optionFunc(func(c *Client) error {
-		if f == nil {
-			return errors.New("WithAPIKeyFunc: the function is nil; use WithAPIKey for a fixed key")
-		}
-		c.apiKey = f
-		return nil
-	})
-}
-
-// checkKey reports why key cannot be sent as a bearer token.
-func checkKey(key string) error {
-	if key == "" {
-		return errors.New("the key is empty; give the key that the server accepts, or omit the option")
-	}
-	if strings.IndexFunc(key, func(r rune) bool { return r <= ' ' || r >= 0x7f }) >= 0 {
-		return errors.New("the key holds a space, a control character or a non-ASCII character, which no bearer token can carry; check how it was read")
-	}
-	return nil
+	return option(f == nil, func(c *Client) { c.apiKey = f }, "WithAPIKeyFunc: the function is nil; use WithAPIKey for a fixed key")
 }
 
 // WithHTTPClient sets the http.Client that sends the requests, for its
@@ -81,13 +74,7 @@ func checkKey(key string) error {
 // first refuses a redirect to another origin than the base URL's (see
 // ErrRedirectRefused) and then asks hc's own.
 func WithHTTPClient(hc *http.Client) Option {
-	return optionFunc(func(c *Client) error {
-		if hc == nil {
-			return errors.New("WithHTTPClient: the client is nil; omit the option to use http.DefaultClient")
-		}
-		c.hc = hc
-		return nil
-	})
+	return option(hc == nil, func(c *Client) { c.hc = hc }, "WithHTTPClient: the client is nil; omit the option to use http.DefaultClient")
 }
 
 // WithRetries sets how many times a request is sent again after its first
@@ -96,13 +83,7 @@ func WithHTTPClient(hc *http.Client) Option {
 // failed in transport. Other answers are never retried. Zero turns retries
 // off; the default is DefaultRetries.
 func WithRetries(n int) Option {
-	return optionFunc(func(c *Client) error {
-		if n < 0 {
-			return fmt.Errorf("WithRetries: %d is negative; use 0 to turn retries off", n)
-		}
-		c.retries = n
-		return nil
-	})
+	return option(n < 0, func(c *Client) { c.retries = n }, "WithRetries: %d is negative; use 0 to turn retries off", n)
 }
 
 // WithBackoff sets the waits between attempts: before the n-th retry, at
@@ -112,14 +93,9 @@ func WithRetries(n int) Option {
 // caller's context would end first, the Client returns at once. The
 // defaults are DefaultMinBackoff and DefaultMaxBackoff.
 func WithBackoff(minWait, maxWait time.Duration) Option {
-	return optionFunc(func(c *Client) error {
-		if minWait <= 0 || maxWait < minWait {
-			return fmt.Errorf("WithBackoff: the waits %v and %v must be positive, the second at least the first; use e.g. %v and %v",
-				minWait, maxWait, DefaultMinBackoff, DefaultMaxBackoff)
-		}
-		c.minBackoff, c.maxBackoff = minWait, maxWait
-		return nil
-	})
+	return option(minWait <= 0 || maxWait < minWait, func(c *Client) { c.minBackoff, c.maxBackoff = minWait, maxWait },
+		"WithBackoff: the waits %v and %v must be positive, the second at least the first; use e.g. %v and %v",
+		minWait, maxWait, DefaultMinBackoff, DefaultMaxBackoff)
 }
 
 // WithTimeout sets how long one request may take, from sending it to
@@ -129,11 +105,5 @@ func WithBackoff(minWait, maxWait time.Duration) Option {
 // petstore.ErrUnavailable, and is retried as any transport failure. Zero
 // means no timeout; the default is DefaultTimeout.
 func WithTimeout(d time.Duration) Option {
-	return optionFunc(func(c *Client) error {
-		if d < 0 {
-			return fmt.Errorf("WithTimeout: %v is negative; use 0 for no timeout, or e.g. %v", d, DefaultTimeout)
-		}
-		c.timeout = d
-		return nil
-	})
+	return option(d < 0, func(c *Client) { c.timeout = d }, "WithTimeout: %v is negative; use 0 for no timeout, or e.g. %v", d, DefaultTimeout)
 }
