@@ -49,19 +49,6 @@ type emptyBudgets struct {
 // creates.
 type budgetKey struct{ apiKey, method string }
 
-// wait returns how long a request of cl must wait for its budget, 0 or
-// less for not at all.
-func (e *emptyBudgets) wait(cl *call) time.Duration {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	k := budgetKey{cl.key, cl.method}
-	d := time.Until(e.until[k]) // far below 0 without an entry
-	if d <= 0 {
-		delete(e.until, k)
-	}
-	return d
-}
-
 // note records what an answer to cl, arrived now, said of its budget b,
 // if e and b are not nil.
 func (e *emptyBudgets) note(cl *call, b *Budget) {
@@ -86,7 +73,14 @@ func (c *Client) waitForBudget(cl *call) error {
 	if err := cl.ctx.Err(); err != nil || c.empty == nil {
 		return err
 	}
-	if d := c.empty.wait(cl); d > 0 && d <= c.maxBackoff {
+	e, k := c.empty, budgetKey{cl.key, cl.method}
+	e.mu.Lock()
+	d := time.Until(e.until[k]) // far below 0 without an entry
+	if d <= 0 {
+		delete(e.until, k)
+	}
+	e.mu.Unlock()
+	if d > 0 && d <= c.maxBackoff {
 		return c.sleep(cl.ctx, d)
 	}
 	return nil

@@ -362,8 +362,13 @@ func (c *Client) guard(hc *http.Client) *http.Client {
 	g := *hc
 	own := hc.CheckRedirect
 	g.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if err := c.checkOrigin(req.URL); err != nil {
-			return err
+		if to := origin(req.URL); to != c.origin {
+			why := "the client sends its requests, and the API key, to that origin only"
+			if c.base.Scheme == "https" && strings.EqualFold(req.URL.Scheme, "http") {
+				why = "the client never follows https to http, which would send the request and the API key in clear text"
+			}
+			return fmt.Errorf("%w: the server redirects to %s, not the base URL's origin %s (scheme, host and port): %s",
+				ErrRedirectRefused, cut(to), c.origin, why)
 		}
 		if own != nil {
 			return own(req, via)
@@ -374,19 +379,4 @@ func (c *Client) guard(hc *http.Client) *http.Client {
 		return nil
 	}
 	return &g
-}
-
-// checkOrigin returns an error wrapping ErrRedirectRefused unless u is at
-// the base URL's origin.
-func (c *Client) checkOrigin(u *url.URL) error {
-	to := origin(u)
-	if to == c.origin {
-		return nil
-	}
-	why := "the client sends its requests, and the API key, to that origin only"
-	if c.base.Scheme == "https" && strings.EqualFold(u.Scheme, "http") {
-		why = "the client never follows https to http, which would send the request and the API key in clear text"
-	}
-	return fmt.Errorf("%w: the server redirects to %s, not the base URL's origin %s (scheme, host and port): %s",
-		ErrRedirectRefused, cut(to), c.origin, why)
 }

@@ -31,9 +31,7 @@ func (c *Client) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOp
 		return petstore.Pet{}, false, fmt.Errorf("client: Add: %w: the name is not valid UTF-8, which JSON cannot carry", petstore.ErrInvalidPet)
 	}
 	cl := c.newCall(ctx, http.MethodPost)
-	if cl.body, err = json.Marshal(p); err != nil {
-		return petstore.Pet{}, false, fmt.Errorf("client: Add: %w", err)
-	}
+	cl.body, _ = json.Marshal(p) // a NewPet always marshals
 	cl.idem = opts.IdempotencyKey
 	if cl.idem == "" {
 		cl.idem = rand.Text()
