@@ -341,9 +341,7 @@ const maxReports = 10
 // pets that passed every check.
 func (cl *client) verify(ctx context.Context, t testing.TB, clients int, acked map[int64]petstore.NewPet) int {
 	t.Helper()
-	r := &reporter{t: t, counts: map[string]int{}}
-	var mu sync.Mutex
-	bad := map[int64]bool{} // the acknowledged pets that failed a check
+	r := &reporter{t: t, counts: map[string]int{}, bad: map[int64]bool{}}
 	for _, status := range statuses {
 		target := cl.base + "?limit=" + fmt.Sprint(petstore.MaxPageSize)
 		where := "the full listing"
@@ -362,33 +360,26 @@ func (cl *client) verify(ctx context.Context, t testing.TB, clients int, acked m
 			}
 			for _, got := range page {
 				if got.ID <= last {
-					r.report("order", "listing with status %q: pet %d follows pet %d", status, got.ID, last)
+					r.report(0, "order", "listing with status %q: pet %d follows pet %d", status, got.ID, last)
 				}
 				last = got.ID
 				want, ok := acked[got.ID]
 				switch {
 				case !ok:
-					r.report("unacknowledged", "listing with status %q holds pet %+v, whose create was not acknowledged", status, got)
+					r.report(0, "unacknowledged", "listing with status %q holds pet %+v, whose create was not acknowledged", status, got)
 				case want != got.NewPet:
-					r.report("fields", "listing with status %q holds pet %d as %+v; it was created as %+v", status, got.ID, got.NewPet, want)
+					r.report(got.ID, "fields", "listing with status %q holds pet %d as %+v; it was created as %+v", status, got.ID, got.NewPet, want)
 				case status != "" && got.Status != status:
-					r.report("filter", "listing with status %q holds pet %+v", status, got)
+					r.report(got.ID, "filter", "listing with status %q holds pet %+v", status, got)
 				case seen[got.ID]:
-					r.report("duplicate", "listing with status %q holds pet %d more than once", status, got.ID)
-				default:
-					seen[got.ID] = true
-					continue
-				}
-				if ok {
-					bad[got.ID] = true
+					r.report(got.ID, "duplicate", "listing with status %q holds pet %d more than once", status, got.ID)
 				}
 				seen[got.ID] = true
 			}
 		}
 		for id, p := range acked {
 			if !seen[id] && (status == "" || p.Status == status) {
-				r.report("missing from "+where, "pet %d, acknowledged as %+v, is missing from %s", id, p, where)
-				bad[id] = true
+				r.report(id, "missing from "+where, "pet %d, acknowledged as %+v, is missing from %s", id, p, where)
 			}
 		}
 	}
@@ -406,10 +397,7 @@ func (cl *client) verify(ctx context.Context, t testing.TB, clients int, acked m
 						t.Errorf("loadtest: %v", verifyError(ctx, err))
 					}
 				case got.ID != id || got.NewPet != acked[id]:
-					r.report("get", "GET pets/%d answered %+v; it was created as %+v", id, got, acked[id])
-					mu.Lock()
-					bad[id] = true
-					mu.Unlock()
+					r.report(id, "get", "GET pets/%d answered %+v; it was created as %+v", id, got, acked[id])
 				}
 			}
 		})
@@ -428,7 +416,7 @@ func (cl *client) verify(ctx context.Context, t testing.TB, clients int, acked m
 	if err := ctx.Err(); err != nil {
 		t.Fatalf("loadtest: %v", verifyError(ctx, err))
 	}
-	return len(acked) - len(bad)
+	return len(acked) - len(r.bad)
 }
 
 // verifyError describes the failure of a request of the verification.
@@ -440,16 +428,23 @@ func verifyError(ctx context.Context, err error) error {
 }
 
 // reporter reports discrepancies, at most maxReports of each kind, and
-// counts the rest. It is safe for concurrent use.
+// counts the rest, and records the acknowledged pets that failed a check.
+// It is safe for concurrent use.
 type reporter struct {
 	t      testing.TB
 	mu     sync.Mutex
 	counts map[string]int
+	bad    map[int64]bool
 }
 
-func (r *reporter) report(kind, format string, args ...any) {
+// report reports a discrepancy of kind, in which the acknowledged pet with
+// ID bad failed a check; 0 names none.
+func (r *reporter) report(bad int64, kind, format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if bad != 0 {
+		r.bad[bad] = true
+	}
 	r.counts[kind]++
 	switch n := r.counts[kind]; {
 	case n <= maxReports:
