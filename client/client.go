@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/petstore-go/petstore"
@@ -108,10 +110,8 @@ func parseBase(raw string) (*url.URL, error) {
 
 // sleep waits d or until ctx is done.
 func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-time.After(d):
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -161,9 +161,6 @@ type answer struct {
 func (c *Client) do(cl *call, target string, want int) (answer, error) {
 	var last error // the error of the latest attempt
 	for attempt := 0; ; attempt++ {
-		if err := cl.ctx.Err(); err != nil {
-			return answer{}, c.ctxError(cl, target, err, last)
-		}
 		if err := c.waitForBudget(cl); err != nil {
 			return answer{}, c.ctxError(cl, target, err, last)
 		}
@@ -335,4 +332,269 @@ func parseRetryAfter(v string) time.Duration {
 		return max(time.Until(t), 0)
 	}
 	return 0
+}
+
+// origin returns the origin of u as the client compares it: the scheme, the
+// host in lower case and the port, the scheme's default port when u names
+// none, as in "https://pets.example.com:443".
+func origin(u *url.URL) string {
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// maxRedirects is how many redirects in a row the client follows when the
+// caller's http.Client sets no CheckRedirect: net/http's default.
+const maxRedirects = 10
+
+// guard returns a copy of hc whose CheckRedirect refuses a redirect to any
+// origin but the base URL's, and otherwise asks hc's own CheckRedirect, or
+// applies net/http's default of at most ten redirects. hc itself is not
+// changed.
+//
+// net/http keeps the Authorization header on a redirect to the same host
+// name whatever its port and scheme, so without this check the API key
+// would follow a redirect to another port, or from https to plain http.
+func (c *Client) guard(hc *http.Client) *http.Client {
+	g := *hc
+	own := hc.CheckRedirect
+	g.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if to := origin(req.URL); to != c.origin {
+			why := "the client sends its requests, and the API key, to that origin only"
+			if c.base.Scheme == "https" && strings.EqualFold(req.URL.Scheme, "http") {
+				why = "the client never follows https to http, which would send the request and the API key in clear text"
+			}
+			return fmt.Errorf("%w: the server redirects to %s, not the base URL's origin %s (scheme, host and port): %s",
+				ErrRedirectRefused, cut(to), c.origin, why)
+		}
+		if own != nil {
+			return own(req, via)
+		}
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		return nil
+	}
+	return &g
+}
+
+// An Option configures the Client that New returns.
+type Option interface {
+	apply(*Client) error
+}
+
+type optionFunc func(*Client) error
+
+func (f optionFunc) apply(c *Client) error { return f(c) }
+
+// option returns an Option that applies set, or fails with format and
+// args when bad is set.
+func option(bad bool, set func(*Client), format string, args ...any) Option {
+	return optionFunc(func(c *Client) error {
+		if bad {
+			return fmt.Errorf(format, args...)
+		}
+		set(c)
+		return nil
+	})
+}
+
+// Defaults of the options.
+const (
+	// DefaultRetries is how many times a Client retries a request that may
+	// succeed later, after the first attempt.
+	DefaultRetries = 4
+	// DefaultMinBackoff and DefaultMaxBackoff bound the waits between
+	// attempts (see WithBackoff).
+	DefaultMinBackoff = 100 * time.Millisecond
+	DefaultMaxBackoff = 10 * time.Second
+	// DefaultTimeout is how long one request may take, from sending it to
+	// reading the whole answer, unless WithTimeout sets another.
+	DefaultTimeout = 30 * time.Second
+	// MaxListPets is the most pets that List collects when
+	// ListOptions.Limit is 0: about 1 MB of pets with names of 20 bytes.
+	MaxListPets = 10_000
+)
+
+// WithAPIKey sets the API key that the Client sends with every request, as
+// "Authorization: Bearer key". New needs it, or WithAPIKeyFunc, which
+// chooses a key per call instead. Of WithAPIKey and WithAPIKeyFunc, the one
+// given last applies.
+func WithAPIKey(key string) Option {
+	why := "the key is empty; give the key that the server accepts, or omit the option"
+	if key != "" {
+		why = "the key holds a space, a control character or a non-ASCII character, which no bearer token can carry; check how it was read"
+	}
+	bad := key == "" || strings.ContainsFunc(key, func(r rune) bool { return r <= ' ' || r >= 0x7f })
+	return option(bad, func(c *Client) { c.apiKey = func(context.Context) string { return key } }, "WithAPIKey: %s", why)
+}
+
+// WithAPIKeyFunc sets a function that chooses the API key of each call
+// from its context, for a program that calls the API on behalf of callers
+// of its own: the key is what carries a caller's identity (see
+// petstore.Principal) over HTTP. All the requests of one call use the key
+// chosen once; an empty key sends no Authorization header.
+func WithAPIKeyFunc(f func(ctx context.Context) string) Option {
+	return option(f == nil, func(c *Client) { c.apiKey = f }, "WithAPIKeyFunc: the function is nil; use WithAPIKey for a fixed key")
+}
+
+// WithHTTPClient sets the http.Client that sends the requests, for its
+// Transport, Timeout or CheckRedirect. The default is http.DefaultClient.
+// New takes a copy of hc, which it does not change, whose CheckRedirect
+// first refuses a redirect to another origin than the base URL's (see
+// ErrRedirectRefused) and then asks hc's own.
+func WithHTTPClient(hc *http.Client) Option {
+	return option(hc == nil, func(c *Client) { c.hc = hc }, "WithHTTPClient: the client is nil; omit the option to use http.DefaultClient")
+}
+
+// WithRetries sets how many times a request is sent again after its first
+// attempt when it may succeed later: one answered 503 or 429, a create
+// answered 409 because the same create is still running, and one that
+// failed in transport. Other answers are never retried. Zero turns retries
+// off; the default is DefaultRetries.
+func WithRetries(n int) Option {
+	return option(n < 0, func(c *Client) { c.retries = n }, "WithRetries: %d is negative; use 0 to turn retries off", n)
+}
+
+// WithBackoff sets the waits between attempts: before the n-th retry, at
+// random between half of and all of minWait·2ⁿ⁻¹, capped at maxWait. An
+// answer with Retry-After is retried after that wait plus up to half as
+// much again, and not at all when it asks for more than maxWait. When the
+// caller's context would end first, the Client returns at once. The
+// defaults are DefaultMinBackoff and DefaultMaxBackoff.
+func WithBackoff(minWait, maxWait time.Duration) Option {
+	return option(minWait <= 0 || maxWait < minWait, func(c *Client) { c.minBackoff, c.maxBackoff = minWait, maxWait },
+		"WithBackoff: the waits %v and %v must be positive, the second at least the first; use e.g. %v and %v",
+		minWait, maxWait, DefaultMinBackoff, DefaultMaxBackoff)
+}
+
+// WithTimeout sets how long one request may take, from sending it to
+// reading the whole answer, so that a server that drips its answer cannot
+// hold a call for ever. A request past it fails with an error that names
+// WithTimeout and wraps context.DeadlineExceeded and
+// petstore.ErrUnavailable, and is retried as any transport failure. Zero
+// means no timeout; the default is DefaultTimeout.
+func WithTimeout(d time.Duration) Option {
+	return option(d < 0, func(c *Client) { c.timeout = d }, "WithTimeout: %v is negative; use 0 for no timeout, or e.g. %v", d, DefaultTimeout)
+}
+
+// A Budget is what an answer said of the caller's budget of requests, in
+// its RateLimit and RateLimit-Policy header fields (see
+// petstore.WithRateLimit).
+type Budget struct {
+	// Policy is the budget's name: "reads" for listing and getting, and
+	// "creates" for creating, on the library's handler.
+	Policy string
+	// Quota and Window are the policy's q and w: the requests the budget
+	// holds when full, and the time an empty budget takes to fill. They
+	// are 0 when the answer had no RateLimit-Policy of that name.
+	Quota  int
+	Window time.Duration
+	// Remaining is the requests the budget holds now (r), and Reset the
+	// time until it holds one more (t), rounded up to whole seconds.
+	Remaining int
+	Reset     time.Duration
+}
+
+// WithWaitForBudget makes the Client wait before a request that its
+// budget would refuse, rather than after a 429: once an answer says that a
+// budget holds no request (r=0 in its RateLimit field), the next request of
+// that budget and API key waits the answer's reset (t) first, unless the
+// call's context ends or the reset is longer than the longest wait of
+// WithBackoff.
+func WithWaitForBudget() Option {
+	return option(false, func(c *Client) { c.empty = &emptyBudgets{until: map[budgetKey]time.Time{}} }, "")
+}
+
+// emptyBudgets holds, for WithWaitForBudget, the budgets that the latest
+// answer found empty and until when: only those, so it holds no more
+// entries than the callers that are out of budget at once.
+type emptyBudgets struct {
+	mu    sync.Mutex
+	until map[budgetKey]time.Time
+}
+
+// A budgetKey names a budget by the API key that spends it and the method
+// of its requests: on the library's handler, GET for reads and POST for
+// creates.
+type budgetKey struct{ apiKey, method string }
+
+// note records what an answer to cl, arrived now, said of its budget b,
+// if e and b are not nil.
+func (e *emptyBudgets) note(cl *call, b *Budget) {
+	if e == nil || b == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k := budgetKey{cl.key, cl.method}
+	if b.Remaining > 0 || b.Reset <= 0 {
+		delete(e.until, k)
+		return
+	}
+	e.until[k] = time.Now().Add(b.Reset)
+}
+
+// waitForBudget returns cl's context's error if it is done, and otherwise
+// waits, with WithWaitForBudget, until the budget of cl's request holds
+// one, or until cl's context is done, unless that is longer than the
+// longest wait between attempts.
+func (c *Client) waitForBudget(cl *call) error {
+	if err := cl.ctx.Err(); err != nil || c.empty == nil {
+		return err
+	}
+	e, k := c.empty, budgetKey{cl.key, cl.method}
+	e.mu.Lock()
+	d := time.Until(e.until[k]) // far below 0 without an entry
+	if d <= 0 {
+		delete(e.until, k)
+	}
+	e.mu.Unlock()
+	if d > 0 && d <= c.maxBackoff {
+		return c.sleep(cl.ctx, d)
+	}
+	return nil
+}
+
+// parseBudget returns the budget that the first item of h's RateLimit
+// field describes, with the RateLimit-Policy item of the same name, or nil
+// when h has no RateLimit field that the client understands.
+func parseBudget(h http.Header) *Budget {
+	name, params, ok := parseItem(h.Get("RateLimit"))
+	r, okR := params["r"]
+	t, okT := params["t"]
+	if !ok || !okR || !okT {
+		return nil
+	}
+	b := &Budget{Policy: name, Remaining: int(r), Reset: time.Duration(t) * time.Second}
+	for _, item := range h.Values("RateLimit-Policy") {
+		for item := range strings.SplitSeq(item, ",") {
+			if n, p, ok := parseItem(item); ok && n == name {
+				b.Quota, b.Window = int(p["q"]), time.Duration(p["w"])*time.Second
+			}
+		}
+	}
+	return b
+}
+
+// parseItem parses the first item of a structured field list whose items
+// are a string with integer parameters, such as `"reads";r=12;t=1`. It
+// keeps the parameters that are integers from 0 to 2³¹−1.
+func parseItem(v string) (name string, params map[string]int64, ok bool) {
+	item, _, _ := strings.Cut(v, ",")
+	parts := strings.Split(strings.TrimSpace(item), ";")
+	name, quoted := strings.CutPrefix(parts[0], `"`)
+	if name, ok = strings.CutSuffix(name, `"`); !quoted || !ok || name == "" || strings.ContainsAny(name, `"\`) {
+		return "", nil, false
+	}
+	params = map[string]int64{}
+	for _, p := range parts[1:] {
+		k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+		if n, err := strconv.ParseInt(v, 10, 32); err == nil && n >= 0 {
+			params[k] = n
+		}
+	}
+	return name, params, true
 }

@@ -138,13 +138,8 @@ func New(document []byte) (*Validator, error) {
 // Validate checks that doc is a valid OpenAPI document, with its examples,
 // defaults and patterns.
 func Validate(doc *openapi3.T) error {
-	err := doc.Validate(context.Background(),
-		openapi3.EnableSchemaFormatValidation(),
-		openapi3.EnableSchemaPatternValidation(),
-		openapi3.EnableSchemaDefaultsValidation(),
-		openapi3.EnableExamplesValidation(),
-	)
-	if err != nil {
+	if err := doc.Validate(context.Background(), openapi3.EnableSchemaFormatValidation(), openapi3.EnableSchemaPatternValidation(),
+		openapi3.EnableSchemaDefaultsValidation(), openapi3.EnableExamplesValidation()); err != nil {
 		return fmt.Errorf("contracttest: the document is not valid: %w", err)
 	}
 	return nil

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -139,10 +140,7 @@ func (b *baseline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.RawQuery != "":
 		resp = &b.list
 	}
-	h := w.Header()
-	for k, v := range resp.header {
-		h[k] = v
-	}
+	maps.Copy(w.Header(), resp.header)
 	w.WriteHeader(resp.status)
 	_, _ = w.Write(resp.body)
 }

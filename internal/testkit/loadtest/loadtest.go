@@ -21,15 +21,22 @@
 package loadtest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -292,4 +299,268 @@ func (cl *client) step(ctx context.Context, w *walk) error {
 	}
 	w.next = next
 	return nil
+}
+
+// TestStore makes the standard load on store, which must be empty: the
+// handler on store, served by a real server on loopback, gets 64 clients
+// making Creates(t) creates within Bound(t). It then checks that every
+// create was acknowledged and verified, and logs the counts after name.
+func TestStore(t *testing.T, name string, store petstore.Store) {
+	t.Helper()
+	const key = "load-key"
+	h, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(petstore.APIKeys(key)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	bound := Bound(t)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	c := Config{
+		BaseURL: srv.URL + petstore.DefaultBasePath,
+		APIKey:  key,
+		Clients: 64,
+		Creates: Creates(t),
+	}
+	r := Run(ctx, t, c)
+	t.Logf("%s, %d clients, bound %v: %v", name, c.Clients, bound.Round(1e9), r)
+	if r.Created != c.Creates || r.Verified != c.Creates {
+		t.Errorf("%d creates: %d acknowledged, %d verified; want all of them", c.Creates, r.Created, r.Verified)
+	}
+}
+
+// maxReports caps the discrepancies of each kind that verify reports.
+const maxReports = 10
+
+// verify checks the store against the pets acknowledged, by ID: the full
+// listing, paged through its Link headers, holds exactly them, once each,
+// as created; so does the listing under each status for the pets with that
+// status; and each is found by ID as created. It returns the number of
+// pets that passed every check.
+func (cl *client) verify(ctx context.Context, t testing.TB, clients int, acked map[int64]petstore.NewPet) int {
+	t.Helper()
+	r := &reporter{t: t, counts: map[string]int{}, bad: map[int64]bool{}}
+	for _, status := range statuses {
+		target := cl.base + "?limit=" + fmt.Sprint(petstore.MaxPageSize)
+		where := "the full listing"
+		if status != "" {
+			target += "&status=" + string(status)
+			where = "the listing under its status"
+		}
+		var last int64
+		var page []petstore.Pet
+		seen := make(map[int64]bool)
+		for target != "" {
+			var err error
+			page, target, err = cl.list(ctx, target, page[:0])
+			if err != nil {
+				t.Fatalf("loadtest: %v", verifyError(ctx, err))
+			}
+			for _, got := range page {
+				if got.ID <= last {
+					r.report(0, "order", "listing with status %q: pet %d follows pet %d", status, got.ID, last)
+				}
+				last = got.ID
+				want, ok := acked[got.ID]
+				switch {
+				case !ok:
+					r.report(0, "unacknowledged", "listing with status %q holds pet %+v, whose create was not acknowledged", status, got)
+				case want != got.NewPet:
+					r.report(got.ID, "fields", "listing with status %q holds pet %d as %+v; it was created as %+v", status, got.ID, got.NewPet, want)
+				case status != "" && got.Status != status:
+					r.report(got.ID, "filter", "listing with status %q holds pet %+v", status, got)
+				case seen[got.ID]:
+					r.report(got.ID, "duplicate", "listing with status %q holds pet %d more than once", status, got.ID)
+				}
+				seen[got.ID] = true
+			}
+		}
+		for id, p := range acked {
+			if !seen[id] && (status == "" || p.Status == status) {
+				r.report(id, "missing from "+where, "pet %d, acknowledged as %+v, is missing from %s", id, p, where)
+			}
+		}
+	}
+
+	ids := make(chan int64)
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for range clients {
+		wg.Go(func() {
+			for id := range ids {
+				got, err := cl.get(ctx, id)
+				switch {
+				case err != nil:
+					if !failed.Swap(true) {
+						t.Errorf("loadtest: %v", verifyError(ctx, err))
+					}
+				case got.ID != id || got.NewPet != acked[id]:
+					r.report(id, "get", "GET pets/%d answered %+v; it was created as %+v", id, got, acked[id])
+				}
+			}
+		})
+	}
+	for id := range acked {
+		if ctx.Err() != nil || failed.Load() {
+			break
+		}
+		ids <- id
+	}
+	close(ids)
+	wg.Wait()
+	if failed.Load() {
+		t.FailNow()
+	}
+	if err := ctx.Err(); err != nil {
+		t.Fatalf("loadtest: %v", verifyError(ctx, err))
+	}
+	return len(acked) - len(r.bad)
+}
+
+// verifyError describes the failure of a request of the verification.
+func verifyError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("the verification did not finish in time; lower %s or raise the bound: %w", EnvCreates, err)
+	}
+	return fmt.Errorf("verifying: %w", err)
+}
+
+// reporter reports discrepancies, at most maxReports of each kind, and
+// counts the rest, and records the acknowledged pets that failed a check.
+// It is safe for concurrent use.
+type reporter struct {
+	t      testing.TB
+	mu     sync.Mutex
+	counts map[string]int
+	bad    map[int64]bool
+}
+
+// report reports a discrepancy of kind, in which the acknowledged pet with
+// ID bad failed a check; 0 names none.
+func (r *reporter) report(bad int64, kind, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if bad != 0 {
+		r.bad[bad] = true
+	}
+	r.counts[kind]++
+	switch n := r.counts[kind]; {
+	case n <= maxReports:
+		r.t.Errorf("loadtest: "+format, args...)
+	case n == maxReports+1:
+		r.t.Errorf("loadtest: more %s discrepancies follow; only the first %d are reported", kind, maxReports)
+	}
+}
+
+// client makes the API's requests and counts them. It is safe for
+// concurrent use.
+type client struct {
+	base string // the collection's URL
+	auth string // the Authorization header
+	http *http.Client
+
+	requests             atomic.Int64 // every request tried
+	creates, lists, gets atomic.Int64 // the load phase's requests, counted by the load
+}
+
+// call sends a request, with body as JSON when it is not nil, requires the
+// status want and decodes the answer into v strictly: no unknown fields,
+// no trailing data. It returns the answer's headers.
+func (cl *client) call(ctx context.Context, method, target string, body []byte, want int, v any) (http.Header, error) {
+	cl.requests.Add(1)
+	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", cl.auth)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := cl.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: reading the body: %w", method, target, err)
+	}
+	if resp.StatusCode != want {
+		return nil, fmt.Errorf("%s %s answered %d: %s", method, target, resp.StatusCode, b)
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return nil, fmt.Errorf("%s %s: decoding %s: %w", method, target, b, err)
+	}
+	if d.More() {
+		return nil, fmt.Errorf("%s %s: trailing data after the JSON value in %s", method, target, b)
+	}
+	return resp.Header, nil
+}
+
+// create posts p and returns the pet as the 201 answer describes it, after
+// checking that it is p with a positive ID at the Location given.
+func (cl *client) create(ctx context.Context, p petstore.NewPet) (petstore.Pet, error) {
+	cl.creates.Add(1)
+	body, _ := json.Marshal(p) // a NewPet always marshals
+	var got petstore.Pet
+	h, err := cl.call(ctx, http.MethodPost, cl.base, body, http.StatusCreated, &got)
+	if err != nil {
+		return got, err
+	}
+	if got.ID < 1 || got.NewPet != p {
+		return got, fmt.Errorf("POST %s of %+v answered %+v", cl.base, p, got)
+	}
+	if loc, want := h.Get("Location"), "pets/"+strconv.FormatInt(got.ID, 10); loc != want {
+		return got, fmt.Errorf("POST %s answered Location %q; want %q", cl.base, loc, want)
+	}
+	return got, nil
+}
+
+// get returns the pet with the given ID; any answer but 200 is an error.
+func (cl *client) get(ctx context.Context, id int64) (petstore.Pet, error) {
+	cl.gets.Add(1)
+	var got petstore.Pet
+	_, err := cl.call(ctx, http.MethodGet, cl.base+"/"+strconv.FormatInt(id, 10), nil, http.StatusOK, &got)
+	return got, err
+}
+
+// list gets the page at target, appends its pets to dst, and returns the
+// URL of the next page from the Link header, or "" on the last page.
+func (cl *client) list(ctx context.Context, target string, dst []petstore.Pet) ([]petstore.Pet, string, error) {
+	cl.lists.Add(1)
+	var page []petstore.Pet
+	h, err := cl.call(ctx, http.MethodGet, target, nil, http.StatusOK, &page)
+	if err != nil {
+		return dst, "", err
+	}
+	next, err := nextLink(target, h.Values("Link"))
+	if err != nil {
+		return dst, "", fmt.Errorf("GET %s: %w", target, err)
+	}
+	return append(dst, page...), next, nil
+}
+
+// nextLink returns the target of the rel="next" link among the Link header
+// values, resolved against base, or "" when there is none.
+func nextLink(base string, values []string) (string, error) {
+	for _, v := range values {
+		for link := range strings.SplitSeq(v, ",") {
+			ref, params, ok := strings.Cut(strings.TrimSpace(link), ";")
+			ref, ok1 := strings.CutPrefix(strings.TrimSpace(ref), "<")
+			ref, ok2 := strings.CutSuffix(ref, ">")
+			r, err := url.Parse(ref)
+			if !ok || !ok1 || !ok2 || err != nil {
+				return "", fmt.Errorf("malformed Link header %q", v)
+			}
+			if strings.TrimSpace(params) == `rel="next"` {
+				b, _ := url.Parse(base) // just requested, so it parses
+				return b.ResolveReference(r).String(), nil
+			}
+		}
+	}
+	return "", nil
 }
