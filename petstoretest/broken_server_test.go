@@ -1,6 +1,7 @@
 package petstoretest_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -82,6 +83,23 @@ var brokenHandlerBugs = map[string]func(r *http.Request, rec *httptest.ResponseR
 			rec.Code = http.StatusMethodNotAllowed
 			clear(rec.Header())
 			rec.Body.Reset()
+		}
+	},
+	// A pet gives its name twice, the first one empty, which a decoder that
+	// keeps the last member reads as the right pet.
+	"name-twice": func(r *http.Request, rec *httptest.ResponseRecorder) {
+		if rec.Code < 300 {
+			b := bytes.ReplaceAll(rec.Body.Bytes(), []byte(`"name":`), []byte(`"name":"","name":`))
+			rec.Body.Reset()
+			rec.Body.Write(b)
+		}
+	},
+	// An error body gives its code twice.
+	"code-twice": func(r *http.Request, rec *httptest.ResponseRecorder) {
+		if rec.Code >= 400 {
+			b := bytes.Replace(rec.Body.Bytes(), []byte(`"code":`), []byte(`"code":"internal","code":`), 1)
+			rec.Body.Reset()
+			rec.Body.Write(b)
 		}
 	},
 	// A path with a trailing slash is redirected to the path without it.

@@ -231,13 +231,13 @@ func (st *serverT) wantError(x *exchange, status int, code string) {
 	if x.req.Method == http.MethodHead {
 		want, got.Body = errorShape{HTTPStatus: status}, string(x.body)
 	} else {
-		var members map[string]json.RawMessage
 		var b struct {
 			Code, Message, Type, Title string
 			Status                     int
 			Errors                     json.RawMessage
 		}
-		if json.Unmarshal(x.body, &members) != nil || members == nil {
+		members, err := objectMembers(x.body)
+		if err != nil {
 			got.Body = string(x.body)
 		}
 		_ = json.Unmarshal(x.body, &b)
@@ -254,12 +254,41 @@ func (st *serverT) wantError(x *exchange, status int, code string) {
 	diff(st, what, want, got)
 }
 
+// objectMembers returns the members of the JSON object raw, refusing
+// anything else and an object that gives a member twice, which
+// encoding/json would take silently, the last one winning.
+func objectMembers(raw []byte) (map[string]json.RawMessage, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("not a JSON object: %.100s", raw)
+	}
+	members := map[string]json.RawMessage{}
+	for d.More() {
+		k, err := d.Token()
+		var v json.RawMessage
+		if err == nil {
+			err = d.Decode(&v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("not a JSON object: %v: %.100s", err, raw)
+		}
+		if _, twice := members[k.(string)]; twice {
+			return nil, fmt.Errorf("member %q is given twice: %.300s", k, raw)
+		}
+		members[k.(string)] = v
+	}
+	if _, err := d.Token(); err != nil || d.More() {
+		return nil, fmt.Errorf("not one JSON object: %.100s", raw)
+	}
+	return members, nil
+}
+
 // decodePet decodes one pet of the wire format strictly: the members id,
 // name and categoryId, and status only when the pet has one.
 func decodePet(raw json.RawMessage) (petstore.Pet, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
-		return petstore.Pet{}, fmt.Errorf("not a JSON object: %.100s", raw)
+	members, err := objectMembers(raw)
+	if err != nil {
+		return petstore.Pet{}, err
 	}
 	var p petstore.Pet
 	fields := map[string]any{"id": &p.ID, "name": &p.Name, "categoryId": &p.CategoryID, "status": &p.Status}

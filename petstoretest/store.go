@@ -447,6 +447,7 @@ func withDoneContext(target error, methods ...string) func(*storeT) {
 		id := st.addN(3)[0].ID
 		ctx, cancel := context.WithDeadline(st.ctx, time.Unix(0, 0))
 		if target == context.Canceled {
+			cancel()
 			ctx, cancel = context.WithCancel(st.ctx)
 			cancel()
 		}

@@ -203,6 +203,8 @@ func TestCheckServerCatchesBrokenHandlers(t *testing.T) {
 		{bug: "no-sunset", catches: []string{"get-deprecation"}},
 		{bug: "no-nosniff", catches: []string{"get"}, rule: petstoretest.HeadersRule},
 		{bug: "trailing-slash-redirect", catches: []string{"unknown-path"}},
+		{bug: "name-twice", catches: []string{"create", "get", "list-default-limit"}},
+		{bug: "code-twice", catches: []string{"get-unknown", "unknown-path"}},
 		{bug: "router-405", catches: []string{"method-not-allowed"},
 			rule: `the method "get" was answered 405 without the handler's JSON error body (""), so a router in front of the handler answered, not the handler; want 405 method_not_allowed`},
 	} {
