@@ -37,7 +37,7 @@ func config(doc []byte, upstream, listen, cert, key string) (string, error) {
 	}
 	for _, r := range [][2]string{
 		{"server 127.0.0.1:8080;", "server " + upstream + ";"},
-		{"listen 443 ssl http2;", "listen " + listen + " ssl http2;"},
+		{"listen 443 ssl http2", "listen " + listen + " ssl http2"},
 		{"/etc/nginx/petstore.crt", cert},
 		{"/etc/nginx/petstore.key", key},
 	} {
