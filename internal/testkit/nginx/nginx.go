@@ -37,7 +37,7 @@ func config(doc []byte, upstream, listen, cert, key string) (string, error) {
 	}
 	for _, r := range [][2]string{
 		{"server 127.0.0.1:8080;", "server " + upstream + ";"},
-		{"listen 443 ssl http2;", "listen " + listen + " ssl http2;"},
+		{"listen 443 ssl http2", "listen " + listen + " ssl http2"},
 		{"/etc/nginx/petstore.crt", cert},
 		{"/etc/nginx/petstore.key", key},
 	} {
@@ -58,11 +58,11 @@ type Proxy struct {
 	exited chan error
 }
 
-// Start runs nginx in the foreground, with one worker and its files in
-// dir, on a free port of 127.0.0.1, with the ```nginx block of the markdown
-// doc in its http block, in front of the server at upstream, serving the
-// certificate and key in those files. It returns once nginx accepts
-// connections.
+// Start runs nginx in the foreground, with a worker for each CPU (as
+// Debian's nginx.conf has it) and its files in dir, on a free port of
+// 127.0.0.1, with the ```nginx block of the markdown doc in its http block,
+// in front of the server at upstream, serving the certificate and key in
+// those files. It returns once nginx accepts connections.
 func Start(bin, dir string, doc []byte, upstream, cert, key string) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -83,7 +83,7 @@ func Start(bin, dir string, doc []byte, upstream, cert, key string) (*Proxy, err
 	}
 	main := fmt.Sprintf(`daemon off;
 %s
-worker_processes 1;
+worker_processes auto;
 pid %[2]s/nginx.pid;
 error_log %[2]s/error.log;
 events { worker_connections 4096; }
@@ -103,7 +103,7 @@ http {
 	if err := os.WriteFile(filepath.Join(dir, "petstore.conf"), []byte(conf), 0o644); err != nil {
 		return nil, err
 	}
-	// A file, not a pipe: the worker would hold a pipe open past its master.
+	// A file, not a pipe: the workers would hold a pipe open past their master.
 	out, err := os.Create(filepath.Join(dir, "out.log"))
 	if err != nil {
 		return nil, err
@@ -144,7 +144,7 @@ func (p *Proxy) Logs() string {
 	return string(a) + string(b)
 }
 
-// Stop shuts nginx down, its worker with it, and waits for it.
+// Stop shuts nginx down, its workers with it, and waits for it.
 func (p *Proxy) Stop() {
 	p.cmd.Process.Signal(syscall.SIGTERM) // nginx's fast shutdown
 	select {
