@@ -51,12 +51,14 @@ const (
 // chooses a key per call instead. Of WithAPIKey and WithAPIKeyFunc, the one
 // given last applies.
 func WithAPIKey(key string) Option {
-	why := "the key is empty; give the key that the server accepts, or omit the option"
-	if key != "" {
+	var why string
+	switch {
+	case key == "":
+		why = "the key is empty; give the key that the server accepts, or omit the option"
+	case strings.ContainsFunc(key, func(r rune) bool { return r <= ' ' || r >= 0x7f }):
 		why = "the key holds a space, a control character or a non-ASCII character, which no bearer token can carry; check how it was read"
 	}
-	bad := key == "" || strings.ContainsFunc(key, func(r rune) bool { return r <= ' ' || r >= 0x7f })
-	return option(bad, func(c *Client) { c.apiKey = func(context.Context) string { return key } }, "WithAPIKey: %s", why)
+	return option(why != "", func(c *Client) { c.apiKey = func(context.Context) string { return key } }, "WithAPIKey: %s", why)
 }
 
 // WithAPIKeyFunc sets a function that chooses the API key of each call
