@@ -221,8 +221,8 @@ const (
 
 // interruptAdds makes the keyed Adds of one round, with distinct keys and
 // names; as every second one returns, it cancels the context of one still in
-// flight. It returns every Add made when each has returned and the store is
-// closed.
+// flight, and it closes the store while others are in flight. It returns
+// every Add made when each has returned and the store is closed.
 func (dt *durableT) interruptAdds(round int) []*attempt {
 	s, closeFn := dt.s, dt.close
 	dt.close = nil
