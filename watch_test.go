@@ -632,7 +632,9 @@ func TestWatchCatchUpSpendsReads(t *testing.T) {
 // caps of their own. A watch spends a read, and the header of its stream
 // says so.
 func TestWatchOutOfInFlight(t *testing.T) {
-	env := newEnv(t, petstore.WithRateLimit(petstore.RateLimit{MaxInFlight: 2, Reads: petstore.NewLimiter(petstore.Rate{PerSecond: 200, Burst: 400}, 0)}))
+	now := time.Unix(1_800_000_000, 0) // stands still: no request is given back between the watches
+	reads := newClockedLimiter(petstore.Rate{PerSecond: 200, Burst: 400}, &now)
+	env := newEnv(t, petstore.WithRateLimit(petstore.RateLimit{MaxInFlight: 2, Reads: reads}))
 	srv := newServer(t, env.h)
 	for i := range 3 {
 		w := watch(t, srv, "", nil)
