@@ -9,13 +9,6 @@ import (
 	"strings"
 )
 
-// The names of the operations, as the API specification names them.
-const (
-	ListPets  = "listPets"
-	CreatePet = "createPet"
-	GetPet    = "getPet"
-)
-
 // OpenAPIPath is the path, under the base path, at which the handler serves
 // its OpenAPI document: "/v1/openapi.json" by default.
 const OpenAPIPath = "/openapi.json"
@@ -46,9 +39,9 @@ type Route struct {
 // not operations, are not among them.
 func Routes() []Route {
 	return []Route{
-		{Method: http.MethodGet, Pattern: "/pets", Operation: ListPets},
-		{Method: http.MethodPost, Pattern: "/pets", Operation: CreatePet},
-		{Method: http.MethodGet, Pattern: "/pets/{petId}", Operation: GetPet, Deprecated: true},
+		{Method: http.MethodGet, Pattern: "/pets", Operation: "listPets"},
+		{Method: http.MethodPost, Pattern: "/pets", Operation: "createPet"},
+		{Method: http.MethodGet, Pattern: "/pets/{petId}", Operation: "getPet", Deprecated: true},
 	}
 }
 
