@@ -7,12 +7,13 @@ import (
 	"strconv"
 )
 
-// The values of the headers that every response carries. They are shared,
+// The values of the headers that the responses carry. They are shared,
 // never modified, so setting them costs no allocation.
 var (
-	jsonContentType = []string{"application/json"}
-	noStore         = []string{"no-store"}
-	noSniff         = []string{"nosniff"}
+	jsonContentType   = []string{"application/json"}
+	noStore           = []string{"no-store"}
+	noSniff           = []string{"nosniff"}
+	varyAuthorization = []string{"Authorization"}
 )
 
 // JSON answers r with status and the JSON document body, with the headers
