@@ -46,16 +46,6 @@ func (e *SchemeError) Is(target error) bool { return target == ErrNoCredentials 
 var registeredSchemes = [...]string{"Basic", "Concealed", "Digest", "DPoP", "GNAP", "HOBA",
 	"Mutual", "Negotiate", "OAuth", "PrivateToken", "SCRAM-SHA-1", "SCRAM-SHA-256", "vapid"}
 
-// schemeError returns the SchemeError for the Authorization header value v,
-// which is not of the Bearer scheme.
-func schemeError(v string) error {
-	word, _, _ := strings.Cut(v, " ")
-	if i := slices.IndexFunc(registeredSchemes[:], func(s string) bool { return strings.EqualFold(word, s) }); i >= 0 {
-		return &SchemeError{Scheme: registeredSchemes[i]}
-	}
-	return &SchemeError{}
-}
-
 // BearerToken returns the token of the request's Authorization header,
 // "Bearer <token>" with the scheme matched case-insensitively (RFC 9110,
 // section 11.1) and one or more spaces before the token. The token is
@@ -71,7 +61,11 @@ func BearerToken(r *http.Request) (string, error) {
 		if t := strings.TrimSpace(v); t == "" || strings.EqualFold(t, scheme) {
 			return "", ErrNoCredentials
 		}
-		return "", schemeError(v)
+		word, _, _ := strings.Cut(v, " ")
+		if i := slices.IndexFunc(registeredSchemes[:], func(s string) bool { return strings.EqualFold(word, s) }); i >= 0 {
+			return "", &SchemeError{Scheme: registeredSchemes[i]}
+		}
+		return "", &SchemeError{}
 	}
 	token := strings.TrimLeft(v[len(scheme):], " ")
 	if token == "" {
