@@ -50,10 +50,6 @@ var _ petstore.Store = (*Client)(nil)
 // WithAPIKeyFunc is given.
 var ErrNoAPIKey = errors.New("client: no API key")
 
-// errNoKey is New's error without a key: ErrNoAPIKey and the fix.
-var errNoKey = fmt.Errorf("%w: pass WithAPIKey(key), or WithAPIKeyFunc to choose a key per call; "+
-	"the server answers every request without one with 401", ErrNoAPIKey)
-
 // New returns a Client of the API served at baseURL, with its base path,
 // such as "https://pets.example.com/v1". It needs WithAPIKey or
 // WithAPIKeyFunc, and reports every mistake in baseURL or in the options as
@@ -78,7 +74,8 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	}
 	err = options.Apply(c, opts, Option.apply)
 	if c.apiKey == nil {
-		err = errors.Join(err, errNoKey)
+		err = errors.Join(err, fmt.Errorf("%w: pass WithAPIKey(key), or WithAPIKeyFunc to choose a key per call; "+
+			"the server answers every request without one with 401", ErrNoAPIKey))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("client.New: %w", err)
