@@ -312,7 +312,15 @@ func (v *Validator) check(req *http.Request, reqBody []byte, status int, header 
 	}
 	response := ref.Value
 	errs = append(errs, undocumentedHeaders(response, header)...)
-	errs = append(errs, checkContentType(response, header.Get("Content-Type"), respBody)...)
+	// JSON when there is a body: a response that documents one (any but a
+	// 204 or a 304) has a Content-Type that it documents, and one that
+	// documents none has neither a Content-Type nor a body.
+	switch ct := header.Get("Content-Type"); {
+	case len(response.Content) == 0 && (ct != "" || len(respBody) > 0):
+		errs = append(errs, fmt.Errorf("the response documents no body, yet it has Content-Type %q and %d body bytes", ct, len(respBody)))
+	case len(response.Content) > 0 && response.Content.Get(ct) == nil:
+		errs = append(errs, fmt.Errorf("Content-Type %q is not documented", ct))
+	}
 	err = openapi3filter.ValidateResponse(req.Context(), &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: asGet, Route: route},
 		Status:                 status,
@@ -327,7 +335,8 @@ func (v *Validator) check(req *http.Request, reqBody []byte, status int, header 
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if req.Method != http.MethodHead && isError(response) {
+	if mt := response.Content.Get("application/json"); req.Method != http.MethodHead && mt != nil && mt.Schema != nil &&
+		mt.Schema.Ref == "#/components/schemas/Error" {
 		errs = append(errs, checkErrorBody(status, respBody)...)
 	}
 	return name, errs
@@ -362,29 +371,6 @@ func undocumentedHeaders(response *openapi3.Response, header http.Header) []erro
 	}
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errs
-}
-
-// checkContentType checks the rule "JSON when there is a body": a response
-// that documents a body (any but a 204 or a 304) has a Content-Type that it
-// documents, and one that documents none has neither a Content-Type nor a
-// body.
-func checkContentType(response *openapi3.Response, ct string, body []byte) []error {
-	if len(response.Content) == 0 {
-		if ct != "" || len(body) > 0 {
-			return []error{fmt.Errorf("the response documents no body, yet it has Content-Type %q and %d body bytes", ct, len(body))}
-		}
-		return nil
-	}
-	if response.Content.Get(ct) == nil {
-		return []error{fmt.Errorf("Content-Type %q is not documented", ct)}
-	}
-	return nil
-}
-
-// isError reports whether response's body is the Error schema.
-func isError(response *openapi3.Response) bool {
-	mt := response.Content.Get("application/json")
-	return mt != nil && mt.Schema != nil && mt.Schema.Ref == "#/components/schemas/Error"
 }
 
 // checkErrorBody checks what the Error schema cannot say: that the body's
