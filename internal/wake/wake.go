@@ -69,15 +69,12 @@ func (s *Set) Added(id int64) {
 
 // saw records id and reports whether it is above every ID recorded before.
 func (s *Set) saw(id int64) bool {
-	for {
-		old := s.woken.Load()
-		if id <= old {
-			return false
-		}
+	for old := s.woken.Load(); id > old; old = s.woken.Load() {
 		if s.woken.CompareAndSwap(old, id) {
 			return true
 		}
 	}
+	return false
 }
 
 // Wake calls every function of the Set.
