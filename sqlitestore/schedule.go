@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -110,18 +109,12 @@ func checkBackupDir(dir string) error {
 	switch {
 	case err != nil:
 		return err
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("%s is a symbolic link; give the path of the directory itself", dir)
-	case !fi.IsDir():
+	case !fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0:
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("%s is owned by uid %d, not by this process's user (uid %d), who could then replace the backups; chown it, or give a directory of your own", dir, st.Uid, os.Geteuid())
-	}
-	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
-		return fmt.Errorf("%s may be written by other users (mode %v), who could then replace the backups; make it owner-only: chmod 700 %s", dir, perm, dir)
-	}
-	return nil
+	return checkOwner(dir, fi, "give the path of the directory itself",
+		"replace the backups; chown it, or give a directory of your own",
+		"replace the backups; make it owner-only: chmod 700")
 }
 
 // once takes one backup and removes those past the number to keep.

@@ -250,9 +250,7 @@ func (s *Store) open() error {
 	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA journal_size_limit = %d", walLimit)); err != nil {
 		return fail("set the journal size limit", err)
 	}
-	prepare := func(conn interface {
-		PrepareContext(context.Context, string) (*sql.Stmt, error)
-	}, query string) *sql.Stmt {
+	prepare := func(conn querier, query string) *sql.Stmt {
 		if err != nil {
 			return nil
 		}
