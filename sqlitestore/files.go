@@ -15,12 +15,10 @@ import (
 // then creates the -wal and -shm files with the same mode.
 func createFile(file string) error {
 	f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return fmt.Errorf("sqlitestore.Open: %s: create: %w", file, err)
+	if err == nil {
+		// The umask may have taken owner read or write away.
+		err = errors.Join(f.Chmod(0o600), f.Close())
 	}
-	// The mode given to OpenFile passes through the umask, which can only
-	// take bits away; chmod makes sure of owner read and write.
-	err = errors.Join(f.Chmod(0o600), f.Close())
 	if err != nil {
 		return fmt.Errorf("sqlitestore.Open: %s: create: %w", file, err)
 	}

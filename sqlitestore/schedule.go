@@ -14,8 +14,7 @@ import (
 	"time"
 )
 
-// backupPrefix and backupSuffix frame the names of scheduled backups:
-// petstore-20260102T150405.000Z.db, which sort by time.
+// backupPrefix and backupSuffix frame the names of scheduled backups.
 const (
 	backupPrefix = "petstore-"
 	backupSuffix = ".db"
@@ -119,7 +118,6 @@ func checkBackupDir(dir string) error {
 
 // once takes one backup and removes those past the number to keep.
 func (b *Backups) once(ctx context.Context) {
-	logger := b.logger
 	name := filepath.Join(b.dir, backupPrefix+time.Now().UTC().Format("20060102T150405.000Z")+backupSuffix)
 	err := checkBackupDir(b.dir)
 	var info BackupInfo
@@ -130,14 +128,14 @@ func (b *Backups) once(ctx context.Context) {
 		if ctx.Err() != nil {
 			return // stopping
 		}
-		logger.Error("sqlitestore: scheduled backup failed", "path", name, "err", err, "failures", b.failures.Add(1))
+		b.logger.Error("sqlitestore: scheduled backup failed", "path", name, "err", err, "failures", b.failures.Add(1))
 		return
 	}
 	b.successes.Add(1)
 	b.lastOK.Store(time.Now().UnixNano())
-	logger.Info("sqlitestore: backed up", "path", info.Path, "pets", info.Pets, "bytes", info.Bytes, "took", info.Duration.Round(time.Millisecond))
+	b.logger.Info("sqlitestore: backed up", "path", info.Path, "pets", info.Pets, "bytes", info.Bytes, "took", info.Duration.Round(time.Millisecond))
 	if err := b.prune(); err != nil {
-		logger.Warn("sqlitestore: removing old backups", "dir", b.dir, "err", err)
+		b.logger.Warn("sqlitestore: removing old backups", "dir", b.dir, "err", err)
 	}
 }
 
