@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/options"
 	"github.com/petstore-go/petstore/internal/sqlstore"
 	"github.com/petstore-go/petstore/internal/wake"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -65,8 +66,8 @@ type Store struct {
 // package doc lists, leaving a file as it was; invalid options are reported
 // together, each with its fix.
 func Open(path string, opts ...Option) (*Store, error) {
-	c, err := applyOptions(opts)
-	if err != nil {
+	c := sqlstore.DefaultOptions()
+	if err := options.Apply(&c, opts, Option.apply); err != nil {
 		return nil, fmt.Errorf("sqlitestore.Open: %w", err)
 	}
 	file, err := checkPath(path)
