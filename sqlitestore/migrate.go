@@ -15,10 +15,7 @@ import (
 const applicationID = 0x70657431
 
 // migrationFiles holds the schema's versions, one file each, named
-// NNNN_description.sql and applied in the order of NNNN, in one BEGIN
-// IMMEDIATE transaction. The number of the last one applied is the file's
-// user_version; Open refuses a file whose user_version is higher, written
-// by a newer release, before writing anything.
+// NNNN_description.sql and applied in the order of NNNN (see migrate).
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
@@ -95,10 +92,7 @@ func migrate(ctx context.Context, conn *sql.Conn, file string) (err error) {
 	}
 	if h.userVersion < SchemaVersion {
 		// PRAGMA takes no parameters; both values are constants.
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", applicationID)); err != nil {
-			return err
-		}
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(ms))); err != nil {
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d", applicationID, len(ms))); err != nil {
 			return err
 		}
 	}
