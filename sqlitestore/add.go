@@ -70,9 +70,6 @@ type addCall struct {
 	err      error
 }
 
-// callContext returns the context of c's call of Add.
-func callContext(c *addCall) context.Context { return c.ctx }
-
 // write is the Write of the Store's queue: it writes the calls of batch in
 // one transaction and sets every call's outcome. When the transaction
 // fails, nothing of it is stored and every call gets the error, replays
@@ -90,7 +87,7 @@ func (s *Store) write(batch []*addCall) (next bool) {
 	if len(live) == 0 {
 		return true
 	}
-	ctx, cancel := sqlstore.BatchContext(live, callContext, false)
+	ctx, cancel := sqlstore.BatchContext(live, func(c *addCall) context.Context { return c.ctx }, false)
 	defer cancel()
 	if err := s.commit(ctx, live); err != nil {
 		if code(err) == sqlite3.SQLITE_FULL {
@@ -99,7 +96,6 @@ func (s *Store) write(batch []*addCall) (next bool) {
 			}
 		}
 		for _, c := range live {
-			c.out, c.replayed = petstore.Pet{}, false
 			c.err = wrapError(c.ctx, s.file, "add pet", err)
 		}
 		return true
@@ -112,9 +108,6 @@ func (s *Store) write(batch []*addCall) (next bool) {
 	s.boundWAL(ctx)
 	return true
 }
-
-// errKeyReused is the error of a call whose key names another pet.
-var errKeyReused = fmt.Errorf("sqlitestore: add pet: %w", petstore.ErrIdempotencyKeyReused)
 
 // commit runs the calls in one BEGIN IMMEDIATE transaction, with a pass of
 // pruning when one is due, and sets each call's outcome; when it returns an
@@ -159,7 +152,7 @@ func (s *Store) commit(ctx context.Context, calls []*addCall) (err error) {
 				if stored.NewPet == c.pet {
 					c.out, c.replayed = stored, true
 				} else {
-					c.err = errKeyReused
+					c.err = fmt.Errorf("sqlitestore: add pet: %w", petstore.ErrIdempotencyKeyReused)
 				}
 				continue
 			case err == nil: // past its retention: forget it now, exactly on time

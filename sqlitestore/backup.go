@@ -99,16 +99,20 @@ func backup(ctx context.Context, src, dst string) (BackupInfo, error) {
 	if err != nil {
 		return BackupInfo{}, fmt.Errorf("checking the copy: %w", err)
 	}
-	if info.Bytes, err = syncFile(tmp.Name()); err != nil {
+	if err := syncFile(tmp.Name()); err != nil {
+		return BackupInfo{}, err
+	}
+	fi, err := os.Stat(tmp.Name())
+	if err != nil {
 		return BackupInfo{}, err
 	}
 	if err := os.Rename(tmp.Name(), dst); err != nil {
 		return BackupInfo{}, err
 	}
-	if err := syncDir(filepath.Dir(dst)); err != nil {
+	if err := syncFile(filepath.Dir(dst)); err != nil {
 		return BackupInfo{}, err
 	}
-	info.Duration = time.Since(start)
+	info.Bytes, info.Duration = fi.Size(), time.Since(start)
 	return info, nil
 }
 
@@ -148,33 +152,16 @@ func openExisting(ctx context.Context, file string, params url.Values) (*sql.DB,
 	return db, nil
 }
 
-// syncFile flushes the file at name to the disk and returns its size.
-func syncFile(name string) (int64, error) {
-	f, err := os.OpenFile(name, os.O_RDWR, 0)
+// syncFile flushes the file or directory at name to the disk; a
+// directory, so that a rename in it survives a power loss.
+func syncFile(name string) error {
+	f, err := os.Open(name)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer f.Close()
 	if err := f.Sync(); err != nil {
-		return 0, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	return fi.Size(), f.Close()
-}
-
-// syncDir flushes the directory dir, so that a rename in it survives a
-// power loss.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
 		return err
 	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return err
-	}
-	return d.Close()
+	return f.Close()
 }

@@ -70,11 +70,6 @@ func diskSpace(path string) (free int64, readOnly bool, err error) {
 // stRDONLY is ST_RDONLY, the flag of a file system mounted read-only.
 const stRDONLY = 0x1
 
-// querier runs a query: a *sql.DB or a *sql.Conn.
-type querier interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}
-
 // schemaObjects returns the rows of sqlite_schema of the database behind q,
 // each as its type and SQL text, by name.
 func schemaObjects(ctx context.Context, q querier) (map[string][2]string, error) {

@@ -15,12 +15,10 @@ import (
 // then creates the -wal and -shm files with the same mode.
 func createFile(file string) error {
 	f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return fmt.Errorf("sqlitestore.Open: %s: create: %w", file, err)
+	if err == nil {
+		// The umask may have taken owner read or write away.
+		err = errors.Join(f.Chmod(0o600), f.Close())
 	}
-	// The mode given to OpenFile passes through the umask, which can only
-	// take bits away; chmod makes sure of owner read and write.
-	err = errors.Join(f.Chmod(0o600), f.Close())
 	if err != nil {
 		return fmt.Errorf("sqlitestore.Open: %s: create: %w", file, err)
 	}
@@ -28,10 +26,8 @@ func createFile(file string) error {
 }
 
 // checkOwnership refuses a data file, or its -wal or -shm file, that
-// another user could write, and so rewrite pets or plant a key: a symbolic
-// link, a file owned by another user, or one that the group or others may
-// write. Files that do not exist are fine: SQLite creates them with the
-// data file's mode.
+// another user could write, and so rewrite pets or plant a key. Files that
+// do not exist are fine: SQLite creates them with the data file's mode.
 func checkOwnership(file string) error {
 	for _, name := range []string{file, file + "-wal", file + "-shm"} {
 		fi, err := os.Lstat(name)
@@ -41,21 +37,29 @@ func checkOwnership(file string) error {
 		if err != nil {
 			return fmt.Errorf("sqlitestore.Open: %s: %w", name, err)
 		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("sqlitestore.Open: %s is a symbolic link; a store opens only a regular file it owns: give the path of the file itself", name)
+		err = checkOwner(name, fi, "a store opens only a regular file it owns: give the path of the file itself",
+			"read and change the pets; if it is yours, chown it; if not, remove it, or keep the data file in a directory that only you may write",
+			"change the pets; make it owner-only: chmod 600")
+		if err != nil {
+			return fmt.Errorf("sqlitestore.Open: %w", err)
 		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok {
-			continue // not a Unix file system: nothing more to check
-		}
-		if uid := os.Geteuid(); int(st.Uid) != uid {
-			return fmt.Errorf("sqlitestore.Open: %s is owned by uid %d, not by this process's user (uid %d), who could then read and change the pets; "+
-				"if it is yours, chown it; if not, remove it, or keep the data file in a directory that only you may write", name, st.Uid, uid)
-		}
-		if perm := fi.Mode().Perm(); perm&0o022 != 0 {
-			return fmt.Errorf("sqlitestore.Open: %s may be written by other users (mode %v), who could then change the pets; "+
-				"make it owner-only: chmod 600 %s", name, perm, name)
-		}
+	}
+	return nil
+}
+
+// checkOwner refuses name, which fi (from Lstat) describes, when another
+// user could write it: a symbolic link, a file owned by another user, or
+// one that the group or others may write. Each error ends with its advice:
+// linkFix, or what that user could then do, owner and mode.
+func checkOwner(name string, fi fs.FileInfo, linkFix, owner, mode string) error {
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link; %s", name, linkFix)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s is owned by uid %d, not by this process's user (uid %d), who could then %s", name, st.Uid, os.Geteuid(), owner)
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("%s may be written by other users (mode %v), who could then %s %s", name, perm, mode, name)
 	}
 	return nil
 }

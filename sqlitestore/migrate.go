@@ -15,10 +15,7 @@ import (
 const applicationID = 0x70657431
 
 // migrationFiles holds the schema's versions, one file each, named
-// NNNN_description.sql and applied in the order of NNNN, in one BEGIN
-// IMMEDIATE transaction. The number of the last one applied is the file's
-// user_version; Open refuses a file whose user_version is higher, written
-// by a newer release, before writing anything.
+// NNNN_description.sql and applied in the order of NNNN (see migrate).
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
@@ -29,9 +26,11 @@ var migrationFiles embed.FS
 // version.
 const SchemaVersion = 1
 
-// rowQuerier reads a row: a *sql.DB or a *sql.Conn.
-type rowQuerier interface {
+// querier is a *sql.DB or a *sql.Conn.
+type querier interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 	QueryRowContext(context.Context, string, ...any) *sql.Row
+	PrepareContext(context.Context, string) (*sql.Stmt, error)
 }
 
 // header is what a file's header says about its schema.
@@ -43,7 +42,7 @@ type header struct {
 // q, in one statement, so that both come from one commit: read apart, they
 // may straddle the migration of another Store. It is the first read of the
 // file, so a file that is not a database fails here.
-func readHeader(ctx context.Context, q rowQuerier) (h header, err error) {
+func readHeader(ctx context.Context, q querier) (h header, err error) {
 	err = q.QueryRowContext(ctx, "SELECT * FROM pragma_application_id, pragma_user_version").Scan(&h.applicationID, &h.userVersion)
 	return h, err
 }
@@ -93,10 +92,7 @@ func migrate(ctx context.Context, conn *sql.Conn, file string) (err error) {
 	}
 	if h.userVersion < SchemaVersion {
 		// PRAGMA takes no parameters; both values are constants.
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", applicationID)); err != nil {
-			return err
-		}
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(ms))); err != nil {
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d", applicationID, len(ms))); err != nil {
 			return err
 		}
 	}
@@ -107,7 +103,7 @@ func migrate(ctx context.Context, conn *sql.Conn, file string) (err error) {
 // quickCheck runs PRAGMA quick_check on the file behind q and returns an
 // error that names the file and the first problem found, if any. It reads
 // the whole file once: see docs/backup.md for what that costs.
-func quickCheck(ctx context.Context, q rowQuerier, file string) error {
+func quickCheck(ctx context.Context, q querier, file string) error {
 	var result string
 	if err := q.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&result); err != nil {
 		return fmt.Errorf("sqlitestore: %s: quick_check: %w", file, err)

@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/petstore-go/petstore/internal/options"
 	"github.com/petstore-go/petstore/internal/sqlstore"
 )
 
@@ -40,12 +39,4 @@ func WithClock(now func() time.Time) Option {
 // on). The default discards everything.
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *sqlstore.Options) error { return c.SetLogger(l) })
-}
-
-// applyOptions applies opts to the defaults and returns every mistake
-// joined in one error.
-func applyOptions(opts []Option) (sqlstore.Options, error) {
-	c := sqlstore.DefaultOptions()
-	err := options.Apply(&c, opts, Option.apply)
-	return c, err
 }

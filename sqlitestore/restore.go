@@ -38,17 +38,12 @@ var ErrInUse = errors.New("sqlitestore: the data file is in use")
 // backup in its place; a server that starts while Restore runs may open
 // either. Stop the server first.
 func Restore(ctx context.Context, backup, file string) (replaced string, err error) {
-	replaced, err = restore(ctx, backup, file)
-	if err != nil {
-		err = fmt.Errorf("sqlitestore.Restore: %w", err)
-	}
-	return replaced, err
-}
-
-// restore is Restore, its errors not yet named.
-func restore(ctx context.Context, backup, file string) (string, error) {
-	file, err := filepath.Abs(file)
-	if err != nil {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("sqlitestore.Restore: %w", err)
+		}
+	}()
+	if file, err = filepath.Abs(file); err != nil {
 		return "", err
 	}
 	db, err := openExisting(ctx, backup, url.Values{})
@@ -80,7 +75,7 @@ func restore(ctx context.Context, backup, file string) (string, error) {
 		if err := os.Rename(copied, file); err != nil {
 			return "", err
 		}
-		return "", syncDir(filepath.Dir(file))
+		return "", syncFile(filepath.Dir(file))
 	}
 	// The exclusive lock, kept until the connection closes, after the
 	// renames: no other connection can open the old file meanwhile.
@@ -121,14 +116,14 @@ func restore(ctx context.Context, backup, file string) (string, error) {
 	if err := carryIDs(ctx, copied, issued); err != nil {
 		return "", err
 	}
-	replaced := file + ".replaced-" + time.Now().UTC().Format("20060102T150405Z")
+	replaced = file + ".replaced-" + time.Now().UTC().Format("20060102T150405Z")
 	if err := os.Rename(file, replaced); err != nil {
 		return "", err
 	}
 	if err := os.Rename(copied, file); err != nil {
 		return "", fmt.Errorf("%w (the data file is now %s)", err, replaced)
 	}
-	if err := syncDir(filepath.Dir(file)); err != nil {
+	if err := syncFile(filepath.Dir(file)); err != nil {
 		return replaced, err
 	}
 	// The lock's rollback journal, if SQLite kept one, belongs to the

@@ -11,12 +11,10 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
-// backupPrefix and backupSuffix frame the names of scheduled backups:
-// petstore-20260102T150405.000Z.db, which sort by time.
+// backupPrefix and backupSuffix frame the names of scheduled backups.
 const (
 	backupPrefix = "petstore-"
 	backupSuffix = ".db"
@@ -110,23 +108,16 @@ func checkBackupDir(dir string) error {
 	switch {
 	case err != nil:
 		return err
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("%s is a symbolic link; give the path of the directory itself", dir)
-	case !fi.IsDir():
+	case !fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0:
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("%s is owned by uid %d, not by this process's user (uid %d), who could then replace the backups; chown it, or give a directory of your own", dir, st.Uid, os.Geteuid())
-	}
-	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
-		return fmt.Errorf("%s may be written by other users (mode %v), who could then replace the backups; make it owner-only: chmod 700 %s", dir, perm, dir)
-	}
-	return nil
+	return checkOwner(dir, fi, "give the path of the directory itself",
+		"replace the backups; chown it, or give a directory of your own",
+		"replace the backups; make it owner-only: chmod 700")
 }
 
 // once takes one backup and removes those past the number to keep.
 func (b *Backups) once(ctx context.Context) {
-	logger := b.logger
 	name := filepath.Join(b.dir, backupPrefix+time.Now().UTC().Format("20060102T150405.000Z")+backupSuffix)
 	err := checkBackupDir(b.dir)
 	var info BackupInfo
@@ -137,14 +128,14 @@ func (b *Backups) once(ctx context.Context) {
 		if ctx.Err() != nil {
 			return // stopping
 		}
-		logger.Error("sqlitestore: scheduled backup failed", "path", name, "err", err, "failures", b.failures.Add(1))
+		b.logger.Error("sqlitestore: scheduled backup failed", "path", name, "err", err, "failures", b.failures.Add(1))
 		return
 	}
 	b.successes.Add(1)
 	b.lastOK.Store(time.Now().UnixNano())
-	logger.Info("sqlitestore: backed up", "path", info.Path, "pets", info.Pets, "bytes", info.Bytes, "took", info.Duration.Round(time.Millisecond))
+	b.logger.Info("sqlitestore: backed up", "path", info.Path, "pets", info.Pets, "bytes", info.Bytes, "took", info.Duration.Round(time.Millisecond))
 	if err := b.prune(); err != nil {
-		logger.Warn("sqlitestore: removing old backups", "dir", b.dir, "err", err)
+		b.logger.Warn("sqlitestore: removing old backups", "dir", b.dir, "err", err)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/options"
 	"github.com/petstore-go/petstore/internal/sqlstore"
 	"github.com/petstore-go/petstore/internal/wake"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -24,9 +25,7 @@ import (
 var _ petstore.Store = (*Store)(nil)
 
 // busyTimeout is how long a statement waits for a lock held by another
-// connection, in another process or another Store, before it fails with
-// SQLITE_BUSY, which Add and the reads report as petstore.ErrUnavailable.
-// A done context ends the wait sooner.
+// connection before it fails with SQLITE_BUSY (petstore.ErrUnavailable).
 const busyTimeout = 10 * time.Second
 
 // Store is a petstore.Store that keeps pets in a SQLite file. It is safe
@@ -67,8 +66,8 @@ type Store struct {
 // package doc lists, leaving a file as it was; invalid options are reported
 // together, each with its fix.
 func Open(path string, opts ...Option) (*Store, error) {
-	c, err := applyOptions(opts)
-	if err != nil {
+	c := sqlstore.DefaultOptions()
+	if err := options.Apply(&c, opts, Option.apply); err != nil {
 		return nil, fmt.Errorf("sqlitestore.Open: %w", err)
 	}
 	file, err := checkPath(path)
@@ -76,14 +75,13 @@ func Open(path string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	warnSharedDir(file, c.Logger)
-	if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
-		// Another Store may make it first; then it is checked as any file.
-		if err := createFile(file); err != nil && !errors.Is(err, fs.ErrExist) {
-			return nil, err
-		}
-		if err := checkOwnership(file); err != nil {
-			return nil, err
-		}
+	// The file may exist, or another Store make it first: then it is
+	// checked as any file.
+	if err := createFile(file); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	if err := checkOwnership(file); err != nil {
+		return nil, err
 	}
 	s := &Store{file: file, opt: c}
 	s.adds.Max, s.adds.Write = maxBatch, s.write
@@ -250,9 +248,13 @@ func (s *Store) open() error {
 	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA journal_size_limit = %d", walLimit)); err != nil {
 		return fail("set the journal size limit", err)
 	}
-	prepare := func(conn interface {
-		PrepareContext(context.Context, string) (*sql.Stmt, error)
-	}, query string) *sql.Stmt {
+	if s.rdb, err = sql.Open("sqlite", readerDSN(s.file)); err != nil {
+		return fail("open", err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	s.rdb.SetMaxOpenConns(n)
+	s.rdb.SetMaxIdleConns(n)
+	prepare := func(conn querier, query string) *sql.Stmt {
 		if err != nil {
 			return nil
 		}
@@ -267,16 +269,6 @@ func (s *Store) open() error {
 	s.lookupKey = prepare(s.w, sqlLookupKey)
 	s.deleteKey = prepare(s.w, sqlDeleteKey)
 	s.pruneKeys = prepare(s.w, sqlPruneKeys)
-	if err != nil {
-		return fail("check the schema", err)
-	}
-
-	if s.rdb, err = sql.Open("sqlite", readerDSN(s.file)); err != nil {
-		return fail("open", err)
-	}
-	n := max(4, runtime.GOMAXPROCS(0))
-	s.rdb.SetMaxOpenConns(n)
-	s.rdb.SetMaxIdleConns(n)
 	s.getPet = prepare(s.rdb, sqlGet)
 	s.listPets = prepare(s.rdb, sqlList)
 	s.listStatus = prepare(s.rdb, sqlListStatus)

@@ -11,15 +11,12 @@ import (
 	"time"
 )
 
-// walLimit is the size of the -wal file past which a Store copies its
-// commits into the data file and truncates it (a TRUNCATE checkpoint), at
-// most once per walCheckInterval, after a commit, and the writer's
-// journal_size_limit. SQLite checkpoints on its own every thousand pages or so, but
-// cannot reuse or shrink the file while a reader, in any process, holds a
-// snapshot older than its end; the file then grows with every commit. The
-// checkpoint never waits for such a reader: it fails at once (see
-// CheckpointsBlocked), and a later one brings the file back under the limit
-// once the reader has let go.
+// walLimit is the writer's journal_size_limit, and the size of the -wal
+// file past which a Store runs a TRUNCATE checkpoint after a commit, at most
+// once per walCheckInterval. SQLite checkpoints on its own, but cannot reuse
+// the file while a reader, in any process, holds an older snapshot; the
+// file then grows with every commit, and the checkpoint fails at once
+// (CheckpointsBlocked) until the reader lets go.
 const (
 	walLimit         = 64 << 20
 	walCheckInterval = time.Second
@@ -32,12 +29,9 @@ type wal struct {
 	blocked atomic.Int64 // checkpoints that a reader kept from finishing
 }
 
-// boundWAL runs a TRUNCATE checkpoint when the -wal file has grown past
-// its limit, at most once per walCheckInterval. It runs on the writer's
-// connection, after a commit, with the busy timeout off, so that it never
-// waits for a reader that holds an old snapshot: when one does, the
-// checkpoint does what it can, and the Store counts it as blocked and logs
-// it. Nothing it does fails a create.
+// boundWAL checkpoints the -wal file when it is past its limit (see
+// walLimit), and counts and logs a checkpoint that a reader blocked.
+// Nothing it does fails a create.
 func (s *Store) boundWAL(ctx context.Context) {
 	now := time.Now()
 	if now.Before(s.wal.next) {
