@@ -18,9 +18,8 @@
 // With -nginx the server runs on plain HTTP under /store/v1 behind nginx
 // with the configuration of docs/operating.md, and everything goes through
 // nginx. The server (and nginx) run on CPU 0, the attackers and the victim
-// on the others (-pin=false leaves them where the system puts them); the
-// attackers connect from 127.0.0.2 and the victim from 127.0.0.3, as
-// clients of different addresses.
+// on the others; the attackers connect from 127.0.0.2 and the victim from
+// 127.0.0.3, as clients of different addresses.
 //
 // With -idle N or -h2 N it measures instead what the server holds for a
 // connection: the growth of its resident memory with N idle HTTP/1.1
@@ -41,19 +40,12 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/binary"
-	"encoding/pem"
 	"flag"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -89,9 +81,7 @@ func main() {
 	idle := flag.Int("idle", 0, "measure the memory of this many idle HTTP/1.1 connections instead")
 	h2 := flag.Int("h2", 0, "measure the memory of this many HTTP/2 connections at their stream limit instead")
 	proxy := flag.Bool("nginx", false, "put nginx with the configuration of docs/operating.md in front of the server")
-	pin := flag.Bool("pin", true, "run the server and nginx on CPU 0, the attackers and the victim on the others")
 	victim := flag.String("victim", "", "run as the victim against this base URL for -for, and print what it saw")
-	only := flag.String("only", "", "run only the attacks whose names contain this")
 	flag.Parse()
 	if *victim != "" {
 		runVictim(*victim, *dur)
@@ -105,9 +95,15 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	cert, key := selfSigned(dir)
+	// A certificate for 127.0.0.1 and its key, made as bench/load.sh makes them.
+	gen := exec.Command("sh", "-c", `go run "$(go env GOROOT)/src/crypto/tls/generate_cert.go" --host 127.0.0.1 --ecdsa-curve P256`)
+	gen.Dir = dir
+	if out, err := gen.CombinedOutput(); err != nil {
+		log.Fatalf("generate_cert.go: %v: %s", err, out)
+	}
+	cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	var wrap []string
-	if *pin && runtime.NumCPU() >= 2 {
+	if runtime.NumCPU() >= 2 {
 		wrap = []string{"taskset", "-c", "0"}
 		taskset(os.Getpid(), "1-"+strconv.Itoa(runtime.NumCPU()-1))
 	}
@@ -141,7 +137,18 @@ func main() {
 	addr, path, _ := strings.Cut(addr, "/")
 	s := &server{pids: []int{cmd.Process.Pid}, addr: addr, base: base, path: "/" + path}
 	if *proxy {
-		p := startNginx(dir, addr, cert, key)
+		bin, err := nginx.Binary()
+		if err != nil {
+			log.Fatal(err)
+		}
+		doc, err := os.ReadFile("docs/operating.md")
+		if err != nil {
+			log.Fatalf("%v (run from the repository's root)", err)
+		}
+		p, err := nginx.Start(bin, dir, doc, addr, cert, key)
+		if err != nil {
+			log.Fatal(err)
+		}
 		defer p.Stop()
 		if wrap != nil {
 			for _, pid := range append([]int{p.Pid()}, children(p.Pid())...) {
@@ -175,9 +182,6 @@ func main() {
 		{"HTTP/2 rapid reset, no key, 8 connections", func(ctx context.Context, s *server) { rapidReset(ctx, s, 8) }},
 	}
 	for _, a := range attacks {
-		if !strings.Contains(a.name, *only) {
-			continue
-		}
 		quiet := measure(s, *dur, nil)
 		loud := measure(s, *dur, a.run)
 		line := 2*quiet.p99 + 5*time.Millisecond
@@ -190,24 +194,6 @@ func main() {
 			verdict, line.Round(100*time.Microsecond), loud.peak)
 		time.Sleep(2 * time.Second) // for the attack's connections to go
 	}
-}
-
-// startNginx starts nginx in dir with the configuration of
-// docs/operating.md in front of the server at upstream.
-func startNginx(dir, upstream, cert, key string) *nginx.Proxy {
-	bin, err := nginx.Binary()
-	if err != nil {
-		log.Fatal(err)
-	}
-	doc, err := os.ReadFile("docs/operating.md")
-	if err != nil {
-		log.Fatalf("%v (run from the repository's root)", err)
-	}
-	p, err := nginx.Start(bin, dir, doc, upstream, cert, key)
-	if err != nil {
-		log.Fatal(err)
-	}
-	return p
 }
 
 // taskset puts every thread of the process pid on cpus.
@@ -400,23 +386,23 @@ func dialTLS(ctx context.Context, s *server, proto string, small bool) (net.Conn
 }
 
 // connAttack keeps n connections sending head, then body a byte a second,
-// until ctx is done; read says whether they read the answers. A connection
-// that the server closes is opened again, no sooner than a second after
-// the last.
+// until ctx is done; read says whether they read the answers. The i-th
+// connection starts i/n of a second in, so that the attack starts spread
+// over a second rather than in one burst. A connection that the server
+// closes is opened again, no sooner than a second after the last.
 func connAttack(ctx context.Context, s *server, n int, head, body string, read bool) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			staggered(ctx, i, n)
+			sleep(ctx, time.Duration(i)*time.Second/time.Duration(n))
 			for ctx.Err() == nil {
 				opened := time.Now()
 				conn, err := dialTLS(ctx, s, "http/1.1", !read)
 				if err != nil {
 					return
 				}
-				done := make(chan struct{})
 				if _, err := io.WriteString(conn, head); err == nil && body != "" {
-					go dripTo(ctx, done, conn, body)
+					go io.Copy(conn, &drippingBody{rest: body}) // ends at the first write after conn closes
 				}
 				stop := context.AfterFunc(ctx, func() { conn.Close() })
 				if read {
@@ -425,43 +411,19 @@ func connAttack(ctx context.Context, s *server, n int, head, body string, read b
 					<-ctx.Done()
 				}
 				stop()
-				close(done)
 				conn.Close()
-				select {
-				case <-ctx.Done():
-				case <-time.After(time.Until(opened.Add(time.Second))):
-				}
+				sleep(ctx, time.Until(opened.Add(time.Second)))
 			}
 		})
 	}
 	wg.Wait()
 }
 
-// staggered waits the i-th of n slots' share of a second, so that an
-// attack starts spread over a second rather than in one burst.
-func staggered(ctx context.Context, i, n int) {
+// sleep waits for d, or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
-	case <-time.After(time.Duration(i) * time.Second / time.Duration(n)):
-	}
-}
-
-// dripTo writes body to conn a byte a second until it has all gone, or ctx
-// or done is done.
-func dripTo(ctx context.Context, done <-chan struct{}, conn net.Conn, body string) {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for i := range len(body) {
-		select {
-		case <-ctx.Done():
-			return
-		case <-done:
-			return
-		case <-tick.C:
-		}
-		if _, err := conn.Write([]byte{body[i]}); err != nil {
-			return
-		}
+	case <-time.After(d):
 	}
 }
 
@@ -470,6 +432,15 @@ func dripTo(ctx context.Context, done <-chan struct{}, conn net.Conn, body strin
 // answered: lists and creates in turn.
 func floodAttack(ctx context.Context, s *server, n int, key string) {
 	const body = `{"name":"flood","categoryId":1}`
+	auth := ""
+	if key != "" {
+		auth = "Authorization: Bearer " + key + "\r\n"
+	}
+	reqs := [2]string{
+		fmt.Sprintf("GET %s/pets?limit=100 HTTP/1.1\r\nHost: x\r\n%s\r\n", s.path, auth),
+		fmt.Sprintf("POST %s/pets HTTP/1.1\r\nHost: x\r\n%sContent-Type: application/json\r\n"+
+			"Content-Length: %d\r\n\r\n%s", s.path, auth, len(body), body),
+	}
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
@@ -485,19 +456,8 @@ func floodAttack(ctx context.Context, s *server, n int, key string) {
 					}
 					br = bufio.NewReader(conn)
 				}
-				auth := ""
-				if key != "" {
-					auth = "Authorization: Bearer " + key + "\r\n"
-				}
-				var req string
-				if i%2 == 0 {
-					req = fmt.Sprintf("GET %s/pets?limit=100 HTTP/1.1\r\nHost: x\r\n%s\r\n", s.path, auth)
-				} else {
-					req = fmt.Sprintf("POST %s/pets HTTP/1.1\r\nHost: x\r\n%sContent-Type: application/json\r\n"+
-						"Content-Length: %d\r\n\r\n%s", s.path, auth, len(body), body)
-				}
 				conn.SetDeadline(time.Now().Add(10 * time.Second))
-				_, err := io.WriteString(conn, req)
+				_, err := io.WriteString(conn, reqs[i%2])
 				var resp *http.Response
 				if err == nil {
 					resp, err = http.ReadResponse(br, nil)
@@ -546,10 +506,7 @@ func h2Attack(ctx context.Context, s *server, conns, streams int) {
 						io.Copy(io.Discard, resp.Body)
 						resp.Body.Close()
 					}
-					select {
-					case <-ctx.Done():
-					case <-time.After(time.Until(opened.Add(time.Second))):
-					}
+					sleep(ctx, time.Until(opened.Add(time.Second)))
 				}
 			})
 		}
@@ -653,26 +610,4 @@ func rss(pid int) int {
 		}
 	}
 	return 0
-}
-
-// selfSigned writes a certificate for 127.0.0.1 and its key into dir.
-func selfSigned(dir string) (cert, key string) {
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		log.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	if err != nil {
-		log.Fatal(err)
-	}
-	kd, err := x509.MarshalECPrivateKey(k)
-	if err != nil {
-		log.Fatal(err)
-	}
-	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
-	os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kd}), 0o600)
-	return cert, key
 }
