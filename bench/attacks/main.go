@@ -8,12 +8,7 @@
 // (and of nginx) during the attack. Each attack, and each quiet phase
 // before it, lasts -for.
 //
-// The attacks: 100 connections without a key that ask for the docs bundle
-// and never read it; one key dripping bodies a byte a second on 400
-// connections; one key sending as fast as it can on 300 connections; 32
-// HTTP/2 connections of 32 streams each dripping bodies; requests without a
-// key as fast as they can on 64 connections; and HTTP/2 rapid reset without
-// a key (HEADERS then RST_STREAM, redialling when closed).
+// The attacks are the table in main, each named by what it does.
 //
 // With -nginx the server runs on plain HTTP under /store/v1 behind nginx
 // with the configuration of docs/operating.md, and everything goes through
@@ -42,6 +37,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -184,13 +180,13 @@ func main() {
 	for _, a := range attacks {
 		quiet := measure(s, *dur, nil)
 		loud := measure(s, *dur, a.run)
-		line := 2*quiet.p99 + 5*time.Millisecond
+		line := 2*quiet.P99 + 5*time.Millisecond
 		verdict := "within"
-		if loud.p99 > line || loud.errs > 0 {
+		if loud.P99 > line || loud.Errs > 0 {
 			verdict = "NOT within"
 		}
 		fmt.Printf("%s:\n  victim p99 %v quiet (%d requests, %d errors), %v under attack (%d requests, %d errors: %s), %s 2x quiet + 5 ms (%v); peak RSS %s\n",
-			a.name, quiet.p99.Round(100*time.Microsecond), quiet.n, quiet.errs, loud.p99.Round(100*time.Microsecond), loud.n, loud.errs, loud.first,
+			a.name, quiet.P99.Round(100*time.Microsecond), quiet.N, quiet.Errs, loud.P99.Round(100*time.Microsecond), loud.N, loud.Errs, loud.First,
 			verdict, line.Round(100*time.Microsecond), loud.peak)
 		time.Sleep(2 * time.Second) // for the attack's connections to go
 	}
@@ -264,11 +260,12 @@ type server struct {
 	addr, base, path string
 }
 
-// phase is what measure saw.
+// phase is what measure saw: what the victim saw, which it prints as
+// JSON, and the peak memory.
 type phase struct {
-	p99     time.Duration
-	n, errs int
-	first   string
+	P99     time.Duration
+	N, Errs int    // requests, and those that failed
+	First   string // the first error
 	peak    string
 }
 
@@ -304,13 +301,9 @@ func measure(s *server, d time.Duration, attack func(context.Context, *server)) 
 		log.Fatalf("victim: %v", err)
 	}
 	var p phase
-	var ns int64
-	f := strings.SplitN(strings.TrimSpace(string(out)), " ", 4)
-	ns, _ = strconv.ParseInt(f[0], 10, 64)
-	p.p99 = time.Duration(ns)
-	p.n, _ = strconv.Atoi(f[1])
-	p.errs, _ = strconv.Atoi(f[2])
-	p.first = f[3]
+	if err := json.Unmarshal(out, &p); err != nil {
+		log.Fatalf("victim: %v: %s", err, out)
+	}
 	p.peak = fmt.Sprintf("server %d MB", peaks[0].Load()/1024)
 	if len(peaks) > 1 {
 		p.peak += fmt.Sprintf(", nginx %d MB", peaks[1].Load()/1024)
@@ -319,8 +312,7 @@ func measure(s *server, d time.Duration, attack func(context.Context, *server)) 
 }
 
 // runVictim sends a list and a create in turn every 20 ms for d, from
-// victimAddr, and prints the p99 in nanoseconds, the requests, the errors
-// and the first of them.
+// victimAddr, and prints the phase it saw.
 func runVictim(base string, d time.Duration) {
 	tr := &http.Transport{
 		DialContext:     (&net.Dialer{LocalAddr: victimAddr}).DialContext,
@@ -360,7 +352,7 @@ func runVictim(base string, d time.Duration) {
 	if len(errs) > 0 {
 		first = errs[0]
 	}
-	fmt.Println(int64(took[len(took)*99/100]), len(took), len(errs), first)
+	json.NewEncoder(os.Stdout).Encode(phase{P99: took[len(took)*99/100], N: len(took), Errs: len(errs), First: first})
 }
 
 // dialTLS dials the server over TLS offering only proto, with a small
