@@ -321,7 +321,7 @@ func runVictim(base string, d time.Duration) {
 	}
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	var took []time.Duration
-	var errs []string
+	errs, first := 0, "none"
 	tick := time.NewTicker(20 * time.Millisecond)
 	for end, i := time.Now().Add(d), 0; time.Now().Before(end); i++ {
 		<-tick.C
@@ -344,15 +344,13 @@ func runVictim(base string, d time.Duration) {
 		}
 		took = append(took, time.Since(start))
 		if err != nil {
-			errs = append(errs, err.Error())
+			if errs++; errs == 1 {
+				first = err.Error()
+			}
 		}
 	}
 	slices.Sort(took)
-	first := "none"
-	if len(errs) > 0 {
-		first = errs[0]
-	}
-	json.NewEncoder(os.Stdout).Encode(phase{P99: took[len(took)*99/100], N: len(took), Errs: len(errs), First: first})
+	json.NewEncoder(os.Stdout).Encode(phase{P99: took[len(took)*99/100], N: len(took), Errs: errs, First: first})
 }
 
 // dialTLS dials the server over TLS offering only proto, with a small
