@@ -8,19 +8,13 @@
 // (and of nginx) during the attack. Each attack, and each quiet phase
 // before it, lasts -for.
 //
-// The attacks: 100 connections without a key that ask for the docs bundle
-// and never read it; one key dripping bodies a byte a second on 400
-// connections; one key sending as fast as it can on 300 connections; 32
-// HTTP/2 connections of 32 streams each dripping bodies; requests without a
-// key as fast as they can on 64 connections; and HTTP/2 rapid reset without
-// a key (HEADERS then RST_STREAM, redialling when closed).
+// The attacks are the table in main, each named by what it does.
 //
 // With -nginx the server runs on plain HTTP under /store/v1 behind nginx
 // with the configuration of docs/operating.md, and everything goes through
 // nginx. The server (and nginx) run on CPU 0, the attackers and the victim
-// on the others (-pin=false leaves them where the system puts them); the
-// attackers connect from 127.0.0.2 and the victim from 127.0.0.3, as
-// clients of different addresses.
+// on the others; the attackers connect from 127.0.0.2 and the victim from
+// 127.0.0.3, as clients of different addresses.
 //
 // With -idle N or -h2 N it measures instead what the server holds for a
 // connection: the growth of its resident memory with N idle HTTP/1.1
@@ -41,19 +35,13 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/binary"
-	"encoding/pem"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -89,9 +77,7 @@ func main() {
 	idle := flag.Int("idle", 0, "measure the memory of this many idle HTTP/1.1 connections instead")
 	h2 := flag.Int("h2", 0, "measure the memory of this many HTTP/2 connections at their stream limit instead")
 	proxy := flag.Bool("nginx", false, "put nginx with the configuration of docs/operating.md in front of the server")
-	pin := flag.Bool("pin", true, "run the server and nginx on CPU 0, the attackers and the victim on the others")
 	victim := flag.String("victim", "", "run as the victim against this base URL for -for, and print what it saw")
-	only := flag.String("only", "", "run only the attacks whose names contain this")
 	flag.Parse()
 	if *victim != "" {
 		runVictim(*victim, *dur)
@@ -105,9 +91,15 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	cert, key := selfSigned(dir)
+	// A certificate for 127.0.0.1 and its key, made as bench/load.sh makes them.
+	gen := exec.Command("sh", "-c", `go run "$(go env GOROOT)/src/crypto/tls/generate_cert.go" --host 127.0.0.1 --ecdsa-curve P256`)
+	gen.Dir = dir
+	if out, err := gen.CombinedOutput(); err != nil {
+		log.Fatalf("generate_cert.go: %v: %s", err, out)
+	}
+	cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	var wrap []string
-	if *pin && runtime.NumCPU() >= 2 {
+	if runtime.NumCPU() >= 2 {
 		wrap = []string{"taskset", "-c", "0"}
 		taskset(os.Getpid(), "1-"+strconv.Itoa(runtime.NumCPU()-1))
 	}
@@ -141,7 +133,18 @@ func main() {
 	addr, path, _ := strings.Cut(addr, "/")
 	s := &server{pids: []int{cmd.Process.Pid}, addr: addr, base: base, path: "/" + path}
 	if *proxy {
-		p := startNginx(dir, addr, cert, key)
+		bin, err := nginx.Binary()
+		if err != nil {
+			log.Fatal(err)
+		}
+		doc, err := os.ReadFile("docs/operating.md")
+		if err != nil {
+			log.Fatalf("%v (run from the repository's root)", err)
+		}
+		p, err := nginx.Start(bin, dir, doc, addr, cert, key)
+		if err != nil {
+			log.Fatal(err)
+		}
 		defer p.Stop()
 		if wrap != nil {
 			for _, pid := range append([]int{p.Pid()}, children(p.Pid())...) {
@@ -175,39 +178,18 @@ func main() {
 		{"HTTP/2 rapid reset, no key, 8 connections", func(ctx context.Context, s *server) { rapidReset(ctx, s, 8) }},
 	}
 	for _, a := range attacks {
-		if !strings.Contains(a.name, *only) {
-			continue
-		}
 		quiet := measure(s, *dur, nil)
 		loud := measure(s, *dur, a.run)
-		line := 2*quiet.p99 + 5*time.Millisecond
+		line := 2*quiet.P99 + 5*time.Millisecond
 		verdict := "within"
-		if loud.p99 > line || loud.errs > 0 {
+		if loud.P99 > line || loud.Errs > 0 {
 			verdict = "NOT within"
 		}
 		fmt.Printf("%s:\n  victim p99 %v quiet (%d requests, %d errors), %v under attack (%d requests, %d errors: %s), %s 2x quiet + 5 ms (%v); peak RSS %s\n",
-			a.name, quiet.p99.Round(100*time.Microsecond), quiet.n, quiet.errs, loud.p99.Round(100*time.Microsecond), loud.n, loud.errs, loud.first,
+			a.name, quiet.P99.Round(100*time.Microsecond), quiet.N, quiet.Errs, loud.P99.Round(100*time.Microsecond), loud.N, loud.Errs, loud.First,
 			verdict, line.Round(100*time.Microsecond), loud.peak)
 		time.Sleep(2 * time.Second) // for the attack's connections to go
 	}
-}
-
-// startNginx starts nginx in dir with the configuration of
-// docs/operating.md in front of the server at upstream.
-func startNginx(dir, upstream, cert, key string) *nginx.Proxy {
-	bin, err := nginx.Binary()
-	if err != nil {
-		log.Fatal(err)
-	}
-	doc, err := os.ReadFile("docs/operating.md")
-	if err != nil {
-		log.Fatalf("%v (run from the repository's root)", err)
-	}
-	p, err := nginx.Start(bin, dir, doc, upstream, cert, key)
-	if err != nil {
-		log.Fatal(err)
-	}
-	return p
 }
 
 // taskset puts every thread of the process pid on cpus.
@@ -278,11 +260,12 @@ type server struct {
 	addr, base, path string
 }
 
-// phase is what measure saw.
+// phase is what measure saw: what the victim saw, which it prints as
+// JSON, and the peak memory.
 type phase struct {
-	p99     time.Duration
-	n, errs int
-	first   string
+	P99     time.Duration
+	N, Errs int    // requests, and those that failed
+	First   string // the first error
 	peak    string
 }
 
@@ -318,13 +301,9 @@ func measure(s *server, d time.Duration, attack func(context.Context, *server)) 
 		log.Fatalf("victim: %v", err)
 	}
 	var p phase
-	var ns int64
-	f := strings.SplitN(strings.TrimSpace(string(out)), " ", 4)
-	ns, _ = strconv.ParseInt(f[0], 10, 64)
-	p.p99 = time.Duration(ns)
-	p.n, _ = strconv.Atoi(f[1])
-	p.errs, _ = strconv.Atoi(f[2])
-	p.first = f[3]
+	if err := json.Unmarshal(out, &p); err != nil {
+		log.Fatalf("victim: %v: %s", err, out)
+	}
 	p.peak = fmt.Sprintf("server %d MB", peaks[0].Load()/1024)
 	if len(peaks) > 1 {
 		p.peak += fmt.Sprintf(", nginx %d MB", peaks[1].Load()/1024)
@@ -333,8 +312,7 @@ func measure(s *server, d time.Duration, attack func(context.Context, *server)) 
 }
 
 // runVictim sends a list and a create in turn every 20 ms for d, from
-// victimAddr, and prints the p99 in nanoseconds, the requests, the errors
-// and the first of them.
+// victimAddr, and prints the phase it saw.
 func runVictim(base string, d time.Duration) {
 	tr := &http.Transport{
 		DialContext:     (&net.Dialer{LocalAddr: victimAddr}).DialContext,
@@ -343,7 +321,7 @@ func runVictim(base string, d time.Duration) {
 	}
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	var took []time.Duration
-	var errs []string
+	errs, first := 0, "none"
 	tick := time.NewTicker(20 * time.Millisecond)
 	for end, i := time.Now().Add(d), 0; time.Now().Before(end); i++ {
 		<-tick.C
@@ -366,15 +344,13 @@ func runVictim(base string, d time.Duration) {
 		}
 		took = append(took, time.Since(start))
 		if err != nil {
-			errs = append(errs, err.Error())
+			if errs++; errs == 1 {
+				first = err.Error()
+			}
 		}
 	}
 	slices.Sort(took)
-	first := "none"
-	if len(errs) > 0 {
-		first = errs[0]
-	}
-	fmt.Println(int64(took[len(took)*99/100]), len(took), len(errs), first)
+	json.NewEncoder(os.Stdout).Encode(phase{P99: took[len(took)*99/100], N: len(took), Errs: errs, First: first})
 }
 
 // dialTLS dials the server over TLS offering only proto, with a small
@@ -400,23 +376,23 @@ func dialTLS(ctx context.Context, s *server, proto string, small bool) (net.Conn
 }
 
 // connAttack keeps n connections sending head, then body a byte a second,
-// until ctx is done; read says whether they read the answers. A connection
-// that the server closes is opened again, no sooner than a second after
-// the last.
+// until ctx is done; read says whether they read the answers. The i-th
+// connection starts i/n of a second in, so that the attack starts spread
+// over a second rather than in one burst. A connection that the server
+// closes is opened again, no sooner than a second after the last.
 func connAttack(ctx context.Context, s *server, n int, head, body string, read bool) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			staggered(ctx, i, n)
+			sleep(ctx, time.Duration(i)*time.Second/time.Duration(n))
 			for ctx.Err() == nil {
 				opened := time.Now()
 				conn, err := dialTLS(ctx, s, "http/1.1", !read)
 				if err != nil {
 					return
 				}
-				done := make(chan struct{})
 				if _, err := io.WriteString(conn, head); err == nil && body != "" {
-					go dripTo(ctx, done, conn, body)
+					go io.Copy(conn, &drippingBody{rest: body}) // ends at the first write after conn closes
 				}
 				stop := context.AfterFunc(ctx, func() { conn.Close() })
 				if read {
@@ -425,43 +401,19 @@ func connAttack(ctx context.Context, s *server, n int, head, body string, read b
 					<-ctx.Done()
 				}
 				stop()
-				close(done)
 				conn.Close()
-				select {
-				case <-ctx.Done():
-				case <-time.After(time.Until(opened.Add(time.Second))):
-				}
+				sleep(ctx, time.Until(opened.Add(time.Second)))
 			}
 		})
 	}
 	wg.Wait()
 }
 
-// staggered waits the i-th of n slots' share of a second, so that an
-// attack starts spread over a second rather than in one burst.
-func staggered(ctx context.Context, i, n int) {
+// sleep waits for d, or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
-	case <-time.After(time.Duration(i) * time.Second / time.Duration(n)):
-	}
-}
-
-// dripTo writes body to conn a byte a second until it has all gone, or ctx
-// or done is done.
-func dripTo(ctx context.Context, done <-chan struct{}, conn net.Conn, body string) {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for i := range len(body) {
-		select {
-		case <-ctx.Done():
-			return
-		case <-done:
-			return
-		case <-tick.C:
-		}
-		if _, err := conn.Write([]byte{body[i]}); err != nil {
-			return
-		}
+	case <-time.After(d):
 	}
 }
 
@@ -470,6 +422,15 @@ func dripTo(ctx context.Context, done <-chan struct{}, conn net.Conn, body strin
 // answered: lists and creates in turn.
 func floodAttack(ctx context.Context, s *server, n int, key string) {
 	const body = `{"name":"flood","categoryId":1}`
+	auth := ""
+	if key != "" {
+		auth = "Authorization: Bearer " + key + "\r\n"
+	}
+	reqs := [2]string{
+		fmt.Sprintf("GET %s/pets?limit=100 HTTP/1.1\r\nHost: x\r\n%s\r\n", s.path, auth),
+		fmt.Sprintf("POST %s/pets HTTP/1.1\r\nHost: x\r\n%sContent-Type: application/json\r\n"+
+			"Content-Length: %d\r\n\r\n%s", s.path, auth, len(body), body),
+	}
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
@@ -485,19 +446,8 @@ func floodAttack(ctx context.Context, s *server, n int, key string) {
 					}
 					br = bufio.NewReader(conn)
 				}
-				auth := ""
-				if key != "" {
-					auth = "Authorization: Bearer " + key + "\r\n"
-				}
-				var req string
-				if i%2 == 0 {
-					req = fmt.Sprintf("GET %s/pets?limit=100 HTTP/1.1\r\nHost: x\r\n%s\r\n", s.path, auth)
-				} else {
-					req = fmt.Sprintf("POST %s/pets HTTP/1.1\r\nHost: x\r\n%sContent-Type: application/json\r\n"+
-						"Content-Length: %d\r\n\r\n%s", s.path, auth, len(body), body)
-				}
 				conn.SetDeadline(time.Now().Add(10 * time.Second))
-				_, err := io.WriteString(conn, req)
+				_, err := io.WriteString(conn, reqs[i%2])
 				var resp *http.Response
 				if err == nil {
 					resp, err = http.ReadResponse(br, nil)
@@ -546,10 +496,7 @@ func h2Attack(ctx context.Context, s *server, conns, streams int) {
 						io.Copy(io.Discard, resp.Body)
 						resp.Body.Close()
 					}
-					select {
-					case <-ctx.Done():
-					case <-time.After(time.Until(opened.Add(time.Second))):
-					}
+					sleep(ctx, time.Until(opened.Add(time.Second)))
 				}
 			})
 		}
@@ -653,26 +600,4 @@ func rss(pid int) int {
 		}
 	}
 	return 0
-}
-
-// selfSigned writes a certificate for 127.0.0.1 and its key into dir.
-func selfSigned(dir string) (cert, key string) {
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		log.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	if err != nil {
-		log.Fatal(err)
-	}
-	kd, err := x509.MarshalECPrivateKey(k)
-	if err != nil {
-		log.Fatal(err)
-	}
-	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
-	os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kd}), 0o600)
-	return cert, key
 }

@@ -16,7 +16,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,24 +25,20 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "baseline:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, args []string) error {
+func run(args []string) error {
 	fs := flag.NewFlagSet("baseline", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:18081", "`address` to serve the baseline on")
 	target := fs.String("target", "http://127.0.0.1:18080/v1", "base `URL` of the petstore server to seed and record")
@@ -57,11 +52,11 @@ func run(ctx context.Context, args []string) error {
 		return errors.New("-key is required")
 	}
 	c := &client{base: *target, key: *key}
-	if err := c.waitReady(ctx); err != nil {
+	if err := c.waitReady(); err != nil {
 		return err
 	}
 	start := time.Now()
-	if err := c.seed(ctx, *seed); err != nil {
+	if err := c.seed(*seed); err != nil {
 		return err
 	}
 	fmt.Printf("seeded %d pets in %v\n", *seed, time.Since(start).Round(time.Millisecond))
@@ -79,7 +74,7 @@ func run(ctx context.Context, args []string) error {
 		{&b.get, http.MethodGet, "/pets/12345", ""},
 		{&b.create, http.MethodPost, "/pets", `{"name":"Rex","categoryId":3,"status":"available"}`},
 	} {
-		res, body, err := c.do(ctx, r.method, r.path, r.body)
+		res, body, err := c.do(r.method, r.path, r.body)
 		if err != nil {
 			return err
 		}
@@ -95,7 +90,6 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	// The same settings as cmd/petstore.
 	srv := &http.Server{
 		Handler:           &b,
@@ -104,19 +98,10 @@ func run(ctx context.Context, args []string) error {
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    16 << 10,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(slog.NewTextHandler(os.Stderr, nil), slog.LevelWarn),
 	}
 	fmt.Printf("ready: serving the baseline on http://%s\n", ln.Addr())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
-		return err
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return srv.Shutdown(shutdownCtx)
+	return srv.Serve(ln)
 }
 
 // response is a recorded answer.
@@ -154,8 +139,8 @@ var httpClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transp
 
 // do sends a request, with body as JSON when it is not "", and returns the
 // response and its body.
-func (c *client) do(ctx context.Context, method, path, body string) (*http.Response, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, strings.NewReader(body))
+func (c *client) do(method, path, body string) (*http.Response, []byte, error) {
+	req, err := http.NewRequest(method, c.base+path, strings.NewReader(body))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -173,17 +158,17 @@ func (c *client) do(ctx context.Context, method, path, body string) (*http.Respo
 }
 
 // waitReady polls the server until it answers, for 30 seconds at most.
-func (c *client) waitReady(ctx context.Context) error {
+func (c *client) waitReady() error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		res, _, err := c.do(ctx, http.MethodGet, "/pets?limit=1", "")
+		res, _, err := c.do(http.MethodGet, "/pets?limit=1", "")
 		if err == nil && res.StatusCode != http.StatusOK {
 			return fmt.Errorf("petstore answered %s to GET /pets; is -key right?", res.Status)
 		}
 		if err == nil {
 			return nil
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		if time.Now().After(deadline) {
 			return fmt.Errorf("petstore did not answer: %w", err)
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -193,7 +178,7 @@ func (c *client) waitReady(ctx context.Context) error {
 // seed adds n pets from 8 goroutines, named "pet 1" and so on, in 7
 // categories, their statuses cycling through none, available, pending and
 // sold.
-func (c *client) seed(ctx context.Context, n int) error {
+func (c *client) seed(n int) error {
 	statuses := []string{"", `,"status":"available"`, `,"status":"pending"`, `,"status":"sold"`}
 	var next atomic.Int64
 	var failed error
@@ -203,7 +188,7 @@ func (c *client) seed(ctx context.Context, n int) error {
 		wg.Go(func() {
 			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
 				body := fmt.Sprintf(`{"name":"pet %d","categoryId":%d%s}`, i, i%7+1, statuses[i%4])
-				res, b, err := c.do(ctx, http.MethodPost, "/pets", body)
+				res, b, err := c.do(http.MethodPost, "/pets", body)
 				if err == nil && res.StatusCode != http.StatusCreated {
 					err = fmt.Errorf("POST /pets answered %s: %s", res.Status, b)
 				}

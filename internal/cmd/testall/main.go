@@ -82,23 +82,18 @@ const defaultTimeout = "6m"
 // withDefaults returns the go test flags in args, preceded by -count=1 (a
 // cached result would repeat a skip whose cause has since been mended, such
 // as a browser installed after the first run) and -timeout=defaultTimeout,
-// each unless args sets it.
+// each unless args sets it (as -name, --name, -name=v or --name=v).
 func withDefaults(args []string) []string {
 	var defaults []string
 	for _, d := range []struct{ flag, value string }{{"count", "1"}, {"timeout", defaultTimeout}} {
-		if !slices.ContainsFunc(args, func(a string) bool { return isFlag(a, d.flag) }) {
+		if !slices.ContainsFunc(args, func(a string) bool {
+			name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+			return name == d.flag
+		}) {
 			defaults = append(defaults, "-"+d.flag+"="+d.value)
 		}
 	}
 	return append(defaults, args...)
-}
-
-// isFlag reports whether arg sets the flag name, as -name, --name, -name=v
-// or --name=v.
-func isFlag(arg, name string) bool {
-	arg = strings.TrimPrefix(strings.TrimPrefix(arg, "-"), "-")
-	arg, _, _ = strings.Cut(arg, "=")
-	return arg == name
 }
 
 // event is one line of "go test -json" (see "go doc test2json").
@@ -106,24 +101,15 @@ type event struct {
 	Action, Package, Test, Output string
 }
 
-// counts are the tests of a run by outcome.
-type counts struct {
-	passed, failed, skipped int
-}
-
-func (c counts) String() string {
-	return fmt.Sprintf("%d passed, %d failed, %d skipped", c.passed, c.failed, c.skipped)
-}
-
 // summary follows the events of a run and reports on it.
 type summary struct {
-	out            io.Writer
-	total          counts
-	failedPackages int
-	output         map[string][]string // by package and test: the lines so far
-	skips          map[string][]string // by reason: the tests skipped for it
-	helpers        []string            // tests that only run inside another's subprocess
-	failedTests    map[string]bool     // packages with a failed test
+	out                     io.Writer
+	passed, failed, skipped int // the tests by outcome
+	failedPackages          int
+	output                  map[string][]string // by package and test: the lines so far
+	skips                   map[string][]string // by reason: the tests skipped for it
+	helpers                 []string            // tests that only run inside another's subprocess
+	failedTests             map[string]bool     // packages with a failed test
 }
 
 // newSummary returns a summary that writes to out.
@@ -165,17 +151,17 @@ func (s *summary) handle(e event) {
 		}
 	case e.Test == "":
 	case e.Action == "pass":
-		s.total.passed++
+		s.passed++
 	case e.Action == "skip":
 		reason := skipReason(s.output[id])
 		if isHelper(reason) {
 			s.helpers = append(s.helpers, e.Package+"."+e.Test)
 		} else {
-			s.total.skipped++
+			s.skipped++
 			s.skips[reason] = append(s.skips[reason], e.Package+"."+e.Test)
 		}
 	case e.Action == "fail":
-		s.total.failed++
+		s.failed++
 		s.failedTests[e.Package] = true
 		fmt.Fprintf(s.out, "--- FAIL: %s (%s)\n%s", e.Test, e.Package, strings.Join(s.output[id], ""))
 	}
@@ -198,7 +184,7 @@ func (s *summary) unfinished(pkg string) {
 	slices.Sort(tests)
 	for _, test := range tests {
 		id := pkg + " " + test
-		s.total.failed++
+		s.failed++
 		s.failedTests[pkg] = true
 		fmt.Fprintf(s.out, "--- FAIL: %s (%s) did not finish\n%s", test, pkg, strings.Join(s.output[id], ""))
 		delete(s.output, id)
@@ -271,13 +257,13 @@ func (s *summary) finish(goFailed, ci bool) int {
 	}
 	status := 0
 	switch {
-	case s.total.failed > 0 || s.failedPackages > 0 || goFailed:
+	case s.failed > 0 || s.failedPackages > 0 || goFailed:
 		status = 1
 	case ci && mustRun > 0:
 		fmt.Fprintf(s.out, "CI=true: %d PostgreSQL or browser tests were skipped, and CI must run them\n", mustRun)
 		status = 1
 	}
-	fmt.Fprintln(s.out, s.total)
+	fmt.Fprintf(s.out, "%d passed, %d failed, %d skipped\n", s.passed, s.failed, s.skipped)
 	return status
 }
 

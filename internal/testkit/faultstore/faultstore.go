@@ -34,8 +34,7 @@ const (
 )
 
 // Methods returns every method of petstore.Store, so that a test can set a
-// fault on all of them without listing them. A test of this package fails
-// when petstore.Store has a method that is not among them.
+// fault on all of them without listing them.
 func Methods() []Method { return []Method{Add, Get, List} }
 
 // A Fault describes what a call to a method does instead of, or before,

@@ -143,9 +143,6 @@ func (r Result) String() string {
 // t.Fatalf when requests fail or ctx is done before the end.
 func Run(ctx context.Context, t testing.TB, c Config) Result {
 	t.Helper()
-	if c.Clients < 1 || c.Creates < 1 {
-		t.Fatalf("loadtest: Clients and Creates must be positive; got %d and %d", c.Clients, c.Creates)
-	}
 	transport := &http.Transport{
 		MaxIdleConnsPerHost: c.Clients,
 		IdleConnTimeout:     time.Minute,
@@ -267,7 +264,6 @@ type walk struct {
 	limit  int
 	next   string // the next page's URL; "" for the first
 	last   int64  // the last ID of the walk so far
-	page   []petstore.Pet
 }
 
 // step lists the next page of w and checks it: at most limit pets, each
@@ -280,11 +276,10 @@ func (cl *client) step(ctx context.Context, w *walk) error {
 		}
 		w.last = 0
 	}
-	page, next, err := cl.list(ctx, w.next, w.page[:0])
+	page, next, err := cl.list(ctx, w.next)
 	if err != nil {
 		return err
 	}
-	w.page = page
 	if len(page) > w.limit {
 		return fmt.Errorf("GET %s answered %d pets; the limit is %d", w.next, len(page), w.limit)
 	}
@@ -350,11 +345,11 @@ func (cl *client) verify(ctx context.Context, t testing.TB, clients int, acked m
 			where = "the listing under its status"
 		}
 		var last int64
-		var page []petstore.Pet
 		seen := make(map[int64]bool)
 		for target != "" {
+			var page []petstore.Pet
 			var err error
-			page, target, err = cl.list(ctx, target, page[:0])
+			page, target, err = cl.list(ctx, target)
 			if err != nil {
 				t.Fatalf("loadtest: %v", verifyError(ctx, err))
 			}
@@ -528,20 +523,20 @@ func (cl *client) get(ctx context.Context, id int64) (petstore.Pet, error) {
 	return got, err
 }
 
-// list gets the page at target, appends its pets to dst, and returns the
-// URL of the next page from the Link header, or "" on the last page.
-func (cl *client) list(ctx context.Context, target string, dst []petstore.Pet) ([]petstore.Pet, string, error) {
+// list returns the pets of the page at target, and the URL of the next
+// page from the Link header, or "" on the last page.
+func (cl *client) list(ctx context.Context, target string) ([]petstore.Pet, string, error) {
 	cl.lists.Add(1)
 	var page []petstore.Pet
 	h, err := cl.call(ctx, http.MethodGet, target, nil, http.StatusOK, &page)
 	if err != nil {
-		return dst, "", err
+		return nil, "", err
 	}
 	next, err := nextLink(target, h.Values("Link"))
 	if err != nil {
-		return dst, "", fmt.Errorf("GET %s: %w", target, err)
+		return nil, "", fmt.Errorf("GET %s: %w", target, err)
 	}
-	return append(dst, page...), next, nil
+	return page, next, nil
 }
 
 // nextLink returns the target of the rel="next" link among the Link header

@@ -106,6 +106,7 @@ server_round_robin = 1
 		var exit error
 		select {
 		case exit = <-exited:
+			exited <- exit // for the cleanup, which waits for it
 		default:
 			if time.Since(start) < 30*time.Second {
 				continue

@@ -204,14 +204,11 @@ func (st *Streams) Close() {
 	}
 }
 
-// Lists returns the calls of List so far.
-func (st *Streams) Lists() int64 { return st.store.lists.Load() }
-
 // Create creates n pets through the handler at perSecond, and returns the
 // calls of List per pet that they cost, counted until 100 ms after the
 // last.
 func (st *Streams) Create(n int, perSecond float64) (float64, error) {
-	before := st.Lists()
+	before := st.store.lists.Load()
 	tick := time.NewTicker(time.Duration(float64(time.Second) / perSecond))
 	defer tick.Stop()
 	for i := range n {
@@ -226,7 +223,7 @@ func (st *Streams) Create(n int, perSecond float64) (float64, error) {
 		}
 	}
 	time.Sleep(100 * time.Millisecond)
-	return float64(st.Lists()-before) / float64(n), nil
+	return float64(st.store.lists.Load()-before) / float64(n), nil
 }
 
 // Idle returns the CPU that the process spent over d, as a share of one
@@ -236,13 +233,13 @@ func (st *Streams) Idle(d time.Duration) (cpu, listsPerSecond float64, err error
 	if err != nil {
 		return 0, 0, err
 	}
-	lists := st.Lists()
+	lists := st.store.lists.Load()
 	time.Sleep(d)
 	after, err := cpuTime()
 	if err != nil {
 		return 0, 0, err
 	}
-	return float64(after-before) / float64(d), float64(st.Lists()-lists) / d.Seconds(), nil
+	return float64(after-before) / float64(d), float64(st.store.lists.Load()-lists) / d.Seconds(), nil
 }
 
 // cpuTime returns the user and system CPU time of the process so far.
