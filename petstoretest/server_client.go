@@ -377,17 +377,14 @@ func (st *serverT) linkRel(x *exchange, rel string) *url.URL {
 	return found
 }
 
-// echoedCredential describes where x repeats a credential that its request
-// sent (the part of its Authorization header after the scheme, and the
-// endpoint's key wherever the header holds it), or returns "". A credential
-// leaks in a header value, or in a string value of the JSON body (the body
-// when it is not JSON) but for an error's code, type and title, which
-// wantError requires to be the API's own words; it counts as a whole token
-// only, so that the key "key" does not occur in "Idempotency-Key" or
-// "monkey". Nor does the rest of the server's own text count: the request is
-// sent again with made-up credentials, and a credential is echoed only when
-// it occurs more often in the first answer, or the second has another
-// status. The answer to HEAD has no body and is not checked.
+// echoedCredential describes where x repeats, in leakPlaces, a credential
+// that its request sent (the part of its Authorization header after the
+// scheme, and the endpoint's key wherever the header holds it), or returns
+// "". Only a whole token counts, so that the key "key" does not occur in
+// "Idempotency-Key" or "monkey"; nor does the server's own text: the
+// request is sent again with made-up credentials, and a credential is
+// echoed only when it occurs more often in the first answer, or the second
+// has another status. HEAD is not checked: its answer has no body.
 func (st *serverT) echoedCredential(x *exchange) string {
 	if x.req.Method == http.MethodHead {
 		return ""
@@ -421,8 +418,9 @@ func (st *serverT) echoedCredential(x *exchange) string {
 }
 
 // leakPlaces returns the places of x where a credential could leak: its
-// header values, and the string values of its JSON body but for an error's
-// code, type and title (or the body, when it is not JSON).
+// header values, and the string values of its JSON body (or the body, when
+// it is not JSON) but for an error's code, type and title, which wantError
+// requires to be the API's own words.
 func leakPlaces(x *exchange) []string {
 	var places []string
 	for _, vs := range x.resp.Header {

@@ -435,10 +435,9 @@ func wantWrapping(target error, v any, err error) (want, got string) {
 	return want, outcome(v, err)
 }
 
-// withDoneContext returns the test that calls each of methods with a done
-// context, canceled or, for context.DeadlineExceeded, past its deadline,
-// on a store that holds pets, and wants each to return an error wrapping
-// target.
+// withDoneContext returns the test that calls each of methods, on a store
+// that holds pets, with a context canceled or, for DeadlineExceeded, past
+// its deadline, and wants each to return an error wrapping target.
 func withDoneContext(target error, methods ...string) func(*storeT) {
 	return func(st *storeT) {
 		id := st.addN(3)[0].ID
@@ -750,20 +749,16 @@ func testPaginateWhileAdding(st *storeT) {
 	diff(st, "IDs visited paging with Limit 3 while a pet is added after each page", ids(byID(added)), ids(visited))
 }
 
-// testPaginateConcurrentAdds hammers the store with goroutines that add
-// pets while others page through List, each from the start, and checks
-// that every pager visits every pet. A pager that misses a pet has seen a
-// greater ID before the pet became visible: the store drew the ID before it
-// made the pet visible (a database store that takes a sequence value and
-// inserts later does), and another Add overtook it in the gap. The gap is
-// short, so the test runs many adders and pagers at once, yielding between
+// testPaginateConcurrentAdds checks that pagers, each from the start,
+// visit every pet while writers add pets. A pager misses a pet when the
+// store drew its ID before making it visible (as a database store that
+// takes a sequence value and inserts later does) and another Add overtook
+// it in the gap. The gap is short, so enough writers run to overtake each
+// other in it and enough pagers that one lists in most such gaps, with
+// pages long enough to keep up with the newest pets, yielding between
 // calls, for a number of Adds rather than for a time.
 func testPaginateConcurrentAdds(st *storeT) {
 	procs := runtime.GOMAXPROCS(0)
-	// Enough writers to overtake each other between drawing an ID and
-	// making the pet visible, and enough pagers that one of them lists in
-	// most such gaps; pages long enough that a pager keeps up with the
-	// newest pets, where the gaps are.
 	writers := max(8, 4*procs)
 	pagers := 2 * procs
 	perWriter := max(4, 1024/writers) // about 1,000 pets in all
