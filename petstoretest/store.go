@@ -286,7 +286,6 @@ func testNotifyAdds(st *storeT) {
 }
 
 func testAddInvalid(st *storeT) {
-	valid := petstore.NewPet{Name: "valid", CategoryID: 1}
 	invalid := map[string]petstore.NewPet{
 		"blank name":        {Name: " ", CategoryID: 1},
 		"name not UTF-8":    {Name: "a\xff", CategoryID: 1},
@@ -297,12 +296,11 @@ func testAddInvalid(st *storeT) {
 		"unknown status":    {Name: "a", CategoryID: 1, Status: "lost"},
 	}
 	for _, why := range slices.Sorted(maps.Keys(invalid)) {
-		p := invalid[why]
-		if _, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{}); !errors.Is(err, petstore.ErrInvalidPet) {
+		if _, _, err := st.s.Add(st.ctx, invalid[why], petstore.AddOptions{}); !errors.Is(err, petstore.ErrInvalidPet) {
 			st.Errorf("Add of a pet with a %s returned error %v, not one wrapping ErrInvalidPet", why, err)
 		}
 	}
-	added := st.add(valid)
+	added := st.add(petstore.NewPet{Name: "valid", CategoryID: 1})
 	diff(st, "List after the invalid Adds and one valid one", added, st.list(petstore.ListOptions{}))
 }
 
@@ -414,8 +412,7 @@ func testGetUnknown(st *storeT) {
 		want[id], got[id] = wantWrapping(petstore.ErrNotFound, p, err)
 	}
 	probe(1) // the store is empty
-	added := st.addN(5)
-	maxID := slices.Max(ids(added))
+	maxID := slices.Max(ids(st.addN(5)))
 	for _, id := range []int64{0, -1, -maxID, math.MinInt64, math.MaxInt64} {
 		probe(id)
 	}
