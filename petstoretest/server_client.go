@@ -108,10 +108,8 @@ type commonHeaders struct {
 	StrongTag          bool // there is exactly one ETag, and it is strong
 }
 
-// tagged are the Cache-Control values of an answer with an ETag: a pet or
-// a full page that others follow, which a private cache may keep for an
-// hour, and a full page that none follows yet, which it must revalidate
-// before each use.
+// tagged are the Cache-Control values that headersClause allows with an
+// ETag, the second for a full page that no page follows yet.
 var tagged = []string{"private, max-age=3600", "private, no-cache"}
 
 func (st *serverT) checkCommonHeaders(x *exchange) {

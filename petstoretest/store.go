@@ -725,13 +725,11 @@ func (st *storeT) paginate(opts petstore.ListOptions, between func(page int), mo
 func testPaginate(st *storeT) {
 	want := byID(st.addN(20))
 	for _, limit := range []int{1, 2, 3, 7, 20, 25} {
-		opts := petstore.ListOptions{Limit: limit}
-		diff(st, fmt.Sprintf("IDs visited paging with Limit %d", limit), ids(want), ids(st.paginate(opts, nil, nil)))
+		diff(st, fmt.Sprintf("IDs visited paging with Limit %d", limit), ids(want), ids(st.paginate(petstore.ListOptions{Limit: limit}, nil, nil)))
 	}
 	for _, s := range statuses[1:] {
-		opts := petstore.ListOptions{Status: s, Limit: 2}
 		diff(st, fmt.Sprintf("IDs visited paging with Status %q and Limit 2", s),
-			ids(selectPets(want, petstore.ListOptions{Status: s})), ids(st.paginate(opts, nil, nil)))
+			ids(selectPets(want, petstore.ListOptions{Status: s})), ids(st.paginate(petstore.ListOptions{Status: s, Limit: 2}, nil, nil)))
 	}
 }
 
