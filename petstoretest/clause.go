@@ -99,17 +99,11 @@ func (r *recorder) Failed() bool {
 	return len(r.failures) > 0
 }
 
-// diffOptions make diffs readable: nil and empty slices and maps are
-// equal, and strings are compared whole, to show both values in a diff.
-var diffOptions = []gocmp.Option{
-	cmpopts.EquateEmpty(),
-	gocmp.Comparer(func(a, b string) bool { return a == b }),
-}
-
 // diff reports a failure to r when got differs from want, showing the
-// difference, and tells whether they were equal.
+// difference, and tells whether they were equal. Nil and empty slices and
+// maps are equal, and strings are compared whole, to show both values.
 func diff(r reporter, what string, want, got any) bool {
-	if d := gocmp.Diff(want, got, diffOptions...); d != "" {
+	if d := gocmp.Diff(want, got, cmpopts.EquateEmpty(), gocmp.Comparer(func(a, b string) bool { return a == b })); d != "" {
 		r.Errorf("%s (-want +got):\n%s", what, d)
 		return false
 	}

@@ -16,34 +16,21 @@ import (
 type OpenFunc func(t *testing.T) (store petstore.Store, close func() error)
 
 // TestDurability tests a petstore.Store that can be closed and opened again
-// on the same data, a file or a database, for what TestStore cannot see:
-// that pets (every field), IDs and idempotency keys survive a reopen, that
-// IDs are never reused after one, and that an Add cancelled or interrupted
-// by the close has stored all or nothing. It runs each clause as a subtest,
-// named after the clause, and a failure names the sentence of the clause
-// that the store broke, as TestStore's do. Run TestStore on the store too:
-// TestDurability checks only what a reopen can break.
+// on the same data, a file or a database, for what only a reopen can break:
+// pets (every field), IDs and idempotency keys survive it, no ID is used
+// again after it, and an Add cancelled or interrupted by the close has
+// stored its pet with its key, or neither (a store may report an error for
+// an Add that it stored, when it cannot know). Its subtests and failures are
+// named as TestStore's are; run TestStore on the store too.
 //
 // newData returns a new, empty set of data (a new file, a new table) and
-// the function that opens a Store on it; the suite opens, closes and opens
-// again. Each subtest, one after another, calls newData once and then open
-// and close several times, never with two stores open at once. open may use
-// t to register cleanup; the subtest closes the store that is open when it
-// ends. close must return only when no call that started before it can
-// still store anything: it waits for the calls in flight or ends them, and
-// either way each of them then has stored its pet with its idempotency key,
-// or neither. Calls that reach a store after its close has returned must
-// return an error. An error from close fails the subtest.
-//
-// One clause starts many keyed Adds at once, cancels the contexts of some
-// of them while they run and closes the store while others are in flight.
-// Then it opens the store again and requires, of each Add that returned a
-// pet, that the pet is there and that a keyed retry replays it; of each that
-// failed, that a keyed retry replays a pet with exactly its values or
-// creates one, and that exactly one pet then has its name. A store may
-// report an error for an Add that it stored only when it cannot know (the
-// Store contract allows that when ctx ended or the connection broke): this
-// clause accepts both outcomes, but not half of one.
+// the function that opens a Store on it. Each subtest, one after another,
+// calls newData once and then open and close several times, never with two
+// stores open at once; it closes the store that is open when it ends. open
+// may use t to register cleanup. close must return only when no call that
+// started before it can still store anything: it waits for the calls in
+// flight or ends them. Calls that reach a store after its close has
+// returned must return an error. An error from close fails the subtest.
 func TestDurability(t *testing.T, newData func(t *testing.T) OpenFunc) {
 	t.Helper()
 	testClauses(t, durabilityCases, func(r reporter, c clause[*durableT]) {
@@ -192,13 +179,9 @@ type attempt struct {
 }
 
 func testAddInterrupted(dt *durableT) {
-	const rounds = 2 // each round: Adds, cancels and a close, a reopen, checks
 	var kept []petstore.Pet
-	for round := range rounds {
+	for round := range 2 { // each round: Adds, cancels and a close, a reopen, checks
 		attempts := dt.interruptAdds(round)
-		if dt.Failed() {
-			return
-		}
 		dt.openStore()
 		kept = append(kept, dt.checkInterrupted(round, kept, attempts)...)
 		if dt.Failed() {
@@ -207,23 +190,16 @@ func testAddInterrupted(dt *durableT) {
 	}
 }
 
-// The Adds of one round of add-interrupted: interruptWorkers goroutines
-// each call Add again as soon as their last Add returns, so that Adds are
-// always in flight, until they have made interruptMaxAdds Adds in all. The
-// close comes once interruptCloseAfter Adds have returned; each goroutine
-// then makes one more Add at most, which meets the closing store or the
-// closed one.
-const (
-	interruptWorkers    = 8
-	interruptMaxAdds    = 200
-	interruptCloseAfter = 32
-)
-
 // interruptAdds makes the keyed Adds of one round, with distinct keys and
-// names; as every second one returns, it cancels the context of one still in
-// flight, and it closes the store while others are in flight. It returns
-// every Add made when each has returned and the store is closed.
+// names, from workers goroutines that each call Add again as soon as their
+// last one returns, up to maxAdds Adds in all. As every second Add returns,
+// it cancels the context of one still in flight; once closeAfter have
+// returned, it closes the store while others are in flight, and each
+// goroutine makes one more Add at most, which meets the closing store or
+// the closed one. It returns every Add made when each has returned and the
+// store is closed.
 func (dt *durableT) interruptAdds(round int) []*attempt {
+	const workers, maxAdds, closeAfter = 8, 200, 32
 	s, closeFn := dt.s, dt.close
 	dt.close = nil
 	ctx := petstore.WithPrincipal(dt.ctx, interruptedPrincipal)
@@ -236,11 +212,11 @@ func (dt *durableT) interruptAdds(round int) []*attempt {
 		closing  bool                           // close has been called
 	)
 	closed := make(chan error, 1)
-	atOnce(interruptWorkers, func(int) {
+	atOnce(workers, func(int) {
 		for last := false; !last; {
 			mu.Lock()
 			i := len(attempts)
-			if i == interruptMaxAdds {
+			if i == maxAdds {
 				mu.Unlock()
 				return
 			}
@@ -265,7 +241,7 @@ func (dt *durableT) interruptAdds(round int) []*attempt {
 				}
 				inFlight[pick[0]]()
 			}
-			if returned == interruptCloseAfter {
+			if returned == closeAfter {
 				closing = true
 				go func() { closed <- closeFn() }()
 			}

@@ -42,17 +42,16 @@ type Endpoint struct {
 }
 
 // TestServer tests a running server of the animal store API through HTTP
-// only. It runs each rule of the API specification and of the package's wire
-// decisions as a subtest, named after the rule; a failure names the rule
-// that the server broke, with a diff of what the rule wants and what the
-// server answered. It checks every answer and header that a client can
-// provoke, and that no answer repeats a credential of its request; it
-// cannot provoke 403, 500 or 503, and does not check them.
+// only, one subtest per rule of the API specification and of the package's
+// wire decisions, named after the rule, one after another. A failure names
+// the rule that the server broke, with a diff. It checks every answer and
+// header that a client can provoke, and that no answer repeats a credential
+// of its request; it cannot provoke 403, 500 or 503.
 //
-// TestServer does not need an empty store: it creates the pets that it
-// checks, with names unique to the run, and leaves them in the store. It
-// pages through every pet of the store a few times, so on a store with very
-// many pets it takes a while. The subtests run one after another.
+// TestServer creates the pets that it checks, with names unique to the run,
+// and leaves them in the store, which need not be empty. It pages through
+// every pet of the store a few times, which takes a while on a store with
+// very many pets.
 func TestServer(t *testing.T, e Endpoint) {
 	t.Helper()
 	run, err := serverRun(e)

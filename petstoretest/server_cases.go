@@ -515,19 +515,13 @@ func httpConditional(st *serverT) {
 	}
 }
 
-// A listPage is one page of GET /pets.
-type listPage struct {
-	x    *exchange
-	pets []petstore.Pet
-	next *url.URL // the next Link resolved, or nil on the last page
-}
-
 // walk fetches the page at start and follows its next links, calling visit
-// with each page, until a page has no next link or visit returns false. It
+// with each page, its pets and its next Link resolved (nil on the last
+// page), until a page has no next link or visit returns false. It
 // checks every page against clauseList, and the order of the pets across
 // pages; it stops at the first page that fails a check, such as one that
 // does not advance, so that a broken Link cannot make it loop.
-func (st *serverT) walk(start string, visit func(p listPage) bool) {
+func (st *serverT) walk(start string, visit func(x *exchange, pets []petstore.Pet, next *url.URL) bool) {
 	list, err := url.Parse(st.url("/pets"))
 	if err != nil {
 		st.Fatalf("petstoretest: %v", err)
@@ -567,7 +561,7 @@ func (st *serverT) walk(start string, visit func(p listPage) bool) {
 				return
 			}
 		}
-		if !visit(listPage{x: x, pets: pets, next: next}) || next == nil {
+		if !visit(x, pets, next) || next == nil {
 			return
 		}
 		u = next.String()
@@ -579,9 +573,9 @@ func (st *serverT) walk(start string, visit func(p listPage) bool) {
 // order visited: those of created, and all.
 func (st *serverT) collect(start string, created map[int64]petstore.Pet, between func(page int)) (mine, all []petstore.Pet) {
 	page := 0
-	st.walk(start, func(p listPage) bool {
-		all = append(all, p.pets...)
-		if between != nil && p.next != nil {
+	st.walk(start, func(_ *exchange, pets []petstore.Pet, next *url.URL) bool {
+		all = append(all, pets...)
+		if between != nil && next != nil {
 			between(page)
 		}
 		page++
@@ -598,9 +592,9 @@ func (st *serverT) collect(start string, created map[int64]petstore.Pet, between
 // pets, takes few requests.
 func (st *serverT) startAt(query string, id int64, limit int) string {
 	var at *url.URL
-	st.walk(st.url("/pets?"+query), func(p listPage) bool {
-		if len(p.pets) > 0 && p.pets[len(p.pets)-1].ID >= id {
-			at = p.x.req.URL
+	st.walk(st.url("/pets?"+query), func(x *exchange, pets []petstore.Pet, _ *url.URL) bool {
+		if len(pets) > 0 && pets[len(pets)-1].ID >= id {
+			at = x.req.URL
 			return false
 		}
 		return true

@@ -21,14 +21,6 @@ import (
 	"github.com/petstore-go/petstore/httpapi"
 )
 
-// requestTimeout bounds each request, so that a server that never answers
-// fails the subtest instead of hanging it.
-const requestTimeout = 30 * time.Second
-
-// maxResponseBytes bounds the response bodies that TestServer reads: a full
-// page of pets is far smaller.
-const maxResponseBytes = 8 << 20
-
 // headersClause is the rule that every response obeys, whatever the
 // subtest checks.
 const headersClause = "Every response, errors included, has one X-Content-Type-Options: nosniff and one Cache-Control: no-store, except a 200 or 304 with a strong ETag (a pet, a full page), which only a private cache may keep (Cache-Control: private, max-age=3600, or private, no-cache for a full page that no page follows yet) and which has Vary: Authorization; one with a body (any but a 204 or a 304) has one Content-Type: application/json (application/problem+json for an error when the request's Accept prefers it), and one without has no Content-Type and no body."
@@ -83,9 +75,11 @@ func (st *serverT) do(req *http.Request) *exchange {
 	return x
 }
 
-// roundTrip sends req, under requestTimeout, and reads the whole response.
+// roundTrip sends req and reads the whole response, up to 8 MiB (a full
+// page of pets is far smaller). A server that does not answer within 30
+// seconds fails the subtest instead of hanging it.
 func (st *serverT) roundTrip(req *http.Request) (*exchange, error) {
-	ctx, cancel := context.WithTimeout(req.Context(), requestTimeout)
+	ctx, cancel := context.WithTimeout(req.Context(), 30*time.Second)
 	defer cancel()
 	req = req.WithContext(ctx)
 	resp, err := st.client.Do(req)
@@ -93,7 +87,7 @@ func (st *serverT) roundTrip(req *http.Request) (*exchange, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	return &exchange{req: req, resp: resp, body: body}, err
 }
 
@@ -114,10 +108,8 @@ type commonHeaders struct {
 	StrongTag          bool // there is exactly one ETag, and it is strong
 }
 
-// tagged are the Cache-Control values of an answer with an ETag: a pet or
-// a full page that others follow, which a private cache may keep for an
-// hour, and a full page that none follows yet, which it must revalidate
-// before each use.
+// tagged are the Cache-Control values that headersClause allows with an
+// ETag, the second for a full page that no page follows yet.
 var tagged = []string{"private, max-age=3600", "private, no-cache"}
 
 func (st *serverT) checkCommonHeaders(x *exchange) {
@@ -234,7 +226,6 @@ func (st *serverT) wantError(x *exchange, status int, code string) {
 		var b struct {
 			Code, Message, Type, Title string
 			Status                     int
-			Errors                     json.RawMessage
 		}
 		members, err := objectMembers(x.body)
 		if err != nil {
@@ -245,7 +236,7 @@ func (st *serverT) wantError(x *exchange, status int, code string) {
 		got.Code, got.Status, got.HasMessage, got.Type, got.Title = b.Code, b.Status, b.Message != "", b.Type, b.Title
 		if members["errors"] != nil {
 			want.Members = slices.Sorted(slices.Values(append(want.Members, "errors")))
-			got.BadErrors = badFieldErrors(b.Errors)
+			got.BadErrors = badFieldErrors(members["errors"])
 		}
 		if echo != "" {
 			got.EchoesCredential, what = "yes", what+" ("+echo+")"
@@ -384,17 +375,14 @@ func (st *serverT) linkRel(x *exchange, rel string) *url.URL {
 	return found
 }
 
-// echoedCredential describes where x repeats a credential that its request
-// sent (the part of its Authorization header after the scheme, and the
-// endpoint's key wherever the header holds it), or returns "". A credential
-// leaks in a header value, or in a string value of the JSON body (the body
-// when it is not JSON) but for an error's code, type and title, which
-// wantError requires to be the API's own words; it counts as a whole token
-// only, so that the key "key" does not occur in "Idempotency-Key" or
-// "monkey". Nor does the rest of the server's own text count: the request is
-// sent again with made-up credentials, and a credential is echoed only when
-// it occurs more often in the first answer, or the second has another
-// status. The answer to HEAD has no body and is not checked.
+// echoedCredential describes where x repeats, in leakPlaces, a credential
+// that its request sent (the part of its Authorization header after the
+// scheme, and the endpoint's key wherever the header holds it), or returns
+// "". Only a whole token counts, so that the key "key" does not occur in
+// "Idempotency-Key" or "monkey"; nor does the server's own text: the
+// request is sent again with made-up credentials, and a credential is
+// echoed only when it occurs more often in the first answer, or the second
+// has another status. HEAD is not checked: its answer has no body.
 func (st *serverT) echoedCredential(x *exchange) string {
 	if x.req.Method == http.MethodHead {
 		return ""
@@ -428,8 +416,9 @@ func (st *serverT) echoedCredential(x *exchange) string {
 }
 
 // leakPlaces returns the places of x where a credential could leak: its
-// header values, and the string values of its JSON body but for an error's
-// code, type and title (or the body, when it is not JSON).
+// header values, and the string values of its JSON body (or the body, when
+// it is not JSON) but for an error's code, type and title, which wantError
+// requires to be the API's own words.
 func leakPlaces(x *exchange) []string {
 	var places []string
 	for _, vs := range x.resp.Header {
@@ -519,10 +508,6 @@ type request struct {
 	want map[string]string
 }
 
-// onlyNamed are the headers that an answer to a request carries only when
-// the request names them.
-var onlyNamed = []string{"Location", "Allow", "Accept-Post", "Retry-After", "WWW-Authenticate"}
-
 // sendAll sends each of reqs and checks its answer. The pets that a rejected
 // request names with st.name must not be stored: it looks for them once,
 // at the end.
@@ -541,7 +526,7 @@ func (st *serverT) sendAll(reqs []request) {
 		} else {
 			st.wantStatus(x, r.status)
 		}
-		for _, k := range onlyNamed {
+		for _, k := range []string{"Location", "Allow", "Accept-Post", "Retry-After", "WWW-Authenticate"} {
 			if _, ok := r.want[k]; !ok && len(x.resp.Header.Values(k)) > 0 {
 				st.Errorf("%s: header %s %q, want none", x, k, x.resp.Header.Values(k))
 			}

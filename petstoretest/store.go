@@ -18,23 +18,20 @@ import (
 	"github.com/petstore-go/petstore"
 )
 
-// TestStore tests a petstore.Store implementation against the contract in
-// the doc comment of petstore.Store. It runs each clause of the contract as
-// a subtest, named after the clause, on a store that it gets from newStore;
-// a failure names the clause and the sentence of the contract that the
-// store broke.
+// TestStore tests a petstore.Store against the contract in the doc comment
+// of petstore.Store, one subtest per clause, named after it, each on a
+// store from newStore. A failure names the clause and the sentence of the
+// contract that the store broke. The simplest clauses run first, so the
+// first failure shown is the one to fix first.
 //
-// newStore must return a new, empty store each time it is called. It may use
-// t to register cleanup. The subtests run one after another, never in
-// parallel, so a newStore that empties one shared database before returning
-// it is fine. The IDs of a new store need not start at 1. The simplest
-// clauses run first, so the first failure shown is the one to fix first.
+// newStore must return a new, empty store each time; it may use t to
+// register cleanup. The subtests run one after another, so a newStore that
+// empties one shared database is fine. The IDs of a new store need not
+// start at 1.
 //
-// The clauses about concurrent use, which need the race detector to show a
-// missing lock (see the package doc), add about 1,000 pets from several
-// goroutines at once, as many as GOMAXPROCS allows to run in parallel; with
-// GOMAXPROCS 1 they cannot make Adds overtake each other, and miss a store
-// that makes pets visible in another order than their IDs.
+// The clauses about concurrent use add about 1,000 pets from as many
+// goroutines as GOMAXPROCS lets run in parallel; with GOMAXPROCS 1 they
+// miss a store that makes pets visible in another order than their IDs.
 func TestStore(t *testing.T, newStore func(t *testing.T) petstore.Store) {
 	t.Helper()
 	testClauses(t, storeCases, func(r reporter, c clause[*storeT]) { runStore(r, newStore(r.(*testing.T)), c.test) })
@@ -289,7 +286,6 @@ func testNotifyAdds(st *storeT) {
 }
 
 func testAddInvalid(st *storeT) {
-	valid := petstore.NewPet{Name: "valid", CategoryID: 1}
 	invalid := map[string]petstore.NewPet{
 		"blank name":        {Name: " ", CategoryID: 1},
 		"name not UTF-8":    {Name: "a\xff", CategoryID: 1},
@@ -300,12 +296,11 @@ func testAddInvalid(st *storeT) {
 		"unknown status":    {Name: "a", CategoryID: 1, Status: "lost"},
 	}
 	for _, why := range slices.Sorted(maps.Keys(invalid)) {
-		p := invalid[why]
-		if _, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{}); !errors.Is(err, petstore.ErrInvalidPet) {
+		if _, _, err := st.s.Add(st.ctx, invalid[why], petstore.AddOptions{}); !errors.Is(err, petstore.ErrInvalidPet) {
 			st.Errorf("Add of a pet with a %s returned error %v, not one wrapping ErrInvalidPet", why, err)
 		}
 	}
-	added := st.add(valid)
+	added := st.add(petstore.NewPet{Name: "valid", CategoryID: 1})
 	diff(st, "List after the invalid Adds and one valid one", added, st.list(petstore.ListOptions{}))
 }
 
@@ -417,8 +412,7 @@ func testGetUnknown(st *storeT) {
 		want[id], got[id] = wantWrapping(petstore.ErrNotFound, p, err)
 	}
 	probe(1) // the store is empty
-	added := st.addN(5)
-	maxID := slices.Max(ids(added))
+	maxID := slices.Max(ids(st.addN(5)))
 	for _, id := range []int64{0, -1, -maxID, math.MinInt64, math.MaxInt64} {
 		probe(id)
 	}
@@ -438,20 +432,18 @@ func wantWrapping(target error, v any, err error) (want, got string) {
 	return want, outcome(v, err)
 }
 
-// withDoneContext returns the test that calls each of methods with a done
-// context, canceled or, for context.DeadlineExceeded, past its deadline,
-// on a store that holds pets, and wants each to return an error wrapping
-// target.
+// withDoneContext returns the test that calls each of methods, on a store
+// that holds pets, with a context canceled or, for DeadlineExceeded, past
+// its deadline, and wants each to return an error wrapping target.
 func withDoneContext(target error, methods ...string) func(*storeT) {
 	return func(st *storeT) {
 		id := st.addN(3)[0].ID
-		ctx, cancel := context.WithDeadline(st.ctx, time.Unix(0, 0))
-		if target == context.Canceled {
-			cancel()
-			ctx, cancel = context.WithCancel(st.ctx)
-			cancel()
+		ctx, cancel := context.WithCancel(st.ctx)
+		cancel()
+		if target == context.DeadlineExceeded {
+			ctx, cancel = context.WithDeadline(st.ctx, time.Unix(0, 0))
+			defer cancel()
 		}
-		defer cancel()
 		calls := map[string]func() (any, error){
 			"Add": func() (any, error) {
 				p, _, err := st.s.Add(ctx, petstore.NewPet{Name: "done", CategoryID: 1, Status: petstore.StatusAvailable}, petstore.AddOptions{})
@@ -733,13 +725,11 @@ func (st *storeT) paginate(opts petstore.ListOptions, between func(page int), mo
 func testPaginate(st *storeT) {
 	want := byID(st.addN(20))
 	for _, limit := range []int{1, 2, 3, 7, 20, 25} {
-		opts := petstore.ListOptions{Limit: limit}
-		diff(st, fmt.Sprintf("IDs visited paging with Limit %d", limit), ids(want), ids(st.paginate(opts, nil, nil)))
+		diff(st, fmt.Sprintf("IDs visited paging with Limit %d", limit), ids(want), ids(st.paginate(petstore.ListOptions{Limit: limit}, nil, nil)))
 	}
 	for _, s := range statuses[1:] {
-		opts := petstore.ListOptions{Status: s, Limit: 2}
 		diff(st, fmt.Sprintf("IDs visited paging with Status %q and Limit 2", s),
-			ids(selectPets(want, petstore.ListOptions{Status: s})), ids(st.paginate(opts, nil, nil)))
+			ids(selectPets(want, petstore.ListOptions{Status: s})), ids(st.paginate(petstore.ListOptions{Status: s, Limit: 2}, nil, nil)))
 	}
 }
 
@@ -754,20 +744,16 @@ func testPaginateWhileAdding(st *storeT) {
 	diff(st, "IDs visited paging with Limit 3 while a pet is added after each page", ids(byID(added)), ids(visited))
 }
 
-// testPaginateConcurrentAdds hammers the store with goroutines that add
-// pets while others page through List, each from the start, and checks
-// that every pager visits every pet. A pager that misses a pet has seen a
-// greater ID before the pet became visible: the store drew the ID before it
-// made the pet visible (a database store that takes a sequence value and
-// inserts later does), and another Add overtook it in the gap. The gap is
-// short, so the test runs many adders and pagers at once, yielding between
+// testPaginateConcurrentAdds checks that pagers, each from the start,
+// visit every pet while writers add pets. A pager misses a pet when the
+// store drew its ID before making it visible (as a database store that
+// takes a sequence value and inserts later does) and another Add overtook
+// it in the gap. The gap is short, so enough writers run to overtake each
+// other in it and enough pagers that one lists in most such gaps, with
+// pages long enough to keep up with the newest pets, yielding between
 // calls, for a number of Adds rather than for a time.
 func testPaginateConcurrentAdds(st *storeT) {
 	procs := runtime.GOMAXPROCS(0)
-	// Enough writers to overtake each other between drawing an ID and
-	// making the pet visible, and enough pagers that one of them lists in
-	// most such gaps; pages long enough that a pager keeps up with the
-	// newest pets, where the gaps are.
 	writers := max(8, 4*procs)
 	pagers := 2 * procs
 	perWriter := max(4, 1024/writers) // about 1,000 pets in all
