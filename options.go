@@ -62,7 +62,7 @@ const (
 )
 
 func defaultConfig() config {
-	return config{
+	c := config{
 		basePath:     DefaultBasePath,
 		logger:       slog.New(slog.DiscardHandler),
 		maxBody:      DefaultMaxBodyBytes,
@@ -72,8 +72,9 @@ func defaultConfig() config {
 		retryAfter:   DefaultRetryAfter,
 		storeTimeout: DefaultStoreTimeout,
 		openAPI:      true,
-		watch:        defaultWatch(),
 	}
+	_ = WithWatch(Watch{}).apply(&c) // the defaults of Watch; no field is negative
+	return c
 }
 
 // positive returns the option named name that calls set, or, when v is not
@@ -88,16 +89,23 @@ func positive[T int64 | time.Duration](name, noun string, v, def T, set func(*co
 	})
 }
 
+// notNil returns the option that calls set, or, when v is nil, the error
+// message.
+func notNil[T comparable](v T, message string, set func(*config)) Option {
+	return optionFunc(func(c *config) error {
+		var none T
+		if v == none {
+			return errors.New(message)
+		}
+		set(c)
+		return nil
+	})
+}
+
 // WithStore sets the Store that keeps the pets. It is required: there is no
 // default store (memstore.New gives an in-memory one).
 func WithStore(s Store) Option {
-	return optionFunc(func(c *config) error {
-		if s == nil {
-			return errors.New("WithStore: the store is nil; pass a Store such as memstore.New()")
-		}
-		c.store = s
-		return nil
-	})
+	return notNil(s, "WithStore: the store is nil; pass a Store such as memstore.New()", func(c *config) { c.store = s })
 }
 
 // WithAuthenticator sets the Authenticator that checks every request's bearer
@@ -105,13 +113,7 @@ func WithStore(s Store) Option {
 // authentication by mistake; APIKeys gives one that accepts a fixed set of
 // keys.
 func WithAuthenticator(a Authenticator) Option {
-	return optionFunc(func(c *config) error {
-		if a == nil {
-			return errors.New("WithAuthenticator: the authenticator is nil; pass one such as petstore.APIKeys(key)")
-		}
-		c.auth = a
-		return nil
-	})
+	return notNil(a, "WithAuthenticator: the authenticator is nil; pass one such as petstore.APIKeys(key)", func(c *config) { c.auth = a })
 }
 
 // WithBasePath sets the path under which the handler serves the API, as it
@@ -144,13 +146,7 @@ func WithBasePath(path string) Option {
 // detail of: store errors, panics and authenticator failures. The default
 // discards them.
 func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(c *config) error {
-		if l == nil {
-			return errors.New("WithLogger: the logger is nil; omit the option to discard logs")
-		}
-		c.logger = l
-		return nil
-	})
+	return notNil(l, "WithLogger: the logger is nil; omit the option to discard logs", func(c *config) { c.logger = l })
 }
 
 // WithMaxBodyBytes sets the largest request body that the handler reads;

@@ -3,6 +3,7 @@ package petstore
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/petstore-go/petstore/internal/wire"
@@ -28,14 +29,8 @@ const (
 // apiRoutes is the API: each operation of wire.Routes, the one source of
 // the API's wire facts in Go, with the function that serves it. newRouter
 // derives from it the Operation passed to the Authenticator, dispatch, 405
-// with its Allow header, and the route template that an Observer sees; and
-// a test checks the OpenAPI document against it.
-//
-// To add an operation, add a row to wire.Routes, name it among the
-// Operations above and write its serve function beside the others in
-// operations.go. One that needs more than Store's methods asks for a small
-// optional interface, never a new method of Store (CONTRIBUTING.md lists
-// every step).
+// with its Allow header, and the route template that an Observer sees.
+// CONTRIBUTING.md lists the steps to add an operation.
 func apiRoutes() []route {
 	serve := map[Operation]serveFunc{OpListPets: (*handler).listPets, OpCreatePet: (*handler).createPet, OpGetPet: (*handler).getPet}
 	var routes []route
@@ -118,7 +113,7 @@ type router struct {
 func newRouter(basePath string, routes []route) router {
 	var rt router
 	for _, r := range routes {
-		i := rt.find(r.pattern)
+		i := slices.IndexFunc(rt.resources, func(res resource) bool { return res.routes[0].pattern == r.pattern })
 		if i < 0 {
 			rt.resources = append(rt.resources, resource{
 				template: basePath + r.pattern,
@@ -128,8 +123,7 @@ func newRouter(basePath string, routes []route) router {
 			})
 			i = len(rt.resources) - 1
 		}
-		res := &rt.resources[i]
-		res.routes = append(res.routes, r)
+		rt.resources[i].routes = append(rt.resources[i].routes, r)
 	}
 	var api []string
 	for _, res := range rt.resources {
@@ -142,16 +136,6 @@ func newRouter(basePath string, routes []route) router {
 		rt.notFound = "no such path; the API serves " + strings.Join(api[:n-1], ", ") + " and " + api[n-1]
 	}
 	return rt
-}
-
-// find returns the index of the resource of pattern, or -1.
-func (rt *router) find(pattern string) int {
-	for i, res := range rt.resources {
-		if res.routes[0].pattern == pattern {
-			return i
-		}
-	}
-	return -1
 }
 
 // splitTemplate splits a path into its segments, without the leading slash.

@@ -95,13 +95,6 @@ func orDefault[T int | time.Duration](name string, v *T, def T, noun string) err
 	return nil
 }
 
-// defaultWatch is the configuration of watches without WithWatch.
-func defaultWatch() Watch {
-	var c config
-	_ = WithWatch(Watch{}).apply(&c) // no field is negative
-	return c.watch
-}
-
 // wantsStream reports whether r asks for a watch: one of its Accept media
 // ranges is text/event-stream, without q=0. A client that asks for JSON, or
 // for anything, is answered a page of JSON.
