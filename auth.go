@@ -1,6 +1,7 @@
 package petstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -122,10 +123,7 @@ func newAPIKeys(fn string, keys []APIKey) apiKeys {
 			continue
 		}
 		d := sha256.Sum256([]byte(k.Key))
-		principal := k.Principal
-		if principal == "" {
-			principal = "key-" + hex.EncodeToString(d[:8])
-		}
+		principal := cmp.Or(k.Principal, "key-"+hex.EncodeToString(d[:8]))
 		if j, ok := seen[d]; ok {
 			if a.principals[j] != principal {
 				a.problems = append(a.problems, fmt.Sprintf("key %d of %d is an earlier key again with another principal (%q, not %q); "+

@@ -277,19 +277,15 @@ type Credential struct {
 func WithCredential(c Credential) Option {
 	return optionFunc(func(cfg *config) error {
 		var missing []string
-		for _, f := range []struct {
-			unset bool
-			name  string
-		}{
-			{c.From == nil, "From (the function that reads a request's credential)"},
-			{c.Challenge == "", "Challenge (the WWW-Authenticate value, such as `TeamToken realm=\"petstore\"`)"},
-			{c.Missing == "", "Missing (the message of a 401 without a credential)"},
-			{c.Rejected == "", "Rejected (the message of a 401 with a rejected credential)"},
-		} {
-			if f.unset {
-				missing = append(missing, f.name)
+		need := func(unset bool, field string) {
+			if unset {
+				missing = append(missing, field)
 			}
 		}
+		need(c.From == nil, "From (the function that reads a request's credential)")
+		need(c.Challenge == "", "Challenge (the WWW-Authenticate value, such as `TeamToken realm=\"petstore\"`)")
+		need(c.Missing == "", "Missing (the message of a 401 without a credential)")
+		need(c.Rejected == "", "Rejected (the message of a 401 with a rejected credential)")
 		if len(missing) > 0 {
 			return fmt.Errorf("WithCredential: set %s", strings.Join(missing, ", "))
 		}

@@ -191,27 +191,22 @@ func (h *handler) limit(ctx context.Context, w http.ResponseWriter, op Operation
 	if b.Limiter == nil {
 		return nil
 	}
-	var wait time.Duration
+	var left Budget
 	var err error
 	if b.spend == nil {
-		wait, err = b.Allow(ctx, Principal(ctx))
-	} else {
-		var left Budget
-		left, err = b.spend.Spend(ctx, Principal(ctx))
-		if err == nil {
-			hdr := w.Header()
-			hdr["Ratelimit-Policy"] = b.policy
-			hdr["Ratelimit"] = []string{`"` + b.name + `";r=` + strconv.Itoa(left.Remaining) + ";t=" + strconv.FormatInt(seconds(left.Reset), 10)}
-		}
-		wait = left.Wait
+		left.Wait, err = b.Allow(ctx, Principal(ctx))
+	} else if left, err = b.spend.Spend(ctx, Principal(ctx)); err == nil {
+		hdr := w.Header()
+		hdr["Ratelimit-Policy"] = b.policy
+		hdr["Ratelimit"] = []string{`"` + b.name + `";r=` + strconv.Itoa(left.Remaining) + ";t=" + strconv.FormatInt(seconds(left.Reset), 10)}
 	}
 	switch {
 	case err != nil && h.rateLimit.failOpen:
 		return nil
 	case err != nil:
 		return fmt.Errorf("%w: %w: %w", ErrUnavailable, errLimiter, err)
-	case wait > 0:
-		secs := strconv.FormatInt(max(seconds(wait), 1), 10)
+	case left.Wait > 0:
+		secs := strconv.FormatInt(max(seconds(left.Wait), 1), 10)
 		return &requestError{code: httpapi.CodeRateLimited, header: "Retry-After", value: []string{secs},
 			message: "too many requests for this API key; retry after " + secs + " s"}
 	}
