@@ -153,10 +153,8 @@ func principalProblem(p string) string {
 	if len(p) > maxPrincipalLen {
 		return fmt.Sprintf("is %d bytes long; use at most %d", len(p), maxPrincipalLen)
 	}
-	for i := 0; i < len(p); i++ {
-		if c := p[i]; c <= ' ' || c >= 0x7f || c == ',' || c == ':' || strings.IndexByte(`"'\`, c) >= 0 {
-			return fmt.Sprintf("%q has a character other than visible ASCII, or one of , : \" ' \\; use letters, digits and - . _ @ for instance", p)
-		}
+	if strings.ContainsFunc(p, func(r rune) bool { return r <= ' ' || r >= 0x7f || strings.ContainsRune(`,:"'\`, r) }) {
+		return fmt.Sprintf("%q has a character other than visible ASCII, or one of , : \" ' \\; use letters, digits and - . _ @ for instance", p)
 	}
 	if strings.HasPrefix(p, "key-") || strings.HasPrefix(p, "token-") {
 		return fmt.Sprintf("%q begins as a key's fingerprint does (key- or token-); choose another name, or leave it empty for the fingerprint", p)

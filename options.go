@@ -232,13 +232,11 @@ func WithOpenAPI(serve bool) Option {
 // index.html, when it holds a file other than .html, .js, .css or .png, or
 // with WithOpenAPI(false), since the page reads the document.
 func WithDocs(page fs.FS) Option {
-	return optionFunc(func(c *config) error {
-		if page == nil {
-			c.docs = nil
-			return nil
+	return optionFunc(func(c *config) (err error) {
+		c.docs = nil
+		if page != nil {
+			c.docs, err = docsRoutes(page)
 		}
-		var err error
-		c.docs, err = docsRoutes(page)
 		return err
 	})
 }

@@ -66,12 +66,10 @@ import (
 //
 // Contexts: every call has a context of its own, which no other call
 // shares: the context that the Authenticator returned, under the store
-// deadline (WithStoreTimeout), carrying the caller's principal. A method may
-// keep it as long as it likes, through context.WithoutCancel to write an
-// audit record once the call has returned, say: Principal of it is always
-// its own caller's. In a call from the handler, Principal(ctx) is never "":
-// an Authenticator that names no principal gets a fingerprint of the
-// caller's token (see Authenticator).
+// deadline (WithStoreTimeout). A method may keep it (through
+// context.WithoutCancel, to write an audit record after the call, say): its
+// Principal is always its own caller's, and in a call from the handler
+// never "" (see Authenticator).
 //
 // How Store grows: Store itself gains no method, which would break every
 // Store outside this module. A new operation comes as a small optional

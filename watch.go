@@ -124,6 +124,9 @@ const (
 	// went from 3 to 25 ms at ten creates a second without it).
 	watchWave      = 32
 	watchWavePause = time.Millisecond
+	// maxStreamBuf is the largest buffer a stream keeps between writes, so
+	// that a thousand idle streams hold 4 MiB at most.
+	maxStreamBuf = 4 << 10
 )
 
 // petBytes is the memory that a pet in a view's log holds: the Pet and its
@@ -593,11 +596,6 @@ type stream struct {
 	timeout time.Duration
 	buf     []byte
 }
-
-// maxStreamBuf is the largest buffer a stream keeps between writes: a
-// thousand idle streams then hold 4 MiB at most, not the 32 KiB that a
-// page of 100 pets with long names takes.
-const maxStreamBuf = 4 << 10
 
 // send writes one event for each of pets, or for none the heartbeat
 // comment (sent when the stream opens and after Heartbeat of silence), and
