@@ -52,8 +52,7 @@ type Budget struct {
 	// after this one: 0 when it refused this one.
 	Remaining int
 	// Reset is how long until the budget holds one request more than
-	// Remaining, or 0 when it is full; when the request was refused, it
-	// is Wait.
+	// Remaining (Wait when it refused this one), or 0 when it is full.
 	Reset time.Duration
 }
 
@@ -80,8 +79,7 @@ func (r Rate) Interval() time.Duration {
 
 // RateLimit sets the budgets of WithRateLimit.
 type RateLimit struct {
-	// Reads is the budget of listPets and getPet, by principal; nil sets
-	// none.
+	// Reads is the budget of listPets and getPet, by principal; nil sets none.
 	Reads Limiter
 	// Creates is the budget of createPet, by principal; nil sets none.
 	Creates Limiter

@@ -14,11 +14,10 @@ import (
 // operations and not others.
 type Operation string
 
-// The operations of the API, one for each route. OpNone means
-// a request for no operation of the API: an unknown path or method, which is
-// authenticated with OpNone before it is answered so that unauthenticated
-// callers learn nothing about routes, or the OpenAPI document and the
-// documentation page, which are served without authentication.
+// The operations of the API, one for each route. OpNone is a request for
+// none: an unknown path or method, authenticated with OpNone before it is
+// answered so that unauthenticated callers learn nothing about routes, or
+// the OpenAPI document and the docs page, served without authentication.
 const (
 	OpListPets  Operation = "listPets"
 	OpCreatePet Operation = "createPet"
@@ -52,8 +51,7 @@ type route struct {
 }
 
 // handlerRoutes returns the route table of a handler configured by c: the
-// API, then the OpenAPI document and the documentation page when c serves
-// them.
+// API, then the OpenAPI document and the docs page when c serves them.
 func handlerRoutes(c *config) []route {
 	routes := apiRoutes()
 	if c.openAPI {
