@@ -59,10 +59,7 @@ func (h *handler) answerFor(op Operation, err error, clientGone bool) answer {
 		return answer{code: httpapi.CodeUnauthorized, header: "Www-Authenticate", value: h.credential.challengeReject,
 			message: h.credential.rejected}
 	case errors.Is(err, ErrForbidden):
-		what := "this operation"
-		if op != OpNone {
-			what = string(op)
-		}
+		what := cmp.Or(string(op), "this operation") // OpNone is ""
 		return answer{code: httpapi.CodeForbidden, message: h.credential.forbidden + what + "; use one that may"}
 	case errors.Is(err, ErrIdempotencyKeyReused):
 		return answer{code: httpapi.CodeIdempotencyKeyReused,
