@@ -1,6 +1,7 @@
 package petstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -14,24 +15,23 @@ import (
 // An Authenticator decides whether a bearer token may perform an operation.
 //
 // Authenticate is called once per request with the request's context, the
-// operation and the token: by default the bearer token of the Authorization
-// header (never empty, and already checked to be a syntactically valid
-// bearer token), or the credential that a host's WithCredential reads
-// (never empty). It returns the context that the store will receive, which
-// should carry the caller's principal (see WithPrincipal), or an error: one wrapping ErrUnauthorized
-// gives 401, one wrapping ErrForbidden gives 403, and any other error means
-// the authenticator itself failed (its backend is down, say) and gives 503,
-// never 401. The error's text is logged, never sent to the client, and must
-// not contain the token.
+// operation and the token: the bearer token of the Authorization header
+// (never empty, and syntactically valid), or the credential that
+// WithCredential reads (never empty). It returns the context that the store
+// will receive, which should carry the caller's principal (see
+// WithPrincipal), or an error: one wrapping ErrUnauthorized gives 401, one
+// wrapping ErrForbidden gives 403, and any other error means the
+// authenticator itself failed (its backend is down, say) and gives 503,
+// never 401. The error's text is logged, never sent, and must not contain
+// the token.
 //
-// When the returned context carries no principal (Principal returns ""),
-// the handler names the caller by a fingerprint of the token: "token-" and
-// the first 8 bytes of the token's SHA-256 digest in hex. The Store then
-// sees that principal, idempotency keys are scoped by it, and an Observer
-// is given it: callers with different tokens never share a key space, and
-// the token itself is never stored or logged. An Authenticator whose callers
-// hold several tokens each (one per device, say) calls WithPrincipal with
-// the caller's name, so that their keys are shared across those tokens.
+// When the returned context carries no principal, the handler names the
+// caller by a fingerprint of the token: "token-" and the first 8 bytes of
+// the token's SHA-256 digest in hex. The Store, idempotency keys and an
+// Observer then see that principal, never the token. An Authenticator whose
+// callers hold several tokens each (one per device, say) calls
+// WithPrincipal with the caller's name, so that their idempotency keys are
+// shared across those tokens.
 //
 // Authenticate may be called concurrently from multiple goroutines.
 type Authenticator interface {
@@ -50,12 +50,11 @@ func (f AuthenticatorFunc) Authenticate(ctx context.Context, op Operation, token
 // operation. Several keys at once allow rotation: add the new key, move
 // clients over, then remove the old one. Empty keys are ignored.
 //
-// The context it returns carries the caller's principal (see Principal): "key-"
-// and the first 8 bytes of the key's SHA-256 digest in hex, which names the
-// key in logs and scopes idempotency keys without revealing it. Since each
-// key is its own principal, a create retried with the same Idempotency-Key
-// after its caller moved to a new key creates a second pet; NamedAPIKeys
-// gives the old and the new key one principal.
+// The context it returns carries the caller's principal (see Principal):
+// "key-" and the first 8 bytes of the key's SHA-256 digest in hex. Since
+// each key is its own principal, a create retried with the same
+// Idempotency-Key after its caller moved to a new key creates a second pet;
+// NamedAPIKeys gives the old and the new key one principal.
 //
 // Keys are compared in constant time: the token's SHA-256 digest is compared
 // with every key's digest, so neither the position of the first differing
@@ -87,11 +86,9 @@ type APIKey struct {
 
 // NamedAPIKeys returns an Authenticator that accepts any of keys for every
 // operation, as APIKeys does, and gives each caller the principal that its
-// APIKey names. Keys with the same principal belong to one caller, who
-// shares one space of idempotency keys across them: during a rotation, a
-// create that is retried with the same Idempotency-Key after the caller
-// moved from the old key to the new one is replayed, not created again.
-// Callers with different principals never share idempotency keys.
+// APIKey names. Keys with the same principal share idempotency keys: a
+// create retried with the same Idempotency-Key after its caller moved from
+// the old key to the new one is replayed, not created again.
 //
 //	petstore.NamedAPIKeys(
 //		petstore.APIKey{Principal: "alice", Key: aliceOld},
@@ -126,10 +123,7 @@ func newAPIKeys(fn string, keys []APIKey) apiKeys {
 			continue
 		}
 		d := sha256.Sum256([]byte(k.Key))
-		principal := k.Principal
-		if principal == "" {
-			principal = "key-" + hex.EncodeToString(d[:8])
-		}
+		principal := cmp.Or(k.Principal, "key-"+hex.EncodeToString(d[:8]))
 		if j, ok := seen[d]; ok {
 			if a.principals[j] != principal {
 				a.problems = append(a.problems, fmt.Sprintf("key %d of %d is an earlier key again with another principal (%q, not %q); "+
@@ -159,10 +153,8 @@ func principalProblem(p string) string {
 	if len(p) > maxPrincipalLen {
 		return fmt.Sprintf("is %d bytes long; use at most %d", len(p), maxPrincipalLen)
 	}
-	for i := 0; i < len(p); i++ {
-		if c := p[i]; c <= ' ' || c >= 0x7f || c == ',' || c == ':' || strings.IndexByte(`"'\`, c) >= 0 {
-			return fmt.Sprintf("%q has a character other than visible ASCII, or one of , : \" ' \\; use letters, digits and - . _ @ for instance", p)
-		}
+	if strings.ContainsFunc(p, func(r rune) bool { return r <= ' ' || r >= 0x7f || strings.ContainsRune(`,:"'\`, r) }) {
+		return fmt.Sprintf("%q has a character other than visible ASCII, or one of , : \" ' \\; use letters, digits and - . _ @ for instance", p)
 	}
 	if strings.HasPrefix(p, "key-") || strings.HasPrefix(p, "token-") {
 		return fmt.Sprintf("%q begins as a key's fingerprint does (key- or token-); choose another name, or leave it empty for the fingerprint", p)
@@ -203,26 +195,22 @@ type principalKey struct{}
 // WithPrincipal returns a copy of ctx that carries principal, the name of
 // the authenticated caller. An Authenticator calls it on the context it
 // returns. The principal must not be secret: it scopes idempotency keys and
-// may appear in logs and metrics. When an Authenticator sets none, or sets
-// "", the handler uses a fingerprint of the caller's token instead (see
-// Authenticator), never "" and never the token.
+// may appear in logs and metrics. For "", the handler uses a fingerprint of
+// the caller's token instead (see Authenticator).
 func WithPrincipal(ctx context.Context, principal string) context.Context {
 	return context.WithValue(ctx, principalKey{}, principal)
 }
 
 // Principal returns the principal that ctx carries, or "" when it carries
-// none. A Store receives the context that the Authenticator returned, with
-// the principal that the handler settled on, and may use it to scope what
-// it stores or returns: in a store call from the handler, Principal never
-// returns "".
+// none. A Store may use it to scope what it stores or returns: in a store
+// call from the handler, it is never "".
 func Principal(ctx context.Context) string {
 	p, _ := ctx.Value(principalKey{}).(string)
 	return p
 }
 
 // tokenPrincipal is the principal of a caller whose Authenticator names
-// none: "token-" and the first 8 bytes of the token's SHA-256 digest in hex,
-// which tells tokens apart without revealing them.
+// none (see Authenticator).
 func tokenPrincipal(token string) string {
 	d := sha256.Sum256([]byte(token))
 	return "token-" + hex.EncodeToString(d[:8])

@@ -18,8 +18,8 @@ import (
 	"github.com/petstore-go/petstore/internal/wire"
 )
 
-// docsContentTypes maps the extension of each kind of file that a page may
-// hold to its Content-Type.
+// docsContentTypes maps the extension of each kind of file of a page to its
+// Content-Type.
 var docsContentTypes = map[string]string{
 	".html": "text/html; charset=utf-8",
 	".js":   "text/javascript; charset=utf-8",
@@ -27,10 +27,9 @@ var docsContentTypes = map[string]string{
 	".png":  "image/png",
 }
 
-// docsRoutes reads the files of a page from fsys and returns a row of the
-// route table for each: index.html at wire.DocsPath, every other file below it.
-// All are served without authentication like the OpenAPI document that the
-// page reads.
+// docsRoutes reads the files of a page from fsys and returns a public row of
+// the route table for each: index.html at wire.DocsPath, every other file
+// below it.
 func docsRoutes(fsys fs.FS) ([]route, error) {
 	var routes []route
 	hasIndex := false
@@ -64,12 +63,9 @@ func docsRoutes(fsys fs.FS) ([]route, error) {
 
 // serveDocsFile returns the serve function of one file of the page. It
 // answers under the page's Content-Security-Policy, with a strong ETag that
-// a browser revalidates (If-None-Match gets 304), HEAD and ranges as
-// http.ServeContent does. A file that gzip makes much smaller is
-// compressed once, here, and served compressed, with an ETag of its own,
-// to a client whose Accept-Encoding takes gzip: Swagger UI's script is a
-// sixth of its size so, and a client that reads slowly holds its
-// connection for a sixth of the time.
+// a browser revalidates, as http.ServeContent does. A file that gzip makes
+// much smaller (Swagger UI's script, to a sixth) is compressed once, here,
+// and served so, with an ETag of its own, to a client that takes gzip.
 func serveDocsFile(contentType string, data []byte) serveFunc {
 	sum := sha256.Sum256(data)
 	ct := []string{contentType}

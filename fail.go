@@ -10,15 +10,9 @@ import (
 	"github.com/petstore-go/petstore/httpapi"
 )
 
-// A requestError is a mistake in the request. The client is told what it is
-// and how to fix it; nothing is logged.
-type requestError struct {
-	code    httpapi.Code
-	message string
-	fields  []httpapi.FieldError // the problems with parts of the request, if any
-	header  string               // a header that the answer carries, or ""
-	value   []string             // its value, shared and never modified
-}
+// A requestError is a mistake in the request, with its answer. The client
+// is told what it is and how to fix it; nothing is logged.
+type requestError answer
 
 func (e *requestError) Error() string { return e.message }
 
@@ -35,9 +29,9 @@ type answer struct {
 	message string               // for the client
 	fields  []httpapi.FieldError // the problems with parts of the request, if any
 	header  string               // a header that the answer carries, or ""
-	value   []string
-	level   slog.Level // the level it is logged at, when log is set
-	log     string     // the log message, or "" to log nothing
+	value   []string             // its value, shared and never modified
+	level   slog.Level           // the level it is logged at, when log is set
+	log     string               // the log message, or "" to log nothing
 }
 
 // answerFor is the one table from a failure to the answer: the code and so
@@ -46,13 +40,18 @@ type answer struct {
 // reports whether the request's context is done, the client having gone.
 func (h *handler) answerFor(op Operation, err error, clientGone bool) answer {
 	if req, ok := err.(*requestError); ok { // returned as it is, never wrapped
-		return answer{code: req.code, message: req.message, fields: req.fields, header: req.header, value: req.value}
+		return answer(*req)
 	}
+	_, authFailed := err.(authenticatorError) // returned as it is, never wrapped
 	switch {
 	case errors.Is(err, httpapi.ErrNoCredentials):
 		message := h.credential.missing
 		if err != httpapi.ErrNoCredentials { // the common case, without the cost of errors.As
-			message = schemeMessage(err, message)
+			// A credential of another scheme than Bearer.
+			var se *httpapi.SchemeError
+			if errors.As(err, &se) {
+				message = "the Authorization header uses " + cmp.Or(se.Scheme, "another scheme") + "; " + message
+			}
 		}
 		return answer{code: httpapi.CodeUnauthorized, header: "Www-Authenticate", value: h.credential.challengeNone,
 			message: message}
@@ -60,10 +59,7 @@ func (h *handler) answerFor(op Operation, err error, clientGone bool) answer {
 		return answer{code: httpapi.CodeUnauthorized, header: "Www-Authenticate", value: h.credential.challengeReject,
 			message: h.credential.rejected}
 	case errors.Is(err, ErrForbidden):
-		what := "this operation"
-		if op != OpNone {
-			what = string(op)
-		}
+		what := cmp.Or(string(op), "this operation") // OpNone is ""
 		return answer{code: httpapi.CodeForbidden, message: h.credential.forbidden + what + "; use one that may"}
 	case errors.Is(err, ErrIdempotencyKeyReused):
 		return answer{code: httpapi.CodeIdempotencyKeyReused,
@@ -89,7 +85,7 @@ func (h *handler) answerFor(op Operation, err error, clientGone bool) answer {
 		// context that a host's middleware cancelled. Not the client's doing.
 		return answer{code: httpapi.CodeUnavailable, message: "the request was cancelled; retry later",
 			header: "Retry-After", value: h.retryAfter, level: slog.LevelWarn, log: "petstore: request cancelled"}
-	case isAuthenticatorError(err):
+	case authFailed:
 		return answer{code: httpapi.CodeUnavailable, message: "authentication is unavailable; retry later",
 			header: "Retry-After", value: h.retryAfter, level: slog.LevelError, log: "petstore: authenticator failed"}
 	case errors.Is(err, context.DeadlineExceeded):
@@ -100,21 +96,6 @@ func (h *handler) answerFor(op Operation, err error, clientGone bool) answer {
 			header: "Retry-After", value: h.retryAfter, level: slog.LevelWarn, log: "petstore: store unavailable"}
 	}
 	return answer{code: httpapi.CodeInternal, message: "internal error", level: slog.LevelError, log: "petstore: store failed"}
-}
-
-// schemeMessage returns the message of a 401 for a credential of another
-// scheme than Bearer: missing, after the scheme's name when err names one.
-func schemeMessage(err error, missing string) string {
-	var se *httpapi.SchemeError
-	if !errors.As(err, &se) {
-		return missing
-	}
-	return "the Authorization header uses " + cmp.Or(se.Scheme, "another scheme") + "; " + missing
-}
-
-func isAuthenticatorError(err error) bool {
-	_, ok := err.(authenticatorError) // returned as it is, never wrapped
-	return ok
 }
 
 // fail answers a request that failed with err, and logs what answerFor says

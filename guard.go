@@ -5,21 +5,16 @@ import (
 	"time"
 )
 
-// guardedStore is the Store as the operations call it: every call passes
-// through here, so that what applies to all of them is done once.
+// guardedStore is the Store as the operations call it, so that what applies
+// to every call is done once:
 //
-//   - A call whose caller has gone (its context is done) does not reach the
-//     store.
-//   - Every call runs under the store deadline (WithStoreTimeout); past it,
-//     the call returns an error wrapping context.DeadlineExceeded, which is
-//     answered 503.
-//   - The store's context is one of its own (a storeCtx) over the context
-//     that the Authenticator returned, and carries the caller's principal, never ""
-//     (see handler.authenticate). No other call shares it, so a store may
-//     keep it after the call has returned.
-//   - A create, once it reaches the store, runs to completion under that
-//     deadline whether or not the client still waits: a client that hangs up
-//     does not abort it half-way. Reads stop as soon as the client goes.
+//   - a call whose caller has gone (its context is done) does not reach the
+//     store;
+//   - every call runs under the store deadline (WithStoreTimeout), in a
+//     storeCtx of its own over the context that the Authenticator returned;
+//   - a create, once it reaches the store, runs to completion under that
+//     deadline whether or not the client still waits; reads stop as soon as
+//     the client goes.
 type guardedStore struct {
 	s       Store
 	timeout time.Duration

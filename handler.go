@@ -70,11 +70,7 @@ func configure(opts []Option) (config, []error) {
 		errs = append(errs, errors.New("WithDocs: the page reads the OpenAPI document; drop WithOpenAPI(false)"))
 	}
 	if c.openAPI {
-		doc, err := openAPIDocumentFor(c.basePath)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		c.openAPIDoc = doc
+		c.openAPIDoc = openAPIDocumentFor(c.basePath)
 	}
 	return c, errs
 }

@@ -40,12 +40,10 @@ type Observation struct {
 	Deprecated bool
 }
 
-// WithObserver sets a function that the handler calls once for every
-// request, after it has answered it, with the request's context and what it
-// answered. The default is none, and a handler without one spends nothing
-// on observing. observe is called from the goroutine that served the
-// request and must be safe for concurrent use. otelpetstore gives one that
-// records OpenTelemetry metrics and spans.
+// WithObserver sets a function that the handler calls, from the request's
+// goroutine, once it has answered a request, with the request's context and
+// what it answered; observe must be safe for concurrent use. The default is
+// none. otelpetstore gives one that records OpenTelemetry metrics and spans.
 func WithObserver(observe func(ctx context.Context, o Observation)) Option {
 	return optionFunc(func(c *config) error {
 		c.observe = observe

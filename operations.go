@@ -53,16 +53,13 @@ func (h *handler) listPets(ctx context.Context, w http.ResponseWriter, r *http.R
 	return nil
 }
 
-// The Cache-Control values of the answers that carry an ETag. They are
-// shared, never modified.
+// The Cache-Control values of the answers that carry an ETag, shared and
+// never modified: cacheFinal for what never changes (a pet, a full page
+// that others follow), cacheLastFull for a full page that gains a Link, and
+// so another ETag, when a pet is added. The answer is the caller's, so no
+// shared cache keeps either.
 var (
-	// cacheFinal is for what never changes: a pet, and a full page that
-	// other pages follow. A private cache may keep it for an hour without
-	// asking again; the answer is the caller's, so no shared cache keeps it.
-	cacheFinal = []string{"private, max-age=3600"}
-	// cacheLastFull is for a full page that no page follows yet: it gains a
-	// Link, and so another ETag, when a pet is added, so a private cache
-	// must ask again (If-None-Match) before each use.
+	cacheFinal    = []string{"private, max-age=3600"}
 	cacheLastFull = []string{"private, no-cache"}
 )
 
@@ -79,11 +76,9 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 		return &requestError{code: httpapi.CodeUnsupportedMediaType, header: "Accept-Post", value: acceptPost,
 			message: "the body must be JSON; send Content-Type: application/json"}
 	}
-	// A body that stops arriving is the handler's concern, whatever the
-	// server's timeouts: it gets a read deadline of its own. The deadline
-	// stays: net/http sets the connection's own before it reads the next
-	// request, and reads what is left of a failed body before answering,
-	// which must give up at once.
+	// A body gets a read deadline of its own, whatever the server's
+	// timeouts. It stays: net/http sets the connection's own before the
+	// next request, and what is left of a failed body must give up at once.
 	rc := http.NewResponseController(w)
 	if err := rc.SetReadDeadline(time.Now().Add(h.bodyTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err

@@ -62,7 +62,7 @@ const (
 )
 
 func defaultConfig() config {
-	return config{
+	c := config{
 		basePath:     DefaultBasePath,
 		logger:       slog.New(slog.DiscardHandler),
 		maxBody:      DefaultMaxBodyBytes,
@@ -72,8 +72,9 @@ func defaultConfig() config {
 		retryAfter:   DefaultRetryAfter,
 		storeTimeout: DefaultStoreTimeout,
 		openAPI:      true,
-		watch:        defaultWatch(),
 	}
+	_ = WithWatch(Watch{}).apply(&c) // the defaults of Watch; no field is negative
+	return c
 }
 
 // positive returns the option named name that calls set, or, when v is not
@@ -88,16 +89,23 @@ func positive[T int64 | time.Duration](name, noun string, v, def T, set func(*co
 	})
 }
 
+// notNil returns the option that calls set, or, when v is nil, the error
+// message.
+func notNil[T comparable](v T, message string, set func(*config)) Option {
+	return optionFunc(func(c *config) error {
+		var none T
+		if v == none {
+			return errors.New(message)
+		}
+		set(c)
+		return nil
+	})
+}
+
 // WithStore sets the Store that keeps the pets. It is required: there is no
 // default store (memstore.New gives an in-memory one).
 func WithStore(s Store) Option {
-	return optionFunc(func(c *config) error {
-		if s == nil {
-			return errors.New("WithStore: the store is nil; pass a Store such as memstore.New()")
-		}
-		c.store = s
-		return nil
-	})
+	return notNil(s, "WithStore: the store is nil; pass a Store such as memstore.New()", func(c *config) { c.store = s })
 }
 
 // WithAuthenticator sets the Authenticator that checks every request's bearer
@@ -105,23 +113,15 @@ func WithStore(s Store) Option {
 // authentication by mistake; APIKeys gives one that accepts a fixed set of
 // keys.
 func WithAuthenticator(a Authenticator) Option {
-	return optionFunc(func(c *config) error {
-		if a == nil {
-			return errors.New("WithAuthenticator: the authenticator is nil; pass one such as petstore.APIKeys(key)")
-		}
-		c.auth = a
-		return nil
-	})
+	return notNil(a, "WithAuthenticator: the authenticator is nil; pass one such as petstore.APIKeys(key)", func(c *config) { c.auth = a })
 }
 
 // WithBasePath sets the path under which the handler serves the API, as it
 // appears in the request URL that the handler sees: "/v1" (the default)
-// serves /v1/pets and /v1/pets/{petId}. It must begin with a slash and must
-// not end with one; the empty path serves /pets at the root, for a host that
-// strips the prefix with http.StripPrefix. Paths are matched exactly, as
-// escaped in the URL, and never cleaned or redirected, so a path with
-// characters that a URL escapes must be given escaped: "/M%C3%BCnchen", not
-// "/München".
+// serves /v1/pets and /v1/pets/{petId}. It begins with a slash and does not
+// end with one; "" serves /pets, for a host that uses http.StripPrefix.
+// Paths are matched exactly, as escaped in the URL, and never cleaned or
+// redirected, so give the path escaped: "/M%C3%BCnchen", not "/München".
 func WithBasePath(path string) Option {
 	return optionFunc(func(c *config) error {
 		if path != "" && !strings.HasPrefix(path, "/") {
@@ -146,13 +146,7 @@ func WithBasePath(path string) Option {
 // detail of: store errors, panics and authenticator failures. The default
 // discards them.
 func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(c *config) error {
-		if l == nil {
-			return errors.New("WithLogger: the logger is nil; omit the option to discard logs")
-		}
-		c.logger = l
-		return nil
-	})
+	return notNil(l, "WithLogger: the logger is nil; omit the option to discard logs", func(c *config) { c.logger = l })
 }
 
 // WithMaxBodyBytes sets the largest request body that the handler reads;
@@ -162,10 +156,9 @@ func WithMaxBodyBytes(n int64) Option {
 }
 
 // WithBodyTimeout sets how long the handler waits for the body of a create
-// to arrive, from when it starts to read it; a body that stops arriving is
-// answered 400 invalid_body. The handler sets it as the read deadline of the
-// connection (http.ResponseController.SetReadDeadline), in place of the
-// server's ReadTimeout for the body. The default is 10 seconds.
+// to arrive, from when it starts to read it, as the connection's read
+// deadline in place of the server's ReadTimeout; a body that stops arriving
+// is answered 400 invalid_body. The default is 10 seconds.
 func WithBodyTimeout(d time.Duration) Option {
 	return positive("WithBodyTimeout", "duration", d, DefaultBodyTimeout, func(c *config) { c.bodyTimeout = d })
 }
@@ -173,9 +166,8 @@ func WithBodyTimeout(d time.Duration) Option {
 // WithDeprecation sets the dates sent in the Deprecation and Sunset headers
 // of GET /pets/{petId}: when the operation was deprecated and when it is to
 // be removed. The defaults are 1 January 2026, 00:00 UTC, sent as
-// "Deprecation: @1767225600" (RFC 9745), and 5 December 2030, the removal
-// date that the API specification announces, sent as
-// "Sunset: Thu, 05 Dec 2030 00:00:00 GMT" (RFC 8594).
+// "Deprecation: @1767225600" (RFC 9745), and the specification's removal
+// date, sent as "Sunset: Thu, 05 Dec 2030 00:00:00 GMT" (RFC 8594).
 func WithDeprecation(deprecated, sunset time.Time) Option {
 	return optionFunc(func(c *config) error {
 		if deprecated.IsZero() || sunset.IsZero() {
@@ -197,15 +189,14 @@ func WithRetryAfter(d time.Duration) Option {
 
 // WithStoreTimeout sets the deadline of every call that the handler makes to
 // the Store. Past it, the call's context is done, and the request is
-// answered 503 unavailable with Retry-After and logged at WARN with the
-// operation. The default is DefaultStoreTimeout, 5 seconds.
+// answered 503 unavailable with Retry-After and logged at WARN. The default
+// is DefaultStoreTimeout, 5 seconds.
 //
 // A create, once it reaches the store, runs under this deadline alone: a
-// client that hangs up does not cancel it half-way, so a store never sees a
-// create abandoned in the middle. A store that keeps the Store contract
-// stores nothing for a create that it answers with the deadline's error, so
-// a 503 means the pet was not created. Keep the deadline below the server's
-// WriteTimeout, so that the client hears the 503.
+// client that hangs up does not cancel it half-way. A store that keeps the
+// Store contract stores nothing for a create that fails with the deadline,
+// so that 503 means no pet was created. Keep the deadline below the
+// server's WriteTimeout, so that the client hears the 503.
 func WithStoreTimeout(d time.Duration) Option {
 	return positive("WithStoreTimeout", "deadline", d, DefaultStoreTimeout, func(c *config) { c.storeTimeout = d })
 }
@@ -214,11 +205,9 @@ func WithStoreTimeout(d time.Duration) Option {
 // the API at the base path followed by /openapi.json, with its server URL set
 // to the base path ("/" when that is empty). The default is true.
 //
-// The document is the one resource served without authentication: it holds
-// no data, and clients and gateways read it to learn how to call the API. It
-// answers GET and HEAD, and any other method with 405 and an Allow header,
-// also without authentication. With WithOpenAPI(false) the path is unknown,
-// like any other, and answered 404 after authentication.
+// The document holds no data and is served without authentication, to GET
+// and HEAD, and any other method gets 405 with Allow. With
+// WithOpenAPI(false) the path is unknown, answered 404 after authentication.
 func WithOpenAPI(serve bool) Option {
 	return optionFunc(func(c *config) error {
 		c.openAPI = serve
@@ -232,29 +221,22 @@ func WithOpenAPI(serve bool) Option {
 // file below it, as in "/v1/docs/swagger-ui.css". The page is off by
 // default, and a nil page turns it off. Package
 // [github.com/petstore-go/petstore/docspage] holds Swagger UI's page, for
-// WithDocs(docspage.Files()); the package petstore does not import it, so a
-// host that serves no page does not carry it.
+// WithDocs(docspage.Files()); petstore does not import it.
 //
-// Every file is served under a Content-Security-Policy that allows only the
-// page's own origin, so no request leaves the host: page holds everything it
-// loads, with no inline script or style. The page and its files are served
-// without authentication, like the document, with a strong ETag that a
-// browser revalidates. Swagger UI's page reads the document by a relative
-// URL, so it works under any base path and behind a host router that adds
-// a prefix, and its "Try it out" sends requests with the API key that the
-// user types into its Authorize dialog.
+// Like the document, the files are served without authentication, with a
+// strong ETag, under a Content-Security-Policy that allows only the page's
+// own origin: page holds everything it loads, with no inline script or
+// style.
 //
 // New reads page's files, and reports an error when page has no
 // index.html, when it holds a file other than .html, .js, .css or .png, or
 // with WithOpenAPI(false), since the page reads the document.
 func WithDocs(page fs.FS) Option {
-	return optionFunc(func(c *config) error {
-		if page == nil {
-			c.docs = nil
-			return nil
+	return optionFunc(func(c *config) (err error) {
+		c.docs = nil
+		if page != nil {
+			c.docs, err = docsRoutes(page)
 		}
-		var err error
-		c.docs, err = docsRoutes(page)
 		return err
 	})
 }
@@ -285,29 +267,23 @@ type Credential struct {
 // what its 401 answers say, for a host whose callers do not send
 // "Authorization: Bearer KEY": a header of its own, a cookie, or a client
 // certificate's name. The default reads the bearer token of the
-// Authorization header (RFC 6750), answers 401 with
+// Authorization header (RFC 6750) and answers 401 with
 // `WWW-Authenticate: Bearer realm="petstore"` (and error="invalid_token" for
-// a rejected token), and says how to send the header. With c, the
-// Authorization header is ignored (the example reads X-Team-Token instead). The OpenAPI document that the
-// handler serves, and so the docs page, describe bearer authentication, so
-// New refuses WithCredential unless WithOpenAPI(false) turns them off: a
-// host that changes the credential serves a document of its own, or none.
+// a rejected token). With c, the Authorization header is ignored. The
+// served OpenAPI document and docs page describe bearer authentication, so
+// New refuses WithCredential unless WithOpenAPI(false) turns them off.
 func WithCredential(c Credential) Option {
 	return optionFunc(func(cfg *config) error {
 		var missing []string
-		for _, f := range []struct {
-			unset bool
-			name  string
-		}{
-			{c.From == nil, "From (the function that reads a request's credential)"},
-			{c.Challenge == "", "Challenge (the WWW-Authenticate value, such as `TeamToken realm=\"petstore\"`)"},
-			{c.Missing == "", "Missing (the message of a 401 without a credential)"},
-			{c.Rejected == "", "Rejected (the message of a 401 with a rejected credential)"},
-		} {
-			if f.unset {
-				missing = append(missing, f.name)
+		need := func(unset bool, field string) {
+			if unset {
+				missing = append(missing, field)
 			}
 		}
+		need(c.From == nil, "From (the function that reads a request's credential)")
+		need(c.Challenge == "", "Challenge (the WWW-Authenticate value, such as `TeamToken realm=\"petstore\"`)")
+		need(c.Missing == "", "Missing (the message of a 401 without a credential)")
+		need(c.Rejected == "", "Rejected (the message of a 401 with a rejected credential)")
 		if len(missing) > 0 {
 			return fmt.Errorf("WithCredential: set %s", strings.Join(missing, ", "))
 		}

@@ -19,22 +19,19 @@ import (
 // WithRateLimit). The handler calls it with the caller's principal as the
 // key, once for every operation it serves to an authenticated caller.
 //
-// Allow spends one request from key's budget. It returns 0 when the budget
-// held one, and otherwise how long until it holds one again, without
-// spending: the handler answers 429 with that wait, rounded up to whole
-// seconds, in Retry-After. An error means the Limiter could not decide (its
-// backend is down); the handler answers 503, unless RateLimit.FailOpen is
-// set. Allow must be safe for concurrent use and must return promptly when
-// ctx is done.
+// Allow spends one request from key's budget and returns 0, or, when the
+// budget is empty, spends nothing and returns how long until it holds one:
+// the handler answers 429 with that wait in Retry-After. An error means the
+// Limiter could not decide (its backend is down); the handler answers 503,
+// unless RateLimit.FailOpen is set. Allow must be safe for concurrent use
+// and must return promptly when ctx is done.
 type Limiter interface {
 	Allow(ctx context.Context, key string) (wait time.Duration, err error)
 }
 
-// A BudgetLimiter is a Limiter that also tells what is left of the budget
-// it spends from, for the RateLimit-Policy and RateLimit header fields
-// that the handler then sends on every answer of the budget (see
-// WithRateLimit). New checks once whether a Limiter is one; the answers of
-// a Limiter that is not carry no such fields.
+// A BudgetLimiter is a Limiter that also tells what is left of the budget,
+// for the RateLimit-Policy and RateLimit header fields that the handler
+// then sends on every answer of the budget (see WithRateLimit).
 //
 // Spend decides as Allow does, with the same wait in Budget.Wait, and
 // tells what is left of key's budget; the handler calls it instead of
@@ -55,8 +52,7 @@ type Budget struct {
 	// after this one: 0 when it refused this one.
 	Remaining int
 	// Reset is how long until the budget holds one request more than
-	// Remaining, or 0 when it is full; when the request was refused, it
-	// is Wait.
+	// Remaining (Wait when it refused this one), or 0 when it is full.
 	Reset time.Duration
 }
 
@@ -75,15 +71,6 @@ type Rate struct {
 	Burst     int
 }
 
-// check reports a Rate that cannot work, for the option named by where.
-func (r Rate) check(where string) error {
-	if !(r.PerSecond > 0) || math.IsInf(r.PerSecond, 1) || r.Burst < 1 {
-		return fmt.Errorf("%s: the rate %v a second with a burst of %d cannot work; use a positive rate and a burst of 1 or more, such as {PerSecond: 50, Burst: 100}",
-			where, r.PerSecond, r.Burst)
-	}
-	return nil
-}
-
 // Interval returns the time one request of the budget takes to come back:
 // a second divided by PerSecond.
 func (r Rate) Interval() time.Duration {
@@ -92,26 +79,22 @@ func (r Rate) Interval() time.Duration {
 
 // RateLimit sets the budgets of WithRateLimit.
 type RateLimit struct {
-	// Reads is the budget of listPets and getPet, by principal; nil sets
-	// none.
+	// Reads is the budget of listPets and getPet, by principal; nil sets none.
 	Reads Limiter
 	// Creates is the budget of createPet, by principal; nil sets none.
 	Creates Limiter
 	// MaxInFlight is the most requests that one principal may have in
-	// flight at once, over all its connections. Watch streams do not
-	// count: Watch caps them. One more is answered 429
-	// rate_limited with the Retry-After of WithRetryAfter, and never
-	// reaches the store. 0 sets no bound. It keeps one caller, however
-	// many connections it opens, from taking what the server has for all:
-	// a host that bounds its connections or the request bodies it reads at
+	// flight at once, over all its connections (watch streams aside: Watch
+	// caps them). One more is answered 429 rate_limited with the
+	// Retry-After of WithRetryAfter, and never reaches the store. 0 sets no
+	// bound. A host that bounds its connections or the bodies it reads at
 	// once sets it to a share of that bound (a quarter, say).
 	MaxInFlight int
-	// Pause holds each 429 of a caller over its budget or MaxInFlight
-	// for a random time between half and one and a half times Pause (or
-	// until the request ends), so that a caller that floods on many
-	// connections costs the server one cheap answer per connection per
-	// Pause instead of as many as it can send. A request held past its
-	// budget keeps its place in MaxInFlight meanwhile. 0 answers at once.
+	// Pause holds each 429 of a caller over its budget or MaxInFlight for
+	// a random time between half and one and a half times Pause (or until
+	// the request ends), so that a flood on many connections costs one
+	// cheap answer per connection per Pause. A held request keeps its
+	// place in MaxInFlight meanwhile. 0 answers at once.
 	Pause time.Duration
 	// FailOpen serves a request when its Limiter fails. By default the
 	// handler answers it 503 with Retry-After, as when the store fails.
@@ -124,30 +107,27 @@ type RateLimit struct {
 // rate_limited with Retry-After, the whole seconds until the budget has a
 // request again, rounded up; a create answered 429 never reaches the store.
 // The budget is checked after authentication, so a caller without a valid
-// credential spends none, and requests served without authentication (the
-// OpenAPI document and the docs page) have none. By default there is no
-// limit.
+// credential spends none, and the OpenAPI document and the docs page have
+// none. By default there is no limit.
 //
-// NewLimiter gives a Limiter that keeps the budgets in the process; a host
-// with several instances behind one balancer backs the interface with a
-// shared store instead (package redislimit, in its own module, keeps them
-// in Redis), so that a caller's budget does not grow with the instances.
+// NewLimiter keeps the budgets in the process; several instances behind one
+// balancer share them through another Limiter (package redislimit keeps
+// them in Redis), so that a caller's budget does not grow with the
+// instances.
 //
 // Size a budget from what a well-behaved client does, not from what the
 // server can take: a burst that covers the largest batch a client sends at
-// once (a page walk, a retry storm after an outage) and a rate a few times
-// its sustained rate. The server's capacity divided by the number of callers
-// that may be busy at once bounds the rate from above. For example,
-// Reads: NewLimiter(Rate{PerSecond: 100, Burst: 200}, 0) and
+// once (a page walk, a retry storm) and a rate a few times its sustained
+// rate, such as Reads: NewLimiter(Rate{PerSecond: 100, Burst: 200}, 0) and
 // Creates: NewLimiter(Rate{PerSecond: 20, Burst: 40}, 0).
 //
 // With a BudgetLimiter (NewLimiter's and redislimit's are), every answer
 // of a budget, 429 included, carries the RateLimit-Policy and RateLimit
 // header fields of the IETF draft "RateLimit header fields for HTTP", with
-// one policy named "reads" and one named "creates", as in
-// `RateLimit: "reads";r=12;t=1`: r is the requests the budget holds now and
-// t the whole seconds until it holds one more (docs/limits.md gives both
-// fields in full). A 429 carries r=0 and a t equal to its Retry-After.
+// the policies "reads" and "creates", as in `RateLimit: "reads";r=12;t=1`:
+// r is the requests the budget holds now and t the whole seconds until it
+// holds one more (docs/limits.md gives both fields in full). A 429 carries
+// r=0 and a t equal to its Retry-After.
 func WithRateLimit(l RateLimit) Option {
 	return optionFunc(func(c *config) error {
 		if l.Pause < 0 {
@@ -159,14 +139,6 @@ func WithRateLimit(l RateLimit) Option {
 		c.rateLimit = l
 		return nil
 	})
-}
-
-// rateLimited returns the error of a request over its budget, to wait
-// wait: a requestError made for each, since its Retry-After varies.
-func rateLimited(wait time.Duration) *requestError {
-	secs := max(seconds(wait), 1)
-	return &requestError{code: httpapi.CodeRateLimited, header: "Retry-After", value: []string{strconv.FormatInt(secs, 10)},
-		message: "too many requests for this API key; retry after " + strconv.FormatInt(secs, 10) + " s"}
 }
 
 // seconds returns d in whole seconds, rounded up.
@@ -217,27 +189,24 @@ func (h *handler) limit(ctx context.Context, w http.ResponseWriter, op Operation
 	if b.Limiter == nil {
 		return nil
 	}
-	var wait time.Duration
+	var left Budget
 	var err error
 	if b.spend == nil {
-		wait, err = b.Allow(ctx, Principal(ctx))
-	} else {
-		var left Budget
-		left, err = b.spend.Spend(ctx, Principal(ctx))
-		if err == nil {
-			hdr := w.Header()
-			hdr["Ratelimit-Policy"] = b.policy
-			hdr["Ratelimit"] = []string{`"` + b.name + `";r=` + strconv.Itoa(left.Remaining) + ";t=" + strconv.FormatInt(seconds(left.Reset), 10)}
-		}
-		wait = left.Wait
+		left.Wait, err = b.Allow(ctx, Principal(ctx))
+	} else if left, err = b.spend.Spend(ctx, Principal(ctx)); err == nil {
+		hdr := w.Header()
+		hdr["Ratelimit-Policy"] = b.policy
+		hdr["Ratelimit"] = []string{`"` + b.name + `";r=` + strconv.Itoa(left.Remaining) + ";t=" + strconv.FormatInt(seconds(left.Reset), 10)}
 	}
 	switch {
 	case err != nil && h.rateLimit.failOpen:
 		return nil
 	case err != nil:
 		return fmt.Errorf("%w: %w: %w", ErrUnavailable, errLimiter, err)
-	case wait > 0:
-		return rateLimited(wait)
+	case left.Wait > 0:
+		secs := strconv.FormatInt(max(seconds(left.Wait), 1), 10)
+		return &requestError{code: httpapi.CodeRateLimited, header: "Retry-After", value: []string{secs},
+			message: "too many requests for this API key; retry after " + secs + " s"}
 	}
 	return nil
 }
@@ -291,26 +260,20 @@ func (f *inFlight) take(principal string) error {
 func (f *inFlight) done(principal string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if n := f.busy[principal]; n > 1 {
-		f.busy[principal] = n - 1
-	} else {
+	if f.busy[principal]--; f.busy[principal] == 0 {
 		delete(f.busy, principal)
 	}
 }
 
 // A MemoryLimiter is a BudgetLimiter that keeps each key's budget in the
-// process, with the generic cell rate algorithm (GCRA): for each key, the
-// time at which its bucket is full again, in a map under one mutex. It is
-// safe for concurrent use and spends no allocation on a key it keeps.
+// process, with the generic cell rate algorithm (GCRA). It is safe for
+// concurrent use and spends no allocation on a key it keeps.
 //
-// Its memory has a bound however many keys it sees: it keeps at most
-// maxKeys keys, each by a 64-bit hash of the key rather than the key
-// itself, in 16 bytes, under 100 with the map around them: under 10 MB for
-// DefaultLimiterKeys. When it is full, it first forgets the keys whose
-// buckets are full again, which loses nothing, and then, if it must, keys
-// at random, which gives those keys a full bucket early. Only a host with
-// more callers busy at once than maxKeys would see that; raise maxKeys
-// then.
+// It keeps at most maxKeys keys, each by a 64-bit hash of the key, in under
+// 100 bytes: under 10 MB for DefaultLimiterKeys. When it is full, it first
+// forgets the keys whose buckets are full again, which loses nothing, and
+// then, if it must, keys at random, which gives those keys a full bucket
+// early: a host with more callers busy at once than maxKeys raises it.
 type MemoryLimiter struct {
 	rate     Rate
 	interval time.Duration // the time one request takes to come back
@@ -328,8 +291,9 @@ type MemoryLimiter struct {
 // panics when r cannot work (see Rate) or maxKeys is negative, as a
 // programming mistake.
 func NewLimiter(r Rate, maxKeys int) *MemoryLimiter {
-	if err := r.check("NewLimiter"); err != nil {
-		panic(err)
+	if !(r.PerSecond > 0) || math.IsInf(r.PerSecond, 1) || r.Burst < 1 {
+		panic(fmt.Errorf("NewLimiter: the rate %v a second with a burst of %d cannot work; use a positive rate and a burst of 1 or more, such as {PerSecond: 50, Burst: 100}",
+			r.PerSecond, r.Burst))
 	}
 	if maxKeys < 0 {
 		panic(fmt.Sprintf("NewLimiter: maxKeys %d is negative; use 0 for %d", maxKeys, DefaultLimiterKeys))

@@ -3,6 +3,7 @@ package petstore
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/petstore-go/petstore/internal/wire"
@@ -13,11 +14,10 @@ import (
 // operations and not others.
 type Operation string
 
-// The operations of the API, one for each route. OpNone means
-// a request for no operation of the API: an unknown path or method, which is
-// authenticated with OpNone before it is answered so that unauthenticated
-// callers learn nothing about routes, or the OpenAPI document and the
-// documentation page, which are served without authentication.
+// The operations of the API, one for each route. OpNone is a request for
+// none: an unknown path or method, authenticated with OpNone before it is
+// answered so that unauthenticated callers learn nothing about routes, or
+// the OpenAPI document and the docs page, served without authentication.
 const (
 	OpListPets  Operation = "listPets"
 	OpCreatePet Operation = "createPet"
@@ -28,14 +28,8 @@ const (
 // apiRoutes is the API: each operation of wire.Routes, the one source of
 // the API's wire facts in Go, with the function that serves it. newRouter
 // derives from it the Operation passed to the Authenticator, dispatch, 405
-// with its Allow header, and the route template that an Observer sees; and
-// a test checks the OpenAPI document against it.
-//
-// To add an operation, add a row to wire.Routes, name it among the
-// Operations above and write its serve function beside the others in
-// operations.go. One that needs more than Store's methods asks for a small
-// optional interface, never a new method of Store (CONTRIBUTING.md lists
-// every step).
+// with its Allow header, and the route template that an Observer sees.
+// CONTRIBUTING.md lists the steps to add an operation.
 func apiRoutes() []route {
 	serve := map[Operation]serveFunc{OpListPets: (*handler).listPets, OpCreatePet: (*handler).createPet, OpGetPet: (*handler).getPet}
 	var routes []route
@@ -57,8 +51,7 @@ type route struct {
 }
 
 // handlerRoutes returns the route table of a handler configured by c: the
-// API, then the OpenAPI document and the documentation page when c serves
-// them.
+// API, then the OpenAPI document and the docs page when c serves them.
 func handlerRoutes(c *config) []route {
 	routes := apiRoutes()
 	if c.openAPI {
@@ -118,7 +111,7 @@ type router struct {
 func newRouter(basePath string, routes []route) router {
 	var rt router
 	for _, r := range routes {
-		i := rt.find(r.pattern)
+		i := slices.IndexFunc(rt.resources, func(res resource) bool { return res.routes[0].pattern == r.pattern })
 		if i < 0 {
 			rt.resources = append(rt.resources, resource{
 				template: basePath + r.pattern,
@@ -128,8 +121,7 @@ func newRouter(basePath string, routes []route) router {
 			})
 			i = len(rt.resources) - 1
 		}
-		res := &rt.resources[i]
-		res.routes = append(res.routes, r)
+		rt.resources[i].routes = append(rt.resources[i].routes, r)
 	}
 	var api []string
 	for _, res := range rt.resources {
@@ -142,16 +134,6 @@ func newRouter(basePath string, routes []route) router {
 		rt.notFound = "no such path; the API serves " + strings.Join(api[:n-1], ", ") + " and " + api[n-1]
 	}
 	return rt
-}
-
-// find returns the index of the resource of pattern, or -1.
-func (rt *router) find(pattern string) int {
-	for i, res := range rt.resources {
-		if res.routes[0].pattern == pattern {
-			return i
-		}
-	}
-	return -1
 }
 
 // splitTemplate splits a path into its segments, without the leading slash.

@@ -41,12 +41,10 @@ import (
 //   - the same key under another principal is another key.
 //
 // A store keeps a key at least MinKeyRetention (24 hours) after the Add
-// that stored it, and may then forget it: a store that keeps every key for
-// ever grows without bound, so the stores of this module forget keys once
-// their retention has passed, in small steps that never hold up an Add. A
-// key is stored with its pet atomically: an Add that returns an error has
-// stored neither. A store that cannot keep keys does not keep this
-// contract; it must not ignore the key.
+// that stored it, and may then forget it (the stores of this module do, in
+// small steps that never hold up an Add). A key is stored with its pet
+// atomically: an Add that returns an error has stored neither. A store that
+// cannot keep keys does not keep this contract; it must not ignore the key.
 //
 // Get returns an error wrapping ErrNotFound for an ID that no pet has,
 // including IDs that are zero or negative.
@@ -68,27 +66,20 @@ import (
 //
 // Contexts: every call has a context of its own, which no other call
 // shares: the context that the Authenticator returned, under the store
-// deadline (WithStoreTimeout), carrying the caller's principal. A method may
-// keep it as long as it likes, through context.WithoutCancel to write an
-// audit record once the call has returned, say: Principal of it is always
-// its own caller's. In a call from the handler, Principal(ctx) is never "":
-// an Authenticator that names no principal gets a fingerprint of the
-// caller's token (see Authenticator).
+// deadline (WithStoreTimeout). A method may keep it (through
+// context.WithoutCancel, to write an audit record after the call, say): its
+// Principal is always its own caller's, and in a call from the handler
+// never "" (see Authenticator).
 //
 // How Store grows: Store itself gains no method, which would break every
-// Store outside this module and be promoted through a host's wrapper that
-// embeds one. A new operation comes as a small optional interface of its
-// own (a Deleter, say) that New checks for once: when the store lacks it,
-// the operation's route is absent (from dispatch, the Allow header of a
-// 405, Routes, the OpenAPI document and the docs page), and petstoretest
-// runs the operation's clauses only for a store that has it, as
-// testing/fstest does for ReadDirFS. A wrapper that embeds the Store
-// interface lacks the new interface, so it fails closed: it never serves an
-// operation that it did not mean to. No optional interface is an
-// alternative to one of these three methods (a faster List, say): the
-// handler calls them and nothing in their stead, so a host that wraps a
-// store and overrides List, to hide another tenant's pets say, is always
-// served through its override.
+// Store outside this module. A new operation comes as a small optional
+// interface (a Deleter, say) that New checks for once: when the store lacks
+// it, the operation's route is absent, and petstoretest skips its clauses,
+// as testing/fstest does for ReadDirFS. A wrapper that embeds the Store
+// interface lacks it, so it fails closed. No optional interface replaces
+// one of these three methods (a faster List, say), so a wrapper that
+// overrides List, to hide another tenant's pets say, is always served
+// through its override.
 type Store interface {
 	// Add stores p under a new ID and returns it as stored; replayed
 	// reports an idempotent create answered with the pet that an earlier

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -20,43 +22,37 @@ import (
 // field takes its default.
 type Watch struct {
 	// Poll is the longest wait between two reads of the store for pets
-	// created elsewhere (by another instance on the same database, say).
-	// Pets created through the handler itself are sent at once, and so are
-	// those created elsewhere when the store is an AddNotifier: then the
-	// poll only covers a notification that was lost, and runs ten times
-	// less often. The default is DefaultWatchPoll, 1 second (10 seconds
-	// with an AddNotifier).
+	// created elsewhere (by another instance, say); pets created through
+	// the handler are sent at once. With an AddNotifier, pets created
+	// anywhere are sent at once, and the poll, which then only covers a
+	// lost notification, is ten times longer. The default is
+	// DefaultWatchPoll, 1 second.
 	Poll time.Duration
-	// Heartbeat is the longest a stream stays silent: past it, the handler
-	// sends a comment line, so that no proxy closes an idle stream. The
-	// default is DefaultWatchHeartbeat, 15 seconds.
+	// Heartbeat is the longest a stream stays silent before the handler
+	// sends a comment line, so that no proxy closes it. The default is
+	// DefaultWatchHeartbeat, 15 seconds.
 	Heartbeat time.Duration
-	// WriteTimeout bounds each write to a stream, of one heartbeat or up
-	// to 100 events. A client that does not take a write within it is
-	// disconnected; it resumes with Last-Event-ID. Each write sets its own
-	// deadline, so the server's WriteTimeout does not cut a healthy stream.
-	// The default is DefaultWatchWriteTimeout, 10 seconds.
+	// WriteTimeout bounds each write to a stream (a heartbeat or up to 100
+	// events), in place of the server's WriteTimeout: a client that does
+	// not take a write within it is disconnected, and resumes with
+	// Last-Event-ID. The default is DefaultWatchWriteTimeout, 10 seconds.
 	WriteTimeout time.Duration
 	// MaxStreams caps the streams open at once on the handler; a watch over
 	// it is answered 429 rate_limited with Retry-After. The default is
 	// DefaultMaxStreams, 1000.
 	MaxStreams int
-	// MaxStreamsPerPrincipal caps the streams that one principal (see
-	// Principal) holds open at once; a watch over it is answered 429
-	// rate_limited with Retry-After. The default is
-	// DefaultMaxStreamsPerPrincipal, 100.
+	// MaxStreamsPerPrincipal caps, likewise, the streams of one principal
+	// (see Principal). The default is DefaultMaxStreamsPerPrincipal, 100.
 	MaxStreamsPerPrincipal int
-	// Done, when it is closed, ends every open stream and answers later
-	// watches 503 unavailable with Retry-After, so that a server shutting
-	// down does not wait for its streams: close it from
-	// http.Server.RegisterOnShutdown. Its clients resume elsewhere with
-	// Last-Event-ID. A stream also ends when its request's context ends.
-	// The default, nil, is never closed.
+	// Done, once closed, ends every stream and answers later watches 503
+	// unavailable with Retry-After, so that a server shutting down need not
+	// wait for its streams: close it from http.Server.RegisterOnShutdown.
+	// A stream also ends with its request's context. The default, nil, is
+	// never closed.
 	Done <-chan struct{}
-	// Observe, when set, is called with each change in the streams: one
-	// opened or ended, events sent. It is called from the stream's
-	// goroutine and must be safe for concurrent use. otelpetstore's
-	// Telemetry.ObserveWatch records it as metrics.
+	// Observe, when set, is called from a stream's goroutine with each
+	// change in the streams, and must be safe for concurrent use.
+	// otelpetstore's Telemetry.ObserveWatch records them as metrics.
 	Observe func(ctx context.Context, o WatchObservation)
 }
 
@@ -99,44 +95,51 @@ func orDefault[T int | time.Duration](name string, v *T, def T, noun string) err
 	return nil
 }
 
-// defaultWatch is the configuration of watches without WithWatch.
-func defaultWatch() Watch {
-	var c config
-	_ = WithWatch(Watch{}).apply(&c) // no field is negative
-	return c.watch
-}
-
 // wantsStream reports whether r asks for a watch: one of its Accept media
 // ranges is text/event-stream, without q=0. A client that asks for JSON, or
 // for anything, is answered a page of JSON.
 func wantsStream(r *http.Request) bool { return accepts(r.Header["Accept"], "text/event-stream") }
 
-// watchPage is the most pets read by one store call of a watch, and sent
-// in one write.
-const watchPage = 100
-
-// maxViewLog is the most recent pets that a view keeps for its streams. A
-// stream further behind reads the store itself until it catches up.
-const maxViewLog = 1024
-
-// maxViewBytes bounds the memory that the views of a handler hold together,
-// counted as petBytes. Past it, every view drops its oldest pets down to an
-// equal share of half of it.
-const maxViewBytes = 16 << 20
+// Bounds of the watch streams; docs/watch.md gives the figures behind them.
+const (
+	// watchPage is the most pets read by one store call of a watch, and
+	// sent in one write.
+	watchPage = 100
+	// maxViewLog is the most recent pets that a view keeps for its
+	// streams; a stream further behind reads the store itself.
+	maxViewLog = 1024
+	// maxViewBytes bounds the petBytes that the views of a handler hold
+	// together. Past it, every view drops its oldest pets down to an equal
+	// share of half of it.
+	maxViewBytes = 16 << 20
+	// notifiedPoll is how many times longer the poll is when the store is
+	// an AddNotifier, since it then only covers a lost notification.
+	notifiedPoll = 10
+	// watchMinGap is the least time between two rounds of the reader, so
+	// that a burst of wakes costs a round every few milliseconds at most.
+	watchMinGap = 5 * time.Millisecond
+	// The reader pauses for watchWavePause after waking the streams of each
+	// watchWave views, so that requests arriving meanwhile are served
+	// between the writers rather than behind all of them (another key's p99
+	// went from 3 to 25 ms at ten creates a second without it).
+	watchWave      = 32
+	watchWavePause = time.Millisecond
+	// maxStreamBuf is the largest buffer a stream keeps between writes, so
+	// that a thousand idle streams hold 4 MiB at most.
+	maxStreamBuf = 4 << 10
+)
 
 // petBytes is the memory that a pet in a view's log holds: the Pet and its
 // name.
 func petBytes(p *Pet) int64 { return 48 + int64(len(p.Name)) }
 
 // A hub serves the watch streams of one handler. One reader goroutine,
-// running while any stream is open, reads the store for every stream: it
-// keeps one view per principal and status filter, and reads each view's new
-// pets once per poll, or soon after a wake: when the handler has created a
-// pet, or when the store, an AddNotifier, tells of pets added anywhere.
-// Wakes coalesce: a round reads every view once, and the next round waits
-// at least watchMinGap, or as long as the last round took, whichever is
-// longer. Streams of one view share what it read, so the store calls per
-// round depend on the number of views, never on the number of streams.
+// running while any stream is open, keeps one view per principal and
+// status filter, and reads each view's new pets once per poll, or soon
+// after a wake (the handler created a pet, or the AddNotifier store tells
+// of one). Wakes coalesce into rounds, which read every view once, at least
+// watchMinGap apart or as long as the last round took. Streams of one view
+// share what it read, so store calls depend on the views, not the streams.
 type hub struct {
 	cfg      Watch
 	store    *guardedStore
@@ -154,28 +157,6 @@ type hub struct {
 	seen atomic.Int64 // the greatest ID of a pet that the store returned
 	held atomic.Int64 // the petBytes of the views' logs
 }
-
-// notifiedPoll is how many times longer the reader waits between polls
-// when the store is an AddNotifier: the poll then only covers a lost
-// notification, and an idle handler with a thousand views lists each of
-// them every 10 seconds rather than every second.
-const notifiedPoll = 10
-
-// watchMinGap is the least time between two rounds of the reader, so that
-// a burst of wakes costs a round every few milliseconds at most.
-const watchMinGap = 5 * time.Millisecond
-
-// watchWave is how many views with new pets the reader wakes before it
-// pauses for watchWavePause. The streams it woke write their events while
-// it waits; once they have, the processors are idle for a moment and the
-// server reads what other connections sent. Without the pause, a pet for a
-// thousand views' streams would make a thousand writers runnable at once,
-// and every request arriving meanwhile would wait behind all of them
-// (another key's p99 went from 3 to 25 ms at ten creates a second).
-const watchWave = 32
-
-// watchWavePause is the reader's pause after each watchWave views.
-const watchWavePause = time.Millisecond
 
 // newHub returns the hub of a handler with store.
 func newHub(cfg Watch, store *guardedStore, log *slog.Logger) *hub {
@@ -266,7 +247,11 @@ func (h *hub) leave(ctx context.Context, v *view) {
 	}
 	if v.users--; v.users == 0 {
 		delete(h.views, viewKey{principal: p, status: v.status})
-		h.held.Add(-v.close())
+		v.mu.Lock()
+		v.gone = true
+		h.held.Add(-v.bytes)
+		v.log, v.bytes = nil, 0
+		v.mu.Unlock()
 	}
 }
 
@@ -274,15 +259,15 @@ func (h *hub) leave(ctx context.Context, v *view) {
 // poll, or when woken, until no stream is open. It listens to the store's
 // notifications while it runs.
 func (h *hub) read() {
+	poll := h.cfg.Poll
 	if h.notifier != nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		h.notifier.NotifyAdds(ctx, h.signal)
 		h.signal() // a round now: a pet added before NotifyAdds woke no one
-	}
-	poll := h.cfg.Poll
-	if h.notifier != nil && poll <= math.MaxInt64/notifiedPoll {
-		poll *= notifiedPoll
+		if poll <= math.MaxInt64/notifiedPoll {
+			poll *= notifiedPoll
+		}
 	}
 	t := time.NewTimer(poll)
 	defer t.Stop()
@@ -300,10 +285,7 @@ func (h *hub) read() {
 			h.mu.Unlock()
 			return
 		}
-		views = views[:0]
-		for _, v := range h.views {
-			views = append(views, v)
-		}
+		views = slices.AppendSeq(views[:0], maps.Values(h.views))
 		h.mu.Unlock()
 		grown := 0
 		for _, v := range views {
@@ -335,14 +317,11 @@ func (h *hub) poll(v *view) (grew bool, err error) {
 	}
 	for {
 		pets, err := h.store.List(v.ctx, ListOptions{Status: v.status, Limit: watchPage, After: last})
-		if err != nil {
+		if err != nil || len(pets) == 0 {
 			return grew, err
 		}
-		if len(pets) == 0 {
-			return grew, nil
-		}
 		grew = true
-		last = pets[len(pets)-1].ID
+		last = lastID(pets)
 		h.saw(last)
 		if h.held.Add(v.append(pets)) > maxViewBytes {
 			h.shrink()
@@ -357,10 +336,7 @@ func (h *hub) poll(v *view) (grew bool, err error) {
 // half of maxViewBytes.
 func (h *hub) shrink() {
 	h.mu.Lock()
-	views := make([]*view, 0, len(h.views))
-	for _, v := range h.views {
-		views = append(views, v)
-	}
+	views := slices.Collect(maps.Values(h.views))
 	h.mu.Unlock()
 	share := maxViewBytes / int64(2*max(len(views), 1))
 	for _, v := range views {
@@ -411,16 +387,6 @@ func (v *view) drop(n int) {
 	v.log = append([]Pet(nil), v.log[n:]...)
 }
 
-// close empties v, whose last stream left, and returns the bytes it held.
-func (v *view) close() int64 {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.gone = true
-	b := v.bytes
-	v.log, v.bytes = nil, 0
-	return b
-}
-
 // since returns the pets of v's log after after, and a channel closed when
 // more arrive. ok is false when v cannot tell: it holds no pets from right
 // after after, so the stream must read the store itself.
@@ -433,13 +399,6 @@ func (v *view) since(after int64) (pets []Pet, changed <-chan struct{}, ok bool)
 	i := sort.Search(len(v.log), func(i int) bool { return v.log[i].ID > after })
 	n := min(len(v.log), i+watchPage)
 	return v.log[i:n:n], v.changed, true
-}
-
-// position reports whether v has a start yet, and what it is.
-func (v *view) position() (primed bool, start int64) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return v.primed, v.start
 }
 
 // prime gives v its start, unless it has one.
@@ -465,17 +424,17 @@ func (h *hub) saw(id int64) {
 // after after, for a stream that v's log cannot serve. It returns them and
 // the position after which the stream goes on.
 //
-// Once the stream has caught up with the store (a short page), v can serve
-// it: catchUp gives v its start if it has none, or moves the stream on to
-// v's start. Either is safe only at a position that no pet of the view
-// will appear at or below later. The store promises that no pet appears
-// below one it has returned (see Store), so that is a position at or below
-// the ID of a pet that the store has returned: the last of the page, or
-// else the stream's own position if no greater ID has been seen. A
-// position ahead of every pet, from a made-up cursor, never becomes a
-// view's start, which would hide the pets below it from every stream.
+// Once the stream has caught up (a short page), v can serve it: catchUp
+// gives v its start if it has none, or moves the stream on to v's start.
+// Either is safe only at a position at or below the ID of a pet that the
+// store has returned, since no pet appears below such a one (see Store):
+// the last of the page, or else the stream's own position if no greater ID
+// has been seen. A position ahead of every pet, from a made-up cursor,
+// never becomes a view's start, which would hide the pets below it.
 func (h *hub) catchUp(ctx context.Context, v *view, after int64) ([]Pet, int64, error) {
-	primed, start := v.position()
+	v.mu.Lock()
+	primed, start := v.primed, v.start
+	v.mu.Unlock()
 	pets, err := h.store.List(ctx, ListOptions{Status: v.status, Limit: watchPage, After: after})
 	if err != nil {
 		return nil, after, err
@@ -496,13 +455,6 @@ func (h *hub) catchUp(ctx context.Context, v *view, after int64) ([]Pet, int64, 
 	}
 	return pets, next, nil
 }
-
-// Header values of a watch stream. They are never modified.
-var (
-	eventStream = []string{"text/event-stream"}
-	noStore     = []string{"no-store"}
-	noSniff     = []string{"nosniff"}
-)
 
 // watch answers GET /pets with Accept: text/event-stream: the stream of the
 // pets that q selects after q.after, or after Last-Event-ID, which wins.
@@ -537,9 +489,9 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	defer observe(WatchObservation{Streams: -1})
 
 	hdr := w.Header()
-	hdr["Content-Type"] = eventStream
-	hdr["Cache-Control"] = noStore
-	hdr["X-Content-Type-Options"] = noSniff
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-store")
+	hdr.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
 		return nil
@@ -645,20 +597,12 @@ type stream struct {
 	buf     []byte
 }
 
-// maxStreamBuf is the largest buffer a stream keeps between writes: a
-// thousand idle streams then hold 4 MiB at most, not the 32 KiB that a
-// page of 100 pets with long names takes.
-const maxStreamBuf = 4 << 10
-
-// heartbeatLine is the comment that a stream sends when it has been silent
-// for the heartbeat interval, and once when it opens.
-const heartbeatLine = ": heartbeat\n\n"
-
-// send writes one event for each of pets, or a heartbeat for none, and
+// send writes one event for each of pets, or for none the heartbeat
+// comment (sent when the stream opens and after Heartbeat of silence), and
 // flushes them, within the write timeout.
 func (s *stream) send(buf []byte, pets []Pet) error {
 	if len(pets) == 0 {
-		buf = append(buf, heartbeatLine...)
+		buf = append(buf, ": heartbeat\n\n"...)
 	}
 	for i := range pets {
 		buf = append(buf, "id: "...)
