@@ -91,7 +91,16 @@ func (r *recorder) Fatalf(format string, args ...any) {
 	r.FailNow()
 }
 
-func (r *recorder) FailNow() { runtime.Goexit() }
+// FailNow ends the clause failed, as testing.T's does, even when nothing
+// was reported before it.
+func (r *recorder) FailNow() {
+	r.mu.Lock()
+	if len(r.failures) == 0 {
+		r.failures = append(r.failures, "the clause stopped without saying why")
+	}
+	r.mu.Unlock()
+	runtime.Goexit()
+}
 
 func (r *recorder) Failed() bool {
 	r.mu.Lock()

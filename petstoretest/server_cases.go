@@ -600,7 +600,10 @@ func (st *serverT) startAt(query string, id int64, limit int) string {
 		return true
 	})
 	if at == nil {
-		st.FailNow() // walk has reported why
+		if !st.Failed() { // walk has not reported why
+			st.Errorf("petstoretest: no page of GET /pets?%s holds pet %d or one after it", query, id)
+		}
+		st.FailNow()
 	}
 	u := *at
 	q := u.Query()
