@@ -113,9 +113,7 @@ func (s *Store) listenOnce(ctx context.Context, listening func()) error {
 			s.wakes.Wake()
 			continue
 		}
-		if s.replicas != nil {
-			s.replicas.wrote(id)
-		}
+		s.replicas.wrote(id)
 		s.wakes.Added(id) // not again for the Store's own adds
 	}
 }
