@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,8 +60,7 @@ type Store struct {
 	adds     sqlstore.Queue[*addCall] // the Adds waiting to be inserted together
 	prune    pruner                   // the passes that forget expired keys
 	replicas *replicaSet              // nil without WithReplicas
-	// NotifyAdds: the listener's configuration (nil: the pool's), and the
-	// watchers.
+	// NotifyAdds: the listener's configuration, and the watchers.
 	listenConfig *pgx.ConnConfig
 	wakes        wake.Set
 }
@@ -187,7 +187,7 @@ FROM (SELECT coalesce(max(id), 0) AS id FROM %[1]s) h LEFT JOIN %[1]s p ON p.id 
 		now:       c.Now,
 		logger:    c.Logger,
 
-		listenConfig: c.listen,
+		listenConfig: cmp.Or(c.listen, pool.Config().ConnConfig),
 	}
 	s.adds.Max, s.adds.Write = c.maxBatch, s.insert
 	if len(c.replicas) > 0 {
