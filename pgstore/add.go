@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,10 +24,7 @@ import (
 // package doc). An error means that p was not stored, unless the
 // connection broke while the commit was on its way.
 func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOptions) (petstore.Pet, bool, error) {
-	if err := p.Validate(); err != nil { // also rejects NUL, which PostgreSQL cannot store
-		return petstore.Pet{}, false, addError(err)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := cmp.Or(p.Validate(), ctx.Err()); err != nil {
 		return petstore.Pet{}, false, addError(err)
 	}
 	c := &addCall{ctx: ctx, pet: p}
@@ -44,9 +42,7 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 		}
 		return petstore.Pet{}, false, c.err
 	}
-	if s.replicas != nil {
-		s.replicas.wrote(c.id)
-	}
+	s.replicas.wrote(c.id)
 	s.wakes.AddedHere(c.id)
 	if c.replayed {
 		return petstore.Pet{ID: c.id, NewPet: c.stored}, true, nil
@@ -70,8 +66,7 @@ type addCall struct {
 	// Set by insert.
 	id       int64
 	replayed bool            // answered with the pet stored first under the key
-	stored   petstore.NewPet // the pet stored under the key, when keyed is set
-	keyed    bool            // id and stored tell the pet stored under the key
+	stored   petstore.NewPet // with a key, the pet stored under it
 	err      error
 	first    *addCall // the call of the same batch that sends this call's key, if another
 }
@@ -89,7 +84,7 @@ func (s *Store) insert(batch []*addCall) (next bool) {
 	defer s.maybePrune()
 	var (
 		calls  []*addCall
-		firsts map[keyID]*addCall // within a batch, a key goes to the database once
+		firsts = map[keyID]*addCall{} // within a batch, a key goes to the database once
 		keyed  bool
 	)
 	for _, c := range batch {
@@ -102,9 +97,6 @@ func (s *Store) insert(batch []*addCall) (next bool) {
 			if f := firsts[c.key]; f != nil {
 				c.first = f
 				continue
-			}
-			if firsts == nil {
-				firsts = make(map[keyID]*addCall)
 			}
 			firsts[c.key] = c
 		}
@@ -134,8 +126,10 @@ func (s *Store) insert(batch []*addCall) (next bool) {
 		switch {
 		case err != nil && c.err == nil: // not left out before the statement
 			c.err = wrapError(c.ctx, "add pet", noIDLeft(err))
+		case err == nil && c.first != nil && c.first.stored == c.pet: // c's key went with c.first's pet
+			c.id, c.stored, c.replayed = c.first.id, c.first.stored, true
 		case err == nil && c.first != nil:
-			c.answerAfter(c.first)
+			c.err = addError(petstore.ErrIdempotencyKeyReused)
 		}
 	}
 	return next
@@ -184,25 +178,18 @@ func (s *Store) cancellable(ctx context.Context, write func(qctx context.Context
 // insertRows runs the Add statement for calls, whose pets the columns
 // give, and sets their IDs. It calls passed when the first row arrives.
 func (s *Store) insertRows(ctx context.Context, conn *pgxpool.Conn, calls []*addCall, passed func(), names []string, cats []int64, statuses []string) error {
-	rows, err := conn.Query(ctx, s.addSQL, names, cats, statuses, s.relation)
-	if err != nil {
-		return err
-	}
+	rows, _ := conn.Query(ctx, s.addSQL, names, cats, statuses, s.relation) // the error comes back from ForEachRow
+	var id int64
 	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
+	// The rows arrive before the commit; only a clean end means that they
+	// are committed.
+	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
 		if len(ids) == 0 {
 			passed()
 		}
 		ids = append(ids, id)
-	}
-	// The rows arrive before the commit; only a clean end means that they
-	// are committed.
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return err
 	}
 	if len(ids) != len(calls) {
@@ -238,7 +225,38 @@ func (s *Store) insertKeyed(ctx context.Context, conn *pgxpool.Conn, calls []*ad
 		batch.Queue(s.addKeyedSQL, names, cats, statuses, principals, keys, s.now())
 	}
 	results := conn.SendBatch(ctx, batch)
-	err := readKeyed(results, calls, passed)
+	_, err := results.Exec() // the lock
+	got := 0
+	if err == nil {
+		var (
+			n, id   int64
+			existed bool
+			stored  petstore.NewPet
+		)
+		rows, _ := results.Query() // the error comes back from ForEachRow
+		_, err = pgx.ForEachRow(rows, []any{&n, &id, &existed, &stored.Name, &stored.CategoryID, &stored.Status}, func() error {
+			if got == 0 {
+				passed()
+			}
+			if n != int64(got+1) || got >= len(calls) {
+				return fmt.Errorf("the keyed insert returned row %d as row %d of %d", n, got+1, len(calls))
+			}
+			c := calls[got]
+			got++
+			c.id, c.stored = id, c.pet
+			switch {
+			case !existed:
+			case stored == c.pet:
+				c.replayed = true
+			default:
+				c.stored, c.err = stored, addError(petstore.ErrIdempotencyKeyReused)
+			}
+			return nil
+		})
+	}
+	if err == nil && got != len(calls) {
+		err = fmt.Errorf("the keyed insert returned %d rows for %d pets", got, len(calls))
+	}
 	// Closing reads to the end of the transaction: only a clean end means
 	// that it is committed.
 	if cerr := results.Close(); err == nil {
@@ -246,69 +264,8 @@ func (s *Store) insertKeyed(ctx context.Context, conn *pgxpool.Conn, calls []*ad
 	}
 	if err != nil {
 		for _, c := range calls {
-			c.id, c.replayed, c.keyed, c.err = 0, false, false, nil
+			c.err = nil // insert gives every call the batch's error
 		}
 	}
 	return err
-}
-
-// readKeyed reads the outcome of each call from the results of the keyed
-// batch.
-func readKeyed(results pgx.BatchResults, calls []*addCall, passed func()) error {
-	if _, err := results.Exec(); err != nil {
-		return err
-	}
-	rows, err := results.Query()
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	var (
-		n, id   int64
-		existed bool
-		stored  petstore.NewPet
-		got     int
-	)
-	for rows.Next() {
-		if err := rows.Scan(&n, &id, &existed, &stored.Name, &stored.CategoryID, &stored.Status); err != nil {
-			return err
-		}
-		if got == 0 {
-			passed()
-		}
-		if n != int64(got+1) || got >= len(calls) {
-			return fmt.Errorf("the keyed insert returned row %d as row %d of %d", n, got+1, len(calls))
-		}
-		c := calls[got]
-		got++
-		c.id, c.keyed, c.stored = id, c.key != (keyID{}), c.pet
-		switch {
-		case !existed:
-		case stored == c.pet:
-			c.replayed = true
-		default:
-			c.stored, c.err = stored, addError(petstore.ErrIdempotencyKeyReused)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if got != len(calls) {
-		return fmt.Errorf("the keyed insert returned %d rows for %d pets", got, len(calls))
-	}
-	return nil
-}
-
-// answerAfter sets the outcome of c, whose key an earlier call of the same
-// batch, first, sent and the batch stored: the pet stored under the key,
-// replayed when c asks for the same pet, or ErrIdempotencyKeyReused.
-func (c *addCall) answerAfter(first *addCall) {
-	switch {
-	case !first.keyed:
-		c.err = addError(errors.New("the call with the same key has no outcome"))
-	case first.stored == c.pet:
-		c.id, c.stored, c.replayed = first.id, first.stored, true
-	default:
-		c.err = addError(petstore.ErrIdempotencyKeyReused)
-	}
 }

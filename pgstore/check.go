@@ -23,15 +23,6 @@ var (
 	ErrPrivilege = errors.New("pgstore: the role lacks privileges that the Store needs")
 )
 
-// latestVersion returns the newest version of the embedded migrations.
-func latestVersion() (int, error) {
-	ms, err := migrations()
-	if err != nil {
-		return 0, err
-	}
-	return ms[len(ms)-1].Version, nil
-}
-
 // SchemaVersion returns the version of the schema that the Store's tables
 // are at, and the version that this package needs (which Migrate brings
 // them to). The current version is 0 when Migrate has not run: its table of
@@ -39,10 +30,11 @@ func latestVersion() (int, error) {
 // counted only when every version before it was applied too, so the tables
 // are at the version needed exactly when current >= needed.
 func (s *Store) SchemaVersion(ctx context.Context) (current, needed int, err error) {
-	needed, err = latestVersion()
+	ms, err := migrations()
 	if err != nil {
 		return 0, 0, err
 	}
+	needed = len(ms) // the versions run 1, 2, 3, ...
 	var exists bool
 	err = s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, s.versions).Scan(&exists)
 	if err == nil && exists {
@@ -80,10 +72,11 @@ func (s *Store) Check(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	needed, err := latestVersion()
+	ms, err := migrations()
 	if err != nil {
 		return err
 	}
+	needed := len(ms) // the versions run 1, 2, 3, ...
 	// What serving needs: SELECT and INSERT on the pets, SELECT, INSERT and
 	// DELETE (to forget expired keys) on the keys, SELECT on the versions.
 	// One round trip: the schema, and for each table whether it exists and

@@ -11,29 +11,24 @@
 //	}
 //	api, err := petstore.New(petstore.WithStore(store), ...)
 //
-// The caller owns the pool and decides its size and timeouts. A Store keeps
-// no state in the server session and little of its own (the Adds waiting to
-// be inserted and, with WithReplicas, the health of each standby), so any
-// number of Stores, in one process or many, may share a table. Through a
-// pooler in transaction mode, such as PgBouncer, give the pool
+// The caller owns the pool. A Store keeps no state in the server session,
+// so any number of Stores, in one process or many, may share a table.
+// Through a pooler in transaction mode, such as PgBouncer, give the pool
 // default_query_exec_mode=cache_describe in its URL (docs/postgres.md).
 //
 // Migrate creates the tables (DefaultTable, "pets", unless WithTable or
-// WithSchema choose another place; "<table>_keys" holds the idempotency
-// keys) and upgrades them in later releases, safely from several instances
-// at once; its doc lists the privileges each role needs. Check verifies
-// them and names any GRANT missing, so that a server can run as a role that
-// may not change the schema.
+// WithSchema choose another place) and upgrades them in later releases,
+// safely from several instances at once; its doc lists the privileges each
+// role needs. Check verifies them and names any GRANT missing, so that a
+// server can run as a role that may not change the schema.
 //
-// IDs grow in commit order across every process that shares the table, so a
-// client paging with a cursor never misses a pet: inserts into one table are
-// serialized by a transaction-scoped advisory lock, and reads never wait. So
-// that this does not cap a table at one commit per WAL flush, concurrent
-// calls of Add on one Store share one statement and one commit, with keys or
-// without, up to WithMaxBatch; a lone call is sent at once. A batch stores
-// all its new pets or none, and when it fails every call of it gets the
-// error. Every List is a range scan of an index, never OFFSET, so a page
-// costs the same anywhere in a table of a million pets.
+// IDs grow in commit order across every process that shares the table, so
+// a client paging with a cursor never misses a pet, and reads never wait.
+// Concurrent calls of Add on one Store share one statement and one commit,
+// with keys or without, up to WithMaxBatch; a lone call is sent at once. A
+// batch stores all its new pets or none, and when it fails every call of it
+// gets the error. Every List is a range scan of an index, never OFFSET, so
+// a page costs the same anywhere in a table of a million pets.
 //
 // A call whose context ends while it queues returns at once and stores
 // nothing. A call cancelled while its batch is in flight asks the server to

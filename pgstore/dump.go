@@ -97,15 +97,14 @@ ORDER BY p.id`, s.relation, s.keys), s.now().Add(-s.retention))
 }
 
 // Import stores the records, in one transaction, in a table that has never
-// held a pet, keeping every ID and key: each key is forgotten when its retention
-// has passed from KeyCreated, by the Store's clock, as it would have been
-// in the store it came from. The IDs must ascend, as Export gives them; the table's identity
-// sequence is then set past the highest, so that the next pet created gets
-// an ID above every imported one. It returns the number of pets stored.
-// Run it as the tables' owner: setting the sequence needs UPDATE on it.
-// It refuses IDs above 2⁵³−1, so that creates after them have IDs left,
-// and keys stored more than five minutes in the future of the Store's
-// clock, which would outlive their retention.
+// held a pet, keeping every ID and key; each key is forgotten once its
+// retention has passed from KeyCreated, by the Store's clock, as it would
+// have been in the store it came from. The IDs must ascend, as Export gives
+// them, and be at most 2⁵³−1, so that creates after them have IDs left; the
+// next pet created gets an ID above every imported one. Keys stored more
+// than five minutes in the future of the Store's clock, which would outlive
+// their retention, are refused. It returns the number of pets stored. Run
+// it as the tables' owner: setting the identity sequence needs UPDATE on it.
 //
 // Import refuses a table that holds, or has held, a pet, with an error
 // wrapping ErrNotEmpty. When a record is invalid, records yields an error,

@@ -29,21 +29,14 @@ func wrapError(ctx context.Context, op string, err error) error {
 	if unavailable(err) {
 		return fmt.Errorf("pgstore: %s: %w: %w", op, petstore.ErrUnavailable, err)
 	}
-	if lostStatement(err) {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "26000" || pgErr.Code == "42P05") && // invalid_sql_statement_name, duplicate_prepared_statement
+		strings.Contains(pgErr.Message, `"stmtcache_`) {
 		return fmt.Errorf("pgstore: %s: %w; a statement that pgx prepared under a name is missing, or already there, on the "+
 			"server connection, as happens through a pooler in transaction mode such as PgBouncer: "+
 			"add default_query_exec_mode=cache_describe to the database URL", op, err)
 	}
 	return fmt.Errorf("pgstore: %s: %w", op, err)
-}
-
-// lostStatement reports whether err says that a statement prepared by pgx's
-// default query mode is missing from the server session, or was already
-// prepared there by another client: the session is not the connection's own.
-func lostStatement(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "26000" || pgErr.Code == "42P05") && // invalid_sql_statement_name, duplicate_prepared_statement
-		strings.Contains(pgErr.Message, `"stmtcache_`)
 }
 
 // unavailable reports whether err means that the database cannot serve the
@@ -58,7 +51,21 @@ func unavailable(err error) bool {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return unavailableState(pgErr.Code)
+		if strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "53") {
+			return true // connection_exception; insufficient_resources: too many connections, out of memory
+		}
+		switch pgErr.Code {
+		case "57P01", // admin_shutdown
+			"57P02", // crash_shutdown
+			"57P03", // cannot_connect_now: starting up or in recovery
+			"57014", // query_canceled: statement_timeout (a done context is handled before)
+			"55P03", // lock_not_available: lock_timeout
+			"40001", // serialization_failure
+			"40P01", // deadlock_detected
+			"25006": // read_only_sql_transaction: connected to a standby, as after a failover
+			return true
+		}
+		return false
 	}
 	var netErr net.Error
 	return errors.As(err, &netErr) ||
@@ -71,26 +78,4 @@ func unavailable(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.EPIPE)
-}
-
-// unavailableState reports whether a server error with the given SQLSTATE is
-// one that a later retry may not get.
-func unavailableState(code string) bool {
-	// connection_exception; insufficient_resources: too many connections,
-	// out of memory.
-	if strings.HasPrefix(code, "08") || strings.HasPrefix(code, "53") {
-		return true
-	}
-	switch code {
-	case "57P01", // admin_shutdown
-		"57P02", // crash_shutdown
-		"57P03", // cannot_connect_now: starting up or in recovery
-		"57014", // query_canceled: statement_timeout (a done context is handled before)
-		"55P03", // lock_not_available: lock_timeout
-		"40001", // serialization_failure
-		"40P01", // deadlock_detected
-		"25006": // read_only_sql_transaction: connected to a standby, as after a failover
-		return true
-	}
-	return false
 }

@@ -39,28 +39,17 @@ func migrations() ([]sqlstore.Migration, error) {
 }
 
 // Migrate creates the Store's tables, or upgrades them to the schema this
-// version of the package expects. It is safe to call on every start, from
-// any number of processes at once: it creates the schema set with
-// WithSchema if it does not exist (in a transaction of its own, under an
-// advisory lock keyed by the schema); then, in one transaction, so that a
-// failure leaves the tables as they were, under an advisory lock keyed by
-// the schema and table, it creates "<table>_migrations", which records each
-// version applied, and applies in order each embedded version that it does
-// not list. Versions that a newer release applied are left alone, so older
-// instances keep running during a rolling upgrade.
-//
-// Version 1 creates the pets table (an identity column for IDs, status
-// checked by the database) and its index on (status, id). Version 2
-// creates "<table>_keys": principal, key, the ID of the pet stored with it
-// and the time it was stored, with the primary key (principal, key).
-// Version 3 indexes the keys on the time, "<table>_keys_time_idx", so that
-// expired keys are found without a scan, and drops their foreign key to the
-// pets: Add writes each key in the statement that stores its pet, pets are
-// never deleted, and the check cost every key a row lock on its pet.
-//
-// Tables already at the version needed are only read, so a role that may
-// only serve can call Migrate. When the search_path names no schema that
-// exists, the error wraps ErrNoSchema and names the CREATE SCHEMA to run.
+// version of the package expects (docs/postgres.md lists the tables and
+// their versions). It is safe to call on every start, from any number of
+// processes at once: it creates the schema set with WithSchema if it does
+// not exist; then, in one transaction under an advisory lock keyed by the
+// schema and table, so that a failure leaves the tables as they were, it
+// applies each embedded version that "<table>_migrations" does not list.
+// Versions that a newer release applied are left alone, so older instances
+// keep running during a rolling upgrade. Tables already at the version
+// needed are only read, so a role that may only serve can call Migrate.
+// When the search_path names no schema that exists, the error wraps
+// ErrNoSchema and names the CREATE SCHEMA to run.
 //
 // The role that runs Migrate needs the right to create tables in the
 // schema, and to create the schema when it does not exist. The role that

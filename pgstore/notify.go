@@ -85,11 +85,7 @@ func (s *Store) listen(ctx context.Context) {
 // watchers (adds may have been missed before), and wakes them again at
 // each notification, until the connection fails or ctx is done.
 func (s *Store) listenOnce(ctx context.Context, listening func()) error {
-	cfg := s.listenConfig
-	if cfg == nil {
-		cfg = s.pool.Config().ConnConfig
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg.Copy())
+	conn, err := pgx.ConnectConfig(ctx, s.listenConfig.Copy())
 	if err != nil {
 		return err
 	}
@@ -113,9 +109,7 @@ func (s *Store) listenOnce(ctx context.Context, listening func()) error {
 			s.wakes.Wake()
 			continue
 		}
-		if s.replicas != nil {
-			s.replicas.wrote(id)
-		}
+		s.replicas.wrote(id)
 		s.wakes.Added(id) // not again for the Store's own adds
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/petstore-go/petstore/internal/options"
 	"github.com/petstore-go/petstore/internal/sqlstore"
 )
 
@@ -141,13 +140,4 @@ func validIdentifier(opt, what, name string, maxLen int) error {
 		return fmt.Errorf("%s: the %s name %q is %d bytes long; the limit is %d, so shorten it", opt, what, name, len(name), maxLen)
 	}
 	return nil
-}
-
-// applyOptions applies opts to the defaults and returns every mistake
-// joined in one error.
-func applyOptions(opts []Option) (config, error) {
-	c := config{table: DefaultTable, maxBatch: DefaultMaxBatch, Options: sqlstore.DefaultOptions(),
-		replicaWait: DefaultReplicaWait, replicaMaxLag: DefaultReplicaMaxLag}
-	err := options.Apply(&c, opts, Option.apply)
-	return c, err
 }

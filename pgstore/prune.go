@@ -8,21 +8,15 @@ import (
 )
 
 // Pruning: the keys of a Store's table are forgotten once their retention
-// has passed, in passes of small steps: each statement deletes the oldest
-// expired keys, at most pruneStep of them, statement after statement until
-// fewer are left, so that no statement holds many row locks or runs long
-// and creates never wait for it. A key past its retention that is not yet
-// deleted is still answered. Every Store prunes its table, skipping the rows
-// another Store is deleting.
+// has passed, in passes of statements that each delete the oldest expired
+// keys, at most pruneStep of them, so that no statement holds many row locks
+// or runs long and creates never wait for it. A key past its retention that
+// is not yet deleted is still answered. Every Store prunes its table,
+// skipping the rows another Store is deleting.
 const (
-	// pruneEvery is the least time, on the Store's clock, between the
-	// starts of two passes of one Store.
-	pruneEvery = time.Minute
-	// pruneStep is the most keys that one statement of a pass deletes, so
-	// that each statement is short and holds few row locks.
-	pruneStep = 1000
-	// pruneTimeout bounds each statement of a pass.
-	pruneTimeout = 30 * time.Second
+	pruneEvery   = time.Minute      // the least time, on the Store's clock, between the starts of two passes
+	pruneStep    = 1000             // the most keys that one statement deletes
+	pruneTimeout = 30 * time.Second // bounds each statement
 )
 
 // A pruner runs the passes that delete a Store's expired keys, one at a
@@ -53,9 +47,8 @@ func (s *Store) maybePrune() {
 	}
 }
 
-// prunePass deletes the keys stored before now less the retention, step
-// by step, each step a statement of its own, until a step finds fewer than
-// pruneStep, and logs what it did.
+// prunePass deletes the keys stored before now less the retention, until a
+// statement finds fewer than pruneStep, and logs what it did.
 func (s *Store) prunePass(now time.Time) {
 	defer func() {
 		s.prune.mu.Lock()

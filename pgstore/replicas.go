@@ -180,6 +180,12 @@ type replicaSet struct {
 
 	stop context.CancelFunc
 	done chan struct{}
+
+	// Read and written by the checks alone: the primary's recent WAL
+	// samples, oldest first, and its database as last read (nil before it
+	// answered).
+	samples []walSample
+	origin  *database
 }
 
 // A replica is a read pool and the outcome of its last check.
@@ -214,9 +220,10 @@ func newReplicaSet(primary *pgxpool.Pool, c config) *replicaSet {
 	return rs
 }
 
-// wrote records that the Store's Add returned the pet with the given ID.
+// wrote records that the Store's Add returned the pet with the given ID;
+// without replicas (rs nil) it does nothing.
 func (rs *replicaSet) wrote(id int64) {
-	for {
+	for rs != nil {
 		w := rs.written.Load()
 		if id <= w || rs.written.CompareAndSwap(w, id) {
 			return
@@ -252,16 +259,16 @@ const (
 	unsure                         // the replica cannot tell; the primary must
 )
 
-// A replicaRead tries a read on a replica's pool. own is the highest ID
-// that the Store's Add had returned when the read began: the answer counts
-// only if the replica's snapshot holds that pet.
-type replicaRead func(ctx context.Context, pool *pgxpool.Pool, own int64) (replicaOutcome, error)
-
-// read tries a read on a replica that may serve it, waiting up to rs.wait
-// while the replica is behind, and reports whether the replica answered;
-// when it did not, the caller reads from the primary. It fails only when
-// ctx is done.
-func (rs *replicaSet) read(ctx context.Context, try replicaRead) (bool, error) {
+// read calls try on a replica that may serve the read, waiting up to
+// rs.wait while the replica is behind, and reports whether the replica
+// answered; when it did not, or there are no replicas (rs nil), the caller
+// reads from the primary. own, given to try, is the highest ID that the
+// Store's Add had returned when the read began: the answer counts only if
+// the replica's snapshot holds that pet. read fails only when ctx is done.
+func (rs *replicaSet) read(ctx context.Context, try func(ctx context.Context, pool *pgxpool.Pool, own int64) (replicaOutcome, error)) (bool, error) {
+	if rs == nil {
+		return false, nil
+	}
 	r := rs.pick()
 	if r == nil {
 		rs.primaryReads.Add(1)
@@ -308,12 +315,8 @@ func (rs *replicaSet) run(ctx context.Context, primary *pgxpool.Pool, interval t
 	defer close(rs.done)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	var (
-		samples []walSample
-		origin  *database
-	)
 	for {
-		samples, origin = rs.check(ctx, primary, samples, origin)
+		rs.check(ctx, primary)
 		select {
 		case <-ctx.Done():
 			return
@@ -352,11 +355,8 @@ FROM pg_control_system() c, pg_database d WHERE d.datname = current_database()`
 // asks each replica whether it is still a standby of that database and how
 // much WAL it has replayed, and records what it found. A replica that has
 // replayed the position of a sample has every commit made before that
-// sample's time, so its lag is at most the time since then. samples are the
-// recent samples, oldest first, and origin the primary's database as last
-// read (nil before it answered); check returns them with the new sample,
-// less those too old to matter, and the primary's database.
-func (rs *replicaSet) check(ctx context.Context, primary *pgxpool.Pool, samples []walSample, origin *database) ([]walSample, *database) {
+// sample's time, so its lag is at most the time since then.
+func (rs *replicaSet) check(ctx context.Context, primary *pgxpool.Pool) {
 	ctx, cancel := context.WithTimeout(ctx, replicaCheckTimeout)
 	defer cancel()
 	at := time.Now()
@@ -366,26 +366,26 @@ func (rs *replicaSet) check(ctx context.Context, primary *pgxpool.Pool, samples 
 	)
 	err := primary.QueryRow(ctx, `SELECT (pg_current_wal_lsn() - '0/0')::int8`+databaseSQL).Scan(&lsn, &db.system, &db.oid, &db.name)
 	if err == nil {
-		samples = append(samples, walSample{at, lsn})
-		origin = &db
+		rs.samples = append(rs.samples, walSample{at, lsn})
+		rs.origin = &db
 	}
 	// Keep the samples that can still tell a lag within twice the bound.
 	old := 0
-	for old < len(samples)-1 && at.Sub(samples[old].at) > 2*rs.maxLag {
+	for old < len(rs.samples)-1 && at.Sub(rs.samples[old].at) > 2*rs.maxLag {
 		old++
 	}
-	samples = samples[old:]
+	rs.samples = rs.samples[old:]
 
 	var wg sync.WaitGroup
 	for _, r := range rs.members {
-		wg.Go(func() { r.state.Store(rs.checkOne(ctx, r, samples, origin)) })
+		wg.Go(func() { r.state.Store(rs.checkOne(ctx, r)) })
 	}
 	wg.Wait()
-	return samples, origin
 }
 
 // checkOne checks one replica against the primary's samples and database.
-func (rs *replicaSet) checkOne(ctx context.Context, r *replica, samples []walSample, origin *database) *replicaCheck {
+func (rs *replicaSet) checkOne(ctx context.Context, r *replica) *replicaCheck {
+	samples, origin := rs.samples, rs.origin
 	c := &replicaCheck{}
 	if prev := r.state.Load(); prev != nil {
 		c.caughtUp = prev.caughtUp

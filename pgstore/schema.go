@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -35,12 +36,7 @@ func (s *Store) resolveSchema(ctx context.Context, op string) (string, error) {
 	}
 	// current_schema() is NULL too when the schemas exist but the role
 	// may not use them: then the fix is a GRANT.
-	var names []string
-	for _, name := range splitSearchPath(searchPath) {
-		if name != "$user" {
-			names = append(names, name)
-		}
-	}
+	names := slices.DeleteFunc(splitSearchPath(searchPath), func(name string) bool { return name == "$user" })
 	if err := s.pool.QueryRow(ctx, `SELECT (SELECT n.nspname::text FROM unnest($1::text[]) WITH ORDINALITY AS p (name, i)
 	JOIN pg_namespace n ON n.nspname = p.name ORDER BY p.i LIMIT 1), current_user::text`, names).Scan(&existing, &role); err != nil {
 		return "", wrapError(ctx, op+" "+s.relation, err)
@@ -73,42 +69,22 @@ type schemaError struct{ msg string }
 func (e *schemaError) Error() string        { return e.msg }
 func (e *schemaError) Is(target error) bool { return target == ErrNoSchema }
 
+// searchPathName matches a schema name in the value of search_path: quoted,
+// with "" for a quote inside, or bare.
+var searchPathName = regexp.MustCompile(`"((?:[^"]|"")*)"|[^\s,"]+`)
+
 // splitSearchPath returns the schema names in the value of search_path:
-// separated by commas, unquoted names folded to lower case as PostgreSQL
-// does, quoted ones as they are.
+// unquoted names folded to lower case as PostgreSQL does, quoted ones as
+// they are.
 func splitSearchPath(searchPath string) []string {
 	var names []string
-	var name strings.Builder
-	quoted, inQuotes := false, false
-	flush := func() {
-		if s := name.String(); quoted || s != "" {
-			if !quoted {
-				s = strings.ToLower(s)
-			}
-			names = append(names, s)
-		}
-		name.Reset()
-		quoted = false
-	}
-	for i := 0; i < len(searchPath); i++ {
-		c := searchPath[i]
-		switch {
-		case inQuotes && c == '"' && i+1 < len(searchPath) && searchPath[i+1] == '"':
-			name.WriteByte('"')
-			i++
-		case c == '"':
-			inQuotes = !inQuotes
-			quoted = true
-		case inQuotes:
-			name.WriteByte(c)
-		case c == ',':
-			flush()
-		case c == ' ' || c == '\t': // around names; unquoted ones hold none
-		default:
-			name.WriteByte(c)
+	for _, m := range searchPathName.FindAllStringSubmatch(searchPath, -1) {
+		if m[0][0] == '"' {
+			names = append(names, strings.ReplaceAll(m[1], `""`, `"`))
+		} else {
+			names = append(names, strings.ToLower(m[0]))
 		}
 	}
-	flush()
 	return names
 }
 

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
+	"github.com/petstore-go/petstore/internal/options"
 	"github.com/petstore-go/petstore/internal/sqlstore"
 	"github.com/petstore-go/petstore/internal/wake"
 )
@@ -19,16 +21,15 @@ import (
 // application's own.
 const (
 	// lockClassAdd serializes Add per table (the second key is its OID),
-	// so that IDs grow in the order pets become visible, as the
-	// petstore.Store contract asks: with an identity column alone, two
-	// inserts may take IDs 7 and 8 and commit in the other order, and a
-	// reader between the commits sees 8 without 7. Add takes this lock,
-	// transaction-scoped, before the identity column draws an ID, and
-	// PostgreSQL releases it only once the commit is visible, so ID order
-	// is commit order across every process; readers take no lock. (A
-	// "safe" watermark would delay every new pet for every reader; LOCK
-	// TABLE also waits for VACUUM; SERIALIZABLE does not order commits.)
-	// Rows inserted bypassing Add may break the order while in flight.
+	// so that IDs grow in commit order, as the petstore.Store contract asks:
+	// with an identity column alone, two inserts may take IDs 7 and 8 and
+	// commit in the other order, and a reader between the commits sees 8
+	// without 7. Add takes it, transaction-scoped, before the identity
+	// column draws an ID, and PostgreSQL releases it once the commit is
+	// visible; readers take no lock. (A "safe" watermark would delay every
+	// new pet for every reader; LOCK TABLE also waits for VACUUM;
+	// SERIALIZABLE does not order commits.) Rows inserted bypassing Add may
+	// break the order while in flight.
 	lockClassAdd int32 = 0x70657401
 	// lockClassMigrate serializes Migrate per table; the second key is
 	// hashtext('<schema>.<table>').
@@ -59,8 +60,7 @@ type Store struct {
 	adds     sqlstore.Queue[*addCall] // the Adds waiting to be inserted together
 	prune    pruner                   // the passes that forget expired keys
 	replicas *replicaSet              // nil without WithReplicas
-	// NotifyAdds: the listener's configuration (nil: the pool's), and the
-	// watchers.
+	// NotifyAdds: the listener's configuration, and the watchers.
 	listenConfig *pgx.ConnConfig
 	wakes        wake.Set
 }
@@ -75,7 +75,9 @@ var _ petstore.Store = (*Store)(nil)
 // create or upgrade the table. New fails only when an option is invalid,
 // with an error that names the option to fix.
 func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
-	c, err := applyOptions(opts)
+	c := config{table: DefaultTable, maxBatch: DefaultMaxBatch, Options: sqlstore.DefaultOptions(),
+		replicaWait: DefaultReplicaWait, replicaMaxLag: DefaultReplicaMaxLag}
+	err := options.Apply(&c, opts, Option.apply)
 	if pool == nil {
 		err = errors.Join(errors.New("the pool is nil; open one with pgxpool.New"), err)
 	}
@@ -185,7 +187,7 @@ FROM (SELECT coalesce(max(id), 0) AS id FROM %[1]s) h LEFT JOIN %[1]s p ON p.id 
 		now:       c.Now,
 		logger:    c.Logger,
 
-		listenConfig: c.listen,
+		listenConfig: cmp.Or(c.listen, pool.Config().ConnConfig),
 	}
 	s.adds.Max, s.adds.Write = c.maxBatch, s.insert
 	if len(c.replicas) > 0 {
@@ -213,23 +215,20 @@ func (s *Store) Table() string { return s.relation }
 // pet with a higher ID, which proves it absent (see WithReplicas).
 func (s *Store) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 	pet := petstore.Pet{ID: id}
-	var found, ok bool
-	var err error
-	if s.replicas != nil {
-		ok, err = s.replicas.read(ctx, func(ctx context.Context, pool *pgxpool.Pool, own int64) (replicaOutcome, error) {
-			var horizon int64
-			err := pool.QueryRow(ctx, s.getReplicaSQL, id).Scan(&horizon, &found, &pet.Name, &pet.CategoryID, &pet.Status)
-			switch {
-			case err != nil:
-				return unsure, err
-			case found || id <= horizon:
-				return answered, nil
-			case id <= own:
-				return behind, nil
-			}
-			return unsure, nil
-		})
-	}
+	var found bool
+	ok, err := s.replicas.read(ctx, func(ctx context.Context, pool *pgxpool.Pool, own int64) (replicaOutcome, error) {
+		var horizon int64
+		err := pool.QueryRow(ctx, s.getReplicaSQL, id).Scan(&horizon, &found, &pet.Name, &pet.CategoryID, &pet.Status)
+		switch {
+		case err != nil:
+			return unsure, err
+		case found || id <= horizon:
+			return answered, nil
+		case id <= own:
+			return behind, nil
+		}
+		return unsure, nil
+	})
 	if err == nil && !ok {
 		err = s.pool.QueryRow(ctx, s.getSQL, id).Scan(&pet.Name, &pet.CategoryID, &pet.Status)
 		if found = err == nil; errors.Is(err, pgx.ErrNoRows) {
@@ -261,45 +260,35 @@ func (s *Store) List(ctx context.Context, opts petstore.ListOptions) ([]petstore
 		query, args = s.listStatusSQL, append(args, string(opts.Status))
 	}
 	var page []petstore.Pet
-	var ok bool
-	var err error
-	if s.replicas != nil {
-		// The replica's highest ID, then the page, in one round trip: the
-		// page's snapshot is taken after the first statement's, so it holds
-		// at least the pets that the first saw.
-		ok, err = s.replicas.read(ctx, func(ctx context.Context, pool *pgxpool.Pool, own int64) (replicaOutcome, error) {
-			b := &pgx.Batch{}
-			b.Queue(s.horizonSQL)
-			b.Queue(query, args...)
-			results := pool.SendBatch(ctx, b)
-			defer results.Close()
-			var horizon int64
-			if err := results.QueryRow().Scan(&horizon); err != nil {
-				return unsure, err
-			}
-			if horizon < own {
-				return behind, nil
-			}
-			var err error
-			if page, err = scanPets(results.Query()); err == nil {
-				err = results.Close()
-			}
-			return answered, err
-		})
-	}
+	// The replica's highest ID, then the page, in one round trip: the
+	// page's snapshot is taken after the first statement's, so it holds at
+	// least the pets that the first saw.
+	ok, err := s.replicas.read(ctx, func(ctx context.Context, pool *pgxpool.Pool, own int64) (replicaOutcome, error) {
+		b := &pgx.Batch{}
+		b.Queue(s.horizonSQL)
+		b.Queue(query, args...)
+		results := pool.SendBatch(ctx, b)
+		defer results.Close()
+		var horizon int64
+		if err := results.QueryRow().Scan(&horizon); err != nil {
+			return unsure, err
+		}
+		if horizon < own {
+			return behind, nil
+		}
+		rows, _ := results.Query() // the error comes back from CollectRows
+		var err error
+		if page, err = pgx.CollectRows(rows, pgx.RowToStructByPos[petstore.Pet]); err == nil {
+			err = results.Close()
+		}
+		return answered, err
+	})
 	if err == nil && !ok {
-		page, err = scanPets(s.pool.Query(ctx, query, args...))
+		rows, _ := s.pool.Query(ctx, query, args...) // the error comes back from CollectRows
+		page, err = pgx.CollectRows(rows, pgx.RowToStructByPos[petstore.Pet])
 	}
 	if err != nil {
 		return nil, wrapError(ctx, "list pets", err)
 	}
 	return page, nil
-}
-
-// scanPets returns the pets of the rows that a list query returned.
-func scanPets(rows pgx.Rows, err error) ([]petstore.Pet, error) {
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[petstore.Pet])
 }
