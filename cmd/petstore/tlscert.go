@@ -14,27 +14,10 @@ import (
 	"time"
 )
 
-// parseKeyPair returns the key pair in certPEM and keyPEM, the contents of
-// certFile and keyFile, refusing with an error that names the files a pair
-// that crypto/tls refuses (its message says which file is at fault) or a
-// certificate not valid at now.
-func parseKeyPair(certFile, keyFile string, certPEM, keyPEM []byte, now time.Time) (*tls.Certificate, error) {
-	pair, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, fmt.Errorf("TLS certificate file %s and key file %s: %w", certFile, keyFile, err)
-	}
-	switch leaf := pair.Leaf; {
-	case now.After(leaf.NotAfter):
-		return nil, fmt.Errorf("TLS certificate file %s: the certificate expired at %s", certFile, leaf.NotAfter.UTC().Format(time.RFC3339))
-	case now.Before(leaf.NotBefore):
-		return nil, fmt.Errorf("TLS certificate file %s: the certificate is not valid until %s", certFile, leaf.NotBefore.UTC().Format(time.RFC3339))
-	}
-	return &pair, nil
-}
-
 // A certSource holds the key pair that the server presents to new
-// connections, and replaces it by one that its files give and parseKeyPair
-// accepts. Its methods are safe for concurrent use.
+// connections, and replaces it by one that its files give, when crypto/tls
+// accepts it and its certificate is valid now. Its methods are safe for
+// concurrent use.
 type certSource struct {
 	certFile, keyFile string
 	logger            *slog.Logger
@@ -60,7 +43,8 @@ func (s *certSource) certificate(*tls.ClientHelloInfo) (*tls.Certificate, error)
 }
 
 // load reads the files and, when force is set or they differ from what it
-// last tried, parses and presents their pair; it reports whether it did.
+// last tried, parses and presents their pair; it reports whether it did. Its
+// errors name the files (crypto/tls's message says which is at fault).
 func (s *certSource) load(force bool) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -75,11 +59,17 @@ func (s *certSource) load(force bool) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("the TLS key pair cannot be read: %w", err)
 	}
-	pair, err := parseKeyPair(s.certFile, s.keyFile, certPEM, keyPEM, time.Now())
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("TLS certificate file %s and key file %s: %w", s.certFile, s.keyFile, err)
 	}
-	s.current.Store(pair)
+	switch now, leaf := time.Now(), pair.Leaf; {
+	case now.After(leaf.NotAfter):
+		return false, fmt.Errorf("TLS certificate file %s: the certificate expired at %s", s.certFile, leaf.NotAfter.UTC().Format(time.RFC3339))
+	case now.Before(leaf.NotBefore):
+		return false, fmt.Errorf("TLS certificate file %s: the certificate is not valid until %s", s.certFile, leaf.NotBefore.UTC().Format(time.RFC3339))
+	}
+	s.current.Store(&pair)
 	return true, nil
 }
 
