@@ -27,10 +27,9 @@ const (
 type admin struct {
 	metrics  http.Handler
 	store    petstore.Store
-	check    func(context.Context) error // the store's schema and privileges, or nil
-	replicas func() []replicaProbe       // the replicas' state, reported only; or nil
-	redact   func(string) string         // removes secrets from a store's error
-	backups  func() error                // the scheduled backups' state, or nil
+	replicas func() []replicaProbe // the replicas' state, reported only; or nil
+	redact   func(string) string   // removes secrets from a store's error
+	backups  func() error          // the scheduled backups' state, or nil
 	logger   *slog.Logger
 	draining atomic.Bool // set when the server starts shutting down
 }
@@ -67,8 +66,8 @@ func (a *admin) ready(w http.ResponseWriter, r *http.Request) {
 		a.logger.Log(ctx, level, "petstore: not ready", "reason", reason, "took", time.Since(start).Round(time.Millisecond))
 		writeStatus(w, http.StatusServiceUnavailable, probeBody{Status: "unavailable", Reason: reason})
 	}
-	if a.check != nil {
-		if err := a.check(ctx); err != nil && (ctx.Err() == nil || !errors.Is(err, context.DeadlineExceeded)) {
+	if s, ok := a.store.(interface{ Check(context.Context) error }); ok { // its schema and privileges
+		if err := s.Check(ctx); err != nil && (ctx.Err() == nil || !errors.Is(err, context.DeadlineExceeded)) {
 			notReady(slog.LevelError, "the store cannot serve: "+a.redact(err.Error()))
 			return
 		}

@@ -37,20 +37,6 @@ func (b *backupFlags) check(store storeKind) error {
 	return nil
 }
 
-// startBackups starts the backups of store that flags ask for (none
-// without a directory or a SQLite store), and returns them, or nil, and
-// what stops them.
-func startBackups(store *sqlitestore.Store, flags backupFlags) (*sqlitestore.Backups, func(), error) {
-	if flags.dir == "" || store == nil {
-		return nil, func() {}, nil
-	}
-	b, err := store.ScheduleBackups(flags.dir, flags.interval, flags.keep)
-	if err != nil {
-		return nil, nil, fmt.Errorf("-backup-dir: %w", err)
-	}
-	return b, b.Stop, nil
-}
-
 // backupsReady is /readyz's check of backups with -backup-ready: it
 // reports a last success (or, before the first, the start) older than
 // twice the interval.

@@ -19,8 +19,9 @@ import (
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
-// dataCommands are the subcommands that work on the data, by name.
-var dataCommands = map[string]func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error{
+// subcommands are the subcommands, by name.
+var subcommands = map[string]func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error{
+	"migrate": runMigrate,
 	"backup":  runBackup,
 	"restore": runRestore,
 	"export":  runExport,
@@ -80,38 +81,35 @@ func runRestore(ctx context.Context, args []string, getenv func(string) string, 
 }
 
 // dumpStore is a store that export reads and import fills.
-type dumpStore struct {
-	name    string
-	file    string // the SQLite file, or "" for PostgreSQL
-	export  func(context.Context) iter.Seq2[export.Record, error]
-	fill    func(context.Context, iter.Seq2[export.Record, error]) (int64, error)
-	release func()
+type dumpStore interface {
+	Export(context.Context) iter.Seq2[export.Record, error]
+	Import(context.Context, iter.Seq2[export.Record, error]) (int64, error)
 }
 
 // openDumpStore opens the store that -data, -postgres and the environment
-// name, as the server would choose it. For export, a SQLite file that does
-// not exist is refused rather than made; for import, PostgreSQL's tables
-// are made or upgraded.
-func openDumpStore(ctx context.Context, c config, given map[string]bool, getenv func(string) string, forImport bool) (*dumpStore, error) {
+// name, as the server would choose it, and returns it, its name and what
+// closes it. For export, a SQLite file that does not exist is refused
+// rather than made; for import, PostgreSQL's tables are made or upgraded.
+func openDumpStore(ctx context.Context, c config, given map[string]bool, getenv func(string) string, forImport bool) (dumpStore, string, func(), error) {
 	if err := c.chooseStore(given, getenv); err != nil {
-		return nil, err
+		return nil, "", nil, err
 	}
 	if c.store == storePostgres { // export and import read and write the primary
 		s, closePool, err := openPostgresStore(ctx, c.postgresURL, "", "", forImport, slog.New(slog.DiscardHandler))
 		if err != nil {
-			return nil, err
+			return nil, "", nil, err
 		}
-		return &dumpStore{name: "PostgreSQL table " + s.Table(), export: s.Export, fill: s.Import, release: closePool}, nil
+		return s, "PostgreSQL table " + s.Table(), closePool, nil
 	}
 	if _, err := os.Stat(c.dataFile); !forImport && errors.Is(err, fs.ErrNotExist) {
 		abs, _ := filepath.Abs(c.dataFile)
-		return nil, fmt.Errorf("%s does not exist; -data or %s names the data file, %s a PostgreSQL database", abs, dataFileVar, postgresURLVar)
+		return nil, "", nil, fmt.Errorf("%s does not exist; -data or %s names the data file, %s a PostgreSQL database", abs, dataFileVar, postgresURLVar)
 	}
 	s, err := sqlitestore.Open(c.dataFile)
 	if err != nil {
-		return nil, err
+		return nil, "", nil, err
 	}
-	return &dumpStore{name: s.Path(), file: s.Path(), export: s.Export, fill: s.Import, release: func() { s.Close() }}, nil
+	return s, s.Path(), func() { s.Close() }, nil
 }
 
 // runExport is petstore export: every pet and live idempotency key, as JSON
@@ -124,11 +122,11 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return err
 	}
-	s, err := openDumpStore(ctx, c, given, getenv, false)
+	s, name, release, err := openDumpStore(ctx, c, given, getenv, false)
 	if err != nil {
 		return err
 	}
-	defer s.release()
+	defer release()
 	w, closeOut := stdout, func() error { return nil }
 	if *out != "" {
 		f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
@@ -139,16 +137,16 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 		w, closeOut = f, f.Close
 	}
 	start := time.Now()
-	pets, keys, err := export.Write(w, s.export(ctx))
+	pets, keys, err := export.Write(w, s.Export(ctx))
 	if err != nil {
-		return fmt.Errorf("export from %s: %w", s.name, err)
+		return fmt.Errorf("export from %s: %w", name, err)
 	}
 	if err := closeOut(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "exported %d pets and %d idempotency keys from %s in %v\n", pets, keys, s.name, time.Since(start).Round(time.Millisecond))
-	if s.file != "" {
-		if file, principal := keptPrincipal(ctx, s.file); principal != "" {
+	fmt.Fprintf(stderr, "exported %d pets and %d idempotency keys from %s in %v\n", pets, keys, name, time.Since(start).Round(time.Millisecond))
+	if sqlite, ok := s.(*sqlitestore.Store); ok {
+		if file, principal := keptPrincipal(ctx, sqlite.Path()); principal != "" {
 			fmt.Fprintf(stderr, "the API key kept in %s is the caller %s: give it to the store you import into as it is, "+
 				"without a name (%s=\"$(cat %s)\"), so that its keyed creates replay there (docs/backup.md)\n",
 				file, principal, apiKeysVar, file)
@@ -175,16 +173,16 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 		defer f.Close()
 		in = f
 	}
-	s, err := openDumpStore(ctx, c, given, getenv, true)
+	s, name, release, err := openDumpStore(ctx, c, given, getenv, true)
 	if err != nil {
 		return err
 	}
-	defer s.release()
+	defer release()
 	start := time.Now()
-	n, err := s.fill(ctx, export.Read(in, time.Now()))
+	n, err := s.Import(ctx, export.Read(in, time.Now()))
 	if err != nil {
-		return fmt.Errorf("import into %s: %w; nothing was imported", s.name, err)
+		return fmt.Errorf("import into %s: %w; nothing was imported", name, err)
 	}
-	fmt.Fprintf(stdout, "imported %d pets into %s in %v\n", n, s.name, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "imported %d pets into %s in %v\n", n, name, time.Since(start).Round(time.Millisecond))
 	return nil
 }

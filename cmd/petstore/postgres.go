@@ -172,7 +172,7 @@ func postgresRedact(msg, rawURL string) string {
 
 // runMigrate is petstore migrate: it migrates the PostgreSQL tables of
 // -postgres or PETSTORE_POSTGRES_URL and says what it did.
-func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, _ io.Writer) error {
 	c, _, err := subcommand(flag.NewFlagSet(migrateCommand, flag.ContinueOnError), args, getenv, stdout, migrateCommand+" [-postgres URL]",
 		"Creates or upgrades the PostgreSQL tables to the schema version this release needs, says what it did and exits.\n"+
 			"Run it as the tables' owner; then serve with -migrate=false as a role that holds only the grants in docs/postgres.md.", 0, 0, "postgres")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -158,15 +157,5 @@ func (o *observability) close(ctx context.Context) error {
 	for i := len(o.closers) - 1; i >= 0; i-- {
 		errs = append(errs, o.closers[i](ctx))
 	}
-	o.closers = nil
 	return errors.Join(errs...)
-}
-
-// shutdown closes o within a few seconds, logging what went wrong.
-func (o *observability) shutdown(logger *slog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := o.close(ctx); err != nil {
-		logger.Warn("petstore: shutting down telemetry", "err", err)
-	}
 }
