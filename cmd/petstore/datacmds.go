@@ -42,8 +42,7 @@ func subcommand(fs *flag.FlagSet, args []string, getenv func(string) string, std
 	return c, given, err
 }
 
-// runBackup is petstore backup FILE: a consistent copy of the data file
-// while the server runs (see sqlitestore.Backup).
+// runBackup is petstore backup (see sqlitestore.Backup).
 func runBackup(ctx context.Context, args []string, getenv func(string) string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("petstore backup", flag.ContinueOnError)
 	c, _, err := subcommand(fs, args, getenv, stdout, "petstore backup [-data FILE] BACKUP",
@@ -59,8 +58,7 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 	return nil
 }
 
-// runRestore is petstore restore BACKUP: it replaces the data file, which
-// no server may hold, with BACKUP (see sqlitestore.Restore).
+// runRestore is petstore restore (see sqlitestore.Restore).
 func runRestore(ctx context.Context, args []string, getenv func(string) string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("petstore restore", flag.ContinueOnError)
 	c, _, err := subcommand(fs, args, getenv, stdout, "petstore restore [-data FILE] BACKUP",
@@ -112,8 +110,7 @@ func openDumpStore(ctx context.Context, c config, given map[string]bool, getenv 
 	return s, s.Path(), func() { s.Close() }, nil
 }
 
-// runExport is petstore export: every pet and live idempotency key, as JSON
-// lines (see internal/export), to standard output or -o.
+// runExport is petstore export, in the format of internal/export.
 func runExport(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("petstore export", flag.ContinueOnError)
 	out := fs.String("o", "", "`file` to write to, made owner-only, since it holds the callers' keys (default: standard output)")
@@ -155,8 +152,7 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 	return nil
 }
 
-// runImport is petstore import: it loads what petstore export wrote into
-// an empty store.
+// runImport is petstore import.
 func runImport(ctx context.Context, args []string, getenv func(string) string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("petstore import", flag.ContinueOnError)
 	c, given, err := subcommand(fs, args, getenv, stdout, "petstore import [-data FILE | -postgres URL] [EXPORT]",

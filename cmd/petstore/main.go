@@ -72,9 +72,7 @@ func setGCPercent(getenv func(string) string) bool {
 	return true
 }
 
-// exitAtOnce is the exit status of a process stopped by a second signal,
-// with requests in flight abandoned.
-const exitAtOnce = 1
+const exitAtOnce = 1 // the exit status after a second signal
 
 // shutdownSignals returns a context done on the first SIGINT or SIGTERM; a
 // second one logs to logOut and exits at once with status exitAtOnce.
@@ -379,8 +377,7 @@ func handlerOptions(c config) []petstore.Option {
 // cost 150 MB at once (docs/limits.md).
 const sendBuffer = 64 << 10
 
-// listenConfig makes the API's listener; its connections inherit the
-// listener's sendBuffer.
+// listenConfig makes the API's listener, whose connections inherit its sendBuffer.
 var listenConfig = net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
 	var err error
 	if cerr := c.Control(func(fd uintptr) {

@@ -171,8 +171,7 @@ func postgresRedact(msg, rawURL string) string {
 	return msg
 }
 
-// runMigrate is petstore migrate: it migrates the PostgreSQL tables of
-// -postgres or PETSTORE_POSTGRES_URL and says what it did.
+// runMigrate is petstore migrate.
 func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, _ io.Writer) error {
 	c, _, err := subcommand(flag.NewFlagSet(migrateCommand, flag.ContinueOnError), args, getenv, stdout, migrateCommand+" [-postgres URL]",
 		"Creates or upgrades the PostgreSQL tables to the schema version this release needs, says what it did and exits.\n"+

@@ -36,8 +36,7 @@ func newCertSource(certFile, keyFile string, logger *slog.Logger) (*certSource, 
 	return s, nil
 }
 
-// certificate returns the key pair to present; it is the GetCertificate of
-// the server's tls.Config.
+// certificate is the GetCertificate of the server's tls.Config.
 func (s *certSource) certificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	return s.current.Load(), nil
 }
