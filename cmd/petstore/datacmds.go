@@ -15,6 +15,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/export"
 	"github.com/petstore-go/petstore/sqlitestore"
 )
@@ -84,10 +85,9 @@ type dumpStore interface {
 	Import(context.Context, iter.Seq2[export.Record, error]) (int64, error)
 }
 
-// openDumpStore opens the store that -data, -postgres and the environment
-// name, as the server would choose it, and returns it, its name and what
-// closes it. For export, a SQLite file that does not exist is refused
-// rather than made; for import, PostgreSQL's tables are made or upgraded.
+// openDumpStore opens the store that the server would choose, and returns
+// its name and what closes it. Export refuses a SQLite file that does not
+// exist rather than make it; import makes or upgrades PostgreSQL's tables.
 func openDumpStore(ctx context.Context, c config, given map[string]bool, getenv func(string) string, forImport bool) (dumpStore, string, func(), error) {
 	if err := c.chooseStore(given, getenv); err != nil {
 		return nil, "", nil, err
@@ -143,10 +143,15 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	fmt.Fprintf(stderr, "exported %d pets and %d idempotency keys from %s in %v\n", pets, keys, name, time.Since(start).Round(time.Millisecond))
 	if sqlite, ok := s.(*sqlitestore.Store); ok {
-		if file, principal := keptPrincipal(ctx, sqlite.Path()); principal != "" {
+		file := keyFile(sqlite.Path())
+		key, err := readKeyFile(file)
+		if err == nil {
+			ctx, err = petstore.APIKeys(key).Authenticate(ctx, petstore.OpNone, key)
+		}
+		if err == nil {
 			fmt.Fprintf(stderr, "the API key kept in %s is the caller %s: give it to the store you import into as it is, "+
 				"without a name (%s=\"$(cat %s)\"), so that its keyed creates replay there (docs/backup.md)\n",
-				file, principal, apiKeysVar, file)
+				file, petstore.Principal(ctx), apiKeysVar, file)
 		}
 	}
 	return nil

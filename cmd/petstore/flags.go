@@ -34,9 +34,8 @@ const (
 	replicaURLsVar       = "PETSTORE_POSTGRES_REPLICA_URLS" // hot standbys to read from, separated by commas
 )
 
-// setting is one flag of the server: its name, its variable ("" for none),
-// where its value goes (a *string, *bool, *int, *time.Duration or
-// flag.Value), its default and its help.
+// setting is one flag: its name, its variable ("" for none), where its value
+// goes (*string, *bool, *int, *time.Duration or flag.Value), default and help.
 type setting struct {
 	name, env string
 	to, def   any

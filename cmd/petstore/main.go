@@ -207,12 +207,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		defer backups.Stop()
 	}
-	var accessLog *slog.Logger
-	if c.accessLog {
-		accessLog = logger
-	}
 	collectors, replicas := replicaReports(store)
-	obs, err := newObservability(ctx, c.adminAddr != "", c.tracing, accessLog, collectors...)
+	obs, err := newObservability(ctx, c.adminAddr != "", c.tracing, c.accessLog, logger, collectors...)
 	if err != nil {
 		return err
 	}

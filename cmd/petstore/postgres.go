@@ -30,11 +30,9 @@ const postgresConnectTimeout = 5 * time.Second
 // needs; messages name it.
 const migrateCommand = "petstore migrate"
 
-// openPostgresStore returns a store on the PostgreSQL server at rawURL,
-// reading from replicaURLs and listening at listenURL when set, and what
-// closes it. With migrate it first migrates the tables; either way it
-// refuses tables or privileges that cannot serve, saying which command or
-// GRANT fixes them, never showing the password.
+// openPostgresStore returns a store on rawURL, reading from replicaURLs and
+// listening at listenURL when set, and what closes it. With migrate it first
+// migrates; either way it refuses tables or privileges that cannot serve.
 func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL string, migrate bool,
 	logger *slog.Logger) (_ *pgstore.Store, _ func(), err error) {
 	var pools []*pgxpool.Pool // the replicas', then the primary's
@@ -239,9 +237,8 @@ func openPool(ctx context.Context, url, what string) (*pgxpool.Pool, *pgxpool.Co
 	return pool, cfg, nil
 }
 
-// postgresMessage returns err's message without the password of rawURL,
-// nor the words of petstore.ErrUnavailable, which at start-up would blame
-// the server.
+// postgresMessage returns err's message without the password of rawURL, nor
+// the words of petstore.ErrUnavailable, which at start-up would blame the server.
 func postgresMessage(err error, rawURL string) string {
 	return postgresRedact(strings.Replace(err.Error(), petstore.ErrUnavailable.Error()+": ", "", 1), rawURL)
 }
@@ -255,8 +252,7 @@ type replicaProbe struct {
 }
 
 // replicaReports returns what /metrics and /readyz report of store's
-// replicas: the collector of its reads and the function that /readyz asks
-// for their state; nil when store has no replicas.
+// replicas (the collector of its reads, their state), or nil for none.
 func replicaReports(store petstore.Store) ([]prometheus.Collector, func() []replicaProbe) {
 	s, ok := store.(*pgstore.Store)
 	if !ok || len(s.ReadStats().Replicas) == 0 {

@@ -157,18 +157,6 @@ func readKeyFile(file string) (string, error) {
 	return key, nil
 }
 
-// keptPrincipal returns the key file of dataFile and the principal of the
-// key it keeps, or "" for none.
-func keptPrincipal(ctx context.Context, dataFile string) (file, principal string) {
-	file = keyFile(dataFile)
-	if key, err := readKeyFile(file); err == nil {
-		if ctx, err = petstore.APIKeys(key).Authenticate(ctx, petstore.OpNone, key); err == nil {
-			principal = petstore.Principal(ctx)
-		}
-	}
-	return file, principal
-}
-
 // madeKey returns and prints the API key of a run without PETSTORE_API_KEYS:
 // on SQLite the one kept beside the data file, otherwise a new one.
 func madeKey(store petstore.Store, stdout io.Writer) ([]string, error) {
@@ -214,9 +202,8 @@ func (b *backupFlags) check(store storeKind) error {
 	return nil
 }
 
-// backupsReady is /readyz's check of backups with -backup-ready: it
-// reports a last success (or, before the first, the start) older than
-// twice the interval.
+// backupsReady is /readyz's check with -backup-ready: it reports a last
+// success (or, before the first, the start) older than twice interval.
 func backupsReady(b *sqlitestore.Backups, interval time.Duration) func() error {
 	start := time.Now()
 	return func() error {

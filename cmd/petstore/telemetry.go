@@ -74,8 +74,9 @@ type observability struct {
 }
 
 // newObservability sets up metrics (with those of extra) when withMetrics,
-// traces when tracing, and a line per request on accessLog when not nil.
-func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog *slog.Logger, extra ...prometheus.Collector) (*observability, error) {
+// traces when tracing, and a line per request on logger when accessLog.
+func newObservability(ctx context.Context, withMetrics, tracing, accessLog bool, logger *slog.Logger,
+	extra ...prometheus.Collector) (*observability, error) {
 	o := &observability{wrap: func(h http.Handler) http.Handler { return h }}
 	var observers []func(context.Context, petstore.Observation)
 	if withMetrics || tracing {
@@ -128,7 +129,7 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 			o.wrap = tel.Middleware // only with traces: a span costs allocations even unrecorded
 		}
 	}
-	if accessLog != nil {
+	if accessLog {
 		// A line per request: the route template (never the path as sent), never a key, and
 		// the trace and span IDs of a traced request.
 		observers = append(observers, func(ctx context.Context, ob petstore.Observation) {
@@ -144,7 +145,7 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 			if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 				attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 			}
-			accessLog.LogAttrs(ctx, slog.LevelInfo, "petstore: request", attrs...)
+			logger.LogAttrs(ctx, slog.LevelInfo, "petstore: request", attrs...)
 		})
 	}
 	if len(observers) > 0 {
@@ -166,9 +167,8 @@ func (o *observability) close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// registerDataMetrics adds to the meters of mp, for /metrics: the size of
-// the SQLite -wal file and the checkpoints that a reader blocked (store
-// nil: none), and the outcome of scheduled backups (backups nil: none).
+// registerDataMetrics adds to mp the SQLite -wal file's size and blocked
+// checkpoints unless store is nil, and the backups' outcomes unless backups is.
 func registerDataMetrics(mp metric.MeterProvider, store *sqlitestore.Store, backups *sqlitestore.Backups) error {
 	m := mp.Meter("github.com/petstore-go/petstore/cmd/petstore")
 	if store != nil {
@@ -216,10 +216,9 @@ func registerDataMetrics(mp metric.MeterProvider, store *sqlitestore.Store, back
 // readyTimeout bounds the calls to the store that /readyz makes.
 const readyTimeout = time.Second
 
-// admin serves /metrics, /healthz and /readyz apart from the API
-// (docs/operating.md). /readyz answers 503, with a JSON body that says why,
-// when the store fails its check or a list of one pet within readyTimeout,
-// when backups are failing, or when the server is shutting down.
+// admin serves /metrics, /healthz and /readyz (docs/operating.md). /readyz
+// answers 503, saying why, when the store fails its check or a list of one
+// pet within readyTimeout, backups are failing, or the server shuts down.
 type admin struct {
 	metrics  http.Handler
 	store    petstore.Store

@@ -14,10 +14,9 @@ import (
 	"time"
 )
 
-// A certSource holds the key pair that the server presents to new
-// connections, and replaces it by one that its files give, when crypto/tls
-// accepts it and its certificate is valid now. Its methods are safe for
-// concurrent use.
+// A certSource holds the key pair presented to new connections, replaced by
+// one from its files that crypto/tls accepts and whose certificate is valid
+// now. Its methods are safe for concurrent use.
 type certSource struct {
 	certFile, keyFile string
 	logger            *slog.Logger
@@ -42,8 +41,7 @@ func (s *certSource) certificate(*tls.ClientHelloInfo) (*tls.Certificate, error)
 }
 
 // load reads the files and, when force is set or they differ from what it
-// last tried, parses and presents their pair; it reports whether it did. Its
-// errors name the files (crypto/tls's message says which is at fault).
+// last tried, presents their pair; it reports whether it did.
 func (s *certSource) load(force bool) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
