@@ -20,10 +20,8 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -386,15 +384,6 @@ var listenConfig = net.ListenConfig{Control: func(_, _ string, c syscall.RawConn
 	}
 	return err
 }}
-
-// randomKey returns a key of 256 random bits in base64url.
-func randomKey() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
-}
 
 // A certSource holds the key pair presented to new connections, replaced by
 // one from its files that crypto/tls accepts and whose certificate is valid

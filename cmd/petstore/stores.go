@@ -3,6 +3,8 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -134,6 +136,15 @@ func keptKey(file string) (key string, made bool, err error) {
 		return "", false, fmt.Errorf("keeping the API key: %w", err)
 	}
 	return key, true, nil
+}
+
+// randomKey returns a key of 256 random bits in base64url.
+func randomKey() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
 // readKeyFile reads the key kept in file, refusing a file that another
