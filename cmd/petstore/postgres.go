@@ -143,8 +143,7 @@ func postgresRedact(msg, rawURL string) string {
 			}
 		}
 	}
-	// The text between "://user:" and the last "@", for a URL that does not
-	// parse.
+	// The text between "://user:" and the last "@", for a URL that does not parse.
 	if _, rest, ok := strings.Cut(rawURL, "://"); ok {
 		if at := strings.LastIndex(rest, "@"); at >= 0 {
 			if _, p, ok := strings.Cut(rest[:at], ":"); ok {

@@ -130,8 +130,7 @@ func newObservability(ctx context.Context, withMetrics, tracing, accessLog bool,
 		}
 	}
 	if accessLog {
-		// A line per request: the route template (never the path as sent), never a key, and
-		// the trace and span IDs of a traced request.
+		// The route template (never the path as sent), never a key, and a traced request's IDs.
 		observers = append(observers, func(ctx context.Context, ob petstore.Observation) {
 			attrs := []slog.Attr{
 				slog.String("method", ob.Method),
