@@ -470,11 +470,7 @@ func TestNewObservability(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var accessLog *slog.Logger
-			if tt.accessLog {
-				accessLog = slog.New(slog.DiscardHandler)
-			}
-			o, err := newObservability(context.Background(), tt.metrics, tt.tracing, accessLog)
+			o, err := newObservability(context.Background(), tt.metrics, tt.tracing, tt.accessLog, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -198,7 +198,7 @@ func TestReadyzNoIDLeft(t *testing.T) {
 		t.Fatalf("opening a table that holds the last ID: %v", err)
 	}
 	defer closePool()
-	a := &admin{store: s, check: s.Check, logger: logger, redact: func(s string) string { return s }}
+	a := &admin{store: s, logger: logger, redact: func(s string) string { return s }}
 	w := httptest.NewRecorder()
 	a.ready(w, httptest.NewRequest(http.MethodGet, "/readyz", nil))
 	if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "no pet ID left") {

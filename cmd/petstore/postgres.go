@@ -19,6 +19,7 @@ import (
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/sqlstore"
 	"github.com/petstore-go/petstore/pgstore"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // postgresConnectTimeout bounds each attempt to connect to PostgreSQL when
@@ -29,11 +30,9 @@ const postgresConnectTimeout = 5 * time.Second
 // needs; messages name it.
 const migrateCommand = "petstore migrate"
 
-// openPostgresStore returns a store on the PostgreSQL server at rawURL,
-// reading from replicaURLs and listening at listenURL when set, and what
-// closes it. With migrate it first migrates the tables; either way it
-// refuses tables or privileges that cannot serve, saying which command or
-// GRANT fixes them, never showing the password.
+// openPostgresStore returns a store on rawURL, reading from replicaURLs and
+// listening at listenURL when set, and what closes it. With migrate it first
+// migrates; either way it refuses tables or privileges that cannot serve.
 func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL string, migrate bool,
 	logger *slog.Logger) (_ *pgstore.Store, _ func(), err error) {
 	var pools []*pgxpool.Pool // the replicas', then the primary's
@@ -144,8 +143,7 @@ func postgresRedact(msg, rawURL string) string {
 			}
 		}
 	}
-	// The text between "://user:" and the last "@", for a URL that does not
-	// parse.
+	// The text between "://user:" and the last "@", for a URL that does not parse.
 	if _, rest, ok := strings.Cut(rawURL, "://"); ok {
 		if at := strings.LastIndex(rest, "@"); at >= 0 {
 			if _, p, ok := strings.Cut(rest[:at], ":"); ok {
@@ -170,9 +168,8 @@ func postgresRedact(msg, rawURL string) string {
 	return msg
 }
 
-// runMigrate is petstore migrate: it migrates the PostgreSQL tables of
-// -postgres or PETSTORE_POSTGRES_URL and says what it did.
-func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+// runMigrate is petstore migrate.
+func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, _ io.Writer) error {
 	c, _, err := subcommand(flag.NewFlagSet(migrateCommand, flag.ContinueOnError), args, getenv, stdout, migrateCommand+" [-postgres URL]",
 		"Creates or upgrades the PostgreSQL tables to the schema version this release needs, says what it did and exits.\n"+
 			"Run it as the tables' owner; then serve with -migrate=false as a role that holds only the grants in docs/postgres.md.", 0, 0, "postgres")
@@ -239,9 +236,79 @@ func openPool(ctx context.Context, url, what string) (*pgxpool.Pool, *pgxpool.Co
 	return pool, cfg, nil
 }
 
-// postgresMessage returns err's message without the password of rawURL,
-// nor the words of petstore.ErrUnavailable, which at start-up would blame
-// the server.
+// postgresMessage returns err's message without the password of rawURL, nor
+// the words of petstore.ErrUnavailable, which at start-up would blame the server.
 func postgresMessage(err error, rawURL string) string {
 	return postgresRedact(strings.Replace(err.Error(), petstore.ErrUnavailable.Error()+": ", "", 1), rawURL)
+}
+
+// replicaProbe is what /readyz says of a replica.
+type replicaProbe struct {
+	Name       string  `json:"name"`
+	Serving    bool    `json:"serving"`
+	LagSeconds float64 `json:"lag_seconds"`
+	Reason     string  `json:"reason,omitempty"` // why it does not serve
+}
+
+// replicaReports returns what /metrics and /readyz report of store's
+// replicas (the collector of its reads, their state), or nil for none.
+func replicaReports(store petstore.Store) ([]prometheus.Collector, func() []replicaProbe) {
+	s, ok := store.(*pgstore.Store)
+	if !ok || len(s.ReadStats().Replicas) == 0 {
+		return nil, nil
+	}
+	return []prometheus.Collector{readsCollector{s}}, func() []replicaProbe {
+		var probes []replicaProbe
+		for _, r := range s.ReadStats().Replicas {
+			p := replicaProbe{Name: r.Name, Serving: r.Serving, LagSeconds: r.Lag.Seconds()}
+			switch {
+			case r.Err != nil:
+				p.Reason = r.Err.Error()
+			case !r.Serving:
+				p.Reason = "it lags too far behind the primary, or a read on it failed since its last check"
+			}
+			probes = append(probes, p)
+		}
+		return probes
+	}
+}
+
+// readsCollector exports a pgstore.Store's ReadStats to Prometheus.
+type readsCollector struct{ store *pgstore.Store }
+
+var (
+	readsDesc = prometheus.NewDesc("petstore_store_reads_total",
+		"Reads of pets (Get and List) by where they were served: replica, primary (no replica could serve), "+
+			"or fallback (tried on a replica, served by the primary).", []string{"served_by"}, nil)
+	waitsDesc = prometheus.NewDesc("petstore_replica_waits_total",
+		"Reads that waited for a replica to replay this instance's last created pet.", nil, nil)
+	waitDesc = prometheus.NewDesc("petstore_replica_wait_seconds_total",
+		"Time that reads waited for a replica to replay this instance's last created pet.", nil, nil)
+	lagDesc = prometheus.NewDesc("petstore_replica_lag_seconds",
+		"How far the replica lags behind the primary: it has replayed every commit older than this, as of its last check.",
+		[]string{"replica"}, nil)
+	servingDesc = prometheus.NewDesc("petstore_replica_serving",
+		"1 when reads go to the replica, 0 when it is skipped (unreachable, promoted, or lagging past the bound).",
+		[]string{"replica"}, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (c readsCollector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
+
+// Collect implements prometheus.Collector.
+func (c readsCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.store.ReadStats()
+	for servedBy, n := range map[string]int64{"replica": st.Replica, "primary": st.Primary, "fallback": st.Fallback} {
+		ch <- prometheus.MustNewConstMetric(readsDesc, prometheus.CounterValue, float64(n), servedBy)
+	}
+	ch <- prometheus.MustNewConstMetric(waitsDesc, prometheus.CounterValue, float64(st.Waits))
+	ch <- prometheus.MustNewConstMetric(waitDesc, prometheus.CounterValue, st.WaitTime.Seconds())
+	for _, r := range st.Replicas {
+		serving := 0.0
+		if r.Serving {
+			serving = 1
+		}
+		ch <- prometheus.MustNewConstMetric(lagDesc, prometheus.GaugeValue, r.Lag.Seconds(), r.Name)
+		ch <- prometheus.MustNewConstMetric(servingDesc, prometheus.GaugeValue, serving, r.Name)
+	}
 }

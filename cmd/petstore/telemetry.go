@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +28,7 @@ import (
 
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/otelpetstore"
+	"github.com/petstore-go/petstore/sqlitestore"
 )
 
 // The OpenTelemetry variables that decide whether to send traces; the OTLP
@@ -69,8 +74,9 @@ type observability struct {
 }
 
 // newObservability sets up metrics (with those of extra) when withMetrics,
-// traces when tracing, and a line per request on accessLog when not nil.
-func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog *slog.Logger, extra ...prometheus.Collector) (*observability, error) {
+// traces when tracing, and a line per request on logger when accessLog.
+func newObservability(ctx context.Context, withMetrics, tracing, accessLog bool, logger *slog.Logger,
+	extra ...prometheus.Collector) (*observability, error) {
 	o := &observability{wrap: func(h http.Handler) http.Handler { return h }}
 	var observers []func(context.Context, petstore.Observation)
 	if withMetrics || tracing {
@@ -123,9 +129,8 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 			o.wrap = tel.Middleware // only with traces: a span costs allocations even unrecorded
 		}
 	}
-	if accessLog != nil {
-		// A line per request: the route template (never the path as sent), never a key, and
-		// the trace and span IDs of a traced request.
+	if accessLog {
+		// The route template (never the path as sent), never a key, and a traced request's IDs.
 		observers = append(observers, func(ctx context.Context, ob petstore.Observation) {
 			attrs := []slog.Attr{
 				slog.String("method", ob.Method),
@@ -139,7 +144,7 @@ func newObservability(ctx context.Context, withMetrics, tracing bool, accessLog 
 			if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 				attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 			}
-			accessLog.LogAttrs(ctx, slog.LevelInfo, "petstore: request", attrs...)
+			logger.LogAttrs(ctx, slog.LevelInfo, "petstore: request", attrs...)
 		})
 	}
 	if len(observers) > 0 {
@@ -158,15 +163,172 @@ func (o *observability) close(ctx context.Context) error {
 	for i := len(o.closers) - 1; i >= 0; i-- {
 		errs = append(errs, o.closers[i](ctx))
 	}
-	o.closers = nil
 	return errors.Join(errs...)
 }
 
-// shutdown closes o within a few seconds, logging what went wrong.
-func (o *observability) shutdown(logger *slog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := o.close(ctx); err != nil {
-		logger.Warn("petstore: shutting down telemetry", "err", err)
+// registerDataMetrics adds to mp the SQLite -wal file's size and blocked
+// checkpoints unless store is nil, and the backups' outcomes unless backups is.
+func registerDataMetrics(mp metric.MeterProvider, store *sqlitestore.Store, backups *sqlitestore.Backups) error {
+	m := mp.Meter("github.com/petstore-go/petstore/cmd/petstore")
+	if store != nil {
+		size, err1 := m.Int64ObservableGauge("petstore.sqlite.wal.size", metric.WithUnit("By"),
+			metric.WithDescription("Size of the SQLite -wal file; it grows past its limit while a reader holds an old snapshot."))
+		blocked, err2 := m.Int64ObservableCounter("petstore.sqlite.checkpoints.blocked",
+			metric.WithDescription("Checkpoints of the -wal file, past its limit, that a reader holding an old snapshot kept from finishing."))
+		if err := errors.Join(err1, err2); err != nil {
+			return err
+		}
+		if _, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+			if n, err := store.WALSize(); err == nil {
+				o.ObserveInt64(size, n)
+			}
+			o.ObserveInt64(blocked, store.CheckpointsBlocked())
+			return nil
+		}, size, blocked); err != nil {
+			return err
+		}
 	}
+	if backups == nil {
+		return nil
+	}
+	ok, err1 := m.Int64ObservableCounter("petstore.backup.successes", metric.WithDescription("Scheduled backups that succeeded."))
+	failed, err2 := m.Int64ObservableCounter("petstore.backup.failures", metric.WithDescription("Scheduled backups that failed; the log says why."))
+	last, err3 := m.Float64ObservableGauge("petstore.backup.last_success", metric.WithUnit("s"),
+		metric.WithDescription("Unix time of the last scheduled backup that succeeded; 0 before the first."))
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return err
+	}
+	_, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		st := backups.Stats()
+		o.ObserveInt64(ok, st.Successes)
+		o.ObserveInt64(failed, st.Failures)
+		lastOK := 0.0 // before the first
+		if !st.LastSuccess.IsZero() {
+			lastOK = float64(st.LastSuccess.UnixNano()) / float64(time.Second)
+		}
+		o.ObserveFloat64(last, lastOK)
+		return nil
+	}, ok, failed, last)
+	return err
+}
+
+// readyTimeout bounds the calls to the store that /readyz makes.
+const readyTimeout = time.Second
+
+// admin serves /metrics, /healthz and /readyz (docs/operating.md). /readyz
+// answers 503, saying why, when the store fails its check or a list of one
+// pet within readyTimeout, backups are failing, or the server shuts down.
+type admin struct {
+	metrics  http.Handler
+	store    petstore.Store
+	replicas func() []replicaProbe // the replicas' state, reported only; or nil
+	redact   func(string) string   // removes secrets from a store's error
+	backups  func() error          // the scheduled backups' state, or nil
+	logger   *slog.Logger
+	draining atomic.Bool // set when the server starts shutting down
+}
+
+func (a *admin) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", a.metrics)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeStatus(w, http.StatusOK, probeBody{Status: "ok"})
+	})
+	mux.HandleFunc("GET /readyz", a.ready)
+	return mux
+}
+
+// probeBody is the JSON body of /healthz and /readyz.
+type probeBody struct {
+	Status   string         `json:"status"`             // "ok" or "unavailable"
+	Reason   string         `json:"reason,omitempty"`   // why it is unavailable
+	Replicas []replicaProbe `json:"replicas,omitempty"` // the store's replicas, if any
+}
+
+func (a *admin) ready(w http.ResponseWriter, r *http.Request) {
+	if a.draining.Load() {
+		writeStatus(w, http.StatusServiceUnavailable, probeBody{Status: "unavailable",
+			Reason: "the server is shutting down and finishing the requests in flight"})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	start := time.Now()
+	notReady := func(level slog.Level, reason string) {
+		a.logger.Log(ctx, level, "petstore: not ready", "reason", reason, "took", time.Since(start).Round(time.Millisecond))
+		writeStatus(w, http.StatusServiceUnavailable, probeBody{Status: "unavailable", Reason: reason})
+	}
+	if s, ok := a.store.(interface{ Check(context.Context) error }); ok { // its schema and privileges
+		if err := s.Check(ctx); err != nil && (ctx.Err() == nil || !errors.Is(err, context.DeadlineExceeded)) {
+			notReady(slog.LevelError, "the store cannot serve: "+a.redact(err.Error()))
+			return
+		}
+	}
+	if a.backups != nil {
+		if err := a.backups(); err != nil {
+			notReady(slog.LevelError, "scheduled backups are failing: "+err.Error())
+			return
+		}
+	}
+	_, err := a.store.List(ctx, petstore.ListOptions{Limit: 1})
+	switch {
+	case err == nil:
+		body := probeBody{Status: "ok"}
+		if a.replicas != nil {
+			body.Replicas = a.replicas()
+		}
+		writeStatus(w, http.StatusOK, body)
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		notReady(slog.LevelWarn, fmt.Sprintf("the store did not answer a list of one pet within %v", readyTimeout))
+	default:
+		notReady(slog.LevelWarn, "the store failed a list of one pet: "+a.redact(err.Error()))
+	}
+}
+
+// writeStatus writes body as JSON with status, never to be cached.
+func writeStatus(w http.ResponseWriter, status int, body probeBody) {
+	b, _ := json.Marshal(body) // a struct of strings always encodes
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// serveAdmin serves a's endpoints on addr until stop, printing their URL;
+// from when ctx is done, /readyz answers 503 while requests finish.
+func serveAdmin(ctx context.Context, addr string, a *admin, stdout io.Writer) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("-admin-addr: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           a.handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn),
+	}
+	stopDraining := context.AfterFunc(ctx, func() { a.draining.Store(true) })
+	url := "http://" + ln.Addr().String()
+	a.logger.Info("petstore: admin endpoints listening", "url", url)
+	fmt.Fprintf(stdout, "admin endpoints at %s/metrics, /healthz and /readyz\n", url)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			a.logger.Error("petstore: admin endpoints stopped serving", "err", err)
+		}
+	}()
+	return func() {
+		stopDraining()
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			a.logger.Warn("petstore: admin endpoints: shutdown", "err", err)
+		}
+		<-done
+	}, nil
 }
