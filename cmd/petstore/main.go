@@ -21,7 +21,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,8 +33,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -179,10 +176,43 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	var certs *certSource // nil for plain HTTP
+	s := &server{c: c, logger: slog.New(slog.NewTextHandler(stderr, nil)), stdout: stdout}
+	defer func() {
+		for _, f := range slices.Backward(s.closers) {
+			f()
+		}
+	}()
+	for _, step := range []func(context.Context) error{s.open, s.buildHandler, s.listen} {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	return s.serve(ctx)
+}
+
+// server is what run holds while it serves; its steps append to closers
+// what run closes, last first, when it returns.
+type server struct {
+	c       config
+	logger  *slog.Logger
+	stdout  io.Writer
+	closers []func()
+
+	certs    *certSource // nil for plain HTTP
+	store    petstore.Store
+	replicas func() []replicaProbe // nil without replicas
+	backups  *sqlitestore.Backups  // nil without scheduled backups
+	obs      *observability
+	srv      *http.Server
+	ln       net.Listener
+}
+
+// open checks the key pair and the handler's options, then opens the
+// store, the key, the backups and the observability, in that order.
+func (s *server) open(ctx context.Context) (err error) {
+	c, logger := s.c, s.logger
 	if c.tlsCert != "" {
-		if certs, err = newCertSource(c.tlsCert, c.tlsKey, logger); err != nil {
+		if s.certs, err = newCertSource(c.tlsCert, c.tlsKey, logger); err != nil {
 			return err
 		}
 	}
@@ -193,132 +223,69 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	defer closeStore()
+	s.store, s.closers = store, append(s.closers, closeStore)
 	// Only now: a run that refuses to serve prints no key.
 	if len(c.keys) == 0 {
-		if c.keys, err = madeKey(store, stdout); err != nil {
+		if s.c.keys, err = madeKey(store, s.stdout); err != nil {
 			return err
 		}
 	}
 	sqlite, _ := store.(*sqlitestore.Store)
-	var backups *sqlitestore.Backups // nil without scheduled backups
 	if b := c.backups; b.dir != "" && sqlite != nil {
-		if backups, err = sqlite.ScheduleBackups(b.dir, b.interval, b.keep); err != nil {
+		if s.backups, err = sqlite.ScheduleBackups(b.dir, b.interval, b.keep); err != nil {
 			return fmt.Errorf("-backup-dir: %w", err)
 		}
-		defer backups.Stop()
+		s.closers = append(s.closers, s.backups.Stop)
 	}
 	collectors, replicas := replicaReports(store)
-	obs, err := newObservability(ctx, c.adminAddr != "", c.tracing, c.accessLog, logger, collectors...)
-	if err != nil {
+	s.replicas = replicas
+	if s.obs, err = newObservability(ctx, c.adminAddr != "", c.tracing, c.accessLog, logger, collectors...); err != nil {
 		return err
 	}
-	defer func() {
+	s.closers = append(s.closers, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := obs.close(ctx); err != nil {
+		if err := s.obs.close(ctx); err != nil {
 			logger.Warn("petstore: shutting down telemetry", "err", err)
 		}
-	}()
-	if obs.meters != nil {
-		if err := registerDataMetrics(obs.meters, sqlite, backups); err != nil {
-			return err
-		}
+	})
+	if s.obs.meters != nil {
+		return registerDataMetrics(s.obs.meters, sqlite, s.backups)
 	}
-	srv, closeLimiters, err := newServer(ctx, c, store, obs, certs, logger)
-	if err != nil {
-		return err
-	}
-	defer closeLimiters()
-	ln, err := listenConfig.Listen(ctx, "tcp", c.addr)
-	if err != nil {
-		return err
-	}
-	defer ln.Close()
-	scheme := "http"
-	if certs != nil {
-		scheme = "https"
-		stopWatch := certs.watch(c.tlsReloadInterval)
-		defer stopWatch()
-		logger.Info("petstore: serving HTTPS and HTTP/2",
-			"cert", c.tlsCert, "key", c.tlsKey, "serving", describeCert(certs.current.Load().Leaf),
-			"min_version", tls.VersionName(c.tlsMinVersion), "reload_interval", c.tlsReloadInterval)
-	} else {
-		logger.Warn("petstore: serving plain HTTP: API keys travel unencrypted unless a proxy in front terminates TLS; " +
-			"-tls-cert and -tls-key serve HTTPS")
-	}
-	if c.adminAddr != "" {
-		a := &admin{metrics: obs.metrics, store: store, replicas: replicas, logger: logger,
-			redact: func(u string) string { return postgresRedact(u, c.postgresURL) }}
-		if backups != nil && c.backups.ready {
-			a.backups = backupsReady(backups, c.backups.interval)
-		}
-		stopAdmin, err := serveAdmin(ctx, c.adminAddr, a, stdout)
-		if err != nil {
-			return err
-		}
-		defer stopAdmin()
-	}
-	url := scheme + "://" + ln.Addr().String() + c.basePath
-	logger.Info("petstore: listening", "url", url, "docs", url+wire.DocsPath, "max_in_flight", c.limits.maxInFlight,
-		"store_timeout", c.limits.storeTimeout, "read_timeout", c.limits.readTimeout, "write_timeout", c.limits.writeTimeout,
-		"read_limit", c.rates.reads.String(), "create_limit", c.rates.creates.String(), "limits_in", cmp.Or(redisRedact(c.rates.redisURL), "process"))
-	fmt.Fprintf(stdout, "serving %s/pets\n", url)
-	served := make(chan error, 1)
-	go func() {
-		if certs != nil {
-			served <- srv.ServeTLS(ln, "", "")
-		} else {
-			served <- srv.Serve(ln)
-		}
-	}()
-	select {
-	case err := <-served:
-		return err
-	case <-ctx.Done():
-	}
-	logger.Info("petstore: shutting down; finishing requests in flight")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	logger.Info("petstore: stopped")
 	return nil
 }
 
-// newServer makes the API handler and the http.Server that serves it
-// within the limits of c, and returns it and what closes its limiters.
-func newServer(ctx context.Context, c config, store petstore.Store, obs *observability, certs *certSource,
-	logger *slog.Logger) (*http.Server, func(), error) {
-	l := c.limits
-	rateLimit, closeLimiters, err := c.rates.limiters(ctx, logger)
+// buildHandler makes the API handler and the http.Server that serves it
+// within the limits of the flags.
+func (s *server) buildHandler(ctx context.Context) error {
+	c, l := s.c, s.c.limits
+	rateLimit, closeLimiters, err := c.rates.limiters(ctx, s.logger)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
+	s.closers = append(s.closers, closeLimiters)
 	rateLimit.MaxInFlight = l.maxInFlight
 	// Watch streams end when this is closed, on shutdown, rather than hold
 	// Shutdown until its timeout.
 	endStreams := make(chan struct{})
 	api, err := petstore.New(slices.Concat(handlerOptions(c), []petstore.Option{
 		petstore.WithRateLimit(rateLimit),
-		petstore.WithStore(store),
-		petstore.WithLogger(logger),
+		petstore.WithStore(s.store),
+		petstore.WithLogger(s.logger),
 		petstore.WithDocs(docspage.Files()),
-		petstore.WithWatch(petstore.Watch{Done: endStreams, Observe: obs.watch,
+		petstore.WithWatch(petstore.Watch{Done: endStreams, Observe: s.obs.watch,
 			MaxStreams: c.watchStreams, MaxStreamsPerPrincipal: c.watchPerCaller}),
-	}, obs.options)...)
+	}, s.obs.options)...)
 	if err != nil {
-		closeLimiters()
-		return nil, nil, err
+		return err
 	}
-	srv := &http.Server{
-		Handler:           obs.wrap(api), // answers a 401 with Connection: close
+	s.srv = &http.Server{
+		Handler:           s.obs.wrap(api), // answers a 401 with Connection: close
 		ReadHeaderTimeout: l.readHeaderTimeout,
 		ReadTimeout:       l.readTimeout,
 		WriteTimeout:      l.writeTimeout,
 		IdleTimeout:       l.idleTimeout,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 		// net/http allows 4096 bytes more: a head of 16 KiB is served, one
 		// byte more refused.
 		MaxHeaderBytes: 16<<10 - 4096,
@@ -335,11 +302,74 @@ func newServer(ctx context.Context, c config, store petstore.Store, obs *observa
 		// OPTIONS * goes to the handler, which asks for a key.
 		DisableGeneralOptionsHandler: true,
 	}
-	srv.RegisterOnShutdown(func() { close(endStreams) })
-	if certs != nil {
-		srv.TLSConfig = &tls.Config{MinVersion: c.tlsMinVersion, GetCertificate: certs.certificate}
+	s.srv.RegisterOnShutdown(func() { close(endStreams) })
+	if s.certs != nil {
+		s.srv.TLSConfig = &tls.Config{MinVersion: c.tlsMinVersion, GetCertificate: s.certs.certificate}
 	}
-	return srv, closeLimiters, nil
+	return nil
+}
+
+// listen listens on the API's address and serves the admin endpoints.
+func (s *server) listen(ctx context.Context) (err error) {
+	c, logger := s.c, s.logger
+	if s.ln, err = listenConfig.Listen(ctx, "tcp", c.addr); err != nil {
+		return err
+	}
+	s.closers = append(s.closers, func() { s.ln.Close() })
+	scheme := "http"
+	if s.certs != nil {
+		scheme = "https"
+		s.closers = append(s.closers, s.certs.watch(c.tlsReloadInterval))
+		logger.Info("petstore: serving HTTPS and HTTP/2",
+			"cert", c.tlsCert, "key", c.tlsKey, "serving", describeCert(s.certs.current.Load().Leaf),
+			"min_version", tls.VersionName(c.tlsMinVersion), "reload_interval", c.tlsReloadInterval)
+	} else {
+		logger.Warn("petstore: serving plain HTTP: API keys travel unencrypted unless a proxy in front terminates TLS; " +
+			"-tls-cert and -tls-key serve HTTPS")
+	}
+	if c.adminAddr != "" {
+		a := &admin{metrics: s.obs.metrics, store: s.store, replicas: s.replicas, logger: logger,
+			redact: func(u string) string { return postgresRedact(u, c.postgresURL) }}
+		if s.backups != nil && c.backups.ready {
+			a.backups = backupsReady(s.backups, c.backups.interval)
+		}
+		stopAdmin, err := serveAdmin(ctx, c.adminAddr, a, s.stdout)
+		if err != nil {
+			return err
+		}
+		s.closers = append(s.closers, stopAdmin)
+	}
+	url := scheme + "://" + s.ln.Addr().String() + c.basePath
+	logger.Info("petstore: listening", "url", url, "docs", url+wire.DocsPath, "max_in_flight", c.limits.maxInFlight,
+		"store_timeout", c.limits.storeTimeout, "read_timeout", c.limits.readTimeout, "write_timeout", c.limits.writeTimeout,
+		"read_limit", c.rates.reads.String(), "create_limit", c.rates.creates.String(), "limits_in", cmp.Or(redisRedact(c.rates.redisURL), "process"))
+	fmt.Fprintf(s.stdout, "serving %s/pets\n", url)
+	return nil
+}
+
+// serve serves until ctx is done, then shuts down within -shutdown-timeout.
+func (s *server) serve(ctx context.Context) error {
+	served := make(chan error, 1)
+	go func() {
+		if s.certs != nil {
+			served <- s.srv.ServeTLS(s.ln, "", "")
+		} else {
+			served <- s.srv.Serve(s.ln)
+		}
+	}()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	s.logger.Info("petstore: shutting down; finishing requests in flight")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.c.shutdownTimeout)
+	defer cancel()
+	if err := s.srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	s.logger.Info("petstore: stopped")
+	return nil
 }
 
 // apiKeysAuthenticator returns the Authenticator of entries: petstore.APIKeys
@@ -384,110 +414,3 @@ var listenConfig = net.ListenConfig{Control: func(_, _ string, c syscall.RawConn
 	}
 	return err
 }}
-
-// A certSource holds the key pair presented to new connections, replaced by
-// one from its files that crypto/tls accepts and whose certificate is valid
-// now. Its methods are safe for concurrent use.
-type certSource struct {
-	certFile, keyFile string
-	logger            *slog.Logger
-	current           atomic.Pointer[tls.Certificate]
-
-	mu    sync.Mutex // held by load
-	tried string     // what reading the files last gave, an error included
-}
-
-// newCertSource loads the key pair in certFile and keyFile.
-func newCertSource(certFile, keyFile string, logger *slog.Logger) (*certSource, error) {
-	s := &certSource{certFile: certFile, keyFile: keyFile, logger: logger}
-	if _, err := s.load(true); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// certificate is the GetCertificate of the server's tls.Config.
-func (s *certSource) certificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-	return s.current.Load(), nil
-}
-
-// load reads the files and, when force is set or they differ from what it
-// last tried, presents their pair; it reports whether it did.
-func (s *certSource) load(force bool) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	certPEM, err1 := os.ReadFile(s.certFile)
-	keyPEM, err2 := os.ReadFile(s.keyFile)
-	err := errors.Join(err1, err2)
-	state := fmt.Sprint(err) + "\x00" + string(certPEM) + "\x00" + string(keyPEM)
-	if !force && state == s.tried {
-		return false, nil
-	}
-	s.tried = state
-	if err != nil {
-		return false, fmt.Errorf("the TLS key pair cannot be read: %w", err)
-	}
-	pair, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return false, fmt.Errorf("TLS certificate file %s and key file %s: %w", s.certFile, s.keyFile, err)
-	}
-	switch now, leaf := time.Now(), pair.Leaf; {
-	case now.After(leaf.NotAfter):
-		return false, fmt.Errorf("TLS certificate file %s: the certificate expired at %s", s.certFile, leaf.NotAfter.UTC().Format(time.RFC3339))
-	case now.Before(leaf.NotBefore):
-		return false, fmt.Errorf("TLS certificate file %s: the certificate is not valid until %s", s.certFile, leaf.NotBefore.UTC().Format(time.RFC3339))
-	}
-	s.current.Store(&pair)
-	return true, nil
-}
-
-// reload is load that logs what it refuses and what it presents, so that a
-// bad pair is logged once.
-func (s *certSource) reload(force bool) (bool, error) {
-	replaced, err := s.load(force)
-	if err != nil {
-		s.logger.Error("petstore: the new TLS key pair is refused; new connections still get the previous certificate",
-			"err", err, "serving", describeCert(s.current.Load().Leaf))
-	} else if replaced {
-		s.logger.Info("petstore: TLS key pair reloaded; new connections get its certificate",
-			"cert", s.certFile, "key", s.keyFile, "serving", describeCert(s.current.Load().Leaf))
-	}
-	return replaced, err
-}
-
-// watch reloads the key pair on SIGHUP and, when interval is positive,
-// every interval, until stop.
-func (s *certSource) watch(interval time.Duration) (stop func()) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		var tick <-chan time.Time
-		if interval > 0 {
-			t := time.NewTicker(interval)
-			defer t.Stop()
-			tick = t.C
-		}
-		for {
-			select {
-			case <-done:
-				return
-			case <-hup:
-				s.reload(true) // it logs what it refuses
-			case <-tick:
-				s.reload(false)
-			}
-		}
-	}()
-	return func() {
-		signal.Stop(hup)
-		close(done)
-		<-stopped
-	}
-}
-
-// describeCert says which certificate a log line is about.
-func describeCert(c *x509.Certificate) string {
-	return fmt.Sprintf("serial %x for %v %v, valid until %s", c.SerialNumber, c.DNSNames, c.IPAddresses, c.NotAfter.UTC().Format(time.RFC3339))
-}
