@@ -64,6 +64,9 @@ func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL strin
 	}
 	opts := []pgstore.Option{pgstore.WithReplicas(pools...)}
 	if listenURL != "" {
+		if _, err := parsePostgresURL(listenURL, "the URL to listen on (-postgres-listen or "+postgresListenURLVar+")"); err != nil {
+			return nil, nil, err
+		}
 		opts = append(opts, pgstore.WithListenURL(listenURL))
 	}
 	store, pool, cfg, err := postgresPool(ctx, rawURL, opts...)
@@ -213,6 +216,23 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 // connecting; each attempt to connect is bounded by postgresConnectTimeout
 // unless the URL sets connect_timeout. Its errors never show the password.
 func openPool(ctx context.Context, url, what string) (*pgxpool.Pool, *pgxpool.Config, error) {
+	cfg, err := parsePostgresURL(url, what)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = postgresConnectTimeout
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the pool of %s: %s", what, postgresRedact(err.Error(), url))
+	}
+	return pool, cfg, nil
+}
+
+// parsePostgresURL parses url, which what names in errors; its errors never
+// show the password.
+func parsePostgresURL(url, what string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// Only why, without the string, whose password pgx may fail to mask.
@@ -223,17 +243,10 @@ func openPool(ctx context.Context, url, what string) (*pgxpool.Pool, *pgxpool.Co
 				reason = pe.Error()[i+len("`: "):]
 			}
 		}
-		return nil, nil, fmt.Errorf("%s is not valid: %s; the form is postgres://user:password@host:5432/database?sslmode=require",
+		return nil, fmt.Errorf("%s is not valid: %s; the form is postgres://user:password@host:5432/database?sslmode=require",
 			what, postgresRedact(reason, url))
 	}
-	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = postgresConnectTimeout
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, nil, fmt.Errorf("opening the pool of %s: %s", what, postgresRedact(err.Error(), url))
-	}
-	return pool, cfg, nil
+	return cfg, nil
 }
 
 // postgresMessage returns err's message without the password of rawURL, nor

@@ -99,23 +99,32 @@ func TestPostgresErrorsHidePassword(t *testing.T) {
 	getenv := func(k string) string { return map[string]string{"PETSTORE_API_KEYS": "key"}[k] }
 	tests := []struct {
 		name, url, want string
+		listen          string // -postgres-listen, when set
 	}{
-		{"refused", "postgres://app:" + s + "@" + refused + "/shop?sslmode=disable", "connection refused"},
-		{"refused, password in query", "postgres://app@" + refused + "/shop?sslmode=disable&password=" + s, "connection refused"},
-		{"refused, key-value", "host=127.0.0.1 port=" + strings.Split(refused, ":")[1] + " user=app password=" + s + " sslmode=disable", "connection refused"},
-		{"bad port", "postgres://app:" + s + "@127.0.0.1:notaport/shop", "not valid"},
-		{"bad sslmode", "postgres://app:" + s + "@127.0.0.1/shop?sslmode=sometimes", "not valid"},
-		{"slash in password", "postgres://app:" + s + "/" + s + "@127.0.0.1:notaport/shop", "not valid"},
-		{"at sign in password", "postgres://app:" + s + "@" + s + "@127.0.0.1:notaport/shop", "not valid"},
-		{"colon in password", "postgres://app:" + s + ":" + s + "@127.0.0.1:5432:5433/shop", "not valid"},
-		{"at sign in password, refused", "postgres://app:" + s + "@" + s + "@" + refused + "/shop?sslmode=disable", "failed to connect"},
-		{"key-value, bad port", "host=127.0.0.1 port=nope user=app password='" + s + " x' sslmode=disable", "not valid"},
-		{"unknown scheme", "mysql://app:" + s + "@127.0.0.1/shop", "not valid"},
+		{"refused", "postgres://app:" + s + "@" + refused + "/shop?sslmode=disable", "connection refused", ""},
+		{"refused, password in query", "postgres://app@" + refused + "/shop?sslmode=disable&password=" + s, "connection refused", ""},
+		{"refused, key-value", "host=127.0.0.1 port=" + strings.Split(refused, ":")[1] + " user=app password=" + s + " sslmode=disable", "connection refused", ""},
+		{"bad port", "postgres://app:" + s + "@127.0.0.1:notaport/shop", "not valid", ""},
+		{"bad sslmode", "postgres://app:" + s + "@127.0.0.1/shop?sslmode=sometimes", "not valid", ""},
+		{"slash in password", "postgres://app:" + s + "/" + s + "@127.0.0.1:notaport/shop", "not valid", ""},
+		{"at sign in password", "postgres://app:" + s + "@" + s + "@127.0.0.1:notaport/shop", "not valid", ""},
+		{"colon in password", "postgres://app:" + s + ":" + s + "@127.0.0.1:5432:5433/shop", "not valid", ""},
+		{"at sign in password, refused", "postgres://app:" + s + "@" + s + "@" + refused + "/shop?sslmode=disable", "failed to connect", ""},
+		{"key-value, bad port", "host=127.0.0.1 port=nope user=app password='" + s + " x' sslmode=disable", "not valid", ""},
+		{"unknown scheme", "mysql://app:" + s + "@127.0.0.1/shop", "not valid", ""},
+		{"listen URL, colon in password", "postgres://app@" + refused + "/shop", "not valid",
+			"postgres://app:" + s + ":" + s + "@127.0.0.1:5432:5433/shop"},
+		{"listen URL, at sign in password", "postgres://app@" + refused + "/shop", "not valid",
+			"postgres://app:" + s + "@" + s + "@127.0.0.1:notaport/shop"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-postgres", tt.url}, getenv, &stdout, &stderr)
+			args := []string{"-addr", "127.0.0.1:0", "-postgres", tt.url}
+			if tt.listen != "" {
+				args = append(args, "-postgres-listen", tt.listen)
+			}
+			err := run(context.Background(), args, getenv, &stdout, &stderr)
 			if err == nil {
 				t.Fatal("run succeeded; want an error")
 			}
