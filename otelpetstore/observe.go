@@ -37,24 +37,32 @@ import (
 // for a request of no operation, adds the attributes above, and sets the
 // status Error for a 5xx. It leaves any other span in ctx alone.
 func (t *Telemetry) Observe(ctx context.Context, o petstore.Observation) {
-	sc, _ := ctx.Value(serverSpanKey{}).(*serverSpan)
-	m := methodOf(o.Method)
-	scheme := ""
-	if sc != nil {
-		scheme = sc.scheme
-	}
+	sc, _ := ctx.Value(serverSpanKey{}).(serverSpan)
+	method, methodName := methodOf(o.Method)
 	if t.duration.Enabled(ctx) {
-		t.duration.Record(ctx, o.Duration.Seconds(), t.durationOptions(o, m, scheme)...)
+		k := durationKey{route: o.Route, code: o.Code, status: o.Status, method: method.Value.AsString(), scheme: sc.scheme}
+		opts := t.durationSets.get(k, func() []metric.RecordOption {
+			attrs := append(make([]attribute.KeyValue, 0, 5), method)
+			if sc.scheme != "" {
+				attrs = append(attrs, semconv.URLScheme(sc.scheme))
+			}
+			return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(appendAttrs(attrs, o)...))}
+		})
+		t.duration.Record(ctx, o.Duration.Seconds(), opts...)
 	}
 	if o.Deprecated && o.Principal != "" && t.deprecated.Enabled(ctx) {
-		t.deprecated.Add(ctx, 1, t.deprecatedOptions(o)...)
+		opts := t.deprecatedSets.get(deprecatedKey{principal: o.Principal, op: o.Operation}, func() []metric.AddOption {
+			return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(
+				attribute.String(PrincipalKey, o.Principal), attribute.String(OperationKey, string(o.Operation))))}
+		})
+		t.deprecated.Add(ctx, 1, opts...)
 	}
-	if sc == nil || !sc.span.IsRecording() {
+	if sc.span == nil || !sc.span.IsRecording() {
 		return
 	}
 	name := string(o.Operation)
 	if o.Operation == petstore.OpNone {
-		name = m.name
+		name = methodName
 		if o.Route != "" {
 			name += " " + o.Route
 		}
@@ -106,32 +114,10 @@ type durationKey struct {
 	scheme string
 }
 
-// durationOptions returns the options that record a duration of o with its
-// attributes, made once for each set of attributes.
-func (t *Telemetry) durationOptions(o petstore.Observation, m method, scheme string) []metric.RecordOption {
-	k := durationKey{route: o.Route, code: o.Code, status: o.Status, method: m.attr.Value.AsString(), scheme: scheme}
-	return t.durationSets.get(k, func() []metric.RecordOption {
-		attrs := append(make([]attribute.KeyValue, 0, 5), m.attr)
-		if scheme != "" {
-			attrs = append(attrs, semconv.URLScheme(scheme))
-		}
-		return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(appendAttrs(attrs, o)...))}
-	})
-}
-
 // deprecatedKey tells apart the attribute sets of the deprecated counter.
 type deprecatedKey struct {
 	principal string
 	op        petstore.Operation
-}
-
-// deprecatedOptions returns the options that count o on the deprecated
-// counter with its attributes, made once for each set of attributes.
-func (t *Telemetry) deprecatedOptions(o petstore.Observation) []metric.AddOption {
-	return t.deprecatedSets.get(deprecatedKey{principal: o.Principal, op: o.Operation}, func() []metric.AddOption {
-		return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(
-			attribute.String(PrincipalKey, o.Principal), attribute.String(OperationKey, string(o.Operation))))}
-	})
 }
 
 // maxCached bounds the number of entries of an optionCache. The histogram
@@ -184,18 +170,18 @@ func (t *Telemetry) ObserveWatch(ctx context.Context, o petstore.WatchObservatio
 func (t *Telemetry) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := t.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		m := methodOf(r.Method)
-		sc := &serverSpan{scheme: "http"}
+		method, methodName := methodOf(r.Method)
+		scheme := "http"
 		if r.TLS != nil {
-			sc.scheme = "https"
+			scheme = "https"
 		}
-		attrs := []attribute.KeyValue{m.attr, semconv.URLScheme(sc.scheme), semconv.URLPath(r.URL.Path)}
-		if !m.known {
+		attrs := []attribute.KeyValue{method, semconv.URLScheme(scheme), semconv.URLPath(r.URL.Path)}
+		if method == semconv.HTTPRequestMethodOther {
 			attrs = append(attrs, semconv.HTTPRequestMethodOriginal(r.Method))
 		}
-		ctx, sc.span = t.tracer.Start(ctx, m.name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
-		defer sc.span.End()
-		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, serverSpanKey{}, sc)))
+		ctx, span := t.tracer.Start(ctx, methodName, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+		defer span.End()
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, serverSpanKey{}, serverSpan{span, scheme})))
 	})
 }
 
@@ -210,13 +196,6 @@ type serverSpan struct {
 
 type serverSpanKey struct{}
 
-// method is what the semantic conventions make of a request method.
-type method struct {
-	attr  attribute.KeyValue // http.request.method, "_OTHER" for a method they do not know
-	name  string             // the method, or "HTTP" for one they do not know, as span names have it
-	known bool
-}
-
 // methods are the request methods that the semantic conventions know,
 // with their http.request.method attribute.
 var methods = []attribute.KeyValue{
@@ -226,14 +205,15 @@ var methods = []attribute.KeyValue{
 	semconv.HTTPRequestMethodQuery,
 }
 
-// methodOf returns what the semantic conventions make of the request method
-// m: any method they do not know becomes "_OTHER", so that a client cannot
-// add attribute values at will.
-func methodOf(m string) method {
+// methodOf returns the http.request.method attribute of the request method
+// m and its name in span names: any method the semantic conventions do not
+// know becomes "_OTHER", so that a client cannot add attribute values at
+// will, and "HTTP" in span names.
+func methodOf(m string) (attribute.KeyValue, string) {
 	for _, attr := range methods {
 		if attr.Value.AsString() == m {
-			return method{attr, m, true}
+			return attr, m
 		}
 	}
-	return method{semconv.HTTPRequestMethodOther, "HTTP", false}
+	return semconv.HTTPRequestMethodOther, "HTTP"
 }
