@@ -63,7 +63,7 @@ func Creates(t testing.TB) int {
 	t.Helper()
 	v := os.Getenv(EnvCreates)
 	if v == "" {
-		if raceEnabled() {
+		if info, ok := debug.ReadBuildInfo(); ok && slices.Contains(info.Settings, debug.BuildSetting{Key: "-race", Value: "true"}) {
 			t.Logf("the race detector is on, so the load is %d creates rather than %d; set %s to change it",
 				DefaultRaceCreates, DefaultCreates, EnvCreates)
 			return DefaultRaceCreates
@@ -75,12 +75,6 @@ func Creates(t testing.TB) int {
 		t.Fatalf("%s=%q: want a positive integer", EnvCreates, v)
 	}
 	return n
-}
-
-// raceEnabled reports whether the race detector is on.
-func raceEnabled() bool {
-	info, ok := debug.ReadBuildInfo()
-	return ok && slices.Contains(info.Settings, debug.BuildSetting{Key: "-race", Value: "true"})
 }
 
 // Bound returns how long a load test may run: 10 minutes, or less when the
@@ -143,23 +137,19 @@ func (r Result) String() string {
 // t.Fatalf when requests fail or ctx is done before the end.
 func Run(ctx context.Context, t testing.TB, c Config) Result {
 	t.Helper()
-	transport := &http.Transport{
-		MaxIdleConnsPerHost: c.Clients,
-		IdleConnTimeout:     time.Minute,
-	}
-	defer transport.CloseIdleConnections()
 	cl := &client{
 		base: c.BaseURL + "/pets",
 		auth: "Bearer " + c.APIKey,
-		http: &http.Client{Transport: transport, Timeout: time.Minute},
+		http: &http.Client{
+			Transport: &http.Transport{MaxIdleConnsPerHost: c.Clients, IdleConnTimeout: time.Minute},
+			Timeout:   time.Minute,
+		},
 	}
+	defer cl.http.CloseIdleConnections()
 
-	var r Result
 	start := time.Now()
 	created := cl.load(ctx, t, c)
-	r.Load = time.Since(start)
-	r.Creates, r.Lists, r.Gets = cl.creates.Load(), cl.lists.Load(), cl.gets.Load()
-	r.Created = len(created)
+	r := Result{Load: time.Since(start), Creates: cl.creates.Load(), Lists: cl.lists.Load(), Gets: cl.gets.Load(), Created: len(created)}
 
 	select {
 	case <-time.After(c.Settle):
@@ -216,16 +206,6 @@ func (cl *client) load(ctx context.Context, t testing.TB, c Config) map[int64]pe
 // petstore.Statuses.
 var statuses = append([]petstore.Status{""}, petstore.Statuses()...)
 
-// loadPet returns the pet that client i creates in its create number seq.
-// Its name is unique to the create and holds characters outside ASCII.
-func loadPet(i, seq int) petstore.NewPet {
-	return petstore.NewPet{
-		Name:       fmt.Sprintf("Client %d pet %d: Ünïcödé 猫 🐈", i, seq),
-		CategoryID: int64(i)*1_000_000 + int64(seq) + 1,
-		Status:     statuses[(i+seq)%len(statuses)],
-	}
-}
-
 // work is client i: it makes n creates and, after every fifth, lists the
 // next page of its walk through the collection and gets one of its pets.
 // It returns the pets acknowledged, and the first failure.
@@ -233,8 +213,12 @@ func (cl *client) work(ctx context.Context, i, n int) ([]petstore.Pet, error) {
 	mine := make([]petstore.Pet, 0, n)
 	w := walk{status: statuses[i%len(statuses)], limit: 1 + i%petstore.MaxPageSize}
 	for seq := range n {
-		want := loadPet(i, seq)
-		got, err := cl.create(ctx, want)
+		// A name unique to the create, with characters outside ASCII.
+		got, err := cl.create(ctx, petstore.NewPet{
+			Name:       fmt.Sprintf("Client %d pet %d: Ünïcödé 猫 🐈", i, seq),
+			CategoryID: int64(i)*1_000_000 + int64(seq) + 1,
+			Status:     statuses[(i+seq)%len(statuses)],
+		})
 		if err != nil {
 			return mine, err
 		}
