@@ -147,11 +147,6 @@ type countingNotifier struct {
 	petstore.AddNotifier
 }
 
-// anyPrincipal accepts any token as the principal of its name.
-var anyPrincipal = petstore.AuthenticatorFunc(func(ctx context.Context, _ petstore.Operation, token string) (context.Context, error) {
-	return petstore.WithPrincipal(ctx, token), nil
-})
-
 // A Streams is a handler on a Store with open watch streams that read
 // nothing after their first heartbeat: n of them, of views principals.
 type Streams struct {
@@ -168,6 +163,10 @@ func Open(ctx context.Context, s petstore.Store, n, views int) (*Streams, error)
 	if an, ok := s.(petstore.AddNotifier); ok {
 		store = countingNotifier{c, an}
 	}
+	// Any token is accepted as the principal of its name.
+	anyPrincipal := petstore.AuthenticatorFunc(func(ctx context.Context, _ petstore.Operation, token string) (context.Context, error) {
+		return petstore.WithPrincipal(ctx, token), nil
+	})
 	h, err := petstore.New(petstore.WithStore(store), petstore.WithAuthenticator(anyPrincipal))
 	if err != nil {
 		return nil, err
