@@ -27,9 +27,6 @@ const (
 	ReplicaCheckInterval = 100 * time.Millisecond
 )
 
-// replicaCheckTimeout bounds the statements of one check.
-const replicaCheckTimeout = 2 * time.Second
-
 // WithReplicas gives the Store read pools on hot standbys of its primary:
 // Get and List are served by them, in turn, while Add, the idempotency
 // keys, Migrate and Check stay on the primary, the pool given to New. The
@@ -205,18 +202,17 @@ type replicaCheck struct {
 	err      error // why the replica cannot serve; nil when it can
 }
 
-// newReplicaSet returns the replicas of c, checked every interval from a
-// goroutine that runs until Close.
+// newReplicaSet returns the replicas of c, checked every
+// ReplicaCheckInterval from a goroutine that runs until Close.
 func newReplicaSet(primary *pgxpool.Pool, c config) *replicaSet {
-	rs := &replicaSet{wait: c.replicaWait, maxLag: c.replicaMaxLag, done: make(chan struct{})}
+	ctx, stop := context.WithCancel(context.Background())
+	rs := &replicaSet{wait: c.replicaWait, maxLag: c.replicaMaxLag, stop: stop, done: make(chan struct{})}
 	for _, p := range c.replicas {
 		cc := p.Config().ConnConfig
 		name := cc.Host + ":" + strconv.Itoa(int(cc.Port)) + "/" + cc.Database
 		rs.members = append(rs.members, &replica{pool: p, name: name})
 	}
-	var ctx context.Context
-	ctx, rs.stop = context.WithCancel(context.Background())
-	go rs.run(ctx, primary, ReplicaCheckInterval)
+	go rs.run(ctx, primary)
 	return rs
 }
 
@@ -310,10 +306,10 @@ func (rs *replicaSet) read(ctx context.Context, try func(ctx context.Context, po
 	}
 }
 
-// run checks the replicas every interval until ctx is done.
-func (rs *replicaSet) run(ctx context.Context, primary *pgxpool.Pool, interval time.Duration) {
+// run checks the replicas every ReplicaCheckInterval until ctx is done.
+func (rs *replicaSet) run(ctx context.Context, primary *pgxpool.Pool) {
 	defer close(rs.done)
-	tick := time.NewTicker(interval)
+	tick := time.NewTicker(ReplicaCheckInterval)
 	defer tick.Stop()
 	for {
 		rs.check(ctx, primary)
@@ -357,7 +353,7 @@ FROM pg_control_system() c, pg_database d WHERE d.datname = current_database()`
 // replayed the position of a sample has every commit made before that
 // sample's time, so its lag is at most the time since then.
 func (rs *replicaSet) check(ctx context.Context, primary *pgxpool.Pool) {
-	ctx, cancel := context.WithTimeout(ctx, replicaCheckTimeout)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second) // bounds the statements of one check
 	defer cancel()
 	at := time.Now()
 	var (
@@ -385,7 +381,6 @@ func (rs *replicaSet) check(ctx context.Context, primary *pgxpool.Pool) {
 
 // checkOne checks one replica against the primary's samples and database.
 func (rs *replicaSet) checkOne(ctx context.Context, r *replica) *replicaCheck {
-	samples, origin := rs.samples, rs.origin
 	c := &replicaCheck{}
 	if prev := r.state.Load(); prev != nil {
 		c.caughtUp = prev.caughtUp
@@ -400,12 +395,12 @@ func (rs *replicaSet) checkOne(ctx context.Context, r *replica) *replicaCheck {
 	switch {
 	case err != nil:
 		c.err = wrapError(ctx, "check replica "+r.name, err)
-	case origin == nil:
+	case rs.origin == nil:
 		c.err = errors.New("pgstore: replica " + r.name + " is not used until the primary answers and says which database it is")
-	case db.system != origin.system:
-		c.err = fmt.Errorf("pgstore: replica %s is not a copy of the primary: it serves %v; the primary serves %v", r.name, &db, origin)
-	case db.oid != origin.oid:
-		c.err = fmt.Errorf("pgstore: replica %s serves another database of the primary's cluster: %v; the primary serves %v", r.name, &db, origin)
+	case db.system != rs.origin.system:
+		c.err = fmt.Errorf("pgstore: replica %s is not a copy of the primary: it serves %v; the primary serves %v", r.name, &db, rs.origin)
+	case db.oid != rs.origin.oid:
+		c.err = fmt.Errorf("pgstore: replica %s serves another database of the primary's cluster: %v; the primary serves %v", r.name, &db, rs.origin)
 	case !recovering:
 		c.err = errors.New("pgstore: replica " + r.name + " is not a standby (pg_is_in_recovery() is false): it was promoted, or is another primary")
 	case replayed == nil:
@@ -414,16 +409,16 @@ func (rs *replicaSet) checkOne(ctx context.Context, r *replica) *replicaCheck {
 	if c.err != nil {
 		return c
 	}
-	for i := len(samples) - 1; i >= 0; i-- {
-		if samples[i].lsn <= *replayed {
-			if samples[i].at.After(c.caughtUp) {
-				c.caughtUp = samples[i].at
+	for i := len(rs.samples) - 1; i >= 0; i-- {
+		if rs.samples[i].lsn <= *replayed {
+			if rs.samples[i].at.After(c.caughtUp) {
+				c.caughtUp = rs.samples[i].at
 			}
 			break
 		}
 	}
-	if len(samples) > 0 {
-		c.lagBytes = max(0, samples[len(samples)-1].lsn-*replayed)
+	if len(rs.samples) > 0 {
+		c.lagBytes = max(0, rs.samples[len(rs.samples)-1].lsn-*replayed)
 	}
 	r.failed.Store(false)
 	return c

@@ -22,13 +22,6 @@ type Record = export.Record
 // or has ever held, a pet.
 var ErrNotEmpty = errors.New("sqlitestore: the store is not empty")
 
-// sqlExport reads every pet, in ID order, with its key when it is still
-// kept. pet_keys has no index on pet_id: SQLite builds one for the
-// query, in its temporary files, once.
-const sqlExport = `SELECT p.id, p.name, p.category_id, coalesce(p.status, ''), coalesce(k.principal, ''), coalesce(k.key, ''), coalesce(k.created_at, 0)
-FROM pets p LEFT JOIN pet_keys k ON k.pet_id = p.id AND k.created_at >= ?
-ORDER BY p.id`
-
 // idsLeft returns an error wrapping sqlstore.ErrNoIDLeft when the file has
 // issued the last ID there is, which AUTOINCREMENT keeps in
 // sqlite_sequence: SQLite then fails every insert with SQLITE_FULL, as it
@@ -60,7 +53,11 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 			return
 		}
 		defer tx.Rollback()
-		rows, err := tx.QueryContext(ctx, sqlExport, s.opt.Now().Add(-s.opt.KeyRetention).UnixMilli())
+		// pet_keys has no index on pet_id: SQLite builds one for the query,
+		// in its temporary files, once.
+		rows, err := tx.QueryContext(ctx, `SELECT p.id, p.name, p.category_id, coalesce(p.status, ''), coalesce(k.principal, ''), coalesce(k.key, ''), coalesce(k.created_at, 0)
+FROM pets p LEFT JOIN pet_keys k ON k.pet_id = p.id AND k.created_at >= ?
+ORDER BY p.id`, s.opt.Now().Add(-s.opt.KeyRetention).UnixMilli())
 		if err != nil {
 			yield(Record{}, s.readError(ctx, "export", err))
 			return

@@ -63,8 +63,7 @@ func (q *Queue[C]) Send(ctx context.Context, c C) error {
 	if !q.busy {
 		q.busy = true
 		q.mu.Unlock()
-		one := [1]C{c}
-		if q.Write(one[:]) {
+		if q.Write([]C{c}) {
 			if batch := q.take(0); batch != nil {
 				q.wg.Go(func() { q.drain(batch) })
 			}
