@@ -28,6 +28,7 @@
 //	go build -o /tmp/petstore ./cmd/petstore
 //	go run ./bench/attacks -bin /tmp/petstore
 //	go run ./bench/attacks -bin /tmp/petstore -nginx
+//	go run ./bench/attacks -bin /tmp/petstore -nginx -only 'rapid reset'
 //	go run ./bench/attacks -bin /tmp/petstore -idle 2000
 //	go run ./bench/attacks -bin /tmp/petstore -h2 20
 package main
@@ -78,6 +79,7 @@ func main() {
 	h2 := flag.Int("h2", 0, "measure the memory of this many HTTP/2 connections at their stream limit instead")
 	proxy := flag.Bool("nginx", false, "put nginx with the configuration of docs/operating.md in front of the server")
 	victim := flag.String("victim", "", "run as the victim against this base URL for -for, and print what it saw")
+	only := flag.String("only", "", "run only the attacks whose names contain this")
 	flag.Parse()
 	if *victim != "" {
 		runVictim(*victim, *dur)
@@ -178,6 +180,9 @@ func main() {
 		{"HTTP/2 rapid reset, no key, 8 connections", func(ctx context.Context, s *server) { rapidReset(ctx, s, 8) }},
 	}
 	for _, a := range attacks {
+		if !strings.Contains(a.name, *only) {
+			continue
+		}
 		quiet := measure(s, *dur, nil)
 		loud := measure(s, *dur, a.run)
 		line := 2*quiet.P99 + 5*time.Millisecond
