@@ -234,6 +234,10 @@ func TestFaultContexts(t *testing.T) {
 				case c.name == "deadline":
 					ctx, cancel = context.WithTimeout(ctx, 20*time.Millisecond)
 					defer cancel()
+					// Later than the deadline, it bounds only a create's
+					// store call, detached from the request, which the test
+					// would otherwise wait out for the default 5 s.
+					opts = append(opts, petstore.WithStoreTimeout(200*time.Millisecond))
 				case c.name == "gone before":
 					cancel()
 				}
