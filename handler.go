@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/petstore-go/petstore/internal/options"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -15,6 +14,7 @@ import (
 	"github.com/petstore-go/petstore/httpapi"
 	"github.com/petstore-go/petstore/internal/body"
 	"github.com/petstore-go/petstore/internal/clip"
+	"github.com/petstore-go/petstore/internal/options"
 )
 
 // New returns an http.Handler that serves the animal store API under the
@@ -77,7 +77,6 @@ func configure(opts []Option) (config, []error) {
 
 // newHandler returns the handler of a configuration without mistakes.
 func newHandler(c *config) *handler {
-	retry := (c.retryAfter + time.Second - 1) / time.Second
 	cred := credentialAnswers{challengeNone: challengeNone, challengeReject: challengeReject,
 		missing:   "an API key is required; send it in the header Authorization: Bearer KEY",
 		rejected:  "the API key is not valid; send a valid one in the header Authorization: Bearer KEY",
@@ -99,7 +98,7 @@ func newHandler(c *config) *handler {
 		petsPath:    c.basePath + "/pets",
 		observe:     c.observe,
 		rateLimit:   newRateLimits(c.rateLimit),
-		retryAfter:  []string{strconv.FormatInt(int64(retry), 10)},
+		retryAfter:  []string{strconv.FormatInt(seconds(c.retryAfter), 10)},
 		deprecation: []string{"@" + strconv.FormatInt(c.deprecation.Unix(), 10)}, // RFC 9745
 		sunset:      []string{c.sunset.UTC().Format(http.TimeFormat)},            // RFC 8594
 	}
