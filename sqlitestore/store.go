@@ -75,13 +75,15 @@ func Open(path string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	warnSharedDir(file, c.Logger)
-	// The file may exist, or another Store make it first: then it is
-	// checked as any file.
-	if err := createFile(file); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, err
-	}
-	if err := checkOwnership(file); err != nil {
-		return nil, err
+	if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
+		// Another Store may make it first; then it is checked as any file.
+		// checkPath has checked one that existed.
+		if err := createFile(file); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+		if err := checkOwnership(file); err != nil {
+			return nil, err
+		}
 	}
 	s := &Store{file: file, opt: c}
 	s.adds.Max, s.adds.Write = maxBatch, s.write
