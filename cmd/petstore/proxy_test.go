@@ -80,6 +80,27 @@ func TestServerBehindNginx(t *testing.T) {
 	}
 }
 
+// TestKeylessRequestsWaitAtNginx sends 40 requests without a key in a row
+// through nginx, twice its burst for them: those past the burst wait their
+// turn at 10 a second instead of being refused, so every one reaches the
+// server and gets its 401, none nginx's 429.
+func TestKeylessRequestsWaitAtNginx(t *testing.T) {
+	ca := newTestCA(t)
+	p := startServer(t, buildServer(t), "nginx-key", nil, "-store", "memory", "-base-path", "/store/v1")
+	addr := startNginx(t, ca, p.addr)
+	client := ca.client()
+	for i := range 40 {
+		resp, err := client.Get("https://" + addr + "/store/v1/pets")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("request %d without a key through nginx: %s; want the server's 401", i+1, resp.Status)
+		}
+	}
+}
+
 // TestSlowClientsThroughNginx runs two slow-client attacks through the
 // nginx of docs/operating.md and checks that they hold nginx, not the
 // server, while another key is served. Twenty creates whose bodies drip
