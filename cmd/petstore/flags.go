@@ -47,7 +47,7 @@ func (c *config) settings() []setting {
 	return []setting{
 		{"addr", "", &c.addr, "localhost:8080", "`address` to listen on; port 0 picks a free port"},
 		{"base-path", "", &c.basePath, petstore.DefaultBasePath, "`path` under which the API is served"},
-		{"store", "", &c.storeFlag, "", "`kind` of store to keep pets in: sqlite (the default: a data file), memory (lost on exit) or postgres"},
+		{"store", "", (*string)(&c.store), "", "`kind` of store to keep pets in: sqlite (the default: a data file), memory (lost on exit) or postgres"},
 		{"data", dataFileVar, &c.dataFile, "", "SQLite `file` to keep pets in; " + defaultDataFile + " in the working directory when no store is named"},
 		{"postgres", postgresURLVar, &c.postgresURL, "", "PostgreSQL `URL` to keep pets in, instead of a data file; prefer the variable, which other users of the host cannot see"},
 		{"postgres-listen", postgresListenURLVar, &c.postgresListenURL, "", "PostgreSQL `URL` to hear other instances' new pets on (LISTEN), when -postgres goes through a pooler in transaction mode, which does not carry LISTEN: " +
@@ -85,12 +85,8 @@ func (c *config) settings() []setting {
 
 // limitFlags holds the flags that bound what a client can hold.
 type limitFlags struct {
-	readHeaderTimeout time.Duration
-	readTimeout       time.Duration
-	writeTimeout      time.Duration
-	idleTimeout       time.Duration
-	storeTimeout      time.Duration
-	maxInFlight       int
+	readHeaderTimeout, readTimeout, writeTimeout, idleTimeout, storeTimeout time.Duration
+	maxInFlight                                                             int
 }
 
 // removedFlags are the flags of earlier versions, with what does their job.
@@ -132,8 +128,7 @@ func parseSettings(fs *flag.FlagSet, table []setting, args []string, getenv func
 			}
 		}
 	}
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
+	fs.SetOutput(io.Discard) // Parse's usage on an error or -help
 	err := fs.Parse(args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -193,25 +188,16 @@ func parseAPIKeys(value string) ([]string, error) {
 const environmentHelp = `
 Environment:
   ` + apiKeysVar + `
-    	API keys that clients send as "Authorization: Bearer KEY", separated by commas;
-    	NAME:KEY names the caller that holds KEY, so that its old and new key share
-    	idempotency keys during a rotation (alice:KEY1,alice:KEY2,bob:KEY3); a key
-    	without a name is named by its fingerprint; when unset or empty, petstore
-    	makes a key on its first start, keeps it in the data file's name with .key
-    	added (petstore.db.key), and prints it
+    	API keys, KEY or NAME:KEY, separated by commas, that clients send as "Authorization: Bearer KEY";
+    	the keys of one NAME share idempotency keys across a rotation, and a KEY alone is named by its fingerprint;
+    	unset or empty, petstore makes a key on its first start, keeps it beside the data file (petstore.db.key) and prints it
   ` + replicaURLsVar + `
-    	URLs of hot standbys of the PostgreSQL database, separated by commas, that
-    	serve reads (docs/replicas.md)
-  ` + otlpEndpointVar + `, ` + otlpTracesEndpointVar + `
-    	OTLP collector to send a trace span per request to, over HTTP (port 4318);
-    	unset, nothing is traced
-  ` + otlpProtocolVar + `, ` + otlpTracesProtocolVar + `
-    	must be http/protobuf when set; grpc is refused at start
-  ` + otelSDKDisabledVar + `=true, ` + otelTracesExporterVar + `=none
-    	turn tracing off
-  OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER, OTEL_EXPORTER_OTLP_HEADERS,
-  OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_EXPORTER_OTLP_COMPRESSION, OTEL_EXPORTER_OTLP_CERTIFICATE
-    	read by OpenTelemetry as its specification says
+    	URLs of hot standbys of the PostgreSQL database, separated by commas, that serve reads (docs/replicas.md)
+  ` + otlpEndpointVar + `, ` + otlpTracesEndpointVar + `, ` + otlpProtocolVar + `, ` + otlpTracesProtocolVar + `,
+  ` + otelSDKDisabledVar + `, ` + otelTracesExporterVar + `, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER,
+  OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_EXPORTER_OTLP_COMPRESSION, OTEL_EXPORTER_OTLP_CERTIFICATE
+    	as OpenTelemetry defines them (docs/telemetry.md): with an endpoint, a span per request goes to that
+    	OTLP collector over HTTP, port 4318 (http/protobuf: grpc is refused); without one, nothing is traced
 `
 
 // serverIntro is the start of the server's -help.
@@ -272,10 +258,7 @@ func (f *rateFlags) limiters(ctx context.Context, logger *slog.Logger) (petstore
 	newLimiter := func(_ string, r petstore.Rate) petstore.Limiter { return petstore.NewLimiter(r, 0) }
 	closeAll := func() {}
 	if f.redisURL != "" {
-		opts, err := redis.ParseURL(f.redisURL)
-		if err != nil {
-			return l, nil, err
-		}
+		opts, _ := redis.ParseURL(f.redisURL) // check has refused a URL that it cannot parse
 		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = time.Second, time.Second, time.Second
 		redis.SetLogger(redisLogger{logger})
 		rdb := redislimit.NewClient(opts)

@@ -91,28 +91,18 @@ func shutdownSignals(logOut io.Writer) (ctx context.Context, stop func()) {
 
 // config is what the flags and the environment set.
 type config struct {
-	addr, basePath    string
-	keys              []string
-	storeFlag         string    // -store
-	store             storeKind // the store chosen
-	dataFile          string
-	postgresURL       string
-	postgresListenURL string
-	replicaURLs       string
-	shutdownTimeout   time.Duration
-	watchStreams      int
-	watchPerCaller    int
-	tlsCert, tlsKey   string
-	tlsMinFlag        string // -tls-min-version
-	tlsMinVersion     uint16
-	tlsReloadInterval time.Duration
-	limits            limitFlags
-	rates             rateFlags
-	backups           backupFlags
-	adminAddr         string
-	migrate           bool
-	accessLog         bool
-	tracing           bool
+	addr, basePath, dataFile, adminAddr         string
+	postgresURL, postgresListenURL, replicaURLs string
+	keys                                        []string
+	store                                       storeKind // -store, then the store chosen
+	tlsCert, tlsKey, tlsMinFlag                 string    // tlsMinFlag: -tls-min-version, read into tlsMinVersion
+	tlsMinVersion                               uint16
+	shutdownTimeout, tlsReloadInterval          time.Duration
+	watchStreams, watchPerCaller                int
+	limits                                      limitFlags
+	rates                                       rateFlags
+	backups                                     backupFlags
+	migrate, accessLog, tracing                 bool
 }
 
 // parseConfig reads the flags in args and the environment, refusing what cannot work.
@@ -129,16 +119,12 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 	if err := c.chooseStore(given, getenv); err != nil {
 		return c, err
 	}
-	l := c.limits
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"read-header-timeout", l.readHeaderTimeout}, {"read-timeout", l.readTimeout}, {"write-timeout", l.writeTimeout},
-		{"idle-timeout", l.idleTimeout}, {"store-timeout", l.storeTimeout}} {
-		if d.v <= 0 {
-			return c, fmt.Errorf("-%s %v: want more than 0", d.name, d.v)
+	for _, name := range []string{"read-header-timeout", "read-timeout", "write-timeout", "idle-timeout", "store-timeout"} {
+		if d := fs.Lookup(name).Value.(flag.Getter).Get().(time.Duration); d <= 0 {
+			return c, fmt.Errorf("-%s %v: want more than 0", name, d)
 		}
 	}
+	l := c.limits
 	minVersion, known := map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}[c.tlsMinFlag]
 	switch {
 	case c.tlsCert != "" && c.tlsKey == "":
@@ -265,8 +251,7 @@ func (s *server) buildHandler(ctx context.Context) error {
 	}
 	s.closers = append(s.closers, closeLimiters)
 	rateLimit.MaxInFlight = l.maxInFlight
-	// Watch streams end when this is closed, on shutdown, rather than hold
-	// Shutdown until its timeout.
+	// Closed on shutdown, to end the watch streams rather than hold Shutdown until its timeout.
 	endStreams := make(chan struct{})
 	api, err := petstore.New(slices.Concat(handlerOptions(c), []petstore.Option{
 		petstore.WithRateLimit(rateLimit),
@@ -286,11 +271,9 @@ func (s *server) buildHandler(ctx context.Context) error {
 		WriteTimeout:      l.writeTimeout,
 		IdleTimeout:       l.idleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
-		// net/http allows 4096 bytes more: a head of 16 KiB is served, one
-		// byte more refused.
+		// net/http allows 4096 bytes more: a head of 16 KiB is served, one byte more refused.
 		MaxHeaderBytes: 16<<10 - 4096,
-		// What one HTTP/2 connection may make the server hold; a stream's
-		// buffer holds the API's largest body.
+		// What one HTTP/2 connection may make the server hold; a stream's buffer holds the API's largest body.
 		HTTP2: &http.HTTP2Config{
 			MaxConcurrentStreams:          100,
 			MaxReceiveBufferPerStream:     64 << 10,
@@ -372,12 +355,9 @@ func (s *server) serve(ctx context.Context) error {
 	return nil
 }
 
-// apiKeysAuthenticator returns the Authenticator of entries: petstore.APIKeys
-// when none is named, petstore.NamedAPIKeys otherwise.
+// apiKeysAuthenticator returns petstore.NamedAPIKeys of entries, KEY or
+// NAME:KEY; a KEY alone is named by its fingerprint, as petstore.APIKeys names it.
 func apiKeysAuthenticator(entries []string) petstore.Authenticator {
-	if !slices.ContainsFunc(entries, func(e string) bool { return strings.Contains(e, ":") }) {
-		return petstore.APIKeys(entries...)
-	}
 	keys := make([]petstore.APIKey, len(entries))
 	for i, e := range entries {
 		keys[i].Key = e
@@ -407,10 +387,8 @@ const sendBuffer = 64 << 10
 // listenConfig makes the API's listener, whose connections inherit its sendBuffer.
 var listenConfig = net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
 	var err error
-	if cerr := c.Control(func(fd uintptr) {
+	cerr := c.Control(func(fd uintptr) {
 		err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, sendBuffer)
-	}); cerr != nil {
-		return cerr
-	}
-	return err
+	})
+	return cmp.Or(cerr, err)
 }}

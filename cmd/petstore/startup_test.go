@@ -44,7 +44,7 @@ func TestStartupRefuses(t *testing.T) {
 		want string // the whole of stderr, after "petstore: "
 	}{
 		{"a key no bearer token can carry", []string{"PETSTORE_API_KEYS=good-key,pa$$word!"}, nil,
-			"petstore.New: WithAuthenticator: APIKeys: key 2 of 2 has characters that no bearer token can carry; " +
+			"petstore.New: WithAuthenticator: NamedAPIKeys: key 2 of 2 has characters that no bearer token can carry; " +
 				"use only letters, digits, -, ., _, ~, + and /, with = only at the end"},
 		{"a key's name that cannot be a principal", []string{"PETSTORE_API_KEYS=alice smith:KEY1"}, nil,
 			`petstore.New: WithAuthenticator: NamedAPIKeys: the principal of key 1 of 1 "alice smith" has a character other than ` +

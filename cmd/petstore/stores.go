@@ -42,7 +42,7 @@ func (c *config) chooseStore(given map[string]bool, getenv func(string) string) 
 		return env
 	}
 	dataFrom, urlFrom := from("data", dataFileVar), from("postgres", postgresURLVar)
-	switch c.store = storeKind(c.storeFlag); c.store {
+	switch c.store {
 	case "":
 		c.store = storeSQLite
 		if c.postgresURL != "" {
@@ -50,7 +50,7 @@ func (c *config) chooseStore(given map[string]bool, getenv func(string) string) 
 		}
 	case storeSQLite, storeMemory, storePostgres:
 	default:
-		return fmt.Errorf("-store %q: want sqlite, memory or postgres", c.storeFlag)
+		return fmt.Errorf("-store %q: want sqlite, memory or postgres", c.store)
 	}
 	data, url := c.dataFile != "", c.postgresURL != ""
 	switch {
