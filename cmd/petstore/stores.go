@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -53,7 +54,7 @@ func (c *config) chooseStore(given map[string]bool, getenv func(string) string) 
 		return fmt.Errorf("-store %q: want sqlite, memory or postgres", c.store)
 	}
 	data, url := c.dataFile != "", c.postgresURL != ""
-	switch {
+	switch c.replicaURLs = getenv(replicaURLsVar); {
 	case data && url:
 		return fmt.Errorf("two stores are named: a data file by %s (%s) and PostgreSQL by %s; keep one of them", dataFrom, c.dataFile, urlFrom)
 	case c.store == storeMemory && url:
@@ -64,15 +65,12 @@ func (c *config) chooseStore(given map[string]bool, getenv func(string) string) 
 		return fmt.Errorf("two stores are named: -store sqlite, and PostgreSQL by %s; drop one of them", urlFrom)
 	case c.store == storePostgres && !url:
 		return fmt.Errorf("-store postgres needs the database's URL in %s or -postgres", postgresURLVar)
-	}
-	if c.replicaURLs = getenv(replicaURLsVar); c.replicaURLs != "" && c.store != storePostgres {
+	case c.replicaURLs != "" && c.store != storePostgres:
 		return fmt.Errorf("%s names PostgreSQL replicas, but pets are kept in %s; name the primary in %s, or unset %s",
 			replicaURLsVar, c.store, postgresURLVar, replicaURLsVar)
-	}
-	if c.postgresListenURL != "" && c.store != storePostgres {
+	case c.postgresListenURL != "" && c.store != storePostgres:
 		return fmt.Errorf("-postgres-listen (or %s) names where to hear of PostgreSQL's new pets, but pets are kept in %s; drop it", postgresListenURLVar, c.store)
-	}
-	if c.store == storeSQLite && c.dataFile == "" {
+	case c.store == storeSQLite && c.dataFile == "":
 		c.dataFile = defaultDataFile
 	}
 	return nil
@@ -82,11 +80,7 @@ func (c *config) chooseStore(given map[string]bool, getenv func(string) string) 
 func openStore(ctx context.Context, c config, logger *slog.Logger) (petstore.Store, func(), error) {
 	switch c.store {
 	case storePostgres:
-		s, closePool, err := openPostgresStore(ctx, c.postgresURL, c.replicaURLs, c.postgresListenURL, c.migrate, logger)
-		if err != nil {
-			return nil, nil, err
-		}
-		return s, closePool, nil
+		return openPostgresStore(ctx, c.postgresURL, c.replicaURLs, c.postgresListenURL, c.migrate, logger)
 	case storeMemory:
 		logger.Info("petstore: storing pets in memory; they are lost when the process stops")
 		return memstore.New(), func() {}, nil
@@ -103,42 +97,32 @@ func openStore(ctx context.Context, c config, logger *slog.Logger) (petstore.Sto
 	}, nil
 }
 
+// keyFile is the file that keeps the API key made for the data file dataFile.
 func keyFile(dataFile string) string { return dataFile + ".key" }
 
-// keptKey returns the API key kept in file, or makes one and keeps it
-// there, owner-only; made says which.
-func keptKey(file string) (key string, made bool, err error) {
+// keptKey returns the API key kept in file, or keeps made there, owner-only,
+// and returns it; note, which madeKey prints, says which.
+func keptKey(file, made string) (key, note string, err error) {
+	earlier := "the key was made on an earlier start and is kept in " + file + "\n"
 	if key, err := readKeyFile(file); !errors.Is(err, fs.ErrNotExist) {
-		return key, false, err
-	}
-	if key, err = randomKey(); err != nil {
-		return "", false, err
+		return key, earlier, err
 	}
 	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		// Another server, starting at once, made it first.
 		key, err := readKeyFile(file)
-		return key, false, err
+		return key, earlier, err
 	}
 	if err == nil {
-		_, err = f.WriteString(key + "\n")
+		_, err = f.WriteString(made + "\n")
 		if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
 			os.Remove(file)
 		}
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("keeping the API key: %w", err)
+		return "", "", fmt.Errorf("keeping the API key: %w", err)
 	}
-	return key, true, nil
-}
-
-// randomKey returns a key of 256 random bits in base64url.
-func randomKey() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
+	return made, "the key is kept in " + file + " (owner-only) and accepted again on the next start; set PETSTORE_API_KEYS to choose keys\n", nil
 }
 
 // readKeyFile reads the key kept in file, refusing a file that another
@@ -148,7 +132,7 @@ func readKeyFile(file string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if fi.Mode()&fs.ModeSymlink != 0 || !fi.Mode().IsRegular() {
+	if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("%s, which keeps the API key, is not a regular file; remove it to have a new key made", file)
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
@@ -169,22 +153,17 @@ func readKeyFile(file string) (string, error) {
 }
 
 // madeKey returns and prints the API key of a run without PETSTORE_API_KEYS:
-// on SQLite the one kept beside the data file, otherwise a new one.
+// on SQLite the one kept beside the data file, otherwise a new one of 256
+// random bits in base64url.
 func madeKey(store petstore.Store, stdout io.Writer) ([]string, error) {
-	var key, note string
-	var err error
+	b := make([]byte, 32)
+	rand.Read(b) // never fails: it crashes the program instead
+	key, note := base64.RawURLEncoding.EncodeToString(b), ""
 	if s, ok := store.(*sqlitestore.Store); ok {
-		file := keyFile(s.Path())
-		var made bool
-		if key, made, err = keptKey(file); err != nil {
+		var err error
+		if key, note, err = keptKey(keyFile(s.Path()), key); err != nil {
 			return nil, err
 		}
-		note = "the key was made on an earlier start and is kept in " + file + "\n"
-		if made {
-			note = "the key is kept in " + file + " (owner-only) and accepted again on the next start; set PETSTORE_API_KEYS to choose keys\n"
-		}
-	} else if key, err = randomKey(); err != nil {
-		return nil, err
 	}
 	fmt.Fprintf(stdout, "PETSTORE_API_KEYS is not set; this run accepts the API key %s\n%s", key, note)
 	return []string{key}, nil
@@ -219,16 +198,13 @@ func backupsReady(b *sqlitestore.Backups, interval time.Duration) func() error {
 	start := time.Now()
 	return func() error {
 		st := b.Stats()
-		age := time.Since(start)
-		if !st.LastSuccess.IsZero() {
-			age = time.Since(st.LastSuccess)
-		}
-		switch {
+		switch age := time.Since(cmp.Or(st.LastSuccess, start)); {
 		case age <= 2*interval:
 			return nil
 		case st.LastSuccess.IsZero():
 			return fmt.Errorf("no backup has succeeded in the %v since start (-backup-interval %v; %d failed; see the log)", age.Round(time.Second), interval, st.Failures)
+		default:
+			return fmt.Errorf("the last successful backup is %v old, more than twice -backup-interval (%v); %d failed since start (see the log)", age.Round(time.Second), interval, st.Failures)
 		}
-		return fmt.Errorf("the last successful backup is %v old, more than twice -backup-interval (%v); %d failed since start (see the log)", age.Round(time.Second), interval, st.Failures)
 	}
 }
