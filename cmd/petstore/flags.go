@@ -207,14 +207,11 @@ const serverIntro = "Usage: petstore [flags]\n       " + migrateCommand + " [-po
 	"backup and restore copy the SQLite file, export and import move pets and keys between stores (docs/backup.md).\n"
 
 // budget is the value of -read-limit and -create-limit: "RATE,BURST"
-// (requests a second, and at once), or "off".
-type budget struct {
-	petstore.Rate
-	off bool
-}
+// (requests a second, and at once), or "off", the zero budget.
+type budget petstore.Rate
 
 func (b *budget) String() string {
-	if b.off {
+	if b.PerSecond == 0 {
 		return "off"
 	}
 	return strconv.FormatFloat(b.PerSecond, 'f', -1, 64) + "," + strconv.Itoa(b.Burst)
@@ -222,7 +219,7 @@ func (b *budget) String() string {
 
 func (b *budget) Set(s string) error {
 	if strings.TrimSpace(s) == "off" {
-		*b = budget{off: true}
+		*b = budget{}
 		return nil
 	}
 	rate, burst, ok := strings.Cut(s, ",")
@@ -231,7 +228,7 @@ func (b *budget) Set(s string) error {
 	if !ok || err1 != nil || err2 != nil || !(r > 0) || r > 1e9 || n < 1 {
 		return fmt.Errorf("%q: want RATE,BURST, such as 200,400 (requests a second, and at once), or off", s)
 	}
-	*b = budget{Rate: petstore.Rate{PerSecond: r, Burst: n}}
+	*b = budget{PerSecond: r, Burst: n}
 	return nil
 }
 
@@ -271,11 +268,11 @@ func (f *rateFlags) limiters(ctx context.Context, logger *slog.Logger) (petstore
 		newLimiter = func(prefix string, r petstore.Rate) petstore.Limiter { return redislimit.New(rdb, prefix, r) }
 		closeAll = func() { rdb.Close() }
 	}
-	if !f.reads.off {
-		l.Reads = newLimiter("petstore:reads:", f.reads.Rate)
+	if f.reads.PerSecond > 0 {
+		l.Reads = newLimiter("petstore:reads:", petstore.Rate(f.reads))
 	}
-	if !f.creates.off {
-		l.Creates = newLimiter("petstore:creates:", f.creates.Rate)
+	if f.creates.PerSecond > 0 {
+		l.Creates = newLimiter("petstore:creates:", petstore.Rate(f.creates))
 	}
 	return l, closeAll, nil
 }

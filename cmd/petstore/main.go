@@ -124,7 +124,6 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 			return c, fmt.Errorf("-%s %v: want more than 0", name, d)
 		}
 	}
-	l := c.limits
 	minVersion, known := map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}[c.tlsMinFlag]
 	switch {
 	case c.tlsCert != "" && c.tlsKey == "":
@@ -135,17 +134,15 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 		return c, fmt.Errorf("-tls-min-version %q: want 1.2 or 1.3", c.tlsMinFlag)
 	case c.tlsReloadInterval < 0:
 		return c, fmt.Errorf("-tls-reload-interval %v: want 0 or more", c.tlsReloadInterval)
-	case l.storeTimeout >= l.writeTimeout:
+	case c.limits.storeTimeout >= c.limits.writeTimeout:
 		return c, fmt.Errorf("-store-timeout %v is not below -write-timeout %v: a client would be cut off before it hears "+
-			"that the store timed out; lower -store-timeout or raise -write-timeout", l.storeTimeout, l.writeTimeout)
-	case l.maxInFlight < 0:
-		return c, fmt.Errorf("-max-in-flight %d: want 0 or more", l.maxInFlight)
+			"that the store timed out; lower -store-timeout or raise -write-timeout", c.limits.storeTimeout, c.limits.writeTimeout)
+	case c.limits.maxInFlight < 0:
+		return c, fmt.Errorf("-max-in-flight %d: want 0 or more", c.limits.maxInFlight)
 	}
 	c.tlsMinVersion = minVersion
-	if err := cmp.Or(c.rates.check(), c.backups.check(c.store)); err != nil {
-		return c, err
-	}
-	if c.tracing, err = tracingConfig(getenv); err != nil {
+	c.tracing, err = tracingConfig(getenv)
+	if err := cmp.Or(c.rates.check(), c.backups.check(c.store), err); err != nil {
 		return c, err
 	}
 	c.keys, err = parseAPIKeys(getenv(apiKeysVar))

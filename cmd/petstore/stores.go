@@ -103,15 +103,11 @@ func keyFile(dataFile string) string { return dataFile + ".key" }
 // keptKey returns the API key kept in file, or keeps made there, owner-only,
 // and returns it; note, which madeKey prints, says which.
 func keptKey(file, made string) (key, note string, err error) {
-	earlier := "the key was made on an earlier start and is kept in " + file + "\n"
-	if key, err := readKeyFile(file); !errors.Is(err, fs.ErrNotExist) {
-		return key, earlier, err
-	}
 	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if errors.Is(err, fs.ErrExist) {
-		// Another server, starting at once, made it first.
+		// Made on an earlier start, or just now by another server starting at once.
 		key, err := readKeyFile(file)
-		return key, earlier, err
+		return key, "the key was made on an earlier start and is kept in " + file + "\n", err
 	}
 	if err == nil {
 		_, err = f.WriteString(made + "\n")
