@@ -53,11 +53,10 @@ func main() {
 	}
 }
 
-// gcPercent is the collector's GOGC unless the environment sets one. Every
-// cycle marks the megabyte of pointers that the linked-in stores and
-// telemetry hold, however few pets there are; at Go's default of 100 a
-// request costs more than in a bare http.Server (bench/instructions.sh). At
-// 200 cycles come half as often, for a heap of up to three times its live size.
+// gcPercent is the collector's GOGC unless the environment sets one. Every cycle marks the megabyte of
+// pointers that the linked-in stores and telemetry hold, however few pets there are; at Go's default of 100
+// a request costs more than in a bare http.Server (bench/instructions.sh). At 200 cycles come half as
+// often, for a heap of up to three times its live size.
 const gcPercent = 200
 
 // setGCPercent sets the collector's percentage to gcPercent unless getenv
@@ -142,7 +141,7 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (con
 	}
 	c.tlsMinVersion = minVersion
 	c.tracing, err = tracingConfig(getenv)
-	if err := cmp.Or(c.rates.check(), c.backups.check(c.store), err); err != nil {
+	if err = cmp.Or(c.rates.check(), c.backups.check(c.store), err); err != nil {
 		return c, err
 	}
 	c.keys, err = parseAPIKeys(getenv(apiKeysVar))
@@ -251,10 +250,7 @@ func (s *server) buildHandler(ctx context.Context) error {
 	// Closed on shutdown, to end the watch streams rather than hold Shutdown until its timeout.
 	endStreams := make(chan struct{})
 	api, err := petstore.New(slices.Concat(handlerOptions(c), []petstore.Option{
-		petstore.WithRateLimit(rateLimit),
-		petstore.WithStore(s.store),
-		petstore.WithLogger(s.logger),
-		petstore.WithDocs(docspage.Files()),
+		petstore.WithRateLimit(rateLimit), petstore.WithStore(s.store), petstore.WithLogger(s.logger), petstore.WithDocs(docspage.Files()),
 		petstore.WithWatch(petstore.Watch{Done: endStreams, Observe: s.obs.watch,
 			MaxStreams: c.watchStreams, MaxStreamsPerPrincipal: c.watchPerCaller}),
 	}, s.obs.options)...)
