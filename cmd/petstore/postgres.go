@@ -54,7 +54,7 @@ func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL strin
 		if u = strings.TrimSpace(u); u == "" {
 			continue
 		}
-		pool, cfg, err := openPool(ctx, u, fmt.Sprintf("URL %d of %s", i+1, replicaURLsVar))
+		pool, cfg, err := openPool(ctx, u, fmt.Sprintf("URL %d of %s", i+1, replicaURLsVar), false)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -69,11 +69,14 @@ func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL strin
 		}
 		opts = append(opts, pgstore.WithListenURL(listenURL))
 	}
-	store, pool, cfg, err := postgresPool(ctx, rawURL, opts...)
+	pool, cfg, err := openPool(ctx, rawURL, "the PostgreSQL URL (-postgres or "+postgresURLVar+")", true)
 	if err != nil {
 		return nil, nil, err
 	}
 	pools = append(pools, pool)
+	if store, err = pgstore.New(pool, opts...); err != nil {
+		return nil, nil, err
+	}
 	if migrate {
 		switch err := store.Migrate(ctx); {
 		case errors.Is(err, pgstore.ErrNoSchema) || errors.Is(err, pgstore.ErrPrivilege):
@@ -99,31 +102,6 @@ func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL strin
 	logger.Info("petstore: storing pets in PostgreSQL", "host", cfg.ConnConfig.Host, "port", cfg.ConnConfig.Port,
 		"database", cfg.ConnConfig.Database, "user", cfg.ConnConfig.User, "schema", schema, "table", pgstore.DefaultTable, "max_conns", cfg.MaxConns)
 	return store, closeAll, nil
-}
-
-// postgresPool opens a pool on the PostgreSQL server at rawURL and a store
-// on it, and connects once, so that an unreachable server stops the start.
-func postgresPool(ctx context.Context, rawURL string, opts ...pgstore.Option) (*pgstore.Store, *pgxpool.Pool, *pgxpool.Config, error) {
-	pool, cfg, err := openPool(ctx, rawURL, "the PostgreSQL URL (-postgres or "+postgresURLVar+")")
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	store, err := pgstore.New(pool, opts...)
-	if err != nil {
-		pool.Close()
-		return nil, nil, nil, err
-	}
-	if err := pool.Ping(ctx); err != nil {
-		store.Close()
-		pool.Close()
-		msg := postgresMessage(err, rawURL)
-		if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "3D000" { // invalid_catalog_name
-			msg += postgresRedact(fmt.Sprintf("; create it, as a role that may create databases, with CREATE DATABASE %s; "+
-				"or name another database in the URL", pgx.Identifier{cfg.ConnConfig.Database}.Sanitize()), rawURL)
-		}
-		return nil, nil, nil, fmt.Errorf("cannot reach PostgreSQL: %s", msg)
-	}
-	return store, pool, cfg, nil
 }
 
 // postgresPasswordParam finds the value of a password in a connection
@@ -184,11 +162,15 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 		return fmt.Errorf("%s needs the database's URL in %s or -postgres; the SQLite file is migrated by the server when it opens it",
 			migrateCommand, postgresURLVar)
 	}
-	store, pool, cfg, err := postgresPool(ctx, url)
+	pool, cfg, err := openPool(ctx, url, "the PostgreSQL URL (-postgres or "+postgresURLVar+")", true)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
+	store, err := pgstore.New(pool)
+	if err != nil {
+		return err
+	}
 	before, _, err := store.SchemaVersion(ctx)
 	if err != nil {
 		before = -1 // unknown: the role may not read the versions
@@ -212,10 +194,11 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	return nil
 }
 
-// openPool opens a pool on url, which what names in errors, without
-// connecting; each attempt to connect is bounded by postgresConnectTimeout
-// unless the URL sets connect_timeout. Its errors never show the password.
-func openPool(ctx context.Context, url, what string) (*pgxpool.Pool, *pgxpool.Config, error) {
+// openPool opens a pool on url, which what names in errors; each attempt to
+// connect is bounded by postgresConnectTimeout unless the URL sets
+// connect_timeout. With ping it connects once, so that an unreachable server
+// stops the start. Its errors never show the password.
+func openPool(ctx context.Context, url, what string, ping bool) (*pgxpool.Pool, *pgxpool.Config, error) {
 	cfg, err := parsePostgresURL(url, what)
 	if err != nil {
 		return nil, nil, err
@@ -227,6 +210,18 @@ func openPool(ctx context.Context, url, what string) (*pgxpool.Pool, *pgxpool.Co
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening the pool of %s: %s", what, postgresRedact(err.Error(), url))
 	}
+	if !ping {
+		return pool, cfg, nil
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		msg := postgresMessage(err, url)
+		if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "3D000" { // invalid_catalog_name
+			msg += postgresRedact(fmt.Sprintf("; create it, as a role that may create databases, with CREATE DATABASE %s; "+
+				"or name another database in the URL", pgx.Identifier{cfg.ConnConfig.Database}.Sanitize()), url)
+		}
+		return nil, nil, fmt.Errorf("cannot reach PostgreSQL: %s", msg)
+	}
 	return pool, cfg, nil
 }
 
@@ -237,11 +232,8 @@ func parsePostgresURL(url, what string) (*pgxpool.Config, error) {
 	if err != nil {
 		// Only why, without the string, whose password pgx may fail to mask.
 		reason := err.Error()
-		if pe := (*pgconn.ParseConfigError)(nil); errors.As(err, &pe) {
-			reason = "cannot parse it"
-			if i := strings.LastIndex(pe.Error(), "`: "); i >= 0 {
-				reason = pe.Error()[i+len("`: "):]
-			}
+		if pe := (*pgconn.ParseConfigError)(nil); errors.As(err, &pe) { // "cannot parse `string`: reason"
+			reason = pe.Error()[strings.LastIndex(pe.Error(), "`: ")+len("`: "):]
 		}
 		return nil, fmt.Errorf("%s is not valid: %s; the form is postgres://user:password@host:5432/database?sslmode=require",
 			what, postgresRedact(reason, url))
