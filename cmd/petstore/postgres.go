@@ -256,13 +256,46 @@ type replicaProbe struct {
 }
 
 // replicaReports returns what /metrics and /readyz report of store's
-// replicas (the collector of its reads, their state), or nil for none.
+// replicas (the collectors of its reads, their state), or nil for none.
 func replicaReports(store petstore.Store) ([]prometheus.Collector, func() []replicaProbe) {
 	s, ok := store.(*pgstore.Store)
 	if !ok || len(s.ReadStats().Replicas) == 0 {
 		return nil, nil
 	}
-	return []prometheus.Collector{readsCollector{s}}, func() []replicaProbe {
+	var collectors []prometheus.Collector
+	// add makes a counter, or a gauge, that reads value from the store's ReadStats on each scrape.
+	add := func(counter bool, name, help string, labels prometheus.Labels, value func(pgstore.ReadStats) float64) {
+		opts, read := prometheus.Opts{Name: name, Help: help, ConstLabels: labels}, func() float64 { return value(s.ReadStats()) }
+		if counter {
+			collectors = append(collectors, prometheus.NewCounterFunc(prometheus.CounterOpts(opts), read))
+		} else {
+			collectors = append(collectors, prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts), read))
+		}
+	}
+	const reads = "Reads of pets (Get and List) by where they were served: replica, primary (no replica could serve), " +
+		"or fallback (tried on a replica, served by the primary)."
+	add(true, "petstore_store_reads_total", reads, prometheus.Labels{"served_by": "replica"}, func(st pgstore.ReadStats) float64 { return float64(st.Replica) })
+	add(true, "petstore_store_reads_total", reads, prometheus.Labels{"served_by": "primary"}, func(st pgstore.ReadStats) float64 { return float64(st.Primary) })
+	add(true, "petstore_store_reads_total", reads, prometheus.Labels{"served_by": "fallback"}, func(st pgstore.ReadStats) float64 { return float64(st.Fallback) })
+	add(true, "petstore_replica_waits_total", "Reads that waited for a replica to replay this instance's last created pet.", nil,
+		func(st pgstore.ReadStats) float64 { return float64(st.Waits) })
+	add(true, "petstore_replica_wait_seconds_total", "Time that reads waited for a replica to replay this instance's last created pet.", nil,
+		func(st pgstore.ReadStats) float64 { return st.WaitTime.Seconds() })
+	for i, r := range s.ReadStats().Replicas {
+		replica := prometheus.Labels{"replica": r.Name}
+		add(false, "petstore_replica_lag_seconds",
+			"How far the replica lags behind the primary: it has replayed every commit older than this, as of its last check.", replica,
+			func(st pgstore.ReadStats) float64 { return st.Replicas[i].Lag.Seconds() })
+		add(false, "petstore_replica_serving",
+			"1 when reads go to the replica, 0 when it is skipped (unreachable, promoted, or lagging past the bound).", replica,
+			func(st pgstore.ReadStats) float64 {
+				if st.Replicas[i].Serving {
+					return 1
+				}
+				return 0
+			})
+	}
+	return collectors, func() []replicaProbe {
 		var probes []replicaProbe
 		for _, r := range s.ReadStats().Replicas {
 			p := replicaProbe{Name: r.Name, Serving: r.Serving, LagSeconds: r.Lag.Seconds()}
@@ -275,45 +308,5 @@ func replicaReports(store petstore.Store) ([]prometheus.Collector, func() []repl
 			probes = append(probes, p)
 		}
 		return probes
-	}
-}
-
-// readsCollector exports a pgstore.Store's ReadStats to Prometheus.
-type readsCollector struct{ store *pgstore.Store }
-
-var (
-	readsDesc = prometheus.NewDesc("petstore_store_reads_total",
-		"Reads of pets (Get and List) by where they were served: replica, primary (no replica could serve), "+
-			"or fallback (tried on a replica, served by the primary).", []string{"served_by"}, nil)
-	waitsDesc = prometheus.NewDesc("petstore_replica_waits_total",
-		"Reads that waited for a replica to replay this instance's last created pet.", nil, nil)
-	waitDesc = prometheus.NewDesc("petstore_replica_wait_seconds_total",
-		"Time that reads waited for a replica to replay this instance's last created pet.", nil, nil)
-	lagDesc = prometheus.NewDesc("petstore_replica_lag_seconds",
-		"How far the replica lags behind the primary: it has replayed every commit older than this, as of its last check.",
-		[]string{"replica"}, nil)
-	servingDesc = prometheus.NewDesc("petstore_replica_serving",
-		"1 when reads go to the replica, 0 when it is skipped (unreachable, promoted, or lagging past the bound).",
-		[]string{"replica"}, nil)
-)
-
-// Describe implements prometheus.Collector.
-func (c readsCollector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
-
-// Collect implements prometheus.Collector.
-func (c readsCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.store.ReadStats()
-	for servedBy, n := range map[string]int64{"replica": st.Replica, "primary": st.Primary, "fallback": st.Fallback} {
-		ch <- prometheus.MustNewConstMetric(readsDesc, prometheus.CounterValue, float64(n), servedBy)
-	}
-	ch <- prometheus.MustNewConstMetric(waitsDesc, prometheus.CounterValue, float64(st.Waits))
-	ch <- prometheus.MustNewConstMetric(waitDesc, prometheus.CounterValue, st.WaitTime.Seconds())
-	for _, r := range st.Replicas {
-		serving := 0.0
-		if r.Serving {
-			serving = 1
-		}
-		ch <- prometheus.MustNewConstMetric(lagDesc, prometheus.GaugeValue, r.Lag.Seconds(), r.Name)
-		ch <- prometheus.MustNewConstMetric(servingDesc, prometheus.GaugeValue, serving, r.Name)
 	}
 }
