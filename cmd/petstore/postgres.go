@@ -104,9 +104,10 @@ func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL strin
 	return store, closeAll, nil
 }
 
-// postgresPasswordParam finds the value of a password in a connection
-// string in key=value form, quoted or not.
-var postgresPasswordParam = regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|[^\s&]+)`)
+// postgresPasswords find the passwords in a connection string: in key=value
+// form, quoted or not; and, even in a URL that does not parse, the text
+// between "://user:" and the last "@".
+var postgresPasswords = []*regexp.Regexp{regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|[^\s&]+)`), regexp.MustCompile(`(?s)://[^:]*:(.*)@`)}
 
 // postgresRedact replaces in msg every password that rawURL carries (user
 // information, password and sslpassword parameters, key=value form), and
@@ -115,25 +116,15 @@ var postgresPasswordParam = regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\
 func postgresRedact(msg, rawURL string) string {
 	var secrets []string
 	if u, err := url.Parse(rawURL); err == nil {
-		if p, ok := u.User.Password(); ok {
-			secrets = append(secrets, p, url.PathEscape(p), url.QueryEscape(p))
-		}
-		for _, key := range []string{"password", "sslpassword"} {
-			for _, v := range u.Query()[key] {
-				secrets = append(secrets, v, url.QueryEscape(v))
-			}
+		p, _ := u.User.Password()
+		for _, v := range append(append([]string{p}, u.Query()["password"]...), u.Query()["sslpassword"]...) {
+			secrets = append(secrets, v, url.PathEscape(v), url.QueryEscape(v))
 		}
 	}
-	// The text between "://user:" and the last "@", for a URL that does not parse.
-	if _, rest, ok := strings.Cut(rawURL, "://"); ok {
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			if _, p, ok := strings.Cut(rest[:at], ":"); ok {
-				secrets = append(secrets, p)
-			}
+	for _, re := range postgresPasswords {
+		for _, m := range re.FindAllStringSubmatch(rawURL, -1) {
+			secrets = append(secrets, m[1], strings.Trim(m[1], "'"))
 		}
-	}
-	for _, m := range postgresPasswordParam.FindAllStringSubmatch(rawURL, -1) {
-		secrets = append(secrets, m[1], strings.Trim(m[1], "'"))
 	}
 	// pgx may split a password at '@', '/' or ':' and show the pieces;
 	// mask them too, longest first.
@@ -167,10 +158,7 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	defer pool.Close()
-	store, err := pgstore.New(pool)
-	if err != nil {
-		return err
-	}
+	store, _ := pgstore.New(pool) // it refuses only options
 	before, _, err := store.SchemaVersion(ctx)
 	if err != nil {
 		before = -1 // unknown: the role may not read the versions
