@@ -36,13 +36,10 @@ const migrateCommand = "petstore migrate"
 func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL string, migrate bool,
 	logger *slog.Logger) (_ *pgstore.Store, _ func(), err error) {
 	var pools []*pgxpool.Pool // the replicas', then the primary's
-	var store *pgstore.Store
+	var closers []func()      // the pools', then the store's
 	closeAll := func() {
-		if store != nil {
-			store.Close()
-		}
-		for _, p := range slices.Backward(pools) {
-			p.Close()
+		for _, c := range slices.Backward(closers) {
+			c()
 		}
 	}
 	defer func() {
@@ -58,7 +55,7 @@ func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL strin
 		if err != nil {
 			return nil, nil, err
 		}
-		pools = append(pools, pool)
+		pools, closers = append(pools, pool), append(closers, pool.Close)
 		logger.Info("petstore: reading pets from a PostgreSQL replica", "host", cfg.ConnConfig.Host, "port", cfg.ConnConfig.Port,
 			"database", cfg.ConnConfig.Database, "user", cfg.ConnConfig.User, "max_conns", cfg.MaxConns)
 	}
@@ -73,10 +70,12 @@ func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL strin
 	if err != nil {
 		return nil, nil, err
 	}
-	pools = append(pools, pool)
-	if store, err = pgstore.New(pool, opts...); err != nil {
+	closers = append(closers, pool.Close)
+	store, err := pgstore.New(pool, opts...)
+	if err != nil {
 		return nil, nil, err
 	}
+	closers = append(closers, store.Close)
 	if migrate {
 		switch err := store.Migrate(ctx); {
 		case errors.Is(err, pgstore.ErrNoSchema) || errors.Is(err, pgstore.ErrPrivilege):

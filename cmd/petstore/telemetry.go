@@ -80,11 +80,8 @@ func newObservability(ctx context.Context, withMetrics, tracing, accessLog bool,
 	o := &observability{wrap: func(h http.Handler) http.Handler { return h }}
 	var observers []func(context.Context, petstore.Observation)
 	if withMetrics || tracing {
-		res, err := resource.New(ctx,
-			resource.WithAttributes(semconv.ServiceName("petstore")),
-			resource.WithTelemetrySDK(),
-			resource.WithFromEnv(), // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win
-		)
+		res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName("petstore")), resource.WithTelemetrySDK(),
+			resource.WithFromEnv()) // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win
 		if err != nil {
 			return nil, fmt.Errorf("the OpenTelemetry resource: %w", err)
 		}
