@@ -22,10 +22,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// postgresConnectTimeout bounds each attempt to connect to PostgreSQL when
-// the URL does not set connect_timeout.
-const postgresConnectTimeout = 5 * time.Second
-
 // migrateCommand brings the tables to the schema version this release
 // needs; messages name it.
 const migrateCommand = "petstore migrate"
@@ -182,16 +178,16 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 }
 
 // openPool opens a pool on url, which what names in errors; each attempt to
-// connect is bounded by postgresConnectTimeout unless the URL sets
-// connect_timeout. With ping it connects once, so that an unreachable server
-// stops the start. Its errors never show the password.
+// connect is bounded by 5 s unless the URL sets connect_timeout. With ping it
+// connects once, so that an unreachable server stops the start. Its errors
+// never show the password.
 func openPool(ctx context.Context, url, what string, ping bool) (*pgxpool.Pool, *pgxpool.Config, error) {
 	cfg, err := parsePostgresURL(url, what)
 	if err != nil {
 		return nil, nil, err
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = postgresConnectTimeout
+		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -219,9 +219,7 @@ type admin struct {
 func (a *admin) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", a.metrics)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeStatus(w, http.StatusOK, probeBody{Status: "ok"})
-	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeStatus(w, http.StatusOK, probeBody{Status: "ok"}) })
 	mux.HandleFunc("GET /readyz", a.ready)
 	return mux
 }
