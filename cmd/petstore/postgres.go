@@ -246,33 +246,32 @@ func replicaReports(store petstore.Store) ([]prometheus.Collector, func() []repl
 		return nil, nil
 	}
 	var collectors []prometheus.Collector
-	// add makes a counter, or a gauge, that reads value from the store's ReadStats on each scrape.
-	add := func(counter bool, name, help string, labels prometheus.Labels, value func(pgstore.ReadStats) float64) {
-		opts, read := prometheus.Opts{Name: name, Help: help, ConstLabels: labels}, func() float64 { return value(s.ReadStats()) }
+	// add makes a counter, or a gauge, whose value reads on each scrape.
+	add := func(counter bool, name, help string, labels prometheus.Labels, value func() float64) {
+		opts := prometheus.Opts{Name: name, Help: help, ConstLabels: labels}
 		if counter {
-			collectors = append(collectors, prometheus.NewCounterFunc(prometheus.CounterOpts(opts), read))
+			collectors = append(collectors, prometheus.NewCounterFunc(prometheus.CounterOpts(opts), value))
 		} else {
-			collectors = append(collectors, prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts), read))
+			collectors = append(collectors, prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts), value))
 		}
 	}
 	const reads = "Reads of pets (Get and List) by where they were served: replica, primary (no replica could serve), " +
 		"or fallback (tried on a replica, served by the primary)."
-	add(true, "petstore_store_reads_total", reads, prometheus.Labels{"served_by": "replica"}, func(st pgstore.ReadStats) float64 { return float64(st.Replica) })
-	add(true, "petstore_store_reads_total", reads, prometheus.Labels{"served_by": "primary"}, func(st pgstore.ReadStats) float64 { return float64(st.Primary) })
-	add(true, "petstore_store_reads_total", reads, prometheus.Labels{"served_by": "fallback"}, func(st pgstore.ReadStats) float64 { return float64(st.Fallback) })
+	add(true, "petstore_store_reads_total", reads, prometheus.Labels{"served_by": "replica"}, func() float64 { return float64(s.ReadStats().Replica) })
+	add(true, "petstore_store_reads_total", reads, prometheus.Labels{"served_by": "primary"}, func() float64 { return float64(s.ReadStats().Primary) })
+	add(true, "petstore_store_reads_total", reads, prometheus.Labels{"served_by": "fallback"}, func() float64 { return float64(s.ReadStats().Fallback) })
 	add(true, "petstore_replica_waits_total", "Reads that waited for a replica to replay this instance's last created pet.", nil,
-		func(st pgstore.ReadStats) float64 { return float64(st.Waits) })
+		func() float64 { return float64(s.ReadStats().Waits) })
 	add(true, "petstore_replica_wait_seconds_total", "Time that reads waited for a replica to replay this instance's last created pet.", nil,
-		func(st pgstore.ReadStats) float64 { return st.WaitTime.Seconds() })
+		func() float64 { return s.ReadStats().WaitTime.Seconds() })
 	for i, r := range s.ReadStats().Replicas {
 		replica := prometheus.Labels{"replica": r.Name}
 		add(false, "petstore_replica_lag_seconds",
 			"How far the replica lags behind the primary: it has replayed every commit older than this, as of its last check.", replica,
-			func(st pgstore.ReadStats) float64 { return st.Replicas[i].Lag.Seconds() })
+			func() float64 { return s.ReadStats().Replicas[i].Lag.Seconds() })
 		add(false, "petstore_replica_serving",
-			"1 when reads go to the replica, 0 when it is skipped (unreachable, promoted, or lagging past the bound).", replica,
-			func(st pgstore.ReadStats) float64 {
-				if st.Replicas[i].Serving {
+			"1 when reads go to the replica, 0 when it is skipped (unreachable, promoted, or lagging past the bound).", replica, func() float64 {
+				if s.ReadStats().Replicas[i].Serving {
 					return 1
 				}
 				return 0
