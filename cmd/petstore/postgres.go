@@ -22,10 +22,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// postgresConnectTimeout bounds each attempt to connect to PostgreSQL when
-// the URL does not set connect_timeout.
-const postgresConnectTimeout = 5 * time.Second
-
 // migrateCommand brings the tables to the schema version this release
 // needs; messages name it.
 const migrateCommand = "petstore migrate"
@@ -36,13 +32,10 @@ const migrateCommand = "petstore migrate"
 func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL string, migrate bool,
 	logger *slog.Logger) (_ *pgstore.Store, _ func(), err error) {
 	var pools []*pgxpool.Pool // the replicas', then the primary's
-	var store *pgstore.Store
+	var closers []func()      // the pools', then the store's
 	closeAll := func() {
-		if store != nil {
-			store.Close()
-		}
-		for _, p := range slices.Backward(pools) {
-			p.Close()
+		for _, c := range slices.Backward(closers) {
+			c()
 		}
 	}
 	defer func() {
@@ -54,11 +47,11 @@ func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL strin
 		if u = strings.TrimSpace(u); u == "" {
 			continue
 		}
-		pool, cfg, err := openPool(ctx, u, fmt.Sprintf("URL %d of %s", i+1, replicaURLsVar))
+		pool, cfg, err := openPool(ctx, u, fmt.Sprintf("URL %d of %s", i+1, replicaURLsVar), false)
 		if err != nil {
 			return nil, nil, err
 		}
-		pools = append(pools, pool)
+		pools, closers = append(pools, pool), append(closers, pool.Close)
 		logger.Info("petstore: reading pets from a PostgreSQL replica", "host", cfg.ConnConfig.Host, "port", cfg.ConnConfig.Port,
 			"database", cfg.ConnConfig.Database, "user", cfg.ConnConfig.User, "max_conns", cfg.MaxConns)
 	}
@@ -69,11 +62,16 @@ func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL strin
 		}
 		opts = append(opts, pgstore.WithListenURL(listenURL))
 	}
-	store, pool, cfg, err := postgresPool(ctx, rawURL, opts...)
+	pool, cfg, err := openPool(ctx, rawURL, "the PostgreSQL URL (-postgres or "+postgresURLVar+")", true)
 	if err != nil {
 		return nil, nil, err
 	}
-	pools = append(pools, pool)
+	closers = append(closers, pool.Close)
+	store, err := pgstore.New(pool, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, store.Close)
 	if migrate {
 		switch err := store.Migrate(ctx); {
 		case errors.Is(err, pgstore.ErrNoSchema) || errors.Is(err, pgstore.ErrPrivilege):
@@ -101,34 +99,10 @@ func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL strin
 	return store, closeAll, nil
 }
 
-// postgresPool opens a pool on the PostgreSQL server at rawURL and a store
-// on it, and connects once, so that an unreachable server stops the start.
-func postgresPool(ctx context.Context, rawURL string, opts ...pgstore.Option) (*pgstore.Store, *pgxpool.Pool, *pgxpool.Config, error) {
-	pool, cfg, err := openPool(ctx, rawURL, "the PostgreSQL URL (-postgres or "+postgresURLVar+")")
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	store, err := pgstore.New(pool, opts...)
-	if err != nil {
-		pool.Close()
-		return nil, nil, nil, err
-	}
-	if err := pool.Ping(ctx); err != nil {
-		store.Close()
-		pool.Close()
-		msg := postgresMessage(err, rawURL)
-		if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "3D000" { // invalid_catalog_name
-			msg += postgresRedact(fmt.Sprintf("; create it, as a role that may create databases, with CREATE DATABASE %s; "+
-				"or name another database in the URL", pgx.Identifier{cfg.ConnConfig.Database}.Sanitize()), rawURL)
-		}
-		return nil, nil, nil, fmt.Errorf("cannot reach PostgreSQL: %s", msg)
-	}
-	return store, pool, cfg, nil
-}
-
-// postgresPasswordParam finds the value of a password in a connection
-// string in key=value form, quoted or not.
-var postgresPasswordParam = regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|[^\s&]+)`)
+// postgresPasswords find the passwords in a connection string: in key=value
+// form, quoted or not; and, even in a URL that does not parse, the text
+// between "://user:" and the last "@".
+var postgresPasswords = []*regexp.Regexp{regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|[^\s&]+)`), regexp.MustCompile(`(?s)://[^:]*:(.*)@`)}
 
 // postgresRedact replaces in msg every password that rawURL carries (user
 // information, password and sslpassword parameters, key=value form), and
@@ -137,25 +111,15 @@ var postgresPasswordParam = regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\
 func postgresRedact(msg, rawURL string) string {
 	var secrets []string
 	if u, err := url.Parse(rawURL); err == nil {
-		if p, ok := u.User.Password(); ok {
-			secrets = append(secrets, p, url.PathEscape(p), url.QueryEscape(p))
-		}
-		for _, key := range []string{"password", "sslpassword"} {
-			for _, v := range u.Query()[key] {
-				secrets = append(secrets, v, url.QueryEscape(v))
-			}
+		p, _ := u.User.Password()
+		for _, v := range append(append([]string{p}, u.Query()["password"]...), u.Query()["sslpassword"]...) {
+			secrets = append(secrets, v, url.PathEscape(v), url.QueryEscape(v))
 		}
 	}
-	// The text between "://user:" and the last "@", for a URL that does not parse.
-	if _, rest, ok := strings.Cut(rawURL, "://"); ok {
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			if _, p, ok := strings.Cut(rest[:at], ":"); ok {
-				secrets = append(secrets, p)
-			}
+	for _, re := range postgresPasswords {
+		for _, m := range re.FindAllStringSubmatch(rawURL, -1) {
+			secrets = append(secrets, m[1], strings.Trim(m[1], "'"))
 		}
-	}
-	for _, m := range postgresPasswordParam.FindAllStringSubmatch(rawURL, -1) {
-		secrets = append(secrets, m[1], strings.Trim(m[1], "'"))
 	}
 	// pgx may split a password at '@', '/' or ':' and show the pieces;
 	// mask them too, longest first.
@@ -184,11 +148,12 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 		return fmt.Errorf("%s needs the database's URL in %s or -postgres; the SQLite file is migrated by the server when it opens it",
 			migrateCommand, postgresURLVar)
 	}
-	store, pool, cfg, err := postgresPool(ctx, url)
+	pool, cfg, err := openPool(ctx, url, "the PostgreSQL URL (-postgres or "+postgresURLVar+")", true)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
+	store, _ := pgstore.New(pool) // it refuses only options
 	before, _, err := store.SchemaVersion(ctx)
 	if err != nil {
 		before = -1 // unknown: the role may not read the versions
@@ -212,20 +177,33 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	return nil
 }
 
-// openPool opens a pool on url, which what names in errors, without
-// connecting; each attempt to connect is bounded by postgresConnectTimeout
-// unless the URL sets connect_timeout. Its errors never show the password.
-func openPool(ctx context.Context, url, what string) (*pgxpool.Pool, *pgxpool.Config, error) {
+// openPool opens a pool on url, which what names in errors; each attempt to
+// connect is bounded by 5 s unless the URL sets connect_timeout. With ping it
+// connects once, so that an unreachable server stops the start. Its errors
+// never show the password.
+func openPool(ctx context.Context, url, what string, ping bool) (*pgxpool.Pool, *pgxpool.Config, error) {
 	cfg, err := parsePostgresURL(url, what)
 	if err != nil {
 		return nil, nil, err
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = postgresConnectTimeout
+		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening the pool of %s: %s", what, postgresRedact(err.Error(), url))
+	}
+	if !ping {
+		return pool, cfg, nil
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		msg := postgresMessage(err, url)
+		if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "3D000" { // invalid_catalog_name
+			msg += postgresRedact(fmt.Sprintf("; create it, as a role that may create databases, with CREATE DATABASE %s; "+
+				"or name another database in the URL", pgx.Identifier{cfg.ConnConfig.Database}.Sanitize()), url)
+		}
+		return nil, nil, fmt.Errorf("cannot reach PostgreSQL: %s", msg)
 	}
 	return pool, cfg, nil
 }
@@ -237,11 +215,8 @@ func parsePostgresURL(url, what string) (*pgxpool.Config, error) {
 	if err != nil {
 		// Only why, without the string, whose password pgx may fail to mask.
 		reason := err.Error()
-		if pe := (*pgconn.ParseConfigError)(nil); errors.As(err, &pe) {
-			reason = "cannot parse it"
-			if i := strings.LastIndex(pe.Error(), "`: "); i >= 0 {
-				reason = pe.Error()[i+len("`: "):]
-			}
+		if pe := (*pgconn.ParseConfigError)(nil); errors.As(err, &pe) { // "cannot parse `string`: reason"
+			reason = pe.Error()[strings.LastIndex(pe.Error(), "`: ")+len("`: "):]
 		}
 		return nil, fmt.Errorf("%s is not valid: %s; the form is postgres://user:password@host:5432/database?sslmode=require",
 			what, postgresRedact(reason, url))
@@ -264,13 +239,45 @@ type replicaProbe struct {
 }
 
 // replicaReports returns what /metrics and /readyz report of store's
-// replicas (the collector of its reads, their state), or nil for none.
+// replicas (the collectors of its reads, their state), or nil for none.
 func replicaReports(store petstore.Store) ([]prometheus.Collector, func() []replicaProbe) {
 	s, ok := store.(*pgstore.Store)
 	if !ok || len(s.ReadStats().Replicas) == 0 {
 		return nil, nil
 	}
-	return []prometheus.Collector{readsCollector{s}}, func() []replicaProbe {
+	var collectors []prometheus.Collector
+	// add makes a counter, or a gauge, whose value reads on each scrape.
+	add := func(counter bool, name, help string, labels prometheus.Labels, value func() float64) {
+		opts := prometheus.Opts{Name: name, Help: help, ConstLabels: labels}
+		if counter {
+			collectors = append(collectors, prometheus.NewCounterFunc(prometheus.CounterOpts(opts), value))
+		} else {
+			collectors = append(collectors, prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts), value))
+		}
+	}
+	const reads = "Reads of pets (Get and List) by where they were served: replica, primary (no replica could serve), " +
+		"or fallback (tried on a replica, served by the primary)."
+	add(true, "petstore_store_reads_total", reads, prometheus.Labels{"served_by": "replica"}, func() float64 { return float64(s.ReadStats().Replica) })
+	add(true, "petstore_store_reads_total", reads, prometheus.Labels{"served_by": "primary"}, func() float64 { return float64(s.ReadStats().Primary) })
+	add(true, "petstore_store_reads_total", reads, prometheus.Labels{"served_by": "fallback"}, func() float64 { return float64(s.ReadStats().Fallback) })
+	add(true, "petstore_replica_waits_total", "Reads that waited for a replica to replay this instance's last created pet.", nil,
+		func() float64 { return float64(s.ReadStats().Waits) })
+	add(true, "petstore_replica_wait_seconds_total", "Time that reads waited for a replica to replay this instance's last created pet.", nil,
+		func() float64 { return s.ReadStats().WaitTime.Seconds() })
+	for i, r := range s.ReadStats().Replicas {
+		replica := prometheus.Labels{"replica": r.Name}
+		add(false, "petstore_replica_lag_seconds",
+			"How far the replica lags behind the primary: it has replayed every commit older than this, as of its last check.", replica,
+			func() float64 { return s.ReadStats().Replicas[i].Lag.Seconds() })
+		add(false, "petstore_replica_serving",
+			"1 when reads go to the replica, 0 when it is skipped (unreachable, promoted, or lagging past the bound).", replica, func() float64 {
+				if s.ReadStats().Replicas[i].Serving {
+					return 1
+				}
+				return 0
+			})
+	}
+	return collectors, func() []replicaProbe {
 		var probes []replicaProbe
 		for _, r := range s.ReadStats().Replicas {
 			p := replicaProbe{Name: r.Name, Serving: r.Serving, LagSeconds: r.Lag.Seconds()}
@@ -283,45 +290,5 @@ func replicaReports(store petstore.Store) ([]prometheus.Collector, func() []repl
 			probes = append(probes, p)
 		}
 		return probes
-	}
-}
-
-// readsCollector exports a pgstore.Store's ReadStats to Prometheus.
-type readsCollector struct{ store *pgstore.Store }
-
-var (
-	readsDesc = prometheus.NewDesc("petstore_store_reads_total",
-		"Reads of pets (Get and List) by where they were served: replica, primary (no replica could serve), "+
-			"or fallback (tried on a replica, served by the primary).", []string{"served_by"}, nil)
-	waitsDesc = prometheus.NewDesc("petstore_replica_waits_total",
-		"Reads that waited for a replica to replay this instance's last created pet.", nil, nil)
-	waitDesc = prometheus.NewDesc("petstore_replica_wait_seconds_total",
-		"Time that reads waited for a replica to replay this instance's last created pet.", nil, nil)
-	lagDesc = prometheus.NewDesc("petstore_replica_lag_seconds",
-		"How far the replica lags behind the primary: it has replayed every commit older than this, as of its last check.",
-		[]string{"replica"}, nil)
-	servingDesc = prometheus.NewDesc("petstore_replica_serving",
-		"1 when reads go to the replica, 0 when it is skipped (unreachable, promoted, or lagging past the bound).",
-		[]string{"replica"}, nil)
-)
-
-// Describe implements prometheus.Collector.
-func (c readsCollector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
-
-// Collect implements prometheus.Collector.
-func (c readsCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.store.ReadStats()
-	for servedBy, n := range map[string]int64{"replica": st.Replica, "primary": st.Primary, "fallback": st.Fallback} {
-		ch <- prometheus.MustNewConstMetric(readsDesc, prometheus.CounterValue, float64(n), servedBy)
-	}
-	ch <- prometheus.MustNewConstMetric(waitsDesc, prometheus.CounterValue, float64(st.Waits))
-	ch <- prometheus.MustNewConstMetric(waitDesc, prometheus.CounterValue, st.WaitTime.Seconds())
-	for _, r := range st.Replicas {
-		serving := 0.0
-		if r.Serving {
-			serving = 1
-		}
-		ch <- prometheus.MustNewConstMetric(lagDesc, prometheus.GaugeValue, r.Lag.Seconds(), r.Name)
-		ch <- prometheus.MustNewConstMetric(servingDesc, prometheus.GaugeValue, serving, r.Name)
 	}
 }

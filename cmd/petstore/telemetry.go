@@ -80,11 +80,8 @@ func newObservability(ctx context.Context, withMetrics, tracing, accessLog bool,
 	o := &observability{wrap: func(h http.Handler) http.Handler { return h }}
 	var observers []func(context.Context, petstore.Observation)
 	if withMetrics || tracing {
-		res, err := resource.New(ctx,
-			resource.WithAttributes(semconv.ServiceName("petstore")),
-			resource.WithTelemetrySDK(),
-			resource.WithFromEnv(), // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win
-		)
+		res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName("petstore")), resource.WithTelemetrySDK(),
+			resource.WithFromEnv()) // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win
 		if err != nil {
 			return nil, fmt.Errorf("the OpenTelemetry resource: %w", err)
 		}
@@ -132,15 +129,9 @@ func newObservability(ctx context.Context, withMetrics, tracing, accessLog bool,
 	if accessLog {
 		// The route template (never the path as sent), never a key, and a traced request's IDs.
 		observers = append(observers, func(ctx context.Context, ob petstore.Observation) {
-			attrs := []slog.Attr{
-				slog.String("method", ob.Method),
-				slog.String("route", ob.Route),
-				slog.String("operation", string(ob.Operation)),
-				slog.Int("status", ob.Status),
-				slog.String("code", string(ob.Code)),
-				slog.Duration("duration", ob.Duration),
-				slog.String("principal", ob.Principal),
-			}
+			attrs := []slog.Attr{slog.String("method", ob.Method), slog.String("route", ob.Route), slog.String("operation", string(ob.Operation)),
+				slog.Int("status", ob.Status), slog.String("code", string(ob.Code)), slog.Duration("duration", ob.Duration),
+				slog.String("principal", ob.Principal)}
 			if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 				attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 			}
@@ -170,46 +161,43 @@ func (o *observability) close(ctx context.Context) error {
 // checkpoints unless store is nil, and the backups' outcomes unless backups is.
 func registerDataMetrics(mp metric.MeterProvider, store *sqlitestore.Store, backups *sqlitestore.Backups) error {
 	m := mp.Meter("github.com/petstore-go/petstore/cmd/petstore")
-	if store != nil {
-		size, err1 := m.Int64ObservableGauge("petstore.sqlite.wal.size", metric.WithUnit("By"),
-			metric.WithDescription("Size of the SQLite -wal file; it grows past its limit while a reader holds an old snapshot."))
-		blocked, err2 := m.Int64ObservableCounter("petstore.sqlite.checkpoints.blocked",
-			metric.WithDescription("Checkpoints of the -wal file, past its limit, that a reader holding an old snapshot kept from finishing."))
-		if err := errors.Join(err1, err2); err != nil {
-			return err
-		}
-		if _, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-			if n, err := store.WALSize(); err == nil {
-				o.ObserveInt64(size, n)
-			}
-			o.ObserveInt64(blocked, store.CheckpointsBlocked())
+	var errs []error
+	counter := func(name, about string, value func() int64) {
+		_, err := m.Int64ObservableCounter(name, metric.WithDescription(about), metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(value())
 			return nil
-		}, size, blocked); err != nil {
-			return err
-		}
+		}))
+		errs = append(errs, err)
 	}
-	if backups == nil {
-		return nil
+	if store != nil {
+		_, err := m.Int64ObservableGauge("petstore.sqlite.wal.size", metric.WithUnit("By"),
+			metric.WithDescription("Size of the SQLite -wal file; it grows past its limit while a reader holds an old snapshot."),
+			metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+				if n, err := store.WALSize(); err == nil {
+					o.Observe(n)
+				}
+				return nil
+			}))
+		errs = append(errs, err)
+		counter("petstore.sqlite.checkpoints.blocked",
+			"Checkpoints of the -wal file, past its limit, that a reader holding an old snapshot kept from finishing.", store.CheckpointsBlocked)
 	}
-	ok, err1 := m.Int64ObservableCounter("petstore.backup.successes", metric.WithDescription("Scheduled backups that succeeded."))
-	failed, err2 := m.Int64ObservableCounter("petstore.backup.failures", metric.WithDescription("Scheduled backups that failed; the log says why."))
-	last, err3 := m.Float64ObservableGauge("petstore.backup.last_success", metric.WithUnit("s"),
-		metric.WithDescription("Unix time of the last scheduled backup that succeeded; 0 before the first."))
-	if err := errors.Join(err1, err2, err3); err != nil {
-		return err
+	if backups != nil {
+		counter("petstore.backup.successes", "Scheduled backups that succeeded.", func() int64 { return backups.Stats().Successes })
+		counter("petstore.backup.failures", "Scheduled backups that failed; the log says why.", func() int64 { return backups.Stats().Failures })
+		_, err := m.Float64ObservableGauge("petstore.backup.last_success", metric.WithUnit("s"),
+			metric.WithDescription("Unix time of the last scheduled backup that succeeded; 0 before the first."),
+			metric.WithFloat64Callback(func(_ context.Context, o metric.Float64Observer) error {
+				lastOK := 0.0 // before the first
+				if t := backups.Stats().LastSuccess; !t.IsZero() {
+					lastOK = float64(t.UnixNano()) / float64(time.Second)
+				}
+				o.Observe(lastOK)
+				return nil
+			}))
+		errs = append(errs, err)
 	}
-	_, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		st := backups.Stats()
-		o.ObserveInt64(ok, st.Successes)
-		o.ObserveInt64(failed, st.Failures)
-		lastOK := 0.0 // before the first
-		if !st.LastSuccess.IsZero() {
-			lastOK = float64(st.LastSuccess.UnixNano()) / float64(time.Second)
-		}
-		o.ObserveFloat64(last, lastOK)
-		return nil
-	}, ok, failed, last)
-	return err
+	return errors.Join(errs...)
 }
 
 // readyTimeout bounds the calls to the store that /readyz makes.
@@ -231,9 +219,7 @@ type admin struct {
 func (a *admin) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", a.metrics)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeStatus(w, http.StatusOK, probeBody{Status: "ok"})
-	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeStatus(w, http.StatusOK, probeBody{Status: "ok"}) })
 	mux.HandleFunc("GET /readyz", a.ready)
 	return mux
 }
@@ -287,12 +273,10 @@ func (a *admin) ready(w http.ResponseWriter, r *http.Request) {
 
 // writeStatus writes body as JSON with status, never to be cached.
 func writeStatus(w http.ResponseWriter, status int, body probeBody) {
-	b, _ := json.Marshal(body) // a struct of strings always encodes
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	json.NewEncoder(w).Encode(body)
 }
 
 // serveAdmin serves a's endpoints on addr until stop, printing their URL;

@@ -89,15 +89,13 @@ func (s *certSource) reload(force bool) (bool, error) {
 func (s *certSource) watch(interval time.Duration) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		var tick <-chan time.Time
-		if interval > 0 {
-			t := time.NewTicker(interval)
-			defer t.Stop()
-			tick = t.C
-		}
+	var tick <-chan time.Time
+	if interval > 0 {
+		tick = time.Tick(interval)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
 		for {
 			select {
 			case <-done:
@@ -108,11 +106,11 @@ func (s *certSource) watch(interval time.Duration) (stop func()) {
 				s.reload(false)
 			}
 		}
-	}()
+	})
 	return func() {
 		signal.Stop(hup)
 		close(done)
-		<-stopped
+		wg.Wait()
 	}
 }
 
