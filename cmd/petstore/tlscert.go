@@ -16,14 +16,13 @@ import (
 
 // A certSource holds the key pair presented to new connections, replaced by
 // one from its files that crypto/tls accepts and whose certificate is valid
-// now. Its methods are safe for concurrent use.
+// now. certificate may be called at any time; load and reload by one
+// goroutine at a time, newCertSource's and then watch's.
 type certSource struct {
 	certFile, keyFile string
 	logger            *slog.Logger
 	current           atomic.Pointer[tls.Certificate]
-
-	mu    sync.Mutex // held by load
-	tried string     // what reading the files last gave, an error included
+	tried             string // what reading the files last gave, an error included
 }
 
 // newCertSource loads the key pair in certFile and keyFile.
@@ -43,8 +42,6 @@ func (s *certSource) certificate(*tls.ClientHelloInfo) (*tls.Certificate, error)
 // load reads the files and, when force is set or they differ from what it
 // last tried, presents their pair; it reports whether it did.
 func (s *certSource) load(force bool) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	certPEM, err1 := os.ReadFile(s.certFile)
 	keyPEM, err2 := os.ReadFile(s.keyFile)
 	err := errors.Join(err1, err2)
