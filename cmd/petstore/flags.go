@@ -156,26 +156,26 @@ func parseSettings(fs *flag.FlagSet, table []setting, args []string, getenv func
 	return given, nil
 }
 
-// parseAPIKeys returns the trimmed entries, KEY or NAME:KEY, of value,
-// separated by commas; its errors never show a key.
-func parseAPIKeys(value string) ([]string, error) {
-	var keys []string
-	for i, k := range strings.Split(value, ",") {
-		if k = strings.TrimSpace(k); k == "" {
-			continue
-		}
-		if name, key, named := strings.Cut(k, ":"); named {
-			name, key = strings.TrimSpace(name), strings.TrimSpace(key)
+// parseAPIKeys returns the keys of value, KEY or NAME:KEY separated by
+// commas, trimmed; a KEY alone has no principal, so that
+// petstore.NamedAPIKeys names it by its fingerprint. Its errors never show a key.
+func parseAPIKeys(value string) ([]petstore.APIKey, error) {
+	var keys []petstore.APIKey
+	for i, entry := range strings.Split(value, ",") {
+		k := petstore.APIKey{Key: strings.TrimSpace(entry)}
+		if name, key, named := strings.Cut(k.Key, ":"); named {
+			k = petstore.APIKey{Principal: strings.TrimSpace(name), Key: strings.TrimSpace(key)}
 			switch {
-			case name == "":
+			case k.Principal == "":
 				return nil, fmt.Errorf("%s: entry %d has no name before its \":\"; write NAME:KEY, "+
 					"or the key alone to have it named by its fingerprint", apiKeysVar, i+1)
-			case key == "":
-				return nil, fmt.Errorf("%s: entry %d (%s:) has no key after its \":\"; write NAME:KEY", apiKeysVar, i+1, name)
+			case k.Key == "":
+				return nil, fmt.Errorf("%s: entry %d (%s:) has no key after its \":\"; write NAME:KEY", apiKeysVar, i+1, k.Principal)
 			}
-			k = name + ":" + key
 		}
-		keys = append(keys, k)
+		if k.Key != "" {
+			keys = append(keys, k)
+		}
 	}
 	if len(keys) == 0 && value != "" {
 		return nil, fmt.Errorf("%s is set but holds no usable key, only commas and spaces; "+

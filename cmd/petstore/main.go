@@ -32,7 +32,6 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -53,10 +52,11 @@ func main() {
 	}
 }
 
-// gcPercent is the collector's GOGC unless the environment sets one. Every cycle marks the megabyte of
-// pointers that the linked-in stores and telemetry hold, however few pets there are; at Go's default of 100
-// a request costs more than in a bare http.Server (bench/instructions.sh). At 200 cycles come half as
-// often, for a heap of up to three times its live size.
+// gcPercent is the collector's GOGC unless the environment sets one. Every
+// cycle marks the megabyte of pointers that the linked-in stores and
+// telemetry hold, however few pets there are; at Go's default of 100 a
+// request costs more than in a bare http.Server (bench/instructions.sh). At
+// 200 cycles come half as often, for a heap of up to three times its live size.
 const gcPercent = 200
 
 // setGCPercent sets the collector's percentage to gcPercent unless getenv
@@ -92,10 +92,11 @@ func shutdownSignals(logOut io.Writer) (ctx context.Context, stop func()) {
 type config struct {
 	addr, basePath, dataFile, adminAddr         string
 	postgresURL, postgresListenURL, replicaURLs string
-	keys                                        []string
+	keys                                        []petstore.APIKey
 	store                                       storeKind // -store, then the store chosen
-	tlsCert, tlsKey, tlsMinFlag                 string    // tlsMinFlag: -tls-min-version, read into tlsMinVersion
-	tlsMinVersion                               uint16
+	tlsCert, tlsKey                             string
+	tlsMinFlag                                  string // -tls-min-version
+	tlsMinVersion                               uint16 // what tlsMinFlag names
 	shutdownTimeout, tlsReloadInterval          time.Duration
 	watchStreams, watchPerCaller                int
 	limits                                      limitFlags
@@ -221,6 +222,7 @@ func (s *server) open(ctx context.Context) (err error) {
 	}
 	collectors, replicas := replicaReports(store)
 	s.replicas = replicas
+	collectors = append(collectors, dataMetrics(sqlite, s.backups)...)
 	if s.obs, err = newObservability(ctx, c.adminAddr != "", c.tracing, c.accessLog, logger, collectors...); err != nil {
 		return err
 	}
@@ -231,9 +233,6 @@ func (s *server) open(ctx context.Context) (err error) {
 			logger.Warn("petstore: shutting down telemetry", "err", err)
 		}
 	})
-	if s.obs.meters != nil {
-		return registerDataMetrics(s.obs.meters, sqlite, s.backups)
-	}
 	return nil
 }
 
@@ -247,10 +246,14 @@ func (s *server) buildHandler(ctx context.Context) error {
 	}
 	s.closers = append(s.closers, closeLimiters)
 	rateLimit.MaxInFlight = l.maxInFlight
-	// Closed on shutdown, to end the watch streams rather than hold Shutdown until its timeout.
+	// Closed on shutdown, to end the watch streams rather than hold Shutdown
+	// until its timeout.
 	endStreams := make(chan struct{})
 	api, err := petstore.New(slices.Concat(handlerOptions(c), []petstore.Option{
-		petstore.WithRateLimit(rateLimit), petstore.WithStore(s.store), petstore.WithLogger(s.logger), petstore.WithDocs(docspage.Files()),
+		petstore.WithRateLimit(rateLimit),
+		petstore.WithStore(s.store),
+		petstore.WithLogger(s.logger),
+		petstore.WithDocs(docspage.Files()),
 		petstore.WithWatch(petstore.Watch{Done: endStreams, Observe: s.obs.watch,
 			MaxStreams: c.watchStreams, MaxStreamsPerPrincipal: c.watchPerCaller}),
 	}, s.obs.options)...)
@@ -264,9 +267,11 @@ func (s *server) buildHandler(ctx context.Context) error {
 		WriteTimeout:      l.writeTimeout,
 		IdleTimeout:       l.idleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
-		// net/http allows 4096 bytes more: a head of 16 KiB is served, one byte more refused.
+		// net/http allows 4096 bytes more: a head of 16 KiB is served, one
+		// byte more refused.
 		MaxHeaderBytes: 16<<10 - 4096,
-		// What one HTTP/2 connection may make the server hold; a stream's buffer holds the API's largest body.
+		// What one HTTP/2 connection may make the server hold; a stream's
+		// buffer holds the API's largest body.
 		HTTP2: &http.HTTP2Config{
 			MaxConcurrentStreams:          100,
 			MaxReceiveBufferPerStream:     64 << 10,
@@ -348,25 +353,12 @@ func (s *server) serve(ctx context.Context) error {
 	return nil
 }
 
-// apiKeysAuthenticator returns petstore.NamedAPIKeys of entries, KEY or
-// NAME:KEY; a KEY alone is named by its fingerprint, as petstore.APIKeys names it.
-func apiKeysAuthenticator(entries []string) petstore.Authenticator {
-	keys := make([]petstore.APIKey, len(entries))
-	for i, e := range entries {
-		keys[i].Key = e
-		if name, key, named := strings.Cut(e, ":"); named {
-			keys[i] = petstore.APIKey{Principal: name, Key: key}
-		}
-	}
-	return petstore.NamedAPIKeys(keys...)
-}
-
 // handlerOptions returns the options of the handler that c sets, the
 // authenticator only when c has keys.
 func handlerOptions(c config) []petstore.Option {
 	opts := []petstore.Option{petstore.WithBasePath(c.basePath), petstore.WithStoreTimeout(c.limits.storeTimeout)}
 	if len(c.keys) > 0 {
-		opts = append(opts, petstore.WithAuthenticator(apiKeysAuthenticator(c.keys)))
+		opts = append(opts, petstore.WithAuthenticator(petstore.NamedAPIKeys(c.keys...)))
 	}
 	return opts
 }

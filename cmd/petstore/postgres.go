@@ -102,7 +102,10 @@ func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL strin
 // postgresPasswords find the passwords in a connection string: in key=value
 // form, quoted or not; and, even in a URL that does not parse, the text
 // between "://user:" and the last "@".
-var postgresPasswords = []*regexp.Regexp{regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|[^\s&]+)`), regexp.MustCompile(`(?s)://[^:]*:(.*)@`)}
+var postgresPasswords = []*regexp.Regexp{
+	regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|[^\s&]+)`),
+	regexp.MustCompile(`(?s)://[^:]*:(.*)@`),
+}
 
 // postgresRedact replaces in msg every password that rawURL carries (user
 // information, password and sslpassword parameters, key=value form), and
@@ -153,7 +156,10 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	defer pool.Close()
-	store, _ := pgstore.New(pool) // it refuses only options
+	store, err := pgstore.New(pool)
+	if err != nil {
+		return err
+	}
 	before, _, err := store.SchemaVersion(ctx)
 	if err != nil {
 		before = -1 // unknown: the role may not read the versions
@@ -215,8 +221,11 @@ func parsePostgresURL(url, what string) (*pgxpool.Config, error) {
 	if err != nil {
 		// Only why, without the string, whose password pgx may fail to mask.
 		reason := err.Error()
-		if pe := (*pgconn.ParseConfigError)(nil); errors.As(err, &pe) { // "cannot parse `string`: reason"
-			reason = pe.Error()[strings.LastIndex(pe.Error(), "`: ")+len("`: "):]
+		if pe := (*pgconn.ParseConfigError)(nil); errors.As(err, &pe) {
+			reason = "cannot parse it"
+			if i := strings.LastIndex(pe.Error(), "`: "); i >= 0 { // "cannot parse `string`: reason"
+				reason = pe.Error()[i+len("`: "):]
+			}
 		}
 		return nil, fmt.Errorf("%s is not valid: %s; the form is postgres://user:password@host:5432/database?sslmode=require",
 			what, postgresRedact(reason, url))
@@ -245,37 +254,37 @@ func replicaReports(store petstore.Store) ([]prometheus.Collector, func() []repl
 	if !ok || len(s.ReadStats().Replicas) == 0 {
 		return nil, nil
 	}
-	var collectors []prometheus.Collector
-	// add makes a counter, or a gauge, whose value reads on each scrape.
-	add := func(counter bool, name, help string, labels prometheus.Labels, value func() float64) {
-		opts := prometheus.Opts{Name: name, Help: help, ConstLabels: labels}
-		if counter {
-			collectors = append(collectors, prometheus.NewCounterFunc(prometheus.CounterOpts(opts), value))
-		} else {
-			collectors = append(collectors, prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts), value))
-		}
-	}
 	const reads = "Reads of pets (Get and List) by where they were served: replica, primary (no replica could serve), " +
 		"or fallback (tried on a replica, served by the primary)."
-	add(true, "petstore_store_reads_total", reads, prometheus.Labels{"served_by": "replica"}, func() float64 { return float64(s.ReadStats().Replica) })
-	add(true, "petstore_store_reads_total", reads, prometheus.Labels{"served_by": "primary"}, func() float64 { return float64(s.ReadStats().Primary) })
-	add(true, "petstore_store_reads_total", reads, prometheus.Labels{"served_by": "fallback"}, func() float64 { return float64(s.ReadStats().Fallback) })
-	add(true, "petstore_replica_waits_total", "Reads that waited for a replica to replay this instance's last created pet.", nil,
-		func() float64 { return float64(s.ReadStats().Waits) })
-	add(true, "petstore_replica_wait_seconds_total", "Time that reads waited for a replica to replay this instance's last created pet.", nil,
-		func() float64 { return s.ReadStats().WaitTime.Seconds() })
-	for i, r := range s.ReadStats().Replicas {
+	servedBy := func(where string, n func(pgstore.ReadStats) int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "petstore_store_reads_total", Help: reads,
+			ConstLabels: prometheus.Labels{"served_by": where}}, func() float64 { return float64(n(s.ReadStats())) })
+	}
+	collectors := []prometheus.Collector{
+		servedBy("replica", func(st pgstore.ReadStats) int64 { return st.Replica }),
+		servedBy("primary", func(st pgstore.ReadStats) int64 { return st.Primary }),
+		servedBy("fallback", func(st pgstore.ReadStats) int64 { return st.Fallback }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "petstore_replica_waits_total",
+			Help: "Reads that waited for a replica to replay this instance's last created pet."},
+			func() float64 { return float64(s.ReadStats().Waits) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "petstore_replica_wait_seconds_total",
+			Help: "Time that reads waited for a replica to replay this instance's last created pet."},
+			func() float64 { return s.ReadStats().WaitTime.Seconds() }),
+	}
+	for i, r := range s.ReadStats().Replicas { // a Store's replicas are fixed when it is made
 		replica := prometheus.Labels{"replica": r.Name}
-		add(false, "petstore_replica_lag_seconds",
-			"How far the replica lags behind the primary: it has replayed every commit older than this, as of its last check.", replica,
-			func() float64 { return s.ReadStats().Replicas[i].Lag.Seconds() })
-		add(false, "petstore_replica_serving",
-			"1 when reads go to the replica, 0 when it is skipped (unreachable, promoted, or lagging past the bound).", replica, func() float64 {
-				if s.ReadStats().Replicas[i].Serving {
-					return 1
-				}
-				return 0
-			})
+		collectors = append(collectors,
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "petstore_replica_lag_seconds", ConstLabels: replica,
+				Help: "How far the replica lags behind the primary: it has replayed every commit older than this, as of its last check."},
+				func() float64 { return s.ReadStats().Replicas[i].Lag.Seconds() }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "petstore_replica_serving", ConstLabels: replica,
+				Help: "1 when reads go to the replica, 0 when it is skipped (unreachable, promoted, or lagging past the bound)."},
+				func() float64 {
+					if s.ReadStats().Replicas[i].Serving {
+						return 1
+					}
+					return 0
+				}))
 	}
 	return collectors, func() []replicaProbe {
 		var probes []replicaProbe

@@ -147,16 +147,17 @@ func TestParseConfigLimits(t *testing.T) {
 }
 
 func TestParseAPIKeys(t *testing.T) {
+	type k = petstore.APIKey
 	tests := []struct {
 		value   string
-		want    []string
+		want    []k
 		wantErr string // in the error, "" for none
 	}{
 		{value: "", want: nil},
-		{value: "a", want: []string{"a"}},
-		{value: " a , b ,", want: []string{"a", "b"}},
-		{value: "alice:KEY1,alice:KEY2,bob:KEY3", want: []string{"alice:KEY1", "alice:KEY2", "bob:KEY3"}},
-		{value: " alice : KEY1 , KEY2 ", want: []string{"alice:KEY1", "KEY2"}},
+		{value: "a", want: []k{{Key: "a"}}},
+		{value: " a , b ,", want: []k{{Key: "a"}, {Key: "b"}}},
+		{value: "alice:KEY1,alice:KEY2,bob:KEY3", want: []k{{Principal: "alice", Key: "KEY1"}, {Principal: "alice", Key: "KEY2"}, {Principal: "bob", Key: "KEY3"}}},
+		{value: " alice : KEY1 , KEY2 ", want: []k{{Principal: "alice", Key: "KEY1"}, {Key: "KEY2"}}},
 		{value: ",", wantErr: "holds no usable key"},
 		{value: " , ,  ", wantErr: "holds no usable key"},
 		{value: "alice:KEY1,:SECRET", wantErr: `PETSTORE_API_KEYS: entry 2 has no name before its ":"; write NAME:KEY`},
@@ -186,7 +187,7 @@ func TestAPIKeysAuthenticator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth := apiKeysAuthenticator(entries)
+	auth := petstore.NamedAPIKeys(entries...)
 	got := map[string]string{}
 	for _, key := range []string{"KEY1", "KEY2", "KEY3", "KEY4"} {
 		ctx, err := auth.Authenticate(t.Context(), petstore.OpCreatePet, key)

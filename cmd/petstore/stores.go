@@ -80,7 +80,11 @@ func (c *config) chooseStore(given map[string]bool, getenv func(string) string) 
 func openStore(ctx context.Context, c config, logger *slog.Logger) (petstore.Store, func(), error) {
 	switch c.store {
 	case storePostgres:
-		return openPostgresStore(ctx, c.postgresURL, c.replicaURLs, c.postgresListenURL, c.migrate, logger)
+		s, closePool, err := openPostgresStore(ctx, c.postgresURL, c.replicaURLs, c.postgresListenURL, c.migrate, logger)
+		if err != nil {
+			return nil, nil, err // not s, a nil *pgstore.Store that is not a nil Store
+		}
+		return s, closePool, nil
 	case storeMemory:
 		logger.Info("petstore: storing pets in memory; they are lost when the process stops")
 		return memstore.New(), func() {}, nil
@@ -151,7 +155,7 @@ func readKeyFile(file string) (string, error) {
 // madeKey returns and prints the API key of a run without PETSTORE_API_KEYS:
 // on SQLite the one kept beside the data file, otherwise a new one of 256
 // random bits in base64url.
-func madeKey(store petstore.Store, stdout io.Writer) ([]string, error) {
+func madeKey(store petstore.Store, stdout io.Writer) ([]petstore.APIKey, error) {
 	b := make([]byte, 32)
 	rand.Read(b) // never fails: it crashes the program instead
 	key, note := base64.RawURLEncoding.EncodeToString(b), ""
@@ -162,7 +166,7 @@ func madeKey(store petstore.Store, stdout io.Writer) ([]string, error) {
 		}
 	}
 	fmt.Fprintf(stdout, "PETSTORE_API_KEYS is not set; this run accepts the API key %s\n%s", key, note)
-	return []string{key}, nil
+	return []petstore.APIKey{{Key: key}}, nil
 }
 
 // backupFlags are the flags of scheduled backups: off unless dir is set.

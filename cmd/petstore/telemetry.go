@@ -18,7 +18,6 @@ import (
 	"github.com/prometheus/otlptranslator"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -69,7 +68,6 @@ type observability struct {
 	watch   func(context.Context, petstore.WatchObservation) // observes the watch streams
 	wrap    func(http.Handler) http.Handler                  // starts a span per request
 	metrics http.Handler                                     // serves /metrics
-	meters  metric.MeterProvider                             // the meters that metrics serves
 	closers []func(context.Context) error                    // shut the providers down
 }
 
@@ -88,18 +86,16 @@ func newObservability(ctx context.Context, withMetrics, tracing, accessLog bool,
 		telOpts := []otelpetstore.Option{otelpetstore.WithPropagator(propagation.TraceContext{})}
 		if withMetrics {
 			// Named the Prometheus way: http_server_request_duration_seconds.
+			// The series are the code's own, each named once: a clash is a bug.
 			registry := prometheus.NewRegistry()
-			for _, c := range append([]prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}, extra...) {
-				if err := registry.Register(c); err != nil {
-					return nil, fmt.Errorf("registering a collector of metrics: %w", err)
-				}
-			}
+			registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+			registry.MustRegister(extra...)
 			exporter, err := otelprom.New(otelprom.WithRegisterer(registry), otelprom.WithTranslationStrategy(otlptranslator.UnderscoreEscapingWithSuffixes))
 			if err != nil {
 				return nil, fmt.Errorf("the Prometheus exporter: %w", err)
 			}
 			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter), sdkmetric.WithResource(res))
-			o.metrics, o.meters = promhttp.HandlerFor(registry, promhttp.HandlerOpts{}), mp
+			o.metrics = promhttp.HandlerFor(registry, promhttp.HandlerOpts{})
 			telOpts = append(telOpts, otelpetstore.WithMeterProvider(mp))
 			o.closers = append(o.closers, mp.Shutdown)
 		}
@@ -157,47 +153,39 @@ func (o *observability) close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// registerDataMetrics adds to mp the SQLite -wal file's size and blocked
-// checkpoints unless store is nil, and the backups' outcomes unless backups is.
-func registerDataMetrics(mp metric.MeterProvider, store *sqlitestore.Store, backups *sqlitestore.Backups) error {
-	m := mp.Meter("github.com/petstore-go/petstore/cmd/petstore")
-	var errs []error
-	counter := func(name, about string, value func() int64) {
-		_, err := m.Int64ObservableCounter(name, metric.WithDescription(about), metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
-			o.Observe(value())
-			return nil
-		}))
-		errs = append(errs, err)
-	}
+// dataMetrics returns the series of the SQLite -wal file's size and blocked
+// checkpoints unless store is nil, and of the backups' outcomes unless
+// backups is, each read at each scrape.
+func dataMetrics(store *sqlitestore.Store, backups *sqlitestore.Backups) []prometheus.Collector {
+	var cs []prometheus.Collector
 	if store != nil {
-		_, err := m.Int64ObservableGauge("petstore.sqlite.wal.size", metric.WithUnit("By"),
-			metric.WithDescription("Size of the SQLite -wal file; it grows past its limit while a reader holds an old snapshot."),
-			metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
-				if n, err := store.WALSize(); err == nil {
-					o.Observe(n)
-				}
-				return nil
-			}))
-		errs = append(errs, err)
-		counter("petstore.sqlite.checkpoints.blocked",
-			"Checkpoints of the -wal file, past its limit, that a reader holding an old snapshot kept from finishing.", store.CheckpointsBlocked)
+		cs = append(cs,
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "petstore_sqlite_wal_size_bytes",
+				Help: "Size of the SQLite -wal file; it grows past its limit while a reader holds an old snapshot."},
+				func() float64 {
+					n, _ := store.WALSize() // 0 when there is no -wal file
+					return float64(n)
+				}),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "petstore_sqlite_checkpoints_blocked_total",
+				Help: "Checkpoints of the -wal file, past its limit, that a reader holding an old snapshot kept from finishing."},
+				func() float64 { return float64(store.CheckpointsBlocked()) }))
 	}
 	if backups != nil {
-		counter("petstore.backup.successes", "Scheduled backups that succeeded.", func() int64 { return backups.Stats().Successes })
-		counter("petstore.backup.failures", "Scheduled backups that failed; the log says why.", func() int64 { return backups.Stats().Failures })
-		_, err := m.Float64ObservableGauge("petstore.backup.last_success", metric.WithUnit("s"),
-			metric.WithDescription("Unix time of the last scheduled backup that succeeded; 0 before the first."),
-			metric.WithFloat64Callback(func(_ context.Context, o metric.Float64Observer) error {
-				lastOK := 0.0 // before the first
-				if t := backups.Stats().LastSuccess; !t.IsZero() {
-					lastOK = float64(t.UnixNano()) / float64(time.Second)
-				}
-				o.Observe(lastOK)
-				return nil
-			}))
-		errs = append(errs, err)
+		cs = append(cs,
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "petstore_backup_successes_total", Help: "Scheduled backups that succeeded."},
+				func() float64 { return float64(backups.Stats().Successes) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "petstore_backup_failures_total", Help: "Scheduled backups that failed; the log says why."},
+				func() float64 { return float64(backups.Stats().Failures) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "petstore_backup_last_success_seconds",
+				Help: "Unix time of the last scheduled backup that succeeded; 0 before the first."},
+				func() float64 {
+					if t := backups.Stats().LastSuccess; !t.IsZero() {
+						return float64(t.UnixNano()) / float64(time.Second)
+					}
+					return 0
+				}))
 	}
-	return errors.Join(errs...)
+	return cs
 }
 
 // readyTimeout bounds the calls to the store that /readyz makes.
@@ -219,7 +207,9 @@ type admin struct {
 func (a *admin) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", a.metrics)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeStatus(w, http.StatusOK, probeBody{Status: "ok"}) })
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeStatus(w, http.StatusOK, probeBody{Status: "ok"})
+	})
 	mux.HandleFunc("GET /readyz", a.ready)
 	return mux
 }
