@@ -66,13 +66,9 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 			return
 		}
 		defer tx.Rollback(context.WithoutCancel(ctx))
-		rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT p.id, p.name, p.category_id, coalesce(p.status, ''), coalesce(k.principal, ''), coalesce(k.key, ''), k.created_at
+		rows, _ := tx.Query(ctx, fmt.Sprintf(`SELECT p.id, p.name, p.category_id, coalesce(p.status, ''), coalesce(k.principal, ''), coalesce(k.key, ''), k.created_at
 FROM %s p LEFT JOIN %s k ON k.pet_id = p.id AND k.created_at >= $1
-ORDER BY p.id`, s.relation, s.keys), s.now().Add(-s.retention))
-		if err != nil {
-			yield(Record{}, wrapError(ctx, "export", err))
-			return
-		}
+ORDER BY p.id`, s.relation, s.keys), s.now().Add(-s.retention)) // the error comes back from rows.Err
 		defer rows.Close()
 		for rows.Next() {
 			var (

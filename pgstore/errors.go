@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"strings"
-	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/puddle/v2"
@@ -67,15 +66,12 @@ func unavailable(err error) bool {
 		}
 		return false
 	}
-	var netErr net.Error
+	var netErr net.Error // a syscall.Errno, such as ECONNRESET, is one too
 	return errors.As(err, &netErr) ||
 		pgconn.Timeout(err) ||
 		pgconn.SafeToRetry(err) ||
 		errors.Is(err, puddle.ErrClosedPool) ||
 		errors.Is(err, pgconn.ErrConnClosed) ||
 		errors.Is(err, io.EOF) ||
-		errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.EPIPE)
+		errors.Is(err, io.ErrUnexpectedEOF)
 }

@@ -114,10 +114,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 )`); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT version FROM `+s.versions)
-		if err != nil {
-			return err
-		}
+		rows, _ := tx.Query(ctx, `SELECT version FROM `+s.versions) // the error comes back from CollectRows
 		applied, err := pgx.CollectRows(rows, pgx.RowTo[int])
 		if err != nil {
 			return err
