@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -73,7 +74,7 @@ type addCall struct {
 // insert is the Write of the Store's sqlstore.Queue: it inserts the pets of
 // the calls in batch in one transaction, under the earliest deadline of the
 // calls and until every call's context is done, and sets every call's
-// outcome (see readInserted); when it fails every call gets its error. A
+// outcome (see insertKeyed); when it fails every call gets its error. A
 // call whose context is already done is left out. Once the statement holds
 // the table's lock, insert may send the next batch to wait there (see
 // SendEarly); it reports whether the next batch is still to be sent.
@@ -115,20 +116,11 @@ func (s *Store) insert(batch []*addCall) (next bool) {
 		principals = append(principals, c.key.principal)
 		keys = append(keys, c.key.key)
 	}
-	// A keyed batch sends the lock, then the rows (see readInserted).
-	queued := &pgx.Batch{}
-	switch c := calls[0]; {
-	case !keyed:
-		queued.Queue(s.addSQL, names, cats, statuses, s.relation)
-	case len(calls) == 1:
-		queued.Queue(s.lockSQL, s.relation)
-		queued.Queue(s.addKeyedOneSQL, c.pet.Name, c.pet.CategoryID, string(c.pet.Status), c.key.principal, c.key.key, s.now())
-	default:
-		queued.Queue(s.lockSQL, s.relation)
-		queued.Queue(s.addKeyedSQL, names, cats, statuses, principals, keys, s.now())
-	}
 	err := s.cancellable(ctx, func(ctx context.Context, conn *pgxpool.Conn) error {
-		return readInserted(conn.SendBatch(ctx, queued), calls, keyed, passed)
+		if keyed {
+			return s.insertKeyed(ctx, conn, calls, passed, names, cats, statuses, principals, keys)
+		}
+		return s.insertRows(ctx, conn, calls, passed, names, cats, statuses)
 	})
 	for _, c := range batch {
 		switch {
@@ -183,24 +175,57 @@ func (s *Store) cancellable(ctx context.Context, write func(qctx context.Context
 	return err
 }
 
-// readInserted reads the results of an Add batch for calls, whose keys, if
-// any, are distinct within the batch, and sets the outcome of every call:
-// its new pet, or the pet stored under its key before, replayed, or
-// ErrIdempotencyKeyReused (the batch's other pets are stored). When the
-// transaction fails it returns the error and sets nothing. It calls passed
-// when the rows arrive, which they do before the commit.
-//
-// A keyed batch's lock and rows are two statements of one implicit
-// transaction, sent at once: the second's snapshot is taken once the lock
-// is held, so it sees every key committed by an earlier Add, and none is in
-// progress (ErrIdempotencyKeyInUse never occurs). This relies on READ
-// COMMITTED, PostgreSQL's default: under REPEATABLE READ, a key committed
-// while a batch waits at the lock fails the batch with a unique violation.
-func readInserted(results pgx.BatchResults, calls []*addCall, keyed bool, passed func()) error {
-	var err error
-	if keyed {
-		_, err = results.Exec() // the lock
+// insertRows runs the Add statement for calls, whose pets the columns
+// give, and sets their IDs. It calls passed when the first row arrives.
+func (s *Store) insertRows(ctx context.Context, conn *pgxpool.Conn, calls []*addCall, passed func(), names []string, cats []int64, statuses []string) error {
+	rows, _ := conn.Query(ctx, s.addSQL, names, cats, statuses, s.relation) // the error comes back from ForEachRow
+	var id int64
+	var ids []int64
+	// The rows arrive before the commit; only a clean end means that they
+	// are committed.
+	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+		if len(ids) == 0 {
+			passed()
+		}
+		ids = append(ids, id)
+		return nil
+	}); err != nil {
+		return err
 	}
+	if len(ids) != len(calls) {
+		return fmt.Errorf("the insert returned %d IDs for %d pets", len(ids), len(calls))
+	}
+	// The rows drew their IDs in order (the identity column has CACHE 1),
+	// whatever order RETURNING gives them in.
+	slices.Sort(ids)
+	for i, c := range calls {
+		c.id = ids[i]
+	}
+	return nil
+}
+
+// insertKeyed inserts a batch in which some calls carry keys, distinct
+// within the batch, and sets the outcome of every call: its new pet, or the
+// pet stored under its key before, replayed, or ErrIdempotencyKeyReused
+// (the batch's other pets are stored). When the transaction fails it
+// returns the error and sets nothing. It calls passed when the rows arrive.
+//
+// The lock and the rows are two statements of one implicit transaction,
+// sent at once: the second's snapshot is taken once the lock is held, so
+// it sees every key committed by an earlier Add, and none is in progress
+// (ErrIdempotencyKeyInUse never occurs). This relies on READ COMMITTED,
+// PostgreSQL's default: under REPEATABLE READ, a key committed while a
+// batch waits at the lock fails the batch with a unique violation.
+func (s *Store) insertKeyed(ctx context.Context, conn *pgxpool.Conn, calls []*addCall, passed func(), names []string, cats []int64, statuses, principals, keys []string) error {
+	batch := &pgx.Batch{}
+	batch.Queue(s.lockSQL, s.relation)
+	if c := calls[0]; len(calls) == 1 {
+		batch.Queue(s.addKeyedOneSQL, c.pet.Name, c.pet.CategoryID, string(c.pet.Status), c.key.principal, c.key.key, s.now())
+	} else {
+		batch.Queue(s.addKeyedSQL, names, cats, statuses, principals, keys, s.now())
+	}
+	results := conn.SendBatch(ctx, batch)
+	_, err := results.Exec() // the lock
 	got := 0
 	if err == nil {
 		var (
@@ -214,7 +239,7 @@ func readInserted(results pgx.BatchResults, calls []*addCall, keyed bool, passed
 				passed()
 			}
 			if n != int64(got+1) || got >= len(calls) {
-				return fmt.Errorf("the insert returned row %d as row %d of %d", n, got+1, len(calls))
+				return fmt.Errorf("the keyed insert returned row %d as row %d of %d", n, got+1, len(calls))
 			}
 			c := calls[got]
 			got++
@@ -230,7 +255,7 @@ func readInserted(results pgx.BatchResults, calls []*addCall, keyed bool, passed
 		})
 	}
 	if err == nil && got != len(calls) {
-		err = fmt.Errorf("the insert returned %d rows for %d pets", got, len(calls))
+		err = fmt.Errorf("the keyed insert returned %d rows for %d pets", got, len(calls))
 	}
 	// Closing reads to the end of the transaction: only a clean end means
 	// that it is committed.

@@ -29,18 +29,19 @@ func (t *tracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.Trac
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.last = data
+	if len(data.Args) == 4 { // the names, categories, statuses and table
+		if names, ok := data.Args[0].([]string); ok {
+			t.sizes = append(t.sizes, fmt.Sprint(len(names)))
+		}
+	}
 	return ctx
 }
 
 func (t *tracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	q := data.Batch.QueuedQueries
-	switch {
-	case len(q) == 1 && len(q[0].Arguments) == 4: // the names, categories, statuses and table
-		t.sizes = append(t.sizes, fmt.Sprint(len(q[0].Arguments[0].([]string))))
-	case len(q) == 2 && len(q[1].Arguments) > 0:
-		// A keyed batch is the lock, then the rows: an array of names, or one.
+	// A keyed batch is the lock, then the rows: an array of names, or one.
+	if q := data.Batch.QueuedQueries; len(q) == 2 && len(q[1].Arguments) > 0 {
 		switch names := q[1].Arguments[0].(type) {
 		case []string:
 			t.sizes = append(t.sizes, fmt.Sprint("keyed ", len(names)))

@@ -97,11 +97,8 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 		keys:     keys,
 
 		// The CTE takes the lock (see lockClassAdd) before the INSERT draws
-		// an ID; the rows draw theirs in the order of the arrays (the
-		// identity column has CACHE 1), so the k-th smallest ID is the k-th
-		// row's, whatever order RETURNING gives them in; the notification of
-		// the highest ID goes out with the commit. The columns are those of
-		// addKeyedSQL, for readInserted.
+		// an ID; the rows draw theirs in the order of the arrays; the
+		// notification of the highest ID goes out with the commit.
 		addSQL: fmt.Sprintf(`WITH serial AS (SELECT pg_advisory_xact_lock(%d, $4::regclass::oid::int4)),
 pet AS (
 	INSERT INTO %s (name, category_id, status)
@@ -111,7 +108,8 @@ pet AS (
 	RETURNING id
 ),
 woke AS (SELECT pg_notify('%s', max(id)::text) FROM pet)
-SELECT row_number() OVER (ORDER BY id), id, false, '', 0::bigint, '' FROM pet, woke ORDER BY id`, lockClassAdd, t, channel),
+SELECT id FROM pet, woke`, lockClassAdd, t, channel),
+		// A keyed batch sends the lock, then the rows (see insertKeyed).
 		lockSQL: fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d, $1::regclass::oid::int4)`, lockClassAdd),
 		// Per row: the pet stored under its (distinct, "" for none) key
 		// before, or else a new pet and its key; the k-th smallest new ID
