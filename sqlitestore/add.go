@@ -42,10 +42,7 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 	if err := cmp.Or(p.Validate(), ctx.Err()); err != nil {
 		return petstore.Pet{}, false, fmt.Errorf("sqlitestore: add pet: %w", err)
 	}
-	c := &addCall{ctx: ctx, pet: p, key: opts.IdempotencyKey}
-	if c.key != "" {
-		c.principal = petstore.Principal(ctx)
-	}
+	c := &addCall{ctx: ctx, pet: p, principal: petstore.Principal(ctx), key: opts.IdempotencyKey}
 	switch err := s.adds.Send(ctx, c); {
 	case errors.Is(err, sqlstore.ErrClosed):
 		return petstore.Pet{}, false, closedError(s.file, "add pet")

@@ -42,19 +42,14 @@ type BackupInfo struct {
 // of a version this package knows, and a dst that has a -wal file beside
 // it: that is a data file in use, not a backup. When ctx is done, Backup
 // stops, leaves dst as it was, and returns ctx's error.
-func Backup(ctx context.Context, src, dst string) (BackupInfo, error) {
-	info, err := backup(ctx, src, dst)
-	if err != nil {
-		return BackupInfo{}, fmt.Errorf("sqlitestore.Backup: %w", err)
-	}
-	return info, nil
-}
-
-// backup is Backup, its errors not yet named.
-func backup(ctx context.Context, src, dst string) (BackupInfo, error) {
+func Backup(ctx context.Context, src, dst string) (_ BackupInfo, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("sqlitestore.Backup: %w", err)
+		}
+	}()
 	start := time.Now()
-	src, err := filepath.Abs(src)
-	if err != nil {
+	if src, err = filepath.Abs(src); err != nil {
 		return BackupInfo{}, err
 	}
 	if dst, err = filepath.Abs(dst); err != nil {

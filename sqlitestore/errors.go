@@ -22,12 +22,16 @@ func closedError(file, op string) error {
 
 // wrapError describes err, returned by the operation op on file, as the
 // petstore.Store contract asks: wrapping ctx.Err() when ctx is done, and
-// petstore.ErrUnavailable when SQLite may serve later (see unavailable).
+// petstore.ErrUnavailable when the file cannot be written or read now but
+// may be later.
 func wrapError(ctx context.Context, file, op string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("sqlitestore: %s: %s: %w (%v)", file, op, ctxErr, err)
 	}
-	if unavailable(err) {
+	switch code(err) {
+	case sqlite3.SQLITE_BUSY, // another process held the lock past the busy timeout
+		sqlite3.SQLITE_LOCKED,
+		sqlite3.SQLITE_FULL: // the disk, or max_page_count, is full; freeing space helps
 		return fmt.Errorf("sqlitestore: %s: %s: %w: %w", file, op, petstore.ErrUnavailable, err)
 	}
 	return fmt.Errorf("sqlitestore: %s: %s: %w", file, op, err)
@@ -41,17 +45,4 @@ func code(err error) int {
 		return e.Code() & 0xff // extended codes carry the primary one in the low byte
 	}
 	return 0
-}
-
-// unavailable reports whether err means that the file cannot be written or
-// read now but may be later: it stayed locked by another process past the
-// busy timeout, or the disk is full.
-func unavailable(err error) bool {
-	switch code(err) {
-	case sqlite3.SQLITE_BUSY, // another process held the lock past the busy timeout
-		sqlite3.SQLITE_LOCKED,
-		sqlite3.SQLITE_FULL: // the disk, or max_page_count, is full; freeing space helps
-		return true
-	}
-	return false
 }

@@ -83,11 +83,8 @@ const Header = `{"petstoreExport":1}`
 
 // line is one pet of an export.
 type line struct {
-	ID         int64           `json:"id"`
-	Name       string          `json:"name"`
-	CategoryID int64           `json:"categoryId"`
-	Status     petstore.Status `json:"status,omitempty"`
-	Key        *key            `json:"idempotencyKey,omitempty"`
+	petstore.Pet      // its JSON: id, name, categoryId, status
+	Key          *key `json:"idempotencyKey,omitempty"`
 }
 
 // key is the idempotency key of a line.
@@ -114,7 +111,7 @@ func Write(w io.Writer, records iter.Seq2[Record, error]) (pets, keys int64, err
 		if err != nil {
 			return pets, keys, err
 		}
-		l := line{ID: r.ID, Name: r.Name, CategoryID: r.CategoryID, Status: r.Status}
+		l := line{Pet: r.Pet}
 		if r.Key != "" {
 			l.Key = &key{Principal: r.Principal, Key: r.Key, CreatedAt: r.KeyCreated.UTC().Format(timeLayout)}
 			keys++
@@ -162,7 +159,7 @@ func Read(r io.Reader, now time.Time) iter.Seq2[Record, error] {
 				fail("more than one JSON value")
 				return
 			}
-			rec := Record{Pet: petstore.Pet{ID: l.ID, NewPet: petstore.NewPet{Name: l.Name, CategoryID: l.CategoryID, Status: l.Status}}}
+			rec := Record{Pet: l.Pet}
 			if k := l.Key; k != nil {
 				created, err := time.Parse(timeLayout, k.CreatedAt)
 				if k.Key == "" || err != nil {
