@@ -206,8 +206,7 @@ func (s *Store) open() error {
 	if s.wdb, err = sql.Open("sqlite", writerDSN(s.file)); err != nil {
 		return fail("open", err)
 	}
-	s.wdb.SetMaxOpenConns(1)
-	s.wdb.SetMaxIdleConns(1)
+	s.wdb.SetMaxOpenConns(1) // which also caps the idle connections at 1
 	if s.w, err = s.wdb.Conn(ctx); err != nil {
 		return fail("open", err)
 	}
