@@ -43,7 +43,7 @@ func SetMaxPageCount(s *Store, n int64) error {
 
 // SetWALLimit sets the size of the -wal file past which s checkpoints it,
 // walLimit in a Store that serves. It must be called while no Add runs.
-func SetWALLimit(s *Store, bytes int64) { s.wal.limit = bytes }
+func SetWALLimit(s *Store, bytes int64) { s.walMax = bytes }
 
 // WriterDSN and ReaderDSN are the data source names of the Store's
 // connections to a file, pragmas included.

@@ -53,7 +53,10 @@ type Store struct {
 	commits   atomic.Int64 // write transactions committed by Add, for tests
 	nextPrune time.Time    // the earliest time of the next pass; used only by the batch in flight
 
-	wal wal // keeps the -wal file's size bounded
+	// The -wal file's bound (see boundWAL).
+	walMax     int64        // walLimit, but in tests
+	nextWAL    time.Time    // the earliest time of the next look; used only by the batch in flight
+	walBlocked atomic.Int64 // checkpoints that a reader kept from finishing
 
 	opened os.FileInfo // the data file as opened, for Check
 
@@ -87,7 +90,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	}
 	s := &Store{file: file, opt: c}
 	s.adds.Max, s.adds.Write = maxBatch, s.write
-	s.wal.limit = walLimit
+	s.walMax = walLimit
 	err = s.open()
 	if err == nil {
 		// Again, now that SQLite has opened or made the -wal and -shm

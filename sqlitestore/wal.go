@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"sync/atomic"
 	"time"
 )
 
@@ -22,24 +21,17 @@ const (
 	walCheckInterval = time.Second
 )
 
-// wal keeps the -wal file under its limit.
-type wal struct {
-	limit   int64        // walLimit, but in tests
-	next    time.Time    // the earliest time of the next look; used only by the batch in flight
-	blocked atomic.Int64 // checkpoints that a reader kept from finishing
-}
-
 // boundWAL checkpoints the -wal file when it is past its limit (see
 // walLimit), and counts and logs a checkpoint that a reader blocked.
 // Nothing it does fails a create.
 func (s *Store) boundWAL(ctx context.Context) {
 	now := time.Now()
-	if now.Before(s.wal.next) {
+	if now.Before(s.nextWAL) {
 		return
 	}
-	s.wal.next = now.Add(walCheckInterval)
+	s.nextWAL = now.Add(walCheckInterval)
 	size, err := s.WALSize()
-	if err != nil || size <= s.wal.limit {
+	if err != nil || size <= s.walMax {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
@@ -49,10 +41,10 @@ func (s *Store) boundWAL(ctx context.Context) {
 		s.opt.Logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: checkpoint of the -wal file failed; creates go on",
 			slog.String("path", s.file), slog.Int64("wal_bytes", size), slog.Any("error", err))
 	case busy:
-		s.wal.blocked.Add(1)
+		s.walBlocked.Add(1)
 		s.opt.Logger.LogAttrs(ctx, slog.LevelWarn, "sqlitestore: the -wal file is past its limit and a reader holds an old snapshot, "+
 			"so it cannot be truncated; it grows until that reader ends its transaction",
-			slog.String("path", s.file), slog.Int64("wal_bytes", size), slog.Int64("limit", s.wal.limit))
+			slog.String("path", s.file), slog.Int64("wal_bytes", size), slog.Int64("limit", s.walMax))
 	}
 }
 
@@ -92,4 +84,4 @@ func (s *Store) WALSize() (int64, error) {
 // -wal file had passed 64 MiB, that could not finish because a reader, in
 // this process or another, held an old snapshot: the file then grows with
 // every commit until that reader ends its transaction.
-func (s *Store) CheckpointsBlocked() int64 { return s.wal.blocked.Load() }
+func (s *Store) CheckpointsBlocked() int64 { return s.walBlocked.Load() }
