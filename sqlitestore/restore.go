@@ -1,6 +1,7 @@
 package sqlitestore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -50,10 +51,7 @@ func Restore(ctx context.Context, backup, file string) (replaced string, err err
 	if err != nil {
 		return "", err
 	}
-	err = quickCheck(ctx, db, backup)
-	if err == nil {
-		err = checkSchema(ctx, db, backup)
-	}
+	err = cmp.Or(quickCheck(ctx, db, backup), checkSchema(ctx, db, backup))
 	db.Close()
 	if err != nil {
 		return "", err

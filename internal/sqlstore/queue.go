@@ -78,14 +78,12 @@ func (q *Queue[C]) Send(ctx context.Context, c C) error {
 	case <-done:
 	case <-ctx.Done():
 		q.mu.Lock()
-		i := slices.Index(q.waiting, c)
-		if i >= 0 {
+		if i := slices.Index(q.waiting, c); i >= 0 {
 			q.waiting = slices.Delete(q.waiting, i, i+1)
-		}
-		q.mu.Unlock()
-		if i >= 0 {
+			q.mu.Unlock()
 			return ctx.Err()
 		}
+		q.mu.Unlock()
 		<-done // taken into a batch: it ends soon
 	}
 	return nil
