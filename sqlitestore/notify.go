@@ -46,20 +46,14 @@ func (s *Store) watchFile(ctx context.Context) {
 		return
 	}
 	defer db.Close()
-	db.SetMaxOpenConns(1)
-	version, err := db.PrepareContext(ctx, "PRAGMA data_version")
-	if err != nil {
-		warn("cannot watch the file for adds", err)
-		return
-	}
-	defer version.Close()
+	db.SetMaxOpenConns(1)              // data_version is the connection's own
 	qctx := context.WithoutCancel(ctx) // a query is short; no goroutine watches its context
 	last, failing := int64(-1), false
 	// look wakes for the pets added, if the file's data_version moved since
 	// it last looked.
 	look := func() {
 		var v, id int64
-		err := version.QueryRowContext(qctx).Scan(&v)
+		err := db.QueryRowContext(qctx, "PRAGMA data_version").Scan(&v)
 		// The first reading also reads the highest ID: a commit between
 		// NotifyAdds and that reading changes no data_version it has seen.
 		changed := last < 0 || v != last

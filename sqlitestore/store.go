@@ -330,11 +330,10 @@ func (s *Store) Get(ctx context.Context, id int64) (petstore.Pet, error) {
 		return petstore.Pet{}, closedError(s.file, "get pet")
 	}
 	pet := petstore.Pet{ID: id}
-	err := s.getPet.QueryRowContext(ctx, id).Scan(&pet.Name, &pet.CategoryID, &pet.Status)
-	if err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return petstore.Pet{}, fmt.Errorf("sqlitestore: pet %d: %w", id, petstore.ErrNotFound)
-		}
+	switch err := s.getPet.QueryRowContext(ctx, id).Scan(&pet.Name, &pet.CategoryID, &pet.Status); {
+	case errors.Is(err, sql.ErrNoRows):
+		return petstore.Pet{}, fmt.Errorf("sqlitestore: pet %d: %w", id, petstore.ErrNotFound)
+	case err != nil:
 		return petstore.Pet{}, s.readError(ctx, fmt.Sprintf("get pet %d", id), err)
 	}
 	return pet, nil
