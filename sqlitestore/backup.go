@@ -130,11 +130,11 @@ func openExisting(ctx context.Context, file string, params url.Values) (*sql.DB,
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	db.SetMaxOpenConns(1)
-	h, err := readHeader(ctx, db)
+	appID, version, err := readHeader(ctx, db)
 	if err == nil {
-		err = h.check(file)
+		err = checkHeader(file, appID, version)
 	}
-	if err == nil && h.applicationID != applicationID {
+	if err == nil && appID != applicationID {
 		err = fmt.Errorf("%s is not a petstore data file: it holds no petstore schema", file)
 	}
 	if code(err) == sqlite3.SQLITE_NOTADB {

@@ -33,30 +33,25 @@ type querier interface {
 	PrepareContext(context.Context, string) (*sql.Stmt, error)
 }
 
-// header is what a file's header says about its schema.
-type header struct {
-	applicationID, userVersion int64
-}
-
 // readHeader reads the application ID and user version of the file behind
 // q, in one statement, so that both come from one commit: read apart, they
 // may straddle the migration of another Store. It is the first read of the
 // file, so a file that is not a database fails here.
-func readHeader(ctx context.Context, q querier) (h header, err error) {
-	err = q.QueryRowContext(ctx, "SELECT * FROM pragma_application_id, pragma_user_version").Scan(&h.applicationID, &h.userVersion)
-	return h, err
+func readHeader(ctx context.Context, q querier) (appID, version int64, err error) {
+	err = q.QueryRowContext(ctx, "SELECT * FROM pragma_application_id, pragma_user_version").Scan(&appID, &version)
+	return appID, version, err
 }
 
-// check reports why a file with header h cannot be used by this version of
-// the package, or nil. It changes nothing.
-func (h header) check(file string) error {
+// checkHeader reports why a file whose header holds appID and version
+// cannot be used by this version of the package, or nil. It changes nothing.
+func checkHeader(file string, appID, version int64) error {
 	switch {
-	case h.applicationID != 0 && h.applicationID != applicationID:
-		return fmt.Errorf("sqlitestore: %s is a SQLite database of another application (application_id %#x); give the path of a petstore database or of a new file", file, h.applicationID)
-	case h.applicationID == 0 && h.userVersion != 0:
-		return fmt.Errorf("sqlitestore: %s is a SQLite database of another application (user_version %d without the petstore application_id); give the path of a petstore database or of a new file", file, h.userVersion)
-	case h.userVersion > SchemaVersion:
-		return fmt.Errorf("sqlitestore: %s has schema version %d, written by a newer version of sqlitestore; this version knows versions up to %d and leaves the file as it is: upgrade the program", file, h.userVersion, SchemaVersion)
+	case appID != 0 && appID != applicationID:
+		return fmt.Errorf("sqlitestore: %s is a SQLite database of another application (application_id %#x); give the path of a petstore database or of a new file", file, appID)
+	case appID == 0 && version != 0:
+		return fmt.Errorf("sqlitestore: %s is a SQLite database of another application (user_version %d without the petstore application_id); give the path of a petstore database or of a new file", file, version)
+	case version > SchemaVersion:
+		return fmt.Errorf("sqlitestore: %s has schema version %d, written by a newer version of sqlitestore; this version knows versions up to %d and leaves the file as it is: upgrade the program", file, version, SchemaVersion)
 	}
 	return nil
 }
@@ -78,19 +73,19 @@ func migrate(ctx context.Context, conn *sql.Conn, file string) (err error) {
 			_, _ = conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		}
 	}()
-	h, err := readHeader(ctx, conn) // again, now that the file is locked
+	appID, version, err := readHeader(ctx, conn) // again, now that the file is locked
 	if err != nil {
 		return err
 	}
-	if err := h.check(file); err != nil {
+	if err := checkHeader(file, appID, version); err != nil {
 		return err
 	}
-	for _, m := range ms[h.userVersion:] {
+	for _, m := range ms[version:] {
 		if _, err := conn.ExecContext(ctx, m.SQL); err != nil {
 			return fmt.Errorf("migration %s: %w", m.Name, err)
 		}
 	}
-	if h.userVersion < SchemaVersion {
+	if version < SchemaVersion {
 		// PRAGMA takes no parameters; both values are constants.
 		if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d", applicationID, len(ms))); err != nil {
 			return err

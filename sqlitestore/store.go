@@ -216,11 +216,11 @@ func (s *Store) open() error {
 	}
 	// Read before anything is written: a file that this version must not
 	// touch is left exactly as it was, journal mode included.
-	h, err := readHeader(ctx, s.w)
+	appID, version, err := readHeader(ctx, s.w)
 	if err != nil {
 		return fail("read the header", err)
 	}
-	if err := h.check(s.file); err != nil {
+	if err := checkHeader(s.file, appID, version); err != nil {
 		return err
 	}
 	// Another Store that makes the file at the same time may hold a lock
