@@ -87,10 +87,8 @@ func (s *Store) write(batch []*addCall) (next bool) {
 	ctx, cancel := sqlstore.BatchContext(live, func(c *addCall) context.Context { return c.ctx }, false)
 	defer cancel()
 	if err := s.commit(ctx, live); err != nil {
-		if code(err) == sqlite3.SQLITE_FULL {
-			if last := s.idsLeft(ctx); errors.Is(last, sqlstore.ErrNoIDLeft) {
-				err = sqlstore.ErrNoIDLeft // not a full disk: no retry helps
-			}
+		if code(err) == sqlite3.SQLITE_FULL && errors.Is(s.idsLeft(ctx), sqlstore.ErrNoIDLeft) {
+			err = sqlstore.ErrNoIDLeft // not a full disk: no retry helps
 		}
 		for _, c := range live {
 			c.err = wrapError(c.ctx, s.file, "add pet", err)

@@ -89,9 +89,8 @@ func Open(path string, opts ...Option) (*Store, error) {
 			return nil, err
 		}
 	}
-	s := &Store{file: file, opt: c}
+	s := &Store{file: file, opt: c, walMax: walLimit}
 	s.adds.Max, s.adds.Write = maxBatch, s.write
-	s.walMax = walLimit
 	err = s.open()
 	if err == nil {
 		// Again, now that SQLite has opened or made the -wal and -shm
