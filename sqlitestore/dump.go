@@ -47,15 +47,10 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 			yield(Record{}, closedError(s.file, "export"))
 			return
 		}
-		tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-		if err != nil {
-			yield(Record{}, s.readError(ctx, "export", err))
-			return
-		}
-		defer tx.Rollback()
+		// One statement reads from one snapshot, its own read transaction.
 		// pet_keys has no index on pet_id: SQLite builds one for the query,
 		// in its temporary files, once.
-		rows, err := tx.QueryContext(ctx, `SELECT p.id, p.name, p.category_id, coalesce(p.status, ''), coalesce(k.principal, ''), coalesce(k.key, ''), coalesce(k.created_at, 0)
+		rows, err := s.rdb.QueryContext(ctx, `SELECT p.id, p.name, p.category_id, coalesce(p.status, ''), coalesce(k.principal, ''), coalesce(k.key, ''), coalesce(k.created_at, 0)
 FROM pets p LEFT JOIN pet_keys k ON k.pet_id = p.id AND k.created_at >= ?
 ORDER BY p.id`, s.opt.Now().Add(-s.opt.KeyRetention).UnixMilli())
 		if err != nil {
