@@ -10,21 +10,6 @@ import (
 	"syscall"
 )
 
-// createFile creates the data file at file, owner-only (0600), refusing to
-// follow a symbolic link or to take a file that appeared meanwhile. SQLite
-// then creates the -wal and -shm files with the same mode.
-func createFile(file string) error {
-	f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if err == nil {
-		// The umask may have taken owner read or write away.
-		err = errors.Join(f.Chmod(0o600), f.Close())
-	}
-	if err != nil {
-		return fmt.Errorf("sqlitestore.Open: %s: create: %w", file, err)
-	}
-	return nil
-}
-
 // checkOwnership refuses a data file, or its -wal or -shm file, that
 // another user could write, and so rewrite pets or plant a key. Files that
 // do not exist are fine: SQLite creates them with the data file's mode.

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/petstore-go/petstore"
@@ -80,10 +81,17 @@ func Open(path string, opts ...Option) (*Store, error) {
 	}
 	warnSharedDir(file, c.Logger)
 	if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
-		// Another Store may make it first; then it is checked as any file.
-		// checkPath has checked one that existed.
-		if err := createFile(file); err != nil && !errors.Is(err, fs.ErrExist) {
-			return nil, err
+		// Owner-only (0600), refusing to follow a symbolic link or to take a
+		// file that appeared meanwhile; SQLite then creates the -wal and -shm
+		// files with the same mode. Another Store may make it first; then it
+		// is checked as any file. checkPath has checked one that existed.
+		f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+		if err == nil {
+			// The umask may have taken owner read or write away.
+			err = errors.Join(f.Chmod(0o600), f.Close())
+		}
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("sqlitestore.Open: %s: create: %w", file, err)
 		}
 		if err := checkOwnership(file); err != nil {
 			return nil, err
