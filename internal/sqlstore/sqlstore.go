@@ -136,12 +136,11 @@ func BatchContext[C any](calls []C, ctx func(C) context.Context, earliest bool) 
 	} else {
 		bctx, cancel = context.WithDeadline(base, deadline)
 	}
-	var remaining atomic.Int64
-	remaining.Store(int64(len(calls)))
+	var done atomic.Int64 // the calls whose context is done
 	stops := make([]func() bool, len(calls))
 	for i, c := range calls {
 		stops[i] = context.AfterFunc(ctx(c), func() {
-			if remaining.Add(-1) == 0 {
+			if done.Add(1) == int64(len(calls)) {
 				cancel()
 			}
 		})
