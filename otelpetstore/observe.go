@@ -51,7 +51,7 @@ func (t *Telemetry) Observe(ctx context.Context, o petstore.Observation) {
 		t.duration.Record(ctx, o.Duration.Seconds(), opts...)
 	}
 	if o.Deprecated && o.Principal != "" && t.deprecated.Enabled(ctx) {
-		opts := t.deprecatedSets.get(deprecatedKey{principal: o.Principal, op: o.Operation}, func() []metric.AddOption {
+		opts := t.deprecatedSets.get([2]string{o.Principal, string(o.Operation)}, func() []metric.AddOption {
 			return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(
 				attribute.String(PrincipalKey, o.Principal), attribute.String(OperationKey, string(o.Operation))))}
 		})
@@ -112,12 +112,6 @@ type durationKey struct {
 	status int
 	method string // http.request.method
 	scheme string
-}
-
-// deprecatedKey tells apart the attribute sets of the deprecated counter.
-type deprecatedKey struct {
-	principal string
-	op        petstore.Operation
 }
 
 // maxCached bounds the number of entries of an optionCache. The histogram
@@ -196,24 +190,14 @@ type serverSpan struct {
 
 type serverSpanKey struct{}
 
-// methods are the request methods that the semantic conventions know,
-// with their http.request.method attribute.
-var methods = []attribute.KeyValue{
-	semconv.HTTPRequestMethodGet, semconv.HTTPRequestMethodHead, semconv.HTTPRequestMethodPost,
-	semconv.HTTPRequestMethodPut, semconv.HTTPRequestMethodDelete, semconv.HTTPRequestMethodPatch,
-	semconv.HTTPRequestMethodOptions, semconv.HTTPRequestMethodConnect, semconv.HTTPRequestMethodTrace,
-	semconv.HTTPRequestMethodQuery,
-}
-
 // methodOf returns the http.request.method attribute of the request method
 // m and its name in span names: any method the semantic conventions do not
 // know becomes "_OTHER", so that a client cannot add attribute values at
 // will, and "HTTP" in span names.
 func methodOf(m string) (attribute.KeyValue, string) {
-	for _, attr := range methods {
-		if attr.Value.AsString() == m {
-			return attr, m
-		}
+	switch m {
+	case "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE", "QUERY":
+		return semconv.HTTPRequestMethodKey.String(m), m
 	}
 	return semconv.HTTPRequestMethodOther, "HTTP"
 }

@@ -58,7 +58,7 @@ type Telemetry struct {
 	events     metric.Int64Counter
 
 	durationSets   optionCache[durationKey, []metric.RecordOption]
-	deprecatedSets optionCache[deprecatedKey, []metric.AddOption]
+	deprecatedSets optionCache[[2]string, []metric.AddOption] // by principal and operation
 }
 
 // New returns a Telemetry that records on the configured providers. It

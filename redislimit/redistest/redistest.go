@@ -31,7 +31,12 @@ func Start(tb testing.TB, args ...string) string {
 		}
 		tb.Skip(msg)
 	}
-	port := freePort(tb)
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // for a loopback port that is free a moment ago
+	if err != nil {
+		tb.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
 	cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", tb.TempDir(),
 		"--save", "", "--appendonly", "no", "--protected-mode", "yes"}, args...)...)
 	out, err := cmd.StdoutPipe()
@@ -63,15 +68,4 @@ func Start(tb testing.TB, args ...string) string {
 		tb.Fatal("redis-server was not ready within 10 s")
 	}
 	return "redis://127.0.0.1:" + strconv.Itoa(port)
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(tb testing.TB) int {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
