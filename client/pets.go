@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -46,8 +47,7 @@ func (c *Client) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOp
 	if err := checkCreated(pet, p); err != nil {
 		return petstore.Pet{}, false, fmt.Errorf("client: POST %s: %w", c.pets, err)
 	}
-	replayed = opts.IdempotencyKey != "" && ans.header.Get("Idempotent-Replayed") == "true"
-	return pet, replayed, nil
+	return pet, opts.IdempotencyKey != "" && ans.header.Get("Idempotent-Replayed") == "true", nil
 }
 
 // Get returns the pet with the given ID, with GET /pets/{petId}, which the
@@ -114,10 +114,7 @@ func (c *Client) All(ctx context.Context, opts petstore.ListOptions) iter.Seq2[p
 		}
 		cl := c.newCall(ctx, http.MethodGet)
 		cl.limit = maxPageOverhead + int64(c.pageSize)*maxPagePetBytes
-		limit := c.pageSize
-		if opts.Limit > 0 {
-			limit = min(limit, opts.Limit)
-		}
+		limit := min(c.pageSize, cmp.Or(opts.Limit, c.pageSize)) // a Limit of 0 is none
 		target := c.petsURL(opts, url.Values{"limit": {strconv.Itoa(limit)}})
 		last, n := opts.After, 0
 		for {
