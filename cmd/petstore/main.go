@@ -38,6 +38,7 @@ import (
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/docspage"
 	"github.com/petstore-go/petstore/internal/wire"
+	"github.com/petstore-go/petstore/memstore"
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
@@ -181,17 +182,17 @@ type server struct {
 	stdout  io.Writer
 	closers []func()
 
-	certs    *certSource // nil for plain HTTP
-	store    petstore.Store
-	replicas func() []replicaProbe // nil without replicas
-	backups  *sqlitestore.Backups  // nil without scheduled backups
-	obs      *observability
-	srv      *http.Server
-	ln       net.Listener
+	certs *certSource // nil for plain HTTP
+	store petstore.Store
+	obs   *observability
+	admin *admin // served with -admin-addr
+	srv   *http.Server
+	ln    net.Listener
 }
 
 // open checks the key pair and the handler's options, then opens the
-// store, the key, the backups and the observability, in that order.
+// store, the key, the backups and the observability, in that order, and
+// assembles the admin endpoints from them.
 func (s *server) open(ctx context.Context) (err error) {
 	c, logger := s.c, s.logger
 	if c.tlsCert != "" {
@@ -202,27 +203,43 @@ func (s *server) open(ctx context.Context) (err error) {
 	if err := petstore.CheckOptions(handlerOptions(c)...); err != nil {
 		return err
 	}
-	store, closeStore, err := openStore(ctx, c, logger)
-	if err != nil {
-		return err
+	var sqlite *sqlitestore.Store // nil for another store
+	switch c.store {
+	case storePostgres:
+		pg, closePool, err := openPostgresStore(ctx, c.postgresURL, c.replicaURLs, c.postgresListenURL, c.migrate, logger)
+		if err != nil {
+			return err
+		}
+		s.store, s.closers = pg, append(s.closers, closePool)
+	case storeMemory:
+		logger.Info("petstore: storing pets in memory; they are lost when the process stops")
+		s.store = memstore.New()
+	default:
+		if sqlite, err = sqlitestore.Open(c.dataFile, sqlitestore.WithLogger(logger)); err != nil {
+			return fmt.Errorf("%w; -data or %s names another file, -store memory keeps pets in memory", err, dataFileVar)
+		}
+		logger.Info("petstore: storing pets in a SQLite file", "path", sqlite.Path())
+		s.store, s.closers = sqlite, append(s.closers, func() {
+			if err := sqlite.Close(); err != nil {
+				logger.Error("petstore: closing the SQLite file", "path", sqlite.Path(), "err", err)
+			}
+		})
 	}
-	s.store, s.closers = store, append(s.closers, closeStore)
 	// Only now: a run that refuses to serve prints no key.
 	if len(c.keys) == 0 {
-		if s.c.keys, err = madeKey(store, s.stdout); err != nil {
+		if s.c.keys, err = madeKey(s.store, s.stdout); err != nil {
 			return err
 		}
 	}
-	sqlite, _ := store.(*sqlitestore.Store)
+	var backups *sqlitestore.Backups
 	if b := c.backups; b.dir != "" && sqlite != nil {
-		if s.backups, err = sqlite.ScheduleBackups(b.dir, b.interval, b.keep); err != nil {
+		if backups, err = sqlite.ScheduleBackups(b.dir, b.interval, b.keep); err != nil {
 			return fmt.Errorf("-backup-dir: %w", err)
 		}
-		s.closers = append(s.closers, s.backups.Stop)
+		s.closers = append(s.closers, backups.Stop)
 	}
-	collectors, replicas := replicaReports(store)
-	s.replicas = replicas
-	collectors = append(collectors, dataMetrics(sqlite, s.backups)...)
+	collectors, replicas := replicaReports(s.store)
+	collectors = append(collectors, dataMetrics(sqlite, backups)...)
 	if s.obs, err = newObservability(ctx, c.adminAddr != "", c.tracing, c.accessLog, logger, collectors...); err != nil {
 		return err
 	}
@@ -233,6 +250,11 @@ func (s *server) open(ctx context.Context) (err error) {
 			logger.Warn("petstore: shutting down telemetry", "err", err)
 		}
 	})
+	s.admin = &admin{metrics: s.obs.metrics, store: s.store, replicas: replicas, logger: logger,
+		redact: func(u string) string { return postgresRedact(u, c.postgresURL) }}
+	if backups != nil && c.backups.ready {
+		s.admin.backups = backupsReady(backups, c.backups.interval)
+	}
 	return nil
 }
 
@@ -309,12 +331,7 @@ func (s *server) listen(ctx context.Context) (err error) {
 			"-tls-cert and -tls-key serve HTTPS")
 	}
 	if c.adminAddr != "" {
-		a := &admin{metrics: s.obs.metrics, store: s.store, replicas: s.replicas, logger: logger,
-			redact: func(u string) string { return postgresRedact(u, c.postgresURL) }}
-		if s.backups != nil && c.backups.ready {
-			a.backups = backupsReady(s.backups, c.backups.interval)
-		}
-		stopAdmin, err := serveAdmin(ctx, c.adminAddr, a, s.stdout)
+		stopAdmin, err := serveAdmin(ctx, c.adminAddr, s.admin, s.stdout)
 		if err != nil {
 			return err
 		}

@@ -2,21 +2,18 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/petstore-go/petstore"
-	"github.com/petstore-go/petstore/memstore"
 	"github.com/petstore-go/petstore/sqlitestore"
 )
 
@@ -74,31 +71,6 @@ func (c *config) chooseStore(given map[string]bool, getenv func(string) string) 
 		c.dataFile = defaultDataFile
 	}
 	return nil
-}
-
-// openStore opens the store that c selects, and returns it and what closes it.
-func openStore(ctx context.Context, c config, logger *slog.Logger) (petstore.Store, func(), error) {
-	switch c.store {
-	case storePostgres:
-		s, closePool, err := openPostgresStore(ctx, c.postgresURL, c.replicaURLs, c.postgresListenURL, c.migrate, logger)
-		if err != nil {
-			return nil, nil, err // not s, a nil *pgstore.Store that is not a nil Store
-		}
-		return s, closePool, nil
-	case storeMemory:
-		logger.Info("petstore: storing pets in memory; they are lost when the process stops")
-		return memstore.New(), func() {}, nil
-	}
-	s, err := sqlitestore.Open(c.dataFile, sqlitestore.WithLogger(logger))
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w; -data or %s names another file, -store memory keeps pets in memory", err, dataFileVar)
-	}
-	logger.Info("petstore: storing pets in a SQLite file", "path", s.Path())
-	return s, func() {
-		if err := s.Close(); err != nil {
-			logger.Error("petstore: closing the SQLite file", "path", s.Path(), "err", err)
-		}
-	}, nil
 }
 
 // keyFile is the file that keeps the API key made for the data file dataFile.
