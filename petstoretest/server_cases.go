@@ -361,10 +361,8 @@ func (st *serverT) createRaw(body []byte, contentType string, p petstore.NewPet)
 
 	loc := x.resp.Header.Values("Location")
 	resolved := fmt.Sprintf("%q", loc)
-	if len(loc) == 1 {
-		if ref, err := url.Parse(loc[0]); err == nil {
-			resolved = x.req.URL.ResolveReference(ref).String()
-		}
+	if u, err := x.resp.Location(); err == nil && len(loc) == 1 {
+		resolved = u.String()
 	}
 	diff(st, fmt.Sprintf("%s: Location %q resolved against the request's URL", x, loc), st.petURL(got.ID), resolved)
 	return got

@@ -372,12 +372,9 @@ func testIDsGrow(st *storeT) {
 }
 
 func testRoundTrip(st *storeT) {
-	pets := samplePets()
-	var added []petstore.Pet
-	for i, p := range pets {
-		got := st.add(p)[0]
-		diff(st, fmt.Sprintf("Add of sample pet %d (name %.20q) returned", i, p.Name), p, got.NewPet)
-		added = append(added, got)
+	added := st.add(samplePets()...)
+	for i, p := range samplePets() {
+		diff(st, fmt.Sprintf("Add of sample pet %d (name %.20q) returned", i, p.Name), p, added[i].NewPet)
 	}
 	st.diffGets("after Add returned it", added)
 	// List under a filter returns the same values too; list-status,
