@@ -185,6 +185,9 @@ func syntheticOperations(doc *openapi3.T) (map[string]*openapi3.Operation, error
 	maps.Copy(withAllow, headers)
 	responses[405] = &openapi3.ResponseRef{Value: &openapi3.Response{Headers: withAllow, Content: internal.Content}}
 
+	document := openapi3.NewObjectSchema().WithRequired([]string{"openapi", "info", "paths"})
+	responses[200] = &openapi3.ResponseRef{Value: &openapi3.Response{Headers: headers, Content: openapi3.NewContentWithJSONSchema(document)}}
+
 	op := func(statuses ...int) *openapi3.Operation {
 		rs := openapi3.NewResponses()
 		for _, s := range statuses {
@@ -192,14 +195,10 @@ func syntheticOperations(doc *openapi3.T) (map[string]*openapi3.Operation, error
 		}
 		return &openapi3.Operation{Responses: rs}
 	}
-	document := openapi3.NewObjectSchema().WithRequired([]string{"openapi", "info", "paths"})
-	ok := &openapi3.Response{Headers: headers, Content: openapi3.NewContentWithJSONSchema(document)}
-	docOp := op(405)
-	docOp.Responses.Set("200", &openapi3.ResponseRef{Value: ok})
 	return map[string]*openapi3.Operation{
 		OtherMethod: op(401, 403, 405, 500, 503),
 		OtherPath:   op(401, 403, 404, 500, 503),
-		Document:    docOp,
+		Document:    op(200, 405),
 	}, nil
 }
 

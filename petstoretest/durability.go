@@ -46,7 +46,7 @@ func TestDurability(t *testing.T, newData func(t *testing.T) OpenFunc) {
 // runDurable runs test on the set of data that open opens, which must be
 // new and empty.
 func runDurable(r reporter, open func() (petstore.Store, func() error), test func(*durableT)) {
-	dt := &durableT{storeT: &storeT{reporter: r, ctx: r.Context()}, open: open}
+	dt := &durableT{storeT: &storeT{reporter: r}, open: open}
 	defer func() {
 		if dt.close != nil {
 			if err := dt.close(); err != nil {
@@ -202,7 +202,7 @@ func (dt *durableT) interruptAdds(round int) []*attempt {
 	const workers, maxAdds, closeAfter = 8, 200, 32
 	s, closeFn := dt.s, dt.close
 	dt.close = nil
-	ctx := petstore.WithPrincipal(dt.ctx, interruptedPrincipal)
+	ctx := petstore.WithPrincipal(dt.Context(), interruptedPrincipal)
 
 	var (
 		mu       sync.Mutex

@@ -536,11 +536,11 @@ func (st *serverT) sendAll(reqs []request) {
 
 // onEachOperation returns a request for each operation with the
 // Authorization header values auth (none when auth is nil), each answered
-// with status and code and the header want.
-func (st *serverT) onEachOperation(auth []string, status int, code string, want map[string]string) []request {
+// 401 unauthorized with the header want.
+func (st *serverT) onEachOperation(auth []string, want map[string]string) []request {
 	reqs := []request{{path: "/pets"}, {method: http.MethodHead, path: "/pets"}, {method: http.MethodPost, path: "/pets", body: st.validBody()}, {path: "/pets/1"}}
 	for i := range reqs {
-		reqs[i].header, reqs[i].status, reqs[i].code, reqs[i].want = http.Header{"Authorization": auth}, status, code, want
+		reqs[i].header, reqs[i].status, reqs[i].code, reqs[i].want = http.Header{"Authorization": auth}, 401, "unauthorized", want
 	}
 	return reqs
 }

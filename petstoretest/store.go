@@ -60,7 +60,7 @@ func runStore(r reporter, s petstore.Store, test func(*storeT)) {
 	if s == nil {
 		r.Fatalf("newStore returned a nil Store")
 	}
-	st := &storeT{reporter: r, s: s, ctx: r.Context()}
+	st := &storeT{reporter: r, s: s}
 	st.requireEmpty()
 	test(st)
 }
@@ -69,8 +69,7 @@ func runStore(r reporter, s petstore.Store, test func(*storeT)) {
 // failures to the reporter.
 type storeT struct {
 	reporter
-	s   petstore.Store
-	ctx context.Context
+	s petstore.Store
 }
 
 // atOnce calls f(0) to f(n-1) from n goroutines, released together, and
@@ -101,7 +100,7 @@ func (st *storeT) requireEmpty() {
 func (st *storeT) add(pets ...petstore.NewPet) []petstore.Pet {
 	added := make([]petstore.Pet, 0, len(pets))
 	for _, p := range pets {
-		got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
+		got, _, err := st.s.Add(st.Context(), p, petstore.AddOptions{})
 		if err != nil {
 			st.Fatalf("Add(%+v): %v", p, err)
 		}
@@ -115,7 +114,7 @@ func (st *storeT) addN(n int) []petstore.Pet { return st.add(newPets(n)...) }
 // diffGets checks that Get returns each of want; when says when.
 func (st *storeT) diffGets(when string, want []petstore.Pet) {
 	for _, p := range want {
-		got, err := st.s.Get(st.ctx, p.ID)
+		got, err := st.s.Get(st.Context(), p.ID)
 		if err != nil {
 			st.Errorf("Get(%d) %s: %v; want %+v", p.ID, when, err, p)
 			continue
@@ -126,7 +125,7 @@ func (st *storeT) diffGets(when string, want []petstore.Pet) {
 
 // list calls List and stops the subtest when it fails.
 func (st *storeT) list(opts petstore.ListOptions) []petstore.Pet {
-	pets, err := st.s.List(st.ctx, opts)
+	pets, err := st.s.List(st.Context(), opts)
 	if err != nil {
 		st.Fatalf("List(%+v): %v", opts, err)
 	}
@@ -275,7 +274,7 @@ func testNotifyAdds(st *storeT) {
 		return
 	}
 	var woken atomic.Int64
-	n.NotifyAdds(st.ctx, func() { woken.Add(1) })
+	n.NotifyAdds(st.Context(), func() { woken.Add(1) })
 	for i := range 3 {
 		before := woken.Load()
 		st.add(newPets(1)...)
@@ -296,7 +295,7 @@ func testAddInvalid(st *storeT) {
 		"unknown status":    {Name: "a", CategoryID: 1, Status: "lost"},
 	}
 	for _, why := range slices.Sorted(maps.Keys(invalid)) {
-		if _, _, err := st.s.Add(st.ctx, invalid[why], petstore.AddOptions{}); !errors.Is(err, petstore.ErrInvalidPet) {
+		if _, _, err := st.s.Add(st.Context(), invalid[why], petstore.AddOptions{}); !errors.Is(err, petstore.ErrInvalidPet) {
 			st.Errorf("Add of a pet with a %s returned error %v, not one wrapping ErrInvalidPet", why, err)
 		}
 	}
@@ -340,7 +339,7 @@ type concurrentAdds struct {
 // add adds p from the goroutine who and keeps the pet that Add returns; it
 // reports a failure of Add and tells whether Add succeeded.
 func (a *concurrentAdds) add(st *storeT, who string, p petstore.NewPet) (petstore.Pet, bool) {
-	got, _, err := st.s.Add(st.ctx, p, petstore.AddOptions{})
+	got, _, err := st.s.Add(st.Context(), p, petstore.AddOptions{})
 	if err != nil {
 		st.Errorf("Add(%+v) from %s: %v", p, who, err)
 		return got, false
@@ -354,7 +353,7 @@ func (a *concurrentAdds) add(st *storeT, who string, p petstore.NewPet) (petstor
 func testIDsGrow(st *storeT) {
 	pets := newPets(4)
 	a := st.add(pets[0])[0]
-	if _, err := st.s.Get(st.ctx, a.ID); err != nil {
+	if _, err := st.s.Get(st.Context(), a.ID); err != nil {
 		st.Fatalf("Get(%d) of a pet just added: %v", a.ID, err)
 	}
 	b := st.add(pets[1])[0]
@@ -394,7 +393,7 @@ func testNoAlias(st *storeT) {
 	page := st.list(petstore.ListOptions{Limit: 2})
 	page = append(page, petstore.Pet{ID: -2, NewPet: petstore.NewPet{Name: "appended by the caller", CategoryID: 9}})
 	page[0].Name = "changed by the caller"
-	if p, err := st.s.Get(st.ctx, want[0].ID); err == nil {
+	if p, err := st.s.Get(st.Context(), want[0].ID); err == nil {
 		p.Name = "changed by the caller"
 	}
 
@@ -405,7 +404,7 @@ func testNoAlias(st *storeT) {
 func testGetUnknown(st *storeT) {
 	got, want := map[int64]string{}, map[int64]string{}
 	probe := func(id int64) {
-		p, err := st.s.Get(st.ctx, id)
+		p, err := st.s.Get(st.Context(), id)
 		want[id], got[id] = wantWrapping(petstore.ErrNotFound, p, err)
 	}
 	probe(1) // the store is empty
@@ -435,10 +434,10 @@ func wantWrapping(target error, v any, err error) (want, got string) {
 func withDoneContext(target error, methods ...string) func(*storeT) {
 	return func(st *storeT) {
 		id := st.addN(3)[0].ID
-		ctx, cancel := context.WithCancel(st.ctx)
+		ctx, cancel := context.WithCancel(st.Context())
 		cancel()
 		if target == context.DeadlineExceeded {
-			ctx, cancel = context.WithDeadline(st.ctx, time.Unix(0, 0))
+			ctx, cancel = context.WithDeadline(st.Context(), time.Unix(0, 0))
 			defer cancel()
 		}
 		calls := map[string]func() (any, error){
@@ -468,10 +467,10 @@ func testConcurrentUse(st *storeT) {
 			if !ok {
 				return
 			}
-			back, err := st.s.Get(st.ctx, got.ID)
+			back, err := st.s.Get(st.Context(), got.ID)
 			diff(st, fmt.Sprintf("Get(%d) from worker %d of the pet that Add returned", got.ID, w), outcome(got, nil), outcome(back, err))
 			opts := petstore.ListOptions{Status: statuses[i%len(statuses)], After: got.ID / 2, Limit: 1 + i%4}
-			page, err := st.s.List(st.ctx, opts)
+			page, err := st.s.List(st.Context(), opts)
 			if err != nil {
 				st.Errorf("List(%+v) from worker %d: %v", opts, w, err)
 				continue
@@ -489,7 +488,7 @@ func testConcurrentUse(st *storeT) {
 // subtest, with one clear line, when the store says it does not support
 // idempotency keys.
 func (st *storeT) addKeyed(principal, key string, p petstore.NewPet) (petstore.Pet, bool, error) {
-	ctx := petstore.WithPrincipal(st.ctx, principal)
+	ctx := petstore.WithPrincipal(st.Context(), principal)
 	pet, replayed, err := st.s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: key})
 	if errors.Is(err, errors.ErrUnsupported) {
 		st.Fatalf("the store does not support idempotency keys (Add returned %v); the Store contract requires them", err)
@@ -576,7 +575,7 @@ func testIdempotentScope(st *storeT) {
 func testIdempotentConcurrent(st *storeT) {
 	const n = 16
 	p := petstore.NewPet{Name: "Rex", CategoryID: 3}
-	ctx := petstore.WithPrincipal(st.ctx, "alice")
+	ctx := petstore.WithPrincipal(st.Context(), "alice")
 	pets, errs := make([]petstore.Pet, n), make([]error, n)
 	atOnce(n, func(i int) { pets[i], _, errs[i] = st.s.Add(ctx, p, petstore.AddOptions{IdempotencyKey: "once"}) })
 	ids := map[int64]int{}
@@ -691,7 +690,7 @@ func testListEmpty(st *storeT) {
 func (st *storeT) paginate(opts petstore.ListOptions, between func(page int), more func() bool) []petstore.Pet {
 	var visited []petstore.Pet
 	for page := 0; page < 100_000; {
-		got, err := st.s.List(st.ctx, opts)
+		got, err := st.s.List(st.Context(), opts)
 		if err != nil {
 			st.Errorf("paging: List(%+v): %v", opts, err)
 			return visited
