@@ -117,11 +117,7 @@ func testIDsNeverReused(dt *durableT) {
 	var all []petstore.Pet
 	var greatest int64 // the greatest ID of a pet added in an earlier session
 	for session := range sessions {
-		pets := newPets(5)
-		for i := range pets {
-			pets[i].Name = fmt.Sprintf("session %d pet %d", session+1, i+1)
-		}
-		for _, p := range dt.add(pets...) {
+		for _, p := range dt.addN(5) {
 			if session > 0 && p.ID <= greatest {
 				dt.Errorf("after reopen %d, Add(%+v) returned ID %d; want an ID greater than %d, the greatest ID that a pet had before", session, p.NewPet, p.ID, greatest)
 			}

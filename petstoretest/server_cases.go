@@ -248,8 +248,7 @@ func httpHead(st *serverT) {
 }
 
 func httpListUnknownParams(st *serverT) {
-	st.create(petstore.NewPet{Name: st.name("listed"), CategoryID: 1})
-	st.create(petstore.NewPet{Name: st.name("listed"), CategoryID: 1})
+	st.createEach(1)
 	// The limit applies, and the other parameters are ignored; %6C is l.
 	for _, q := range []string{"limit=1&foo=bar", "page=3&limit=1&offset=2", "limit=1&sort=desc&Status=lost&LIMIT=0", "%6Cimit=1"} {
 		st.wantPage(q, 1, false)
@@ -426,10 +425,9 @@ func httpCreate(st *serverT) {
 }
 
 func httpGet(st *serverT) {
-	a := st.create(petstore.NewPet{Name: st.name("first"), CategoryID: 3, Status: petstore.StatusSold})
-	b := st.create(petstore.NewPet{Name: st.name("second"), CategoryID: 4})
-	st.get(a)
-	st.get(b)
+	for _, p := range st.createEach(2) {
+		st.get(p)
+	}
 }
 
 // deprecation is what httpGetDeprecation compares.
@@ -623,16 +621,12 @@ func (st *serverT) createEach(n int) map[int64]petstore.Pet {
 func sorted(m map[int64]petstore.Pet) []petstore.Pet { return byID(slices.Collect(maps.Values(m))) }
 
 func httpListDefaultLimit(st *serverT) {
-	for range petstore.DefaultPageSize + 1 {
-		st.create(petstore.NewPet{Name: st.name("default page"), CategoryID: 1})
-	}
+	st.createEach(petstore.DefaultPageSize/len(statuses) + 1)
 	st.wantPage("", petstore.DefaultPageSize, true)
 }
 
 func httpListLimit(st *serverT) {
-	for range 3 {
-		st.create(petstore.NewPet{Name: st.name("limited"), CategoryID: 1})
-	}
+	st.createEach(1)
 	st.wantPage("limit=1", 1, true)
 	st.wantPage("limit=2", 2, true)
 	st.wantPage("limit=%31", 1, true) // "1", percent-encoded

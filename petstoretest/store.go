@@ -277,7 +277,7 @@ func testNotifyAdds(st *storeT) {
 	n.NotifyAdds(st.Context(), func() { woken.Add(1) })
 	for i := range 3 {
 		before := woken.Load()
-		st.add(newPets(1)...)
+		st.addN(1)
 		if woken.Load() == before {
 			st.Errorf("Add %d of 3 returned before it woke the caller of NotifyAdds", i+1)
 		}
