@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/petstore-go/petstore/httpapi"
+	"github.com/petstore-go/petstore/internal/wake"
 )
 
 // Watch configures the watch streams of GET /pets (see WithWatch). A zero
@@ -154,7 +155,7 @@ type hub struct {
 	perPrincipal map[string]int // streams by principal
 	reading      bool           // the reader goroutine runs
 
-	seen atomic.Int64 // the greatest ID of a pet that the store returned
+	seen wake.Highest // the greatest ID of a pet that the store returned
 	held atomic.Int64 // the petBytes of the views' logs
 }
 
@@ -169,7 +170,7 @@ func newHub(cfg Watch, store *guardedStore, log *slog.Logger) *hub {
 // streams need not wait for the next poll. A store that is an AddNotifier
 // has woken the hub already.
 func (h *hub) created(id int64) {
-	h.saw(id)
+	h.seen.Raise(id)
 	if h.notifier == nil {
 		h.signal()
 	}
@@ -322,7 +323,7 @@ func (h *hub) poll(v *view) (grew bool, err error) {
 		}
 		grew = true
 		last = lastID(pets)
-		h.saw(last)
+		h.seen.Raise(last)
 		if h.held.Add(v.append(pets)) > maxViewBytes {
 			h.shrink()
 		}
@@ -410,16 +411,6 @@ func (v *view) prime(start int64) {
 	}
 }
 
-// saw records id, the ID of a pet that the store returned.
-func (h *hub) saw(id int64) {
-	for {
-		old := h.seen.Load()
-		if id <= old || h.seen.CompareAndSwap(old, id) {
-			return
-		}
-	}
-}
-
 // catchUp reads from the store, with the caller's ctx, the next pets of v
 // after after, for a stream that v's log cannot serve. It returns them and
 // the position after which the stream goes on.
@@ -440,7 +431,7 @@ func (h *hub) catchUp(ctx context.Context, v *view, after int64) ([]Pet, int64, 
 		return nil, after, err
 	}
 	next := max(after, lastID(pets))
-	h.saw(lastID(pets))
+	h.seen.Raise(lastID(pets))
 	switch {
 	case len(pets) == watchPage: // more follow
 	case primed:
@@ -496,9 +487,36 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if r.Method == http.MethodHead {
 		return nil
 	}
-	s := stream{w: w, rc: http.NewResponseController(w), timeout: cfg.WriteTimeout}
-	defer func() { _ = s.rc.SetWriteDeadline(time.Time{}) }() // the answer is over: no deadline of a stream's outlives it
-	if err := s.send(nil, nil); err != nil {
+	var buf []byte // kept between writes, up to maxStreamBuf
+	rc := http.NewResponseController(w)
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }() // the answer is over: no deadline of a stream's outlives it
+	// send writes one event for each of pets, or for none the heartbeat
+	// comment (sent when the stream opens and after Heartbeat of silence),
+	// and flushes them, within the write timeout.
+	send := func(pets []Pet) error {
+		b := buf[:0]
+		if len(pets) == 0 {
+			b = append(b, ": heartbeat\n\n"...)
+		}
+		for i := range pets {
+			b = append(b, "id: "...)
+			b = strconv.AppendInt(b, pets[i].ID, 10)
+			b = append(b, "\ndata: "...)
+			b = appendPet(b, &pets[i])
+			b = append(b, "\n\n"...)
+		}
+		if cap(b) <= maxStreamBuf {
+			buf = b
+		}
+		if err := rc.SetWriteDeadline(time.Now().Add(cfg.WriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return err
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	if err := send(nil); err != nil {
 		return nil
 	}
 	heartbeat := time.NewTimer(cfg.Heartbeat)
@@ -525,7 +543,7 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			}
 		}
 		if len(pets) > 0 {
-			if err := s.send(s.buf[:0], pets); err != nil {
+			if err := send(pets); err != nil {
 				return nil
 			}
 			observe(WatchObservation{Events: len(pets)})
@@ -538,7 +556,7 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		select {
 		case <-changed:
 		case <-heartbeat.C:
-			if err := s.send(nil, nil); err != nil {
+			if err := send(nil); err != nil {
 				return nil
 			}
 			heartbeat.Reset(cfg.Heartbeat)
@@ -587,38 +605,4 @@ func lastID(pets []Pet) int64 {
 		return 0
 	}
 	return pets[len(pets)-1].ID
-}
-
-// A stream writes the events of one watch.
-type stream struct {
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	timeout time.Duration
-	buf     []byte
-}
-
-// send writes one event for each of pets, or for none the heartbeat
-// comment (sent when the stream opens and after Heartbeat of silence), and
-// flushes them, within the write timeout.
-func (s *stream) send(buf []byte, pets []Pet) error {
-	if len(pets) == 0 {
-		buf = append(buf, ": heartbeat\n\n"...)
-	}
-	for i := range pets {
-		buf = append(buf, "id: "...)
-		buf = strconv.AppendInt(buf, pets[i].ID, 10)
-		buf = append(buf, "\ndata: "...)
-		buf = appendPet(buf, &pets[i])
-		buf = append(buf, "\n\n"...)
-	}
-	if cap(buf) <= maxStreamBuf {
-		s.buf = buf
-	}
-	if err := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return err
-	}
-	if _, err := s.w.Write(buf); err != nil {
-		return err
-	}
-	return s.rc.Flush()
 }

@@ -12,7 +12,7 @@ import (
 // A Set holds wake functions, each until its caller's context is done. Its
 // zero value is an empty Set ready to use.
 type Set struct {
-	woken atomic.Int64 // the highest ID woken for
+	woken Highest // the highest ID woken for
 
 	mu   sync.Mutex
 	next int
@@ -53,7 +53,7 @@ func (s *Set) Add(ctx context.Context, fn func(), listen func(context.Context)) 
 // pets up to the ID id, always, before the add returns, and records id so
 // that Added does not wake again for it.
 func (s *Set) AddedHere(id int64) {
-	s.saw(id)
+	s.woken.Raise(id)
 	s.Wake()
 }
 
@@ -62,19 +62,9 @@ func (s *Set) AddedHere(id int64) {
 // already: a store whose IDs become visible in ascending order wakes once
 // for its own add and the notification of it that reaches it again.
 func (s *Set) Added(id int64) {
-	if s.saw(id) {
+	if s.woken.Raise(id) {
 		s.Wake()
 	}
-}
-
-// saw records id and reports whether it is above every ID recorded before.
-func (s *Set) saw(id int64) bool {
-	for old := s.woken.Load(); id > old; old = s.woken.Load() {
-		if s.woken.CompareAndSwap(old, id) {
-			return true
-		}
-	}
-	return false
 }
 
 // Wake calls every function of the Set.
@@ -91,4 +81,18 @@ func (s *Set) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.fns)
+}
+
+// A Highest holds the highest ID recorded in it, 0 before any, which Load
+// returns. Its zero value is ready to use.
+type Highest struct{ atomic.Int64 }
+
+// Raise records id and reports whether it is above every ID recorded before.
+func (h *Highest) Raise(id int64) bool {
+	for old := h.Load(); id > old; old = h.Load() {
+		if h.CompareAndSwap(old, id) {
+			return true
+		}
+	}
+	return false
 }
