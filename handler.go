@@ -95,6 +95,7 @@ func newHandler(c *config) *handler {
 		bodyTimeout: c.bodyTimeout,
 		router:      newRouter(c.basePath, handlerRoutes(c)),
 		openAPI:     c.openAPIDoc,
+		running:     inFlight{max: 1, full: ErrIdempotencyKeyInUse, busy: map[string]int{}},
 		petsPath:    c.basePath + "/pets",
 		observe:     c.observe,
 		rateLimit:   newRateLimits(c.rateLimit),
@@ -120,8 +121,13 @@ type handler struct {
 	router      router
 	openAPI     []byte // the document that serveOpenAPI serves
 
-	running  runningKeys // the idempotency keys of the creates in progress
-	petsPath string      // base + "/pets", for messages
+	// running holds the idempotency keys of the creates in progress, by
+	// principal, so that a second request with the same key from the same
+	// caller is answered 409 instead of waiting on the store. Across
+	// processes, the store's own guarantee (Store, "Idempotent creates")
+	// keeps a key to one pet.
+	running  inFlight
+	petsPath string // base + "/pets", for messages
 	observe  func(context.Context, Observation)
 	hub      *hub // the watch streams of GET /pets
 

@@ -108,11 +108,11 @@ func (h *handler) createPet(ctx context.Context, w http.ResponseWriter, r *http.
 		return err
 	}
 	if key != "" {
-		release, ok := h.running.claim(Principal(ctx), key)
-		if !ok {
-			return ErrIdempotencyKeyInUse
+		k := Principal(ctx) + "\n" + key // a key holds no newline: each principal's keys are apart
+		if err := h.running.take(k); err != nil {
+			return err
 		}
-		defer release()
+		defer h.running.done(k)
 	}
 	pet, replayed, err := h.store.Add(ctx, p, AddOptions{IdempotencyKey: key})
 	if err != nil {

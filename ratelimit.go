@@ -225,12 +225,14 @@ func (l *rateLimits) wait(ctx context.Context) {
 	}
 }
 
-// inFlight counts the requests that each principal has in flight, for
-// RateLimit.MaxInFlight. It holds only principals with requests in flight,
-// so its size is bounded by the requests served at once.
+// inFlight counts what each key has in flight, up to max: the requests of
+// each principal, for RateLimit.MaxInFlight, and the creates of each
+// principal's idempotency key, one at a time. It holds only keys with
+// something in flight, so its size is bounded by the requests served at
+// once.
 type inFlight struct {
 	max  int
-	full *requestError // the answer to a request over max, shared
+	full error // the answer to a request over max, shared
 
 	mu   sync.Mutex
 	busy map[string]int
@@ -245,23 +247,23 @@ func newInFlight(max int, retryAfter []string) *inFlight {
 			message: "this API key has " + strconv.Itoa(max) + " requests in flight, the most it may; wait for an answer before sending another"}}
 }
 
-// take counts a request of principal in flight, or returns the error to
-// answer when principal has max already. done must follow a nil error.
-func (f *inFlight) take(principal string) error {
+// take counts a request of key in flight, or returns the error to answer
+// when key has max already. done must follow a nil error.
+func (f *inFlight) take(key string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.busy[principal] >= f.max {
+	if f.busy[key] >= f.max {
 		return f.full
 	}
-	f.busy[principal]++
+	f.busy[key]++
 	return nil
 }
 
-func (f *inFlight) done(principal string) {
+func (f *inFlight) done(key string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.busy[principal]--; f.busy[principal] == 0 {
-		delete(f.busy, principal)
+	if f.busy[key]--; f.busy[key] == 0 {
+		delete(f.busy, key)
 	}
 }
 

@@ -76,13 +76,6 @@ func (s *Set) Wake() {
 	}
 }
 
-// Len returns the number of functions in the Set.
-func (s *Set) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.fns)
-}
-
 // A Highest holds the highest ID recorded in it, 0 before any, which Load
 // returns. Its zero value is ready to use.
 type Highest struct{ atomic.Int64 }
