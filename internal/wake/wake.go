@@ -1,6 +1,7 @@
 // Package wake keeps the wake functions that a store's callers gave to
 // NotifyAdds (see petstore.AddNotifier), and runs the store's listener
-// while any caller is left.
+// while any caller is left. Its Highest, the highest ID seen, serves the
+// stores and the handler's watch reader alike.
 package wake
 
 import (
