@@ -16,10 +16,10 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"maps"
 	"net"
@@ -32,36 +32,28 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "baseline:", err)
-		os.Exit(1)
-	}
-}
-
-func run(args []string) error {
-	fs := flag.NewFlagSet("baseline", flag.ContinueOnError)
-	addr := fs.String("addr", "127.0.0.1:18081", "`address` to serve the baseline on")
-	target := fs.String("target", "http://127.0.0.1:18080/v1", "base `URL` of the petstore server to seed and record")
-	key := fs.String("key", "", "API `key` of the petstore server")
-	seed := fs.Int("seed", 100_000, "`number` of pets to add to the petstore server before recording")
-	seedOnly := fs.Bool("seed-only", false, "seed the petstore server, then exit without serving")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
+	log.SetFlags(0)
+	log.SetPrefix("baseline: ")
+	addr := flag.String("addr", "127.0.0.1:18081", "`address` to serve the baseline on")
+	target := flag.String("target", "http://127.0.0.1:18080/v1", "base `URL` of the petstore server to seed and record")
+	key := flag.String("key", "", "API `key` of the petstore server")
+	seed := flag.Int("seed", 100_000, "`number` of pets to add to the petstore server before recording")
+	seedOnly := flag.Bool("seed-only", false, "seed the petstore server, then exit without serving")
+	flag.Parse()
 	if *key == "" {
-		return errors.New("-key is required")
+		log.Fatal("-key is required")
 	}
 	c := &client{base: *target, key: *key}
 	if err := c.waitReady(); err != nil {
-		return err
+		log.Fatal(err)
 	}
 	start := time.Now()
 	if err := c.seed(*seed); err != nil {
-		return err
+		log.Fatal(err)
 	}
 	fmt.Printf("seeded %d pets in %v\n", *seed, time.Since(start).Round(time.Millisecond))
 	if *seedOnly {
-		return nil
+		return
 	}
 
 	var b baseline
@@ -76,10 +68,10 @@ func run(args []string) error {
 	} {
 		res, body, err := c.do(r.method, r.path, r.body)
 		if err != nil {
-			return err
+			log.Fatal(err)
 		}
 		if res.StatusCode >= 300 {
-			return fmt.Errorf("petstore answered %d: %s", res.StatusCode, body)
+			log.Fatalf("petstore answered %d: %s", res.StatusCode, body)
 		}
 		// Both servers set Date on every response themselves.
 		*r.to = response{status: res.StatusCode, header: res.Header, body: body}
@@ -88,7 +80,7 @@ func run(args []string) error {
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		return err
+		log.Fatal(err)
 	}
 	// The same settings as cmd/petstore.
 	srv := &http.Server{
@@ -101,7 +93,7 @@ func run(args []string) error {
 		ErrorLog:          slog.NewLogLogger(slog.NewTextHandler(os.Stderr, nil), slog.LevelWarn),
 	}
 	fmt.Printf("ready: serving the baseline on http://%s\n", ln.Addr())
-	return srv.Serve(ln)
+	log.Fatal(srv.Serve(ln))
 }
 
 // response is a recorded answer.
