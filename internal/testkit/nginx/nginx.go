@@ -11,8 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/petstore-go/petstore/internal/testkit/daemon"
 )
 
 // Binary returns the path of nginx, or an error that says how to install
@@ -52,10 +53,8 @@ func config(doc []byte, upstream, listen, cert, key string) (string, error) {
 // A Proxy is a running nginx.
 type Proxy struct {
 	// Addr is the address nginx listens on.
-	Addr   string
-	dir    string
-	cmd    *exec.Cmd
-	exited chan error
+	Addr string
+	*daemon.Process
 }
 
 // Start runs nginx in the foreground, with a worker for each CPU (as
@@ -85,7 +84,7 @@ func Start(bin, dir string, doc []byte, upstream, cert, key string) (*Proxy, err
 %s
 worker_processes auto;
 pid %[2]s/nginx.pid;
-error_log %[2]s/error.log;
+error_log stderr;
 events { worker_connections 4096; }
 http {
     access_log off;
@@ -103,54 +102,10 @@ http {
 	if err := os.WriteFile(filepath.Join(dir, "petstore.conf"), []byte(conf), 0o644); err != nil {
 		return nil, err
 	}
-	// A file, not a pipe: the workers would hold a pipe open past their master.
-	out, err := os.Create(filepath.Join(dir, "out.log"))
+	cmd := exec.Command(bin, "-p", dir, "-e", "stderr", "-c", filepath.Join(dir, "nginx.conf"))
+	p, err := daemon.Start(cmd, filepath.Join(dir, "out.log"), listen, 20*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	defer out.Close()
-	p := &Proxy{Addr: listen, dir: dir, exited: make(chan error, 1)}
-	p.cmd = exec.Command(bin, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", filepath.Join(dir, "nginx.conf"))
-	p.cmd.Stdout, p.cmd.Stderr = out, out
-	if err := p.cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { p.exited <- p.cmd.Wait() }()
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		select {
-		case err := <-p.exited:
-			return nil, fmt.Errorf("nginx exited: %v\n%s", err, p.Logs())
-		default:
-		}
-		if c, err := net.DialTimeout("tcp", listen, time.Second); err == nil {
-			c.Close()
-			return p, nil
-		}
-		if time.Now().After(deadline) {
-			p.Stop()
-			return nil, fmt.Errorf("nginx does not listen on %s after 20s:\n%s", listen, p.Logs())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// Pid returns the process id of nginx's master.
-func (p *Proxy) Pid() int { return p.cmd.Process.Pid }
-
-// Logs returns what nginx wrote to its output and its error log.
-func (p *Proxy) Logs() string {
-	a, _ := os.ReadFile(filepath.Join(p.dir, "out.log"))
-	b, _ := os.ReadFile(filepath.Join(p.dir, "error.log"))
-	return string(a) + string(b)
-}
-
-// Stop shuts nginx down, its workers with it, and waits for it.
-func (p *Proxy) Stop() {
-	p.cmd.Process.Signal(syscall.SIGTERM) // nginx's fast shutdown
-	select {
-	case <-p.exited:
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.exited
-	}
+	return &Proxy{Addr: listen, Process: p}, nil
 }

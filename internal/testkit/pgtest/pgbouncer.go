@@ -2,15 +2,15 @@ package pgtest
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/petstore-go/petstore/internal/testkit/daemon"
 )
 
 // PgBouncer starts PgBouncer in transaction mode in front of the server at
@@ -74,47 +74,12 @@ server_round_robin = 1
 			t.Fatal(err)
 		}
 	}
-	logPath := filepath.Join(dir, "pgbouncer.log")
-	out, err := os.Create(logPath)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	p, err := daemon.Start(exec.Command(bin, args...), filepath.Join(dir, "pgbouncer.log"), addr, 30*time.Second)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close() // the child holds its own copy
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting PgBouncer: %v", err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM) // stop at once, dropping any client left
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-		conn, err := net.Dial("tcp", addr)
-		if err == nil {
-			conn.Close()
-			break
-		}
-		var exit error
-		select {
-		case exit = <-exited:
-			exited <- exit // for the cleanup, which waits for it
-		default:
-			if time.Since(start) < 30*time.Second {
-				continue
-			}
-		}
-		log, _ := os.ReadFile(logPath)
-		t.Fatalf("PgBouncer does not listen on %s (exited: %v):\n%s", addr, exit, log)
-	}
+	t.Cleanup(p.Stop) // stops at once, dropping any client left
 	through := *server
 	through.Host = addr
 	q := through.Query()
