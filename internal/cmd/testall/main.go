@@ -54,7 +54,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		return 1
 	}
 	patterns := strings.Fields(string(out))
-	test := exec.Command("go", append(append([]string{"test", "-json"}, withDefaults(args)...), patterns...)...)
+	test := exec.Command("go", slices.Concat([]string{"test", "-json"}, defaults, args, patterns)...)
 	test.Stderr = stderr
 	events, err := test.StdoutPipe()
 	if err == nil {
@@ -79,22 +79,11 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 // to make faster, and the timeout's panic names the tests still running.
 const defaultTimeout = "6m"
 
-// withDefaults returns the go test flags in args, preceded by -count=1 (a
-// cached result would repeat a skip whose cause has since been mended, such
-// as a browser installed after the first run) and -timeout=defaultTimeout,
-// each unless args sets it (as -name, --name, -name=v or --name=v).
-func withDefaults(args []string) []string {
-	var defaults []string
-	for _, d := range []struct{ flag, value string }{{"count", "1"}, {"timeout", defaultTimeout}} {
-		if !slices.ContainsFunc(args, func(a string) bool {
-			name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
-			return name == d.flag
-		}) {
-			defaults = append(defaults, "-"+d.flag+"="+d.value)
-		}
-	}
-	return append(defaults, args...)
-}
+// defaults come before the go test flags given, which take their place when
+// they set the same (the last of a flag wins): -count=1, because a cached
+// result would repeat a skip whose cause has since been mended, such as a
+// browser installed after the first run, and -timeout=defaultTimeout.
+var defaults = []string{"-count=1", "-timeout=" + defaultTimeout}
 
 // event is one line of "go test -json" (see "go doc test2json").
 type event struct {

@@ -208,19 +208,3 @@ func TestHangs(t *testing.T) {
 		}
 	}
 }
-
-func TestWithDefaults(t *testing.T) {
-	tests := []struct {
-		args, want []string
-	}{
-		{nil, []string{"-count=1", "-timeout=" + defaultTimeout}},
-		{[]string{"-race"}, []string{"-count=1", "-timeout=" + defaultTimeout, "-race"}},
-		{[]string{"-count=3", "--timeout", "1m"}, []string{"-count=3", "--timeout", "1m"}},
-		{[]string{"-timeout=20m", "-run", "X"}, []string{"-count=1", "-timeout=20m", "-run", "X"}},
-	}
-	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, withDefaults(tt.args)); diff != "" {
-			t.Errorf("withDefaults(%q) (-want +got):\n%s", tt.args, diff)
-		}
-	}
-}
