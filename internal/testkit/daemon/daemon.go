@@ -38,7 +38,6 @@ func Start(cmd *exec.Cmd, logPath, addr string, wait time.Duration) (*Process, e
 	for deadline := time.Now().Add(wait); ; time.Sleep(50 * time.Millisecond) {
 		select {
 		case err := <-p.exited:
-			p.exited <- err // for Stop, which waits for it
 			log, _ := os.ReadFile(logPath)
 			return nil, fmt.Errorf("%s exited: %v\n%s", cmd.Path, err, log)
 		default:
