@@ -101,6 +101,7 @@ func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (i
 		return 0, wrapError(ctx, s.file, "import", err)
 	}
 	defer db.Close()
+	db.SetMaxOpenConns(1)
 	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the writer's lock first
 	if err != nil {
 		return 0, wrapError(ctx, s.file, "import", err)

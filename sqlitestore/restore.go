@@ -1,7 +1,6 @@
 package sqlitestore
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -51,7 +50,10 @@ func Restore(ctx context.Context, backup, file string) (replaced string, err err
 	if err != nil {
 		return "", err
 	}
-	err = cmp.Or(quickCheck(ctx, db, backup), checkSchema(ctx, db, backup))
+	err = quickCheck(ctx, db, backup)
+	if err == nil {
+		err = checkSchema(ctx, db, backup)
+	}
 	db.Close()
 	if err != nil {
 		return "", err
@@ -83,23 +85,24 @@ func Restore(ctx context.Context, backup, file string) (replaced string, err err
 	}
 	defer lock.Close()
 	conn, err := lock.Conn(ctx)
-	if err == nil {
-		defer conn.Close()
-		_, err = conn.ExecContext(ctx, "BEGIN EXCLUSIVE")
-	}
-	if code(err) == sqlite3.SQLITE_BUSY || code(err) == sqlite3.SQLITE_LOCKED {
-		return "", fmt.Errorf("%s is open in another connection, such as a running server: %w; stop it first", file, ErrInUse)
-	}
-	if err == nil {
-		_, err = conn.ExecContext(ctx, "COMMIT")
-	}
-	if err == nil {
-		// Leaving WAL mode copies the -wal file's commits into the file and
-		// removes it, so that the file kept aside is whole and no -wal file
-		// of it is left to be read with the restored one.
-		_, err = conn.ExecContext(ctx, "PRAGMA journal_mode = DELETE")
-	}
 	if err != nil {
+		return "", fmt.Errorf("%s: %w", file, err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN EXCLUSIVE"); err != nil {
+		if code(err) == sqlite3.SQLITE_BUSY || code(err) == sqlite3.SQLITE_LOCKED {
+			return "", fmt.Errorf("%s is open in another connection, such as a running server: %w; stop it first", file, ErrInUse)
+		}
+		return "", fmt.Errorf("%s: %w", file, err)
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return "", fmt.Errorf("%s: %w", file, err)
+	}
+	// Leaving WAL mode copies the -wal file's commits into the file and
+	// removes it, so that the file kept aside is whole and no -wal file
+	// of it is left to be read with the restored one.
+	var mode string
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode = DELETE").Scan(&mode); err != nil {
 		return "", fmt.Errorf("%s: %w", file, err)
 	}
 	if _, err := os.Lstat(file + "-wal"); err == nil {
@@ -137,18 +140,25 @@ const sqlIssued = `SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE na
 	coalesce((SELECT max(id) FROM pets), 0))`
 
 // carryIDs raises the ID sequence of the data file at file to issued, when
-// it is lower, so that its next pet's ID is above issued. It needs no
-// transaction: file is Restore's copy, removed when carryIDs fails.
+// it is lower, so that its next pet's ID is above issued.
 func carryIDs(ctx context.Context, file string, issued int64) error {
 	db, err := sql.Open("sqlite", dsn(file, url.Values{}))
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	defer db.Close()
-	_, err = db.ExecContext(ctx, `INSERT INTO sqlite_sequence (name, seq) SELECT 'pets', 0
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	defer tx.Rollback() // a no-op after Commit
+	_, err = tx.ExecContext(ctx, `INSERT INTO sqlite_sequence (name, seq) SELECT 'pets', 0
 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'pets')`)
 	if err == nil {
-		_, err = db.ExecContext(ctx, `UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'pets'`, issued)
+		_, err = tx.ExecContext(ctx, `UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'pets'`, issued)
+	}
+	if err == nil {
+		err = tx.Commit()
 	}
 	if err != nil {
 		return fmt.Errorf("%s: carrying the ID sequence: %w", file, err)

@@ -1,7 +1,6 @@
 package sqlitestore
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -251,7 +250,10 @@ func (s *Store) open() error {
 		}
 		return fail("migrate", err)
 	}
-	if err := cmp.Or(quickCheck(ctx, s.w, s.file), checkSchema(ctx, s.w, s.file)); err != nil {
+	if err := quickCheck(ctx, s.w, s.file); err != nil {
+		return err
+	}
+	if err := checkSchema(ctx, s.w, s.file); err != nil {
 		return err
 	}
 	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA journal_size_limit = %d", walLimit)); err != nil {
