@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -310,5 +311,45 @@ func TestRestoreNeverReissuesIDs(t *testing.T) {
 				t.Errorf("%s-journal is left beside the restored file", path)
 			}
 		})
+	}
+}
+
+// TestRestoreStaleJournal checks that Restore removes the hot journal that
+// a Restore killed while it carried the ID sequence into its copy leaves
+// beside that copy: SQLite would roll the old copy's pages in it back into
+// the new copy.
+func TestRestoreStaleJournal(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pets.db")
+	backup := filepath.Join(dir, "backup.db")
+	copied := filepath.Join(dir, ".pets.db.restore")
+	s := open(t, path)
+	old := add(t, s, "in the backup", "k1")
+	if _, err := sqlitestore.Backup(ctx, path, backup); err != nil {
+		t.Fatal(err)
+	}
+	closeStore(t, s)
+	execSQL(t, path, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+INSERT INTO pets (name, category_id) SELECT hex(randomblob(100)), 1 FROM n`)
+	if _, err := sqlitestore.Backup(ctx, path, copied); err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), journalEnv+"="+copied)
+	out, err := child.CombinedOutput()
+	if _, jerr := os.Lstat(copied + "-journal"); err == nil || err.Error() != "signal: killed" || jerr != nil {
+		t.Fatalf("the child that writes the journal: %v, %s; the journal: %v", err, out, jerr)
+	}
+
+	if _, err := sqlitestore.Restore(ctx, backup, path); err != nil {
+		t.Fatal(err)
+	}
+	r := open(t, path) // which runs quick_check
+	if diff := cmp.Diff([]petstore.Pet{old}, all(t, r)); diff != "" {
+		t.Errorf("restored pets (-want +got):\n%s", diff)
+	}
+	if next := add(t, r, "after the restore", ""); next.ID <= 2001 {
+		t.Errorf("the first pet after the restore has ID %d; want above 2001, the largest the replaced file issued", next.ID)
 	}
 }

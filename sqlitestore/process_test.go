@@ -2,12 +2,14 @@ package sqlitestore_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/petstore-go/petstore"
@@ -18,6 +20,10 @@ import (
 // pets to the file it names (see addFromChild) instead of running tests.
 const childEnv = "SQLITESTORE_TEST_CHILD"
 
+// journalEnv, when set, makes it change every pet of the file it names in
+// a transaction that it never ends (see spillAndDie).
+const journalEnv = "SQLITESTORE_TEST_JOURNAL"
+
 func TestMain(m *testing.M) {
 	if v := os.Getenv(childEnv); v != "" {
 		if err := addFromChild(v); err != nil {
@@ -26,7 +32,26 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if v := os.Getenv(journalEnv); v != "" {
+		fmt.Fprintln(os.Stderr, spillAndDie(v))
+		os.Exit(1)
+	}
 	os.Exit(m.Run())
+}
+
+// spillAndDie renames every pet of the file at path in one transaction,
+// in rollback-journal mode with a cache too small for the change, so that
+// SQLite writes changed pages into the file before any commit, and then
+// kills its process with SIGKILL, leaving a hot journal.
+func spillAndDie(path string) error {
+	db, err := sql.Open("sqlite", path+"?_pragma=journal_mode(DELETE)&_pragma=cache_size(10)")
+	if err != nil {
+		return err
+	}
+	if _, err := db.Exec("BEGIN; UPDATE pets SET name = name || ' renamed'"); err != nil {
+		return err
+	}
+	return syscall.Kill(os.Getpid(), syscall.SIGKILL)
 }
 
 // writers and perWriter are how many goroutines add pets to the file in

@@ -64,7 +64,13 @@ func Restore(ctx context.Context, backup, file string) (replaced string, err err
 		}
 	}
 	copied := filepath.Join(filepath.Dir(file), "."+filepath.Base(file)+".restore")
-	os.Remove(copied) // a copy left by a killed Restore
+	// A killed Restore may leave its copy and, killed while carrying the
+	// ID sequence into it, the copy's hot journal, whose pages of the old
+	// copy SQLite would roll back into the new one.
+	os.Remove(copied)
+	if err := os.Remove(copied + "-journal"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
 	if _, err := Backup(ctx, backup, copied); err != nil {
 		return "", fmt.Errorf("copying %s: %w", backup, err)
 	}
