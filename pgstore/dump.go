@@ -70,23 +70,7 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 FROM %s p LEFT JOIN %s k ON k.pet_id = p.id AND k.created_at >= $1
 ORDER BY p.id`, s.relation, s.keys), s.now().Add(-s.retention)) // the error comes back from rows.Err
 		defer rows.Close()
-		for rows.Next() {
-			var (
-				r       Record
-				created *time.Time
-			)
-			if err := rows.Scan(&r.ID, &r.Name, &r.CategoryID, &r.Status, &r.Principal, &r.Key, &created); err != nil {
-				yield(Record{}, wrapError(ctx, "export", err))
-				return
-			}
-			if created != nil {
-				r.KeyCreated = created.UTC()
-			}
-			if !yield(r, nil) {
-				return
-			}
-		}
-		if err := rows.Err(); err != nil {
+		if err := export.Scan(rows, time.Time.UTC, yield); err != nil {
 			yield(Record{}, wrapError(ctx, "export", err))
 		}
 	}

@@ -50,7 +50,7 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 		// One statement reads from one snapshot, its own read transaction.
 		// pet_keys has no index on pet_id: SQLite builds one for the query,
 		// in its temporary files, once.
-		rows, err := s.rdb.QueryContext(ctx, `SELECT p.id, p.name, p.category_id, coalesce(p.status, ''), coalesce(k.principal, ''), coalesce(k.key, ''), coalesce(k.created_at, 0)
+		rows, err := s.rdb.QueryContext(ctx, `SELECT p.id, p.name, p.category_id, coalesce(p.status, ''), coalesce(k.principal, ''), coalesce(k.key, ''), k.created_at
 FROM pets p LEFT JOIN pet_keys k ON k.pet_id = p.id AND k.created_at >= ?
 ORDER BY p.id`, s.opt.Now().Add(-s.opt.KeyRetention).UnixMilli())
 		if err != nil {
@@ -58,23 +58,7 @@ ORDER BY p.id`, s.opt.Now().Add(-s.opt.KeyRetention).UnixMilli())
 			return
 		}
 		defer rows.Close()
-		for rows.Next() {
-			var (
-				r       Record
-				created int64
-			)
-			if err := rows.Scan(&r.ID, &r.Name, &r.CategoryID, &r.Status, &r.Principal, &r.Key, &created); err != nil {
-				yield(Record{}, s.readError(ctx, "export", err))
-				return
-			}
-			if r.Key != "" {
-				r.KeyCreated = time.UnixMilli(created).UTC()
-			}
-			if !yield(r, nil) {
-				return
-			}
-		}
-		if err := rows.Err(); err != nil {
+		if err := export.Scan(rows, time.UnixMilli, yield); err != nil {
 			yield(Record{}, s.readError(ctx, "export", err))
 		}
 	}

@@ -78,6 +78,36 @@ func (r Record) Check(last int64, now time.Time) error {
 	return nil
 }
 
+// Rows are the rows of a store's export query: pgx.Rows or *sql.Rows.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// Scan yields the records that rows hold until yield asks to stop, and
+// returns the error of a row that fails to scan, or of rows. The columns
+// are a pet's ID, name, category and status, then its key's principal, key
+// and creation time, which keyCreated reads (empty, empty, NULL: no key).
+func Scan[T any](rows Rows, keyCreated func(T) time.Time, yield func(Record, error) bool) error {
+	for rows.Next() {
+		var (
+			r       Record
+			created *T
+		)
+		if err := rows.Scan(&r.ID, &r.Name, &r.CategoryID, &r.Status, &r.Principal, &r.Key, &created); err != nil {
+			return err
+		}
+		if created != nil {
+			r.KeyCreated = keyCreated(*created).UTC()
+		}
+		if !yield(r, nil) {
+			return nil
+		}
+	}
+	return rows.Err()
+}
+
 // Header is the first line of an export.
 const Header = `{"petstoreExport":1}`
 
