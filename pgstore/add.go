@@ -27,7 +27,7 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 	if err := cmp.Or(p.Validate(), ctx.Err()); err != nil {
 		return petstore.Pet{}, false, addError(err)
 	}
-	c := &addCall{ctx: ctx, pet: p}
+	c := &addCall{pet: p}
 	if opts.IdempotencyKey != "" {
 		c.key = keyID{petstore.Principal(ctx), opts.IdempotencyKey}
 	}
@@ -60,7 +60,6 @@ type keyID struct{ principal, key string }
 // An addCall is one call of Add, waiting for its batch.
 type addCall struct {
 	sqlstore.Call
-	ctx context.Context
 	pet petstore.NewPet
 	key keyID
 	// Set by insert.
@@ -74,10 +73,10 @@ type addCall struct {
 // insert is the Write of the Store's sqlstore.Queue: it inserts the pets of
 // the calls in batch in one transaction, under the earliest deadline of the
 // calls and until every call's context is done, and sets every call's
-// outcome (see insertKeyed); when it fails every call gets its error. A
-// call whose context is already done is left out. Once the statement holds
-// the table's lock, insert may send the next batch to wait there (see
-// SendEarly); it reports whether the next batch is still to be sent.
+// outcome (see insertKeyed); when it fails every call gets its error. Once
+// the statement holds the table's lock, insert may send the next batch to
+// wait there (see SendEarly); it reports whether the next batch is still to
+// be sent.
 func (s *Store) insert(batch []*addCall) (next bool) {
 	next = true
 	passed := func() { next = !s.adds.SendEarly(len(batch)) }
@@ -88,10 +87,6 @@ func (s *Store) insert(batch []*addCall) (next bool) {
 		keyed  bool
 	)
 	for _, c := range batch {
-		if err := c.ctx.Err(); err != nil {
-			c.err = addError(err)
-			continue
-		}
 		if c.key != (keyID{}) {
 			keyed = true
 			if f := firsts[c.key]; f != nil {
@@ -102,10 +97,7 @@ func (s *Store) insert(batch []*addCall) (next bool) {
 		}
 		calls = append(calls, c)
 	}
-	if len(calls) == 0 {
-		return next
-	}
-	ctx, cancel := sqlstore.BatchContext(calls, func(c *addCall) context.Context { return c.ctx }, true)
+	ctx, cancel := sqlstore.BatchContext(calls, true)
 	defer cancel()
 	var names, statuses, principals, keys []string
 	var cats []int64
@@ -124,8 +116,8 @@ func (s *Store) insert(batch []*addCall) (next bool) {
 	})
 	for _, c := range batch {
 		switch {
-		case err != nil && c.err == nil: // not left out before the statement
-			c.err = wrapError(c.ctx, "add pet", noIDLeft(err))
+		case err != nil:
+			c.err = wrapError(c.Ctx, "add pet", noIDLeft(err))
 		case err == nil && c.first != nil && c.first.stored == c.pet: // c's key went with c.first's pet
 			c.id, c.stored, c.replayed = c.first.id, c.first.stored, true
 		case err == nil && c.first != nil:

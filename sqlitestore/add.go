@@ -42,7 +42,7 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 	if err := cmp.Or(p.Validate(), ctx.Err()); err != nil {
 		return petstore.Pet{}, false, fmt.Errorf("sqlitestore: add pet: %w", err)
 	}
-	c := &addCall{ctx: ctx, pet: p, principal: petstore.Principal(ctx), key: opts.IdempotencyKey}
+	c := &addCall{pet: p, principal: petstore.Principal(ctx), key: opts.IdempotencyKey}
 	switch err := s.adds.Send(ctx, c); {
 	case errors.Is(err, sqlstore.ErrClosed):
 		return petstore.Pet{}, false, closedError(s.file, "add pet")
@@ -57,7 +57,6 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 // An addCall is one call of Add.
 type addCall struct {
 	sqlstore.Call
-	ctx            context.Context
 	pet            petstore.NewPet
 	principal, key string
 
@@ -70,33 +69,22 @@ type addCall struct {
 // write is the Write of the Store's queue: it writes the calls of batch in
 // one transaction and sets every call's outcome. When the transaction
 // fails, nothing of it is stored and every call gets the error, replays
-// included. A call whose context is done is left out with its error; the
-// transaction is interrupted when every call's context is done.
+// included. The transaction is interrupted when every call's context is
+// done.
 func (s *Store) write(batch []*addCall) (next bool) {
-	live := make([]*addCall, 0, len(batch))
-	for _, c := range batch {
-		if err := c.ctx.Err(); err != nil {
-			c.err = fmt.Errorf("sqlitestore: add pet: %w", err)
-			continue
-		}
-		live = append(live, c)
-	}
-	if len(live) == 0 {
-		return true
-	}
-	ctx, cancel := sqlstore.BatchContext(live, func(c *addCall) context.Context { return c.ctx }, false)
+	ctx, cancel := sqlstore.BatchContext(batch, false)
 	defer cancel()
-	if err := s.commit(ctx, live); err != nil {
+	if err := s.commit(ctx, batch); err != nil {
 		if code(err) == sqlite3.SQLITE_FULL && errors.Is(s.idsLeft(ctx), sqlstore.ErrNoIDLeft) {
 			err = sqlstore.ErrNoIDLeft // not a full disk: no retry helps
 		}
-		for _, c := range live {
-			c.err = wrapError(c.ctx, s.file, "add pet", err)
+		for _, c := range batch {
+			c.err = wrapError(c.Ctx, s.file, "add pet", err)
 		}
 		return true
 	}
 	var last int64 // the highest ID of the batch
-	for _, c := range live {
+	for _, c := range batch {
 		last = max(last, c.out.ID)
 	}
 	s.wakes.AddedHere(last)

@@ -10,7 +10,11 @@ import (
 
 // A Call is embedded in a store's call of Add, so that a Queue can tell it
 // when its batch has ended.
-type Call struct{ done chan struct{} }
+type Call struct {
+	Ctx  context.Context // the call's context, as Send was given it
+	done chan struct{}
+	err  error // Ctx's error, when it ended before the call's batch was written
+}
 
 func (c *Call) call() *Call { return c }
 
@@ -23,10 +27,10 @@ var ErrClosed = errors.New("the store is closed")
 // at once, alone; calls that arrive meanwhile wait, and the next batch takes
 // up to Max of them, in the order they came. There is no timer: a batch is
 // whatever queued during the one before, so a lone caller waits for nothing
-// but its own commit. A call whose context ends while it waits leaves the
-// queue with nothing written; once taken into a batch, it waits for the
-// batch's outcome, and Write is to interrupt a batch whose every call has
-// given up (see BatchContext).
+// but its own commit. A call whose context ends while it waits, until its
+// batch is written, leaves the queue with nothing written; after that, it
+// waits for the batch's outcome, and Write is to interrupt a batch whose
+// every call has given up (see BatchContext).
 //
 // Max and Write must be set before the first Send.
 type Queue[C interface {
@@ -35,9 +39,9 @@ type Queue[C interface {
 }] struct {
 	// Max is the most calls that one batch takes.
 	Max int
-	// Write writes a batch and sets each call's outcome. It reports whether
-	// the next batch is still to be sent, which is false when Write has sent
-	// it already with SendEarly.
+	// Write writes a batch, whose calls' contexts are not done, and sets
+	// each call's outcome. It reports whether the next batch is still to be
+	// sent, which is false when Write has sent it already with SendEarly.
 	Write func(batch []C) (next bool)
 
 	mu      sync.Mutex
@@ -50,9 +54,10 @@ type Queue[C interface {
 
 // Send writes c, alone when no batch is in flight and otherwise in a later
 // batch, and returns once c has its outcome. It returns ctx's error when
-// ctx ended while c was waiting, before a batch took it, and ErrClosed once
-// Close has begun; otherwise Write has set c's outcome.
+// ctx ended while c was waiting, before its batch was written, and
+// ErrClosed once Close has begun; otherwise Write has set c's outcome.
 func (q *Queue[C]) Send(ctx context.Context, c C) error {
+	c.call().Ctx = ctx
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -86,7 +91,7 @@ func (q *Queue[C]) Send(ctx context.Context, c C) error {
 		q.mu.Unlock()
 		<-done // taken into a batch: it ends soon
 	}
-	return nil
+	return c.call().err
 }
 
 // take returns the next batch of waiting calls when more than over are
@@ -109,11 +114,21 @@ func (q *Queue[C]) take(over int) []C {
 }
 
 // drain writes batch, then the waiting calls, batch after batch, until
-// none are waiting or Write has sent the next batch itself.
+// none are waiting or Write has sent the next batch itself. A call whose
+// context ended after take took it is released with its error at once.
 func (q *Queue[C]) drain(batch []C) {
 	for batch != nil {
-		next := q.Write(batch)
+		live := batch[:0] // in place: batch is drain's own, from take
 		for _, c := range batch {
+			if err := c.call().Ctx.Err(); err != nil {
+				c.call().err = err
+				close(c.call().done)
+				continue
+			}
+			live = append(live, c)
+		}
+		next := len(live) == 0 || q.Write(live)
+		for _, c := range live {
 			close(c.call().done)
 		}
 		if !next {

@@ -80,10 +80,16 @@ func (f *fakeQueue) written() [][]int {
 // releaseAll lets every batch, now and later, end.
 func (f *fakeQueue) releaseAll() { close(f.hold) }
 
+// ended is a context that has ended although its Done channel does not
+// say so, as a context does that ends once take has taken its call.
+type ended struct{ context.Context }
+
+func (ended) Err() error { return context.Canceled }
+
 // TestQueueBatches checks that a lone call is written at once, alone,
 // that the calls arriving meanwhile are written in batches of at most Max,
-// in the order they came, that a call leaving the queue is not written,
-// and that Close refuses later calls.
+// in the order they came, that a call leaving the queue, or taken after
+// its context ended, is not written, and that Close refuses later calls.
 func TestQueueBatches(t *testing.T) {
 	f := newFakeQueue(3)
 	ctx := context.Background()
@@ -94,8 +100,11 @@ func TestQueueBatches(t *testing.T) {
 	var results []<-chan error
 	for n := 1; n <= 7; n++ {
 		c := ctx
-		if n == 2 {
+		switch n {
+		case 2:
 			c = leaving
+		case 4:
+			c = ended{ctx}
 		}
 		results = append(results, f.send(c, n))
 		f.await(t, n)
@@ -110,11 +119,13 @@ func TestQueueBatches(t *testing.T) {
 		if n == 1 {
 			continue // left
 		}
-		if err := <-r; err != nil {
+		if err := <-r; n == 3 && !errors.Is(err, context.Canceled) {
+			t.Errorf("Send of a call taken after its context ended: %v; want context.Canceled", err)
+		} else if n != 3 && err != nil {
 			t.Errorf("Send %d: %v", n+1, err)
 		}
 	}
-	if diff := cmp.Diff([][]int{{0}, {1, 3, 4}, {5, 6, 7}}, f.written()); diff != "" {
+	if diff := cmp.Diff([][]int{{0}, {1, 3}, {5, 6, 7}}, f.written()); diff != "" {
 		t.Errorf("batches (-want +got):\n%s", diff)
 	}
 	f.q.Close()

@@ -108,21 +108,21 @@ func Migrations(fsys fs.FS, dir string) ([]Migration, error) {
 	return ms, nil
 }
 
-// BatchContext returns a context for the transaction of a batch of calls,
-// whose own contexts ctx gives: it carries the values of the first call's
-// context and is cancelled once every call's context is done, so that a
-// call that gives up while its batch is in flight does not fail the batch
-// for the others. With earliest, it also expires at the earliest deadline
-// of the calls. For a lone call, it is that call's context.
-func BatchContext[C any](calls []C, ctx func(C) context.Context, earliest bool) (context.Context, context.CancelFunc) {
+// BatchContext returns a context for the transaction of a batch of calls:
+// it carries the values of the first call's context and is cancelled once
+// every call's context is done, so that a call that gives up while its
+// batch is in flight does not fail the batch for the others. With
+// earliest, it also expires at the earliest deadline of the calls. For a
+// lone call, it is that call's context.
+func BatchContext[C interface{ call() *Call }](calls []C, earliest bool) (context.Context, context.CancelFunc) {
 	if len(calls) == 1 {
-		return ctx(calls[0]), func() {}
+		return calls[0].call().Ctx, func() {}
 	}
-	base := context.WithoutCancel(ctx(calls[0]))
+	base := context.WithoutCancel(calls[0].call().Ctx)
 	var deadline time.Time
 	if earliest {
 		for _, c := range calls {
-			if d, ok := ctx(c).Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
+			if d, ok := c.call().Ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
 				deadline = d
 			}
 		}
@@ -139,7 +139,7 @@ func BatchContext[C any](calls []C, ctx func(C) context.Context, earliest bool) 
 	var done atomic.Int64 // the calls whose context is done
 	stops := make([]func() bool, len(calls))
 	for i, c := range calls {
-		stops[i] = context.AfterFunc(ctx(c), func() {
+		stops[i] = context.AfterFunc(c.call().Ctx, func() {
 			if done.Add(1) == int64(len(calls)) {
 				cancel()
 			}
