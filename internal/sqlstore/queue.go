@@ -8,8 +8,8 @@ import (
 	"sync"
 )
 
-// A Call is embedded in a store's call of Add, so that a Queue can tell it
-// when its batch has ended.
+// A Call is embedded in a store's call of Add, so that a Queue knows its
+// context and can tell it when its batch has ended.
 type Call struct {
 	Ctx  context.Context // the call's context, as Send was given it
 	done chan struct{}
