@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -34,11 +35,20 @@ const (
 // default is the pool's configuration. A pooler in transaction mode, such
 // as PgBouncer's, does not carry LISTEN: give the URL of the primary
 // itself, or of a pool in session mode, here.
+// A string that does not parse makes New fail with why, and never with the
+// string itself, whose password pgx's own message can show.
 func WithListenURL(url string) Option {
 	return optionFunc(func(c *config) error {
 		cfg, err := pgx.ParseConfig(url)
 		if err != nil {
-			return fmt.Errorf("WithListenURL: %w", err)
+			// Only why, after the string that pgx quotes first ("cannot
+			// parse `string`: why"): it masks the password only where it
+			// can tell where the password ends.
+			why := "it does not parse"
+			if i := strings.LastIndex(err.Error(), "`: "); i >= 0 {
+				why = err.Error()[i+len("`: "):]
+			}
+			return fmt.Errorf("WithListenURL: the connection string is not valid: %s", why)
 		}
 		c.listen = cfg
 		return nil

@@ -64,3 +64,18 @@ func TestNew(t *testing.T) {
 		})
 	}
 }
+
+// TestListenURLHidesPassword checks that a listen URL that does not parse is
+// refused with why, and without any part of its password, which pgx's own
+// message shows when it cannot tell where the password ends.
+func TestListenURLHidesPassword(t *testing.T) {
+	_, err := pgstore.New(pgLazyPool(t), pgstore.WithListenURL("postgres://app:SECRET@SECRET@127.0.0.1:notaport/shop"))
+	switch {
+	case err == nil:
+		t.Fatal("New with a listen URL that does not parse: no error")
+	case strings.Contains(err.Error(), "SECRET"):
+		t.Errorf("New error = %q; it shows the password", err)
+	case !strings.Contains(err.Error(), "WithListenURL: ") || !strings.Contains(err.Error(), "port"):
+		t.Errorf("New error = %q; want it to name WithListenURL and the invalid port", err)
+	}
+}
