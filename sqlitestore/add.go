@@ -42,7 +42,10 @@ func (s *Store) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOpt
 	if err := cmp.Or(p.Validate(), ctx.Err()); err != nil {
 		return petstore.Pet{}, false, fmt.Errorf("sqlitestore: add pet: %w", err)
 	}
-	c := &addCall{pet: p, principal: petstore.Principal(ctx), key: opts.IdempotencyKey}
+	c := &addCall{pet: p, key: opts.IdempotencyKey}
+	if c.key != "" {
+		c.principal = petstore.Principal(ctx) // a create without a key has no use for it
+	}
 	switch err := s.adds.Send(ctx, c); {
 	case errors.Is(err, sqlstore.ErrClosed):
 		return petstore.Pet{}, false, closedError(s.file, "add pet")
