@@ -199,17 +199,10 @@ func (c *Client) do(cl *call, target string, want int) (answer, error) {
 			}
 			return answer{}, last
 		}
-		wait := c.backoff(attempt)
-		if retryAfter > 0 {
-			if retryAfter > c.maxBackoff {
-				return answer{}, last // the server asks for a longer wait than the caller allows
-			}
-			// Retry-After is the least wait. Clients told the same wait
-			// at once would retry in step and collide again (a create's
-			// 409s would let one through per round), so add up to half as
-			// much again at random.
-			wait = retryAfter + rand.N(retryAfter/2+1)
+		if retryAfter > c.maxBackoff {
+			return answer{}, last // the server asks for a longer wait than the caller allows
 		}
+		wait := c.backoff(attempt, retryAfter)
 		if deadline, ok := cl.ctx.Deadline(); ok && time.Until(deadline) < wait {
 			return answer{}, last // the context would end before the retry
 		}
@@ -306,8 +299,16 @@ func transient(err error) bool {
 	return !errors.As(err, &cert)
 }
 
-// backoff returns the wait before retry number attempt+1.
-func (c *Client) backoff(attempt int) time.Duration {
+// backoff returns the wait before retry number attempt+1, after an answer
+// whose Retry-After asked for retryAfter, or 0 for none.
+func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
+	if retryAfter > 0 {
+		// Retry-After is the least wait. Clients told the same wait
+		// at once would retry in step and collide again (a create's
+		// 409s would let one through per round), so add up to half as
+		// much again at random.
+		return retryAfter + rand.N(retryAfter/2+1)
+	}
 	d := c.maxBackoff
 	if attempt < 32 {
 		d = min(c.minBackoff<<attempt, c.maxBackoff)

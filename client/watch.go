@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -54,10 +53,7 @@ func (c *Client) Watch(ctx context.Context, opts petstore.ListOptions) iter.Seq2
 			if connected {
 				attempt = 0
 			}
-			if wait == 0 {
-				wait = c.backoff(attempt)
-			}
-			if err := c.sleep(ctx, wait); err != nil {
+			if err := c.sleep(ctx, c.backoff(attempt, wait)); err != nil {
 				yield(petstore.Pet{}, fmt.Errorf("client: watch %s: %w", target, err))
 				return
 			}
@@ -71,8 +67,8 @@ var errStopped = errors.New("the loop stopped")
 // watchOnce connects to the watch at target, resuming after *last with
 // Last-Event-ID when resume is set (target's cursor starts it otherwise), and
 // yields its pets until the stream ends. It reports whether the server
-// accepted the watch, and how long to wait before connecting again: 0 for
-// the backoff, or -1 when err is final.
+// accepted the watch, and the wait that the server asked for before
+// connecting again: 0 for none, or -1 when err is final.
 func (c *Client) watchOnce(ctx context.Context, target string, status petstore.Status, last *int64, resume bool,
 	yield func(petstore.Pet, error) bool) (connected bool, wait time.Duration, err error) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -98,10 +94,7 @@ func (c *Client) watchOnce(ctx context.Context, target string, status petstore.S
 		b, _ := readBody(resp, maxErrorBodyBytes)
 		e := fmt.Errorf("client: watch %s: %w", target, errorAnswer(resp.StatusCode, b))
 		if resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusTooManyRequests {
-			if wait = parseRetryAfter(resp.Header.Get("Retry-After")); wait > 0 {
-				wait += rand.N(wait/2 + 1)
-			}
-			return false, wait, e
+			return false, parseRetryAfter(resp.Header.Get("Retry-After")), e
 		}
 		return false, -1, e
 	}
