@@ -55,9 +55,8 @@ func (c *Client) Add(ctx context.Context, p petstore.NewPet, opts petstore.AddOp
 // ID that no pet has, the error wraps petstore.ErrNotFound; an answer with a
 // pet of another ID gives an error wrapping ErrBadResponse.
 func (c *Client) Get(ctx context.Context, id int64) (petstore.Pet, error) {
-	cl := c.newCall(ctx, http.MethodGet)
 	target := c.pets + "/" + strconv.FormatInt(id, 10)
-	ans, err := c.do(cl, target, http.StatusOK)
+	ans, err := c.do(c.newCall(ctx, http.MethodGet), target, http.StatusOK)
 	if err != nil {
 		return petstore.Pet{}, err
 	}
