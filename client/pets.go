@@ -274,8 +274,7 @@ func checkPage(page []petstore.Pet, size int, status petstore.Status) error {
 	if len(page) > size {
 		return fmt.Errorf("%w: the page holds %d pets, more than the %d asked for", ErrBadResponse, len(page), size)
 	}
-	for i := range page {
-		p := &page[i]
+	for _, p := range page {
 		switch {
 		case p.ID <= 0:
 			return fmt.Errorf("%w: the page holds a pet with ID %d, not positive", ErrBadResponse, p.ID)
