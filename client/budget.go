@@ -97,11 +97,9 @@ func parseBudget(h http.Header) *Budget {
 		return nil
 	}
 	b := &Budget{Policy: name, Remaining: int(r), Reset: time.Duration(t) * time.Second}
-	for _, item := range h.Values("RateLimit-Policy") {
-		for item := range strings.SplitSeq(item, ",") {
-			if n, p, ok := parseItem(item); ok && n == name {
-				b.Quota, b.Window = int(p["q"]), time.Duration(p["w"])*time.Second
-			}
+	for item := range strings.SplitSeq(strings.Join(h.Values("RateLimit-Policy"), ","), ",") {
+		if n, p, ok := parseItem(item); ok && n == name {
+			b.Quota, b.Window = int(p["q"]), time.Duration(p["w"])*time.Second
 		}
 	}
 	return b
