@@ -130,10 +130,7 @@ func openExisting(ctx context.Context, file string, params url.Values) (*sql.DB,
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	db.SetMaxOpenConns(1)
-	appID, version, err := readHeader(ctx, db)
-	if err == nil {
-		err = checkHeader(file, appID, version)
-	}
+	appID, _, err := readHeader(ctx, db, file)
 	if err == nil && appID != applicationID {
 		err = fmt.Errorf("%s is not a petstore data file: it holds no petstore schema", file)
 	}

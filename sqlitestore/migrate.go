@@ -36,24 +36,22 @@ type querier interface {
 // readHeader reads the application ID and user version of the file behind
 // q, in one statement, so that both come from one commit: read apart, they
 // may straddle the migration of another Store. It is the first read of the
-// file, so a file that is not a database fails here.
-func readHeader(ctx context.Context, q querier) (appID, version int64, err error) {
-	err = q.QueryRowContext(ctx, "SELECT * FROM pragma_application_id, pragma_user_version").Scan(&appID, &version)
-	return appID, version, err
-}
-
-// checkHeader reports why a file whose header holds appID and version
-// cannot be used by this version of the package, or nil. It changes nothing.
-func checkHeader(file string, appID, version int64) error {
+// file, so a file that is not a database fails here. A file whose header
+// this version of the package cannot use is refused with an error that
+// says why. It changes nothing.
+func readHeader(ctx context.Context, q querier, file string) (appID, version int64, err error) {
+	if err := q.QueryRowContext(ctx, "SELECT * FROM pragma_application_id, pragma_user_version").Scan(&appID, &version); err != nil {
+		return 0, 0, err
+	}
 	switch {
 	case appID != 0 && appID != applicationID:
-		return fmt.Errorf("sqlitestore: %s is a SQLite database of another application (application_id %#x); give the path of a petstore database or of a new file", file, appID)
+		return 0, 0, fmt.Errorf("sqlitestore: %s is a SQLite database of another application (application_id %#x); give the path of a petstore database or of a new file", file, appID)
 	case appID == 0 && version != 0:
-		return fmt.Errorf("sqlitestore: %s is a SQLite database of another application (user_version %d without the petstore application_id); give the path of a petstore database or of a new file", file, version)
+		return 0, 0, fmt.Errorf("sqlitestore: %s is a SQLite database of another application (user_version %d without the petstore application_id); give the path of a petstore database or of a new file", file, version)
 	case version > SchemaVersion:
-		return fmt.Errorf("sqlitestore: %s has schema version %d, written by a newer version of sqlitestore; this version knows versions up to %d and leaves the file as it is: upgrade the program", file, version, SchemaVersion)
+		return 0, 0, fmt.Errorf("sqlitestore: %s has schema version %d, written by a newer version of sqlitestore; this version knows versions up to %d and leaves the file as it is: upgrade the program", file, version, SchemaVersion)
 	}
-	return nil
+	return appID, version, nil
 }
 
 // migrate brings the schema of the file behind conn up to SchemaVersion, in
@@ -73,11 +71,8 @@ func migrate(ctx context.Context, conn *sql.Conn, file string) (err error) {
 			_, _ = conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		}
 	}()
-	appID, version, err := readHeader(ctx, conn) // again, now that the file is locked
+	_, version, err := readHeader(ctx, conn, file) // again, now that the file is locked
 	if err != nil {
-		return err
-	}
-	if err := checkHeader(file, appID, version); err != nil {
 		return err
 	}
 	for _, m := range ms[version:] {

@@ -207,6 +207,9 @@ FROM pet_keys k JOIN pets p ON p.id = k.pet_id WHERE k.principal = ? AND k.key =
 func (s *Store) open() error {
 	ctx := context.Background()
 	fail := func(op string, err error) error {
+		if strings.HasPrefix(err.Error(), "sqlitestore: ") {
+			return err // it names the file and the reason already
+		}
 		if code(err) == sqlite3.SQLITE_NOTADB {
 			return fmt.Errorf("sqlitestore.Open: %s is not a SQLite database; give the path of a petstore database or of a new file: %w", s.file, err)
 		}
@@ -222,12 +225,8 @@ func (s *Store) open() error {
 	}
 	// Read before anything is written: a file that this version must not
 	// touch is left exactly as it was, journal mode included.
-	appID, version, err := readHeader(ctx, s.w)
-	if err != nil {
+	if _, _, err := readHeader(ctx, s.w, s.file); err != nil {
 		return fail("read the header", err)
-	}
-	if err := checkHeader(s.file, appID, version); err != nil {
-		return err
 	}
 	// Another Store that makes the file at the same time may hold a lock
 	// that SQLite does not wait for here: it answers SQLITE_BUSY at once.
@@ -245,9 +244,6 @@ func (s *Store) open() error {
 		return fail("set WAL mode", fmt.Errorf("the journal mode stayed %q", mode))
 	}
 	if err := migrate(ctx, s.w, s.file); err != nil {
-		if strings.HasPrefix(err.Error(), "sqlitestore: ") {
-			return err
-		}
 		return fail("migrate", err)
 	}
 	if err := quickCheck(ctx, s.w, s.file); err != nil {
