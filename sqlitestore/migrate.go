@@ -90,10 +90,11 @@ func migrate(ctx context.Context, conn *sql.Conn, file string) (err error) {
 	return err
 }
 
-// quickCheck runs PRAGMA quick_check on the file behind q and returns an
-// error that names the file and the first problem found, if any. It reads
-// the whole file once: see docs/backup.md for what that costs.
-func quickCheck(ctx context.Context, q querier, file string) error {
+// checkFile runs PRAGMA quick_check on the file behind q and then
+// checkSchema, and returns an error that names the file and the first
+// problem found, if any. It reads the whole file once: see docs/backup.md
+// for what that costs.
+func checkFile(ctx context.Context, q querier, file string) error {
 	var result string
 	if err := q.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&result); err != nil {
 		return fmt.Errorf("sqlitestore: %s: quick_check: %w", file, err)
@@ -101,5 +102,5 @@ func quickCheck(ctx context.Context, q querier, file string) error {
 	if result != "ok" {
 		return fmt.Errorf("sqlitestore: %s is damaged: quick_check says %q; restore it from a backup (petstore restore)", file, result)
 	}
-	return nil
+	return checkSchema(ctx, q, file)
 }

@@ -50,10 +50,7 @@ func Restore(ctx context.Context, backup, file string) (replaced string, err err
 	if err != nil {
 		return "", err
 	}
-	err = quickCheck(ctx, db, backup)
-	if err == nil {
-		err = checkSchema(ctx, db, backup)
-	}
+	err = checkFile(ctx, db, backup)
 	db.Close()
 	if err != nil {
 		return "", err

@@ -246,10 +246,7 @@ func (s *Store) open() error {
 	if err := migrate(ctx, s.w, s.file); err != nil {
 		return fail("migrate", err)
 	}
-	if err := quickCheck(ctx, s.w, s.file); err != nil {
-		return err
-	}
-	if err := checkSchema(ctx, s.w, s.file); err != nil {
+	if err := checkFile(ctx, s.w, s.file); err != nil {
 		return err
 	}
 	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA journal_size_limit = %d", walLimit)); err != nil {
