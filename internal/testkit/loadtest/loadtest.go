@@ -158,7 +158,7 @@ func Run(ctx context.Context, t testing.TB, c Config) Result {
 	start = time.Now()
 	r.Verified = cl.verify(ctx, t, c.Clients, created)
 	r.Verify = time.Since(start)
-	r.Requests = cl.requests.Load()
+	r.Requests = cl.creates.Load() + cl.lists.Load() + cl.gets.Load()
 	return r
 }
 
@@ -440,15 +440,13 @@ type client struct {
 	auth string // the Authorization header
 	http *http.Client
 
-	requests             atomic.Int64 // every request tried
-	creates, lists, gets atomic.Int64 // the load phase's requests, counted by the load
+	creates, lists, gets atomic.Int64 // every request tried, by kind
 }
 
 // call sends a request, with body as JSON when it is not nil, requires the
 // status want and decodes the answer into v strictly: no unknown fields,
 // no trailing data. It returns the answer's headers.
 func (cl *client) call(ctx context.Context, method, target string, body []byte, want int, v any) (http.Header, error) {
-	cl.requests.Add(1)
 	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
