@@ -74,16 +74,14 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	return s.finish(waitErr != nil, getenv("CI") == "true")
 }
 
-// defaultTimeout bounds each package's test binary when the flags do not:
-// a package that needs longer on two busy cores has a test that hangs or one
-// to make faster, and the timeout's panic names the tests still running.
-const defaultTimeout = "6m"
-
 // defaults come before the go test flags given, which take their place when
 // they set the same (the last of a flag wins): -count=1, because a cached
 // result would repeat a skip whose cause has since been mended, such as a
-// browser installed after the first run, and -timeout=defaultTimeout.
-var defaults = []string{"-count=1", "-timeout=" + defaultTimeout}
+// browser installed after the first run, and -timeout=6m, which bounds each
+// package's test binary: a package that needs longer on two busy cores has a
+// test that hangs or one to make faster, and the timeout's panic names the
+// tests still running.
+var defaults = []string{"-count=1", "-timeout=6m"}
 
 // event is one line of "go test -json" (see "go doc test2json").
 type event struct {
