@@ -104,7 +104,7 @@ func (c *Cluster) Stop(t *testing.T) {
 // test, with the server's log, when it fails.
 func (c *Cluster) run(t *testing.T, name string, args ...string) {
 	t.Helper()
-	argv := append(append(c.as[:len(c.as):len(c.as)], filepath.Join(c.bin, name)), args...)
+	argv := slices.Concat(c.as, []string{filepath.Join(c.bin, name)}, args)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
