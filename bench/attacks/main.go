@@ -53,7 +53,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -283,7 +282,7 @@ func measure(s *server, d time.Duration, attack func(context.Context, *server)) 
 	if attack != nil {
 		wg.Go(func() { attack(ctx, s) })
 	}
-	peaks := make([]atomic.Int64, len(s.pids))
+	peaks := make([]int, len(s.pids)) // written by the sampler alone, read after it ends
 	wg.Go(func() {
 		for ctx.Err() == nil {
 			for i, pid := range s.pids {
@@ -291,7 +290,7 @@ func measure(s *server, d time.Duration, attack func(context.Context, *server)) 
 				for _, kid := range children(pid) {
 					kb += rss(kid)
 				}
-				peaks[i].Store(max(peaks[i].Load(), int64(kb)))
+				peaks[i] = max(peaks[i], kb)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -315,9 +314,9 @@ func measure(s *server, d time.Duration, attack func(context.Context, *server)) 
 	if err := json.Unmarshal(out, &p); err != nil {
 		log.Fatalf("victim: %v: %s", err, out)
 	}
-	p.peak = fmt.Sprintf("server %d MB", peaks[0].Load()/1024)
+	p.peak = fmt.Sprintf("server %d MB", peaks[0]/1024)
 	if len(peaks) > 1 {
-		p.peak += fmt.Sprintf(", nginx %d MB", peaks[1].Load()/1024)
+		p.peak += fmt.Sprintf(", nginx %d MB", peaks[1]/1024)
 	}
 	return p
 }
