@@ -154,13 +154,12 @@ func (c *client) waitReady() error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		res, _, err := c.do(http.MethodGet, "/pets?limit=1", "")
-		if err == nil && res.StatusCode != http.StatusOK {
+		switch {
+		case err == nil && res.StatusCode != http.StatusOK:
 			return fmt.Errorf("petstore answered %s to GET /pets; is -key right?", res.Status)
-		}
-		if err == nil {
+		case err == nil:
 			return nil
-		}
-		if time.Now().After(deadline) {
+		case time.Now().After(deadline):
 			return fmt.Errorf("petstore did not answer: %w", err)
 		}
 		time.Sleep(50 * time.Millisecond)
