@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/petstore-go/petstore/internal/wake"
 )
 
 // Defaults of the replica options.
@@ -170,7 +171,7 @@ type replicaSet struct {
 	maxLag  time.Duration
 
 	next    atomic.Uint32 // turns the reads among the replicas
-	written atomic.Int64  // the highest ID that the Store's Add returned
+	written wake.Highest  // the highest ID that the Store's Add returned
 
 	replicaReads, primaryReads, fallbacks, waits atomic.Int64
 	waited                                       atomic.Int64 // nanoseconds
@@ -219,11 +220,8 @@ func newReplicaSet(primary *pgxpool.Pool, c config) *replicaSet {
 // wrote records that the Store's Add returned the pet with the given ID;
 // without replicas (rs nil) it does nothing.
 func (rs *replicaSet) wrote(id int64) {
-	for rs != nil {
-		w := rs.written.Load()
-		if id <= w || rs.written.CompareAndSwap(w, id) {
-			return
-		}
+	if rs != nil {
+		rs.written.Raise(id)
 	}
 }
 
