@@ -212,9 +212,9 @@ func (s *Store) insertKeyed(ctx context.Context, conn *pgxpool.Conn, calls []*ad
 	batch := &pgx.Batch{}
 	batch.Queue(s.lockSQL, s.relation)
 	if c := calls[0]; len(calls) == 1 {
-		batch.Queue(s.addKeyedOneSQL, c.pet.Name, c.pet.CategoryID, string(c.pet.Status), c.key.principal, c.key.key, s.now())
+		batch.Queue(s.addKeyedOneSQL, c.pet.Name, c.pet.CategoryID, string(c.pet.Status), c.key.principal, c.key.key, s.opt.Now())
 	} else {
-		batch.Queue(s.addKeyedSQL, names, cats, statuses, principals, keys, s.now())
+		batch.Queue(s.addKeyedSQL, names, cats, statuses, principals, keys, s.opt.Now())
 	}
 	results := conn.SendBatch(ctx, batch)
 	_, err := results.Exec() // the lock

@@ -68,7 +68,7 @@ func (s *Store) Export(ctx context.Context) iter.Seq2[Record, error] {
 		defer tx.Rollback(context.WithoutCancel(ctx))
 		rows, _ := tx.Query(ctx, fmt.Sprintf(`SELECT p.id, p.name, p.category_id, coalesce(p.status, ''), coalesce(k.principal, ''), coalesce(k.key, ''), k.created_at
 FROM %s p LEFT JOIN %s k ON k.pet_id = p.id AND k.created_at >= $1
-ORDER BY p.id`, s.relation, s.keys), s.now().Add(-s.retention)) // the error comes back from rows.Err
+ORDER BY p.id`, s.relation, s.keys), s.opt.Now().Add(-s.opt.KeyRetention)) // the error comes back from rows.Err
 		defer rows.Close()
 		if err := export.Scan(rows, time.Time.UTC, yield); err != nil {
 			yield(Record{}, wrapError(ctx, "export", err))
@@ -132,7 +132,7 @@ func (s *Store) Import(ctx context.Context, records iter.Seq2[Record, error]) (n
 			return 0, err
 		}
 		n++
-		if err := r.Check(last, s.now()); err != nil {
+		if err := r.Check(last, s.opt.Now()); err != nil {
 			return 0, fmt.Errorf("pgstore: import: record %d: %w", n, err)
 		}
 		last = r.ID

@@ -80,7 +80,7 @@ func (s *Store) listen(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		s.logger.LogAttrs(ctx, slog.LevelWarn, "pgstore: the listener for adds lost its connection; watches poll until it is back",
+		s.opt.Logger.LogAttrs(ctx, slog.LevelWarn, "pgstore: the listener for adds lost its connection; watches poll until it is back",
 			slog.String("error", err.Error()), slog.Duration("retry", backoff))
 		select {
 		case <-ctx.Done():

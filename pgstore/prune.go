@@ -41,7 +41,7 @@ func (s *Store) maybePrune() {
 	p := &s.prune
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if now := s.now(); !p.running && (p.last.IsZero() || now.Sub(p.last) >= pruneEvery) {
+	if now := s.opt.Now(); !p.running && (p.last.IsZero() || now.Sub(p.last) >= pruneEvery) {
 		p.running, p.last = true, now
 		go s.prunePass(now)
 	}
@@ -56,7 +56,7 @@ func (s *Store) prunePass(now time.Time) {
 		s.prune.mu.Unlock()
 	}()
 	start := time.Now()
-	before := now.Add(-s.retention)
+	before := now.Add(-s.opt.KeyRetention)
 	var (
 		deleted int64
 		steps   int
@@ -80,8 +80,8 @@ func (s *Store) prunePass(now time.Time) {
 	}
 	args := []any{"table", s.keys, "deleted", deleted, "steps", steps, "stored_before", before, "took", time.Since(start)}
 	if err != nil {
-		s.logger.Warn("pgstore: pruning idempotency keys failed; the next pass retries", append(args, "err", err)...)
+		s.opt.Logger.Warn("pgstore: pruning idempotency keys failed; the next pass retries", append(args, "err", err)...)
 		return
 	}
-	s.logger.Debug("pgstore: pruned idempotency keys", args...)
+	s.opt.Logger.Debug("pgstore: pruned idempotency keys", args...)
 }

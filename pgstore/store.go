@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -53,9 +51,7 @@ type Store struct {
 	// On a replica: the highest ID its snapshot holds, and with it a pet.
 	horizonSQL, getReplicaSQL string
 
-	retention time.Duration
-	now       func() time.Time
-	logger    *slog.Logger
+	opt sqlstore.Options // WithKeyRetention, WithClock, WithLogger
 
 	adds     sqlstore.Queue[*addCall] // the Adds waiting to be inserted together
 	prune    pruner                   // the passes that forget expired keys
@@ -183,9 +179,7 @@ SELECT 1::bigint, id, true, name, category_id, status FROM stored`, t, keys, cha
 		getReplicaSQL: fmt.Sprintf(`SELECT h.id, p.id IS NOT NULL, coalesce(p.name, ''), coalesce(p.category_id, 0), coalesce(p.status, '')
 FROM (SELECT coalesce(max(id), 0) AS id FROM %[1]s) h LEFT JOIN %[1]s p ON p.id = $1`, t),
 
-		retention: c.KeyRetention,
-		now:       c.Now,
-		logger:    c.Logger,
+		opt: c.Options,
 
 		listenConfig: cmp.Or(c.listen, pool.Config().ConnConfig),
 	}
