@@ -148,7 +148,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	})
 	if err != nil {
 		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == insufficientPrivilege {
+		if errors.As(err, &pgErr) && pgErr.Code == "42501" { // insufficient_privilege: permission denied
 			return fmt.Errorf("pgstore: migrate %s: %w; the role that runs Migrate needs the right to create tables "+
 				"in the schema (and to create the schema when it does not exist): run it as the tables' owner", s.relation, err)
 		}
@@ -156,6 +156,3 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	return nil
 }
-
-// insufficientPrivilege is PostgreSQL's SQLSTATE for "permission denied".
-const insufficientPrivilege = "42501"
