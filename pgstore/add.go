@@ -81,14 +81,10 @@ func (s *Store) insert(batch []*addCall) (next bool) {
 	next = true
 	passed := func() { next = !s.adds.SendEarly(len(batch)) }
 	defer s.maybePrune()
-	var (
-		calls  []*addCall
-		firsts = map[keyID]*addCall{} // within a batch, a key goes to the database once
-		keyed  bool
-	)
+	var calls []*addCall
+	firsts := map[keyID]*addCall{} // within a batch, a key goes to the database once
 	for _, c := range batch {
 		if c.key != (keyID{}) {
-			keyed = true
 			if f := firsts[c.key]; f != nil {
 				c.first = f
 				continue
@@ -109,7 +105,7 @@ func (s *Store) insert(batch []*addCall) (next bool) {
 		keys = append(keys, c.key.key)
 	}
 	err := s.cancellable(ctx, func(ctx context.Context, conn *pgxpool.Conn) error {
-		if keyed {
+		if len(firsts) > 0 {
 			return s.insertKeyed(ctx, conn, calls, passed, names, cats, statuses, principals, keys)
 		}
 		return s.insertRows(ctx, conn, calls, passed, names, cats, statuses)
@@ -118,9 +114,9 @@ func (s *Store) insert(batch []*addCall) (next bool) {
 		switch {
 		case err != nil:
 			c.err = wrapError(c.Ctx, "add pet", noIDLeft(err))
-		case err == nil && c.first != nil && c.first.stored == c.pet: // c's key went with c.first's pet
+		case c.first != nil && c.first.stored == c.pet: // c's key went with c.first's pet
 			c.id, c.stored, c.replayed = c.first.id, c.first.stored, true
-		case err == nil && c.first != nil:
+		case c.first != nil:
 			c.err = addError(petstore.ErrIdempotencyKeyReused)
 		}
 	}
