@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/petstore-go/petstore"
 	"github.com/petstore-go/petstore/internal/sqlstore"
@@ -110,10 +111,16 @@ func (s *Store) insert(batch []*addCall) (next bool) {
 		}
 		return s.insertRows(ctx, conn, calls, passed, names, cats, statuses)
 	})
+	// 2200H, sequence_generator_limit_exceeded: the identity sequence has
+	// issued its last value.
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "2200H" {
+		err = fmt.Errorf("%w (%v)", sqlstore.ErrNoIDLeft, err)
+	}
 	for _, c := range batch {
 		switch {
 		case err != nil:
-			c.err = wrapError(c.Ctx, "add pet", noIDLeft(err))
+			c.err = wrapError(c.Ctx, "add pet", err)
 		case c.first != nil && c.first.stored == c.pet: // c's key went with c.first's pet
 			c.id, c.stored, c.replayed = c.first.id, c.first.stored, true
 		case c.first != nil:

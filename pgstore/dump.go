@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/petstore-go/petstore/internal/export"
 	"github.com/petstore-go/petstore/internal/sqlstore"
 )
@@ -41,16 +40,6 @@ FROM pg_sequence q WHERE q.seqrelid = pg_get_serial_sequence($1, 'id')::regclass
 		return fmt.Errorf("pgstore: %s: %w", s.relation, sqlstore.ErrNoIDLeft)
 	}
 	return nil
-}
-
-// noIDLeft returns an error wrapping sqlstore.ErrNoIDLeft when err says
-// that the identity sequence has issued its last value, and err otherwise.
-func noIDLeft(err error) error {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "2200H" { // sequence_generator_limit_exceeded
-		return fmt.Errorf("%w (%v)", sqlstore.ErrNoIDLeft, err)
-	}
-	return err
 }
 
 // Export returns every pet of the table in ascending ID order, each with
