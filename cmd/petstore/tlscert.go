@@ -86,10 +86,7 @@ func (s *certSource) reload(force bool) (bool, error) {
 func (s *certSource) watch(interval time.Duration) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	var tick <-chan time.Time
-	if interval > 0 {
-		tick = time.Tick(interval)
-	}
+	tick := time.Tick(interval) // nil, never ready, unless interval is positive
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
