@@ -161,17 +161,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	s := &server{c: c, logger: slog.New(slog.NewTextHandler(stderr, nil)), stdout: stdout}
-	defer func() {
-		for _, f := range slices.Backward(s.closers) {
-			f()
-		}
-	}()
+	defer func() { closeAll(s.closers) }()
 	for _, step := range []func(context.Context) error{s.open, s.buildHandler, s.listen} {
 		if err := step(ctx); err != nil {
 			return err
 		}
 	}
 	return s.serve(ctx)
+}
+
+// closeAll calls closers, last first.
+func closeAll(closers []func()) {
+	for _, f := range slices.Backward(closers) {
+		f()
+	}
 }
 
 // server is what run holds while it serves; its steps append to closers

@@ -33,14 +33,9 @@ func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL strin
 	logger *slog.Logger) (_ *pgstore.Store, _ func(), err error) {
 	var pools []*pgxpool.Pool // the replicas', then the primary's
 	var closers []func()      // the pools', then the store's
-	closeAll := func() {
-		for _, c := range slices.Backward(closers) {
-			c()
-		}
-	}
 	defer func() {
 		if err != nil {
-			closeAll()
+			closeAll(closers)
 		}
 	}()
 	for i, u := range strings.Split(replicaURLs, ",") {
@@ -96,7 +91,7 @@ func openPostgresStore(ctx context.Context, rawURL, replicaURLs, listenURL strin
 	}
 	logger.Info("petstore: storing pets in PostgreSQL", "host", cfg.ConnConfig.Host, "port", cfg.ConnConfig.Port,
 		"database", cfg.ConnConfig.Database, "user", cfg.ConnConfig.User, "schema", schema, "table", pgstore.DefaultTable, "max_conns", cfg.MaxConns)
-	return store, closeAll, nil
+	return store, func() { closeAll(closers) }, nil
 }
 
 // postgresPasswords find the passwords in a connection string: in key=value
