@@ -69,9 +69,7 @@ func (q *Queue[C]) Send(ctx context.Context, c C) error {
 		q.busy = true
 		q.mu.Unlock()
 		if q.Write([]C{c}) {
-			if batch := q.take(0); batch != nil {
-				q.wg.Go(func() { q.drain(batch) })
-			}
+			q.SendEarly(0) // the calls that queued meanwhile, if any
 		}
 		return nil
 	}
