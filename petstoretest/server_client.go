@@ -412,10 +412,7 @@ func (st *serverT) echoedCredential(x *exchange) string {
 // it is not JSON) but for an error's code, type and title, which wantError
 // requires to be the API's own words.
 func leakPlaces(x *exchange) []string {
-	var places []string
-	for _, vs := range x.resp.Header {
-		places = append(places, vs...)
-	}
+	places := slices.Concat(slices.Collect(maps.Values(x.resp.Header))...)
 	var body any
 	if json.Unmarshal(x.body, &body) != nil {
 		return append(places, string(x.body))
