@@ -64,6 +64,12 @@ var brokenHandlerBugs = map[string]func(r *http.Request, rec *httptest.ResponseR
 			body["message"] = fmt.Sprintf("%v (Authorization: %s)", body["message"], r.Header.Get("Authorization"))
 		})
 	},
+	// Error answers repeat the Authorization header in one of their own.
+	"echoes-credential-in-header": func(r *http.Request, rec *httptest.ResponseRecorder) {
+		if rec.Code >= http.StatusBadRequest {
+			rec.Header().Set("X-Debug-Authorization", r.Header.Get("Authorization"))
+		}
+	},
 	// 415 comes without Accept-Post.
 	"no-accept-post": func(r *http.Request, rec *httptest.ResponseRecorder) {
 		rec.Header().Del("Accept-Post")

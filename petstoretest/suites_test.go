@@ -197,6 +197,7 @@ func TestCheckServerCatchesBrokenHandlers(t *testing.T) {
 		// A key that is also a word of the server's own messages is still
 		// caught when it is echoed.
 		{bug: "echoes-credential", key: "key", catches: []string{"auth-wrong-scheme", "auth-bad-token", "get-unknown"}},
+		{bug: "echoes-credential-in-header", key: "key", catches: []string{"auth-wrong-scheme", "auth-bad-token", "get-unknown"}},
 		{bug: "link-skips-pets", catches: []string{"list-pagination-while-adding"}},
 		{bug: "link-drops-status", catches: []string{"list-status"}},
 		{bug: "no-accept-post", catches: []string{"create-unsupported-media-type"}},
